@@ -1,0 +1,12 @@
+//! One module per subcommand: its clap arguments (whose doc is the help text) and one `run`.
+
+pub mod approve;
+pub mod board;
+pub mod check;
+pub mod explain;
+pub mod guard;
+pub mod hook;
+pub mod lint;
+pub mod log;
+pub mod signal;
+pub mod teardown;

@@ -1,0 +1,1 @@
+//! The gate sequence (SPEC §4), written once: doc, state, close, manifest, protected, checks, contract.

@@ -1,0 +1,30 @@
+//! closegate as a library: the gates, the record and the subcommands that drive them.
+
+pub mod catalog;
+pub mod cli;
+pub mod cmd;
+pub mod config;
+pub mod doc;
+pub mod finding;
+pub mod gates;
+pub mod record;
+pub mod render;
+pub mod repo;
+pub mod report;
+
+/// Run one parsed command line; `Ok` carries the exit code, `Err` means exit 2.
+pub fn run(cli: cli::Cli, color: bool) -> anyhow::Result<i32> {
+    use cli::Command;
+    match cli.command {
+        Command::Lint(args) => cmd::lint::run(args, color),
+        Command::Explain(args) => cmd::explain::run(args),
+        Command::Check(args) => cmd::check::run(args, color),
+        Command::Log(args) => cmd::log::run(args),
+        Command::Teardown(args) => cmd::teardown::run(args, color),
+        Command::Approve(args) => cmd::approve::run(args),
+        Command::Hook(args) => cmd::hook::run(args),
+        Command::Guard(args) => cmd::guard::run(args, color),
+        Command::Signal(args) => cmd::signal::run(args, color),
+        Command::Board(args) => cmd::board::run(args, color),
+    }
+}

@@ -1,0 +1,1 @@
+//! The append-only record: `<git common dir>/closegate/audit.jsonl` and archived documents (SPEC §6).

@@ -1,0 +1,1 @@
+//! All libgit2 use lives here: owned values out, "not found" as `Option`.

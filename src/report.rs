@@ -1,0 +1,129 @@
+//! The report of one run (SPEC §4.7): what every renderer prints and the record stores.
+
+use serde::Serialize;
+
+use crate::doc::State;
+use crate::finding::{Finding, Gate, Verdict};
+
+/// The JSON schema version of the report.
+pub const SCHEMA: u32 = 1;
+
+/// `closegate <version>`.
+pub fn tool() -> String {
+    format!("closegate {}", env!("CARGO_PKG_VERSION"))
+}
+
+/// One declared artifact and whether the commit's tree holds it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ArtifactStatus {
+    pub path: String,
+    pub present: bool,
+}
+
+/// One changed path on a protected surface.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ProtectedChange {
+    pub path: String,
+    pub surface: String,
+    /// `added`, `modified`, `deleted`, `renamed` or `type-changed`.
+    pub change: &'static str,
+}
+
+/// One configured check that closegate ran.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct CheckRun {
+    pub name: String,
+    pub command: String,
+    /// `None` when the process was killed or could not start.
+    pub exit_code: Option<i32>,
+    pub timed_out: bool,
+    pub duration_ms: u64,
+    /// The last 40 lines of combined output.
+    pub output: Vec<String>,
+}
+
+/// A human's approval bound to a commit (SPEC §8).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Approval {
+    pub by: String,
+    pub at: String,
+    pub commit: String,
+}
+
+/// The report of `check`, `lint`, `guard` and `signal`.
+#[derive(Debug, Clone, Serialize)]
+pub struct Report {
+    pub schema: u32,
+    pub tool: String,
+    pub verdict: Verdict,
+    pub mergeable: bool,
+    pub slug: Option<String>,
+    pub state: Option<State>,
+    pub commit: Option<String>,
+    pub branch: Option<String>,
+    pub worktree: Option<String>,
+    pub base: Option<String>,
+    pub base_commit: Option<String>,
+    pub findings: Vec<Finding>,
+    pub artifacts: Vec<ArtifactStatus>,
+    pub protected: Vec<ProtectedChange>,
+    pub checks: Vec<CheckRun>,
+    pub approval: Option<Approval>,
+    /// Blob id of the task contract, when one applied (SPEC §12).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub contract: Option<String>,
+    /// The gates that ran, in order (the human format prints one line per gate).
+    #[serde(skip)]
+    pub gates: Vec<Gate>,
+    /// The document or file the report is about, for renderers that point at a file (lint).
+    #[serde(skip)]
+    pub source: Option<String>,
+}
+
+impl Default for Report {
+    fn default() -> Report {
+        Report {
+            schema: SCHEMA,
+            tool: tool(),
+            verdict: Verdict::Unverified,
+            mergeable: false,
+            slug: None,
+            state: None,
+            commit: None,
+            branch: None,
+            worktree: None,
+            base: None,
+            base_commit: None,
+            findings: Vec::new(),
+            artifacts: Vec::new(),
+            protected: Vec::new(),
+            checks: Vec::new(),
+            approval: None,
+            contract: None,
+            gates: Vec::new(),
+            source: None,
+        }
+    }
+}
+
+impl Report {
+    /// Record that `gate` ran and add its findings.
+    pub fn add_gate(&mut self, gate: Gate, findings: impl IntoIterator<Item = Finding>) {
+        if !self.gates.contains(&gate) {
+            self.gates.push(gate);
+        }
+        self.findings.extend(findings);
+    }
+
+    /// Derive `verdict` and `mergeable` from the findings (SPEC §1.2, §4.7).
+    pub fn finish(&mut self) {
+        self.verdict = Verdict::from_findings(&self.findings);
+        self.mergeable = self.verdict == Verdict::Verified
+            && matches!(self.state, Some(State::CloseOk | State::Stop2Ready));
+    }
+
+    /// The finding codes, in report order.
+    pub fn codes(&self) -> Vec<&'static str> {
+        self.findings.iter().map(|f| f.code).collect()
+    }
+}

@@ -1,0 +1,188 @@
+//! Real git repositories for tests: git2 with fixed signature times, so commit ids are stable.
+#![allow(dead_code)]
+
+use std::cell::Cell;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use git2::{IndexEntry, IndexTime, Oid, Repository, Signature, Time};
+
+/// Seconds since the epoch of the first fixture commit.
+pub const T0: i64 = 1_700_000_000;
+
+/// A scratch repository whose main worktree is `<tmp>/repo`, with `main` checked out.
+pub struct Fixture {
+    pub tmp: tempfile::TempDir,
+    pub repo: Repository,
+    tick: Cell<i64>,
+}
+
+impl Fixture {
+    /// A repository with one commit on `main` holding `README.md`.
+    pub fn new() -> Fixture {
+        let tmp = tempfile::tempdir().unwrap();
+        let path = tmp.path().join("repo");
+        let mut opts = git2::RepositoryInitOptions::new();
+        opts.initial_head("main");
+        let repo = Repository::init_opts(&path, &opts).unwrap();
+        let fx = Fixture { tmp, repo, tick: Cell::new(0) };
+        fx.commit("main", &[("README.md", Some("hello\n"))], "initial");
+        fx.checkout(&fx.root());
+        fx
+    }
+
+    /// The main worktree.
+    pub fn root(&self) -> PathBuf {
+        self.repo.workdir().unwrap().to_path_buf()
+    }
+
+    /// The git common dir (`.git` of the main worktree).
+    pub fn git_dir(&self) -> PathBuf {
+        self.repo.path().to_path_buf()
+    }
+
+    fn sig(&self) -> Signature<'static> {
+        let t = self.tick.get();
+        self.tick.set(t + 60);
+        Signature::new("Agent", "agent@example.com", &Time::new(T0 + t, 0)).unwrap()
+    }
+
+    /// Commit `files` (path, `Some(content)` to write or `None` to delete) on top of `branch`
+    /// (created from `main` when absent) without touching any worktree. Returns the commit id.
+    pub fn commit(&self, branch: &str, files: &[(&str, Option<&str>)], msg: &str) -> Oid {
+        let refname = format!("refs/heads/{branch}");
+        let parent = self
+            .repo
+            .find_reference(&refname)
+            .ok()
+            .or_else(|| self.repo.find_reference("refs/heads/main").ok())
+            .map(|r| r.peel_to_commit().unwrap());
+        let mut index = git2::Index::new().unwrap();
+        if let Some(p) = &parent {
+            index.read_tree(&p.tree().unwrap()).unwrap();
+        }
+        for (path, content) in files {
+            match content {
+                Some(text) => {
+                    let id = self.repo.blob(text.as_bytes()).unwrap();
+                    index.add(&entry(path, id, 0o100644)).unwrap();
+                }
+                None => index.remove_path(Path::new(path)).unwrap(),
+            }
+        }
+        let tree_id = index.write_tree_to(&self.repo).unwrap();
+        let tree = self.repo.find_tree(tree_id).unwrap();
+        let sig = self.sig();
+        let parents: Vec<&git2::Commit> = parent.iter().collect();
+        let id = self.repo.commit(None, &sig, &sig, msg, &tree, &parents).unwrap();
+        self.repo.reference(&refname, id, true, msg).unwrap();
+        id
+    }
+
+    /// Add a linked worktree `<tmp>/wt/<name>` on `branch` (which must exist) and check it out.
+    pub fn worktree(&self, name: &str, branch: &str) -> PathBuf {
+        let dir = self.tmp.path().join("wt");
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join(name);
+        let reference = self.repo.find_reference(&format!("refs/heads/{branch}")).unwrap();
+        let mut opts = git2::WorktreeAddOptions::new();
+        opts.reference(Some(&reference));
+        self.repo.worktree(name, &path, Some(&opts)).unwrap();
+        path
+    }
+
+    /// Force-checkout HEAD into the worktree at `path` (after `commit` moved its branch).
+    pub fn checkout(&self, path: &Path) {
+        let repo = Repository::open(path).unwrap();
+        let mut co = git2::build::CheckoutBuilder::new();
+        co.force();
+        repo.checkout_head(Some(&mut co)).unwrap();
+    }
+
+    /// Write a file into a worktree (not committed).
+    pub fn write(&self, worktree: &Path, rel: &str, content: &str) {
+        let path = worktree.join(rel);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, content).unwrap();
+    }
+}
+
+fn entry(path: &str, id: Oid, mode: u32) -> IndexEntry {
+    IndexEntry {
+        ctime: IndexTime::new(0, 0),
+        mtime: IndexTime::new(0, 0),
+        dev: 0,
+        ino: 0,
+        mode,
+        uid: 0,
+        gid: 0,
+        file_size: 0,
+        id,
+        flags: path.len().min(0xfff) as u16,
+        flags_extended: 0,
+        path: path.as_bytes().to_vec(),
+    }
+}
+
+/// Run the real `closegate` binary in `cwd` with a hermetic environment.
+pub fn closegate(cwd: &Path, args: &[&str]) -> Output {
+    closegate_stdin(cwd, args, None)
+}
+
+/// Like `closegate`, feeding `stdin` when given.
+pub fn closegate_stdin(cwd: &Path, args: &[&str], stdin: Option<&[u8]>) -> Output {
+    use std::io::Write;
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_closegate"));
+    cmd.args(args).current_dir(cwd);
+    hermetic(&mut cmd, cwd);
+    cmd.stdin(if stdin.is_some() { std::process::Stdio::piped() } else { std::process::Stdio::null() });
+    cmd.stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::piped());
+    let mut child = cmd.spawn().unwrap();
+    if let Some(bytes) = stdin {
+        child.stdin.take().unwrap().write_all(bytes).unwrap();
+    }
+    child.wait_with_output().unwrap()
+}
+
+/// Set a hermetic environment on `cmd`: no user or system git config, UTC, C locale, no colour.
+pub fn hermetic(cmd: &mut Command, home: &Path) {
+    for (key, _) in std::env::vars_os() {
+        if key.to_string_lossy().starts_with("GIT_") || key == "GITHUB_STEP_SUMMARY" {
+            cmd.env_remove(key);
+        }
+    }
+    cmd.env("HOME", home)
+        .env("XDG_CONFIG_HOME", home)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_AUTHOR_NAME", "Tester")
+        .env("GIT_AUTHOR_EMAIL", "tester@example.com")
+        .env("GIT_COMMITTER_NAME", "Tester")
+        .env("GIT_COMMITTER_EMAIL", "tester@example.com")
+        .env("TZ", "UTC")
+        .env("LC_ALL", "C")
+        .env("NO_COLOR", "1");
+}
+
+/// Run the `git` CLI hermetically in `cwd`; panics with its stderr on failure.
+pub fn git(cwd: &Path, args: &[&str]) -> String {
+    let out = git_output(cwd, args);
+    assert!(out.status.success(), "git {args:?} failed: {}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// Run the `git` CLI hermetically and return its whole output.
+pub fn git_output(cwd: &Path, args: &[&str]) -> Output {
+    let mut cmd = Command::new("git");
+    cmd.args(args).current_dir(cwd);
+    hermetic(&mut cmd, cwd);
+    cmd.output().unwrap()
+}
+
+/// Exit code, stdout and stderr of an output, for assertions with context.
+pub fn parts(out: &Output) -> (i32, String, String) {
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}

@@ -1,0 +1,3 @@
+//! One integration test binary: real repositories, the real `closegate` binary.
+
+mod fixture;
