@@ -26,588 +26,822 @@ pub const CODES: &[CodeInfo] = &[
         severity: Severity::Refusal,
         gate: Gate::Doc,
         summary: "the status document is not valid UTF-8",
-        cause: "",
-        fix: "",
+        cause: "the status document was saved in another encoding (UTF-16 from a Windows editor, Latin-1) or holds binary bytes; nothing else in it is read",
+        fix: "re-save the status document as UTF-8 (a leading BOM and CRLF line ends are accepted) and run the gate again",
     },
     CodeInfo {
         code: "doc-h1-missing",
         severity: Severity::Refusal,
         gate: Gate::Doc,
         summary: "the first non-blank line is not `# STATUS — <slug>`",
-        cause: "",
-        fix: "",
+        cause: "the first non-blank line is missing, uses another heading level or title, a hyphen or en dash instead of the em dash (U+2014), or a slug with characters outside `[A-Za-z0-9._-]`; nothing else in the document is read",
+        fix: "make the first non-blank line exactly `# STATUS — <slug>` with a U+2014 em dash and a slug of 1–100 letters, digits, `.`, `_` or `-` that starts with a letter or digit",
     },
     CodeInfo {
         code: "doc-stray-line",
         severity: Severity::Warning,
         gate: Gate::Doc,
         summary: "a line before the close line that is neither a header item nor a continuation",
-        cause: "",
-        fix: "",
+        cause: "free prose, a second heading or a table before the close line, or a continuation indented by fewer than two spaces",
+        fix: "move the text into a header item (usually `note`), indent continuation lines by at least two spaces or a tab, or delete it; the line is ignored, so nothing it says counts",
     },
     CodeInfo {
         code: "doc-key-unknown",
         severity: Severity::Refusal,
         gate: Gate::Doc,
         summary: "a header key outside the closed key set",
-        cause: "",
-        fix: "",
+        cause: "a key outside the closed set (`state`, `abstract`, `last commit`, `done`, `next / blocked-on`, `artifacts`, `return`, `evidence`, `note`, `updated`), often a near miss in case, spacing or punctuation such as `State` or `last_commit`",
+        fix: "rename the key to the one the message names (keys are case-sensitive), or move the content under `note`",
     },
     CodeInfo {
         code: "doc-key-duplicated",
         severity: Severity::Refusal,
         gate: Gate::Doc,
         summary: "a header key (counting its aliases) appears twice",
-        cause: "",
-        fix: "",
+        cause: "the same key written twice, or a key together with its alias (`return` with `artifacts`, `commit` with `last commit`), often after appending a new block instead of editing the old one",
+        fix: "merge the two items on the lines the message names into one item under the canonical key",
     },
     CodeInfo {
         code: "doc-key-alias",
         severity: Severity::Warning,
         gate: Gate::Doc,
         summary: "an older key spelling was read as its canonical key",
-        cause: "",
-        fix: "",
+        cause: "an older key spelling (`last-commit`, `commit`, `commits`, `next`, `blocked-on`, `blocked on`, `return`) copied from an old template; it is read as its canonical key",
+        fix: "write the canonical key: `last commit`, `next / blocked-on` or `artifacts`; the warning does not change the verdict",
     },
     CodeInfo {
         code: "doc-state-missing",
         severity: Severity::Refusal,
         gate: Gate::Doc,
         summary: "no `state` key, or it is empty",
-        cause: "",
-        fix: "",
+        cause: "the `- state:` item is absent or empty, or its word was put on a continuation line",
+        fix: "add `- state: <word>` with exactly one of `in-progress`, `blocked`, `stop-2-ready`, `close-ok`, `closed-without-merge` on the same line",
     },
     CodeInfo {
         code: "doc-state-decorated",
         severity: Severity::Refusal,
         gate: Gate::Doc,
         summary: "the state carries more than the single word",
-        cause: "",
-        fix: "",
+        cause: "the state word carries a suffix, a parenthetical, trailing prose or continuation lines, e.g. `close-ok (tests pending)`",
+        fix: "leave the single word alone on its line and move every qualification into `note`; a qualified claim usually means `stop-2-ready` or `blocked`, not `close-ok`",
     },
     CodeInfo {
         code: "doc-state-legacy",
         severity: Severity::Refusal,
         gate: Gate::Doc,
-        summary: "the state uses an older spelling that is no longer writable",
-        cause: "",
-        fix: "",
+        summary: "the state uses an older spelling that is no longer writable (a warning with `--legacy`)",
+        cause: "an older spelling (`in_progress`, `working`, `stuck`, `stop-2`, `ready`, `done`, `closed`, `abandoned`) copied from an old template or an archived record",
+        fix: "write the canonical word the message names; pass `--legacy` only when reading archived records, where the spelling is read and reported as a warning",
     },
     CodeInfo {
         code: "doc-state-unknown",
         severity: Severity::Refusal,
         gate: Gate::Doc,
         summary: "the state word is not in the vocabulary",
-        cause: "",
-        fix: "",
+        cause: "a word outside the vocabulary, such as `complete`, `finished`, `wip`, or a typo",
+        fix: "write one of `in-progress`, `blocked`, `stop-2-ready`, `close-ok`, `closed-without-merge`",
     },
     CodeInfo {
         code: "doc-abstract-missing",
         severity: Severity::Refusal,
         gate: Gate::Doc,
         summary: "a returned state with no `abstract`",
-        cause: "",
-        fix: "",
+        cause: "the document declares a returned state (`stop-2-ready`, `close-ok`, `closed-without-merge`) without summarising the work",
+        fix: "add `- abstract:` with one to five lines saying what was done and where it stands",
     },
     CodeInfo {
         code: "doc-abstract-overflow",
         severity: Severity::Refusal,
         gate: Gate::Doc,
         summary: "`abstract` is longer than five lines",
-        cause: "",
-        fix: "",
+        cause: "the abstract grew into a report: more than five lines, continuations included",
+        fix: "cut `abstract` to at most five lines and move the detail into `done` (one claim per sub-bullet), `note` or `evidence`",
     },
     CodeInfo {
         code: "doc-prose-key-empty",
         severity: Severity::Refusal,
         gate: Gate::Doc,
-        summary: "a prose key is present with no text",
-        cause: "",
-        fix: "",
+        summary: "a prose key (`abstract`, `done`, `next / blocked-on`, `note`) is present with no text",
+        cause: "a template item was left in place without text",
+        fix: "fill in the item or delete it; for `next / blocked-on` with nothing pending write `none`",
     },
     CodeInfo {
         code: "doc-blocked-on-none",
         severity: Severity::Refusal,
         gate: Gate::Doc,
         summary: "state `blocked` but `next / blocked-on` is `none` or missing",
-        cause: "",
-        fix: "",
+        cause: "state `blocked` with `next / blocked-on` missing or `none`, so nobody can tell what would unblock the work",
+        fix: "name the blocker in `- next / blocked-on:` (who or what, and what is needed), or write the state that is true if nothing blocks the work",
     },
     CodeInfo {
         code: "doc-last-commit-malformed",
         severity: Severity::Refusal,
         gate: Gate::Doc,
         summary: "`last commit` is not `<sha> — <subject>`",
-        cause: "",
-        fix: "",
+        cause: "`last commit` holds only a sha or only a subject, uses a hyphen instead of the ` — ` em dash separator, or a sha that is not 7–64 hex digits",
+        fix: "write `- last commit: <sha> — <subject>` with the commit's id and its summary line, as `git log -1 --format='%h — %s'` prints them",
     },
     CodeInfo {
         code: "doc-updated-malformed",
         severity: Severity::Warning,
         gate: Gate::Doc,
         summary: "`updated` is not an ISO 8601 date or date-time",
-        cause: "",
-        fix: "",
+        cause: "`updated` holds a free-form date (`yesterday`, `12/03/2025`) or a time without a date",
+        fix: "write an ISO 8601 date or date-time, e.g. `2025-03-12` or `2025-03-12T14:05:00Z`",
     },
     CodeInfo {
         code: "doc-return-manifest-missing",
         severity: Severity::Warning,
         gate: Gate::Doc,
         summary: "a returned state with neither `artifacts` nor `return`",
-        cause: "",
-        fix: "",
+        cause: "a returned document with neither `artifacts` nor `return`, so the teardown cannot tell which outputs must survive",
+        fix: "add `- artifacts:` with one path per sub-bullet, or a bare `- artifacts:` to declare that the work produced no artifact",
     },
     CodeInfo {
         code: "doc-artifact-path-invalid",
         severity: Severity::Refusal,
         gate: Gate::Doc,
-        summary: "an artifact entry is not a clean relative path",
-        cause: "",
-        fix: "",
+        summary: "an artifact entry is not a clean repository-relative path",
+        cause: "an entry that is empty, absolute, has a `..` or `.` component, a backslash, a NUL or another control character, often the worktree's absolute path or a Windows path",
+        fix: "list each artifact as a repository-relative path with forward slashes (e.g. `src/export.rs`; surrounding backticks are fine), one per sub-bullet",
     },
     CodeInfo {
         code: "doc-artifact-duplicated",
         severity: Severity::Warning,
         gate: Gate::Doc,
         summary: "the same artifact path is listed twice",
-        cause: "",
-        fix: "",
+        cause: "the same path appears twice in the manifest, often after appending to the list instead of editing it",
+        fix: "delete the repeated entry",
     },
     CodeInfo {
         code: "doc-claim-no-instrument",
         severity: Severity::Warning,
         gate: Gate::Doc,
         summary: "a `done` claim names no instrument",
-        cause: "",
-        fix: "",
+        cause: "a `done` claim asserts an outcome without saying what shows it",
+        fix: "end the claim with its instrument, e.g. `empty input exports a header row — proven by test export::empty`; the phrases read are `proven by`, `proved by`, `shown by`, `verified by`, `checked by`, `measured by`",
     },
     CodeInfo {
         code: "doc-soft-claim",
         severity: Severity::Warning,
         gate: Gate::Doc,
         summary: "`abstract` or `done` uses soft language",
-        cause: "",
-        fix: "",
+        cause: "hedged wording in `abstract` or `done` (`should work`, `i believe`, `looks good`, `seems to`, `probably`, `hopefully`, …), which usually marks something the agent did not check",
+        fix: "check the claim and state the result with its instrument, or move the doubt into `note` and write the state that admits it (`stop-2-ready` or `blocked`)",
     },
     CodeInfo {
         code: "doc-close-missing",
         severity: Severity::Refusal,
         gate: Gate::Doc,
         summary: "state `stop-2-ready` or `close-ok` and no close line",
-        cause: "",
-        fix: "",
+        cause: "the state is `stop-2-ready` or `close-ok` but the document has no CLOSE-OK line, or the agent wrote it only in its final message",
+        fix: "end the document with `CLOSE-OK · <slug> · commit <sha> · branch <branch> · worktree <path>` naming the branch tip; a coordinator holding the final message can pass it with `--message FILE`",
     },
     CodeInfo {
         code: "doc-close-malformed",
         severity: Severity::Refusal,
         gate: Gate::Doc,
         summary: "a line meant as a close line breaks the close-line grammar",
-        cause: "",
-        fix: "",
+        cause: "a close line with a look-alike character (an en or em dash or U+2212 minus in the marker, a bullet or period instead of ` · `), missing or reordered labels, an uppercase or short sha, an invalid branch name or a relative worktree path",
+        fix: "rewrite the line exactly as `CLOSE-OK · <slug> · commit <sha> · branch <branch> · worktree <absolute path>` with an ASCII `-` and ` · ` (U+00B7 with one space each side); the message names the fault and the code point",
     },
     CodeInfo {
         code: "doc-close-duplicated",
         severity: Severity::Refusal,
         gate: Gate::Doc,
         summary: "more than one close line",
-        cause: "",
-        fix: "",
+        cause: "an earlier close line was kept when the agent resumed work and closed again",
+        fix: "delete every close line but one: the last non-blank line, naming the current tip",
     },
     CodeInfo {
         code: "doc-close-not-last",
         severity: Severity::Refusal,
         gate: Gate::Doc,
         summary: "non-blank text after the close line",
-        cause: "",
-        fix: "",
+        cause: "text appended after the close line: a late note, a footer or another section",
+        fix: "move that text into the header items above and make the close line the last non-blank line",
     },
     CodeInfo {
         code: "doc-close-unexpected",
         severity: Severity::Refusal,
         gate: Gate::Doc,
         summary: "a close line while the state is `in-progress` or `blocked`",
-        cause: "",
-        fix: "",
+        cause: "the agent wrote a close line but left the state `in-progress` or `blocked`, or set the state back without removing the old close line",
+        fix: "set the state the close line claims (`stop-2-ready` or `close-ok`) or delete the close line",
     },
     CodeInfo {
         code: "doc-close-slug-mismatch",
         severity: Severity::Refusal,
         gate: Gate::Doc,
         summary: "the close line's slug differs from the H1 slug",
-        cause: "",
-        fix: "",
+        cause: "the close line was copied from another task, or the slug was renamed in only one place",
+        fix: "make the close line's slug identical to the one in `# STATUS — <slug>`",
     },
     CodeInfo {
         code: "state-not-returned",
         severity: Severity::Gap,
         gate: Gate::State,
         summary: "the agent has not returned (state `in-progress` or `blocked`)",
-        cause: "",
-        fix: "",
+        cause: "the agent stopped while its state says `in-progress` or `blocked`: it has not returned the work, so the close and manifest gates do not run",
+        fix: "let the agent finish and write a returned state (`stop-2-ready`, `close-ok`, `closed-without-merge`), or resolve what `next / blocked-on` names and resume it",
     },
     CodeInfo {
         code: "close-commit-unknown",
         severity: Severity::Refusal,
         gate: Gate::Close,
         summary: "no commit with the close line's id",
-        cause: "",
-        fix: "",
+        cause: "the close line names a commit this repository does not have: a typo, an id from another clone, or a commit lost to an amend, rebase or reset",
+        fix: "write the branch tip's id (`git rev-parse HEAD` in the worktree) into the close line",
     },
     CodeInfo {
         code: "close-commit-ambiguous",
         severity: Severity::Refusal,
         gate: Gate::Close,
         summary: "the abbreviated commit id matches several objects",
-        cause: "",
-        fix: "",
+        cause: "the abbreviated id is so short that it matches several objects",
+        fix: "write more digits of the id, or the full id from `git rev-parse HEAD`",
     },
     CodeInfo {
         code: "close-branch-unknown",
         severity: Severity::Refusal,
         gate: Gate::Close,
         summary: "no `refs/heads/<branch>` for the close line's branch",
-        cause: "",
-        fix: "",
+        cause: "the branch is misspelled, written with `refs/heads/` or a remote prefix, or was renamed or deleted",
+        fix: "write the short branch name exactly as `git branch --show-current` prints it in the worktree (e.g. `agent/x`)",
     },
     CodeInfo {
         code: "close-commit-not-on-branch",
         severity: Severity::Refusal,
         gate: Gate::Close,
         summary: "the commit is not reachable from the branch tip",
-        cause: "",
-        fix: "",
+        cause: "the commit was made on another branch or on a detached HEAD, or the branch was rebased or reset after the close line was written",
+        fix: "commit the work on the named branch and write its tip's id; after a rewrite of the branch, write the close line again",
     },
     CodeInfo {
         code: "close-commit-not-tip",
         severity: Severity::Refusal,
         gate: Gate::Close,
         summary: "the branch has moved past the close commit",
-        cause: "",
-        fix: "",
+        cause: "the agent committed after writing the close line, or the close line names a stale commit",
+        fix: "re-run the close step and write the tip's id (`git rev-parse HEAD`); exactly one trailing commit that changes only the status document is accepted, anything more is not",
     },
     CodeInfo {
         code: "close-last-commit-mismatch",
         severity: Severity::Refusal,
         gate: Gate::Close,
         summary: "`last commit` names another commit or another subject",
-        cause: "",
-        fix: "",
+        cause: "`last commit` was not updated after a later commit, or its subject was paraphrased instead of copied",
+        fix: "set `last commit` to the close commit's id and its exact summary line (`git log -1 --format='%h — %s' <sha>`)",
     },
     CodeInfo {
         code: "close-worktree-unknown",
         severity: Severity::Refusal,
         gate: Gate::Close,
         summary: "the close line's path is not a worktree of this repository",
-        cause: "",
-        fix: "",
+        cause: "the path is not a worktree of this repository: a typo, a worktree of another clone, a pruned worktree, or a path inside the worktree instead of its root",
+        fix: "write the absolute path `git rev-parse --show-toplevel` prints in the agent's worktree",
     },
     CodeInfo {
         code: "close-worktree-mismatch",
         severity: Severity::Refusal,
         gate: Gate::Close,
         summary: "the close line names another worktree than the one checked",
-        cause: "",
-        fix: "",
+        cause: "the close line names a different worktree from the one being checked: a document copied between worktrees, or the check pointed at the wrong directory",
+        fix: "check the worktree the close line names, or correct the close line to this worktree's absolute path",
     },
     CodeInfo {
         code: "close-worktree-absent",
         severity: Severity::Gap,
         gate: Gate::Close,
-        summary: "the worktree is registered but not on this machine or unreadable",
-        cause: "",
-        fix: "",
+        summary: "the worktree is registered but not on this machine or unreadable (a warning with `--no-worktree`)",
+        cause: "the worktree's directory is on another machine, was moved or deleted without `git worktree` knowing, or cannot be read",
+        fix: "run the check where the worktree lives, or restore it (`git worktree repair` after a move); on a CI runner pass `--no-worktree`, which makes this a warning",
     },
     CodeInfo {
         code: "close-worktree-branch",
         severity: Severity::Refusal,
         gate: Gate::Close,
         summary: "the worktree's HEAD is not the close line's branch",
-        cause: "",
-        fix: "",
+        cause: "the worktree was switched to another branch or detached after the close line was written",
+        fix: "check out the named branch in the worktree (`git switch <branch>`), or correct the close line",
     },
     CodeInfo {
         code: "close-worktree-dirty",
         severity: Severity::Refusal,
         gate: Gate::Close,
         summary: "tracked files in the worktree have staged or unstaged changes",
-        cause: "",
-        fix: "",
+        cause: "tracked files were edited or changes staged after the last commit, so the commit does not hold what the worktree holds",
+        fix: "commit the changes and write the new tip's id into the close line, or discard them (`git restore --staged --worktree <path>`); the status document itself is exempt",
     },
     CodeInfo {
         code: "close-worktree-untracked",
         severity: Severity::Warning,
         gate: Gate::Close,
         summary: "untracked, not-ignored files in the worktree",
-        cause: "",
-        fix: "",
+        cause: "files were created but neither committed nor ignored: scratch output, or new sources left out of the commit",
+        fix: "commit what belongs to the work, add build output to `.gitignore` and delete the rest; `closegate teardown` refuses while they remain",
     },
     CodeInfo {
         code: "artifact-missing",
         severity: Severity::Refusal,
         gate: Gate::Manifest,
         summary: "a declared artifact is not in the commit's tree",
-        cause: "",
-        fix: "",
+        cause: "a declared artifact was never committed, was committed on another branch, or is spelled differently from its tracked path; an entry ending in `/` must be a directory",
+        fix: "commit the file at the listed path and close on the new tip, or correct the entry to the path that is in the commit",
     },
     CodeInfo {
         code: "artifact-unchanged",
         severity: Severity::Warning,
         gate: Gate::Manifest,
         summary: "a declared artifact is identical to the merge base",
-        cause: "",
-        fix: "",
+        cause: "the artifact exists but is identical to the merge base: the branch did not produce it (a file listed by name but never changed, or a change left uncommitted)",
+        fix: "commit the change that produces the artifact, or drop the entry from `artifacts`",
     },
     CodeInfo {
         code: "protected-surface",
         severity: Severity::Review,
         gate: Gate::Protected,
-        summary: "the branch changed a path on a protected surface",
-        cause: "",
-        fix: "",
+        summary: "the branch changed a path on a protected surface (a warning once the commit is approved)",
+        cause: "the branch added, modified, deleted, renamed or retyped a path that grades the work: tests, evals, CI, agent instructions, a configured surface, or the closegate configuration",
+        fix: "have a human review the change and record `closegate approve --commit <sha> --by <name>`, which turns these findings into warnings for that commit only; or revert the protected change",
     },
     CodeInfo {
         code: "base-unknown",
         severity: Severity::Gap,
         gate: Gate::Protected,
         summary: "the base branch could not be resolved",
-        cause: "",
-        fix: "",
+        cause: "no base resolved: `--base` or the configuration's `base` names a missing ref, or the repository has none of origin/HEAD, `main`, `master` (a shallow CI clone often lacks the base branch)",
+        fix: "pass `--base <ref>` or set `base` in `.closegate.toml` on the base branch; in CI fetch the base branch too",
     },
     CodeInfo {
         code: "check-failed",
         severity: Severity::Refusal,
         gate: Gate::Checks,
         summary: "a configured check exited non-zero",
-        cause: "",
-        fix: "",
+        cause: "a configured check exited non-zero in a pristine checkout of the exact commit: a real failure, or work that passes only with uncommitted files or local state",
+        fix: "read the kept output in the report, reproduce in a clean checkout of the commit (`git worktree add <dir> <sha>` and the check's command), commit the fix and close on the new tip",
     },
     CodeInfo {
         code: "check-timeout",
         severity: Severity::Refusal,
         gate: Gate::Checks,
         summary: "a configured check ran past its timeout and was killed",
-        cause: "",
-        fix: "",
+        cause: "a check ran past its `timeout_s` (default 600) and was killed: a hang, a test waiting on input, or a slow first build in the fresh checkout",
+        fix: "find what hangs, or raise that check's `timeout_s` in `.closegate.toml` on the base branch",
     },
     CodeInfo {
         code: "checks-none",
         severity: Severity::Gap,
         gate: Gate::Checks,
         summary: "no checks are configured",
-        cause: "",
-        fix: "",
+        cause: "the trusted configuration has no `[[checks]]`, so closegate ran nothing and cannot verify the work",
+        fix: "add `[[checks]]` entries (`name`, `run`, `timeout_s`) to `.closegate.toml` on the base branch; the agent's branch cannot add them",
     },
     CodeInfo {
         code: "checks-skipped",
         severity: Severity::Gap,
         gate: Gate::Checks,
         summary: "`--no-checks` was given",
-        cause: "",
-        fix: "",
+        cause: "`--no-checks` was given, so no configured check ran on the commit",
+        fix: "run `closegate check` without `--no-checks` to reach VERIFIED",
     },
     CodeInfo {
         code: "teardown-dirty",
         severity: Severity::Refusal,
         gate: Gate::Teardown,
         summary: "tracked files in the worktree have changes",
-        cause: "",
-        fix: "",
+        cause: "tracked files in the worktree have changes that are in no commit; removing the worktree would lose them",
+        fix: "commit the changes, or discard them deliberately (`git restore`, `git stash`), then run the teardown again",
     },
     CodeInfo {
         code: "teardown-untracked",
         severity: Severity::Refusal,
         gate: Gate::Teardown,
         summary: "untracked, not-ignored files would be lost",
-        cause: "",
-        fix: "",
+        cause: "untracked, not-ignored files other than the status document (each file in an untracked folder counts) would be deleted with the worktree",
+        fix: "commit what should be kept or move it out, add build output to `.gitignore`, delete the rest yourself, then run the teardown again",
     },
     CodeInfo {
         code: "teardown-locked",
         severity: Severity::Refusal,
         gate: Gate::Teardown,
         summary: "the worktree is locked",
-        cause: "",
-        fix: "",
+        cause: "the worktree was locked with `git worktree lock`, usually because someone wants it kept or it lives on removable storage",
+        fix: "ask whoever locked it (the reason shows in `git worktree list --porcelain`), then `git worktree unlock <path>` and run the teardown again",
     },
     CodeInfo {
         code: "teardown-main-worktree",
         severity: Severity::Refusal,
         gate: Gate::Teardown,
         summary: "the main worktree is never torn down",
-        cause: "",
-        fix: "",
+        cause: "the teardown was pointed at the repository's main worktree, which closegate never removes",
+        fix: "run the teardown on the agent's linked worktree (`git worktree list` shows them)",
     },
     CodeInfo {
         code: "teardown-unmerged",
         severity: Severity::Refusal,
         gate: Gate::Teardown,
         summary: "`--delete-branch` and the branch is not merged into the base",
-        cause: "",
-        fix: "",
+        cause: "`--delete-branch` was given but the branch's work is not in the base: the tip is not reachable from it and no squash or rebase merge holds the same changes",
+        fix: "merge the branch first, or run the teardown without `--delete-branch` to keep the branch",
     },
     CodeInfo {
         code: "teardown-operation-in-progress",
         severity: Severity::Refusal,
         gate: Gate::Teardown,
         summary: "a merge, rebase, cherry-pick, revert or bisect is in progress",
-        cause: "",
-        fix: "",
+        cause: "a merge, rebase, cherry-pick, revert or bisect was left unfinished in the worktree",
+        fix: "finish or abort it there (`git merge --abort`, `git rebase --continue`, `git bisect reset`, …), then run the teardown again",
     },
     CodeInfo {
         code: "teardown-hidden-changes",
         severity: Severity::Refusal,
         gate: Gate::Teardown,
         summary: "skip-worktree or assume-unchanged files differ from the commit",
-        cause: "",
-        fix: "",
+        cause: "files marked `skip-worktree` or `assume-unchanged` differ from the commit, so `git status` hides changes that removing the worktree would lose",
+        fix: "list them with `git ls-files -v | grep '^[a-zS]'`, clear the flags (`git update-index --no-skip-worktree --no-assume-unchanged <path>`), then commit or discard the changes",
     },
     CodeInfo {
         code: "teardown-nested-repo",
         severity: Severity::Refusal,
         gate: Gate::Teardown,
         summary: "a nested repository or changed submodule lies inside the worktree",
-        cause: "",
-        fix: "",
+        cause: "a nested repository (e.g. a cloned dependency) or a submodule with changes or commits of its own lies inside the worktree; removing the directory would delete them",
+        fix: "push or move the nested repository out, or commit or discard the submodule's changes, then run the teardown again",
     },
     CodeInfo {
         code: "teardown-moved",
         severity: Severity::Refusal,
         gate: Gate::Teardown,
         summary: "the worktree's HEAD is no longer the verified commit",
-        cause: "",
-        fix: "",
+        cause: "the worktree's HEAD changed after the gate verified it: someone committed, reset or switched branches in between",
+        fix: "run `closegate check` on the new HEAD and tear down only after it passes",
     },
     CodeInfo {
         code: "claim-token-missing",
         severity: Severity::Refusal,
         gate: Gate::Claim,
         summary: "the report does not begin with a verdict token",
-        cause: "",
-        fix: "",
+        cause: "the agent's report starts with prose, markdown or a variant spelling (`Verified`, `**VERIFIED**`, `PASS`) instead of a verdict token",
+        fix: "re-emit the report with its first line starting with `VERIFIED`, `UNVERIFIED`, `PENDING_REVIEW` or `FAIL`, followed by the end of the line, a space or `:`",
     },
     CodeInfo {
         code: "claim-gap-unnamed",
         severity: Severity::Refusal,
         gate: Gate::Claim,
         summary: "`UNVERIFIED` with no text naming the gap",
-        cause: "",
-        fix: "",
+        cause: "the agent claimed `UNVERIFIED` without saying what could not be verified",
+        fix: "name the gap after the token, e.g. `UNVERIFIED: no check covers the export; tested by hand only`",
     },
     CodeInfo {
         code: "claim-overclaimed",
         severity: Severity::Refusal,
         gate: Gate::Claim,
         summary: "the agent claimed VERIFIED but the gate does not verify",
-        cause: "",
-        fix: "",
+        cause: "the agent claimed VERIFIED but closegate's own verdict differs: a false green, recorded in the audit log",
+        fix: "run `closegate check` on the worktree, fix what its findings name, and report the token closegate gives",
     },
     CodeInfo {
         code: "claim-underclaimed",
         severity: Severity::Warning,
         gate: Gate::Claim,
         summary: "the agent claimed FAIL but the gate verifies",
-        cause: "",
-        fix: "",
+        cause: "the agent claimed FAIL while closegate verifies the work: an over-cautious report, or a claim written before the last fix",
+        fix: "re-run `closegate check` and report the token it gives; nothing blocks the work",
     },
     CodeInfo {
         code: "signal-missing",
         severity: Severity::Refusal,
         gate: Gate::Claim,
         summary: "the message does not end with an `@signal` line",
-        cause: "",
-        fix: "",
+        cause: "the agent's final message does not end with an `@signal` line: it is missing, or text follows it",
+        fix: "make the last non-blank line of the message `@signal done`, `@signal no_op` or `@signal blocked`",
     },
     CodeInfo {
         code: "signal-unknown",
         severity: Severity::Refusal,
         gate: Gate::Claim,
         summary: "the `@signal` word is not `done`, `no_op` or `blocked`",
-        cause: "",
-        fix: "",
+        cause: "the `@signal` word is misspelled or invented, e.g. `@signal finished`, `@signal noop` or `@signal DONE`",
+        fix: "write exactly `done`, `no_op` or `blocked` after `@signal`",
     },
     CodeInfo {
         code: "signal-no-op-contradicted",
         severity: Severity::Refusal,
         gate: Gate::Claim,
         summary: "`@signal no_op` but the branch or worktree holds changes",
-        cause: "",
-        fix: "",
+        cause: "the agent signalled `no_op` but its branch has commits beyond the merge base or its worktree has changes",
+        fix: "signal `done` with a returned status document for work that changed something, or revert the changes if nothing should have changed",
     },
     CodeInfo {
         code: "signal-done-contradicted",
         severity: Severity::Refusal,
         gate: Gate::Claim,
         summary: "`@signal done` but the status is not returned or the gate refuses",
-        cause: "",
-        fix: "",
+        cause: "the agent signalled `done` but the status document is not in a returned state, or the gate refuses the return",
+        fix: "write a returned state and fix the refusals `closegate check` reports before signalling `done`, or signal `blocked`",
     },
     CodeInfo {
         code: "signal-blocked-contradicted",
         severity: Severity::Refusal,
         gate: Gate::Claim,
         summary: "`@signal blocked` but the status is not blocked with a named blocked-on",
-        cause: "",
-        fix: "",
+        cause: "the agent signalled `blocked` but the document's state is not `blocked`, or `next / blocked-on` names nothing",
+        fix: "write `- state: blocked` with the blocker named in `next / blocked-on`, or send the signal that matches the state",
     },
     CodeInfo {
         code: "contract-out-of-scope",
         severity: Severity::Refusal,
         gate: Gate::Contract,
         summary: "a changed path lies outside the contract's scope",
-        cause: "",
-        fix: "",
+        cause: "the branch changed a path outside the task contract's `scope` (the status document is exempt): a drive-by edit, or a scope drawn too narrow",
+        fix: "revert the out-of-scope change on the branch, or have the coordinator widen `scope` in `.closegate/contracts/<slug>.toml` on the base branch",
     },
     CodeInfo {
         code: "contract-prohibited",
         severity: Severity::Refusal,
         gate: Gate::Contract,
         summary: "a changed path matches the contract's prohibited globs",
-        cause: "",
-        fix: "",
+        cause: "the branch changed a path matching the contract's `prohibited` globs, which win over `scope`",
+        fix: "revert the change to the prohibited path; only the coordinator can change the contract, on the base branch",
     },
     CodeInfo {
         code: "contract-artifact-missing",
         severity: Severity::Refusal,
         gate: Gate::Contract,
         summary: "a required artifact is not declared or not in the commit",
-        cause: "",
-        fix: "",
+        cause: "a `required_artifacts` path is not declared under `artifacts` in the status document, or is not in the commit",
+        fix: "commit the artifact at that path, list it under `artifacts`, and close on the new tip",
     },
     CodeInfo {
         code: "contract-check-missing",
         severity: Severity::Gap,
         gate: Gate::Contract,
         summary: "a required check is not configured or did not run",
-        cause: "",
-        fix: "",
+        cause: "a check named in `required_checks` is not among the configuration's `[[checks]]`, or did not run (e.g. `--no-checks`)",
+        fix: "add the check to `.closegate.toml` on the base branch and run without `--no-checks`, or have the coordinator drop it from `required_checks`",
     },
     CodeInfo {
         code: "contract-budget-exceeded",
         severity: Severity::Refusal,
         gate: Gate::Contract,
         summary: "more changed files or commits than the contract allows",
-        cause: "",
-        fix: "",
+        cause: "the branch changes more files than `max_changed_files` or has more commits beyond the merge base than `max_commits`",
+        fix: "drop unrelated changes, squash commits or split the task; only the coordinator can raise the budget in the contract",
     },
     CodeInfo {
         code: "contract-approval-required",
         severity: Severity::Review,
         gate: Gate::Contract,
         summary: "the contract requires a human approval",
-        cause: "",
-        fix: "",
+        cause: "the contract sets `approval = \"always\"`: every return of this task needs a human's approval",
+        fix: "have a human review the commit and record `closegate approve --commit <sha> --by <name>`; the approval is bound to this commit and this contract",
     },
     CodeInfo {
         code: "contract-malformed",
         severity: Severity::Refusal,
         gate: Gate::Contract,
         summary: "the contract file does not parse",
-        cause: "",
-        fix: "",
+        cause: "the contract file is not valid TOML, or has an unknown key, a bad glob or a value of the wrong type",
+        fix: "correct the key the message names in `.closegate/contracts/<slug>.toml` (or the `--contract` file) on the base branch",
     },
 ];
 
 /// The catalog entry for `code`, if it exists.
 pub fn lookup(code: &str) -> Option<&'static CodeInfo> {
     CODES.iter().find(|c| c.code == code)
+}
+
+/// README.md's code table: `| code | severity | gate | when |`, one row per code, in catalog order.
+pub fn markdown_table() -> String {
+    let mut out = String::from("| code | severity | gate | when |\n|---|---|---|---|\n");
+    for info in CODES {
+        out.push_str(&format!(
+            "| `{}` | {} | {} | {} |\n",
+            info.code,
+            info.severity.as_str(),
+            info.gate.as_str(),
+            info.summary.replace('|', "\\|"),
+        ));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::HashSet;
+
+    use super::*;
+
+    /// Every code SPEC.md names, written out so a rename here fails loudly.
+    const SPEC_CODES: &[&str] = &[
+        "doc-not-utf8",
+        "doc-h1-missing",
+        "doc-stray-line",
+        "doc-key-unknown",
+        "doc-key-duplicated",
+        "doc-key-alias",
+        "doc-state-missing",
+        "doc-state-decorated",
+        "doc-state-legacy",
+        "doc-state-unknown",
+        "doc-abstract-missing",
+        "doc-abstract-overflow",
+        "doc-prose-key-empty",
+        "doc-blocked-on-none",
+        "doc-last-commit-malformed",
+        "doc-updated-malformed",
+        "doc-return-manifest-missing",
+        "doc-artifact-path-invalid",
+        "doc-artifact-duplicated",
+        "doc-claim-no-instrument",
+        "doc-soft-claim",
+        "doc-close-missing",
+        "doc-close-malformed",
+        "doc-close-duplicated",
+        "doc-close-not-last",
+        "doc-close-unexpected",
+        "doc-close-slug-mismatch",
+        "state-not-returned",
+        "close-commit-unknown",
+        "close-commit-ambiguous",
+        "close-branch-unknown",
+        "close-commit-not-on-branch",
+        "close-commit-not-tip",
+        "close-last-commit-mismatch",
+        "close-worktree-unknown",
+        "close-worktree-mismatch",
+        "close-worktree-absent",
+        "close-worktree-branch",
+        "close-worktree-dirty",
+        "close-worktree-untracked",
+        "artifact-missing",
+        "artifact-unchanged",
+        "protected-surface",
+        "base-unknown",
+        "check-failed",
+        "check-timeout",
+        "checks-none",
+        "checks-skipped",
+        "teardown-dirty",
+        "teardown-untracked",
+        "teardown-locked",
+        "teardown-main-worktree",
+        "teardown-unmerged",
+        "teardown-operation-in-progress",
+        "teardown-hidden-changes",
+        "teardown-nested-repo",
+        "teardown-moved",
+        "claim-token-missing",
+        "claim-gap-unnamed",
+        "claim-overclaimed",
+        "claim-underclaimed",
+        "signal-missing",
+        "signal-unknown",
+        "signal-no-op-contradicted",
+        "signal-done-contradicted",
+        "signal-blocked-contradicted",
+        "contract-out-of-scope",
+        "contract-prohibited",
+        "contract-artifact-missing",
+        "contract-check-missing",
+        "contract-budget-exceeded",
+        "contract-approval-required",
+        "contract-malformed",
+    ];
+
+    #[test]
+    fn codes_are_unique() {
+        let mut seen = HashSet::new();
+        for info in CODES {
+            assert!(seen.insert(info.code), "duplicate code {}", info.code);
+        }
+    }
+
+    #[test]
+    fn catalog_holds_exactly_the_spec_codes() {
+        let catalog: HashSet<&str> = CODES.iter().map(|c| c.code).collect();
+        let spec: HashSet<&str> = SPEC_CODES.iter().copied().collect();
+        assert_eq!(
+            SPEC_CODES.len(),
+            spec.len(),
+            "SPEC_CODES lists a code twice"
+        );
+        let missing: Vec<_> = spec.difference(&catalog).collect();
+        let extra: Vec<_> = catalog.difference(&spec).collect();
+        assert!(
+            missing.is_empty() && extra.is_empty(),
+            "missing {missing:?}, extra {extra:?}"
+        );
+    }
+
+    #[test]
+    fn every_entry_is_explained() {
+        for info in CODES {
+            for (field, text) in [
+                ("summary", info.summary),
+                ("cause", info.cause),
+                ("fix", info.fix),
+            ] {
+                assert!(
+                    !text.trim().is_empty(),
+                    "{} has an empty {field}",
+                    info.code
+                );
+                assert!(
+                    !text.ends_with('.'),
+                    "{} {field} ends with a period",
+                    info.code
+                );
+                let first = text.chars().next().unwrap();
+                assert!(
+                    !first.is_uppercase(),
+                    "{} {field} starts uppercase",
+                    info.code
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn gates_follow_the_code_prefix() {
+        for info in CODES {
+            let expected = match info.code.split('-').next().unwrap() {
+                "doc" => Gate::Doc,
+                "state" => Gate::State,
+                "close" => Gate::Close,
+                "artifact" => Gate::Manifest,
+                "protected" | "base" => Gate::Protected,
+                "check" | "checks" => Gate::Checks,
+                "teardown" => Gate::Teardown,
+                "claim" | "signal" => Gate::Claim,
+                "contract" => Gate::Contract,
+                other => panic!("unexpected prefix {other}"),
+            };
+            assert_eq!(info.gate, expected, "{}", info.code);
+        }
+    }
+
+    /// Severities stated in SPEC.md's tables, for the codes whose default is not a refusal.
+    #[test]
+    fn severities_match_spec() {
+        let not_refusal = [
+            ("doc-stray-line", Severity::Warning),
+            ("doc-key-alias", Severity::Warning),
+            ("doc-updated-malformed", Severity::Warning),
+            ("doc-return-manifest-missing", Severity::Warning),
+            ("doc-artifact-duplicated", Severity::Warning),
+            ("doc-claim-no-instrument", Severity::Warning),
+            ("doc-soft-claim", Severity::Warning),
+            ("state-not-returned", Severity::Gap),
+            ("close-worktree-absent", Severity::Gap),
+            ("close-worktree-untracked", Severity::Warning),
+            ("artifact-unchanged", Severity::Warning),
+            ("protected-surface", Severity::Review),
+            ("base-unknown", Severity::Gap),
+            ("checks-none", Severity::Gap),
+            ("checks-skipped", Severity::Gap),
+            ("claim-underclaimed", Severity::Warning),
+            ("contract-check-missing", Severity::Gap),
+            ("contract-approval-required", Severity::Review),
+        ];
+        for info in CODES {
+            let expected = not_refusal
+                .iter()
+                .find(|(code, _)| *code == info.code)
+                .map_or(Severity::Refusal, |(_, s)| *s);
+            assert_eq!(info.severity, expected, "{}", info.code);
+        }
+    }
+
+    /// Cross-check against SPEC.md itself when it sits beside the checkout (as in CI).
+    #[test]
+    fn spec_tables_name_only_catalog_codes() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/SPEC.md");
+        if !path.exists() {
+            return;
+        }
+        let spec = std::fs::read_to_string(path).unwrap();
+        let mut rows = 0;
+        for line in spec.lines().filter(|l| l.starts_with("| `")) {
+            let cells: Vec<&str> = line.split('|').map(str::trim).collect();
+            let severity = cells.get(2).copied().unwrap_or("");
+            let word = severity.split_whitespace().next().unwrap_or("");
+            if !["refusal", "review", "gap", "warning"].contains(&word) {
+                continue;
+            }
+            let code = cells[1].trim_matches('`');
+            let info = lookup(code).unwrap_or_else(|| panic!("SPEC code {code} not in catalog"));
+            assert_eq!(info.severity.as_str(), word, "{code}");
+            rows += 1;
+        }
+        assert!(rows >= 50, "only {rows} code rows found in SPEC.md tables");
+    }
+
+    #[test]
+    fn markdown_table_has_one_row_per_code() {
+        let table = markdown_table();
+        assert_eq!(table.lines().count(), CODES.len() + 2);
+        assert!(table.contains("| `close-commit-not-tip` | refusal | close |"));
+    }
 }
