@@ -1,9 +1,273 @@
-//! The human format.
+//! The human format: the verdict token first, one line per gate, one block per finding.
+//!
+//! Every piece of agent-derived text (messages, slug, branch, paths, check output) goes through
+//! `escape`, so a status document cannot drive the terminal; colour is applied only around it.
 
 use std::io::Write;
 
-use crate::report::Report;
+use console::Style;
 
-pub fn render(report: &Report, _color: bool, out: &mut dyn Write) -> std::io::Result<()> {
-    writeln!(out, "{}", report.verdict.as_str())
+use super::escape;
+use crate::catalog;
+use crate::finding::{Finding, Gate, Severity, Verdict};
+use crate::report::{CheckRun, Report};
+
+const SEVERITIES: [Severity; 4] = [
+    Severity::Refusal,
+    Severity::Review,
+    Severity::Gap,
+    Severity::Warning,
+];
+
+pub fn render(report: &Report, color: bool, out: &mut dyn Write) -> std::io::Result<()> {
+    let paint = Paint(color);
+    writeln!(out, "{}", headline(report, paint))?;
+    for gate in gates(report) {
+        writeln!(
+            out,
+            "  {:<10} {}",
+            gate.as_str(),
+            gate_tally(report, gate, paint)
+        )?;
+    }
+    for finding in &report.findings {
+        writeln!(out)?;
+        write_finding(report, finding, paint, out)?;
+    }
+    write_artifacts(report, paint, out)?;
+    write_protected(report, out)?;
+    write_checks(&report.checks, paint, out)?;
+    if let Some(approval) = &report.approval {
+        writeln!(out)?;
+        let (by, at) = (escape(&approval.by), escape(&approval.at));
+        writeln!(
+            out,
+            "approved by {by} at {at} for commit {}",
+            short(&approval.commit)
+        )?;
+    }
+    Ok(())
+}
+
+/// `FAIL  slug · state close-ok · commit abc1234 · branch agent/x · worktree /path`.
+fn headline(report: &Report, paint: Paint) -> String {
+    let mut fields = Vec::new();
+    if let Some(slug) = &report.slug {
+        fields.push(escape(slug));
+    }
+    if let Some(state) = report.state {
+        fields.push(format!("state {}", state.as_str()));
+    }
+    if let Some(commit) = &report.commit {
+        fields.push(format!("commit {}", short(commit)));
+    }
+    if let Some(branch) = &report.branch {
+        fields.push(format!("branch {}", escape(branch)));
+    }
+    if let Some(worktree) = &report.worktree {
+        fields.push(format!("worktree {}", escape(worktree)));
+    }
+    let token = paint.verdict(report.verdict);
+    if fields.is_empty() {
+        token
+    } else {
+        format!("{token}  {}", fields.join(" · "))
+    }
+}
+
+/// The gates that ran, then any gate that reported without being listed (defensive).
+fn gates(report: &Report) -> Vec<Gate> {
+    let mut gates = report.gates.clone();
+    for finding in &report.findings {
+        if !gates.contains(&finding.gate) {
+            gates.push(finding.gate);
+        }
+    }
+    gates
+}
+
+/// `ok`, or the gate's findings counted by severity: `2 refusals, 1 warning`.
+fn gate_tally(report: &Report, gate: Gate, paint: Paint) -> String {
+    let counts: Vec<String> = SEVERITIES
+        .iter()
+        .filter_map(|&severity| {
+            let n = report
+                .findings
+                .iter()
+                .filter(|f| f.gate == gate && f.severity == severity)
+                .count();
+            let noun = if n == 1 {
+                severity.as_str().to_string()
+            } else {
+                format!("{}s", severity.as_str())
+            };
+            (n > 0).then(|| paint.severity(severity, &format!("{n} {noun}")))
+        })
+        .collect();
+    if counts.is_empty() {
+        paint.ok("ok")
+    } else {
+        counts.join(", ")
+    }
+}
+
+/// `severity code (gate) line N · path`, the message indented, then the catalog's fix as a hint.
+fn write_finding(
+    report: &Report,
+    finding: &Finding,
+    paint: Paint,
+    out: &mut dyn Write,
+) -> std::io::Result<()> {
+    let mut head = format!(
+        "{} {} ({})",
+        paint.severity(finding.severity, finding.severity.as_str()),
+        paint.bold(finding.code),
+        finding.gate.as_str()
+    );
+    if let Some(line) = finding.line {
+        head.push_str(&format!(" line {line}"));
+    }
+    if let Some(path) = finding.path.as_ref().or(report.source.as_ref()) {
+        let sep = if finding.line.is_some() { " · " } else { " " };
+        head.push_str(&format!("{sep}{}", escape(path)));
+    }
+    writeln!(out, "{head}")?;
+    for line in finding.message.lines() {
+        writeln!(out, "    {}", escape(line))?;
+    }
+    if let Some(info) = catalog::lookup(finding.code) {
+        writeln!(out, "    {} {}", paint.dim("hint:"), info.fix)?;
+    }
+    Ok(())
+}
+
+fn write_artifacts(report: &Report, paint: Paint, out: &mut dyn Write) -> std::io::Result<()> {
+    if report.artifacts.is_empty() {
+        return Ok(());
+    }
+    writeln!(out, "\nartifacts")?;
+    for artifact in &report.artifacts {
+        let mark = if artifact.present {
+            paint.ok("present")
+        } else {
+            paint.severity(Severity::Refusal, "missing")
+        };
+        writeln!(out, "  {mark}  {}", escape(&artifact.path))?;
+    }
+    Ok(())
+}
+
+fn write_protected(report: &Report, out: &mut dyn Write) -> std::io::Result<()> {
+    if report.protected.is_empty() {
+        return Ok(());
+    }
+    writeln!(out, "\nprotected")?;
+    for change in &report.protected {
+        let surface = escape(&change.surface);
+        writeln!(
+            out,
+            "  {surface:<12} {:<12} {}",
+            change.change,
+            escape(&change.path)
+        )?;
+    }
+    Ok(())
+}
+
+/// Name, outcome and duration of each check; a failed check's kept output lines, indented.
+fn write_checks(checks: &[CheckRun], paint: Paint, out: &mut dyn Write) -> std::io::Result<()> {
+    if checks.is_empty() {
+        return Ok(());
+    }
+    writeln!(out, "\nchecks")?;
+    let width = checks
+        .iter()
+        .map(|c| escape(&c.name).chars().count())
+        .max()
+        .unwrap_or(0);
+    for check in checks {
+        let passed = check.exit_code == Some(0) && !check.timed_out;
+        let outcome = match (check.timed_out, check.exit_code) {
+            (true, _) => "timed out".to_string(),
+            (false, Some(code)) => format!("exit {code}"),
+            (false, None) => "killed".to_string(),
+        };
+        let outcome = if passed {
+            paint.ok(&outcome)
+        } else {
+            paint.severity(Severity::Refusal, &outcome)
+        };
+        let name = escape(&check.name);
+        writeln!(
+            out,
+            "  {name:<width$}  {outcome}  {}",
+            duration(check.duration_ms)
+        )?;
+        if !passed {
+            for line in &check.output {
+                writeln!(out, "      | {}", escape(line))?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// `850ms` below a second, else `12.3s`.
+fn duration(ms: u64) -> String {
+    if ms < 1000 {
+        format!("{ms}ms")
+    } else {
+        format!("{:.1}s", ms as f64 / 1000.0)
+    }
+}
+
+/// The first seven characters of a commit id (escaped: the id may come from the agent).
+fn short(commit: &str) -> String {
+    escape(&commit.chars().take(7).collect::<String>())
+}
+
+/// Colour when asked for, plain text otherwise; the caller decides (terminal, `NO_COLOR`).
+#[derive(Clone, Copy)]
+struct Paint(bool);
+
+impl Paint {
+    fn apply(self, style: Style, text: &str) -> String {
+        if self.0 {
+            style.force_styling(true).apply_to(text).to_string()
+        } else {
+            text.to_string()
+        }
+    }
+
+    fn verdict(self, verdict: Verdict) -> String {
+        let style = match verdict {
+            Verdict::Verified => Style::new().green(),
+            Verdict::Fail => Style::new().red(),
+            Verdict::PendingReview => Style::new().yellow(),
+            Verdict::Unverified => Style::new().magenta(),
+        };
+        self.apply(style.bold(), verdict.as_str())
+    }
+
+    fn severity(self, severity: Severity, text: &str) -> String {
+        let style = match severity {
+            Severity::Refusal => Style::new().red().bold(),
+            Severity::Review => Style::new().yellow(),
+            Severity::Gap => Style::new().magenta(),
+            Severity::Warning => Style::new().cyan(),
+        };
+        self.apply(style, text)
+    }
+
+    fn ok(self, text: &str) -> String {
+        self.apply(Style::new().green(), text)
+    }
+
+    fn bold(self, text: &str) -> String {
+        self.apply(Style::new().bold(), text)
+    }
+
+    fn dim(self, text: &str) -> String {
+        self.apply(Style::new().dim(), text)
+    }
 }
