@@ -1,3 +1,5 @@
 //! One integration test binary: real repositories, the real `closegate` binary.
 
+mod explain;
 mod fixture;
+mod render;
