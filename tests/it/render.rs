@@ -9,13 +9,15 @@ const ESC: &str = "\x1b[2J\x1b]0;pwned\x07";
 
 /// A FAIL report touching every section, with agent text full of control characters.
 fn sample() -> Report {
-    let mut report = Report::default();
-    report.slug = Some(format!("demo{ESC}"));
-    report.state = Some(State::CloseOk);
-    report.commit = Some("0123456789abcdef0123456789abcdef01234567".into());
-    report.branch = Some(format!("agent/x{ESC}"));
-    report.worktree = Some("/tmp/wt/x".into());
-    report.base = Some("main".into());
+    let mut report = Report {
+        slug: Some(format!("demo{ESC}")),
+        state: Some(State::CloseOk),
+        commit: Some("0123456789abcdef0123456789abcdef01234567".into()),
+        branch: Some(format!("agent/x{ESC}")),
+        worktree: Some("/tmp/wt/x".into()),
+        base: Some("main".into()),
+        ..Report::default()
+    };
     report.add_gate(
         Gate::Doc,
         [Finding::new("doc-stray-line", format!("stray {ESC}line")).at_line(3)],
@@ -250,8 +252,10 @@ fn github_prints_escaped_workflow_commands_then_the_verdict() {
 
 #[test]
 fn github_points_at_the_source_file_of_a_lint_report() {
-    let mut report = Report::default();
-    report.source = Some("docs/_EXEC_STATUS.md".into());
+    let mut report = Report {
+        source: Some("docs/_EXEC_STATUS.md".into()),
+        ..Report::default()
+    };
     report.add_gate(
         Gate::Doc,
         [Finding::new("doc-state-missing", "no state").at_line(4)],
@@ -324,8 +328,10 @@ fn sarif_is_2_1_0_with_one_rule_per_code() {
 
 #[test]
 fn sarif_region_uses_the_line_and_the_source_file() {
-    let mut report = Report::default();
-    report.source = Some("_EXEC_STATUS.md".into());
+    let mut report = Report {
+        source: Some("_EXEC_STATUS.md".into()),
+        ..Report::default()
+    };
     report.add_gate(
         Gate::Doc,
         [Finding::new("doc-h1-missing", "no h1").at_line(1)],
