@@ -1,3 +1,4 @@
 //! One integration test binary: real repositories, the real `closegate` binary.
 
 mod fixture;
+mod config;
