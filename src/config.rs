@@ -41,7 +41,13 @@ const DEFAULT_SURFACES: [(&str, &[&str]); 4] = [
     ),
     (
         "evals",
-        &["**/evals/**", "**/eval/**", "**/*.eval.*", "**/golden/**", "**/benchmarks/**"],
+        &[
+            "**/evals/**",
+            "**/eval/**",
+            "**/*.eval.*",
+            "**/golden/**",
+            "**/benchmarks/**",
+        ],
     ),
     (
         "ci",
@@ -192,7 +198,11 @@ impl Config {
             let key = format!("protected.{name}");
             let globs = string_array(globs, &key)?;
             let set = glob_set(&globs).with_context(|| format!("`{key}`"))?;
-            let surface = Surface { name: name.clone(), globs, set };
+            let surface = Surface {
+                name: name.clone(),
+                globs,
+                set,
+            };
             match self.surfaces.iter_mut().find(|s| s.name == *name) {
                 Some(existing) => *existing = surface,
                 None => self.surfaces.push(surface),
@@ -244,7 +254,9 @@ fn checks(value: &Value) -> Result<Vec<CheckSpec>> {
 
 /// One `[[checks]]` table.
 fn check(value: &Value, at: &str) -> Result<CheckSpec> {
-    let table = value.as_table().ok_or_else(|| wrong_type(at, "a table", value))?;
+    let table = value
+        .as_table()
+        .ok_or_else(|| wrong_type(at, "a table", value))?;
     let (mut name, mut run, mut timeout_s) = (None, None, DEFAULT_TIMEOUT_S);
     for (key, value) in table {
         let path = format!("{at}.{key}");
@@ -257,7 +269,11 @@ fn check(value: &Value, at: &str) -> Result<CheckSpec> {
     }
     let name = name.ok_or_else(|| anyhow!("`{at}`: missing key `name`"))?;
     let run = run.ok_or_else(|| anyhow!("`{at}`: missing key `run`"))?;
-    Ok(CheckSpec { name, run, timeout_s })
+    Ok(CheckSpec {
+        name,
+        run,
+        timeout_s,
+    })
 }
 
 fn timeout(value: &Value, key: &str) -> Result<u64> {
@@ -275,15 +291,21 @@ fn status_file(value: &Value) -> Result<String> {
     let path = non_empty_string(value, "status_file")?;
     let bad = path.starts_with('/')
         || path.contains('\\')
-        || path.split('/').any(|c| c.is_empty() || c == "." || c == "..");
+        || path
+            .split('/')
+            .any(|c| c.is_empty() || c == "." || c == "..");
     if bad {
-        bail!("`status_file` must be a relative path without `.` or `..` components, found `{path}`");
+        bail!(
+            "`status_file` must be a relative path without `.` or `..` components, found `{path}`"
+        );
     }
     Ok(path)
 }
 
 fn non_empty_string(value: &Value, key: &str) -> Result<String> {
-    let text = value.as_str().ok_or_else(|| wrong_type(key, "a string", value))?;
+    let text = value
+        .as_str()
+        .ok_or_else(|| wrong_type(key, "a string", value))?;
     if text.trim().is_empty() {
         bail!("`{key}` must not be empty");
     }
@@ -310,7 +332,11 @@ fn wrong_type(key: &str, expected: &str, found: &Value) -> anyhow::Error {
 
 /// A TOML syntax error as `origin: line N: reason`.
 fn syntax_error(err: &toml::de::Error, text: &str, origin: &str) -> anyhow::Error {
-    let reason = err.message().trim_end().trim_end_matches('.').replace('\n', "; ");
+    let reason = err
+        .message()
+        .trim_end()
+        .trim_end_matches('.')
+        .replace('\n', "; ");
     match err.span() {
         Some(span) => {
             let before = &text.as_bytes()[..span.start.min(text.len())];

@@ -70,7 +70,8 @@ pub fn append(common_dir: &Path, record: &Value) -> Result<()> {
         .create(true)
         .open(&path)
         .with_context(|| format!("opening {}", path.display()))?;
-    file.lock().with_context(|| format!("locking {}", path.display()))?;
+    file.lock()
+        .with_context(|| format!("locking {}", path.display()))?;
     let written = write_line(&mut file, line);
     let unlocked = file.unlock();
     written.with_context(|| format!("appending to {}", path.display()))?;

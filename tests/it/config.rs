@@ -15,7 +15,10 @@ fn err(text: &str) -> String {
 /// Assert the error starts with the origin and contains every fragment.
 fn assert_err(text: &str, fragments: &[&str]) {
     let msg = err(text);
-    assert!(msg.starts_with(&format!("{ORIGIN}: ")), "origin missing: {msg}");
+    assert!(
+        msg.starts_with(&format!("{ORIGIN}: ")),
+        "origin missing: {msg}"
+    );
     for fragment in fragments {
         assert!(msg.contains(fragment), "{fragment:?} missing from: {msg}");
     }
@@ -67,22 +70,44 @@ fn tests_surface() {
         "x/snapshots/a.txt",
     ];
     for path in on {
-        assert!(surfaces(&c, path).contains(&"tests".to_string()), "{path} should be on tests");
+        assert!(
+            surfaces(&c, path).contains(&"tests".to_string()),
+            "{path} should be on tests"
+        );
     }
-    let off = ["src/lib.rs", "src/testing.rs", "contest.py", "latest/x.rs", "attest.md", "test"];
+    let off = [
+        "src/lib.rs",
+        "src/testing.rs",
+        "contest.py",
+        "latest/x.rs",
+        "attest.md",
+        "test",
+    ];
     for path in off {
-        assert!(surfaces(&c, path).is_empty(), "{path} should be unprotected");
+        assert!(
+            surfaces(&c, path).is_empty(),
+            "{path} should be unprotected"
+        );
     }
 }
 
 #[test]
 fn evals_surface() {
     let c = Config::default();
-    for path in ["evals/a.json", "x/eval/b.py", "model.eval.ts", "golden/out.txt", "benchmarks/b.rs"] {
+    for path in [
+        "evals/a.json",
+        "x/eval/b.py",
+        "model.eval.ts",
+        "golden/out.txt",
+        "benchmarks/b.rs",
+    ] {
         assert_eq!(surfaces(&c, path), ["evals"], "{path}");
     }
     for path in ["src/evaluate.rs", "evalsx/a.json", "benchmark.rs"] {
-        assert!(surfaces(&c, path).is_empty(), "{path} should be unprotected");
+        assert!(
+            surfaces(&c, path).is_empty(),
+            "{path} should be unprotected"
+        );
     }
 }
 
@@ -109,9 +134,17 @@ fn ci_surface() {
         assert_eq!(surfaces(&c, path), ["ci"], "{path}");
     }
     // Root-anchored globs do not match deeper copies.
-    let off = ["sub/Jenkinsfile", "sub/.gitlab-ci.yml", "docs/CODEOWNERS", ".github/README.md"];
+    let off = [
+        "sub/Jenkinsfile",
+        "sub/.gitlab-ci.yml",
+        "docs/CODEOWNERS",
+        ".github/README.md",
+    ];
     for path in off {
-        assert!(surfaces(&c, path).is_empty(), "{path} should be unprotected");
+        assert!(
+            surfaces(&c, path).is_empty(),
+            "{path} should be unprotected"
+        );
     }
 }
 
@@ -134,8 +167,16 @@ fn instructions_surface() {
     for path in on {
         assert_eq!(surfaces(&c, path), ["instructions"], "{path}");
     }
-    for path in ["README.md", "agents.md", "docs/CONVENTIONS.md", ".cursor/other.txt"] {
-        assert!(surfaces(&c, path).is_empty(), "{path} should be unprotected");
+    for path in [
+        "README.md",
+        "agents.md",
+        "docs/CONVENTIONS.md",
+        ".cursor/other.txt",
+    ] {
+        assert!(
+            surfaces(&c, path).is_empty(),
+            "{path} should be unprotected"
+        );
     }
 }
 
@@ -158,11 +199,21 @@ fn listed_default_surface_is_replaced_and_new_name_added() {
     let text = "[protected]\ntests = [\"spec/**\"]\nmigrations = [\"db/migrations/**\"]\n";
     let c = Config::parse(text, ORIGIN).unwrap();
     let names: Vec<&str> = c.surfaces.iter().map(|s| s.name.as_str()).collect();
-    assert_eq!(names, ["tests", "evals", "ci", "instructions", "migrations"]);
-    assert!(surfaces(&c, "tests/x.rs").is_empty(), "replaced globs must not linger");
+    assert_eq!(
+        names,
+        ["tests", "evals", "ci", "instructions", "migrations"]
+    );
+    assert!(
+        surfaces(&c, "tests/x.rs").is_empty(),
+        "replaced globs must not linger"
+    );
     assert_eq!(surfaces(&c, "spec/a.rb"), ["tests"]);
     assert_eq!(surfaces(&c, "db/migrations/001.sql"), ["migrations"]);
-    assert_eq!(surfaces(&c, "AGENTS.md"), ["instructions"], "unlisted defaults stay");
+    assert_eq!(
+        surfaces(&c, "AGENTS.md"),
+        ["instructions"],
+        "unlisted defaults stay"
+    );
 }
 
 #[test]
@@ -170,7 +221,10 @@ fn config_file_is_always_ci() {
     let text = "[protected]\nci = []\n";
     let c = Config::parse(text, ORIGIN).unwrap();
     assert_eq!(surfaces(&c, FILE_NAME), ["ci"]);
-    assert!(surfaces(&c, ".github/workflows/ci.yml").is_empty(), "ci was emptied");
+    assert!(
+        surfaces(&c, ".github/workflows/ci.yml").is_empty(),
+        "ci was emptied"
+    );
     assert!(surfaces(&c, "sub/.closegate.toml").is_empty());
     let renamed = "[protected]\nci = [\"other/**\"]\n";
     let c = Config::parse(renamed, ORIGIN).unwrap();
@@ -200,7 +254,10 @@ run = "cargo clippy"
     let c = Config::parse(text, ORIGIN).unwrap();
     assert_eq!(c.base.as_deref(), Some("main"));
     assert_eq!(c.checks.len(), 2);
-    assert_eq!((c.checks[0].name.as_str(), c.checks[0].timeout_s), ("test", 900));
+    assert_eq!(
+        (c.checks[0].name.as_str(), c.checks[0].timeout_s),
+        ("test", 900)
+    );
     assert_eq!(c.checks[0].run, "cargo test --quiet");
     assert_eq!(c.checks[1].timeout_s, DEFAULT_TIMEOUT_S);
     assert!(c.is_agent_branch("bot/a/b"));
@@ -215,7 +272,10 @@ fn agent_branches_glob_on_the_short_name() {
     assert!(!c.is_agent_branch("refs/heads/agent/x"));
     let c = Config::parse("agent_branches = [\"ai-*\"]", ORIGIN).unwrap();
     assert!(c.is_agent_branch("ai-7"));
-    assert!(!c.is_agent_branch("agent/x"), "the list replaces the default");
+    assert!(
+        !c.is_agent_branch("agent/x"),
+        "the list replaces the default"
+    );
 }
 
 #[test]
@@ -239,30 +299,63 @@ fn unknown_key_in_a_check() {
 
 #[test]
 fn bad_glob_names_surface_and_glob() {
-    assert_err("[protected]\ntests = [\"a/[b\"]\n", &["`protected.tests`", "bad glob `a/[b`"]);
-    assert_err("agent_branches = [\"{a\"]\n", &["`agent_branches`", "bad glob `{a`"]);
+    assert_err(
+        "[protected]\ntests = [\"a/[b\"]\n",
+        &["`protected.tests`", "bad glob `a/[b`"],
+    );
+    assert_err(
+        "agent_branches = [\"{a\"]\n",
+        &["`agent_branches`", "bad glob `{a`"],
+    );
 }
 
 #[test]
 fn wrong_types() {
     assert_err("base = 1\n", &["`base` must be a string, found integer"]);
-    assert_err("status_file = true\n", &["`status_file` must be a string, found boolean"]);
-    assert_err("agent_branches = \"agent/*\"\n", &["`agent_branches` must be an array"]);
-    assert_err("agent_branches = [1]\n", &["`agent_branches` must be an array of strings"]);
+    assert_err(
+        "status_file = true\n",
+        &["`status_file` must be a string, found boolean"],
+    );
+    assert_err(
+        "agent_branches = \"agent/*\"\n",
+        &["`agent_branches` must be an array"],
+    );
+    assert_err(
+        "agent_branches = [1]\n",
+        &["`agent_branches` must be an array of strings"],
+    );
     assert_err("protected = 3\n", &["`protected` must be a table"]);
-    assert_err("[protected]\ntests = \"x/**\"\n", &["`protected.tests` must be an array"]);
+    assert_err(
+        "[protected]\ntests = \"x/**\"\n",
+        &["`protected.tests` must be an array"],
+    );
     assert_err("checks = 1\n", &["`checks` must be an array of tables"]);
     assert_err("checks = [1]\n", &["`checks[0]` must be a table"]);
     let text = "[[checks]]\nname = \"t\"\nrun = \"true\"\ntimeout_s = \"5\"\n";
-    assert_err(text, &["`checks[0].timeout_s` must be an integer", "found string"]);
+    assert_err(
+        text,
+        &["`checks[0].timeout_s` must be an integer", "found string"],
+    );
 }
 
 #[test]
 fn empty_check_name_or_run() {
-    assert_err("[[checks]]\nname = \"\"\nrun = \"true\"\n", &["`checks[0].name` must not be empty"]);
-    assert_err("[[checks]]\nname = \"t\"\nrun = \"  \"\n", &["`checks[0].run` must not be empty"]);
-    assert_err("[[checks]]\nrun = \"true\"\n", &["`checks[0]`", "missing key `name`"]);
-    assert_err("[[checks]]\nname = \"t\"\n", &["`checks[0]`", "missing key `run`"]);
+    assert_err(
+        "[[checks]]\nname = \"\"\nrun = \"true\"\n",
+        &["`checks[0].name` must not be empty"],
+    );
+    assert_err(
+        "[[checks]]\nname = \"t\"\nrun = \"  \"\n",
+        &["`checks[0].run` must not be empty"],
+    );
+    assert_err(
+        "[[checks]]\nrun = \"true\"\n",
+        &["`checks[0]`", "missing key `name`"],
+    );
+    assert_err(
+        "[[checks]]\nname = \"t\"\n",
+        &["`checks[0]`", "missing key `run`"],
+    );
 }
 
 #[test]
@@ -274,7 +367,10 @@ fn duplicate_check_names() {
 #[test]
 fn timeout_must_be_positive() {
     let zero = "[[checks]]\nname = \"t\"\nrun = \"a\"\ntimeout_s = 0\n";
-    assert_err(zero, &["`checks[0].timeout_s` must be at least 1 second, found 0"]);
+    assert_err(
+        zero,
+        &["`checks[0].timeout_s` must be at least 1 second, found 0"],
+    );
     let negative = "[[checks]]\nname = \"t\"\nrun = \"a\"\ntimeout_s = -5\n";
     assert_err(negative, &["found -5"]);
 }
@@ -282,19 +378,34 @@ fn timeout_must_be_positive() {
 #[test]
 fn bad_status_file_and_base() {
     assert_err("status_file = \"\"\n", &["`status_file` must not be empty"]);
-    assert_err("status_file = \"/abs/S.md\"\n", &["`status_file` must be a relative path"]);
-    assert_err("status_file = \"../S.md\"\n", &["`status_file`", "`../S.md`"]);
+    assert_err(
+        "status_file = \"/abs/S.md\"\n",
+        &["`status_file` must be a relative path"],
+    );
+    assert_err(
+        "status_file = \"../S.md\"\n",
+        &["`status_file`", "`../S.md`"],
+    );
     assert_err("base = \"\"\n", &["`base` must not be empty"]);
 }
 
 #[test]
 fn syntax_error_names_origin_and_line() {
     assert_err("base = \"main\"\nstatus_file = \n", &["line 2"]);
-    assert_err("base = \"main\"\nbase = \"dev\"\n", &["line 2", "duplicate"]);
+    assert_err(
+        "base = \"main\"\nbase = \"dev\"\n",
+        &["line 2", "duplicate"],
+    );
 }
 
 #[test]
 fn file_path_origin_is_used_verbatim() {
-    let msg = format!("{:#}", Config::parse("x = 1", "/etc/closegate.toml").unwrap_err());
-    assert!(msg.starts_with("/etc/closegate.toml: unknown key `x`"), "{msg}");
+    let msg = format!(
+        "{:#}",
+        Config::parse("x = 1", "/etc/closegate.toml").unwrap_err()
+    );
+    assert!(
+        msg.starts_with("/etc/closegate.toml: unknown key `x`"),
+        "{msg}"
+    );
 }

@@ -13,7 +13,10 @@ fn common() -> tempfile::TempDir {
 fn paths_live_under_the_common_dir() {
     let dir = common();
     assert_eq!(record::dir(dir.path()), dir.path().join("closegate"));
-    assert_eq!(record::audit_path(dir.path()), dir.path().join("closegate/audit.jsonl"));
+    assert_eq!(
+        record::audit_path(dir.path()),
+        dir.path().join("closegate/audit.jsonl")
+    );
 }
 
 #[test]
@@ -45,13 +48,21 @@ fn torn_last_line_is_skipped_with_its_line_number() {
     record::append(dir.path(), &json!({"event": "check", "n": 1})).unwrap();
     record::append(dir.path(), &json!({"event": "check", "n": 2})).unwrap();
     let path = record::audit_path(dir.path());
-    let mut file = std::fs::OpenOptions::new().append(true).open(&path).unwrap();
-    file.write_all(br#"{"event": "check", "n": 3, "ver"#).unwrap();
+    let mut file = std::fs::OpenOptions::new()
+        .append(true)
+        .open(&path)
+        .unwrap();
+    file.write_all(br#"{"event": "check", "n": 3, "ver"#)
+        .unwrap();
     let got = record::read(dir.path()).unwrap();
     assert_eq!(got.records.len(), 2);
     assert_eq!(got.skipped.len(), 1);
     assert_eq!(got.skipped[0].0, 3);
-    assert!(got.skipped[0].1.starts_with("not json"), "{:?}", got.skipped);
+    assert!(
+        got.skipped[0].1.starts_with("not json"),
+        "{:?}",
+        got.skipped
+    );
 }
 
 #[test]
@@ -59,7 +70,10 @@ fn append_after_a_torn_line_keeps_the_new_record_whole() {
     let dir = common();
     record::append(dir.path(), &json!({"n": 1})).unwrap();
     let path = record::audit_path(dir.path());
-    let mut file = std::fs::OpenOptions::new().append(true).open(&path).unwrap();
+    let mut file = std::fs::OpenOptions::new()
+        .append(true)
+        .open(&path)
+        .unwrap();
     file.write_all(br#"{"n": 2, "to"#).unwrap();
     let before = std::fs::read(&path).unwrap();
     record::append(dir.path(), &json!({"n": 3})).unwrap();
@@ -81,7 +95,12 @@ fn foreign_lines_are_skipped_and_reported() {
     let got = record::read(dir.path()).unwrap();
     assert_eq!(got.records, [json!({"n": 1}), json!({"n": 2})]);
     let lines: Vec<usize> = got.skipped.iter().map(|(n, _)| *n).collect();
-    assert_eq!(lines, [3, 4, 5], "the blank line 2 is ignored: {:?}", got.skipped);
+    assert_eq!(
+        lines,
+        [3, 4, 5],
+        "the blank line 2 is ignored: {:?}",
+        got.skipped
+    );
     assert_eq!(got.skipped[0].1, "not a json object");
     assert_eq!(got.skipped[2].1, "not valid utf-8");
 }
@@ -92,7 +111,11 @@ fn now_is_rfc3339_utc() {
     let b = ts.as_bytes();
     assert_eq!(ts.len(), 20, "{ts}");
     assert!(ts.ends_with('Z'));
-    assert_eq!((b[4], b[7], b[10], b[13], b[16]), (b'-', b'-', b'T', b':', b':'), "{ts}");
+    assert_eq!(
+        (b[4], b[7], b[10], b[13], b[16]),
+        (b'-', b'-', b'T', b':', b':'),
+        "{ts}"
+    );
     let field = |r: std::ops::Range<usize>| ts[r].parse::<u32>().unwrap();
     assert!(field(0..4) >= 2024);
     assert!((1..=12).contains(&field(5..7)));
