@@ -1,5 +1,6 @@
 //! One integration test binary: real repositories, the real `closegate` binary.
 
-mod fixture;
+mod checks;
 mod config;
+mod fixture;
 mod record;
