@@ -195,6 +195,9 @@ impl Config {
             .as_table()
             .ok_or_else(|| wrong_type("protected", "a table of surface = [globs]", value))?;
         for (name, globs) in table {
+            if name.trim().is_empty() {
+                bail!("`protected` has a surface with an empty name");
+            }
             let key = format!("protected.{name}");
             let globs = string_array(globs, &key)?;
             let set = glob_set(&globs).with_context(|| format!("`{key}`"))?;

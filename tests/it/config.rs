@@ -324,6 +324,10 @@ fn wrong_types() {
         "agent_branches = [1]\n",
         &["`agent_branches` must be an array of strings"],
     );
+    assert_err(
+        "[protected]\n\"\" = [\"x\"]\n",
+        &["surface with an empty name"],
+    );
     assert_err("protected = 3\n", &["`protected` must be a table"]);
     assert_err(
         "[protected]\ntests = \"x/**\"\n",
