@@ -1,1 +1,351 @@
 //! The trusted configuration `.closegate.toml` (SPEC §5), read from the base tip.
+//!
+//! The file is walked key by key from a `toml::Table` rather than deserialised, so every error
+//! names the origin, the exact key (`checks[1].timeout_s`) and the reason; an unknown key is an
+//! error, never ignored. Globs use globset with `literal_separator(true)` so `*` stays inside one
+//! path component while `**/` also matches zero directories (`**/tests/**` matches `tests/x.rs`).
+
+use anyhow::{Context, Result, anyhow, bail};
+use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
+use toml::{Table, Value};
+
+/// The configuration file's name, at the repository root.
+pub const FILE_NAME: &str = ".closegate.toml";
+/// Seconds a check may run when its `timeout_s` is not given.
+pub const DEFAULT_TIMEOUT_S: u64 = 600;
+/// The status document's default name.
+pub const DEFAULT_STATUS_FILE: &str = "_EXEC_STATUS.md";
+
+const TOP_KEYS: &str = "base, status_file, agent_branches, protected, checks";
+const CHECK_KEYS: &str = "name, run, timeout_s";
+
+/// The default protected surfaces of SPEC §4.5, in order.
+const DEFAULT_SURFACES: [(&str, &[&str]); 4] = [
+    (
+        "tests",
+        &[
+            "**/tests/**",
+            "**/test/**",
+            "**/__tests__/**",
+            "**/testdata/**",
+            "**/fixtures/**",
+            "**/*_test.*",
+            "**/*_tests.*",
+            "**/test_*.*",
+            "**/*.test.*",
+            "**/*.spec.*",
+            "**/conftest.py",
+            "**/*.snap",
+            "**/snapshots/**",
+        ],
+    ),
+    (
+        "evals",
+        &[
+            "**/evals/**",
+            "**/eval/**",
+            "**/*.eval.*",
+            "**/golden/**",
+            "**/benchmarks/**",
+        ],
+    ),
+    (
+        "ci",
+        &[
+            ".github/workflows/**",
+            ".github/actions/**",
+            ".ci/**",
+            ".gitlab-ci.yml",
+            ".circleci/**",
+            ".buildkite/**",
+            "Jenkinsfile",
+            "azure-pipelines.yml",
+            ".pre-commit-config.yaml",
+            ".githooks/**",
+            "CODEOWNERS",
+            ".github/CODEOWNERS",
+            ".closegate.toml",
+            ".closegate/**",
+        ],
+    ),
+    (
+        "instructions",
+        &[
+            "**/AGENTS.md",
+            "**/CLAUDE.md",
+            "**/GEMINI.md",
+            ".cursorrules",
+            ".cursor/rules/**",
+            ".github/copilot-instructions.md",
+            ".claude/**",
+            ".windsurfrules",
+            "CONVENTIONS.md",
+        ],
+    ),
+];
+
+/// One configured check: a shell command run in a pristine checkout (SPEC §4.6).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CheckSpec {
+    pub name: String,
+    pub run: String,
+    pub timeout_s: u64,
+}
+
+/// A named protected surface: the globs whose paths grade the work (SPEC §4.5).
+#[derive(Debug, Clone)]
+pub struct Surface {
+    pub name: String,
+    pub globs: Vec<String>,
+    set: GlobSet,
+}
+
+impl Surface {
+    /// Compile a surface; the error names the surface and the bad glob.
+    pub fn new(name: impl Into<String>, globs: Vec<String>) -> Result<Surface> {
+        let name = name.into();
+        let set = glob_set(&globs).with_context(|| format!("surface `{name}`"))?;
+        Ok(Surface { name, globs, set })
+    }
+
+    /// Whether a repo-relative path (with `/` separators) lies on this surface.
+    pub fn is_match(&self, path: &str) -> bool {
+        self.set.is_match(path)
+    }
+}
+
+/// The parsed configuration. Build it with [`Config::parse`] or [`Config::default`]; the public
+/// fields are for reading (changing `agent_branches` afterwards does not recompile its matcher).
+#[derive(Debug, Clone)]
+pub struct Config {
+    pub base: Option<String>,
+    pub status_file: String,
+    pub agent_branches: Vec<String>,
+    pub surfaces: Vec<Surface>,
+    pub checks: Vec<CheckSpec>,
+    agent_set: GlobSet,
+}
+
+impl Default for Config {
+    fn default() -> Config {
+        let agent_branches = vec!["agent/*".to_string()];
+        Config {
+            base: None,
+            status_file: DEFAULT_STATUS_FILE.to_string(),
+            agent_set: glob_set(&agent_branches).expect("built-in branch glob is valid"),
+            agent_branches,
+            surfaces: default_surfaces(),
+            checks: Vec::new(),
+        }
+    }
+}
+
+impl Config {
+    /// Parse `.closegate.toml` text; `origin` (e.g. `main:.closegate.toml`) starts every error.
+    pub fn parse(text: &str, origin: &str) -> Result<Config> {
+        let table: Table = text.parse().map_err(|e| syntax_error(&e, text, origin))?;
+        Config::from_table(table).map_err(|e| anyhow!("{origin}: {e:#}"))
+    }
+
+    /// Names of the surfaces a repo-relative path lies on. The configuration file itself is
+    /// always on `ci`, whatever the configuration says (SPEC §4.5).
+    pub fn surfaces_for(&self, path: &str) -> Vec<String> {
+        let mut names: Vec<String> = self
+            .surfaces
+            .iter()
+            .filter(|s| s.is_match(path))
+            .map(|s| s.name.clone())
+            .collect();
+        if path == FILE_NAME && !names.iter().any(|n| n == "ci") {
+            names.push("ci".to_string());
+        }
+        names
+    }
+
+    /// Whether a branch (the short name after `refs/heads/`) is an agent branch.
+    pub fn is_agent_branch(&self, short_name: &str) -> bool {
+        self.agent_set.is_match(short_name)
+    }
+
+    fn from_table(table: Table) -> Result<Config> {
+        let mut config = Config::default();
+        for (key, value) in table {
+            match key.as_str() {
+                "base" => config.base = Some(non_empty_string(&value, "base")?),
+                "status_file" => config.status_file = status_file(&value)?,
+                "agent_branches" => config.set_agent_branches(&value)?,
+                "protected" => config.set_protected(&value)?,
+                "checks" => config.checks = checks(&value)?,
+                _ => bail!("unknown key `{key}` (expected one of {TOP_KEYS})"),
+            }
+        }
+        Ok(config)
+    }
+
+    fn set_agent_branches(&mut self, value: &Value) -> Result<()> {
+        let globs = string_array(value, "agent_branches")?;
+        self.agent_set = glob_set(&globs).context("`agent_branches`")?;
+        self.agent_branches = globs;
+        Ok(())
+    }
+
+    /// `[protected]`: a listed default surface is replaced, a new name adds a surface.
+    fn set_protected(&mut self, value: &Value) -> Result<()> {
+        let table = value
+            .as_table()
+            .ok_or_else(|| wrong_type("protected", "a table of surface = [globs]", value))?;
+        for (name, globs) in table {
+            if name.trim().is_empty() {
+                bail!("`protected` has a surface with an empty name");
+            }
+            let key = format!("protected.{name}");
+            let globs = string_array(globs, &key)?;
+            let set = glob_set(&globs).with_context(|| format!("`{key}`"))?;
+            let surface = Surface {
+                name: name.clone(),
+                globs,
+                set,
+            };
+            match self.surfaces.iter_mut().find(|s| s.name == *name) {
+                Some(existing) => *existing = surface,
+                None => self.surfaces.push(surface),
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The built-in surfaces of SPEC §4.5.
+fn default_surfaces() -> Vec<Surface> {
+    DEFAULT_SURFACES
+        .iter()
+        .map(|(name, globs)| {
+            let globs = globs.iter().map(|g| g.to_string()).collect();
+            Surface::new(*name, globs).expect("built-in surface globs are valid")
+        })
+        .collect()
+}
+
+/// Compile globs so that `*` does not cross `/`; the error names the bad glob.
+fn glob_set(globs: &[String]) -> Result<GlobSet> {
+    let mut builder = GlobSetBuilder::new();
+    for glob in globs {
+        let compiled = GlobBuilder::new(glob)
+            .literal_separator(true)
+            .build()
+            .map_err(|e| anyhow!("bad glob `{glob}`: {}", e.kind()))?;
+        builder.add(compiled);
+    }
+    builder.build().map_err(|e| anyhow!("bad glob set: {e}"))
+}
+
+/// `[[checks]]`: an array of tables with unique non-empty names.
+fn checks(value: &Value) -> Result<Vec<CheckSpec>> {
+    let items = value
+        .as_array()
+        .ok_or_else(|| wrong_type("checks", "an array of tables ([[checks]])", value))?;
+    let mut specs: Vec<CheckSpec> = Vec::new();
+    for (i, item) in items.iter().enumerate() {
+        let spec = check(item, &format!("checks[{i}]"))?;
+        if specs.iter().any(|s| s.name == spec.name) {
+            bail!("`checks[{i}].name`: duplicate check name `{}`", spec.name);
+        }
+        specs.push(spec);
+    }
+    Ok(specs)
+}
+
+/// One `[[checks]]` table.
+fn check(value: &Value, at: &str) -> Result<CheckSpec> {
+    let table = value
+        .as_table()
+        .ok_or_else(|| wrong_type(at, "a table", value))?;
+    let (mut name, mut run, mut timeout_s) = (None, None, DEFAULT_TIMEOUT_S);
+    for (key, value) in table {
+        let path = format!("{at}.{key}");
+        match key.as_str() {
+            "name" => name = Some(non_empty_string(value, &path)?),
+            "run" => run = Some(non_empty_string(value, &path)?),
+            "timeout_s" => timeout_s = timeout(value, &path)?,
+            _ => bail!("unknown key `{path}` (expected one of {CHECK_KEYS})"),
+        }
+    }
+    let name = name.ok_or_else(|| anyhow!("`{at}`: missing key `name`"))?;
+    let run = run.ok_or_else(|| anyhow!("`{at}`: missing key `run`"))?;
+    Ok(CheckSpec {
+        name,
+        run,
+        timeout_s,
+    })
+}
+
+fn timeout(value: &Value, key: &str) -> Result<u64> {
+    let n = value
+        .as_integer()
+        .ok_or_else(|| wrong_type(key, "an integer number of seconds", value))?;
+    if n < 1 {
+        bail!("`{key}` must be at least 1 second, found {n}");
+    }
+    Ok(n as u64)
+}
+
+/// `status_file`: a non-empty relative path with no `.`/`..` component.
+fn status_file(value: &Value) -> Result<String> {
+    let path = non_empty_string(value, "status_file")?;
+    let bad = path.starts_with('/')
+        || path.contains('\\')
+        || path
+            .split('/')
+            .any(|c| c.is_empty() || c == "." || c == "..");
+    if bad {
+        bail!(
+            "`status_file` must be a relative path without `.` or `..` components, found `{path}`"
+        );
+    }
+    Ok(path)
+}
+
+fn non_empty_string(value: &Value, key: &str) -> Result<String> {
+    let text = value
+        .as_str()
+        .ok_or_else(|| wrong_type(key, "a string", value))?;
+    if text.trim().is_empty() {
+        bail!("`{key}` must not be empty");
+    }
+    Ok(text.to_string())
+}
+
+fn string_array(value: &Value, key: &str) -> Result<Vec<String>> {
+    let items = value
+        .as_array()
+        .ok_or_else(|| wrong_type(key, "an array of strings", value))?;
+    items
+        .iter()
+        .map(|item| {
+            item.as_str()
+                .map(str::to_string)
+                .ok_or_else(|| wrong_type(key, "an array of strings", item))
+        })
+        .collect()
+}
+
+fn wrong_type(key: &str, expected: &str, found: &Value) -> anyhow::Error {
+    anyhow!("`{key}` must be {expected}, found {}", found.type_str())
+}
+
+/// A TOML syntax error as `origin: line N: reason`.
+fn syntax_error(err: &toml::de::Error, text: &str, origin: &str) -> anyhow::Error {
+    let reason = err
+        .message()
+        .trim_end()
+        .trim_end_matches('.')
+        .replace('\n', "; ");
+    match err.span() {
+        Some(span) => {
+            let before = &text.as_bytes()[..span.start.min(text.len())];
+            let line = before.iter().filter(|b| **b == b'\n').count() + 1;
+            anyhow!("{origin}: line {line}: {reason}")
+        }
+        None => anyhow!("{origin}: {reason}"),
+    }
+}

@@ -1,5 +1,8 @@
 //! One integration test binary: real repositories, the real `closegate` binary.
 
+mod checks;
+mod config;
 mod explain;
 mod fixture;
+mod record;
 mod render;

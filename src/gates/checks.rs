@@ -1,0 +1,316 @@
+//! The `checks` gate (SPEC §4.6): closegate runs the trusted checks itself, on the exact commit.
+//!
+//! The commit's tree is written into a fresh temporary directory from an in-memory index
+//! (`checkout_index` with `target_dir` and `update_index(false)`), so the repository's own index,
+//! HEAD, refs and every worktree stay untouched. The checkout holds no `.git`: a check sees the
+//! committed files only, and a `git` command inside it stops at `GIT_CEILING_DIRECTORIES` instead
+//! of finding another repository. Submodules are not checked out.
+//!
+//! Each check runs as `sh -c <run>` in its own process group with stdin closed and stdout and
+//! stderr interleaved in one anonymous file. The whole group is killed with SIGKILL on timeout and
+//! also after a normal exit, so no background child outlives its check (a child that leaves the
+//! group with `setsid` escapes this; only a cgroup could catch it). This module is the one gate
+//! that takes git2 types, for the checkout alone.
+
+use std::fs::File;
+use std::io::{Read, Seek, SeekFrom};
+use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result, bail};
+use git2::build::CheckoutBuilder;
+use tempfile::TempDir;
+
+use crate::config::CheckSpec;
+use crate::finding::Finding;
+use crate::report::CheckRun;
+
+/// How many trailing output lines a run keeps.
+pub const TAIL_LINES: usize = 40;
+/// How many trailing bytes of output are read to find those lines.
+const TAIL_WINDOW: u64 = 1 << 20;
+const POLL_MAX: Duration = Duration::from_millis(50);
+
+/// What each check is told about the commit under test, as `CLOSEGATE_*` variables.
+#[derive(Debug, Clone)]
+pub struct CheckEnv {
+    /// Full commit id (`CLOSEGATE_COMMIT`).
+    pub commit: String,
+    /// Short branch name, e.g. `agent/x` (`CLOSEGATE_BRANCH`).
+    pub branch: String,
+    /// `CLOSEGATE_SLUG`.
+    pub slug: String,
+    /// The base as resolved (`CLOSEGATE_BASE`).
+    pub base: String,
+}
+
+/// Check out `commit`'s tree into a fresh temporary directory outside every worktree, run each
+/// check there with `sh -c`, remove the directory. Returns the runs and the `check-failed` /
+/// `check-timeout` findings; empty `specs` return nothing (the caller reports `checks-none`).
+pub fn run(
+    repo: &git2::Repository,
+    commit: git2::Oid,
+    specs: &[CheckSpec],
+    env: &CheckEnv,
+) -> Result<(Vec<CheckRun>, Vec<Finding>)> {
+    if specs.is_empty() {
+        return Ok((Vec::new(), Vec::new()));
+    }
+    let checkout = pristine_checkout(repo, commit)?;
+    let mut runs = Vec::with_capacity(specs.len());
+    let mut findings = Vec::new();
+    for spec in specs {
+        let (run, finding) = run_one(checkout.path(), spec, env)?;
+        runs.push(run);
+        findings.extend(finding);
+    }
+    remove_checkout(checkout)?;
+    Ok((runs, findings))
+}
+
+/// Write the commit's tree into a new temporary directory; the repository index is not touched.
+fn pristine_checkout(repo: &git2::Repository, commit: git2::Oid) -> Result<TempDir> {
+    let tree = repo
+        .find_commit(commit)
+        .and_then(|c| c.tree())
+        .with_context(|| format!("reading the tree of commit {commit}"))?;
+    let mut index = git2::Index::new().context("creating an in-memory index")?;
+    index
+        .read_tree(&tree)
+        .with_context(|| format!("reading the tree of commit {commit}"))?;
+    let dir = tempfile::Builder::new()
+        .prefix("closegate-check-")
+        .tempdir()
+        .context("creating a temporary directory for the checkout")?;
+    ensure_outside_worktrees(repo, dir.path())?;
+    let mut opts = CheckoutBuilder::new();
+    opts.target_dir(dir.path())
+        .force()
+        .recreate_missing(true)
+        .update_index(false);
+    repo.checkout_index(Some(&mut index), Some(&mut opts))
+        .with_context(|| format!("checking out commit {commit} into {}", dir.path().display()))?;
+    Ok(dir)
+}
+
+/// Refuse a temporary directory that lies inside a worktree (e.g. `TMPDIR` set into one).
+fn ensure_outside_worktrees(repo: &git2::Repository, dir: &Path) -> Result<()> {
+    let dir = dir.canonicalize().unwrap_or_else(|_| dir.to_path_buf());
+    for worktree in worktree_paths(repo) {
+        let worktree = worktree.canonicalize().unwrap_or(worktree);
+        if dir.starts_with(&worktree) {
+            bail!(
+                "the temporary directory {} lies inside the worktree {}; set TMPDIR elsewhere",
+                dir.display(),
+                worktree.display()
+            );
+        }
+    }
+    Ok(())
+}
+
+/// This worktree, the main worktree and every linked worktree of the repository.
+fn worktree_paths(repo: &git2::Repository) -> Vec<PathBuf> {
+    let mut paths: Vec<PathBuf> = repo.workdir().map(Path::to_path_buf).into_iter().collect();
+    if !repo.is_bare() && repo.commondir().ends_with(".git") {
+        paths.extend(repo.commondir().parent().map(Path::to_path_buf));
+    }
+    let names = repo.worktrees().ok();
+    for name in names.iter().flat_map(|n| n.iter().flatten()) {
+        if let Ok(wt) = repo.find_worktree(name) {
+            paths.push(wt.path().to_path_buf());
+        }
+    }
+    paths
+}
+
+/// Remove the checkout; a check that left read-only directories behind is made writable first.
+fn remove_checkout(checkout: TempDir) -> Result<()> {
+    let path = checkout.path().to_path_buf();
+    if checkout.close().is_ok() {
+        return Ok(());
+    }
+    use std::os::unix::fs::PermissionsExt;
+    for entry in walkdir::WalkDir::new(&path).into_iter().flatten() {
+        if entry.file_type().is_dir() {
+            let _ = std::fs::set_permissions(entry.path(), std::fs::Permissions::from_mode(0o700));
+        }
+    }
+    std::fs::remove_dir_all(&path)
+        .with_context(|| format!("removing the checkout {}", path.display()))
+}
+
+/// Run one check to completion or timeout; the finding is `None` when it passed.
+fn run_one(dir: &Path, spec: &CheckSpec, env: &CheckEnv) -> Result<(CheckRun, Option<Finding>)> {
+    let mut out = tempfile::tempfile().context("creating a file for check output")?;
+    let started = Instant::now();
+    let mut child = command(dir, spec, env, &out)?
+        .spawn()
+        .with_context(|| format!("starting check `{}` with sh -c", spec.name))?;
+    let timeout = Duration::from_secs(spec.timeout_s);
+    let (status, timed_out) = wait_group(&mut child, timeout)
+        .with_context(|| format!("waiting for check `{}`", spec.name))?;
+    let duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+    let output = tail(&mut out, TAIL_LINES)
+        .with_context(|| format!("reading the output of check `{}`", spec.name))?;
+    let run = CheckRun {
+        name: spec.name.clone(),
+        command: spec.run.clone(),
+        exit_code: if timed_out { None } else { status.code() },
+        timed_out,
+        duration_ms,
+        output,
+    };
+    Ok((run, finding(spec, status, timed_out)))
+}
+
+/// `sh -c <run>` in `dir`, its own process group, no stdin, output into `out`, clean git env.
+fn command(dir: &Path, spec: &CheckSpec, env: &CheckEnv, out: &File) -> Result<Command> {
+    let mut cmd = Command::new("sh");
+    cmd.arg("-c")
+        .arg(&spec.run)
+        .current_dir(dir)
+        .stdin(Stdio::null())
+        .stdout(out.try_clone().context("sharing the output file")?)
+        .stderr(out.try_clone().context("sharing the output file")?)
+        .process_group(0);
+    for (key, _) in std::env::vars_os() {
+        if key.as_encoded_bytes().starts_with(b"GIT_") {
+            cmd.env_remove(key);
+        }
+    }
+    if let Some(parent) = dir.parent() {
+        cmd.env("GIT_CEILING_DIRECTORIES", parent);
+    }
+    cmd.env("CLOSEGATE_COMMIT", &env.commit)
+        .env("CLOSEGATE_BRANCH", &env.branch)
+        .env("CLOSEGATE_SLUG", &env.slug)
+        .env("CLOSEGATE_BASE", &env.base);
+    Ok(cmd)
+}
+
+/// Wait for the group leader to exit or the timeout to pass, kill the whole group, then reap.
+/// The leader is only reaped after the kill, so its id (the group id) cannot have been reused.
+fn wait_group(child: &mut Child, timeout: Duration) -> std::io::Result<(ExitStatus, bool)> {
+    let pid = child.id() as libc::pid_t;
+    let started = Instant::now();
+    let mut pause = Duration::from_millis(2);
+    let timed_out = loop {
+        match has_exited(pid) {
+            Ok(true) => break false,
+            Ok(false) if started.elapsed() >= timeout => break true,
+            Ok(false) => {}
+            Err(e) => {
+                kill_group(pid);
+                let _ = child.wait();
+                return Err(e);
+            }
+        }
+        std::thread::sleep(pause);
+        pause = (pause * 2).min(POLL_MAX);
+    };
+    kill_group(pid);
+    Ok((child.wait()?, timed_out))
+}
+
+/// Whether `pid` has exited, without reaping it (`waitid` with `WNOWAIT`).
+fn has_exited(pid: libc::pid_t) -> std::io::Result<bool> {
+    loop {
+        // SAFETY: `info` is a plain C struct that waitid fills in; zeroed is a valid value.
+        let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
+        let flags = libc::WEXITED | libc::WNOHANG | libc::WNOWAIT;
+        // SAFETY: waitid only writes into `info`, which lives for the whole call.
+        let rc = unsafe { libc::waitid(libc::P_PID, pid as libc::id_t, &mut info, flags) };
+        if rc == 0 {
+            // SAFETY: after a successful waitid the pid field is initialised (0 = still running).
+            return Ok(unsafe { info.si_pid() } != 0);
+        }
+        let err = std::io::Error::last_os_error();
+        if err.kind() != std::io::ErrorKind::Interrupted {
+            return Err(err);
+        }
+    }
+}
+
+/// SIGKILL every process in the group led by `pid`; a group already gone is not an error.
+fn kill_group(pid: libc::pid_t) {
+    // SAFETY: kill has no memory effects; a negative pid addresses the process group.
+    unsafe {
+        libc::kill(-pid, libc::SIGKILL);
+    }
+}
+
+/// The last `n` lines of the output file, lossily decoded; a trailing `\r` is dropped.
+fn tail(file: &mut File, n: usize) -> std::io::Result<Vec<String>> {
+    let len = file.metadata()?.len();
+    let start = len.saturating_sub(TAIL_WINDOW);
+    file.seek(SeekFrom::Start(start))?;
+    let mut bytes = Vec::new();
+    file.read_to_end(&mut bytes)?;
+    Ok(last_lines(&bytes, n, start > 0))
+}
+
+/// The last `n` lines of `bytes`; `cut` says the first line was cut by the read window.
+fn last_lines(bytes: &[u8], n: usize, cut: bool) -> Vec<String> {
+    let text = String::from_utf8_lossy(bytes);
+    let text = text.strip_suffix('\n').unwrap_or(&text);
+    if text.is_empty() {
+        return Vec::new();
+    }
+    let mut lines: Vec<&str> = text.split('\n').collect();
+    if cut && lines.len() > 1 {
+        lines.remove(0);
+    }
+    let skip = lines.len().saturating_sub(n);
+    lines[skip..]
+        .iter()
+        .map(|line| line.strip_suffix('\r').unwrap_or(line).to_string())
+        .collect()
+}
+
+/// `check-timeout`, `check-failed`, or nothing when the check passed.
+fn finding(spec: &CheckSpec, status: ExitStatus, timed_out: bool) -> Option<Finding> {
+    let name = &spec.name;
+    if timed_out {
+        let msg = format!(
+            "check `{name}` ran past its timeout of {} s and was killed",
+            spec.timeout_s
+        );
+        return Some(Finding::new("check-timeout", msg));
+    }
+    let found = match (status.code(), status.signal()) {
+        (Some(0), _) => return None,
+        (Some(code), _) => format!("exited with code {code}"),
+        (None, Some(signal)) => format!("was killed by signal {signal}"),
+        (None, None) => "ended with an unknown status".to_string(),
+    };
+    let msg = format!("check `{name}` {found}, expected exit code 0");
+    Some(Finding::new("check-failed", msg))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn last_lines_keeps_the_tail() {
+        let text: String = (1..=100).map(|i| format!("line {i}\n")).collect();
+        let lines = last_lines(text.as_bytes(), 40, false);
+        assert_eq!(lines.len(), 40);
+        assert_eq!(lines[0], "line 61");
+        assert_eq!(lines[39], "line 100");
+    }
+
+    #[test]
+    fn last_lines_handles_empty_crlf_and_cut_windows() {
+        assert!(last_lines(b"", 40, false).is_empty());
+        assert_eq!(last_lines(b"a\r\nb", 40, false), ["a", "b"]);
+        assert_eq!(
+            last_lines(b"tail of a cut line\nwhole\n", 40, true),
+            ["whole"]
+        );
+        assert_eq!(last_lines(b"\xff\n", 40, false), ["\u{fffd}"]);
+    }
+}

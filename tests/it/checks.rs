@@ -1,0 +1,286 @@
+//! The `checks` gate (SPEC §4.6) on real repositories: pristine checkout, env, output, timeouts.
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use closegate::config::CheckSpec;
+use closegate::gates::checks::{self, CheckEnv};
+use closegate::report::CheckRun;
+use git2::Oid;
+
+use crate::fixture::Fixture;
+
+fn spec(name: &str, run: &str, timeout_s: u64) -> CheckSpec {
+    CheckSpec {
+        name: name.into(),
+        run: run.into(),
+        timeout_s,
+    }
+}
+
+fn env(commit: Oid) -> CheckEnv {
+    CheckEnv {
+        commit: commit.to_string(),
+        branch: "agent/x".into(),
+        slug: "task-7".into(),
+        base: "main".into(),
+    }
+}
+
+/// A fixture with `agent/x` holding `data.txt` = "committed", checked out in worktree `x`,
+/// whose copy of `data.txt` has an uncommitted change.
+fn agent_fixture() -> (Fixture, Oid, PathBuf) {
+    let fx = Fixture::new();
+    let commit = fx.commit("agent/x", &[("data.txt", Some("committed\n"))], "add data");
+    let wt = fx.worktree("x", "agent/x");
+    fx.write(&wt, "data.txt", "uncommitted\n");
+    (fx, commit, wt)
+}
+
+fn run_checks(
+    fx: &Fixture,
+    commit: Oid,
+    specs: &[CheckSpec],
+) -> (Vec<CheckRun>, Vec<&'static str>, Vec<String>) {
+    let (runs, findings) = checks::run(&fx.repo, commit, specs, &env(commit)).unwrap();
+    let codes = findings.iter().map(|f| f.code).collect();
+    let messages = findings.iter().map(|f| f.message.clone()).collect();
+    (runs, codes, messages)
+}
+
+/// Whether a process is running (a zombie awaiting its reaper counts as dead).
+fn alive(pid: u32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Ok(stat) => !stat
+            .rsplit_once(')')
+            .is_some_and(|(_, rest)| rest.trim_start().starts_with('Z')),
+        Err(_) => false,
+    }
+}
+
+fn dead_soon(pid: u32) -> bool {
+    let until = Instant::now() + Duration::from_secs(3);
+    while Instant::now() < until {
+        if !alive(pid) {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    false
+}
+
+fn read_pid(path: &Path) -> u32 {
+    std::fs::read_to_string(path)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap()
+}
+
+#[test]
+fn no_specs_run_nothing() {
+    let (fx, commit, _) = agent_fixture();
+    let (runs, codes, _) = run_checks(&fx, commit, &[]);
+    assert!(runs.is_empty() && codes.is_empty());
+}
+
+#[test]
+fn check_sees_the_commit_not_the_worktree_and_leaves_no_trace() {
+    let (fx, commit, wt) = agent_fixture();
+    let out = tempfile::tempdir().unwrap();
+    let pwd_file = out.path().join("pwd");
+    let main_index = fx.git_dir().join("index");
+    let wt_index = fx.git_dir().join("worktrees/x/index");
+    let before = (
+        std::fs::read(&main_index).unwrap(),
+        std::fs::read(&wt_index).unwrap(),
+    );
+    let worktrees_before = fx
+        .repo
+        .worktrees()
+        .unwrap()
+        .iter()
+        .flatten()
+        .map(String::from)
+        .collect::<Vec<_>>();
+    let run = format!(
+        "cat data.txt; test -e .git || echo no-git; pwd > '{}'",
+        pwd_file.display()
+    );
+
+    let (runs, codes, _) = run_checks(&fx, commit, &[spec("see", &run, 60)]);
+
+    assert!(codes.is_empty(), "{codes:?}");
+    assert_eq!(runs[0].output, ["committed", "no-git"]);
+    assert_eq!((runs[0].exit_code, runs[0].timed_out), (Some(0), false));
+    assert_eq!(
+        (runs[0].name.as_str(), runs[0].command.as_str()),
+        ("see", run.as_str())
+    );
+    let checkout = PathBuf::from(std::fs::read_to_string(&pwd_file).unwrap().trim());
+    assert!(
+        !checkout.exists(),
+        "checkout {} was not removed",
+        checkout.display()
+    );
+    assert!(
+        !checkout.starts_with(fx.tmp.path()),
+        "checkout inside the fixture"
+    );
+    let after = (
+        std::fs::read(&main_index).unwrap(),
+        std::fs::read(&wt_index).unwrap(),
+    );
+    assert!(before == after, "an index file changed");
+    let worktrees_after = fx
+        .repo
+        .worktrees()
+        .unwrap()
+        .iter()
+        .flatten()
+        .map(String::from)
+        .collect::<Vec<_>>();
+    assert_eq!(worktrees_before, worktrees_after);
+    assert_eq!(
+        std::fs::read_to_string(wt.join("data.txt")).unwrap(),
+        "uncommitted\n"
+    );
+    assert!(
+        !fx.root().join("data.txt").exists(),
+        "main worktree was touched"
+    );
+}
+
+#[test]
+fn environment_names_the_commit_branch_slug_and_base() {
+    let (fx, commit, _) = agent_fixture();
+    let run = "echo \"$CLOSEGATE_COMMIT|$CLOSEGATE_BRANCH|$CLOSEGATE_SLUG|$CLOSEGATE_BASE\"; \
+               env | grep '^GIT_' | grep -vc '^GIT_CEILING_DIRECTORIES=' || true";
+    let (runs, codes, _) = run_checks(&fx, commit, &[spec("env", run, 60)]);
+    assert!(codes.is_empty(), "{codes:?} {:?}", runs[0].output);
+    assert_eq!(
+        runs[0].output,
+        [format!("{commit}|agent/x|task-7|main"), "0".to_string()]
+    );
+}
+
+#[test]
+fn failing_check_keeps_exactly_the_last_40_lines() {
+    let (fx, commit, _) = agent_fixture();
+    let run = "i=1; while [ $i -le 100 ]; do echo line $i; i=$((i+1)); done; exit 3";
+    let (runs, codes, messages) = run_checks(&fx, commit, &[spec("unit", run, 60)]);
+    assert_eq!(codes, ["check-failed"]);
+    assert!(
+        messages[0].contains("`unit`") && messages[0].contains("code 3"),
+        "{messages:?}"
+    );
+    assert_eq!(runs[0].exit_code, Some(3));
+    let want: Vec<String> = (61..=100).map(|i| format!("line {i}")).collect();
+    assert_eq!(runs[0].output, want);
+}
+
+#[test]
+fn stdout_and_stderr_are_interleaved() {
+    let (fx, commit, _) = agent_fixture();
+    let run = "echo one; echo two >&2; echo three";
+    let (runs, _, _) = run_checks(&fx, commit, &[spec("mix", run, 60)]);
+    assert_eq!(runs[0].output, ["one", "two", "three"]);
+}
+
+#[test]
+fn killed_by_a_signal_is_a_failure() {
+    let (fx, commit, _) = agent_fixture();
+    let (runs, codes, messages) = run_checks(&fx, commit, &[spec("crash", "kill -9 $$", 60)]);
+    assert_eq!(codes, ["check-failed"]);
+    assert!(messages[0].contains("signal 9"), "{messages:?}");
+    assert_eq!(runs[0].exit_code, None);
+}
+
+#[test]
+fn every_check_runs_and_each_failure_is_named() {
+    let (fx, commit, _) = agent_fixture();
+    let specs = [
+        spec("a", "true", 60),
+        spec("b", "exit 1", 60),
+        spec("c", "echo c", 60),
+    ];
+    let (runs, codes, messages) = run_checks(&fx, commit, &specs);
+    let names: Vec<&str> = runs.iter().map(|r| r.name.as_str()).collect();
+    assert_eq!(names, ["a", "b", "c"]);
+    assert_eq!(codes, ["check-failed"]);
+    assert!(messages[0].contains("`b`"));
+    assert_eq!(runs[2].output, ["c"]);
+}
+
+#[test]
+fn timeout_kills_the_whole_group_promptly() {
+    let (fx, commit, _) = agent_fixture();
+    let out = tempfile::tempdir().unwrap();
+    let pid_file = out.path().join("bg.pid");
+    let run = format!("sleep 30 & echo $! > '{}'; sleep 30", pid_file.display());
+    let started = Instant::now();
+    let (runs, codes, messages) = run_checks(&fx, commit, &[spec("slow", &run, 1)]);
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "took {:?}",
+        started.elapsed()
+    );
+    assert_eq!(codes, ["check-timeout"]);
+    assert!(
+        messages[0].contains("`slow`") && messages[0].contains("1 s"),
+        "{messages:?}"
+    );
+    assert!(runs[0].timed_out);
+    assert_eq!(runs[0].exit_code, None);
+    assert!(runs[0].duration_ms >= 1000);
+    assert!(
+        dead_soon(read_pid(&pid_file)),
+        "background child survived the timeout"
+    );
+}
+
+#[test]
+fn background_child_does_not_outlive_a_passing_check() {
+    let (fx, commit, _) = agent_fixture();
+    let out = tempfile::tempdir().unwrap();
+    let pid_file = out.path().join("bg.pid");
+    let run = format!("sleep 30 & echo $! > '{}'; exit 0", pid_file.display());
+    let started = Instant::now();
+    let (_, codes, _) = run_checks(&fx, commit, &[spec("bg", &run, 60)]);
+    assert!(started.elapsed() < Duration::from_secs(10));
+    assert!(codes.is_empty());
+    assert!(
+        dead_soon(read_pid(&pid_file)),
+        "background child outlived its check"
+    );
+}
+
+#[test]
+fn read_only_leftovers_are_still_removed() {
+    let (fx, commit, _) = agent_fixture();
+    let out = tempfile::tempdir().unwrap();
+    let pwd_file = out.path().join("pwd");
+    let run = format!(
+        "mkdir -p ro/deep && touch ro/deep/f && chmod 500 ro/deep ro; pwd > '{}'",
+        pwd_file.display()
+    );
+    let (_, codes, _) = run_checks(&fx, commit, &[spec("ro", &run, 60)]);
+    assert!(codes.is_empty());
+    let checkout = PathBuf::from(std::fs::read_to_string(&pwd_file).unwrap().trim());
+    assert!(
+        !checkout.exists(),
+        "checkout {} was not removed",
+        checkout.display()
+    );
+}
+
+#[test]
+fn unknown_commit_is_an_error_naming_it() {
+    let (fx, _, _) = agent_fixture();
+    let missing = Oid::from_str("1111111111111111111111111111111111111111").unwrap();
+    let err = checks::run(&fx.repo, missing, &[spec("t", "true", 60)], &env(missing)).unwrap_err();
+    assert!(
+        format!("{err:#}").contains("1111111111111111111111111111111111111111"),
+        "{err:#}"
+    );
+}
