@@ -1,10 +1,92 @@
-//! `closegate lint`: run the status-document gate alone (SPEC §2).
+//! `closegate lint`: run the status-document gate alone (SPEC §2), no repository needed.
 
-/// run the status-document gate alone (SPEC §2).
+use std::io::Read;
+use std::path::PathBuf;
+
+use anyhow::Context;
+
+use crate::doc::{self, ParseOptions};
+use crate::finding::{Gate, Severity, Verdict};
+use crate::render::{self, Format};
+use crate::report::Report;
+
+/// The status file read when no FILE is given.
+const DEFAULT_FILE: &str = "_EXEC_STATUS.md";
+
+/// Check a status document against the grammar alone (no repository needed).
+///
+/// Prints VERIFIED when the document has no refusal, else FAIL. Exit codes: 0 accepted,
+/// 1 refused, 2 the file could not be read.
 #[derive(Debug, clap::Args)]
-pub struct Args {}
+pub struct Args {
+    /// The status document; `-` reads standard input.
+    #[arg(default_value = DEFAULT_FILE)]
+    pub file: PathBuf,
+    /// Read the eight older state spellings (archived records) with a warning instead of refusing them.
+    #[arg(long)]
+    pub legacy: bool,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Human)]
+    pub format: Format,
+}
 
+/// Lint one document and print the report; `Ok` carries the exit code (0 or 1).
 pub fn run(args: Args, color: bool) -> anyhow::Result<i32> {
-    let _ = (args, color);
-    anyhow::bail!("closegate lint is not implemented yet")
+    let (source, bytes) = read(&args.file)?;
+    let report = lint(
+        &bytes,
+        source,
+        ParseOptions {
+            legacy: args.legacy,
+        },
+    );
+    let mut out = std::io::stdout().lock();
+    render::render(&report, args.format, color, &mut out).context("cannot write the report")?;
+    Ok(report.verdict.exit_code())
+}
+
+/// The report of the `doc` gate alone. The verdict is VERIFIED or FAIL only: lint has no gap
+/// to report, and it never calls a document mergeable (that needs the repository: `check`).
+pub fn lint(bytes: &[u8], source: String, opts: ParseOptions) -> Report {
+    let parsed = doc::parse(bytes, opts);
+    let mut report = Report {
+        source: Some(source),
+        ..Report::default()
+    };
+    if let Some(d) = &parsed.doc {
+        report.slug = Some(d.slug.clone());
+        report.state = d.state;
+        if let Some(c) = &d.close {
+            report.commit = Some(c.commit.clone());
+            report.branch = Some(c.branch.clone());
+            report.worktree = Some(c.worktree.clone());
+        }
+    }
+    report.add_gate(Gate::Doc, parsed.findings);
+    report.finish();
+    let refused = report
+        .findings
+        .iter()
+        .any(|f| f.severity == Severity::Refusal);
+    report.verdict = if refused {
+        Verdict::Fail
+    } else {
+        Verdict::Verified
+    };
+    report.mergeable = false;
+    report
+}
+
+/// The bytes of FILE (or of standard input for `-`) and the name the report shows.
+fn read(file: &std::path::Path) -> anyhow::Result<(String, Vec<u8>)> {
+    if file.as_os_str() == "-" {
+        let mut bytes = Vec::new();
+        std::io::stdin()
+            .read_to_end(&mut bytes)
+            .context("cannot read the status document from standard input")?;
+        return Ok(("-".to_string(), bytes));
+    }
+    let bytes = std::fs::read(file)
+        .with_context(|| format!("cannot read the status document {}", file.display()))?;
+    Ok((file.display().to_string(), bytes))
 }
