@@ -182,11 +182,21 @@ mod tests {
     #[test]
     fn verdict_first_match_wins() {
         assert_eq!(Verdict::from_findings(&[]), Verdict::Verified);
-        assert_eq!(Verdict::from_findings(&[f("doc-key-alias")]), Verdict::Verified);
-        assert_eq!(Verdict::from_findings(&[f("checks-none")]), Verdict::Unverified);
+        assert_eq!(
+            Verdict::from_findings(&[f("doc-key-alias")]),
+            Verdict::Verified
+        );
+        assert_eq!(
+            Verdict::from_findings(&[f("checks-none")]),
+            Verdict::Unverified
+        );
         let mixed = [f("checks-none"), f("protected-surface")];
         assert_eq!(Verdict::from_findings(&mixed), Verdict::PendingReview);
-        let all = [f("checks-none"), f("protected-surface"), f("doc-h1-missing")];
+        let all = [
+            f("checks-none"),
+            f("protected-surface"),
+            f("doc-h1-missing"),
+        ];
         assert_eq!(Verdict::from_findings(&all), Verdict::Fail);
     }
 

@@ -7,6 +7,8 @@ pub mod config;
 pub mod doc;
 pub mod finding;
 pub mod gates;
+pub mod inputs;
+pub mod ledger;
 pub mod record;
 pub mod render;
 pub mod repo;

@@ -1,10 +1,36 @@
 //! `closegate check`: run the gate sequence against the repository (SPEC §4).
 
-/// run the gate sequence against the repository (SPEC §4).
-#[derive(Debug, clap::Args)]
-pub struct Args {}
+use std::path::PathBuf;
 
-pub fn run(args: Args, color: bool) -> anyhow::Result<i32> {
-    let _ = (args, color);
-    anyhow::bail!("closegate check is not implemented yet")
+use anyhow::Result;
+
+use crate::inputs::{self, GateArgs};
+use crate::render::{self, Format};
+use crate::{gates, ledger};
+
+/// Check an agent's return against the repository: doc, state, close, manifest, protected and
+/// checks gates, one verdict (exit 0 VERIFIED, 1 FAIL, 2 error, 3 PENDING_REVIEW, 4 UNVERIFIED)
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// The agent's worktree (default: the current directory)
+    pub worktree: Option<PathBuf>,
+    #[command(flatten)]
+    pub gate: GateArgs,
+    /// Output format
+    #[arg(long, value_enum, default_value_t = Format::Human)]
+    pub format: Format,
+    /// Do not append this verdict to the audit log
+    #[arg(long)]
+    pub no_record: bool,
+}
+
+pub fn run(args: Args, color: bool) -> Result<i32> {
+    let inputs = inputs::resolve(args.worktree.as_deref(), &args.gate)?;
+    let outcome = gates::evaluate(&inputs)?;
+    if !args.no_record {
+        ledger::record_check(&inputs, &outcome)?;
+    }
+    let mut stdout = std::io::stdout().lock();
+    render::render(&outcome.report, args.format, color, &mut stdout)?;
+    Ok(outcome.report.verdict.exit_code())
 }

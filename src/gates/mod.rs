@@ -1,2 +1,165 @@
-//! The gate sequence (SPEC §4), written once: doc, state, close, manifest, protected, checks, contract.
+//! The gate sequence (SPEC §4), written once: doc, state, close, manifest, protected, checks.
+//!
+//! Every gate whose inputs exist runs, so one report names all problems. Gates return findings;
+//! only `evaluate` assembles the report.
+
 pub mod checks;
+pub mod close;
+pub mod doc;
+pub mod manifest;
+pub mod protected;
+pub mod state;
+
+use std::path::PathBuf;
+
+use anyhow::Result;
+use git2::Oid;
+
+use crate::config::Config;
+use crate::doc::{ParseOptions, StatusDoc};
+use crate::finding::{Finding, Gate};
+use crate::repo::Repo;
+use crate::report::Report;
+
+/// Resolved inputs of one evaluation (built from the command line by `crate::inputs`).
+pub struct Inputs {
+    pub repo: Repo,
+    /// Canonical root of the worktree being checked.
+    pub worktree: PathBuf,
+    /// The status document's bytes.
+    pub status: Vec<u8>,
+    /// The coordinator's copy of the agent's final message (`--message`).
+    pub message: Option<String>,
+    pub config: Config,
+    /// The base as named (`main`) and resolved; `None` when it did not resolve.
+    pub base: Option<(String, Oid)>,
+    /// Findings from resolving the inputs (`base-unknown`).
+    pub findings: Vec<Finding>,
+    /// `--rev`: the commit whose tree carried the status document.
+    pub rev: Option<Oid>,
+    pub legacy: bool,
+    pub no_checks: bool,
+    pub no_worktree: bool,
+}
+
+/// The report plus what later steps (teardown, approve, signal) need.
+pub struct Outcome {
+    pub report: Report,
+    pub doc: Option<StatusDoc>,
+    /// The commit that was verified (the close line's, else the checked HEAD).
+    pub commit: Option<Oid>,
+}
+
+/// Run every gate in order and fold the findings into a verdict.
+pub fn evaluate(inputs: &Inputs) -> Result<Outcome> {
+    let mut report = Report {
+        worktree: Some(inputs.worktree.display().to_string()),
+        source: Some(inputs.config.status_file.clone()),
+        base: inputs.base.as_ref().map(|(name, _)| name.clone()),
+        base_commit: inputs.base.as_ref().map(|(_, id)| id.to_string()),
+        ..Report::default()
+    };
+    report.findings.extend(inputs.findings.iter().cloned());
+
+    let opts = ParseOptions {
+        legacy: inputs.legacy,
+    };
+    let parsed = doc::run(&inputs.status, opts, inputs.message.as_deref());
+    report.add_gate(Gate::Doc, parsed.findings);
+    let Some(doc) = parsed.doc else {
+        report.finish();
+        return Ok(Outcome {
+            report,
+            doc: None,
+            commit: None,
+        });
+    };
+    report.slug = Some(doc.slug.clone());
+    report.state = doc.state;
+
+    let (returned, findings) = state::run(&doc);
+    report.add_gate(Gate::State, findings);
+
+    let mut commit = None;
+    if let (true, Some(close)) = (returned, &doc.close) {
+        let ctx = close::Ctx {
+            repo: &inputs.repo,
+            worktree: &inputs.worktree,
+            status_file: &inputs.config.status_file,
+            no_worktree: inputs.no_worktree,
+        };
+        report.branch = Some(close.branch.clone());
+        let (found, findings) = close::run(&ctx, &doc, close);
+        report.add_gate(Gate::Close, findings);
+        commit = found;
+    } else if doc.close.is_none() {
+        commit = inputs
+            .rev
+            .or_else(|| inputs.repo.worktree_head(&inputs.worktree));
+    }
+    report.commit = commit.map(|c| c.to_string());
+    if let Some(commit) = commit {
+        gates_on_commit(inputs, &doc, commit, returned, &mut report)?;
+    }
+    report.finish();
+    Ok(Outcome {
+        report,
+        doc: Some(doc),
+        commit,
+    })
+}
+
+/// The gates that read the commit: manifest, protected, checks.
+fn gates_on_commit(
+    inputs: &Inputs,
+    doc: &StatusDoc,
+    commit: Oid,
+    returned: bool,
+    report: &mut Report,
+) -> Result<()> {
+    let repo = &inputs.repo;
+    let merge_base = inputs
+        .base
+        .as_ref()
+        .and_then(|(_, base)| repo.merge_base(*base, commit));
+    if returned {
+        let artifacts = doc.artifacts.as_deref().unwrap_or_default();
+        let (statuses, findings) = manifest::run(repo, commit, merge_base, artifacts);
+        report.artifacts = statuses;
+        report.add_gate(Gate::Manifest, findings);
+    }
+    if let Some(merge_base) = merge_base {
+        let changes = repo.changes(Some(merge_base), commit)?;
+        let (hits, findings) = protected::run(&inputs.config, &changes);
+        report.protected = hits;
+        report.add_gate(Gate::Protected, findings);
+    }
+    run_checks(inputs, doc, commit, report)
+}
+
+fn run_checks(inputs: &Inputs, doc: &StatusDoc, commit: Oid, report: &mut Report) -> Result<()> {
+    let specs = &inputs.config.checks;
+    let findings = if inputs.no_checks {
+        vec![Finding::new(
+            "checks-skipped",
+            "checks were not run: --no-checks was given",
+        )]
+    } else if specs.is_empty() {
+        vec![Finding::new(
+            "checks-none",
+            "no checks are configured in the base branch's .closegate.toml",
+        )]
+    } else {
+        let env = checks::CheckEnv {
+            commit: commit.to_string(),
+            branch: report.branch.clone().unwrap_or_default(),
+            slug: doc.slug.clone(),
+            base: report.base.clone().unwrap_or_default(),
+        };
+        let (runs, findings) = checks::run(inputs.repo.raw(), commit, specs, &env)?;
+        report.checks = runs;
+        findings
+    };
+    report.add_gate(Gate::Checks, findings);
+    Ok(())
+}

@@ -1,1 +1,197 @@
 //! All libgit2 use lives here: owned values out, "not found" as `Option`.
+//!
+//! Gates and commands never touch `git2` types (the pristine checkout of the checks gate is the
+//! one documented exception). Everything returned is owned: ids as full hex strings or `Oid`s
+//! wrapped in our own types, paths as `PathBuf`, changes as `Change`.
+
+mod diff;
+mod worktree;
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result};
+use git2::{ErrorCode, ObjectType, Oid, Repository};
+
+pub use diff::{Change, ChangeKind};
+pub use worktree::{WorktreeInfo, WorktreeStatus, status_of};
+
+/// An opened repository.
+pub struct Repo {
+    git: Repository,
+}
+
+/// The outcome of looking up a (possibly abbreviated) commit id.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CommitLookup {
+    Found(Oid),
+    Unknown,
+    Ambiguous,
+    /// The id names an object that is not a commit (its type).
+    NotACommit(String),
+}
+
+impl Repo {
+    /// Discover the repository that `path` lies in, like `git -C path`.
+    pub fn discover(path: &Path) -> Result<Repo> {
+        let git = Repository::discover(path).map_err(|e| open_error(path, e))?;
+        Ok(Repo { git })
+    }
+
+    /// Open the repository git's environment names (`GIT_DIR` and friends), as inside a hook.
+    pub fn from_env() -> Result<Repo> {
+        let git = Repository::open_from_env()
+            .context("cannot open the repository named by git's environment")?;
+        Ok(Repo { git })
+    }
+
+    /// The underlying libgit2 handle, for the pristine checkout of the checks gate only.
+    pub fn raw(&self) -> &Repository {
+        &self.git
+    }
+
+    /// The git common dir, shared by every worktree (`.git` of the main worktree).
+    pub fn common_dir(&self) -> PathBuf {
+        self.git.commondir().to_path_buf()
+    }
+
+    /// The root of the worktree this handle was opened from, canonicalised; `None` when bare.
+    pub fn workdir(&self) -> Option<PathBuf> {
+        self.git.workdir().map(canonical)
+    }
+
+    /// Look up a commit by full or abbreviated hex id.
+    pub fn lookup_commit(&self, hex: &str) -> CommitLookup {
+        let object = match self.git.find_object_by_prefix(hex, None) {
+            Ok(object) => object,
+            Err(e) if e.code() == ErrorCode::Ambiguous => return CommitLookup::Ambiguous,
+            Err(_) => return CommitLookup::Unknown,
+        };
+        match object.kind() {
+            Some(ObjectType::Commit) => CommitLookup::Found(object.id()),
+            Some(ObjectType::Tag) => match object.peel_to_commit() {
+                Ok(commit) => CommitLookup::Found(commit.id()),
+                Err(_) => CommitLookup::NotACommit("tag".into()),
+            },
+            kind => CommitLookup::NotACommit(kind.map_or("unknown", |k| k.str()).into()),
+        }
+    }
+
+    /// The commit `refs/heads/<branch>` points at.
+    pub fn branch_tip(&self, branch: &str) -> Option<Oid> {
+        self.ref_target(&format!("refs/heads/{branch}"))
+    }
+
+    /// The commit a full ref name points at (peeled).
+    pub fn ref_target(&self, refname: &str) -> Option<Oid> {
+        let reference = self.git.find_reference(refname).ok()?;
+        reference.peel_to_commit().ok().map(|c| c.id())
+    }
+
+    /// Resolve a revision (`main`, `origin/main`, an id, `HEAD~2`) to a commit.
+    pub fn resolve_rev(&self, rev: &str) -> Option<Oid> {
+        let object = self.git.revparse_single(rev).ok()?;
+        object.peel_to_commit().ok().map(|c| c.id())
+    }
+
+    /// The short branch name `origin/HEAD` points at (e.g. `main`), if any.
+    pub fn origin_head_branch(&self) -> Option<String> {
+        let reference = self.git.find_reference("refs/remotes/origin/HEAD").ok()?;
+        let target = reference.symbolic_target()?;
+        target.strip_prefix("refs/remotes/").map(str::to_string)
+    }
+
+    /// Whether `ancestor` is `descendant` or reachable from it.
+    pub fn is_ancestor(&self, ancestor: Oid, descendant: Oid) -> bool {
+        ancestor == descendant
+            || self
+                .git
+                .graph_descendant_of(descendant, ancestor)
+                .unwrap_or(false)
+    }
+
+    /// The best common ancestor of two commits.
+    pub fn merge_base(&self, one: Oid, two: Oid) -> Option<Oid> {
+        self.git.merge_base(one, two).ok()
+    }
+
+    /// The first line of a commit's message.
+    pub fn summary(&self, id: Oid) -> Option<String> {
+        let commit = self.git.find_commit(id).ok()?;
+        commit.summary().map(str::to_string)
+    }
+
+    /// The parents of a commit.
+    pub fn parents(&self, id: Oid) -> Vec<Oid> {
+        self.git
+            .find_commit(id)
+            .map(|c| c.parent_ids().collect())
+            .unwrap_or_default()
+    }
+
+    /// The tree id of a commit.
+    pub fn tree_of(&self, id: Oid) -> Option<Oid> {
+        self.git.find_commit(id).ok().map(|c| c.tree_id())
+    }
+
+    /// Number of commits reachable from `tip` but not from `base`.
+    pub fn count_commits(&self, base: Option<Oid>, tip: Oid) -> Result<usize> {
+        let mut walk = self.git.revwalk()?;
+        walk.push(tip)?;
+        if let Some(base) = base {
+            walk.hide(base)?;
+        }
+        Ok(walk.count())
+    }
+
+    /// The blob at `path` in `commit`'s tree, if it is a file.
+    pub fn read_blob(&self, commit: Oid, path: &str) -> Option<Vec<u8>> {
+        let tree = self.git.find_commit(commit).ok()?.tree().ok()?;
+        let entry = tree.get_path(Path::new(path)).ok()?;
+        let blob = self.git.find_blob(entry.id()).ok()?;
+        Some(blob.content().to_vec())
+    }
+
+    /// What `path` is in `commit`'s tree: its object id and whether it is a directory.
+    pub fn tree_entry(&self, commit: Oid, path: &str) -> Option<(Oid, bool)> {
+        let tree = self.git.find_commit(commit).ok()?.tree().ok()?;
+        let entry = tree.get_path(Path::new(path.trim_end_matches('/'))).ok()?;
+        Some((entry.id(), entry.kind() == Some(ObjectType::Tree)))
+    }
+
+    /// The blob id of `path` in `commit`, for binding approvals to a contract version.
+    pub fn blob_id(&self, commit: Oid, path: &str) -> Option<Oid> {
+        self.tree_entry(commit, path)
+            .filter(|(_, dir)| !dir)
+            .map(|(id, _)| id)
+    }
+
+    /// The blob id `git hash-object` would give `bytes`.
+    pub fn hash_blob(bytes: &[u8]) -> Option<Oid> {
+        Oid::hash_object(ObjectType::Blob, bytes).ok()
+    }
+}
+
+/// Canonicalise a path (symlinks resolved); when it does not exist, drop trailing slashes only.
+pub fn canonical(path: &Path) -> PathBuf {
+    std::fs::canonicalize(path).unwrap_or_else(|_| {
+        let text = path.to_string_lossy();
+        let trimmed = text.trim_end_matches('/');
+        PathBuf::from(if trimmed.is_empty() { "/" } else { trimmed })
+    })
+}
+
+/// Turn a libgit2 open error into one that names the path and, for an unsupported
+/// extension (reftable, …), the extension.
+fn open_error(path: &Path, err: git2::Error) -> anyhow::Error {
+    let msg = err.message().to_string();
+    if err.code() == ErrorCode::NotFound && msg.contains("could not find repository") {
+        anyhow::anyhow!("{} is not inside a git repository", path.display())
+    } else if msg.contains("extension") {
+        anyhow::anyhow!(
+            "cannot open the repository at {}: {msg} (libgit2 does not support this repository extension)",
+            path.display()
+        )
+    } else {
+        anyhow::anyhow!("cannot open the repository at {}: {msg}", path.display())
+    }
+}

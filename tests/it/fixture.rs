@@ -25,7 +25,11 @@ impl Fixture {
         let mut opts = git2::RepositoryInitOptions::new();
         opts.initial_head("main");
         let repo = Repository::init_opts(&path, &opts).unwrap();
-        let fx = Fixture { tmp, repo, tick: Cell::new(0) };
+        let fx = Fixture {
+            tmp,
+            repo,
+            tick: Cell::new(0),
+        };
         fx.commit("main", &[("README.md", Some("hello\n"))], "initial");
         fx.checkout(&fx.root());
         fx
@@ -74,7 +78,10 @@ impl Fixture {
         let tree = self.repo.find_tree(tree_id).unwrap();
         let sig = self.sig();
         let parents: Vec<&git2::Commit> = parent.iter().collect();
-        let id = self.repo.commit(None, &sig, &sig, msg, &tree, &parents).unwrap();
+        let id = self
+            .repo
+            .commit(None, &sig, &sig, msg, &tree, &parents)
+            .unwrap();
         self.repo.reference(&refname, id, true, msg).unwrap();
         id
     }
@@ -84,7 +91,10 @@ impl Fixture {
         let dir = self.tmp.path().join("wt");
         std::fs::create_dir_all(&dir).unwrap();
         let path = dir.join(name);
-        let reference = self.repo.find_reference(&format!("refs/heads/{branch}")).unwrap();
+        let reference = self
+            .repo
+            .find_reference(&format!("refs/heads/{branch}"))
+            .unwrap();
         let mut opts = git2::WorktreeAddOptions::new();
         opts.reference(Some(&reference));
         self.repo.worktree(name, &path, Some(&opts)).unwrap();
@@ -135,8 +145,13 @@ pub fn closegate_stdin(cwd: &Path, args: &[&str], stdin: Option<&[u8]>) -> Outpu
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_closegate"));
     cmd.args(args).current_dir(cwd);
     hermetic(&mut cmd, cwd);
-    cmd.stdin(if stdin.is_some() { std::process::Stdio::piped() } else { std::process::Stdio::null() });
-    cmd.stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::piped());
+    cmd.stdin(if stdin.is_some() {
+        std::process::Stdio::piped()
+    } else {
+        std::process::Stdio::null()
+    });
+    cmd.stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
     let mut child = cmd.spawn().unwrap();
     if let Some(bytes) = stdin {
         child.stdin.take().unwrap().write_all(bytes).unwrap();
@@ -166,7 +181,11 @@ pub fn hermetic(cmd: &mut Command, home: &Path) {
 /// Run the `git` CLI hermetically in `cwd`; panics with its stderr on failure.
 pub fn git(cwd: &Path, args: &[&str]) -> String {
     let out = git_output(cwd, args);
-    assert!(out.status.success(), "git {args:?} failed: {}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "git {args:?} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     String::from_utf8(out.stdout).unwrap()
 }
 

@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# closegate's main job on a scratch repository it builds itself: four agents return, closegate
+# checks each against the repository and answers with one of the four verdicts.
+# No network; everything it creates lives in one temporary directory, removed at the end.
+set -euo pipefail
+here=$(cd "$(dirname "$0")/.." && pwd)
+
+echo "building closegate (release)..."
+cargo build --release --quiet --manifest-path "$here/Cargo.toml"
+closegate="${CARGO_TARGET_DIR:-$here/target}/release/closegate"
+
+scratch=$(mktemp -d "${TMPDIR:-/tmp}/closegate-demo.XXXXXX")
+trap 'rm -rf "$scratch"' EXIT
+export GIT_CONFIG_NOSYSTEM=1 HOME="$scratch" GIT_AUTHOR_NAME=demo GIT_AUTHOR_EMAIL=demo@example.com \
+  GIT_COMMITTER_NAME=demo GIT_COMMITTER_EMAIL=demo@example.com
+unset GIT_DIR GIT_WORK_TREE GIT_INDEX_FILE
+
+repo="$scratch/repo"
+git init -q -b main "$repo"
+cd "$repo"
+mkdir -p src tests
+echo 'add() { echo $(( $1 + $2 )); }' > src/add.sh
+printf '. src/add.sh\n[ "$(add 2 2)" = 4 ]\n' > tests/add_test.sh
+cat > .closegate.toml <<'TOML'
+base = "main"
+
+[[checks]]
+name = "unit"
+run = "sh tests/add_test.sh"
+timeout_s = 60
+TOML
+git add -A && git commit -q -m "calculator with its test and the gate configuration"
+
+# status <worktree> <slug> <state> [close]: write the agent's status document.
+status() {
+  local wt=$1 slug=$2 state=$3 sha branch subject
+  sha=$(git -C "$wt" rev-parse HEAD); branch=$(git -C "$wt" symbolic-ref --short HEAD)
+  subject=$(git -C "$wt" log -1 --format=%s)
+  {
+    printf '# STATUS — %s\n\n- state: %s\n' "$slug" "$state"
+    printf -- '- abstract: %s\n' "work on $slug, proven by the unit check"
+    printf -- '- last commit: %s — %s\n' "${sha:0:12}" "$subject"
+    printf -- '- done: the change is in, proven by the unit check\n'
+    printf -- '- next / blocked-on: %s\n' "$([ "$state" = in-progress ] && echo 'finish the change' || echo none)"
+    printf -- '- artifacts:\n  - src/%s.sh\n' "$slug"
+    if [ "$state" != in-progress ]; then
+      printf '\nCLOSE-OK · %s · commit %s · branch %s · worktree %s\n' "$slug" "${4:-${sha:0:12}}" "$branch" "$wt"
+    fi
+  } > "$wt/_EXEC_STATUS.md"
+}
+
+# agent <slug>: a linked worktree on agent/<slug> with one new file committed.
+agent() {
+  local wt="$scratch/wt/$1"
+  git worktree add -q -b "agent/$1" "$wt" main
+  echo "echo $1" > "$wt/src/$1.sh"
+  git -C "$wt" add -A && git -C "$wt" commit -q -m "add $1"
+  echo "$wt"
+}
+
+honest=$(agent honest);   status "$honest" honest close-ok
+cheater=$(agent cheater)
+echo 'true' > "$cheater/tests/add_test.sh"           # "fixes" the test instead of the code
+git -C "$cheater" commit -qam "make the test pass"; status "$cheater" cheater close-ok
+stale=$(agent stale);     stale_sha=$(git -C "$stale" rev-parse HEAD)
+echo 'more' >> "$stale/src/stale.sh"; git -C "$stale" commit -qam "more after the status was written"
+status "$stale" stale close-ok "${stale_sha:0:12}"   # names the commit before the tip
+busy=$(agent busy);       status "$busy" busy in-progress
+
+echo
+printf '%-10s %-15s %s\n' agent verdict "first finding"
+for wt in "$honest" "$cheater" "$stale" "$busy"; do
+  set +e
+  out=$("$closegate" check "$wt" 2>&1); code=$?
+  set -e
+  verdict=$(printf '%s\n' "$out" | head -n1 | cut -d' ' -f1)
+  first=$(printf '%s\n' "$out" | grep -m1 -oE '(refusal|review|gap) [a-z0-9-]+' || true)
+  printf '%-10s %-15s %s\n' "$(basename "$wt")" "$verdict (exit $code)" "${first:-—}"
+done

@@ -1,0 +1,212 @@
+//! Gate `close` (SPEC §4.3): the CLOSE-OK line against the repository, never against prose.
+
+use std::path::Path;
+
+use git2::Oid;
+
+use crate::doc::{CloseLine, StatusDoc};
+use crate::finding::{Finding, Severity};
+use crate::repo::{self, CommitLookup, Repo};
+
+/// What the close gate needs besides the document.
+pub struct Ctx<'a> {
+    pub repo: &'a Repo,
+    /// The worktree being checked (canonical root).
+    pub worktree: &'a Path,
+    /// The status document's repo-relative path (exempt from dirty/untracked and "not tip").
+    pub status_file: &'a str,
+    /// `--no-worktree`: the worktree cannot exist here (CI).
+    pub no_worktree: bool,
+}
+
+/// Check the close line; returns the commit it names when that commit exists.
+pub fn run(ctx: &Ctx, doc: &StatusDoc, close: &CloseLine) -> (Option<Oid>, Vec<Finding>) {
+    let mut findings = Vec::new();
+    let commit = resolve_commit(ctx.repo, close, &mut findings);
+    let tip = ctx.repo.branch_tip(&close.branch);
+    if tip.is_none() {
+        let msg = format!("no branch `refs/heads/{}` in this repository", close.branch);
+        findings.push(Finding::new("close-branch-unknown", msg).at_line(close.line));
+    }
+    if let (Some(commit), Some(tip)) = (commit, tip) {
+        findings.extend(branch_position(ctx, close, commit, tip));
+    }
+    if let Some(commit) = commit {
+        findings.extend(last_commit(ctx.repo, doc, commit));
+    }
+    findings.extend(worktree(ctx, close));
+    (commit, findings)
+}
+
+fn resolve_commit(repo: &Repo, close: &CloseLine, findings: &mut Vec<Finding>) -> Option<Oid> {
+    let (code, msg) = match repo.lookup_commit(&close.commit) {
+        CommitLookup::Found(id) => return Some(id),
+        CommitLookup::Unknown => (
+            "close-commit-unknown",
+            format!("no commit `{}` in this repository", close.commit),
+        ),
+        CommitLookup::NotACommit(kind) => (
+            "close-commit-unknown",
+            format!("`{}` names a {kind}, not a commit", close.commit),
+        ),
+        CommitLookup::Ambiguous => (
+            "close-commit-ambiguous",
+            format!(
+                "`{}` matches several objects; write more digits of the commit id",
+                close.commit
+            ),
+        ),
+    };
+    findings.push(Finding::new(code, msg).at_line(close.line));
+    None
+}
+
+/// `close-commit-not-on-branch` / `close-commit-not-tip` (one trailing status-only commit allowed).
+fn branch_position(ctx: &Ctx, close: &CloseLine, commit: Oid, tip: Oid) -> Option<Finding> {
+    let repo = ctx.repo;
+    if commit == tip {
+        return None;
+    }
+    let branch = &close.branch;
+    if !repo.is_ancestor(commit, tip) {
+        let msg = format!(
+            "commit {} is not reachable from `{branch}` (tip {})",
+            short(commit),
+            short(tip)
+        );
+        return Some(Finding::new("close-commit-not-on-branch", msg).at_line(close.line));
+    }
+    if is_status_only_commit(ctx, commit, tip) {
+        return None;
+    }
+    let ahead = repo.count_commits(Some(commit), tip).unwrap_or(0);
+    let msg = format!(
+        "`{branch}` has moved {ahead} commit(s) past {} to {}; the close line must name the tip",
+        short(commit),
+        short(tip)
+    );
+    Some(Finding::new("close-commit-not-tip", msg).at_line(close.line))
+}
+
+/// Exactly one commit after `commit` that changes only the status document.
+fn is_status_only_commit(ctx: &Ctx, commit: Oid, tip: Oid) -> bool {
+    if ctx.repo.parents(tip) != [commit] {
+        return false;
+    }
+    match ctx.repo.changes(Some(commit), tip) {
+        Ok(changes) => changes
+            .iter()
+            .all(|c| c.paths().iter().all(|p| *p == ctx.status_file)),
+        Err(_) => false,
+    }
+}
+
+/// `close-last-commit-mismatch`: `last commit` must name the same commit with its summary.
+fn last_commit(repo: &Repo, doc: &StatusDoc, commit: Oid) -> Option<Finding> {
+    let last = doc.last_commit.as_ref()?;
+    let full = commit.to_string();
+    let msg = if !full.starts_with(&last.sha.to_ascii_lowercase()) {
+        format!(
+            "`last commit` names {} but the close line names {}",
+            last.sha,
+            short(commit)
+        )
+    } else {
+        let summary = repo.summary(commit).unwrap_or_default();
+        if summary == last.subject {
+            return None;
+        }
+        format!(
+            "`last commit` subject {:?} differs from the commit's summary {:?}",
+            last.subject, summary
+        )
+    };
+    Some(Finding::new("close-last-commit-mismatch", msg).at_line(last.line))
+}
+
+/// The worktree checks: registered, the one checked, on the branch, clean, untracked.
+fn worktree(ctx: &Ctx, close: &CloseLine) -> Vec<Finding> {
+    let named = Path::new(&close.worktree);
+    let at = |code: &'static str, msg: String| Finding::new(code, msg).at_line(close.line);
+    if ctx.no_worktree {
+        if named.is_dir() {
+            return Vec::new();
+        }
+        let msg = format!(
+            "worktree {} is not on this machine (not checked: --no-worktree)",
+            close.worktree
+        );
+        return vec![at("close-worktree-absent", msg).with_severity(Severity::Warning)];
+    }
+    let Some(info) = ctx.repo.worktree_at(named) else {
+        let msg = format!("{} is not a worktree of this repository", close.worktree);
+        return vec![at("close-worktree-unknown", msg)];
+    };
+    if !info.exists {
+        let msg = format!(
+            "worktree {} is registered but not on this machine",
+            close.worktree
+        );
+        return vec![at("close-worktree-absent", msg)];
+    }
+    if info.path != ctx.worktree {
+        let msg = format!(
+            "the close line names {} but the worktree checked is {}",
+            info.path.display(),
+            ctx.worktree.display()
+        );
+        return vec![at("close-worktree-mismatch", msg)];
+    }
+    let mut findings = Vec::new();
+    let want = format!("refs/heads/{}", close.branch);
+    let head = info.head_ref();
+    if head.as_deref() != Some(want.as_str()) {
+        let found = head.unwrap_or_else(|| "a detached HEAD".into());
+        findings.push(at(
+            "close-worktree-branch",
+            format!("the worktree's HEAD is {found}, expected {want}"),
+        ));
+    }
+    match repo::status_of(&info.path, ctx.status_file) {
+        Ok(status) => findings.extend(status_findings(&status, close.line)),
+        Err(err) => findings.push(at(
+            "close-worktree-absent",
+            format!("cannot read the worktree: {err:#}"),
+        )),
+    }
+    findings
+}
+
+fn status_findings(status: &repo::WorktreeStatus, line: usize) -> Vec<Finding> {
+    let mut findings = Vec::new();
+    if !status.dirty.is_empty() {
+        let msg = format!(
+            "uncommitted changes to tracked files: {}",
+            list(&status.dirty)
+        );
+        findings.push(Finding::new("close-worktree-dirty", msg).at_line(line));
+    }
+    if !status.untracked.is_empty() {
+        let msg = format!(
+            "untracked files (teardown refuses them): {}",
+            list(&status.untracked)
+        );
+        findings.push(Finding::new("close-worktree-untracked", msg).at_line(line));
+    }
+    findings
+}
+
+/// At most ten paths, then a count of the rest.
+pub fn list(paths: &[String]) -> String {
+    let shown: Vec<&str> = paths.iter().take(10).map(String::as_str).collect();
+    let mut text = shown.join(", ");
+    if paths.len() > 10 {
+        text.push_str(&format!(" and {} more", paths.len() - 10));
+    }
+    text
+}
+
+/// The first 12 hex digits of an id.
+pub fn short(id: Oid) -> String {
+    id.to_string()[..12].to_string()
+}

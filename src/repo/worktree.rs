@@ -1,0 +1,135 @@
+//! Worktrees of a repository: the main one (which libgit2's list leaves out) and the linked ones,
+//! their HEADs, and the scan of a worktree for changes and untracked files.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result};
+use git2::{Oid, Repository, Status, StatusOptions};
+
+use super::{Repo, canonical};
+
+/// One worktree of the repository.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WorktreeInfo {
+    /// Canonical path of the working directory.
+    pub path: PathBuf,
+    /// libgit2's name of a linked worktree; `None` for the main one.
+    pub name: Option<String>,
+    pub main: bool,
+    /// Whether the working directory is on this machine.
+    pub exists: bool,
+    /// The lock reason when locked (empty when locked without a reason).
+    pub locked: Option<String>,
+    /// Its administrative directory (`.git` or `.git/worktrees/<name>`).
+    pub admin_dir: PathBuf,
+}
+
+impl WorktreeInfo {
+    /// The full ref HEAD points at (`refs/heads/x`), or `None` when detached or unreadable.
+    pub fn head_ref(&self) -> Option<String> {
+        let head = std::fs::read_to_string(self.admin_dir.join("HEAD")).ok()?;
+        head.trim_end().strip_prefix("ref: ").map(str::to_string)
+    }
+}
+
+/// What a worktree holds beyond its HEAD commit.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct WorktreeStatus {
+    /// Tracked paths with staged or unstaged changes.
+    pub dirty: Vec<String>,
+    /// Untracked, not-ignored files, one by one (inside untracked folders too).
+    pub untracked: Vec<String>,
+}
+
+impl Repo {
+    /// Every worktree: the main one first (when the repository is not bare), then linked ones.
+    pub fn worktrees(&self) -> Vec<WorktreeInfo> {
+        let common = canonical(&self.common_dir());
+        let mut all = Vec::new();
+        if let Some(main) = self.main_worktree(&common) {
+            all.push(main);
+        }
+        let names = self
+            .git
+            .worktrees()
+            .map(|a| a.iter().flatten().map(str::to_string).collect::<Vec<_>>());
+        for name in names.unwrap_or_default() {
+            if let Ok(wt) = self.git.find_worktree(&name) {
+                let locked = match wt.is_locked() {
+                    Ok(git2::WorktreeLockStatus::Locked(reason)) => {
+                        Some(reason.unwrap_or_default())
+                    }
+                    _ => None,
+                };
+                all.push(WorktreeInfo {
+                    path: canonical(wt.path()),
+                    exists: wt.path().join(".git").exists(),
+                    admin_dir: common.join("worktrees").join(&name),
+                    name: Some(name),
+                    main: false,
+                    locked,
+                });
+            }
+        }
+        all
+    }
+
+    /// The worktree whose directory is `path` (compared canonicalised).
+    pub fn worktree_at(&self, path: &Path) -> Option<WorktreeInfo> {
+        let wanted = canonical(path);
+        self.worktrees().into_iter().find(|w| w.path == wanted)
+    }
+
+    fn main_worktree(&self, common: &Path) -> Option<WorktreeInfo> {
+        let main = Repository::open(common).ok()?;
+        if main.is_bare() {
+            return None;
+        }
+        let path = canonical(main.workdir()?);
+        Some(WorktreeInfo {
+            exists: path.is_dir(),
+            path,
+            name: None,
+            main: true,
+            locked: None,
+            admin_dir: common.to_path_buf(),
+        })
+    }
+
+    /// The commit HEAD of the worktree at `path` points at.
+    pub fn worktree_head(&self, path: &Path) -> Option<Oid> {
+        let repo = Repository::open(path).ok()?;
+        repo.head().ok()?.peel_to_commit().ok().map(|c| c.id())
+    }
+}
+
+/// Scan the worktree at `path` for changes to tracked files and for untracked files,
+/// leaving out `exempt` (the status document, repo-relative).
+pub fn status_of(path: &Path, exempt: &str) -> Result<WorktreeStatus> {
+    let repo = Repository::open(path)
+        .with_context(|| format!("cannot open the worktree {}", path.display()))?;
+    let mut opts = StatusOptions::new();
+    opts.include_untracked(true)
+        .recurse_untracked_dirs(true)
+        .include_ignored(false)
+        .renames_head_to_index(false)
+        .renames_index_to_workdir(false)
+        .update_index(false);
+    let statuses = repo
+        .statuses(Some(&mut opts))
+        .with_context(|| format!("cannot read the status of the worktree {}", path.display()))?;
+    let mut status = WorktreeStatus::default();
+    for entry in statuses.iter() {
+        let Some(file) = entry.path() else { continue };
+        if file == exempt {
+            continue;
+        }
+        let flags = entry.status();
+        if flags.contains(Status::WT_NEW) {
+            status.untracked.push(file.to_string());
+        } else if !flags.is_empty() && !flags.contains(Status::IGNORED) {
+            status.dirty.push(file.to_string());
+        }
+    }
+    Ok(status)
+}

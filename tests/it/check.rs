@@ -1,0 +1,701 @@
+//! `closegate check` against real repositories: every code of SPEC §4.2–§4.6 from a scenario.
+
+use std::path::{Path, PathBuf};
+
+use git2::Oid;
+use serde_json::Value;
+
+use crate::fixture::{Fixture, closegate, git, parts};
+
+const PASSING_CONFIG: &str =
+    "[[checks]]\nname = \"smoke\"\nrun = \"test -f src/lib.rs\"\ntimeout_s = 60\n";
+
+/// A repository whose `main` carries `config`, an `agent/x` branch with one commit and a linked
+/// worktree `wt/x` on it.
+struct Scene {
+    fx: Fixture,
+    wt: PathBuf,
+    tip: Oid,
+}
+
+impl Scene {
+    fn new(config: Option<&str>) -> Scene {
+        let fx = Fixture::new();
+        if let Some(config) = config {
+            fx.commit(
+                "main",
+                &[(".closegate.toml", Some(config))],
+                "configure closegate",
+            );
+        }
+        let tip = fx.commit(
+            "agent/x",
+            &[("src/lib.rs", Some("pub fn x() {}\n"))],
+            "add x",
+        );
+        let wt = fx.worktree("x", "agent/x");
+        Scene { fx, wt, tip }
+    }
+
+    fn wt_str(&self) -> String {
+        self.wt.canonicalize().unwrap().display().to_string()
+    }
+
+    /// Write a close-ok status document naming `sha`, `branch` and `worktree`.
+    fn write_status(&self, sha: &str, branch: &str, worktree: &str) {
+        let subject = self
+            .fx
+            .repo
+            .find_commit(self.tip)
+            .unwrap()
+            .summary()
+            .unwrap()
+            .to_string();
+        let text = status_doc(
+            "x",
+            "close-ok",
+            &format!("{sha} — {subject}"),
+            sha,
+            branch,
+            worktree,
+        );
+        std::fs::write(self.wt.join("_EXEC_STATUS.md"), text).unwrap();
+    }
+
+    /// The honest status document: the tip, the branch, this worktree.
+    fn honest(&self) {
+        self.write_status(&self.tip.to_string()[..12], "agent/x", &self.wt_str());
+    }
+
+    fn check(&self, args: &[&str]) -> (i32, Value) {
+        check_in(&self.wt, args)
+    }
+}
+
+fn status_doc(
+    slug: &str,
+    state: &str,
+    last_commit: &str,
+    sha: &str,
+    branch: &str,
+    worktree: &str,
+) -> String {
+    format!(
+        "# STATUS — {slug}\n\n- state: {state}\n- abstract: adds x, proven by the smoke check\n\
+         - last commit: {last_commit}\n- done: x exists, proven by the smoke check\n\
+         - next / blocked-on: none\n- artifacts:\n  - src/lib.rs\n- updated: 2026-11-29\n\n\
+         CLOSE-OK · {slug} · commit {sha} · branch {branch} · worktree {worktree}\n"
+    )
+}
+
+fn check_in(dir: &Path, args: &[&str]) -> (i32, Value) {
+    let mut all = vec!["check", "--format", "json"];
+    all.extend_from_slice(args);
+    let out = closegate(dir, &all);
+    let (code, stdout, stderr) = parts(&out);
+    let value = serde_json::from_str(&stdout).unwrap_or_else(|e| {
+        panic!("no JSON report (exit {code}): {e}\nstdout: {stdout}\nstderr: {stderr}")
+    });
+    (code, value)
+}
+
+fn codes(report: &Value) -> Vec<String> {
+    report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["code"].as_str().unwrap().to_string())
+        .collect()
+}
+
+fn finding<'a>(report: &'a Value, code: &str) -> &'a Value {
+    let all = report["findings"].as_array().unwrap();
+    all.iter()
+        .find(|f| f["code"] == code)
+        .unwrap_or_else(|| panic!("no {code} in {:?}", codes(report)))
+}
+
+fn has(report: &Value, code: &str) -> bool {
+    codes(report).iter().any(|c| c == code)
+}
+
+#[test]
+fn honest_return_is_verified_and_mergeable() {
+    let s = Scene::new(Some(PASSING_CONFIG));
+    s.honest();
+    let (code, report) = s.check(&[]);
+    assert_eq!(codes(&report), Vec::<String>::new());
+    assert_eq!(code, 0);
+    assert_eq!(report["verdict"], "VERIFIED");
+    assert_eq!(report["mergeable"], true);
+    assert_eq!(report["commit"], s.tip.to_string());
+    assert_eq!(report["branch"], "agent/x");
+    assert_eq!(report["base"], "main");
+    assert_eq!(report["checks"][0]["name"], "smoke");
+    assert_eq!(report["checks"][0]["exit_code"], 0);
+    assert_eq!(
+        report["artifacts"][0],
+        serde_json::json!({"path": "src/lib.rs", "present": true})
+    );
+}
+
+#[test]
+fn report_has_every_schema_field() {
+    let s = Scene::new(Some(PASSING_CONFIG));
+    s.honest();
+    let (_, report) = s.check(&["--no-record"]);
+    for key in [
+        "schema",
+        "tool",
+        "verdict",
+        "mergeable",
+        "slug",
+        "state",
+        "commit",
+        "branch",
+        "worktree",
+        "base",
+        "base_commit",
+        "findings",
+        "artifacts",
+        "protected",
+        "checks",
+        "approval",
+    ] {
+        assert!(report.get(key).is_some(), "missing {key}");
+    }
+    assert_eq!(report["schema"], 1);
+    assert!(report["tool"].as_str().unwrap().starts_with("closegate "));
+    assert_eq!(report["state"], "close-ok");
+    assert!(report["approval"].is_null());
+}
+
+#[test]
+fn no_checks_configured_is_unverified() {
+    let s = Scene::new(None);
+    s.honest();
+    let (code, report) = s.check(&[]);
+    assert_eq!(codes(&report), ["checks-none"]);
+    assert_eq!(code, 4);
+    assert_eq!(report["verdict"], "UNVERIFIED");
+    assert_eq!(report["mergeable"], false);
+}
+
+#[test]
+fn no_checks_flag_is_unverified() {
+    let s = Scene::new(Some(PASSING_CONFIG));
+    s.honest();
+    let (code, report) = s.check(&["--no-checks"]);
+    assert_eq!(codes(&report), ["checks-skipped"]);
+    assert_eq!(code, 4);
+}
+
+#[test]
+fn unknown_commit_is_refused() {
+    let s = Scene::new(Some(PASSING_CONFIG));
+    s.write_status("deadbeefdeadbeef", "agent/x", &s.wt_str());
+    let (code, report) = s.check(&[]);
+    assert!(has(&report, "close-commit-unknown"), "{:?}", codes(&report));
+    assert_eq!(finding(&report, "close-commit-unknown")["line"], 12);
+    assert_eq!(code, 1);
+    assert_eq!(report["verdict"], "FAIL");
+}
+
+#[test]
+fn ambiguous_commit_is_refused() {
+    let s = Scene::new(Some(PASSING_CONFIG));
+    // Two blobs whose ids share the 7-digit prefix c67420a (found offline, ids are stable).
+    let a = s.fx.repo.blob(b"ambiguous 4523\n").unwrap();
+    let b = s.fx.repo.blob(b"ambiguous 14795\n").unwrap();
+    assert_eq!(&a.to_string()[..7], &b.to_string()[..7]);
+    s.write_status("c67420a", "agent/x", &s.wt_str());
+    let (code, report) = s.check(&[]);
+    assert!(
+        has(&report, "close-commit-ambiguous"),
+        "{:?}",
+        codes(&report)
+    );
+    assert_eq!(code, 1);
+}
+
+#[test]
+fn unknown_branch_is_refused() {
+    let s = Scene::new(Some(PASSING_CONFIG));
+    s.write_status(&s.tip.to_string(), "agent/nope", &s.wt_str());
+    let (_, report) = s.check(&[]);
+    assert!(has(&report, "close-branch-unknown"), "{:?}", codes(&report));
+}
+
+#[test]
+fn commit_on_another_branch_is_refused() {
+    let s = Scene::new(Some(PASSING_CONFIG));
+    let other =
+        s.fx.commit("agent/other", &[("other.txt", Some("o\n"))], "other work");
+    s.write_status(&other.to_string(), "agent/x", &s.wt_str());
+    let (_, report) = s.check(&[]);
+    assert!(
+        has(&report, "close-commit-not-on-branch"),
+        "{:?}",
+        codes(&report)
+    );
+}
+
+#[test]
+fn branch_moved_past_the_commit_is_refused() {
+    let s = Scene::new(Some(PASSING_CONFIG));
+    let stale = s.tip;
+    s.fx.commit("agent/x", &[("src/more.rs", Some("more\n"))], "more work");
+    s.fx.checkout(&s.wt);
+    s.write_status(&stale.to_string(), "agent/x", &s.wt_str());
+    let (code, report) = s.check(&[]);
+    assert!(has(&report, "close-commit-not-tip"), "{:?}", codes(&report));
+    assert_eq!(code, 1);
+}
+
+#[test]
+fn one_trailing_status_only_commit_is_accepted() {
+    let s = Scene::new(Some(PASSING_CONFIG));
+    s.honest();
+    let text = std::fs::read_to_string(s.wt.join("_EXEC_STATUS.md")).unwrap();
+    s.fx.commit("agent/x", &[("_EXEC_STATUS.md", Some(&text))], "status");
+    s.fx.checkout(&s.wt);
+    let (code, report) = s.check(&[]);
+    assert_eq!(codes(&report), Vec::<String>::new());
+    assert_eq!(code, 0);
+    assert_eq!(
+        report["commit"],
+        s.tip.to_string(),
+        "the verified commit is the one the close line names"
+    );
+}
+
+#[test]
+fn two_trailing_status_commits_are_refused() {
+    let s = Scene::new(Some(PASSING_CONFIG));
+    s.honest();
+    let text = std::fs::read_to_string(s.wt.join("_EXEC_STATUS.md")).unwrap();
+    s.fx.commit(
+        "agent/x",
+        &[("_EXEC_STATUS.md", Some("draft\n"))],
+        "status draft",
+    );
+    s.fx.commit("agent/x", &[("_EXEC_STATUS.md", Some(&text))], "status");
+    s.fx.checkout(&s.wt);
+    let (_, report) = s.check(&[]);
+    assert!(has(&report, "close-commit-not-tip"), "{:?}", codes(&report));
+}
+
+#[test]
+fn last_commit_naming_another_commit_or_subject_is_refused() {
+    let s = Scene::new(Some(PASSING_CONFIG));
+    let wt = s.wt_str();
+    let sha = s.tip.to_string();
+    let text = status_doc(
+        "x",
+        "close-ok",
+        "0123456789ab — add x",
+        &sha,
+        "agent/x",
+        &wt,
+    );
+    std::fs::write(s.wt.join("_EXEC_STATUS.md"), text).unwrap();
+    let (_, report) = s.check(&[]);
+    assert!(
+        has(&report, "close-last-commit-mismatch"),
+        "{:?}",
+        codes(&report)
+    );
+    assert_eq!(finding(&report, "close-last-commit-mismatch")["line"], 5);
+
+    let text = status_doc(
+        "x",
+        "close-ok",
+        &format!("{} — add y", &sha[..9]),
+        &sha,
+        "agent/x",
+        &wt,
+    );
+    std::fs::write(s.wt.join("_EXEC_STATUS.md"), text).unwrap();
+    let (_, report) = s.check(&[]);
+    assert!(
+        has(&report, "close-last-commit-mismatch"),
+        "{:?}",
+        codes(&report)
+    );
+}
+
+#[test]
+fn path_that_is_no_worktree_is_refused() {
+    let s = Scene::new(Some(PASSING_CONFIG));
+    let elsewhere = s.fx.tmp.path().join("elsewhere");
+    std::fs::create_dir_all(&elsewhere).unwrap();
+    s.write_status(
+        &s.tip.to_string(),
+        "agent/x",
+        &elsewhere.display().to_string(),
+    );
+    let (_, report) = s.check(&[]);
+    assert!(
+        has(&report, "close-worktree-unknown"),
+        "{:?}",
+        codes(&report)
+    );
+}
+
+#[test]
+fn close_line_naming_another_worktree_is_refused() {
+    let s = Scene::new(Some(PASSING_CONFIG));
+    s.fx.commit("agent/y", &[("y.txt", Some("y\n"))], "y");
+    let other = s.fx.worktree("y", "agent/y");
+    s.write_status(&s.tip.to_string(), "agent/x", &other.display().to_string());
+    let (_, report) = s.check(&[]);
+    assert!(
+        has(&report, "close-worktree-mismatch"),
+        "{:?}",
+        codes(&report)
+    );
+}
+
+#[test]
+fn worktree_paths_are_compared_canonically() {
+    let s = Scene::new(Some(PASSING_CONFIG));
+    let link = s.fx.tmp.path().join("link-to-x");
+    std::os::unix::fs::symlink(&s.wt, &link).unwrap();
+    s.write_status(
+        &s.tip.to_string(),
+        "agent/x",
+        &format!("{}/", link.display()),
+    );
+    let (code, report) = s.check(&[]);
+    assert_eq!(codes(&report), Vec::<String>::new());
+    assert_eq!(code, 0);
+}
+
+#[test]
+fn main_worktree_is_recognised() {
+    let fx = Fixture::new();
+    fx.commit(
+        "main",
+        &[(".closegate.toml", Some(PASSING_CONFIG))],
+        "configure",
+    );
+    let tip = fx.commit("agent/m", &[("src/lib.rs", Some("m\n"))], "add m");
+    git(&fx.root(), &["checkout", "-q", "-f", "agent/m"]);
+    let root = fx.root().canonicalize().unwrap().display().to_string();
+    let text = status_doc(
+        "m",
+        "close-ok",
+        &format!("{} — add m", &tip.to_string()[..10]),
+        &tip.to_string(),
+        "agent/m",
+        &root,
+    );
+    std::fs::write(fx.root().join("_EXEC_STATUS.md"), text).unwrap();
+    let (code, report) = check_in(&fx.root(), &[]);
+    assert_eq!(codes(&report), Vec::<String>::new());
+    assert_eq!(code, 0);
+}
+
+#[test]
+fn registered_worktree_not_on_this_machine_is_a_gap() {
+    let s = Scene::new(Some(PASSING_CONFIG));
+    s.fx.commit("agent/gone", &[("g.txt", Some("g\n"))], "g");
+    let gone = s.fx.worktree("gone", "agent/gone");
+    let gone_str = gone.canonicalize().unwrap().display().to_string();
+    std::fs::remove_dir_all(&gone).unwrap();
+    s.write_status(&s.tip.to_string(), "agent/x", &gone_str);
+    let (_, report) = s.check(&[]);
+    assert_eq!(finding(&report, "close-worktree-absent")["severity"], "gap");
+}
+
+#[test]
+fn no_worktree_turns_absent_into_a_warning() {
+    let s = Scene::new(Some(PASSING_CONFIG));
+    s.write_status(
+        &s.tip.to_string()[..7],
+        "agent/x",
+        "/runner/has/no/such/worktree",
+    );
+    let (code, report) = s.check(&["--no-worktree"]);
+    assert_eq!(codes(&report), ["close-worktree-absent"]);
+    assert_eq!(
+        finding(&report, "close-worktree-absent")["severity"],
+        "warning"
+    );
+    assert_eq!(code, 0);
+}
+
+#[test]
+fn worktree_on_another_branch_is_refused() {
+    let s = Scene::new(Some(PASSING_CONFIG));
+    s.honest();
+    git(&s.wt, &["checkout", "-q", "-b", "agent/side"]);
+    let (_, report) = s.check(&[]);
+    assert!(
+        has(&report, "close-worktree-branch"),
+        "{:?}",
+        codes(&report)
+    );
+}
+
+#[test]
+fn dirty_worktree_is_refused_and_untracked_is_a_warning() {
+    let s = Scene::new(Some(PASSING_CONFIG));
+    s.honest();
+    s.fx.write(&s.wt, "notes/todo.txt", "later\n");
+    let (code, report) = s.check(&[]);
+    assert_eq!(codes(&report), ["close-worktree-untracked"]);
+    assert!(
+        finding(&report, "close-worktree-untracked")["message"]
+            .as_str()
+            .unwrap()
+            .contains("notes/todo.txt")
+    );
+    assert_eq!(code, 0);
+
+    s.fx.write(&s.wt, "src/lib.rs", "pub fn x() { changed() }\n");
+    let (code, report) = s.check(&[]);
+    assert!(has(&report, "close-worktree-dirty"), "{:?}", codes(&report));
+    assert!(
+        finding(&report, "close-worktree-dirty")["message"]
+            .as_str()
+            .unwrap()
+            .contains("src/lib.rs")
+    );
+    assert_eq!(code, 1);
+}
+
+#[test]
+fn staged_change_is_dirty() {
+    let s = Scene::new(Some(PASSING_CONFIG));
+    s.honest();
+    s.fx.write(&s.wt, "staged.txt", "s\n");
+    git(&s.wt, &["add", "staged.txt"]);
+    let (_, report) = s.check(&[]);
+    assert!(has(&report, "close-worktree-dirty"), "{:?}", codes(&report));
+}
+
+#[test]
+fn in_progress_is_not_returned() {
+    let s = Scene::new(Some(PASSING_CONFIG));
+    let text = "# STATUS — x\n\n- state: in-progress\n- next / blocked-on: finish x\n";
+    std::fs::write(s.wt.join("_EXEC_STATUS.md"), text).unwrap();
+    let (code, report) = s.check(&[]);
+    assert!(has(&report, "state-not-returned"), "{:?}", codes(&report));
+    assert_eq!(finding(&report, "state-not-returned")["severity"], "gap");
+    assert_eq!(code, 4);
+    assert!(
+        report["artifacts"].as_array().unwrap().is_empty(),
+        "manifest gate skipped"
+    );
+}
+
+#[test]
+fn missing_and_unchanged_artifacts() {
+    let s = Scene::new(Some(PASSING_CONFIG));
+    let wt = s.wt_str();
+    let sha = s.tip.to_string();
+    let mut text = status_doc(
+        "x",
+        "close-ok",
+        &format!("{} — add x", &sha[..12]),
+        &sha,
+        "agent/x",
+        &wt,
+    );
+    text = text.replace(
+        "  - src/lib.rs\n",
+        "  - src/lib.rs\n  - README.md\n  - docs/\n  - src/lib.rs/\n",
+    );
+    std::fs::write(s.wt.join("_EXEC_STATUS.md"), text).unwrap();
+    let (code, report) = s.check(&[]);
+    let all = codes(&report);
+    assert_eq!(
+        all.iter().filter(|c| *c == "artifact-missing").count(),
+        2,
+        "{all:?}"
+    );
+    assert_eq!(finding(&report, "artifact-unchanged")["path"], "README.md");
+    let artifacts = &report["artifacts"];
+    assert_eq!(artifacts[0]["present"], true);
+    assert_eq!(artifacts[1]["present"], true);
+    assert_eq!(artifacts[2]["present"], false);
+    assert_eq!(
+        artifacts[3]["present"], false,
+        "a trailing slash needs a directory"
+    );
+    assert_eq!(code, 1);
+}
+
+#[test]
+fn edited_test_is_pending_review() {
+    let s = Scene::new(Some(PASSING_CONFIG));
+    s.fx.commit(
+        "main",
+        &[("tests/smoke.rs", Some("assert!(true);\n"))],
+        "add test",
+    );
+    // Rebuild agent/x on top of the new main so the test exists at the merge base.
+    let fx = &s.fx;
+    let tip = fx.commit(
+        "agent/t",
+        &[
+            ("tests/smoke.rs", Some("// weakened\n")),
+            ("src/lib.rs", Some("t\n")),
+        ],
+        "t",
+    );
+    let wt = fx.worktree("t", "agent/t");
+    let wt_s = wt.canonicalize().unwrap().display().to_string();
+    let text = status_doc(
+        "x",
+        "close-ok",
+        &format!("{} — t", &tip.to_string()[..12]),
+        &tip.to_string(),
+        "agent/t",
+        &wt_s,
+    );
+    std::fs::write(wt.join("_EXEC_STATUS.md"), text).unwrap();
+    let (code, report) = check_in(&wt, &[]);
+    assert_eq!(codes(&report), ["protected-surface"]);
+    assert_eq!(
+        report["protected"][0],
+        serde_json::json!({"path": "tests/smoke.rs", "surface": "tests", "change": "modified"})
+    );
+    assert_eq!(code, 3);
+    assert_eq!(report["verdict"], "PENDING_REVIEW");
+    assert_eq!(report["mergeable"], false);
+}
+
+#[test]
+fn agent_config_edit_is_flagged_and_ignored() {
+    let failing = "[[checks]]\nname = \"gate\"\nrun = \"exit 1\"\n";
+    let fx = Fixture::new();
+    fx.commit("main", &[(".closegate.toml", Some(failing))], "strict gate");
+    // The agent rewrites the configuration on its branch to drop the failing check.
+    let tip = fx.commit(
+        "agent/c",
+        &[
+            (".closegate.toml", Some(PASSING_CONFIG)),
+            ("src/lib.rs", Some("c\n")),
+        ],
+        "relax",
+    );
+    let wt = fx.worktree("c", "agent/c");
+    let wt_s = wt.canonicalize().unwrap().display().to_string();
+    let text = status_doc(
+        "c",
+        "close-ok",
+        &format!("{} — relax", &tip.to_string()[..12]),
+        &tip.to_string(),
+        "agent/c",
+        &wt_s,
+    );
+    std::fs::write(wt.join("_EXEC_STATUS.md"), text).unwrap();
+    let (code, report) = check_in(&wt, &[]);
+    assert!(
+        has(&report, "check-failed"),
+        "the base's check ran: {:?}",
+        codes(&report)
+    );
+    let hit = &report["protected"][0];
+    assert_eq!(hit["path"], ".closegate.toml");
+    assert_eq!(hit["surface"], "ci");
+    assert_eq!(code, 1);
+}
+
+#[test]
+fn config_from_worktree_is_never_read() {
+    let s = Scene::new(None);
+    s.honest();
+    // An untracked configuration in the agent's worktree must not count as configured checks.
+    s.fx.write(&s.wt, ".closegate.toml", PASSING_CONFIG);
+    let (_, report) = s.check(&[]);
+    assert!(has(&report, "checks-none"), "{:?}", codes(&report));
+}
+
+#[test]
+fn unresolvable_base_is_a_gap() {
+    let s = Scene::new(Some(PASSING_CONFIG));
+    s.honest();
+    let (code, report) = s.check(&["--base", "no-such-branch"]);
+    assert!(has(&report, "base-unknown"), "{:?}", codes(&report));
+    assert_eq!(code, 4);
+}
+
+#[test]
+fn failing_check_is_refused_with_its_output() {
+    let config = "[[checks]]\nname = \"unit\"\nrun = \"echo broken; exit 3\"\n";
+    let s = Scene::new(Some(config));
+    s.honest();
+    let (code, report) = s.check(&[]);
+    assert!(has(&report, "check-failed"), "{:?}", codes(&report));
+    assert_eq!(report["checks"][0]["exit_code"], 3);
+    assert_eq!(code, 1);
+}
+
+#[test]
+fn check_past_its_timeout_is_refused() {
+    let config = "[[checks]]\nname = \"slow\"\nrun = \"sleep 30\"\ntimeout_s = 1\n";
+    let s = Scene::new(Some(config));
+    s.honest();
+    let (code, report) = s.check(&[]);
+    assert!(has(&report, "check-timeout"), "{:?}", codes(&report));
+    assert_eq!(report["checks"][0]["timed_out"], true);
+    assert_eq!(code, 1);
+}
+
+#[test]
+fn bad_configuration_is_an_error_naming_file_and_key() {
+    let s = Scene::new(Some(
+        "[[checks]]\nname = \"x\"\nrun = \"true\"\nbogus = 1\n",
+    ));
+    s.honest();
+    let out = closegate(&s.wt, &["check"]);
+    let (code, _, stderr) = parts(&out);
+    assert_eq!(code, 2);
+    assert!(
+        stderr.contains(".closegate.toml") && stderr.contains("bogus"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn not_a_repository_is_an_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = closegate(dir.path(), &["check"]);
+    let (code, _, stderr) = parts(&out);
+    assert_eq!(code, 2);
+    assert!(stderr.starts_with("closegate: "), "{stderr}");
+}
+
+#[test]
+fn rev_reads_the_status_from_a_trailing_commit() {
+    let s = Scene::new(Some(PASSING_CONFIG));
+    s.write_status(&s.tip.to_string(), "agent/x", "/ci/has/no/worktree");
+    let text = std::fs::read_to_string(s.wt.join("_EXEC_STATUS.md")).unwrap();
+    std::fs::remove_file(s.wt.join("_EXEC_STATUS.md")).unwrap();
+    s.fx.commit("agent/x", &[("_EXEC_STATUS.md", Some(&text))], "status");
+    let (code, report) = check_in(&s.fx.root(), &["--rev", "agent/x", "--no-worktree"]);
+    assert_eq!(codes(&report), ["close-worktree-absent"]);
+    assert_eq!(code, 0);
+}
+
+#[test]
+fn each_check_appends_one_audit_line_unless_no_record() {
+    let s = Scene::new(Some(PASSING_CONFIG));
+    s.honest();
+    let log = s.fx.git_dir().join("closegate").join("audit.jsonl");
+    s.check(&["--no-record"]);
+    assert!(!log.exists() || std::fs::read_to_string(&log).unwrap().is_empty());
+    s.check(&[]);
+    let text = std::fs::read_to_string(&log).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 1);
+    let line: Value = serde_json::from_str(lines[0]).unwrap();
+    assert_eq!(line["event"], "check");
+    assert_eq!(line["verdict"], "VERIFIED");
+    assert_eq!(line["claimed"], "close-ok");
+    assert_eq!(line["commit"], s.tip.to_string());
+    assert!(line["ts"].as_str().unwrap().ends_with('Z'));
+}
