@@ -17,7 +17,7 @@ use git2::Oid;
 
 use crate::config::Config;
 use crate::doc::{ParseOptions, StatusDoc};
-use crate::finding::{Finding, Gate};
+use crate::finding::{Finding, Gate, Severity};
 use crate::repo::Repo;
 use crate::report::Report;
 
@@ -100,6 +100,7 @@ pub fn evaluate(inputs: &Inputs) -> Result<Outcome> {
     report.commit = commit.map(|c| c.to_string());
     if let Some(commit) = commit {
         gates_on_commit(inputs, &doc, commit, returned, &mut report)?;
+        apply_approval(inputs, commit, &mut report)?;
     }
     report.finish();
     Ok(Outcome {
@@ -161,5 +162,21 @@ fn run_checks(inputs: &Inputs, doc: &StatusDoc, commit: Oid, report: &mut Report
         findings
     };
     report.add_gate(Gate::Checks, findings);
+    Ok(())
+}
+
+/// With an approval for this exact commit (and contract), review findings become warnings.
+fn apply_approval(inputs: &Inputs, commit: Oid, report: &mut Report) -> Result<()> {
+    let common = inputs.repo.common_dir();
+    let contract = report.contract.as_deref();
+    let Some(approval) = crate::ledger::approval_for(&common, &commit.to_string(), contract)? else {
+        return Ok(());
+    };
+    for finding in &mut report.findings {
+        if finding.severity == Severity::Review {
+            finding.severity = Severity::Warning;
+        }
+    }
+    report.approval = Some(approval);
     Ok(())
 }
