@@ -1,6 +1,6 @@
 //! `closegate lint`: run the status-document gate alone (SPEC §2), no repository needed.
 
-use std::io::Read;
+use std::io::{Read, Write};
 use std::path::PathBuf;
 
 use anyhow::Context;
@@ -40,8 +40,9 @@ pub fn run(args: Args, color: bool) -> anyhow::Result<i32> {
             legacy: args.legacy,
         },
     );
-    let mut out = std::io::stdout().lock();
+    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
     render::render(&report, args.format, color, &mut out).context("cannot write the report")?;
+    out.flush().context("cannot write the report")?;
     Ok(report.verdict.exit_code())
 }
 

@@ -32,10 +32,15 @@ pub struct ParseOptions {
 
 /// Parse a status document from raw bytes.
 pub fn parse(bytes: &[u8], opts: ParseOptions) -> Parsed {
-    let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
-    let text = match std::str::from_utf8(bytes) {
+    let body = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
+    let text = match std::str::from_utf8(body) {
         Ok(text) => text,
-        Err(err) => return refused(not_utf8(bytes, err.valid_up_to())),
+        Err(err) => {
+            return refused(not_utf8(
+                bytes,
+                bytes.len() - body.len() + err.valid_up_to(),
+            ));
+        }
     };
     let mut lines = lines(text);
     let Some(h1) = lines.find(|l| !l.text.trim().is_empty()) else {
@@ -70,10 +75,11 @@ fn refused(finding: Finding) -> Parsed {
     }
 }
 
-fn not_utf8(bytes: &[u8], valid_up_to: usize) -> Finding {
-    let line = 1 + bytes[..valid_up_to].iter().filter(|b| **b == b'\n').count();
+/// `doc-not-utf8` at the line of the first invalid byte (`at`, counted from the file's start).
+fn not_utf8(bytes: &[u8], at: usize) -> Finding {
+    let line = 1 + bytes.iter().take(at).filter(|b| **b == b'\n').count();
     let msg = format!(
-        "expected UTF-8 text, found an invalid byte sequence at byte {valid_up_to}; nothing else was read"
+        "expected UTF-8 text, found an invalid byte sequence at byte offset {at}; nothing else was read"
     );
     Finding::new("doc-not-utf8", msg).at_line(line)
 }

@@ -3,7 +3,9 @@
 mod check;
 mod checks;
 mod config;
+mod doc;
 mod explain;
 mod fixture;
+mod lint;
 mod record;
 mod render;
