@@ -609,7 +609,10 @@ pub const CODES: &[CodeInfo] = &[
 
 /// The catalog entry for `code`, if it exists.
 pub fn lookup(code: &str) -> Option<&'static CodeInfo> {
-    CODES.iter().find(|c| c.code == code)
+    static INDEX: std::sync::OnceLock<std::collections::HashMap<&'static str, &'static CodeInfo>> =
+        std::sync::OnceLock::new();
+    let index = INDEX.get_or_init(|| CODES.iter().map(|c| (c.code, c)).collect());
+    index.get(code).copied()
 }
 
 /// README.md's code table: `| code | severity | gate | when |`, one row per code, in catalog order.

@@ -114,13 +114,10 @@ fn unknown(item: &Item<'_>) -> Finding {
              punctuation): write `{}`",
             key.name()
         ),
-        None => {
-            let known: Vec<&str> = Key::ALL.iter().map(|k| k.name()).collect();
-            format!(
-                "key `{found}` is not in the closed key set; expected one of: {}",
-                known.join(", ")
-            )
-        }
+        None => format!(
+            "key `{found}` is not in the closed key set; expected one of: {}",
+            known_keys()
+        ),
     };
     Finding::new("doc-key-unknown", msg).at_line(item.line)
 }
@@ -131,11 +128,31 @@ fn near_miss(key: &str) -> Option<Key> {
     if folded.is_empty() {
         return None;
     }
-    let names = Key::ALL.iter().map(|k| (k.name(), *k));
-    names
-        .chain(ALIASES.iter().copied())
-        .find(|(name, _)| fold(name) == folded)
-        .map(|(_, k)| k)
+    folded_names()
+        .iter()
+        .find(|(name, _)| *name == folded)
+        .map(|(_, k)| *k)
+}
+
+/// Every key and alias spelling, folded once (a document may hold thousands of unknown keys).
+fn folded_names() -> &'static [(String, Key)] {
+    static FOLDED: std::sync::OnceLock<Vec<(String, Key)>> = std::sync::OnceLock::new();
+    FOLDED.get_or_init(|| {
+        let names = Key::ALL.iter().map(|k| (k.name(), *k));
+        names
+            .chain(ALIASES.iter().copied())
+            .map(|(name, key)| (fold(name), key))
+            .collect()
+    })
+}
+
+/// The closed key set as one comma-separated list, built once.
+fn known_keys() -> &'static str {
+    static KNOWN: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    KNOWN.get_or_init(|| {
+        let names: Vec<&str> = Key::ALL.iter().map(|k| k.name()).collect();
+        names.join(", ")
+    })
 }
 
 fn fold(key: &str) -> String {

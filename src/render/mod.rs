@@ -65,19 +65,19 @@ fn is_unsafe(c: char) -> bool {
 /// same JSON value.
 fn write_json<T: serde::Serialize + ?Sized>(value: &T, out: &mut dyn Write) -> std::io::Result<()> {
     let text = serde_json::to_string_pretty(value).map_err(std::io::Error::other)?;
-    let mut safe = String::with_capacity(text.len());
-    for c in text.chars() {
-        // C0 controls inside strings are already escaped; outside them they are layout (`\n`).
-        if is_unsafe(c) && u32::from(c) >= 0x7f {
-            let mut units = [0u16; 2];
-            for unit in c.encode_utf16(&mut units) {
-                safe.push_str(&format!("\\u{unit:04x}"));
-            }
-        } else {
-            safe.push(c);
+    // C0 controls inside strings are already escaped; outside them they are layout (`\n`).
+    let needs_escape = |c: char| is_unsafe(c) && u32::from(c) >= 0x7f;
+    let mut last = 0;
+    for (at, c) in text.char_indices().filter(|&(_, c)| needs_escape(c)) {
+        out.write_all(&text.as_bytes()[last..at])?;
+        let mut units = [0u16; 2];
+        for unit in c.encode_utf16(&mut units) {
+            write!(out, "\\u{unit:04x}")?;
         }
+        last = at + c.len_utf8();
     }
-    writeln!(out, "{safe}")
+    out.write_all(&text.as_bytes()[last..])?;
+    writeln!(out)
 }
 
 #[cfg(test)]

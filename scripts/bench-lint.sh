@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# Speed of `closegate lint` on hostile input (issue: "a 10 MB document stays well under a second").
+# Prints each figure next to a reference measured in the same run: `wc -l` reading the same bytes
+# (the floor: one pass over the file) and `closegate --version` (the floor: process start).
+set -euo pipefail
+here=$(cd "$(dirname "$0")/.." && pwd)
+cargo build --release --quiet --manifest-path "$here/Cargo.toml"
+closegate="${CARGO_TARGET_DIR:-$here/target}/release/closegate"
+work=$(mktemp -d "${TMPDIR:-/tmp}/closegate-bench-lint.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+
+python3 - "$work" <<'PY'
+import sys, os
+w = sys.argv[1]
+head = "# STATUS — bench\n\n- state: close-ok\n- abstract: a large document\n"
+def write(name, body):
+    with open(os.path.join(w, name), "w") as f:
+        f.write(head + body + "\nCLOSE-OK · bench · commit abcdef0 · branch agent/x · worktree /tmp/x\n")
+# 10 MB of artifacts, each a valid path
+write("artifacts-10mb.md", "- artifacts:\n" + "".join(f"  - src/module_{i:07d}/file.rs\n" for i in range(330_000)))
+# 10 MB of unknown keys (every line a finding)
+write("keys-10mb.md", "".join(f"- key{i:07d}: value\n" for i in range(520_000)))
+# one 1 MB line
+write("line-1mb.md", "- note: " + "x" * 1_000_000 + "\n")
+# 10 MB of bytes that are not a document at all
+with open(os.path.join(w, "noise-10mb.md"), "wb") as f:
+    f.write(b"# STATUS \xe2\x80\x94 bench\n" + bytes((i * 7919) % 251 + 1 for i in range(10_000_000)).replace(b"\xff", b"a"))
+PY
+
+# median wall time in ms of a command, over N runs
+median_ms() {
+  local n=$1; shift
+  python3 - "$n" "$@" <<'PY'
+import subprocess, sys, time, statistics
+n = int(sys.argv[1]); cmd = sys.argv[2:]
+times = []
+for _ in range(n):
+    t = time.perf_counter()
+    subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    times.append((time.perf_counter() - t) * 1000)
+print(f"{statistics.median(times):.1f}")
+PY
+}
+
+start=$(median_ms 20 "$closegate" --version)
+printf 'reference: closegate --version %s ms\n' "$start"
+for doc in artifacts-10mb keys-10mb line-1mb noise-10mb; do
+  file="$work/$doc.md"
+  size=$(du -k "$file" | cut -f1)
+  lint=$(median_ms 5 "$closegate" lint "$file" --format json)
+  wc=$(median_ms 5 wc -l "$file")
+  ratio=$(python3 -c "print(f'{$lint / max($wc, 0.1):.1f}')")
+  printf '%-16s %6s KiB: lint --format json %7s ms vs wc -l %6s ms = %sx   (target: well under 1000 ms)\n' \
+    "$doc" "$size" "$lint" "$wc" "$ratio"
+done
