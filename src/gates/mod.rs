@@ -80,23 +80,25 @@ pub fn evaluate(inputs: &Inputs) -> Result<Outcome> {
     let (returned, findings) = state::run(&doc);
     report.add_gate(Gate::State, findings);
 
-    let mut commit = None;
-    if let (true, Some(close)) = (returned, &doc.close) {
-        let ctx = close::Ctx {
-            repo: &inputs.repo,
-            worktree: &inputs.worktree,
-            status_file: &inputs.config.status_file,
-            no_worktree: inputs.no_worktree,
-        };
-        report.branch = Some(close.branch.clone());
-        let (found, findings) = close::run(&ctx, &doc, close);
-        report.add_gate(Gate::Close, findings);
-        commit = found;
-    } else if doc.close.is_none() {
-        commit = inputs
-            .rev
-            .or_else(|| inputs.repo.worktree_head(&inputs.worktree));
-    }
+    let commit = match (returned, &doc.close) {
+        (true, Some(close)) => {
+            let ctx = close::Ctx {
+                repo: &inputs.repo,
+                worktree: &inputs.worktree,
+                status_file: &inputs.config.status_file,
+                no_worktree: inputs.no_worktree,
+            };
+            report.branch = Some(close.branch.clone());
+            let (found, findings) = close::run(&ctx, &doc, close);
+            report.add_gate(Gate::Close, findings);
+            found
+        }
+        _ => {
+            report.branch = checked_branch(inputs);
+            let head = || inputs.repo.worktree_head(&inputs.worktree);
+            inputs.rev.or_else(head)
+        }
+    };
     report.commit = commit.map(|c| c.to_string());
     if let Some(commit) = commit {
         gates_on_commit(inputs, &doc, commit, returned, &mut report)?;
@@ -180,4 +182,11 @@ fn apply_approval(inputs: &Inputs, commit: Oid, report: &mut Report) -> Result<(
     }
     report.approval = Some(approval);
     Ok(())
+}
+
+/// The short branch name the checked worktree is on, when no close line names one.
+fn checked_branch(inputs: &Inputs) -> Option<String> {
+    let info = inputs.repo.worktree_at(&inputs.worktree)?;
+    let head = info.head_ref()?;
+    head.strip_prefix("refs/heads/").map(str::to_string)
 }

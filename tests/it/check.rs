@@ -699,3 +699,26 @@ fn each_check_appends_one_audit_line_unless_no_record() {
     assert_eq!(line["commit"], s.tip.to_string());
     assert!(line["ts"].as_str().unwrap().ends_with('Z'));
 }
+
+#[test]
+fn unsupported_repository_extension_is_an_error_naming_it() {
+    let dir = tempfile::tempdir().unwrap();
+    git(dir.path(), &["init", "-q", "repo"]);
+    let repo = dir.path().join("repo");
+    git(&repo, &["config", "core.repositoryformatversion", "1"]);
+    git(&repo, &["config", "extensions.refStorage", "reftable"]);
+    let out = closegate(&repo, &["check"]);
+    let (code, stdout, stderr) = parts(&out);
+    assert_eq!(code, 2, "{stdout}");
+    assert!(stderr.contains("extensions.refstorage"), "{stderr}");
+}
+
+#[test]
+fn in_progress_report_names_the_worktree_branch() {
+    let s = Scene::new(Some(PASSING_CONFIG));
+    let text = "# STATUS — x\n\n- state: in-progress\n- next / blocked-on: finish x\n";
+    std::fs::write(s.wt.join("_EXEC_STATUS.md"), text).unwrap();
+    let (_, report) = s.check(&["--no-checks"]);
+    assert_eq!(report["branch"], "agent/x");
+    assert_eq!(report["commit"], s.tip.to_string());
+}
