@@ -4,6 +4,7 @@ pub mod catalog;
 pub mod cli;
 pub mod cmd;
 pub mod config;
+pub mod contract;
 pub mod doc;
 pub mod finding;
 pub mod gates;

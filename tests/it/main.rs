@@ -3,6 +3,7 @@
 mod check;
 mod checks;
 mod config;
+mod contract;
 mod explain;
 mod fixture;
 mod record;
