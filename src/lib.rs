@@ -1,5 +1,6 @@
 //! closegate as a library: the gates, the record and the subcommands that drive them.
 
+pub mod board;
 pub mod catalog;
 pub mod cli;
 pub mod cmd;
