@@ -17,7 +17,7 @@ use serde_json::Value;
 use crate::doc::{self, ParseOptions, State};
 use crate::finding::Verdict;
 use crate::record;
-use crate::repo::{Repo, WorktreeInfo};
+use crate::repo::{CommitLookup, Repo, WorktreeInfo};
 
 /// The record events whose `verdict` is the gate's verdict for `commit` (with any approval
 /// applied): `check`, `approve` and `teardown` all run the whole gate.
@@ -160,8 +160,11 @@ fn row(repo: &Repo, wt: &WorktreeInfo, status_file: &str, ledger: &Ledger) -> Ro
     } else {
         head_ref.as_deref().and_then(|r| repo.ref_target(r))
     };
-    let (doc, slug) = read_doc(wt, status_file);
-    let verdict = head.and_then(|head| tip_verdict(repo, ledger, head, status_file));
+    let (doc, slug, claimed) = read_doc(wt, status_file);
+    let verdict = head.and_then(|head| {
+        tip_verdict(repo, ledger, head, status_file)
+            .or_else(|| stale_claim_failed(repo, ledger, claimed.as_deref()))
+    });
     let state = match doc {
         DocState::Read(state) => Some(state),
         _ => None,
@@ -180,24 +183,37 @@ fn row(repo: &Repo, wt: &WorktreeInfo, status_file: &str, ledger: &Ledger) -> Ro
     }
 }
 
-/// The status document in the worktree's directory: its state and slug.
-fn read_doc(wt: &WorktreeInfo, status_file: &str) -> (DocState, Option<String>) {
+/// The status document in the worktree's directory: its state, slug and the commit its close
+/// line names.
+fn read_doc(wt: &WorktreeInfo, status_file: &str) -> (DocState, Option<String>, Option<String>) {
     if !wt.exists {
-        return (DocState::Absent, None);
+        return (DocState::Absent, None, None);
     }
     let bytes = match std::fs::read(wt.path.join(status_file)) {
         Ok(bytes) => bytes,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return (DocState::Absent, None),
-        Err(_) => return (DocState::Unreadable, None),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return (DocState::Absent, None, None);
+        }
+        Err(_) => return (DocState::Unreadable, None, None),
     };
     let parsed = doc::parse(&bytes, ParseOptions::default());
     match parsed.doc {
         Some(d) => {
             let state = d.state.map_or(DocState::Unreadable, DocState::Read);
-            (state, Some(d.slug))
+            (state, Some(d.slug), d.close.map(|c| c.commit))
         }
-        None => (DocState::Unreadable, None),
+        None => (DocState::Unreadable, None, None),
     }
+}
+
+/// `FAIL` when the close line names a commit other than the tip and the record refused that
+/// claim: the claim still names a commit that is not the tip, so the gate can only refuse it
+/// again. Any other verdict recorded for an older commit says nothing about the tip.
+fn stale_claim_failed(repo: &Repo, ledger: &Ledger, claimed: Option<&str>) -> Option<Verdict> {
+    let CommitLookup::Found(commit) = repo.lookup_commit(claimed?) else {
+        return None;
+    };
+    (ledger.verdict(commit) == Some(Verdict::Fail)).then_some(Verdict::Fail)
 }
 
 /// The last verdict recorded for `head`; else for its parent when `head` is one trailing commit

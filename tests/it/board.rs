@@ -198,6 +198,10 @@ fn a_verdict_for_an_older_tip_does_not_count() {
     let board = b.json(&[]);
     assert_eq!(stage(&board, "moved"), "VERIFYING");
     assert!(row(&board, "moved")["verdict"].is_null());
+    // The document still names the old commit: the gate refuses the stale claim, and the board
+    // shows that refusal although it is recorded against the commit the claim names.
+    assert_eq!(check(&wt, &[]), "FAIL");
+    assert_eq!(stage(&b.json(&[]), "moved"), "FAILED");
 }
 
 #[test]
