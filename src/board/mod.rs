@@ -233,3 +233,41 @@ fn tip_verdict(repo: &Repo, ledger: &Ledger, head: Oid, status_file: &str) -> Op
             .all(|c| c.paths().iter().all(|p| *p == status_file));
     status_only.then_some(verdict)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stage_follows_the_state_until_the_agent_returns() {
+        let any = [None, Some(Verdict::Verified), Some(Verdict::Fail)];
+        for verdict in any {
+            assert_eq!(stage(DocState::Absent, verdict), Stage::Running);
+            assert_eq!(
+                stage(DocState::Read(State::InProgress), verdict),
+                Stage::Running
+            );
+            assert_eq!(
+                stage(DocState::Read(State::Blocked), verdict),
+                Stage::Blocked
+            );
+            let stopped = DocState::Read(State::ClosedWithoutMerge);
+            assert_eq!(stage(stopped, verdict), Stage::Stopped);
+        }
+    }
+
+    #[test]
+    fn stage_of_a_return_follows_the_verdict() {
+        for doc in [
+            DocState::Read(State::CloseOk),
+            DocState::Read(State::Stop2Ready),
+            DocState::Unreadable,
+        ] {
+            assert_eq!(stage(doc, None), Stage::Verifying);
+            assert_eq!(stage(doc, Some(Verdict::Fail)), Stage::Failed);
+            assert_eq!(stage(doc, Some(Verdict::PendingReview)), Stage::Review);
+            assert_eq!(stage(doc, Some(Verdict::Unverified)), Stage::Unverified);
+            assert_eq!(stage(doc, Some(Verdict::Verified)), Stage::Completed);
+        }
+    }
+}
