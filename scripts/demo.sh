@@ -77,3 +77,24 @@ for wt in "$honest" "$cheater" "$stale" "$busy"; do
   first=$(printf '%s\n' "$out" | grep -m1 -oE '(refusal|review|gap) [a-z0-9-]+' || true)
   printf '%-10s %-15s %s\n' "$(basename "$wt")" "$verdict (exit $code)" "${first:-—}"
 done
+
+# --- task contract and board (SPEC §12, §13) ---
+# The coordinator fixes a finish line for `honest` on main: it was meant to document the calculator
+# under docs/, so its change to src/ lies outside the contract's scope. The contract is read from
+# main (trusted); a contract edited on the agent's branch would have no effect.
+mkdir -p .closegate/contracts
+cat > .closegate/contracts/honest.toml <<'TOML'
+goal = "document the calculator"
+scope = ["docs/**"]
+required_checks = ["unit"]
+max_changed_files = 5
+TOML
+git add .closegate && git commit -q -m "contract for honest"
+echo
+echo "contract for honest on main (scope docs/**); honest re-checked:"
+set +e
+"$closegate" check "$honest" | grep -v 'hint:'
+set -e
+echo
+echo "closegate board:"
+"$closegate" board

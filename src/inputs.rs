@@ -8,6 +8,7 @@ use anyhow::{Context, Result, bail};
 use git2::Oid;
 
 use crate::config::{self, Config};
+use crate::contract::{Lookup, Source};
 use crate::finding::Finding;
 use crate::gates::Inputs;
 use crate::repo::Repo;
@@ -27,6 +28,9 @@ pub struct GateArgs {
     /// Read the configuration from FILE instead of the base tip's `.closegate.toml`
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
+    /// The task contract: FILE instead of `.closegate/contracts/<slug>.toml` on the base tip
+    #[arg(long, value_name = "FILE")]
+    pub contract: Option<PathBuf>,
     /// The agent's final message: its close line is used when the document has none
     #[arg(long, value_name = "FILE")]
     pub message: Option<PathBuf>,
@@ -48,6 +52,8 @@ pub struct Trusted {
     pub base: Option<(String, Oid)>,
     /// `base-unknown` when no base resolved.
     pub findings: Vec<Finding>,
+    /// The tip the configuration was read from (task contracts are read there too).
+    pub tip: Option<(String, Oid)>,
 }
 
 /// Open the repository around `worktree` (default: the current directory).
@@ -85,6 +91,7 @@ pub fn resolve(worktree: Option<&Path>, args: &GateArgs) -> Result<Inputs> {
         ),
         None => None,
     };
+    let contract = contract_lookup(args.contract.as_deref(), trusted.tip)?;
     Ok(Inputs {
         repo,
         worktree: root,
@@ -97,7 +104,19 @@ pub fn resolve(worktree: Option<&Path>, args: &GateArgs) -> Result<Inputs> {
         legacy: args.legacy,
         no_checks: args.no_checks,
         no_worktree: args.no_worktree,
+        contract,
     })
+}
+
+/// SPEC §12: `--contract FILE` (an operator's choice), else the trusted tip's contract directory.
+fn contract_lookup(flag: Option<&Path>, tip: Option<(String, Oid)>) -> Result<Lookup> {
+    if let Some(path) = flag {
+        let bytes = read_bytes(path)
+            .with_context(|| format!("cannot read the contract {}", path.display()))?;
+        let origin = path.display().to_string();
+        return Ok(Lookup::File(Source { origin, bytes }));
+    }
+    Ok(tip.map_or(Lookup::Nothing, |(name, id)| Lookup::Tip(name, id)))
 }
 
 /// SPEC §5: the configuration comes from the base tip (or `--config`), never from the branch.
@@ -126,7 +145,7 @@ pub fn trusted_config(
     };
     let base = match (base_flag, &config.base) {
         (None, Some(name)) => repo.resolve_rev(name).map(|id| (name.clone(), id)),
-        _ => tip,
+        _ => tip.clone(),
     };
     let findings = match &base {
         Some(_) => Vec::new(),
@@ -139,6 +158,7 @@ pub fn trusted_config(
         config,
         base,
         findings,
+        tip,
     })
 }
 

@@ -1,9 +1,11 @@
 //! closegate as a library: the gates, the record and the subcommands that drive them.
 
+pub mod board;
 pub mod catalog;
 pub mod cli;
 pub mod cmd;
 pub mod config;
+pub mod contract;
 pub mod doc;
 pub mod finding;
 pub mod gates;

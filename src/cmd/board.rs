@@ -1,10 +1,63 @@
 //! `closegate board`: one row per worktree with its lifecycle stage (SPEC §13).
 
-/// one row per worktree with its lifecycle stage (SPEC §13).
-#[derive(Debug, clap::Args)]
-pub struct Args {}
+use anyhow::{Context, Result};
 
-pub fn run(args: Args, color: bool) -> anyhow::Result<i32> {
-    let _ = (args, color);
-    anyhow::bail!("closegate board is not implemented yet")
+use crate::board::{self, Ledger, fresh};
+use crate::inputs;
+use crate::render;
+use crate::repo::Repo;
+
+/// Show every worktree of the repository with its agent state, the verdict for its current tip
+/// and its lifecycle stage (RUNNING, BLOCKED, VERIFYING, FAILED, REVIEW, UNVERIFIED, COMPLETED,
+/// STOPPED), computed from git and the audit log alone
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Run the gate now on every worktree that has a status document (two at a time) instead of
+    /// showing the last recorded verdict; each verdict is recorded as a `check`
+    #[arg(long)]
+    pub check: bool,
+    /// With --check: do not append the fresh verdicts to the audit log
+    #[arg(long, requires = "check")]
+    pub no_record: bool,
+    /// Print `{"schema": 1, "worktrees": [...]}` instead of aligned columns
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Exit 0 when the board was printed; 2 when the repository could not be read or a `--check`
+/// gate reached no verdict (its row then shows no verdict and the reason goes to stderr).
+pub fn run(args: Args, color: bool) -> Result<i32> {
+    let cwd = std::env::current_dir().context("cannot read the current directory")?;
+    let repo = Repo::discover(&cwd)?;
+    let trusted = inputs::trusted_config(&repo, None, None)?;
+    let status_file = &trusted.config.status_file;
+    let ledger = Ledger::read(&repo.common_dir())?;
+    let mut rows = board::rows(&repo, status_file, &ledger);
+    let mut code = 0;
+    if args.check {
+        let targets: Vec<usize> = (0..rows.len())
+            .filter(|&i| rows[i].dir.is_some() && rows[i].doc != board::DocState::Absent)
+            .collect();
+        let dirs: Vec<_> = targets
+            .iter()
+            .filter_map(|&i| rows[i].dir.clone())
+            .collect();
+        for (&i, result) in targets.iter().zip(fresh::verdicts(&dirs, !args.no_record)) {
+            match result {
+                Ok(verdict) => rows[i].set_verdict(Some(verdict)),
+                Err(err) => {
+                    eprintln!("closegate: board: {}", render::escape(&format!("{err:#}")));
+                    rows[i].set_verdict(None);
+                    code = 2;
+                }
+            }
+        }
+    }
+    let mut stdout = std::io::stdout().lock();
+    if args.json {
+        render::board::json(&rows, &mut stdout)?;
+    } else {
+        render::board::human(&rows, color, &mut stdout)?;
+    }
+    Ok(code)
 }

@@ -1,10 +1,12 @@
-//! The gate sequence (SPEC §4), written once: doc, state, close, manifest, protected, checks.
+//! The gate sequence (SPEC §4, §12), written once: doc, state, close, manifest, protected, checks,
+//! contract.
 //!
 //! Every gate whose inputs exist runs, so one report names all problems. Gates return findings;
 //! only `evaluate` assembles the report.
 
 pub mod checks;
 pub mod close;
+pub mod contract;
 pub mod doc;
 pub mod manifest;
 pub mod protected;
@@ -40,6 +42,8 @@ pub struct Inputs {
     pub legacy: bool,
     pub no_checks: bool,
     pub no_worktree: bool,
+    /// Where the task contract is read once the slug is known (SPEC §12).
+    pub contract: crate::contract::Lookup,
 }
 
 /// The report plus what later steps (teardown, approve, signal) need.
@@ -112,7 +116,7 @@ pub fn evaluate(inputs: &Inputs) -> Result<Outcome> {
     })
 }
 
-/// The gates that read the commit: manifest, protected, checks.
+/// The gates that read the commit: manifest, protected, checks, contract.
 fn gates_on_commit(
     inputs: &Inputs,
     doc: &StatusDoc,
@@ -137,7 +141,38 @@ fn gates_on_commit(
         report.protected = hits;
         report.add_gate(Gate::Protected, findings);
     }
-    run_checks(inputs, doc, commit, report)
+    run_checks(inputs, doc, commit, report)?;
+    let runs = report.checks.clone();
+    let ctx = contract::Ctx {
+        repo,
+        doc,
+        commit,
+        merge_base,
+        returned,
+        status_file: &inputs.config.status_file,
+        configured: &inputs.config.checks,
+        runs: &runs,
+        no_checks: inputs.no_checks,
+    };
+    run_contract(inputs, &ctx, report)
+}
+
+/// The contract gate, when a contract applies; its blob id goes into the report before the
+/// approval is looked up, so an approval is bound to commit and contract together.
+fn run_contract(inputs: &Inputs, ctx: &contract::Ctx<'_>, report: &mut Report) -> Result<()> {
+    let Some(source) = inputs.contract.find(&inputs.repo, &ctx.doc.slug) else {
+        return Ok(());
+    };
+    let findings = match crate::contract::parse(&source.bytes) {
+        Ok(parsed) => contract::run(ctx, &parsed)?,
+        Err(reason) => {
+            let msg = format!("{}: {reason}", source.origin);
+            vec![Finding::new("contract-malformed", msg)]
+        }
+    };
+    report.contract = Some(source.blob_id());
+    report.add_gate(Gate::Contract, findings);
+    Ok(())
 }
 
 fn run_checks(inputs: &Inputs, doc: &StatusDoc, commit: Oid, report: &mut Report) -> Result<()> {

@@ -1,0 +1,58 @@
+//! `board --check`: a fresh verdict for every worktree that has a status document, at most two
+//! gates at a time.
+//!
+//! Each run resolves its own inputs and so opens its own repository handle (`git2::Repository`
+//! is `Send` but not `Sync`); workers take the next worktree from a shared counter. Each verdict
+//! is recorded as a `check` event, exactly as `closegate check` would record it, so a later
+//! `board` without `--check` shows the same stage.
+
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use anyhow::{Context, Result};
+
+use crate::finding::Verdict;
+use crate::inputs::{self, GateArgs};
+use crate::{gates, ledger};
+
+/// How many gates run at once (each may run a test suite).
+pub const JOBS: usize = 2;
+
+/// Run the gate on each worktree in `dirs`; one result per entry, in order.
+pub fn verdicts(dirs: &[PathBuf], record: bool) -> Vec<Result<Verdict>> {
+    let next = AtomicUsize::new(0);
+    let results: Mutex<Vec<Option<Result<Verdict>>>> =
+        Mutex::new(dirs.iter().map(|_| None).collect());
+    std::thread::scope(|scope| {
+        for _ in 0..JOBS.min(dirs.len()) {
+            scope.spawn(|| {
+                loop {
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    let Some(dir) = dirs.get(i) else { break };
+                    let result = gate(dir, record);
+                    if let Ok(mut all) = results.lock() {
+                        all[i] = Some(result);
+                    }
+                }
+            });
+        }
+    });
+    let all = results.into_inner().unwrap_or_else(|e| e.into_inner());
+    all.into_iter()
+        .map(|r| r.unwrap_or_else(|| Err(anyhow::anyhow!("the gate did not run"))))
+        .collect()
+}
+
+/// The whole gate on one worktree, with the defaults of `closegate check`.
+fn gate(dir: &Path, record: bool) -> Result<Verdict> {
+    let run = || -> Result<Verdict> {
+        let inputs = inputs::resolve(Some(dir), &GateArgs::default())?;
+        let outcome = gates::evaluate(&inputs)?;
+        if record {
+            ledger::record_check(&inputs, &outcome)?;
+        }
+        Ok(outcome.report.verdict)
+    };
+    run().with_context(|| format!("{}", dir.display()))
+}

@@ -1,0 +1,273 @@
+//! The board (SPEC §13): every worktree's lifecycle stage, from git and the audit log alone.
+//!
+//! A row is computed from three things that survive restarts, model changes and context
+//! compaction: the worktree's HEAD, the status document in its directory, and the last verdict
+//! the record holds for that HEAD (or, with `--check`, a fresh one from `fresh`).
+
+pub mod fresh;
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use anyhow::Result;
+use git2::Oid;
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::doc::{self, ParseOptions, State};
+use crate::finding::Verdict;
+use crate::record;
+use crate::repo::{CommitLookup, Repo, WorktreeInfo};
+
+/// The record events whose `verdict` is the gate's verdict for `commit` (with any approval
+/// applied): `check`, `approve` and `teardown` all run the whole gate.
+const VERDICT_EVENTS: [&str; 3] = ["check", "approve", "teardown"];
+
+/// A task's lifecycle stage.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum Stage {
+    Running,
+    Blocked,
+    Verifying,
+    Failed,
+    Review,
+    Unverified,
+    Completed,
+    Stopped,
+}
+
+impl Stage {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Stage::Running => "RUNNING",
+            Stage::Blocked => "BLOCKED",
+            Stage::Verifying => "VERIFYING",
+            Stage::Failed => "FAILED",
+            Stage::Review => "REVIEW",
+            Stage::Unverified => "UNVERIFIED",
+            Stage::Completed => "COMPLETED",
+            Stage::Stopped => "STOPPED",
+        }
+    }
+}
+
+/// What the worktree's status document says, as far as the board needs it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DocState {
+    /// No status document (or no worktree directory on this machine).
+    Absent,
+    /// A document whose state could not be read (no H1, no or an unknown state word, not UTF-8).
+    Unreadable,
+    Read(State),
+}
+
+/// The stage of a task from its document and the verdict for its current tip (SPEC §13).
+///
+/// The agent's own state decides while it has not returned (`in-progress`, `blocked`) and when it
+/// stopped without merging; otherwise the verdict does, and no verdict yet means `VERIFYING`.
+/// A document whose state cannot be read is treated like a return: it is for the gate to judge.
+pub fn stage(doc: DocState, verdict: Option<Verdict>) -> Stage {
+    match doc {
+        DocState::Absent | DocState::Read(State::InProgress) => Stage::Running,
+        DocState::Read(State::Blocked) => Stage::Blocked,
+        DocState::Read(State::ClosedWithoutMerge) => Stage::Stopped,
+        DocState::Read(State::CloseOk | State::Stop2Ready) | DocState::Unreadable => {
+            match verdict {
+                None => Stage::Verifying,
+                Some(Verdict::Fail) => Stage::Failed,
+                Some(Verdict::PendingReview) => Stage::Review,
+                Some(Verdict::Unverified) => Stage::Unverified,
+                Some(Verdict::Verified) => Stage::Completed,
+            }
+        }
+    }
+}
+
+/// One row of the board (the `--json` object of one worktree).
+#[derive(Debug, Clone, Serialize)]
+pub struct Row {
+    pub path: String,
+    pub branch: Option<String>,
+    pub slug: Option<String>,
+    pub state: Option<State>,
+    pub verdict: Option<Verdict>,
+    pub stage: Stage,
+    pub main: bool,
+    #[serde(skip)]
+    pub doc: DocState,
+    /// The worktree's directory, when it is on this machine.
+    #[serde(skip)]
+    pub dir: Option<PathBuf>,
+}
+
+impl Row {
+    /// Set the verdict and derive the stage again.
+    pub fn set_verdict(&mut self, verdict: Option<Verdict>) {
+        self.verdict = verdict;
+        self.stage = stage(self.doc, verdict);
+    }
+}
+
+/// The last recorded verdict per commit, from one pass over the audit log.
+pub struct Ledger {
+    last: HashMap<String, Verdict>,
+}
+
+impl Ledger {
+    /// Read the audit log of the repository whose common dir is `common`.
+    pub fn read(common: &Path) -> Result<Ledger> {
+        let records = record::read(common)?.records;
+        let mut last = HashMap::new();
+        for r in &records {
+            if let Some((commit, verdict)) = verdict_of(r) {
+                last.insert(commit.to_string(), verdict);
+            }
+        }
+        Ok(Ledger { last })
+    }
+
+    fn verdict(&self, commit: Oid) -> Option<Verdict> {
+        self.last.get(&commit.to_string()).copied()
+    }
+}
+
+fn verdict_of(r: &Value) -> Option<(&str, Verdict)> {
+    let event = r["event"].as_str()?;
+    if !VERDICT_EVENTS.contains(&event) {
+        return None;
+    }
+    Some((
+        r["commit"].as_str()?,
+        Verdict::parse(r["verdict"].as_str()?)?,
+    ))
+}
+
+/// One row per worktree: the main one first, then the linked ones by path.
+pub fn rows(repo: &Repo, status_file: &str, ledger: &Ledger) -> Vec<Row> {
+    let mut worktrees = repo.worktrees();
+    worktrees.sort_by(|a, b| (!a.main, &a.path).cmp(&(!b.main, &b.path)));
+    worktrees
+        .iter()
+        .map(|wt| row(repo, wt, status_file, ledger))
+        .collect()
+}
+
+fn row(repo: &Repo, wt: &WorktreeInfo, status_file: &str, ledger: &Ledger) -> Row {
+    let head_ref = wt.head_ref();
+    let head = if wt.exists {
+        repo.worktree_head(&wt.path)
+    } else {
+        head_ref.as_deref().and_then(|r| repo.ref_target(r))
+    };
+    let (doc, slug, claimed) = read_doc(wt, status_file);
+    let verdict = head.and_then(|head| {
+        tip_verdict(repo, ledger, head, status_file)
+            .or_else(|| stale_claim_failed(repo, ledger, claimed.as_deref()))
+    });
+    let state = match doc {
+        DocState::Read(state) => Some(state),
+        _ => None,
+    };
+    let branch = head_ref.map(|r| r.strip_prefix("refs/heads/").unwrap_or(&r).to_string());
+    Row {
+        path: wt.path.display().to_string(),
+        branch,
+        slug,
+        state,
+        verdict,
+        stage: stage(doc, verdict),
+        main: wt.main,
+        doc,
+        dir: wt.exists.then(|| wt.path.clone()),
+    }
+}
+
+/// The status document in the worktree's directory: its state, slug and the commit its close
+/// line names.
+fn read_doc(wt: &WorktreeInfo, status_file: &str) -> (DocState, Option<String>, Option<String>) {
+    if !wt.exists {
+        return (DocState::Absent, None, None);
+    }
+    let bytes = match std::fs::read(wt.path.join(status_file)) {
+        Ok(bytes) => bytes,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return (DocState::Absent, None, None);
+        }
+        Err(_) => return (DocState::Unreadable, None, None),
+    };
+    let parsed = doc::parse(&bytes, ParseOptions::default());
+    match parsed.doc {
+        Some(d) => {
+            let state = d.state.map_or(DocState::Unreadable, DocState::Read);
+            (state, Some(d.slug), d.close.map(|c| c.commit))
+        }
+        None => (DocState::Unreadable, None, None),
+    }
+}
+
+/// `FAIL` when the close line names a commit other than the tip and the record refused that
+/// claim: the claim still names a commit that is not the tip, so the gate can only refuse it
+/// again. Any other verdict recorded for an older commit says nothing about the tip.
+fn stale_claim_failed(repo: &Repo, ledger: &Ledger, claimed: Option<&str>) -> Option<Verdict> {
+    let CommitLookup::Found(commit) = repo.lookup_commit(claimed?) else {
+        return None;
+    };
+    (ledger.verdict(commit) == Some(Verdict::Fail)).then_some(Verdict::Fail)
+}
+
+/// The last verdict recorded for `head`; else for its parent when `head` is one trailing commit
+/// that changes only the status document (the close line names the commit before it, SPEC §4.3).
+fn tip_verdict(repo: &Repo, ledger: &Ledger, head: Oid, status_file: &str) -> Option<Verdict> {
+    if let Some(verdict) = ledger.verdict(head) {
+        return Some(verdict);
+    }
+    let [parent] = repo.parents(head)[..] else {
+        return None;
+    };
+    let verdict = ledger.verdict(parent)?;
+    let changes = repo.changes(Some(parent), head).ok()?;
+    let status_only = !changes.is_empty()
+        && changes
+            .iter()
+            .all(|c| c.paths().iter().all(|p| *p == status_file));
+    status_only.then_some(verdict)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stage_follows_the_state_until_the_agent_returns() {
+        let any = [None, Some(Verdict::Verified), Some(Verdict::Fail)];
+        for verdict in any {
+            assert_eq!(stage(DocState::Absent, verdict), Stage::Running);
+            assert_eq!(
+                stage(DocState::Read(State::InProgress), verdict),
+                Stage::Running
+            );
+            assert_eq!(
+                stage(DocState::Read(State::Blocked), verdict),
+                Stage::Blocked
+            );
+            let stopped = DocState::Read(State::ClosedWithoutMerge);
+            assert_eq!(stage(stopped, verdict), Stage::Stopped);
+        }
+    }
+
+    #[test]
+    fn stage_of_a_return_follows_the_verdict() {
+        for doc in [
+            DocState::Read(State::CloseOk),
+            DocState::Read(State::Stop2Ready),
+            DocState::Unreadable,
+        ] {
+            assert_eq!(stage(doc, None), Stage::Verifying);
+            assert_eq!(stage(doc, Some(Verdict::Fail)), Stage::Failed);
+            assert_eq!(stage(doc, Some(Verdict::PendingReview)), Stage::Review);
+            assert_eq!(stage(doc, Some(Verdict::Unverified)), Stage::Unverified);
+            assert_eq!(stage(doc, Some(Verdict::Verified)), Stage::Completed);
+        }
+    }
+}

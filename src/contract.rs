@@ -1,0 +1,297 @@
+//! The task contract (SPEC §12): a coordinator's finish line, fixed before dispatch.
+//!
+//! The contract lives at `.closegate/contracts/<slug>.toml` on the base tip (trusted, like the
+//! configuration) or comes from `--contract FILE`; it is never read from the agent's branch or
+//! worktree. Like the configuration it is walked key by key from a `toml::Table`, so every fault
+//! names the key and the reason. A contract that does not parse is not an error but a finding
+//! (`contract-malformed`): the coordinator asked for a finish line and none could be checked.
+
+use git2::Oid;
+use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
+use toml::{Table, Value};
+
+use crate::repo::Repo;
+
+/// Where contracts live on the base tip, one file per slug.
+pub const DIR: &str = ".closegate/contracts";
+
+const KEYS: &str = "goal, scope, prohibited, required_artifacts, required_checks, approval, \
+                    max_changed_files, max_commits";
+
+/// The contract file of `slug` inside the base tip's tree.
+pub fn path_for(slug: &str) -> String {
+    format!("{DIR}/{slug}.toml")
+}
+
+/// When the contract itself asks for a human (SPEC §12 `approval`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ApprovalPolicy {
+    /// Every return needs an approval (`contract-approval-required`).
+    Always,
+    /// Only what the protected gate sends to review (the contract adds nothing).
+    #[default]
+    Protected,
+    /// The contract adds no approval requirement; it cannot waive the protected gate's review.
+    Never,
+}
+
+/// A set of globs with the patterns kept for messages.
+#[derive(Debug, Clone)]
+pub struct Globs {
+    pub patterns: Vec<String>,
+    set: GlobSet,
+}
+
+impl Globs {
+    /// Compile `patterns` so that `*` does not cross `/`.
+    fn new(patterns: Vec<String>, key: &str) -> Result<Globs, String> {
+        let mut builder = GlobSetBuilder::new();
+        for pattern in &patterns {
+            let glob = GlobBuilder::new(pattern)
+                .literal_separator(true)
+                .build()
+                .map_err(|e| format!("`{key}`: bad glob `{pattern}`: {}", e.kind()))?;
+            builder.add(glob);
+        }
+        let set = builder
+            .build()
+            .map_err(|e| format!("`{key}`: bad glob set: {e}"))?;
+        Ok(Globs { patterns, set })
+    }
+
+    /// The first pattern matching `path`, if any.
+    pub fn first_match(&self, path: &str) -> Option<&str> {
+        let hits = self.set.matches(path);
+        hits.first().map(|&i| self.patterns[i].as_str())
+    }
+}
+
+/// A parsed contract. Absent keys impose nothing.
+#[derive(Debug, Clone, Default)]
+pub struct Contract {
+    pub goal: Option<String>,
+    /// The only paths the branch may change; `None` when the key is absent (no limit).
+    pub scope: Option<Globs>,
+    pub prohibited: Option<Globs>,
+    pub required_artifacts: Vec<String>,
+    pub required_checks: Vec<String>,
+    pub approval: ApprovalPolicy,
+    pub max_changed_files: Option<u64>,
+    pub max_commits: Option<u64>,
+}
+
+/// The contract's bytes and where they came from (`main:.closegate/contracts/x.toml`, a path).
+#[derive(Debug, Clone)]
+pub struct Source {
+    pub origin: String,
+    pub bytes: Vec<u8>,
+}
+
+impl Source {
+    /// The blob id `git hash-object` gives the file: what an approval is bound to.
+    pub fn blob_id(&self) -> String {
+        Repo::hash_blob(&self.bytes).map_or_else(|| Oid::zero().to_string(), |id| id.to_string())
+    }
+}
+
+/// Where to look for the contract once the slug is known.
+#[derive(Debug, Clone, Default)]
+pub enum Lookup {
+    /// No base tip resolved and no `--contract`: no contract applies.
+    #[default]
+    Nothing,
+    /// `.closegate/contracts/<slug>.toml` in this trusted tip (name as given, commit).
+    Tip(String, Oid),
+    /// `--contract FILE`, read when the inputs were resolved.
+    File(Source),
+}
+
+impl Lookup {
+    /// The contract source for `slug`, if one exists.
+    pub fn find(&self, repo: &Repo, slug: &str) -> Option<Source> {
+        match self {
+            Lookup::Nothing => None,
+            Lookup::File(source) => Some(source.clone()),
+            Lookup::Tip(name, tip) => {
+                let path = path_for(slug);
+                repo.read_blob(*tip, &path).map(|bytes| Source {
+                    origin: format!("{name}:{path}"),
+                    bytes,
+                })
+            }
+        }
+    }
+}
+
+/// Parse a contract; the error names the key (or line) and the reason.
+pub fn parse(bytes: &[u8]) -> Result<Contract, String> {
+    let text = std::str::from_utf8(bytes).map_err(|_| "not valid UTF-8".to_string())?;
+    let table: Table = text.parse().map_err(|e| syntax_error(&e, text))?;
+    let mut contract = Contract::default();
+    for (key, value) in &table {
+        match key.as_str() {
+            "goal" => contract.goal = Some(string(value, key)?),
+            "scope" => contract.scope = Some(Globs::new(strings(value, key)?, key)?),
+            "prohibited" => contract.prohibited = Some(Globs::new(strings(value, key)?, key)?),
+            "required_artifacts" => contract.required_artifacts = artifacts(value, key)?,
+            "required_checks" => contract.required_checks = strings(value, key)?,
+            "approval" => contract.approval = approval(value)?,
+            "max_changed_files" => contract.max_changed_files = Some(count(value, key)?),
+            "max_commits" => contract.max_commits = Some(count(value, key)?),
+            _ => return Err(format!("unknown key `{key}` (expected one of {KEYS})")),
+        }
+    }
+    Ok(contract)
+}
+
+fn string(value: &Value, key: &str) -> Result<String, String> {
+    value
+        .as_str()
+        .map(str::to_string)
+        .ok_or_else(|| wrong_type(key, "a string", value))
+}
+
+fn strings(value: &Value, key: &str) -> Result<Vec<String>, String> {
+    let items = value
+        .as_array()
+        .ok_or_else(|| wrong_type(key, "an array of strings", value))?;
+    items
+        .iter()
+        .map(|item| {
+            item.as_str()
+                .map(str::to_string)
+                .ok_or_else(|| wrong_type(key, "an array of strings", item))
+        })
+        .collect()
+}
+
+/// Repository-relative paths, with the same rules as the manifest's entries.
+fn artifacts(value: &Value, key: &str) -> Result<Vec<String>, String> {
+    let paths = strings(value, key)?;
+    for path in &paths {
+        if let Some(fault) = crate::doc::artifact_path_fault(path) {
+            return Err(format!(
+                "`{key}`: `{}` is not a valid path: {fault}",
+                path.escape_debug()
+            ));
+        }
+    }
+    Ok(paths)
+}
+
+fn approval(value: &Value) -> Result<ApprovalPolicy, String> {
+    match value.as_str() {
+        Some("always") => Ok(ApprovalPolicy::Always),
+        Some("protected") => Ok(ApprovalPolicy::Protected),
+        Some("never") => Ok(ApprovalPolicy::Never),
+        Some(other) => Err(format!(
+            "`approval` must be \"always\", \"protected\" or \"never\", found \"{}\"",
+            other.escape_debug()
+        )),
+        None => Err(wrong_type("approval", "a string", value)),
+    }
+}
+
+fn count(value: &Value, key: &str) -> Result<u64, String> {
+    let n = value
+        .as_integer()
+        .ok_or_else(|| wrong_type(key, "a non-negative integer", value))?;
+    u64::try_from(n).map_err(|_| format!("`{key}` must be a non-negative integer, found {n}"))
+}
+
+fn wrong_type(key: &str, expected: &str, found: &Value) -> String {
+    format!("`{key}` must be {expected}, found {}", found.type_str())
+}
+
+/// A TOML syntax error as `line N: reason`.
+fn syntax_error(err: &toml::de::Error, text: &str) -> String {
+    let reason = err
+        .message()
+        .trim_end()
+        .trim_end_matches('.')
+        .replace('\n', "; ");
+    match err.span() {
+        Some(span) => {
+            let before = &text.as_bytes()[..span.start.min(text.len())];
+            let line = before.iter().filter(|b| **b == b'\n').count() + 1;
+            format!("line {line}: {reason}")
+        }
+        None => reason,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn err(text: &str) -> String {
+        parse(text.as_bytes()).unwrap_err()
+    }
+
+    #[test]
+    fn full_contract_parses() {
+        let text = r#"
+goal = "CSV export"
+scope = ["invoice/**"]
+prohibited = ["db/**", "billing/**"]
+required_artifacts = ["invoice/export.go"]
+required_checks = ["test"]
+approval = "always"
+max_changed_files = 40
+max_commits = 20
+"#;
+        let c = parse(text.as_bytes()).unwrap();
+        assert_eq!(c.goal.as_deref(), Some("CSV export"));
+        assert_eq!(
+            c.scope.as_ref().unwrap().first_match("invoice/a.go"),
+            Some("invoice/**")
+        );
+        assert_eq!(
+            c.prohibited.as_ref().unwrap().first_match("db/x"),
+            Some("db/**")
+        );
+        assert_eq!(c.approval, ApprovalPolicy::Always);
+        assert_eq!((c.max_changed_files, c.max_commits), (Some(40), Some(20)));
+    }
+
+    #[test]
+    fn empty_contract_imposes_nothing() {
+        let c = parse(b"").unwrap();
+        assert!(c.scope.is_none() && c.prohibited.is_none());
+        assert_eq!(c.approval, ApprovalPolicy::Protected);
+    }
+
+    #[test]
+    fn star_does_not_cross_a_slash() {
+        let c = parse(br#"scope = ["src/*"]"#).unwrap();
+        let scope = c.scope.unwrap();
+        assert!(scope.first_match("src/a.rs").is_some());
+        assert!(scope.first_match("src/x/a.rs").is_none());
+    }
+
+    #[test]
+    fn faults_name_key_and_reason() {
+        assert!(err("scopes = []").contains("unknown key `scopes`"));
+        assert_eq!(
+            err("scope = \"a\""),
+            "`scope` must be an array of strings, found string"
+        );
+        assert_eq!(
+            err("scope = [1]"),
+            "`scope` must be an array of strings, found integer"
+        );
+        assert!(err("approval = \"sometimes\"").starts_with("`approval` must be"));
+        assert_eq!(
+            err("max_commits = -1"),
+            "`max_commits` must be a non-negative integer, found -1"
+        );
+        assert_eq!(
+            err("max_commits = \"3\""),
+            "`max_commits` must be a non-negative integer, found string"
+        );
+        assert!(err("prohibited = [\"a[\"]").starts_with("`prohibited`: bad glob `a[`"));
+        assert!(err("required_artifacts = [\"/etc/x\"]").contains("is absolute"));
+        assert!(err("goal = ").starts_with("line 1: "));
+        assert_eq!(parse(b"\xff").unwrap_err(), "not valid UTF-8");
+    }
+}

@@ -1,0 +1,94 @@
+//! The board's two formats (SPEC §13): aligned columns for people, one JSON object for scripts.
+//!
+//! Slugs, branches and paths come from agents and their worktrees: the human format escapes
+//! them with `render::escape`, the JSON format with the report's own JSON escaping. Colour, on a
+//! terminal only, marks the stage and nothing else.
+
+use std::io::Write;
+
+use console::{Style, measure_text_width};
+use serde::Serialize;
+
+use super::{escape, write_json};
+use crate::board::{Row, Stage};
+
+const HEADER: [&str; 6] = ["STAGE", "VERDICT", "STATE", "SLUG", "BRANCH", "WORKTREE"];
+/// Shown for a field that is null.
+const NONE: &str = "-";
+
+#[derive(Serialize)]
+struct Board<'a> {
+    schema: u32,
+    worktrees: &'a [Row],
+}
+
+/// `{"schema": 1, "worktrees": [...]}`.
+pub fn json(rows: &[Row], out: &mut dyn Write) -> std::io::Result<()> {
+    let board = Board {
+        schema: crate::report::SCHEMA,
+        worktrees: rows,
+    };
+    write_json(&board, out)
+}
+
+/// A header, then one line per worktree in aligned columns; the main worktree is marked.
+pub fn human(rows: &[Row], color: bool, out: &mut dyn Write) -> std::io::Result<()> {
+    let cells: Vec<[String; 6]> = rows.iter().map(cells).collect();
+    let mut widths = HEADER.map(measure_text_width);
+    for row in &cells {
+        for (width, cell) in widths.iter_mut().zip(row) {
+            *width = (*width).max(measure_text_width(cell));
+        }
+    }
+    let header = HEADER.map(str::to_string);
+    writeln!(out, "{}", line(&header, &widths, None, false))?;
+    for (row, cell) in rows.iter().zip(&cells) {
+        writeln!(out, "{}", line(cell, &widths, Some(row.stage), color))?;
+    }
+    Ok(())
+}
+
+/// The text of each column, escaped.
+fn cells(row: &Row) -> [String; 6] {
+    let text = |v: Option<&str>| v.map_or_else(|| NONE.to_string(), escape);
+    let mut path = escape(&row.path);
+    if row.main {
+        path.push_str("  (main)");
+    }
+    [
+        row.stage.as_str().to_string(),
+        text(row.verdict.map(|v| v.as_str())),
+        text(row.state.map(|s| s.as_str())),
+        text(row.slug.as_deref()),
+        text(row.branch.as_deref()),
+        path,
+    ]
+}
+
+/// One line: each column padded to its width, the last one not padded; the stage painted.
+fn line(cells: &[String; 6], widths: &[usize; 6], stage: Option<Stage>, color: bool) -> String {
+    let mut parts = Vec::with_capacity(cells.len());
+    for (i, (cell, width)) in cells.iter().zip(widths).enumerate() {
+        let pad = " ".repeat(width.saturating_sub(measure_text_width(cell)));
+        let last = i + 1 == cells.len();
+        let shown = match (i, stage) {
+            (0, Some(stage)) if color => paint(stage, cell),
+            _ => cell.clone(),
+        };
+        parts.push(if last { shown } else { format!("{shown}{pad}") });
+    }
+    parts.join("  ")
+}
+
+fn paint(stage: Stage, text: &str) -> String {
+    let style = match stage {
+        Stage::Completed => Style::new().green(),
+        Stage::Failed => Style::new().red().bold(),
+        Stage::Review => Style::new().yellow(),
+        Stage::Unverified => Style::new().magenta(),
+        Stage::Blocked => Style::new().red(),
+        Stage::Verifying => Style::new().cyan(),
+        Stage::Running | Stage::Stopped => Style::new().dim(),
+    };
+    style.force_styling(true).apply_to(text).to_string()
+}
