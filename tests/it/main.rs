@@ -9,5 +9,6 @@ mod doc;
 mod explain;
 mod fixture;
 mod lint;
+mod props;
 mod record;
 mod render;
