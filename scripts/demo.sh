@@ -77,3 +77,19 @@ for wt in "$honest" "$cheater" "$stale" "$busy"; do
   first=$(printf '%s\n' "$out" | grep -m1 -oE '(refusal|review|gap) [a-z0-9-]+' || true)
   printf '%-10s %-15s %s\n' "$(basename "$wt")" "$verdict (exit $code)" "${first:-—}"
 done
+
+# Teardown: the honest worktree goes (its status document archived first); the others are kept.
+echo
+echo "tearing down the honest worktree:"
+"$closegate" teardown "$honest" | sed -n '/^teardown /,$p'
+echo
+echo "the cheater's worktree is refused (it edited the test: a human must approve first):"
+set +e
+"$closegate" teardown "$cheater" > "$scratch/cheater.out"; code=$?
+set -e
+grep '^teardown ' "$scratch/cheater.out" | sed "s/\$/ (exit $code)/"
+echo
+echo "worktrees kept:"
+git worktree list | sed "s|$scratch|\$scratch|"
+echo
+"$closegate" log --stats
