@@ -12,8 +12,9 @@ use crate::repo::CommitLookup;
 use crate::report::{Approval, Report};
 use crate::{gates, ledger, record};
 
-/// Record a human's approval of a return that touched a protected surface, bound to the exact
-/// commit the gate checks (and the task contract, if any): runs the gate, refuses on FAIL or
+/// Record a human's approval of a PENDING_REVIEW return, bound to the exact commit
+///
+/// The approval also binds the task contract, if any. Runs the gate, refuses on FAIL or
 /// when --commit is not that commit, then `check` reports the protected changes as warnings
 /// until a new commit voids it (exit 0 recorded, 1 refused, 2 error)
 #[derive(Debug, clap::Args)]

@@ -21,7 +21,9 @@ use crate::repo::Repo;
 /// The events a record can carry (SPEC §6).
 const EVENTS: [&str; 6] = ["check", "teardown", "approve", "guard", "signal", "hook"];
 
-/// List the audit records of the repository around the current directory, one line each (ts,
+/// List the audit records, or print verdict statistics with the false-green rate
+///
+/// Lists the records of the repository around the current directory, one line each (ts,
 /// event, verdict, slug, commit, branch, codes), or with --stats the counts per verdict and event
 /// and the false-green rate (returns claimed done that closegate did not verify), overall and per
 /// slug prefix (the slug up to its first `-`). Unreadable lines are reported on stderr and skipped

@@ -9,8 +9,9 @@ use crate::inputs::GateArgs;
 use crate::render::{self, Format, escape};
 use crate::teardown::{self, Done, Request};
 
-/// Remove an agent's worktree once its return passed the gate and nothing can be lost: runs the
-/// whole gate (recorded), refuses on anything uncommitted, untracked, hidden, nested, locked,
+/// Remove an agent's worktree once its return passed the gate and nothing can be lost
+///
+/// Runs the whole gate (recorded), refuses on anything uncommitted, untracked, hidden, nested, locked,
 /// unfinished or moved, archives the status document, records the teardown, then removes the
 /// worktree and, with --delete-branch, its merged branch (exit 0 removed, 1 refused, 2 error or
 /// stopped midway)
