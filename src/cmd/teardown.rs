@@ -57,6 +57,9 @@ pub fn run(args: Args, color: bool) -> Result<i32> {
 }
 
 fn headline(done: &Done) -> String {
+    if !done.steps.is_empty() && done.steps.iter().all(|s| s.verb == "nothing") {
+        return "nothing to tear down".into();
+    }
     match (&done.barred, done.exit, done.dry_run) {
         (Some(why), _, _) => format!("teardown refused: {why}"),
         (None, 1, _) => "teardown refused: something in the worktree would be lost".into(),
