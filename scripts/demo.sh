@@ -78,22 +78,39 @@ for wt in "$honest" "$cheater" "$stale" "$busy"; do
   printf '%-10s %-15s %s\n' "$(basename "$wt")" "$verdict (exit $code)" "${first:-—}"
 done
 
+# Teardown: the honest worktree goes (its status document archived first); the others are kept.
+echo
+echo "tearing down the honest worktree:"
+"$closegate" teardown "$honest" | sed -n '/^teardown /,$p'
+echo
+echo "the cheater's worktree is refused (it edited the test: a human must approve first):"
+set +e
+"$closegate" teardown "$cheater" > "$scratch/cheater.out"; code=$?
+set -e
+grep '^teardown ' "$scratch/cheater.out" | sed "s/\$/ (exit $code)/"
+echo
+echo "worktrees kept:"
+git worktree list | sed "s|$scratch|\$scratch|"
+echo
+"$closegate" log --stats
+
 # --- task contract and board (SPEC §12, §13) ---
-# The coordinator fixes a finish line for `honest` on main: it was meant to document the calculator
-# under docs/, so its change to src/ lies outside the contract's scope. The contract is read from
-# main (trusted); a contract edited on the agent's branch would have no effect.
+# The coordinator fixes a finish line for a fifth agent, `scoped`, on main before dispatch: it was
+# meant to document the calculator under docs/, so its change to src/ lies outside the contract's
+# scope. The contract is read from main (trusted); one edited on the agent's branch has no effect.
 mkdir -p .closegate/contracts
-cat > .closegate/contracts/honest.toml <<'TOML'
+cat > .closegate/contracts/scoped.toml <<'TOML'
 goal = "document the calculator"
 scope = ["docs/**"]
 required_checks = ["unit"]
 max_changed_files = 5
 TOML
-git add .closegate && git commit -q -m "contract for honest"
+git add .closegate && git commit -q -m "contract for scoped"
+scoped=$(agent scoped); status "$scoped" scoped close-ok
 echo
-echo "contract for honest on main (scope docs/**); honest re-checked:"
+echo "contract for scoped on main (scope docs/**); scoped checked:"
 set +e
-"$closegate" check "$honest" | grep -v 'hint:'
+"$closegate" check "$scoped" | grep -v 'hint:'
 set -e
 echo
 echo "closegate board:"

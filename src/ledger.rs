@@ -77,3 +77,60 @@ fn is_passing(r: &Value, commit: &str) -> bool {
         event == "teardown" && r["claimed"] == "closed-without-merge" && r["removed"] == true;
     verified || stopped
 }
+
+/// Append a `teardown` line: the common fields plus `removed` and the event's own `fields`.
+pub fn record_teardown(
+    common_dir: &Path,
+    report: &Report,
+    claimed: Option<&str>,
+    removed: bool,
+    fields: Value,
+) -> Result<()> {
+    let mut value = line("teardown", report, claimed);
+    value["removed"] = json!(removed);
+    merge(&mut value, fields);
+    record::append(common_dir, &value)
+}
+
+/// Append an `approve` line. An accepted approval carries `by`, `note`, the full `commit`, the
+/// `contract` blob id (or null) and the verdict with the approval applied, which is what
+/// `approval_for` and `has_passing_record` read. A refused one carries `by: null` and
+/// `requested_by`, so it can never be taken for an approval.
+pub fn record_approve(
+    common_dir: &Path,
+    report: &Report,
+    by: &str,
+    note: Option<&str>,
+    refused: Option<&str>,
+) -> Result<()> {
+    let claimed = report.state.map(|s| s.as_str());
+    let mut value = line("approve", report, claimed);
+    value["note"] = json!(note);
+    value["contract"] = json!(report.contract);
+    match refused {
+        None => value["by"] = json!(by),
+        Some(reason) => {
+            value["by"] = Value::Null;
+            value["requested_by"] = json!(by);
+            value["refused"] = json!(reason);
+        }
+    }
+    record::append(common_dir, &value)
+}
+
+/// The latest `teardown` record for the worktree at `worktree` that removed (or began removing)
+/// it: how a second teardown of the same path knows the first one passed.
+pub fn last_removal(common_dir: &Path, worktree: &str) -> Result<Option<Value>> {
+    let records = record::read(common_dir)?.records;
+    Ok(records
+        .into_iter()
+        .rev()
+        .find(|r| r["event"] == "teardown" && r["worktree"] == worktree && r["removed"] == true))
+}
+
+/// Copy the members of the object `extra` into the object `value`.
+fn merge(value: &mut Value, extra: Value) {
+    if let (Some(target), Value::Object(extra)) = (value.as_object_mut(), extra) {
+        target.extend(extra);
+    }
+}

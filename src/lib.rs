@@ -15,6 +15,7 @@ pub mod record;
 pub mod render;
 pub mod repo;
 pub mod report;
+pub mod teardown;
 
 /// Run one parsed command line; `Ok` carries the exit code, `Err` means exit 2.
 pub fn run(cli: cli::Cli, color: bool) -> anyhow::Result<i32> {

@@ -5,6 +5,8 @@
 //! wrapped in our own types, paths as `PathBuf`, changes as `Change`.
 
 mod diff;
+pub mod merged;
+pub mod safety;
 mod worktree;
 
 use std::path::{Path, PathBuf};

@@ -1,5 +1,6 @@
 //! One integration test binary: real repositories, the real `closegate` binary.
 
+mod approve;
 mod board;
 mod check;
 mod checks;
@@ -9,6 +10,8 @@ mod doc;
 mod explain;
 mod fixture;
 mod lint;
+mod log;
 mod props;
 mod record;
 mod render;
+mod teardown;

@@ -1,0 +1,457 @@
+//! Teardown (SPEC §7): run the gate, check that nothing can be lost, archive the status
+//! document, record, then remove the worktree and (on request) its branch.
+//!
+//! `safety` holds every reason to refuse, `remove` the destructive steps. This module decides
+//! and returns what happened as data; `cmd::teardown` prints it.
+
+pub mod remove;
+mod resume;
+pub mod safety;
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result, bail};
+use git2::Oid;
+use serde_json::json;
+
+use crate::doc::State;
+use crate::finding::{Finding, Gate, Verdict};
+use crate::gates::{self, Inputs, Outcome};
+use crate::inputs::{self, GateArgs};
+use crate::ledger;
+use crate::repo::{self, Repo, WorktreeInfo, safety::BranchDeletion};
+use crate::report::Report;
+
+/// A teardown as asked on the command line.
+pub struct Request {
+    pub worktree: Option<PathBuf>,
+    pub gate: GateArgs,
+    pub dry_run: bool,
+    pub delete_branch: bool,
+    pub allow_unverified: bool,
+}
+
+/// Why the gate's verdict lets the teardown proceed (SPEC §7 step 1).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Admission {
+    Verified,
+    /// VERIFIED because an approval for this exact commit downgraded the review findings.
+    Approved,
+    ClosedWithoutMerge,
+    AllowedUnverified,
+}
+
+impl Admission {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Admission::Verified => "verified",
+            Admission::Approved => "approved",
+            Admission::ClosedWithoutMerge => "closed-without-merge",
+            Admission::AllowedUnverified => "allowed-unverified",
+        }
+    }
+}
+
+/// One thing the teardown did, would do, or left in place: `("removed", "worktree /x")`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Step {
+    pub verb: &'static str,
+    pub what: String,
+}
+
+/// What a teardown did.
+#[derive(Debug, Default)]
+pub struct Done {
+    /// The gate's report with the teardown's findings (none when no gate could run).
+    pub report: Option<Report>,
+    /// Why the verdict bars the teardown, when it does.
+    pub barred: Option<String>,
+    pub steps: Vec<Step>,
+    /// Set when the removal stopped midway: what to do about it.
+    pub error: Option<String>,
+    pub dry_run: bool,
+    pub exit: i32,
+}
+
+impl Done {
+    pub(crate) fn step(&mut self, verb: &'static str, what: impl Into<String>) {
+        self.steps.push(Step {
+            verb,
+            what: what.into(),
+        });
+    }
+}
+
+/// Decide whether the verdict admits a teardown.
+pub fn admit(report: &Report, allow_unverified: bool) -> Result<Admission, String> {
+    let stopped = report.state == Some(State::ClosedWithoutMerge);
+    match report.verdict {
+        Verdict::Fail => Err("the verdict is FAIL: a refused return is never torn down".into()),
+        _ if stopped => Ok(Admission::ClosedWithoutMerge),
+        Verdict::Verified if report.approval.is_some() => Ok(Admission::Approved),
+        Verdict::Verified => Ok(Admission::Verified),
+        Verdict::PendingReview => Err("the verdict is PENDING_REVIEW and no approval exists for \
+             this commit: a human runs `closegate approve --by NAME` first"
+            .into()),
+        Verdict::Unverified if allow_unverified => Ok(Admission::AllowedUnverified),
+        Verdict::Unverified => Err(
+            "the verdict is UNVERIFIED: pass --allow-unverified to tear \
+             down anyway (the record says so)"
+                .into(),
+        ),
+    }
+}
+
+/// Run a teardown.
+pub fn run(req: &Request) -> Result<Done> {
+    let target = match &req.worktree {
+        Some(path) => absolute(path)?,
+        None => inputs::open(None)?.1,
+    };
+    if target.join(".git").symlink_metadata().is_err() {
+        return resume::leftover(req, &target);
+    }
+    if let Some(info) = Repo::discover(&target)?.worktree_at(&target)
+        && info.main
+    {
+        return refuse_main(req, &info);
+    }
+    if req.gate.no_worktree {
+        bail!("a teardown needs the worktree itself; --no-worktree does not apply");
+    }
+    let inputs = inputs::resolve(Some(&target), &req.gate)?;
+    if repo::canonical(&target) != inputs.worktree {
+        bail!(
+            "{} is inside the worktree {}; pass the worktree's root",
+            target.display(),
+            inputs.worktree.display()
+        );
+    }
+    let outcome = gates::evaluate(&inputs)?;
+    if !req.dry_run {
+        ledger::record_check(&inputs, &outcome)?;
+    }
+    let info = inputs
+        .repo
+        .worktree_at(&inputs.worktree)
+        .with_context(|| format!("{} is not a registered worktree", target.display()))?;
+    decide(req, &inputs, &outcome, &info)
+}
+
+/// The main worktree is never removed: refused before the gate, which could not change that.
+fn refuse_main(req: &Request, info: &WorktreeInfo) -> Result<Done> {
+    let mut report = Report {
+        worktree: Some(info.path.display().to_string()),
+        ..Report::default()
+    };
+    let msg = format!(
+        "{} is the main worktree of the repository; closegate never removes it",
+        info.path.display()
+    );
+    report.add_gate(
+        Gate::Teardown,
+        [Finding::new("teardown-main-worktree", msg)],
+    );
+    report.finish();
+    if !req.dry_run {
+        let common = Repo::discover(&info.path)?.common_dir();
+        ledger::record_teardown(&common, &report, None, false, json!({"deleted": null}))?;
+    }
+    let mut done = Done {
+        dry_run: req.dry_run,
+        exit: 1,
+        ..Done::default()
+    };
+    done.step("kept", format!("worktree {}", info.path.display()));
+    done.report = Some(report);
+    Ok(done)
+}
+
+/// The planned removal.
+struct Plan {
+    worktree: PathBuf,
+    admin: PathBuf,
+    archive: Option<PathBuf>,
+    branch: Branch,
+}
+
+/// What happens to the branch.
+enum Branch {
+    Delete { name: String, at: Oid },
+    Keep { name: Option<String>, why: String },
+}
+
+fn decide(req: &Request, inputs: &Inputs, outcome: &Outcome, info: &WorktreeInfo) -> Result<Done> {
+    let report = &outcome.report;
+    let branch = report.branch.clone().or_else(|| {
+        let head = info.head_ref()?;
+        head.strip_prefix("refs/heads/").map(str::to_string)
+    });
+    let ctx = safety::Ctx {
+        repo: &inputs.repo,
+        info,
+        status_file: &inputs.config.status_file,
+        verified: outcome.commit,
+        branch: branch.as_deref(),
+        base: inputs.base.as_ref().map(|(_, id)| *id),
+        delete_branch: req.delete_branch,
+    };
+    let findings = safety::run(&ctx)?;
+    let admission = admit(report, req.allow_unverified);
+    let refused = admission.is_err() || !findings.is_empty();
+    let mut full = report.clone();
+    full.add_gate(Gate::Teardown, findings);
+    full.finish();
+    let plan = plan(req, inputs, outcome, info, branch);
+    let mut done = Done {
+        barred: admission.clone().err(),
+        dry_run: req.dry_run,
+        ..Done::default()
+    };
+    if refused {
+        if !req.dry_run {
+            let fields = json!({"admission": null, "allow_unverified": req.allow_unverified,
+                                "artifacts": full.artifacts, "deleted": null});
+            ledger::record_teardown(
+                &inputs.repo.common_dir(),
+                &full,
+                claimed(&full),
+                false,
+                fields,
+            )?;
+        }
+        done.step(
+            "kept",
+            format!("worktree {} (nothing was removed)", info.path.display()),
+        );
+        keep_branch_step(&mut done, &plan.branch, true);
+        done.report = Some(full);
+        done.exit = 1;
+        return Ok(done);
+    }
+    let admission = admission.unwrap_or(Admission::Verified);
+    if req.dry_run {
+        plan_steps(&mut done, &plan, inputs);
+        done.report = Some(full);
+        return Ok(done);
+    }
+    done.report = Some(full);
+    execute(req, inputs, &plan, admission, done)
+}
+
+fn plan(
+    req: &Request,
+    inputs: &Inputs,
+    outcome: &Outcome,
+    info: &WorktreeInfo,
+    branch: Option<String>,
+) -> Plan {
+    let repo = &inputs.repo;
+    let head = repo.worktree_head(&info.path);
+    let archive = outcome.report.slug.as_ref().map(|slug| {
+        let commit = outcome
+            .commit
+            .or(head)
+            .map_or("unborn".into(), |c| c.to_string());
+        remove::archive_path(&repo.common_dir(), slug, &commit)
+    });
+    let base_name = inputs.base.as_ref().map(|(name, _)| name.as_str());
+    Plan {
+        worktree: info.path.clone(),
+        admin: info.admin_dir.clone(),
+        archive,
+        branch: branch_plan(req, repo, info, branch, head, base_name),
+    }
+}
+
+fn branch_plan(
+    req: &Request,
+    repo: &Repo,
+    info: &WorktreeInfo,
+    branch: Option<String>,
+    head: Option<Oid>,
+    base: Option<&str>,
+) -> Branch {
+    let Some(name) = branch else {
+        let why = "HEAD is detached: there is no branch to delete".into();
+        return Branch::Keep { name: None, why };
+    };
+    let keep = |why: String| Branch::Keep {
+        name: Some(name.clone()),
+        why,
+    };
+    if !req.delete_branch {
+        return keep("pass --delete-branch to delete it".into());
+    }
+    if Some(name.as_str()) == base {
+        return keep("it is the base branch".into());
+    }
+    let elsewhere = repo.branch_checked_out_elsewhere(&name, &info.path);
+    if let Some(other) = elsewhere.first() {
+        return keep(format!("it is checked out in {}", other.display()));
+    }
+    match repo.branch_tip(&name) {
+        None => keep("it no longer exists".into()),
+        Some(tip) if Some(tip) == head => Branch::Delete { name, at: tip },
+        Some(tip) => keep(format!("it points at {tip}, not at the worktree's HEAD")),
+    }
+}
+
+pub(crate) fn claimed(report: &Report) -> Option<&'static str> {
+    report.state.map(|s| s.as_str())
+}
+
+fn plan_steps(done: &mut Done, plan: &Plan, inputs: &Inputs) {
+    if let Some(path) = &plan.archive {
+        let what = format!("{} to {}", inputs.config.status_file, path.display());
+        done.step("would archive", what);
+    }
+    let what = format!(
+        "worktree {} (ignored files with it)",
+        plan.worktree.display()
+    );
+    done.step("would remove", what);
+    done.step(
+        "would remove",
+        format!("administrative data {}", plan.admin.display()),
+    );
+    match &plan.branch {
+        Branch::Delete { name, at } => {
+            done.step("would delete", format!("branch {name} (at {at})"))
+        }
+        keep => keep_branch_step(done, keep, false),
+    }
+}
+
+fn keep_branch_step(done: &mut Done, branch: &Branch, refused: bool) {
+    match branch {
+        Branch::Keep {
+            name: Some(name),
+            why,
+        } => done.step("kept", format!("branch {name}: {why}")),
+        Branch::Keep { name: None, why } => done.step("kept", why.clone()),
+        Branch::Delete { name, .. } if refused => done.step("kept", format!("branch {name}")),
+        Branch::Delete { .. } => {}
+    }
+}
+
+/// Archive, record, remove, delete the branch: in that order, each only after the one before.
+fn execute(
+    req: &Request,
+    inputs: &Inputs,
+    plan: &Plan,
+    admission: Admission,
+    mut done: Done,
+) -> Result<Done> {
+    let common = inputs.repo.common_dir();
+    let report = done.report.clone().unwrap_or_default();
+    if let Some(path) = &plan.archive {
+        remove::archive(path, &inputs.status)?;
+        let what = format!("{} to {}", inputs.config.status_file, path.display());
+        done.step("archived", what);
+    }
+    let (branch, branch_tip) = match &plan.branch {
+        Branch::Delete { name, at } => (Some(name.clone()), Some(at.to_string())),
+        Branch::Keep { .. } => (None, None),
+    };
+    let fields = json!({
+        "admission": admission.as_str(),
+        "allow_unverified": req.allow_unverified,
+        "archive": plan.archive.as_ref().map(|p| p.display().to_string()),
+        "artifacts": report.artifacts,
+        "deleted": {"worktree": plan.worktree.display().to_string(),
+                    "admin": plan.admin.display().to_string(),
+                    "branch": branch, "branch_tip": branch_tip},
+    });
+    ledger::record_teardown(&common, &report, claimed(&report), true, fields)?;
+    let left = match remove::remove_worktree(&plan.worktree, &plan.admin) {
+        Ok(left) => left,
+        Err(err) => {
+            let fields = json!({"incomplete": true, "error": format!("{err:#}")});
+            ledger::record_teardown(&common, &report, claimed(&report), false, fields)?;
+            return Err(err.context("nothing was removed"));
+        }
+    };
+    done.step(
+        "removed",
+        format!(
+            "worktree {} (ignored files with it)",
+            plan.worktree.display()
+        ),
+    );
+    if plan.admin.symlink_metadata().is_err() {
+        done.step(
+            "removed",
+            format!("administrative data {}", plan.admin.display()),
+        );
+        delete_branch(&common, &plan.branch, &mut done, &report)?;
+    } else {
+        keep_branch_step(&mut done, &plan.branch, true);
+    }
+    finish_left(&common, &report, left, &plan.worktree, done)
+}
+
+/// Compare-and-delete the branch; a branch that moved is kept and the record says so.
+fn delete_branch(common: &Path, branch: &Branch, done: &mut Done, report: &Report) -> Result<()> {
+    let Branch::Delete { name, at } = branch else {
+        keep_branch_step(done, branch, false);
+        return Ok(());
+    };
+    let repo = Repo::discover(common)?;
+    match repo.delete_branch_if_at(name, *at)? {
+        BranchDeletion::Deleted => done.step("deleted", format!("branch {name} (was {at})")),
+        BranchDeletion::Moved(now) => {
+            let now = now.map_or("nowhere (deleted)".into(), |id| id.to_string());
+            let why = format!("it moved from the verified {at} to {now}, so it was not deleted");
+            done.step("kept", format!("branch {name}: {why}"));
+            let fields = json!({"branch_kept": why});
+            ledger::record_teardown(common, report, claimed(report), true, fields)?;
+        }
+    }
+    Ok(())
+}
+
+/// Report what a removal left behind (exit 2) or nothing (exit 0).
+pub(crate) fn finish_left(
+    common: &Path,
+    report: &Report,
+    left: remove::Left,
+    worktree: &Path,
+    mut done: Done,
+) -> Result<Done> {
+    if left.is_empty() {
+        return Ok(done);
+    }
+    let paths: Vec<String> = left.iter().map(|(p, _)| p.display().to_string()).collect();
+    for (path, why) in &left {
+        done.step("left", format!("{} ({why})", path.display()));
+    }
+    let fields = json!({"incomplete": true, "left": paths});
+    ledger::record_teardown(common, report, claimed(report), false, fields)?;
+    done.error = Some(format!(
+        "the removal stopped midway: {} path(s) could not be removed (listed above); fix that and \
+         run `closegate teardown {}` again to finish",
+        left.len(),
+        worktree.display()
+    ));
+    done.exit = 2;
+    Ok(done)
+}
+
+/// `path` made absolute and canonical; a path that does not exist gets its parent canonicalised.
+fn absolute(path: &Path) -> Result<PathBuf> {
+    let abs = if path.is_absolute() {
+        path.to_path_buf()
+    } else {
+        std::env::current_dir()
+            .context("cannot read the current directory")?
+            .join(path)
+    };
+    if abs.symlink_metadata().is_ok() {
+        return Ok(repo::canonical(&abs));
+    }
+    Ok(match (abs.parent(), abs.file_name()) {
+        (Some(parent), Some(name)) => repo::canonical(parent).join(name),
+        _ => abs,
+    })
+}

@@ -1,0 +1,150 @@
+//! `closegate approve` (SPEC §8): bound to the exact commit, refused on FAIL, voided by a new
+//! commit; a teardown of an approved return proceeds.
+
+use serde_json::Value;
+
+use crate::fixture::{closegate, parts};
+use crate::teardown::{Scene, audit, write_status};
+
+/// A scene whose branch also weakens a test on `main`: PENDING_REVIEW.
+fn pending() -> Scene {
+    let s = Scene::new();
+    s.fx.commit(
+        "main",
+        &[("tests/smoke.rs", Some("assert!(true);\n"))],
+        "add test",
+    );
+    let tip = s.fx.commit(
+        "agent/x",
+        &[("tests/smoke.rs", Some("// weakened\n"))],
+        "add x",
+    );
+    s.fx.checkout(&s.wt);
+    write_status(&s.wt, "x", "close-ok", tip, "add x");
+    Scene { tip, ..s }
+}
+
+fn check(s: &Scene) -> (i32, Value) {
+    let out = closegate(&s.wt, &["check", "--format", "json"]);
+    let (code, stdout, stderr) = parts(&out);
+    let report = serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("{e}: {stdout}{stderr}"));
+    (code, report)
+}
+
+fn approve(s: &Scene, extra: &[&str]) -> (i32, String, String) {
+    let mut args = vec![
+        "approve",
+        "--by",
+        "Ada",
+        "--note",
+        "reviewed the test change",
+    ];
+    args.extend_from_slice(extra);
+    parts(&closegate(&s.wt, &args))
+}
+
+#[test]
+fn approval_turns_pending_review_into_verified_for_that_commit_only() {
+    let s = pending();
+    let (code, report) = check(&s);
+    assert_eq!(
+        (code, report["verdict"].as_str()),
+        (3, Some("PENDING_REVIEW"))
+    );
+    let (code, out, err) = s.teardown(&[]);
+    assert_eq!(
+        code, 1,
+        "PENDING_REVIEW without approval is refused: {out}{err}"
+    );
+    assert!(out.contains("closegate approve"), "{out}");
+
+    let (code, out, err) = approve(&s, &["--commit", &s.tip.to_string()[..10]]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.starts_with("VERIFIED"), "{out}");
+    let line = audit(&s.fx)
+        .into_iter()
+        .rfind(|r| r["event"] == "approve")
+        .unwrap();
+    assert_eq!(line["by"], "Ada");
+    assert_eq!(line["note"], "reviewed the test change");
+    assert_eq!(line["commit"], s.tip.to_string());
+    assert_eq!(line["contract"], Value::Null);
+    assert_eq!(line["verdict"], "VERIFIED");
+
+    let (code, report) = check(&s);
+    assert_eq!(code, 0, "{report}");
+    assert_eq!(report["approval"]["by"], "Ada");
+    assert_eq!(report["approval"]["commit"], s.tip.to_string());
+    let protected = report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["code"] == "protected-surface")
+        .unwrap();
+    assert_eq!(protected["severity"], "warning");
+
+    // A new commit voids it.
+    let next = s.fx.commit(
+        "agent/x",
+        &[("tests/smoke.rs", Some("// again\n"))],
+        "again",
+    );
+    s.fx.checkout(&s.wt);
+    write_status(&s.wt, "x", "close-ok", next, "again");
+    let (code, report) = check(&s);
+    assert_eq!(code, 3, "{report}");
+    assert!(report["approval"].is_null());
+}
+
+#[test]
+fn approved_return_is_torn_down() {
+    let s = pending();
+    let (code, out, err) = approve(&s, &[]);
+    assert_eq!(code, 0, "{out}{err}");
+    let (code, out, err) = s.teardown(&[]);
+    assert_eq!(code, 0, "{out}{err}");
+    let last = audit(&s.fx).pop().unwrap();
+    assert_eq!(last["admission"], "approved");
+}
+
+#[test]
+fn approval_of_a_failing_return_is_refused_and_never_counts() {
+    let s = pending();
+    s.fx.write(&s.wt, "src/lib.rs", "uncommitted\n");
+    let (code, out, err) = approve(&s, &[]);
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(
+        out.contains("approval refused") && out.contains("FAIL"),
+        "{out}"
+    );
+    let line = audit(&s.fx).pop().unwrap();
+    assert_eq!(line["event"], "approve");
+    assert_eq!(line["by"], Value::Null);
+    assert_eq!(line["requested_by"], "Ada");
+    std::fs::write(s.wt.join("src/lib.rs"), "pub fn x() {}\n").unwrap();
+    let (code, report) = check(&s);
+    assert_eq!(code, 3, "a refused approval never applies: {report}");
+}
+
+#[test]
+fn approval_for_another_commit_is_refused() {
+    let s = pending();
+    let main =
+        s.fx.repo
+            .refname_to_id("refs/heads/main")
+            .unwrap()
+            .to_string();
+    let (code, out, _) = approve(&s, &["--commit", &main]);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("bound to the exact commit"), "{out}");
+    assert_eq!(check(&s).0, 3);
+}
+
+#[test]
+fn approve_needs_a_name() {
+    let s = pending();
+    let (code, _, err) = parts(&closegate(&s.wt, &["approve", "--by", " "]));
+    assert_eq!(code, 2, "{err}");
+    let (code, _, _) = parts(&closegate(&s.wt, &["approve"]));
+    assert_eq!(code, 2, "clap usage errors exit 2");
+}
