@@ -7,6 +7,7 @@ pub mod config;
 pub mod doc;
 pub mod finding;
 pub mod gates;
+pub mod hook;
 pub mod inputs;
 pub mod ledger;
 pub mod record;
