@@ -16,23 +16,46 @@ pub const MARKER: &str =
     "# closegate reference-transaction hook: written by `closegate hook install`";
 
 /// The hook script. `exe` is the closegate to call; `chained` runs the kept backup first.
+///
+/// Git starts the hook for every ref update, twice (`prepared`, then `committed`), so the script
+/// answers what it can without starting closegate: the states other than `prepared` (git ignores
+/// their exit code), and transactions whose lines touch nothing under `refs/heads/`. The first
+/// line under `refs/heads/`, or the 64th line of a large transaction (sh reads byte by byte),
+/// hands that line and the rest of the input to closegate, which decides. Git tolerates a hook
+/// that exits without reading all of its input.
 pub fn script(exe: Option<&Path>, chained: bool) -> Vec<u8> {
     let mut text = Vec::new();
     text.extend_from_slice(b"#!/bin/sh\n");
     text.extend_from_slice(MARKER.as_bytes());
     text.extend_from_slice(ABOUT.as_bytes());
+    if chained {
+        text.extend_from_slice(CHAIN.as_bytes());
+    }
+    text.extend_from_slice(SCAN.as_bytes());
     text.extend_from_slice(b"closegate=");
     match exe {
         Some(path) => text.extend_from_slice(&sh_quote(path.as_os_str().as_bytes())),
         None => text.extend_from_slice(b"closegate"),
     }
     text.extend_from_slice(FIND.as_bytes());
-    if chained {
-        text.extend_from_slice(CHAIN.as_bytes());
-    }
-    text.extend_from_slice(b"exec \"$closegate\" hook run reference-transaction \"$@\"\n");
+    text.extend_from_slice(
+        b"{ printf '%s %s %s\\n' \"$old\" \"$new\" \"$ref\"; cat; } | \"$closegate\" hook run reference-transaction \"$@\"\n",
+    );
     text
 }
+
+/// Pass what touches no branch without starting closegate.
+const SCAN: &str = r#"[ "$1" = prepared ] || exit 0
+n=0
+handoff=
+while IFS=' ' read -r old new ref; do
+  case $ref in refs/heads/*) handoff=1; break ;; esac
+  n=$((n + 1))
+  if [ "$n" -ge 64 ]; then handoff=1; break; fi
+done
+case $ref in refs/heads/*) handoff=1 ;; esac
+[ -n "$handoff" ] || exit 0
+"#;
 
 /// What the hook is for and how to get past it, after the marker line.
 const ABOUT: &str = "
@@ -52,21 +75,21 @@ if [ ! -x "$closegate" ]; then
 fi
 "#;
 
-/// Run the kept backup first with the same arguments and input; refuse when it refuses.
+/// Run the kept backup first, in every state, with the same arguments and input (kept in a
+/// temporary file for closegate); refuse when it fails.
 const CHAIN: &str = r#"case $0 in */*) hooks_dir=${0%/*} ;; *) hooks_dir=. ;; esac
 backup="$hooks_dir/reference-transaction.closegate-backup"
+input=$(mktemp "${TMPDIR:-/tmp}/closegate-hook.XXXXXX") || exit 1
+trap 'rm -f "$input"' EXIT
+cat >"$input" || exit 1
 if [ -x "$backup" ]; then
-  input=$(mktemp "${TMPDIR:-/tmp}/closegate-hook.XXXXXX") || exit 1
-  trap 'rm -f "$input"' EXIT
-  cat >"$input" || exit 1
   "$backup" "$@" <"$input" || {
     status=$?
     echo "closegate hook: the chained hook $backup failed with exit $status" >&2
     exit 1
   }
-  "$closegate" hook run reference-transaction "$@" <"$input"
-  exit $?
 fi
+exec <"$input"
 "#;
 
 /// Whether `bytes` is a hook closegate wrote: its second line is `MARKER`.
@@ -105,7 +128,8 @@ mod tests {
         assert!(text.starts_with("#!/bin/sh\n"));
         assert!(text.contains("closegate='/opt/cg/closegate'\n"));
         assert!(!text.contains("closegate-backup"));
-        assert!(text.ends_with("exec \"$closegate\" hook run reference-transaction \"$@\"\n"));
+        assert!(text.contains("[ \"$1\" = prepared ] || exit 0\n"));
+        assert!(text.ends_with("| \"$closegate\" hook run reference-transaction \"$@\"\n"));
         let chained = String::from_utf8(script(None, true)).unwrap();
         assert!(chained.contains("closegate=closegate\n"));
         assert!(chained.contains("reference-transaction.closegate-backup"));
