@@ -5,5 +5,8 @@ mod checks;
 mod config;
 mod explain;
 mod fixture;
+mod guard;
+mod hook;
 mod record;
 mod render;
+mod signal;

@@ -1,0 +1,1 @@
+//! `closegate guard` through the binary (SPEC §10).

@@ -1,0 +1,1 @@
+//! `closegate signal` through the binary (SPEC §10).
