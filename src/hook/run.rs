@@ -201,10 +201,11 @@ fn newly_merged(
     let mut tips = repo.branches_matching(|short| config.is_agent_branch(short))?;
     for u in heads {
         let short = &u.refname["refs/heads/".len()..];
-        if config.is_agent_branch(short) {
-            if let Some(id) = value(&u.new, &u.refname)? {
-                tips.push((short.to_string(), id));
-            }
+        if !config.is_agent_branch(short) {
+            continue;
+        }
+        if let Some(id) = value(&u.new, &u.refname)? {
+            tips.push((short.to_string(), id));
         }
     }
     tips.sort();
