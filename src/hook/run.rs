@@ -157,9 +157,10 @@ fn decide(updates: &[Update]) -> Result<i32> {
         let Some(tip) = value(&u.old, &u.refname)?.or_else(|| repo.ref_target(&u.refname)) else {
             continue;
         };
-        let merged = base_tips
-            .iter()
-            .any(|b| repo.is_ancestor(tip, *b) || repo.base_holds_changes_of(*b, tip));
+        let mut merged = false;
+        for b in &base_tips {
+            merged = merged || repo.reaches(*b, tip)? || repo.base_holds_changes_of(*b, tip);
+        }
         decisions.push(Decision {
             action: "delete",
             branch: short.to_string(),
@@ -210,10 +211,17 @@ fn newly_merged(
     }
     tips.sort();
     tips.dedup();
-    tips.retain(|(_, tip)| {
-        repo.is_ancestor(*tip, new_base) && !old_base.is_some_and(|old| repo.is_ancestor(*tip, old))
-    });
-    Ok(tips)
+    let mut newly = Vec::new();
+    for (branch, tip) in tips {
+        let before = match old_base {
+            Some(old) => repo.reaches(old, tip)?,
+            None => false,
+        };
+        if !before && repo.reaches(new_base, tip)? {
+            newly.push((branch, tip));
+        }
+    }
+    Ok(newly)
 }
 
 /// The local branch the hook guards as the base: the configured or discovered base name, or the

@@ -53,6 +53,17 @@ impl Repo {
         Ok(found)
     }
 
+    /// Whether `ancestor` is `descendant` or reachable from it; unlike `is_ancestor`, a missing
+    /// object is an error, so a hook that cannot walk the history refuses instead of passing.
+    pub fn reaches(&self, descendant: Oid, ancestor: Oid) -> Result<bool> {
+        if ancestor == descendant {
+            return Ok(true);
+        }
+        self.git
+            .graph_descendant_of(descendant, ancestor)
+            .with_context(|| format!("cannot walk the history from {descendant} to {ancestor}"))
+    }
+
     /// Whether `base` already holds the changes `tip` made since their merge base (a squash or
     /// rebase merge): merging `tip` into `base` would change nothing. Writes no object.
     pub fn base_holds_changes_of(&self, base: Oid, tip: Oid) -> bool {
