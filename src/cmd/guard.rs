@@ -1,10 +1,302 @@
-//! `closegate guard`: check the first-line verdict token of an agent's report (SPEC §10).
+//! `closegate guard`: the agent's report must begin with a verdict token, an UNVERIFIED claim
+//! must name its gap, and with `--worktree` the claim is compared with the gate's own verdict
+//! (SPEC §10).
+//!
+//! The first line is the first non-blank line after an optional BOM; it must begin at column 0
+//! with `VERIFIED`, `UNVERIFIED`, `PENDING_REVIEW` or `FAIL` followed by the end of the line, a
+//! space or `:`. An UNVERIFIED claim names its gap when the text after the token (the rest of the
+//! first line and every later line) holds at least one letter or digit.
 
-/// check the first-line verdict token of an agent's report (SPEC §10).
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result};
+use serde_json::json;
+
+use crate::finding::{Finding, Gate, Severity, Verdict};
+use crate::inputs::{self, GateArgs};
+use crate::render::{self, Format, escape};
+use crate::repo::Repo;
+use crate::report::Report;
+use crate::{gates, ledger, record};
+
+/// Check the verdict token that begins an agent's report; with --worktree, compare it with
+/// closegate's verdict. Exit 0 accepted, 1 refused, 2 error
 #[derive(Debug, clap::Args)]
-pub struct Args {}
+pub struct Args {
+    /// The agent's report; `-` (the default) reads standard input
+    #[arg(default_value = "-")]
+    pub file: PathBuf,
+    /// Run the gate on this worktree and compare the claimed token with its verdict
+    #[arg(long, value_name = "DIR")]
+    pub worktree: Option<PathBuf>,
+    #[command(flatten)]
+    pub gate: GateArgs,
+    /// Output format
+    #[arg(long, value_enum, default_value_t = Format::Human)]
+    pub format: Format,
+}
 
-pub fn run(args: Args, color: bool) -> anyhow::Result<i32> {
-    let _ = (args, color);
-    anyhow::bail!("closegate guard is not implemented yet")
+/// The token a report claims and what is wrong with its shape.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Claim {
+    /// `None` when the first line does not begin with a token.
+    pub token: Option<Verdict>,
+    pub findings: Vec<Finding>,
+}
+
+pub fn run(args: Args, color: bool) -> Result<i32> {
+    let text = read_message(&args.file)?;
+    let mut claim = read_claim(&text);
+    let mut report = Report::default();
+    let mut common = None;
+    let mut gate_ran = false;
+    if let (Some(dir), Some(token)) = (&args.worktree, claim.token) {
+        let inputs = inputs::resolve(Some(dir), &args.gate)?;
+        let outcome = gates::evaluate(&inputs)?;
+        report = outcome.report;
+        claim.findings.extend(compare(token, report.verdict));
+        common = Some(inputs.repo.common_dir());
+        gate_ran = true;
+    } else if let Some(dir) = &args.worktree {
+        common = Some(inputs::open(Some(dir))?.0.common_dir());
+    }
+    report.add_gate(Gate::Claim, claim.findings);
+    report.finish();
+    let accepted = accepted(&report);
+    let common = common.or_else(cwd_common_dir);
+    let claimed = claim.token.map(Verdict::as_str);
+    let verdict = gate_ran.then(|| gate_verdict(&report));
+    record_decision(
+        common.as_deref(),
+        "guard",
+        &report,
+        claimed,
+        accepted,
+        verdict,
+    )?;
+    let mut out = std::io::stdout().lock();
+    if args.format == Format::Human {
+        print_human(&report, claimed, gate_ran, accepted, &mut out)?;
+    } else {
+        render::render(&report, args.format, color, &mut out)?;
+    }
+    Ok(if accepted { 0 } else { 1 })
+}
+
+/// Read the token and check the shape of the report (no repository needed).
+pub fn read_claim(text: &str) -> Claim {
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let mut lines = text.lines().skip_while(|l| l.trim().is_empty());
+    let first = lines.next().unwrap_or_default();
+    let Some((token, rest)) = Verdict::ALL.into_iter().find_map(|v| {
+        let rest = first.strip_prefix(v.as_str())?;
+        matches!(rest.chars().next(), None | Some(' ' | ':' | '\r')).then_some((v, rest))
+    }) else {
+        let found = first.chars().take(40).collect::<String>();
+        let msg = format!(
+            "re-emit the report with its first line starting with one of VERIFIED, UNVERIFIED, \
+             PENDING_REVIEW, FAIL, then the end of the line, a space or `:`; found `{}`",
+            escape(&found)
+        );
+        return Claim {
+            token: None,
+            findings: vec![Finding::new("claim-token-missing", msg).at_line(1)],
+        };
+    };
+    let mut findings = Vec::new();
+    let names_something = |s: &str| s.chars().any(char::is_alphanumeric);
+    if token == Verdict::Unverified && !names_something(rest) && !lines.any(names_something) {
+        findings.push(Finding::new(
+            "claim-gap-unnamed",
+            "the report claims UNVERIFIED but names no gap; say what could not be verified, \
+             e.g. `UNVERIFIED: no check covers the export`",
+        ));
+    }
+    Claim {
+        token: Some(token),
+        findings,
+    }
+}
+
+/// Compare the claimed token with the gate's verdict.
+pub fn compare(claimed: Verdict, gate: Verdict) -> Option<Finding> {
+    match (claimed, gate) {
+        (Verdict::Verified, v) if v != Verdict::Verified => Some(Finding::new(
+            "claim-overclaimed",
+            format!(
+                "the report claims VERIFIED but closegate's verdict is {}: a false green",
+                v.as_str()
+            ),
+        )),
+        (Verdict::Fail, Verdict::Verified) => Some(Finding::new(
+            "claim-underclaimed",
+            "the report claims FAIL but closegate verifies the work",
+        )),
+        _ => None,
+    }
+}
+
+/// Accepted when no finding of the claim gate is a refusal.
+pub(crate) fn accepted(report: &Report) -> bool {
+    !report
+        .findings
+        .iter()
+        .any(|f| f.gate == Gate::Claim && f.severity == Severity::Refusal)
+}
+
+/// The agent's message as text (invalid UTF-8 replaced); `-` reads standard input.
+pub(crate) fn read_message(path: &Path) -> Result<String> {
+    let bytes = inputs::read_bytes(path)
+        .with_context(|| format!("cannot read the agent's message {}", path.display()))?;
+    Ok(String::from_utf8_lossy(&bytes).into_owned())
+}
+
+/// The git common dir of the repository around the current directory, if there is one.
+pub(crate) fn cwd_common_dir() -> Option<PathBuf> {
+    let cwd = std::env::current_dir().ok()?;
+    Repo::discover(&cwd).ok().map(|r| r.common_dir())
+}
+
+/// Append the decision to the audit log when inside a repository. `verdict` is closegate's
+/// verdict on the work when the gate ran, else `None`, recorded as null (no verdict on the work
+/// was reached; the claim's own acceptance is in `accepted`).
+pub(crate) fn record_decision(
+    common: Option<&Path>,
+    event: &str,
+    report: &Report,
+    claimed: Option<&str>,
+    accepted: bool,
+    verdict: Option<Verdict>,
+) -> Result<()> {
+    let Some(common) = common else {
+        return Ok(());
+    };
+    let mut line = ledger::line(event, report, claimed);
+    line["verdict"] = json!(verdict);
+    line["accepted"] = json!(accepted);
+    record::append(common, &line)
+}
+
+/// `accepted|refused · claimed TOKEN · gate VERDICT`, then one line per finding; a missing token
+/// prints the one line that tells the agent to re-emit.
+fn print_human(
+    report: &Report,
+    claimed: Option<&str>,
+    gate_ran: bool,
+    accepted: bool,
+    out: &mut dyn Write,
+) -> Result<()> {
+    if let Some(f) = report
+        .findings
+        .iter()
+        .find(|f| f.code == "claim-token-missing")
+    {
+        writeln!(out, "{}", f.message)?;
+        return Ok(());
+    }
+    let mut head = format!(
+        "{} · claimed {}",
+        if accepted { "accepted" } else { "refused" },
+        claimed.unwrap_or("nothing")
+    );
+    if gate_ran {
+        head.push_str(&format!(" · closegate {}", gate_verdict(report).as_str()));
+    }
+    writeln!(out, "{head}")?;
+    print_findings(report, out)
+}
+
+/// closegate's verdict on the work: the findings of every gate but the claim's.
+pub(crate) fn gate_verdict(report: &Report) -> Verdict {
+    let work: Vec<Finding> = report
+        .findings
+        .iter()
+        .filter(|f| f.gate != Gate::Claim)
+        .cloned()
+        .collect();
+    Verdict::from_findings(&work)
+}
+
+/// One line per finding: `  severity code: message`.
+pub(crate) fn print_findings(report: &Report, out: &mut dyn Write) -> Result<()> {
+    for f in &report.findings {
+        writeln!(
+            out,
+            "  {} {}: {}",
+            f.severity.as_str(),
+            f.code,
+            escape(&f.message)
+        )?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn codes(text: &str) -> (Option<Verdict>, Vec<&'static str>) {
+        let claim = read_claim(text);
+        (claim.token, claim.findings.iter().map(|f| f.code).collect())
+    }
+
+    #[test]
+    fn tokens_followed_by_end_space_or_colon() {
+        assert_eq!(codes("VERIFIED\n"), (Some(Verdict::Verified), vec![]));
+        assert_eq!(codes("FAIL: tests red"), (Some(Verdict::Fail), vec![]));
+        assert_eq!(
+            codes("\u{feff}\n\nPENDING_REVIEW touched tests/"),
+            (Some(Verdict::PendingReview), vec![])
+        );
+        assert_eq!(
+            codes("VERIFIED\r\nall checks ran"),
+            (Some(Verdict::Verified), vec![])
+        );
+        for bad in [
+            "Verified",
+            "**VERIFIED**",
+            "VERIFIED.",
+            "VERIFIEDX",
+            " VERIFIED",
+            "PASS",
+            "",
+            "Done.\nVERIFIED",
+        ] {
+            assert_eq!(codes(bad), (None, vec!["claim-token-missing"]), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn unverified_must_name_its_gap() {
+        assert_eq!(codes("UNVERIFIED").1, vec!["claim-gap-unnamed"]);
+        assert_eq!(codes("UNVERIFIED: -\n\n  \n").1, vec!["claim-gap-unnamed"]);
+        assert!(codes("UNVERIFIED: no linter configured").1.is_empty());
+        assert!(
+            codes("UNVERIFIED\n\nthe test runner is missing a dependency")
+                .1
+                .is_empty()
+        );
+    }
+
+    #[test]
+    fn compare_names_over_and_under_claims() {
+        use Verdict::*;
+        assert_eq!(
+            compare(Verified, Fail).map(|f| f.code),
+            Some("claim-overclaimed")
+        );
+        assert_eq!(
+            compare(Verified, Unverified).map(|f| f.code),
+            Some("claim-overclaimed")
+        );
+        assert_eq!(compare(Verified, Verified), None);
+        let under = compare(Fail, Verified).unwrap();
+        assert_eq!(
+            (under.code, under.severity),
+            ("claim-underclaimed", Severity::Warning)
+        );
+        assert_eq!(compare(Fail, Fail), None);
+        assert_eq!(compare(Unverified, Fail), None);
+    }
 }

@@ -1,10 +1,133 @@
 //! `closegate hook`: install, uninstall or run the reference-transaction hook (SPEC §9).
 
-/// install, uninstall or run the reference-transaction hook (SPEC §9).
-#[derive(Debug, clap::Args)]
-pub struct Args {}
+use std::path::PathBuf;
 
-pub fn run(args: Args) -> anyhow::Result<i32> {
-    let _ = args;
-    anyhow::bail!("closegate hook is not implemented yet")
+use anyhow::Result;
+
+use crate::hook::install::{self, Installed, Uninstalled};
+use crate::hook::run;
+use crate::repo::Repo;
+
+/// Install, uninstall or run the reference-transaction hook that refuses to delete or merge an
+/// agent branch that has not passed the gate (SPEC §9)
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    #[command(subcommand)]
+    pub command: HookCommand,
+}
+
+#[derive(Debug, clap::Subcommand)]
+pub enum HookCommand {
+    /// Write the reference-transaction hook into the hooks directory git uses (core.hooksPath
+    /// respected); a hook closegate did not write is kept only with --force
+    Install {
+        /// Keep a foreign hook as reference-transaction.closegate-backup and run it first
+        #[arg(long)]
+        force: bool,
+        /// The repository or worktree to install into (default: the current directory)
+        #[arg(long, value_name = "DIR")]
+        repo: Option<PathBuf>,
+    },
+    /// Remove closegate's hook (and put back the hook --force kept); never a foreign one
+    Uninstall {
+        /// The repository or worktree to uninstall from (default: the current directory)
+        #[arg(long, value_name = "DIR")]
+        repo: Option<PathBuf>,
+    },
+    /// Run as git's hook: `closegate hook run reference-transaction <state>` with the ref updates
+    /// on standard input (what the installed script calls)
+    Run {
+        /// The hook git runs (reference-transaction)
+        hook: String,
+        /// The transaction state: prepared, committed or aborted
+        state: Option<String>,
+        /// Further arguments git may pass (ignored)
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true, hide = true)]
+        rest: Vec<String>,
+    },
+}
+
+pub fn run(args: Args) -> Result<i32> {
+    match args.command {
+        HookCommand::Install { force, repo } => install(repo, force),
+        HookCommand::Uninstall { repo } => uninstall(repo),
+        HookCommand::Run { hook, state, .. } => {
+            let mut stdin = std::io::stdin().lock();
+            Ok(run::main(&hook, state.as_deref(), &mut stdin))
+        }
+    }
+}
+
+fn hooks_dir(repo: Option<PathBuf>) -> Result<PathBuf> {
+    let dir = match repo {
+        Some(dir) => dir,
+        None => std::env::current_dir()?,
+    };
+    Repo::discover(&dir)?.hooks_dir()
+}
+
+fn install(repo: Option<PathBuf>, force: bool) -> Result<i32> {
+    let dir = hooks_dir(repo)?;
+    // The script calls this very executable; without one it falls back to PATH.
+    let exe = std::env::current_exe().ok();
+    match install::install(&dir, exe.as_deref(), force)? {
+        Installed::Written { hook, backup: None } => {
+            println!(
+                "installed closegate's reference-transaction hook at {}",
+                hook.display()
+            );
+        }
+        Installed::Written {
+            hook,
+            backup: Some(backup),
+        } => {
+            println!(
+                "installed closegate's reference-transaction hook at {}; the previous hook was kept as {} and runs first",
+                hook.display(),
+                backup.display()
+            );
+        }
+        Installed::Unchanged { hook } => {
+            println!(
+                "closegate's reference-transaction hook is already installed at {}",
+                hook.display()
+            );
+        }
+        Installed::Refused { reason } => {
+            eprintln!("closegate: refusing to install the hook: {reason}");
+            return Ok(1);
+        }
+    }
+    Ok(0)
+}
+
+fn uninstall(repo: Option<PathBuf>) -> Result<i32> {
+    let dir = hooks_dir(repo)?;
+    match install::uninstall(&dir)? {
+        Uninstalled::Removed {
+            hook,
+            restored: false,
+        } => println!(
+            "removed closegate's reference-transaction hook {}",
+            hook.display()
+        ),
+        Uninstalled::Removed {
+            hook,
+            restored: true,
+        } => println!(
+            "removed closegate's reference-transaction hook and restored the previous hook at {}",
+            hook.display()
+        ),
+        Uninstalled::Absent { hook } => {
+            println!(
+                "no reference-transaction hook at {}; nothing to remove",
+                hook.display()
+            );
+        }
+        Uninstalled::Refused { reason } => {
+            eprintln!("closegate: refusing to uninstall: {reason}");
+            return Ok(1);
+        }
+    }
+    Ok(0)
 }

@@ -5,6 +5,7 @@
 //! wrapped in our own types, paths as `PathBuf`, changes as `Change`.
 
 mod diff;
+mod hooks;
 pub mod merged;
 pub mod safety;
 mod worktree;

@@ -1,0 +1,145 @@
+//! The text of the reference-transaction hook closegate writes, and how to recognise it.
+//!
+//! The script is plain POSIX sh so it runs wherever git runs hooks. It calls the closegate that
+//! installed it by absolute path (so a test build or a `cargo install` outside PATH keeps working)
+//! and falls back to `closegate` on PATH when that file is gone.
+
+use std::os::unix::ffi::OsStrExt;
+use std::path::Path;
+
+/// The hook's file name.
+pub const HOOK_NAME: &str = "reference-transaction";
+/// Where `install --force` keeps a hook closegate did not write.
+pub const BACKUP_NAME: &str = "reference-transaction.closegate-backup";
+/// The second line of every hook closegate writes; `uninstall` and `install` look for it.
+pub const MARKER: &str =
+    "# closegate reference-transaction hook: written by `closegate hook install`";
+
+/// The hook script. `exe` is the closegate to call; `chained` runs the kept backup first.
+///
+/// Git starts the hook for every ref update, twice (`prepared`, then `committed`), so the script
+/// answers what it can without starting closegate: the states other than `prepared` (git ignores
+/// their exit code), and transactions whose lines touch nothing under `refs/heads/`. The first
+/// line under `refs/heads/`, or the 64th line of a large transaction (sh reads byte by byte),
+/// hands that line and the rest of the input to closegate, which decides. Git tolerates a hook
+/// that exits without reading all of its input.
+pub fn script(exe: Option<&Path>, chained: bool) -> Vec<u8> {
+    let mut text = Vec::new();
+    text.extend_from_slice(b"#!/bin/sh\n");
+    text.extend_from_slice(MARKER.as_bytes());
+    text.extend_from_slice(ABOUT.as_bytes());
+    if chained {
+        text.extend_from_slice(CHAIN.as_bytes());
+    }
+    text.extend_from_slice(SCAN.as_bytes());
+    text.extend_from_slice(b"closegate=");
+    match exe {
+        Some(path) => text.extend_from_slice(&sh_quote(path.as_os_str().as_bytes())),
+        None => text.extend_from_slice(b"closegate"),
+    }
+    text.extend_from_slice(FIND.as_bytes());
+    text.extend_from_slice(
+        b"{ printf '%s %s %s\\n' \"$old\" \"$new\" \"$ref\"; cat; } | \"$closegate\" hook run reference-transaction \"$@\"\n",
+    );
+    text
+}
+
+/// Pass what touches no branch without starting closegate.
+const SCAN: &str = r#"[ "$1" = prepared ] || exit 0
+n=0
+handoff=
+while IFS=' ' read -r old new ref; do
+  case $ref in refs/heads/*) handoff=1; break ;; esac
+  n=$((n + 1))
+  if [ "$n" -ge 64 ]; then handoff=1; break; fi
+done
+case $ref in refs/heads/*) handoff=1 ;; esac
+[ -n "$handoff" ] || exit 0
+"#;
+
+/// What the hook is for and how to get past it, after the marker line.
+const ABOUT: &str = "
+# `closegate hook uninstall` removes it. In state `prepared` it refuses to delete or merge
+# an agent branch that has not passed the gate (SPEC §9).
+# bypass deliberately: git -c core.hooksPath=/dev/null <command>
+";
+
+/// Fall back to `closegate` on PATH; fail closed when there is none.
+const FIND: &str = r#"
+if [ ! -x "$closegate" ]; then
+  closegate=closegate
+  command -v closegate >/dev/null 2>&1 || {
+    echo "closegate hook: cannot find the closegate executable; bypass deliberately: git -c core.hooksPath=/dev/null <command>" >&2
+    exit 1
+  }
+fi
+"#;
+
+/// Run the kept backup first, in every state, with the same arguments and input (kept in a
+/// temporary file for closegate); refuse when it fails.
+const CHAIN: &str = r#"case $0 in */*) hooks_dir=${0%/*} ;; *) hooks_dir=. ;; esac
+backup="$hooks_dir/reference-transaction.closegate-backup"
+input=$(mktemp "${TMPDIR:-/tmp}/closegate-hook.XXXXXX") || exit 1
+trap 'rm -f "$input"' EXIT
+cat >"$input" || exit 1
+if [ -x "$backup" ]; then
+  "$backup" "$@" <"$input" || {
+    status=$?
+    echo "closegate hook: the chained hook $backup failed with exit $status" >&2
+    exit 1
+  }
+fi
+exec <"$input"
+"#;
+
+/// Whether `bytes` is a hook closegate wrote: its second line is `MARKER`.
+pub fn is_ours(bytes: &[u8]) -> bool {
+    bytes.split(|b| *b == b'\n').nth(1) == Some(MARKER.as_bytes())
+}
+
+/// Single-quote bytes for sh: `'` becomes `'\''`.
+fn sh_quote(raw: &[u8]) -> Vec<u8> {
+    let mut out = vec![b'\''];
+    for &b in raw {
+        if b == b'\'' {
+            out.extend_from_slice(b"'\\''");
+        } else {
+            out.push(b);
+        }
+    }
+    out.push(b'\'');
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn quoting_survives_quotes_and_spaces() {
+        assert_eq!(sh_quote(b"/a b/it's"), b"'/a b/it'\\''s'".to_vec());
+    }
+
+    #[test]
+    fn the_script_is_recognised_as_ours_and_names_the_executable() {
+        let text = script(Some(Path::new("/opt/cg/closegate")), false);
+        assert!(is_ours(&text));
+        let text = String::from_utf8(text).unwrap();
+        assert!(text.starts_with("#!/bin/sh\n"));
+        assert!(text.contains("closegate='/opt/cg/closegate'\n"));
+        assert!(!text.contains("closegate-backup"));
+        assert!(text.contains("[ \"$1\" = prepared ] || exit 0\n"));
+        assert!(text.ends_with("| \"$closegate\" hook run reference-transaction \"$@\"\n"));
+        let chained = String::from_utf8(script(None, true)).unwrap();
+        assert!(chained.contains("closegate=closegate\n"));
+        assert!(chained.contains("reference-transaction.closegate-backup"));
+    }
+
+    #[test]
+    fn a_foreign_hook_mentioning_closegate_is_not_ours() {
+        assert!(!is_ours(
+            b"#!/bin/sh\nclosegate hook run reference-transaction \"$@\"\n"
+        ));
+        assert!(!is_ours(b""));
+    }
+}

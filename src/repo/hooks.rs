@@ -1,0 +1,90 @@
+//! What the reference-transaction hook needs from git: where hooks live, the local branches a
+//! glob guards, and whether the base already holds a branch's changes.
+
+use std::path::PathBuf;
+
+use anyhow::{Context, Result};
+use git2::{BranchType, Oid};
+
+use super::Repo;
+
+impl Repo {
+    /// The directory git runs hooks from, as `git rev-parse --git-path hooks` resolves it:
+    /// `core.hooksPath` when set (`~/` expanded; a relative path is relative to the worktree root,
+    /// where git runs hooks, or to the git dir of a bare repository), else `<common dir>/hooks`,
+    /// which every linked worktree shares.
+    pub fn hooks_dir(&self) -> Result<PathBuf> {
+        let config = self
+            .git
+            .config()
+            .context("cannot read the repository's git configuration")?;
+        let configured = match config.get_path("core.hooksPath") {
+            Ok(path) if !path.as_os_str().is_empty() => Some(path),
+            Ok(_) => None,
+            Err(e) if e.code() == git2::ErrorCode::NotFound => None,
+            Err(e) => return Err(e).context("cannot read core.hooksPath"),
+        };
+        let Some(path) = configured else {
+            return Ok(self.common_dir().join("hooks"));
+        };
+        if path.is_absolute() {
+            return Ok(path);
+        }
+        let anchor = match self.git.workdir() {
+            Some(dir) => dir.to_path_buf(),
+            None => self.git.path().to_path_buf(),
+        };
+        Ok(anchor.join(path))
+    }
+
+    /// Local branches whose short name (after `refs/heads/`) satisfies `keep`, with their tips.
+    pub fn branches_matching(&self, keep: impl Fn(&str) -> bool) -> Result<Vec<(String, Oid)>> {
+        let mut found = Vec::new();
+        for branch in self.git.branches(Some(BranchType::Local))? {
+            let (branch, _) = branch?;
+            let reference = branch.get();
+            let Some(short) = reference.shorthand().filter(|s| keep(s)) else {
+                continue;
+            };
+            if let Ok(commit) = reference.peel_to_commit() {
+                found.push((short.to_string(), commit.id()));
+            }
+        }
+        Ok(found)
+    }
+
+    /// Whether `ancestor` is `descendant` or reachable from it; unlike `is_ancestor`, a missing
+    /// object is an error, so a hook that cannot walk the history refuses instead of passing.
+    pub fn reaches(&self, descendant: Oid, ancestor: Oid) -> Result<bool> {
+        if ancestor == descendant {
+            return Ok(true);
+        }
+        self.git
+            .graph_descendant_of(descendant, ancestor)
+            .with_context(|| format!("cannot walk the history from {descendant} to {ancestor}"))
+    }
+
+    /// Whether `base` already holds the changes `tip` made since their merge base (a squash or
+    /// rebase merge): merging `tip` into `base` would change nothing. Writes no object.
+    pub fn base_holds_changes_of(&self, base: Oid, tip: Oid) -> bool {
+        self.holds_changes(base, tip).unwrap_or(false)
+    }
+
+    fn holds_changes(&self, base: Oid, tip: Oid) -> Result<bool> {
+        let Some(ancestor) = self.merge_base(base, tip) else {
+            return Ok(false);
+        };
+        let tree = |id: Oid| -> Result<git2::Tree<'_>> { Ok(self.git.find_commit(id)?.tree()?) };
+        let base_tree = tree(base)?;
+        let merged = self
+            .git
+            .merge_trees(&tree(ancestor)?, &base_tree, &tree(tip)?, None)?;
+        if merged.has_conflicts() {
+            return Ok(false);
+        }
+        let diff = self
+            .git
+            .diff_tree_to_index(Some(&base_tree), Some(&merged), None)?;
+        Ok(diff.deltas().len() == 0)
+    }
+}

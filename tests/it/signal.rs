@@ -1,0 +1,156 @@
+//! `closegate signal` through the binary (SPEC §10): every `signal-*` code from a scenario.
+
+use std::path::Path;
+
+use serde_json::Value;
+
+use crate::fixture::{closegate_stdin, parts};
+use crate::hook::{PASSING_CONFIG, Scene};
+
+fn signal(dir: &Path, args: &[&str], message: &str) -> (i32, String, String) {
+    let mut all = vec!["signal"];
+    all.extend_from_slice(args);
+    parts(&closegate_stdin(dir, &all, Some(message.as_bytes())))
+}
+
+fn codes(stdout: &str) -> Vec<String> {
+    let report: Value = serde_json::from_str(stdout).unwrap_or_else(|e| panic!("{e}\n{stdout}"));
+    report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["code"].as_str().unwrap().to_string())
+        .collect()
+}
+
+/// A linked worktree `wt/n` on `agent/n`, a branch with no commit of its own.
+fn untouched_worktree(s: &Scene) -> std::path::PathBuf {
+    let main = s.fx.repo.find_commit(s.main_tip()).unwrap();
+    s.fx.repo.branch("agent/n", &main, false).unwrap();
+    s.fx.worktree("n", "agent/n")
+}
+
+#[test]
+fn the_signal_line_is_stripped_from_the_message() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (code, stdout, _) = signal(tmp.path(), &[], "fixed the link\n\n@signal done\n");
+    assert_eq!(code, 0, "outside a repository only the shape is checked");
+    assert_eq!(stdout, "fixed the link\n\n");
+}
+
+#[test]
+fn a_missing_or_unknown_signal_is_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (code, stdout, stderr) = signal(tmp.path(), &[], "all done\n");
+    assert_eq!(code, 1);
+    assert_eq!(stdout, "all done\n");
+    assert!(stderr.contains("signal-missing"), "{stderr}");
+    let (code, stdout, _) = signal(tmp.path(), &["--format", "json"], "x\n@signal finished\n");
+    assert_eq!(code, 1);
+    assert_eq!(codes(&stdout), ["signal-unknown"]);
+}
+
+#[test]
+fn no_op_holds_only_when_nothing_changed() {
+    let s = Scene::new(None);
+    let wt = untouched_worktree(&s);
+    let (code, stdout, stderr) = signal(&wt, &[], "nothing to change\n@signal no_op\n");
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(stdout, "nothing to change\n");
+    let record = s.records("signal").pop().unwrap();
+    assert_eq!(
+        (record["claimed"].clone(), record["accepted"].clone()),
+        ("no_op".into(), true.into())
+    );
+
+    // an untracked file, even a status document, is a change
+    s.fx.write(
+        &wt,
+        "_EXEC_STATUS.md",
+        "# STATUS — n\n\n- state: in-progress\n",
+    );
+    let (code, stdout, _) = signal(&wt, &["--format", "json"], "@signal no_op\n");
+    assert_eq!(code, 1);
+    assert_eq!(codes(&stdout), ["signal-no-op-contradicted"]);
+
+    // a commit beyond the merge base
+    let x = s.honest_worktree();
+    let dir = x.to_str().unwrap();
+    let (code, _, stderr) = signal(&s.root(), &["--worktree", dir], "@signal no_op\n");
+    assert_eq!(code, 1);
+    assert!(
+        stderr.contains("signal-no-op-contradicted") && stderr.contains("1 commit"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn done_holds_only_for_a_returned_document_the_gate_does_not_refuse() {
+    let s = Scene::new(Some(PASSING_CONFIG));
+    let wt = s.honest_worktree();
+    let (code, _, stderr) = signal(&wt, &[], "added x\n@signal done\n");
+    assert_eq!(code, 0, "{stderr}");
+    let record = s.records("signal").pop().unwrap();
+    assert_eq!(record["verdict"], "VERIFIED");
+
+    std::fs::write(
+        wt.join("_EXEC_STATUS.md"),
+        "# STATUS — x\n\n- state: in-progress\n",
+    )
+    .unwrap();
+    let (code, stdout, _) = signal(&wt, &["--format", "json"], "@signal done\n");
+    assert_eq!(code, 1);
+    assert!(codes(&stdout).contains(&"signal-done-contradicted".to_string()));
+
+    std::fs::remove_file(wt.join("_EXEC_STATUS.md")).unwrap();
+    let (code, _, stderr) = signal(&wt, &[], "@signal done\n");
+    assert_eq!(code, 1);
+    assert!(stderr.contains("no status document"), "{stderr}");
+}
+
+#[test]
+fn done_is_refused_when_the_gate_refuses() {
+    let s = Scene::new(Some(PASSING_CONFIG));
+    let wt = s.honest_worktree();
+    // the close line names a commit that does not exist
+    let text = crate::hook::status_doc(
+        "close-ok",
+        "0123456789ab",
+        &wt.canonicalize().unwrap().display().to_string(),
+    );
+    std::fs::write(wt.join("_EXEC_STATUS.md"), text).unwrap();
+    let (code, _, stderr) = signal(&wt, &[], "@signal done\n");
+    assert_eq!(code, 1);
+    assert!(
+        stderr.contains("signal-done-contradicted") && stderr.contains("close-commit-unknown"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn blocked_holds_only_with_a_named_blocker() {
+    let s = Scene::new(None);
+    let wt = untouched_worktree(&s);
+    let status = wt.join("_EXEC_STATUS.md");
+    std::fs::write(
+        &status,
+        "# STATUS — n\n\n- state: blocked\n- next / blocked-on: the API key from ops\n",
+    )
+    .unwrap();
+    let (code, _, stderr) = signal(&wt, &[], "waiting\n@signal blocked\n");
+    assert_eq!(code, 0, "{stderr}");
+
+    std::fs::write(
+        &status,
+        "# STATUS — n\n\n- state: blocked\n- next / blocked-on: none\n",
+    )
+    .unwrap();
+    let (code, stdout, _) = signal(&wt, &["--format", "json"], "@signal blocked\n");
+    assert_eq!(code, 1);
+    assert_eq!(codes(&stdout), ["signal-blocked-contradicted"]);
+
+    std::fs::write(&status, "# STATUS — n\n\n- state: in-progress\n").unwrap();
+    let (code, _, stderr) = signal(&wt, &[], "@signal blocked\n");
+    assert_eq!(code, 1);
+    assert!(stderr.contains("not `blocked`"), "{stderr}");
+}
