@@ -159,7 +159,7 @@ fn decide(updates: &[Update]) -> Result<i32> {
         };
         let mut merged = false;
         for b in &base_tips {
-            merged = merged || repo.reaches(*b, tip)? || repo.base_holds_changes_of(*b, tip);
+            merged = merged || repo.reaches(*b, tip)? || holds_changes(&repo, *b, tip);
         }
         decisions.push(Decision {
             action: "delete",
@@ -282,6 +282,13 @@ fn report_refusals(decisions: &[Decision]) -> Result<i32> {
          or have a human run `closegate approve` for that commit"
     );
     Ok(1)
+}
+
+/// Whether `base` already holds `tip`'s changes (a squash or rebase merge); an error reads as
+/// "not merged", so the hook then needs a passing record (fails closed).
+fn holds_changes(repo: &Repo, base: Oid, tip: Oid) -> bool {
+    repo.merged_into(base, tip)
+        .is_ok_and(|merged| merged == crate::repo::merged::Merged::SameChanges)
 }
 
 #[cfg(test)]

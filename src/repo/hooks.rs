@@ -63,28 +63,4 @@ impl Repo {
             .graph_descendant_of(descendant, ancestor)
             .with_context(|| format!("cannot walk the history from {descendant} to {ancestor}"))
     }
-
-    /// Whether `base` already holds the changes `tip` made since their merge base (a squash or
-    /// rebase merge): merging `tip` into `base` would change nothing. Writes no object.
-    pub fn base_holds_changes_of(&self, base: Oid, tip: Oid) -> bool {
-        self.holds_changes(base, tip).unwrap_or(false)
-    }
-
-    fn holds_changes(&self, base: Oid, tip: Oid) -> Result<bool> {
-        let Some(ancestor) = self.merge_base(base, tip) else {
-            return Ok(false);
-        };
-        let tree = |id: Oid| -> Result<git2::Tree<'_>> { Ok(self.git.find_commit(id)?.tree()?) };
-        let base_tree = tree(base)?;
-        let merged = self
-            .git
-            .merge_trees(&tree(ancestor)?, &base_tree, &tree(tip)?, None)?;
-        if merged.has_conflicts() {
-            return Ok(false);
-        }
-        let diff = self
-            .git
-            .diff_tree_to_index(Some(&base_tree), Some(&merged), None)?;
-        Ok(diff.deltas().len() == 0)
-    }
 }

@@ -2,8 +2,8 @@
 //! holds the same changes (a squash or rebase merge).
 //!
 //! The second test merges, in memory, the branch's changes (merge base → tip) onto the base and
-//! compares the result with the base's tree. Nothing is written: not to a worktree, not to the
-//! object database.
+//! compares the result with the base's tree. Nothing is written to any worktree or ref; libgit2
+//! may store an automerged blob in the object database (unreferenced, gone at the next gc).
 
 use anyhow::{Context, Result};
 use git2::{Index, MergeOptions, Oid};
