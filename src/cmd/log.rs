@@ -121,9 +121,13 @@ fn claimed_done(r: &Value) -> Option<(String, String, String)> {
     let event = r["event"].as_str().unwrap_or_default();
     let done = match event {
         "check" => matches!(claimed, "close-ok" | "stop-2-ready"),
-        "guard" => claimed
-            .split(|c: char| !c.is_ascii_alphabetic() && c != '_')
-            .any(|w| w == "VERIFIED"),
+        // A guard run without `--worktree` judged only the token: no verdict, no return.
+        "guard" => {
+            r["verdict"].is_string()
+                && claimed
+                    .split(|c: char| !c.is_ascii_alphabetic() && c != '_')
+                    .any(|w| w == "VERIFIED")
+        }
         _ => false,
     };
     let field = |key: &str| r[key].as_str().unwrap_or_default().to_string();

@@ -77,6 +77,10 @@ fn guard_records_claiming_verified_count_as_returns() {
             "commit": verdict, "verdict": verdict, "claimed": claimed, "codes": []});
         closegate::record::append(&common, &line).unwrap();
     }
+    // A guard run without --worktree judged only the token (verdict null): not a return.
+    let unjudged = serde_json::json!({"ts": "2026-11-29T00:00:00Z", "event": "guard", "slug": "g",
+        "commit": null, "verdict": null, "claimed": "VERIFIED", "codes": []});
+    closegate::record::append(&common, &unjudged).unwrap();
     let (_, out, _) = log(&fx, &["--stats", "--json"]);
     let stats: Value = serde_json::from_str(&out).unwrap();
     assert_eq!(stats["false_green"]["returns"], 2, "{stats}");
