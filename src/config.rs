@@ -6,8 +6,10 @@
 //! path component while `**/` also matches zero directories (`**/tests/**` matches `tests/x.rs`).
 
 use anyhow::{Context, Result, anyhow, bail};
-use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
+use globset::GlobSet;
 use toml::{Table, Value};
+
+use crate::toml_read;
 
 /// The configuration file's name, at the repository root.
 pub const FILE_NAME: &str = ".closegate.toml";
@@ -104,7 +106,9 @@ impl Surface {
     /// Compile a surface; the error names the surface and the bad glob.
     pub fn new(name: impl Into<String>, globs: Vec<String>) -> Result<Surface> {
         let name = name.into();
-        let set = glob_set(&globs).with_context(|| format!("surface `{name}`"))?;
+        let set = toml_read::glob_set(&globs)
+            .map_err(anyhow::Error::msg)
+            .with_context(|| format!("surface `{name}`"))?;
         Ok(Surface { name, globs, set })
     }
 
@@ -132,7 +136,7 @@ impl Default for Config {
         Config {
             base: None,
             status_file: DEFAULT_STATUS_FILE.to_string(),
-            agent_set: glob_set(&agent_branches).expect("built-in branch glob is valid"),
+            agent_set: toml_read::glob_set(&agent_branches).expect("built-in branch glob is valid"),
             agent_branches,
             surfaces: default_surfaces(),
             checks: Vec::new(),
@@ -143,7 +147,9 @@ impl Default for Config {
 impl Config {
     /// Parse `.closegate.toml` text; `origin` (e.g. `main:.closegate.toml`) starts every error.
     pub fn parse(text: &str, origin: &str) -> Result<Config> {
-        let table: Table = text.parse().map_err(|e| syntax_error(&e, text, origin))?;
+        let table: Table = text
+            .parse()
+            .map_err(|e| anyhow!("{origin}: {}", toml_read::syntax_error(&e, text)))?;
         Config::from_table(table).map_err(|e| anyhow!("{origin}: {e:#}"))
     }
 
@@ -183,8 +189,10 @@ impl Config {
     }
 
     fn set_agent_branches(&mut self, value: &Value) -> Result<()> {
-        let globs = string_array(value, "agent_branches")?;
-        self.agent_set = glob_set(&globs).context("`agent_branches`")?;
+        let globs = toml_read::strings(value, "agent_branches").map_err(anyhow::Error::msg)?;
+        self.agent_set = toml_read::glob_set(&globs)
+            .map_err(anyhow::Error::msg)
+            .context("`agent_branches`")?;
         self.agent_branches = globs;
         Ok(())
     }
@@ -199,8 +207,10 @@ impl Config {
                 bail!("`protected` has a surface with an empty name");
             }
             let key = format!("protected.{name}");
-            let globs = string_array(globs, &key)?;
-            let set = glob_set(&globs).with_context(|| format!("`{key}`"))?;
+            let globs = toml_read::strings(globs, &key).map_err(anyhow::Error::msg)?;
+            let set = toml_read::glob_set(&globs)
+                .map_err(anyhow::Error::msg)
+                .with_context(|| format!("`{key}`"))?;
             let surface = Surface {
                 name: name.clone(),
                 globs,
@@ -224,19 +234,6 @@ fn default_surfaces() -> Vec<Surface> {
             Surface::new(*name, globs).expect("built-in surface globs are valid")
         })
         .collect()
-}
-
-/// Compile globs so that `*` does not cross `/`; the error names the bad glob.
-fn glob_set(globs: &[String]) -> Result<GlobSet> {
-    let mut builder = GlobSetBuilder::new();
-    for glob in globs {
-        let compiled = GlobBuilder::new(glob)
-            .literal_separator(true)
-            .build()
-            .map_err(|e| anyhow!("bad glob `{glob}`: {}", e.kind()))?;
-        builder.add(compiled);
-    }
-    builder.build().map_err(|e| anyhow!("bad glob set: {e}"))
 }
 
 /// `[[checks]]`: an array of tables with unique non-empty names.
@@ -315,37 +312,7 @@ fn non_empty_string(value: &Value, key: &str) -> Result<String> {
     Ok(text.to_string())
 }
 
-fn string_array(value: &Value, key: &str) -> Result<Vec<String>> {
-    let items = value
-        .as_array()
-        .ok_or_else(|| wrong_type(key, "an array of strings", value))?;
-    items
-        .iter()
-        .map(|item| {
-            item.as_str()
-                .map(str::to_string)
-                .ok_or_else(|| wrong_type(key, "an array of strings", item))
-        })
-        .collect()
-}
-
+/// The shared wrong-type message as an error.
 fn wrong_type(key: &str, expected: &str, found: &Value) -> anyhow::Error {
-    anyhow!("`{key}` must be {expected}, found {}", found.type_str())
-}
-
-/// A TOML syntax error as `origin: line N: reason`.
-fn syntax_error(err: &toml::de::Error, text: &str, origin: &str) -> anyhow::Error {
-    let reason = err
-        .message()
-        .trim_end()
-        .trim_end_matches('.')
-        .replace('\n', "; ");
-    match err.span() {
-        Some(span) => {
-            let before = &text.as_bytes()[..span.start.min(text.len())];
-            let line = before.iter().filter(|b| **b == b'\n').count() + 1;
-            anyhow!("{origin}: line {line}: {reason}")
-        }
-        None => anyhow!("{origin}: {reason}"),
-    }
+    anyhow!(toml_read::wrong_type(key, expected, found))
 }

@@ -7,10 +7,11 @@
 //! (`contract-malformed`): the coordinator asked for a finish line and none could be checked.
 
 use git2::Oid;
-use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
+use globset::GlobSet;
 use toml::{Table, Value};
 
 use crate::repo::Repo;
+use crate::toml_read::{self, strings, syntax_error, wrong_type};
 
 /// Where contracts live on the base tip, one file per slug.
 pub const DIR: &str = ".closegate/contracts";
@@ -45,17 +46,7 @@ pub struct Globs {
 impl Globs {
     /// Compile `patterns` so that `*` does not cross `/`.
     fn new(patterns: Vec<String>, key: &str) -> Result<Globs, String> {
-        let mut builder = GlobSetBuilder::new();
-        for pattern in &patterns {
-            let glob = GlobBuilder::new(pattern)
-                .literal_separator(true)
-                .build()
-                .map_err(|e| format!("`{key}`: bad glob `{pattern}`: {}", e.kind()))?;
-            builder.add(glob);
-        }
-        let set = builder
-            .build()
-            .map_err(|e| format!("`{key}`: bad glob set: {e}"))?;
+        let set = toml_read::glob_set(&patterns).map_err(|e| format!("`{key}`: {e}"))?;
         Ok(Globs { patterns, set })
     }
 
@@ -151,20 +142,6 @@ fn string(value: &Value, key: &str) -> Result<String, String> {
         .ok_or_else(|| wrong_type(key, "a string", value))
 }
 
-fn strings(value: &Value, key: &str) -> Result<Vec<String>, String> {
-    let items = value
-        .as_array()
-        .ok_or_else(|| wrong_type(key, "an array of strings", value))?;
-    items
-        .iter()
-        .map(|item| {
-            item.as_str()
-                .map(str::to_string)
-                .ok_or_else(|| wrong_type(key, "an array of strings", item))
-        })
-        .collect()
-}
-
 /// Repository-relative paths, with the same rules as the manifest's entries.
 fn artifacts(value: &Value, key: &str) -> Result<Vec<String>, String> {
     let paths = strings(value, key)?;
@@ -197,27 +174,6 @@ fn count(value: &Value, key: &str) -> Result<u64, String> {
         .as_integer()
         .ok_or_else(|| wrong_type(key, "a non-negative integer", value))?;
     u64::try_from(n).map_err(|_| format!("`{key}` must be a non-negative integer, found {n}"))
-}
-
-fn wrong_type(key: &str, expected: &str, found: &Value) -> String {
-    format!("`{key}` must be {expected}, found {}", found.type_str())
-}
-
-/// A TOML syntax error as `line N: reason`.
-fn syntax_error(err: &toml::de::Error, text: &str) -> String {
-    let reason = err
-        .message()
-        .trim_end()
-        .trim_end_matches('.')
-        .replace('\n', "; ");
-    match err.span() {
-        Some(span) => {
-            let before = &text.as_bytes()[..span.start.min(text.len())];
-            let line = before.iter().filter(|b| **b == b'\n').count() + 1;
-            format!("line {line}: {reason}")
-        }
-        None => reason,
-    }
 }
 
 #[cfg(test)]

@@ -17,6 +17,7 @@ pub mod render;
 pub mod repo;
 pub mod report;
 pub mod teardown;
+pub mod toml_read;
 
 /// Run one parsed command line; `Ok` carries the exit code, `Err` means exit 2.
 pub fn run(cli: cli::Cli, color: bool) -> anyhow::Result<i32> {
