@@ -40,7 +40,11 @@ pub fn record_check(inputs: &Inputs, outcome: &Outcome) -> Result<()> {
 
 /// The latest approval recorded by `approve` for exactly this commit and contract blob
 /// (SPEC §8, §12): an approval never carries over to another commit or contract.
-pub fn approval_for(common_dir: &Path, commit: &str, contract: Option<&str>) -> Result<Option<Approval>> {
+pub fn approval_for(
+    common_dir: &Path,
+    commit: &str,
+    contract: Option<&str>,
+) -> Result<Option<Approval>> {
     let records = record::read(common_dir)?.records;
     let found = records.iter().rev().find(|r| {
         r["event"] == "approve"
@@ -69,6 +73,7 @@ fn is_passing(r: &Value, commit: &str) -> bool {
     }
     let event = r["event"].as_str().unwrap_or_default();
     let verified = r["verdict"] == "VERIFIED" && matches!(event, "check" | "approve" | "teardown");
-    let stopped = event == "teardown" && r["claimed"] == "closed-without-merge" && r["removed"] == true;
+    let stopped =
+        event == "teardown" && r["claimed"] == "closed-without-merge" && r["removed"] == true;
     verified || stopped
 }

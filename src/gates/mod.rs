@@ -169,7 +169,8 @@ fn run_checks(inputs: &Inputs, doc: &StatusDoc, commit: Oid, report: &mut Report
 fn apply_approval(inputs: &Inputs, commit: Oid, report: &mut Report) -> Result<()> {
     let common = inputs.repo.common_dir();
     let contract = report.contract.as_deref();
-    let Some(approval) = crate::ledger::approval_for(&common, &commit.to_string(), contract)? else {
+    let Some(approval) = crate::ledger::approval_for(&common, &commit.to_string(), contract)?
+    else {
         return Ok(());
     };
     for finding in &mut report.findings {
