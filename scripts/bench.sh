@@ -6,8 +6,8 @@
 #   large: 100,000 files, 10,000 commits     small: 1,000 files, 100 commits
 #
 # Both come from the same generator: one commit adding every file (d###/e##/f#.txt, 10 files a
-# folder), then commits that each change 3 files, then an agent worktree (`git worktree add`) on
-# `agent/x` with a 20-file change committed, a close-ok `_EXEC_STATUS.md` (untracked, exempt) and an
+# folder), then commits that each change 3 files, a `git repack -adf` as after gc, then an agent
+# worktree (`git worktree add`) on `agent/x` with a 20-file change committed, a close-ok `_EXEC_STATUS.md` (untracked, exempt) and an
 # ignored `build/` folder of 200 files. The small repository scales the commit count with the file
 # count, so the large/small ratio covers both dimensions of "the repository".
 #
@@ -16,7 +16,7 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 rounds=${1:-${BENCH_ROUNDS:-15}}
-stamp="closegate-bench v1"
+stamp="closegate-bench v2"
 
 echo "building closegate (release)..."
 cargo build --release --quiet --manifest-path "$here/Cargo.toml"
@@ -77,6 +77,9 @@ generate() {
   mkdir -p "$dir"
   git init -q -b main "$dir/repo"
   stream "$files" "$commits" | git -C "$dir/repo" fast-import --quiet --done
+  # fast-import's pack chains each tree to its previous version (up to 50 deltas deep); a
+  # repository that has been gc'd or cloned has its recent objects near the chain roots.
+  git -C "$dir/repo" repack -adf -q
   git -C "$dir/repo" checkout -q -f main
   git -C "$dir/repo" worktree add -q -b agent/x "$dir/wt" main
   local wt="$dir/wt" i

@@ -5,6 +5,7 @@
 //! wrapped in our own types, paths as `PathBuf`, changes as `Change`.
 
 mod diff;
+mod scan;
 mod worktree;
 
 use std::path::{Path, PathBuf};

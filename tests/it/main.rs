@@ -7,3 +7,4 @@ mod explain;
 mod fixture;
 mod record;
 mod render;
+mod scan;
