@@ -7,8 +7,8 @@
 #
 # Both come from the same generator: one commit adding every file (d###/e##/f#.txt, 10 files a
 # folder), then commits that each change 3 files, a `git repack -adf` as after gc, then an agent
-# worktree (`git worktree add`) on `agent/x` with a 20-file change committed, a close-ok `_EXEC_STATUS.md` (untracked, exempt) and an
-# ignored `build/` folder of 200 files. The small repository scales the commit count with the file
+# worktree (`git worktree add`) on `agent/x` with a 20-file change committed, a close-ok
+# `_EXEC_STATUS.md` (untracked, exempt) and an ignored `build/` folder of 200 files. The small repository scales the commit count with the file
 # count, so the large/small ratio covers both dimensions of "the repository".
 #
 # Usage: scripts/bench.sh [rounds]   (default 15; BENCH_ROUNDS also works). No network.
