@@ -108,6 +108,16 @@ impl Repo {
 pub fn status_of(path: &Path, exempt: &str) -> Result<WorktreeStatus> {
     let repo = Repository::open(path)
         .with_context(|| format!("cannot open the worktree {}", path.display()))?;
+    let scanned = super::scan::scan(&repo, exempt)
+        .with_context(|| format!("cannot scan the worktree {}", path.display()))?;
+    match scanned {
+        Some(status) => Ok(status),
+        None => statuses(&repo, path, exempt),
+    }
+}
+
+/// libgit2's general (and, on large worktrees, slower) status, for what the fast scan declines.
+fn statuses(repo: &Repository, path: &Path, exempt: &str) -> Result<WorktreeStatus> {
     let mut opts = StatusOptions::new();
     opts.include_untracked(true)
         .recurse_untracked_dirs(true)

@@ -16,5 +16,6 @@ mod log;
 mod props;
 mod record;
 mod render;
+mod scan;
 mod signal;
 mod teardown;

@@ -1,0 +1,169 @@
+#!/usr/bin/env bash
+# SPEC §11 — cost follows the change, not the repository. Builds closegate (release), generates two
+# scratch repositories with `git fast-import` (cached under .bench/, which git ignores) and times
+# closegate against git itself on the same worktree, in the same run, interleaved round by round.
+#
+#   large: 100,000 files, 10,000 commits     small: 1,000 files, 100 commits
+#
+# Both come from the same generator: one commit adding every file (d###/e##/f#.txt, 10 files a
+# folder), then commits that each change 3 files, a `git repack -adf` as after gc, then an agent
+# worktree (`git worktree add`) on `agent/x` with a 20-file change committed, a close-ok
+# `_EXEC_STATUS.md` (untracked, exempt) and an ignored `build/` folder of 200 files. The small repository scales the commit count with the file
+# count, so the large/small ratio covers both dimensions of "the repository".
+#
+# Usage: scripts/bench.sh [rounds]   (default 15; BENCH_ROUNDS also works). No network.
+# `check --no-checks` exits 4 (UNVERIFIED): that is the expected verdict here, not a failure.
+set -euo pipefail
+here=$(cd "$(dirname "$0")/.." && pwd)
+rounds=${1:-${BENCH_ROUNDS:-15}}
+stamp="closegate-bench v2"
+
+echo "building closegate (release)..."
+cargo build --release --quiet --manifest-path "$here/Cargo.toml"
+closegate="${CARGO_TARGET_DIR:-$here/target}/release/closegate"
+
+bench="$here/.bench"
+mkdir -p "$bench/home"
+export GIT_CONFIG_NOSYSTEM=1 HOME="$bench/home" XDG_CONFIG_HOME="$bench/home" TZ=UTC LC_ALL=C \
+  GIT_AUTHOR_NAME=bench GIT_AUTHOR_EMAIL=bench@example.com \
+  GIT_COMMITTER_NAME=bench GIT_COMMITTER_EMAIL=bench@example.com
+unset GIT_DIR GIT_WORK_TREE GIT_INDEX_FILE GIT_OBJECT_DIRECTORY GIT_COMMON_DIR
+
+# stream <files> <commits>: a fast-import stream for `main` (fixed dates, deterministic ids).
+stream() {
+  python3 - "$1" "$2" <<'PY'
+import sys
+files, commits = int(sys.argv[1]), int(sys.argv[2])
+out = sys.stdout.buffer
+T0 = 1_700_000_000
+
+def path(i):
+    return f"d{i // 1000:03d}/e{(i // 10) % 100:02d}/f{i % 10}.txt"
+
+def data(text):
+    raw = text.encode()
+    out.write(b"data %d\n" % len(raw) + raw + b"\n")
+
+def commit(k, msg, changes):
+    out.write(b"commit refs/heads/main\nmark :%d\n" % k)
+    out.write(b"committer bench <bench@example.com> %d +0000\n" % (T0 + 60 * k))
+    data(msg)
+    if k > 1:
+        out.write(b"from :%d\n" % (k - 1))
+    for p, text in changes:
+        out.write(b"M 100644 inline " + p.encode() + b"\n")
+        data(text)
+
+first = [(path(i), f"file {i}\n" + "x" * (i % 200) + "\n") for i in range(files)]
+first.append((".gitignore", "build/\n*.log\n"))
+first.append((".closegate.toml", 'base = "main"\n'))
+commit(1, f"{files} files", first)
+for k in range(2, commits + 1):
+    picks = sorted({(k * 7919 + j * 104729) % files for j in range(3)})
+    commit(k, f"change {k}", [(path(i), f"file {i} v{k}\n") for i in picks])
+out.write(b"done\n")
+PY
+}
+
+# generate <name> <files> <commits>: the repository, its checkout and the agent worktree.
+generate() {
+  local name=$1 files=$2 commits=$3 dir="$bench/$1"
+  local want="$stamp files=$files commits=$commits"
+  if [ "$(cat "$dir/STAMP" 2>/dev/null)" = "$want" ]; then
+    return
+  fi
+  echo "generating $name: $files files, $commits commits (cached in $dir)..."
+  rm -rf "$dir"
+  mkdir -p "$dir"
+  git init -q -b main "$dir/repo"
+  stream "$files" "$commits" | git -C "$dir/repo" fast-import --quiet --done
+  # fast-import's pack chains each tree to its previous version (up to 50 deltas deep); a
+  # repository that has been gc'd or cloned has its recent objects near the chain roots.
+  git -C "$dir/repo" repack -adf -q
+  git -C "$dir/repo" checkout -q -f main
+  git -C "$dir/repo" worktree add -q -b agent/x "$dir/wt" main
+  local wt="$dir/wt" i
+  for i in $(seq 0 $((files / 20)) $((files - 1)) | head -n 20); do
+    f=$(printf 'd%03d/e%02d/f%d.txt' $((i / 1000)) $(((i / 10) % 100)) $((i % 10)))
+    echo "agent change" >> "$wt/$f"
+  done
+  git -C "$wt" add -A
+  git -C "$wt" commit -q -m "agent: change 20 files"
+  mkdir -p "$wt/build"
+  for i in $(seq 1 200); do echo "object $i" > "$wt/build/o$i.o"; done
+  local sha subject
+  sha=$(git -C "$wt" rev-parse HEAD)
+  subject=$(git -C "$wt" log -1 --format=%s)
+  {
+    printf '# STATUS — x\n\n- state: close-ok\n'
+    printf -- '- abstract: twenty files changed for the benchmark\n'
+    printf -- '- last commit: %s — %s\n' "${sha:0:12}" "$subject"
+    printf -- '- done: the change is in\n- next / blocked-on: none\n'
+    printf -- '- artifacts:\n  - d000/e00/f0.txt\n'
+    printf '\nCLOSE-OK · x · commit %s · branch agent/x · worktree %s\n' "${sha:0:12}" "$wt"
+  } > "$wt/_EXEC_STATUS.md"
+  # Let the checkout age past the index's timestamp, then let git refresh the index once, so
+  # neither tool meets racily-clean entries in the timed runs.
+  sleep 1
+  git -C "$wt" status --porcelain > /dev/null
+  git -C "$dir/repo" status --porcelain > /dev/null
+  echo "$want" > "$dir/STAMP"
+}
+
+start=$(date +%s)
+generate large 100000 10000
+generate small 1000 100
+[ $(($(date +%s) - start)) -gt 1 ] && echo "generated in $(($(date +%s) - start)) s"
+
+# Sanity: the timed check must reach the worktree scan and find the worktree clean.
+for name in large small; do
+  set +e
+  out=$("$closegate" check --no-checks --no-record "$bench/$name/wt" 2>&1)
+  code=$?
+  set -e
+  if [ "$code" != 4 ] || printf '%s\n' "$out" | grep -q 'close-worktree'; then
+    echo "unexpected result in $bench/$name/wt (exit $code):" >&2
+    printf '%s\n' "$out" >&2
+    exit 1
+  fi
+done
+
+python3 - "$closegate" "$bench" "$rounds" <<'PY'
+import statistics, subprocess, sys, time
+closegate, bench, rounds = sys.argv[1], sys.argv[2], int(sys.argv[3])
+large, small = f"{bench}/large/wt", f"{bench}/small/wt"
+cmds = {
+    "obj-large": ([closegate, "check", "--no-checks", "--no-record", "--no-worktree"], large),
+    "obj-small": ([closegate, "check", "--no-checks", "--no-record", "--no-worktree"], small),
+    "rev-parse": (["git", "rev-parse", "HEAD"], large),
+    "full-large": ([closegate, "check", "--no-checks", "--no-record"], large),
+    "status-large": (["git", "status", "--porcelain", "--untracked-files=all"], large),
+    "full-small": ([closegate, "check", "--no-checks", "--no-record"], small),
+    "status-small": (["git", "status", "--porcelain", "--untracked-files=all"], small),
+}
+times = {name: [] for name in cmds}
+
+def run(argv, cwd):
+    t = time.perf_counter()
+    subprocess.run(argv, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    return time.perf_counter() - t
+
+for name, (argv, cwd) in cmds.items():  # warm the page cache
+    run(argv, cwd)
+for _ in range(rounds):  # interleaved, so noise from other load hits every command alike
+    for name, (argv, cwd) in cmds.items():
+        times[name].append(run(argv, cwd))
+ms = {name: statistics.median(t) * 1000 for name, t in times.items()}
+
+def line(label, a, b, ref, target):
+    ratio = ms[a] / ms[b]
+    verdict = "ok" if ratio <= target else "MISSED"
+    print(f"{label}: {ms[a]:.1f} ms vs {ref} {ms[b]:.1f} ms = {ratio:.2f}x "
+          f"(target <= {target:g}x) {verdict}")
+
+print(f"median of {rounds} interleaved rounds")
+line("git-object part (large)", "obj-large", "rev-parse", "git rev-parse", 2)
+line("git-object part (large/small)", "obj-large", "obj-small", "small", 1.2)
+line("worktree scan (large)", "full-large", "status-large", "git status", 1.2)
+line("worktree scan (small)", "full-small", "status-small", "git status", 1.2)
+PY

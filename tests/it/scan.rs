@@ -1,0 +1,363 @@
+//! The worktree scan (`repo::status_of`) and the tree diff behind the protected gate, both
+//! rewritten for speed (SPEC §11), against what git itself reports on real repositories.
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+
+use closegate::repo::{Repo, WorktreeStatus, status_of};
+use git2::Oid;
+
+use crate::fixture::{Fixture, git};
+
+const EXEMPT: &str = "_EXEC_STATUS.md";
+
+/// A linked worktree `wt/x` on `agent/x` holding a few files in folders and a `.gitignore`.
+fn scene() -> (Fixture, PathBuf) {
+    let fx = Fixture::new();
+    fx.commit(
+        "agent/x",
+        &[
+            (".gitignore", Some("*.log\nbuild/\n")),
+            ("src/a.txt", Some("alpha\n")),
+            ("src/b.txt", Some("beta\n")),
+            ("src/deep/c.txt", Some("gamma\n")),
+            ("docs/d.txt", Some("delta\n")),
+        ],
+        "agent files",
+    );
+    let wt = fx.worktree("x", "agent/x");
+    // Age the checkout past the index's second, as any worktree older than a second is.
+    age(&wt);
+    (fx, wt)
+}
+
+/// Set every file's mtime two seconds back and rewrite the index so no entry is racy.
+fn age(wt: &Path) {
+    let past = std::time::SystemTime::now() - std::time::Duration::from_secs(2);
+    for entry in walkdir::WalkDir::new(wt).into_iter().flatten() {
+        if entry.file_type().is_file()
+            && !entry.path().components().any(|c| c.as_os_str() == ".git")
+        {
+            let file = std::fs::File::options()
+                .write(true)
+                .open(entry.path())
+                .unwrap();
+            file.set_modified(past).unwrap();
+        }
+    }
+    git(wt, &["update-index", "--really-refresh"]);
+}
+
+fn status(wt: &Path) -> WorktreeStatus {
+    status_of(wt, EXEMPT).unwrap()
+}
+
+fn dirty(paths: &[&str]) -> WorktreeStatus {
+    WorktreeStatus {
+        dirty: paths.iter().map(|p| p.to_string()).collect(),
+        untracked: Vec::new(),
+    }
+}
+
+#[test]
+fn a_fresh_worktree_is_clean() {
+    let (_fx, wt) = scene();
+    assert_eq!(status(&wt), WorktreeStatus::default());
+}
+
+#[test]
+fn an_unstaged_edit_is_dirty() {
+    let (fx, wt) = scene();
+    fx.write(&wt, "src/deep/c.txt", "changed, and longer\n");
+    assert_eq!(status(&wt), dirty(&["src/deep/c.txt"]));
+}
+
+#[test]
+fn staged_edits_additions_and_removals_are_dirty() {
+    let (fx, wt) = scene();
+    fx.write(&wt, "src/a.txt", "staged\n");
+    fx.write(&wt, "new/added.txt", "added\n");
+    git(&wt, &["add", "src/a.txt", "new/added.txt"]);
+    git(&wt, &["rm", "-q", "--cached", "docs/d.txt"]);
+    let got = status(&wt);
+    assert_eq!(got.dirty, ["docs/d.txt", "new/added.txt", "src/a.txt"]);
+    // The file taken out of the index stays on disk: untracked now.
+    assert_eq!(got.untracked, ["docs/d.txt"]);
+}
+
+#[test]
+fn a_deleted_file_is_dirty() {
+    let (_fx, wt) = scene();
+    std::fs::remove_file(wt.join("src/b.txt")).unwrap();
+    assert_eq!(status(&wt), dirty(&["src/b.txt"]));
+}
+
+#[test]
+fn a_file_turned_symlink_is_dirty() {
+    let (_fx, wt) = scene();
+    std::fs::remove_file(wt.join("src/b.txt")).unwrap();
+    std::os::unix::fs::symlink("a.txt", wt.join("src/b.txt")).unwrap();
+    assert_eq!(status(&wt), dirty(&["src/b.txt"]));
+}
+
+#[test]
+fn a_mode_change_is_dirty() {
+    let (_fx, wt) = scene();
+    let path = wt.join("docs/d.txt");
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    assert_eq!(status(&wt), dirty(&["docs/d.txt"]));
+}
+
+#[test]
+fn a_folder_replaced_by_a_file_makes_its_files_dirty() {
+    let (fx, wt) = scene();
+    std::fs::remove_dir_all(wt.join("src/deep")).unwrap();
+    fx.write(&wt, "src/deep", "now a file\n");
+    let got = status(&wt);
+    assert_eq!(got.dirty, ["src/deep/c.txt"]);
+    assert_eq!(got.untracked, ["src/deep"]);
+}
+
+#[test]
+fn untracked_files_are_listed_one_by_one_inside_untracked_folders() {
+    let (fx, wt) = scene();
+    fx.write(&wt, "notes.txt", "n\n");
+    fx.write(&wt, "fresh/one.txt", "1\n");
+    fx.write(&wt, "fresh/deeper/two.txt", "2\n");
+    fx.write(&wt, "src/deep/three.txt", "3\n");
+    let got = status(&wt);
+    assert!(got.dirty.is_empty(), "{got:?}");
+    assert_eq!(
+        got.untracked,
+        [
+            "fresh/deeper/two.txt",
+            "fresh/one.txt",
+            "notes.txt",
+            "src/deep/three.txt"
+        ]
+    );
+}
+
+#[test]
+fn ignored_files_and_folders_are_left_out() {
+    let (fx, wt) = scene();
+    fx.write(&wt, "build/out.o", "o\n");
+    fx.write(&wt, "build/nested/more.o", "o\n");
+    fx.write(&wt, "run.log", "l\n");
+    fx.write(&wt, "src/deep/trace.log", "l\n");
+    fx.write(&wt, "fresh/inner.log", "l\n");
+    fx.write(&wt, "fresh/kept.txt", "k\n");
+    assert_eq!(status(&wt).untracked, ["fresh/kept.txt"]);
+}
+
+#[test]
+fn the_status_document_is_exempt_untracked_or_tracked() {
+    let (fx, wt) = scene();
+    fx.write(&wt, EXEMPT, "# STATUS\n");
+    assert_eq!(status(&wt), WorktreeStatus::default());
+    git(&wt, &["add", EXEMPT]);
+    git(&wt, &["commit", "-q", "-m", "status"]);
+    fx.write(&wt, EXEMPT, "# STATUS, edited\n");
+    assert_eq!(status(&wt), WorktreeStatus::default());
+}
+
+/// An edit in the same second as the index write, same size, and stat data the index holds:
+/// only the content can tell, and it must be read.
+#[test]
+fn a_racily_clean_entry_is_checked_by_content() {
+    let (fx, wt) = scene();
+    fx.write(&wt, "src/a.txt", "ALPHA\n"); // same size as "alpha\n"
+    record_stat_as(&fx, &wt, "src/a.txt", "alpha\n");
+    assert_eq!(git_status(&wt), dirty(&["src/a.txt"]));
+    assert_eq!(status(&wt), dirty(&["src/a.txt"]));
+    // The same race with unchanged content is clean.
+    fx.write(&wt, "src/b.txt", "beta\n");
+    record_stat_as(&fx, &wt, "src/b.txt", "beta\n");
+    assert_eq!(status(&wt), dirty(&["src/a.txt"]));
+}
+
+/// Write the index entry of `rel` with the file's stat data but the blob of `content`, as git
+/// would have recorded it just before an edit within the index's own timestamp: the file's mtime
+/// is not older than the index file's.
+fn record_stat_as(fx: &Fixture, wt: &Path, rel: &str, content: &str) {
+    use std::os::unix::fs::MetadataExt;
+    let later = std::time::SystemTime::now() + std::time::Duration::from_secs(5);
+    let file = std::fs::File::options()
+        .write(true)
+        .open(wt.join(rel))
+        .unwrap();
+    file.set_modified(later).unwrap();
+    let repo = git2::Repository::open(wt).unwrap();
+    let mut index = repo.index().unwrap();
+    let meta = std::fs::symlink_metadata(wt.join(rel)).unwrap();
+    let id = fx.repo.blob(content.as_bytes()).unwrap();
+    let time = |s: i64, ns: i64| git2::IndexTime::new(s as i32, ns as u32);
+    index
+        .add(&git2::IndexEntry {
+            ctime: time(meta.ctime(), meta.ctime_nsec()),
+            mtime: time(meta.mtime(), meta.mtime_nsec()),
+            dev: meta.dev() as u32,
+            ino: meta.ino() as u32,
+            mode: 0o100644,
+            uid: meta.uid(),
+            gid: meta.gid(),
+            file_size: meta.size() as u32,
+            id,
+            flags: rel.len() as u16,
+            flags_extended: 0,
+            path: rel.as_bytes().to_vec(),
+        })
+        .unwrap();
+    index.write().unwrap();
+}
+
+/// `git status --porcelain --untracked-files=all --no-renames`, split into dirty and untracked.
+fn git_status(wt: &Path) -> WorktreeStatus {
+    let out = git(
+        wt,
+        &[
+            "status",
+            "--porcelain",
+            "--untracked-files=all",
+            "--no-renames",
+        ],
+    );
+    let mut status = WorktreeStatus::default();
+    for line in out.lines() {
+        let (code, path) = line.split_at(3);
+        if path == EXEMPT {
+            continue;
+        }
+        match code {
+            "?? " => status.untracked.push(path.to_string()),
+            "!! " => {}
+            _ => status.dirty.push(path.to_string()),
+        }
+    }
+    status
+}
+
+/// Every kind of change at once, then the same with an index git wrote as version 4 and with a
+/// setting that hands the scan to libgit2's general status.
+fn mixed(fx: &Fixture, wt: &Path) {
+    fx.write(wt, "src/a.txt", "edited\n");
+    fx.write(wt, "docs/d.txt", "staged edit\n");
+    fx.write(wt, "docs/new.txt", "staged add\n");
+    git(wt, &["add", "docs/d.txt", "docs/new.txt"]);
+    std::fs::remove_file(wt.join("src/b.txt")).unwrap();
+    std::fs::set_permissions(
+        wt.join("src/deep/c.txt"),
+        std::fs::Permissions::from_mode(0o755),
+    )
+    .unwrap();
+    fx.write(wt, "fresh/one.txt", "1\n");
+    fx.write(wt, "fresh/two/three.txt", "3\n");
+    fx.write(wt, "build/x.o", "o\n");
+    fx.write(wt, "fresh/x.log", "l\n");
+    fx.write(wt, EXEMPT, "# STATUS\n");
+}
+
+#[test]
+fn the_scan_agrees_with_git_status() {
+    let (fx, wt) = scene();
+    mixed(&fx, &wt);
+    let expected = git_status(&wt);
+    assert_eq!(expected.dirty.len(), 5, "{expected:?}");
+    assert_eq!(status(&wt), expected);
+}
+
+#[test]
+fn the_scan_agrees_with_git_status_on_an_index_v4() {
+    let (fx, wt) = scene();
+    git(&wt, &["update-index", "--index-version", "4"]);
+    mixed(&fx, &wt);
+    assert_eq!(status(&wt), git_status(&wt));
+}
+
+#[test]
+fn libgit2s_general_status_agrees_with_git_status() {
+    let (fx, wt) = scene();
+    git(&wt, &["config", "core.symlinks", "false"]);
+    mixed(&fx, &wt);
+    assert_eq!(status(&wt), git_status(&wt));
+}
+
+/// `Repo::changes` reads only the subtrees that differ; it must still see every change git sees.
+#[test]
+fn changes_agree_with_git_diff() {
+    let fx = Fixture::new();
+    let base = fx.commit(
+        "main",
+        &[
+            ("keep/same.txt", Some("same\n")),
+            ("keep/deep/same.txt", Some("same\n")),
+            ("mod/file.txt", Some("one\n")),
+            ("gone/a.txt", Some("a\n")),
+            ("gone/sub/b.txt", Some("b\n")),
+            ("was_dir/inner.txt", Some("inner\n")),
+            (
+                "moved/long.txt",
+                Some("a line long enough to be recognised after a move\n"),
+            ),
+        ],
+        "base",
+    );
+    let tip = fx.commit(
+        "main",
+        &[
+            ("mod/file.txt", Some("two\n")),
+            ("gone/a.txt", None),
+            ("gone/sub/b.txt", None),
+            ("was_dir/inner.txt", None),
+            ("was_dir", Some("now a file\n")),
+            ("added/x/y.txt", Some("y\n")),
+            ("moved/long.txt", None),
+            (
+                "elsewhere/long.txt",
+                Some("a line long enough to be recognised after a move\n"),
+            ),
+        ],
+        "tip",
+    );
+    let repo = Repo::discover(&fx.root()).unwrap();
+    let mut ours: Vec<String> = repo
+        .changes(Some(base), tip)
+        .unwrap()
+        .iter()
+        .map(|c| format!("{} {}", c.kind.as_str(), c.paths().join(" ")))
+        .collect();
+    ours.sort();
+    let mut theirs: Vec<String> = git_diff(&fx.root(), base, tip);
+    theirs.sort();
+    assert_eq!(ours, theirs);
+    assert!(repo.changes(Some(tip), tip).unwrap().is_empty());
+}
+
+fn git_diff(cwd: &Path, from: Oid, to: Oid) -> Vec<String> {
+    let out = git(
+        cwd,
+        &[
+            "diff",
+            "--name-status",
+            "-M",
+            &from.to_string(),
+            &to.to_string(),
+        ],
+    );
+    out.lines()
+        .map(|line| {
+            let mut parts = line.split('\t');
+            let code = parts.next().unwrap();
+            let kind = match &code[..1] {
+                "A" => "added",
+                "M" => "modified",
+                "D" => "deleted",
+                "R" => "renamed",
+                "T" => "type-changed",
+                other => panic!("unexpected status {other}"),
+            };
+            let paths: Vec<&str> = parts.collect();
+            format!("{kind} {}", paths.join(" "))
+        })
+        .collect()
+}
