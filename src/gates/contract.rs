@@ -23,6 +23,8 @@ pub struct Ctx<'a> {
     pub commit: Oid,
     /// `None` when the base did not resolve (`base-unknown` already says so).
     pub merge_base: Option<Oid>,
+    /// The changes from the merge base to the commit, computed once for every gate.
+    pub changes: Option<&'a [Change]>,
     /// Whether the agent returned (the manifest is read only then).
     pub returned: bool,
     pub status_file: &'a str,
@@ -35,8 +37,7 @@ pub struct Ctx<'a> {
 /// Every `contract-*` finding of `contract` against the commit.
 pub fn run(ctx: &Ctx<'_>, contract: &Contract) -> Result<Vec<Finding>> {
     let mut findings = Vec::new();
-    if let Some(merge_base) = ctx.merge_base {
-        let changes = ctx.repo.changes(Some(merge_base), ctx.commit)?;
+    if let (Some(merge_base), Some(changes)) = (ctx.merge_base, ctx.changes) {
         let changes: Vec<&Change> = changes
             .iter()
             .filter(|c| c.paths().iter().any(|p| *p != ctx.status_file))

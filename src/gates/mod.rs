@@ -135,9 +135,12 @@ fn gates_on_commit(
         report.artifacts = statuses;
         report.add_gate(Gate::Manifest, findings);
     }
-    if let Some(merge_base) = merge_base {
-        let changes = repo.changes(Some(merge_base), commit)?;
-        let (hits, findings) = protected::run(&inputs.config, &changes);
+    let changes = match merge_base {
+        Some(merge_base) => Some(repo.changes(Some(merge_base), commit)?),
+        None => None,
+    };
+    if let Some(changes) = &changes {
+        let (hits, findings) = protected::run(&inputs.config, changes);
         report.protected = hits;
         report.add_gate(Gate::Protected, findings);
     }
@@ -148,6 +151,7 @@ fn gates_on_commit(
         doc,
         commit,
         merge_base,
+        changes: changes.as_deref(),
         returned,
         status_file: &inputs.config.status_file,
         configured: &inputs.config.checks,
