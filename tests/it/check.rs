@@ -722,3 +722,31 @@ fn in_progress_report_names_the_worktree_branch() {
     assert_eq!(report["branch"], "agent/x");
     assert_eq!(report["commit"], s.tip.to_string());
 }
+
+#[test]
+fn ci_merge_gate_in_a_fresh_clone() {
+    // The README's merge gate: a clone where the agent's worktree does not exist.
+    let s = Scene::new(Some(PASSING_CONFIG));
+    s.honest();
+    let text = std::fs::read_to_string(s.wt.join("_EXEC_STATUS.md")).unwrap();
+    s.fx.commit("agent/x", &[("_EXEC_STATUS.md", Some(&text))], "status");
+    std::fs::remove_dir_all(&s.wt).unwrap(); // the runner has no such worktree
+    let ci = s.fx.tmp.path().join("ci");
+    let origin = s.fx.root().display().to_string();
+    git(
+        s.fx.tmp.path(),
+        &["clone", "-q", &origin, &ci.display().to_string()],
+    );
+    git(&ci, &["fetch", "-q", "origin", "agent/x:agent/x"]);
+    let (code, report) = check_in(
+        &ci,
+        &["--no-worktree", "--rev", "agent/x", "--base", "main"],
+    );
+    assert_eq!(codes(&report), ["close-worktree-absent"]);
+    assert_eq!(
+        finding(&report, "close-worktree-absent")["severity"],
+        "warning"
+    );
+    assert_eq!(report["commit"], s.tip.to_string());
+    assert_eq!(code, 0);
+}
