@@ -7,9 +7,10 @@ use crate::inputs;
 use crate::render;
 use crate::repo::Repo;
 
-/// Show every worktree of the repository with its agent state, the verdict for its current tip
-/// and its lifecycle stage (RUNNING, BLOCKED, VERIFYING, FAILED, REVIEW, UNVERIFIED, COMPLETED,
-/// STOPPED), computed from git and the audit log alone
+/// Show every worktree with its agent state, verdict and lifecycle stage
+///
+/// Stages: RUNNING, BLOCKED, VERIFYING, FAILED, REVIEW, UNVERIFIED, COMPLETED, STOPPED, computed
+/// from git and the audit log alone.
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// Run the gate now on every worktree that has a status document (two at a time) instead of

@@ -8,9 +8,10 @@ use crate::inputs::{self, GateArgs};
 use crate::render::{self, Format};
 use crate::{gates, ledger};
 
-/// Check an agent's return against the repository: doc, state, close, manifest, protected,
-/// checks and (with a task contract) contract gates, one verdict (exit 0 VERIFIED, 1 FAIL,
-/// 2 error, 3 PENDING_REVIEW, 4 UNVERIFIED)
+/// Check an agent's return against the repository and answer with one verdict
+///
+/// Gates: doc, state, close, manifest, protected, checks and (with a task contract) contract.
+/// Exit 0 VERIFIED, 1 FAIL, 2 error, 3 PENDING_REVIEW, 4 UNVERIFIED.
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// The agent's worktree (default: the current directory)

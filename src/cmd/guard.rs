@@ -20,8 +20,10 @@ use crate::repo::Repo;
 use crate::report::Report;
 use crate::{gates, ledger, record};
 
-/// Check the verdict token that begins an agent's report; with --worktree, compare it with
-/// closegate's verdict. Exit 0 accepted, 1 refused, 2 error
+/// Check the verdict token that begins an agent's report
+///
+/// With --worktree, the gate runs and the claim is compared with closegate's verdict.
+/// Exit 0 accepted, 1 refused, 2 error.
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// The agent's report; `-` (the default) reads standard input

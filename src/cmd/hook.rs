@@ -8,8 +8,10 @@ use crate::hook::install::{self, Installed, Uninstalled};
 use crate::hook::run;
 use crate::repo::Repo;
 
-/// Install, uninstall or run the reference-transaction hook that refuses to delete or merge an
-/// agent branch that has not passed the gate (SPEC §9)
+/// Install, uninstall or run the git hook that guards agent branches
+///
+/// The reference-transaction hook refuses to delete or merge an agent branch that has not passed
+/// the gate (SPEC §9).
 #[derive(Debug, clap::Args)]
 pub struct Args {
     #[command(subcommand)]

@@ -21,8 +21,10 @@ use crate::render::{self, Format, escape};
 use crate::repo::{self, Repo};
 use crate::report::Report;
 
-/// Strip and check the `@signal` line that ends an agent's message; the message without it goes
-/// to stdout. Exit 0 accepted, 1 refused, 2 error
+/// Strip and check the `@signal` line that ends an agent's message
+///
+/// The message without that line goes to stdout; `done`, `no_op` and `blocked` are judged
+/// against the repository. Exit 0 accepted, 1 refused, 2 error.
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// The agent's message; `-` (the default) reads standard input
