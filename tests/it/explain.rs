@@ -104,3 +104,43 @@ fn readme_code_table_matches_the_catalog() {
         "README.md's code table is stale; run `CLOSEGATE_BLESS=1 cargo test readme_code_table`"
     );
 }
+
+/// STYLE: every catalog code has a case under `testdata/` or in the tests. A code counts as
+/// covered when a test file or a corpus `.codes` file names it as a whole word.
+#[test]
+fn every_catalog_code_is_exercised_somewhere() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut text = String::new();
+    for dir in ["tests/it", "testdata/docs"] {
+        for entry in std::fs::read_dir(root.join(dir)).unwrap() {
+            let path = entry.unwrap().path();
+            let wanted = path.extension().is_some_and(|e| e == "rs" || e == "codes");
+            if wanted && !path.ends_with("explain.rs") {
+                text.push_str(&std::fs::read_to_string(&path).unwrap());
+                text.push('\n');
+            }
+        }
+    }
+    let missing: Vec<&str> = closegate::catalog::CODES
+        .iter()
+        .map(|c| c.code)
+        .filter(|code| !names(&text, code))
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "codes no test or corpus file names: {missing:?}"
+    );
+}
+
+/// Whether `text` holds `code` as a whole word (not inside a longer code).
+fn names(text: &str, code: &str) -> bool {
+    let part = |c: char| c.is_ascii_alphanumeric() || c == '-';
+    text.match_indices(code).any(|(at, _)| {
+        let before = text[..at].chars().next_back().is_none_or(|c| !part(c));
+        let after = text[at + code.len()..]
+            .chars()
+            .next()
+            .is_none_or(|c| !part(c));
+        before && after
+    })
+}
