@@ -58,6 +58,7 @@ pub fn run(
     if specs.is_empty() {
         return Ok((Vec::new(), Vec::new()));
     }
+    let _signals = interrupt::Guard::install();
     let checkout = pristine_checkout(repo, commit)?;
     let mut runs = Vec::with_capacity(specs.len());
     let mut findings = Vec::new();
@@ -67,6 +68,9 @@ pub fn run(
         findings.extend(finding);
     }
     remove_checkout(checkout)?;
+    if interrupt::requested() {
+        anyhow::bail!("interrupted by a signal while the checks ran");
+    }
     Ok((runs, findings))
 }
 
@@ -198,6 +202,13 @@ fn wait_group(child: &mut Child, timeout: Duration) -> std::io::Result<(ExitStat
     let started = Instant::now();
     let mut pause = Duration::from_millis(2);
     let timed_out = loop {
+        if interrupt::requested() {
+            kill_group(pid);
+            let _ = child.wait();
+            return Err(std::io::Error::other(
+                "interrupted by a signal; the check's process group was killed",
+            ));
+        }
         match has_exited(pid) {
             Ok(true) => break false,
             Ok(false) if started.elapsed() >= timeout => break true,
@@ -230,6 +241,62 @@ fn has_exited(pid: libc::pid_t) -> std::io::Result<bool> {
         let err = std::io::Error::last_os_error();
         if err.kind() != std::io::ErrorKind::Interrupted {
             return Err(err);
+        }
+    }
+}
+
+/// SIGINT, SIGTERM and SIGHUP while checks run: the check's own process group does not receive
+/// a terminal's signal, so closegate kills it, removes the checkout and exits 2 instead of
+/// leaving the check running orphaned. The previous handlers come back when the checks end.
+mod interrupt {
+    use std::sync::atomic::{AtomicBool, Ordering};
+
+    const SIGNALS: [libc::c_int; 3] = [libc::SIGINT, libc::SIGTERM, libc::SIGHUP];
+    static REQUESTED: AtomicBool = AtomicBool::new(false);
+
+    extern "C" fn note(_: libc::c_int) {
+        REQUESTED.store(true, Ordering::SeqCst);
+    }
+
+    /// Whether one of the signals arrived since the guard was installed.
+    pub fn requested() -> bool {
+        REQUESTED.load(Ordering::SeqCst)
+    }
+
+    /// The installed handlers; dropping it restores the previous ones.
+    pub struct Guard {
+        previous: Vec<(libc::c_int, libc::sigaction)>,
+    }
+
+    impl Guard {
+        pub fn install() -> Guard {
+            REQUESTED.store(false, Ordering::SeqCst);
+            let mut previous = Vec::new();
+            for signal in SIGNALS {
+                // SAFETY: zeroed sigaction structs are valid; the handler only stores an atomic,
+                // which is async-signal-safe; sigaction writes only into `old`.
+                unsafe {
+                    let mut action: libc::sigaction = std::mem::zeroed();
+                    action.sa_sigaction = note as extern "C" fn(libc::c_int) as libc::sighandler_t;
+                    libc::sigemptyset(&mut action.sa_mask);
+                    let mut old: libc::sigaction = std::mem::zeroed();
+                    if libc::sigaction(signal, &action, &mut old) == 0 {
+                        previous.push((signal, old));
+                    }
+                }
+            }
+            Guard { previous }
+        }
+    }
+
+    impl Drop for Guard {
+        fn drop(&mut self) {
+            for (signal, old) in &self.previous {
+                // SAFETY: restores a handler sigaction itself returned.
+                unsafe {
+                    libc::sigaction(*signal, old, std::ptr::null_mut());
+                }
+            }
         }
     }
 }

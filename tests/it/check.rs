@@ -750,3 +750,46 @@ fn ci_merge_gate_in_a_fresh_clone() {
     assert_eq!(report["commit"], s.tip.to_string());
     assert_eq!(code, 0);
 }
+
+#[test]
+fn a_signal_while_checks_run_kills_them_and_removes_the_checkout() {
+    use std::process::{Command, Stdio};
+    let tmp = tempfile::tempdir().unwrap();
+    let pid_file = tmp.path().join("check.pid");
+    let config = format!(
+        "[[checks]]\nname = \"long\"\nrun = \"echo $$ > '{}'; sleep 60\"\ntimeout_s = 600\n",
+        pid_file.display()
+    );
+    let s = Scene::new(Some(&config));
+    s.honest();
+    let scratch = tmp.path().join("scratch");
+    std::fs::create_dir_all(&scratch).unwrap();
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_closegate"));
+    cmd.args(["check", "--no-record"]).current_dir(&s.wt);
+    crate::fixture::hermetic(&mut cmd, tmp.path());
+    cmd.env("TMPDIR", &scratch)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped());
+    let child = cmd.spawn().unwrap();
+    while std::fs::read_to_string(&pid_file).map_or(true, |t| t.trim().is_empty()) {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let check_pid: i32 = std::fs::read_to_string(&pid_file)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    // SAFETY: sending SIGTERM to our own child process.
+    unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(2), "no verdict was reached");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("interrupted"));
+    // SAFETY: signal 0 only asks whether the process exists.
+    let alive = unsafe { libc::kill(check_pid, 0) } == 0;
+    assert!(!alive, "the check outlived closegate");
+    let left: Vec<_> = std::fs::read_dir(&scratch).unwrap().collect();
+    assert!(
+        left.is_empty(),
+        "the pristine checkout was left behind: {left:?}"
+    );
+}
