@@ -1,9 +1,9 @@
 //! Tree-to-tree changes with rename detection, as the protected and contract gates need them.
 
-use std::collections::BTreeMap;
+use std::cmp::Ordering;
 
 use anyhow::{Context, Result};
-use git2::{Delta, DiffFindOptions, DiffOptions, Oid, Repository, Tree};
+use git2::{Delta, DiffFindOptions, DiffOptions, Oid, Repository, Tree, TreeEntry};
 
 use super::Repo;
 
@@ -53,26 +53,59 @@ impl Repo {
     /// Every change from `from`'s tree (or the empty tree) to `to`'s tree, renames detected.
     /// Mode-only changes are `Modified`; file↔symlink↔submodule swaps are `TypeChanged`.
     pub fn changes(&self, from: Option<Oid>, to: Oid) -> Result<Vec<Change>> {
+        let leaves = self.differing_leaves(from, to)?;
+        if renames_possible(&leaves) {
+            return self.libgit2_changes(from, to, &leaves);
+        }
+        // No rename can pair a source with a target, so libgit2's second pass over the same
+        // trees would only restate the walk: build the changes from it, in libgit2's order.
+        Ok(leaves.into_iter().map(Leaf::into_change).collect())
+    }
+
+    /// [`Repo::changes`] computed by libgit2's diff and rename detection whatever the changes;
+    /// public only so a test can hold the direct path to it.
+    #[doc(hidden)]
+    pub fn changes_by_libgit2(&self, from: Option<Oid>, to: Oid) -> Result<Vec<Change>> {
+        let leaves = self.differing_leaves(from, to)?;
+        self.libgit2_changes(from, to, &leaves)
+    }
+
+    /// The leaves that differ between the two commits' trees, sorted by path.
+    fn differing_leaves(&self, from: Option<Oid>, to: Oid) -> Result<Vec<Leaf>> {
         let git = &self.git;
-        let new_tree = git.find_commit(to)?.tree()?;
-        let old_tree = match from {
-            Some(id) => Some(git.find_commit(id)?.tree()?),
-            None => None,
-        };
+        let (old_tree, new_tree) = self.trees(from, to)?;
         // libgit2 walks both trees whole (every subtree read and inflated, identical or not), so
         // on a large repository the diff cost follows the repository. Find the paths that differ
-        // first, skipping identical subtrees by id, and hand libgit2 only those (SPEC §11).
-        let mut paths = Vec::new();
-        differing_paths(git, old_tree.as_ref(), Some(&new_tree), b"", &mut paths)?;
-        if paths.is_empty() {
+        // first, skipping identical subtrees by id (SPEC §11).
+        let mut leaves = Vec::new();
+        walk(git, old_tree.as_ref(), Some(&new_tree), b"", &mut leaves)?;
+        // libgit2 orders deltas by full path (bytes, as strcmp does).
+        leaves.sort_unstable_by(|a, b| a.path.cmp(&b.path));
+        Ok(leaves)
+    }
+
+    /// The trees of `from` (none: the empty tree) and `to`.
+    fn trees(&self, from: Option<Oid>, to: Oid) -> Result<(Option<Tree<'_>>, Tree<'_>)> {
+        let old = match from {
+            Some(id) => Some(self.git.find_commit(id)?.tree()?),
+            None => None,
+        };
+        Ok((old, self.git.find_commit(to)?.tree()?))
+    }
+
+    /// libgit2's diff of the two trees restricted to `leaves`, with rename detection.
+    fn libgit2_changes(&self, from: Option<Oid>, to: Oid, leaves: &[Leaf]) -> Result<Vec<Change>> {
+        if leaves.is_empty() {
             return Ok(Vec::new()); // an empty pathspec would mean "every path"
         }
+        let git = &self.git;
+        let (old_tree, new_tree) = self.trees(from, to)?;
         let mut opts = DiffOptions::new();
         opts.include_typechange(true)
             .ignore_submodules(false)
             .disable_pathspec_match(true);
-        for path in &paths {
-            opts.pathspec(path.as_slice());
+        for leaf in leaves {
+            opts.pathspec(leaf.path.as_slice());
         }
         let mut diff = git
             .diff_tree_to_tree(old_tree.as_ref(), Some(&new_tree), Some(&mut opts))
@@ -90,53 +123,111 @@ type Entry = (Oid, i32);
 /// A path as the bytes git stores (names need not be UTF-8).
 type RawPath = Vec<u8>;
 
-/// Every leaf path (file, symlink, submodule) under `prefix` that differs between `old` and
-/// `new`; subtrees with the same id on both sides are not read.
-fn differing_paths(
+/// A leaf path (file, symlink, submodule) that differs, with its entry on each side.
+struct Leaf {
+    path: RawPath,
+    old: Option<Entry>,
+    new: Option<Entry>,
+}
+
+impl Leaf {
+    /// How libgit2 classifies the leaf without rename detection (`maybe_modified`): the same
+    /// kind of object on both sides is a modification (mode-only too), another kind a type change.
+    fn kind(&self) -> ChangeKind {
+        const TYPE_BITS: i32 = 0o170000;
+        match (self.old, self.new) {
+            (None, _) => ChangeKind::Added,
+            (_, None) => ChangeKind::Deleted,
+            (Some((_, a)), Some((_, b))) if a & TYPE_BITS == b & TYPE_BITS => ChangeKind::Modified,
+            _ => ChangeKind::TypeChanged,
+        }
+    }
+
+    fn into_change(self) -> Change {
+        let kind = self.kind();
+        let path = String::from_utf8_lossy(&self.path).into_owned();
+        Change {
+            kind,
+            old_path: path.clone(),
+            new_path: path,
+        }
+    }
+}
+
+/// Whether libgit2's rename detection could pair anything: it needs a source (a deleted or
+/// type-changed path) and a target (an added or type-changed path). Errs on the side of yes.
+fn renames_possible(leaves: &[Leaf]) -> bool {
+    let kinds = || leaves.iter().map(Leaf::kind);
+    let source = kinds().any(|k| matches!(k, ChangeKind::Deleted | ChangeKind::TypeChanged));
+    let target = kinds().any(|k| matches!(k, ChangeKind::Added | ChangeKind::TypeChanged));
+    source && target
+}
+
+/// Every leaf under `prefix` that differs between `old` and `new`; subtrees with the same id on
+/// both sides are not read. A name that is a tree on one side and a leaf on the other gives the
+/// leaf (one-sided) and the subtree's leaves, as libgit2 splits it.
+fn walk(
     git: &Repository,
     old: Option<&Tree>,
     new: Option<&Tree>,
     prefix: &[u8],
-    out: &mut Vec<RawPath>,
+    out: &mut Vec<Leaf>,
 ) -> Result<()> {
-    let (old, new) = (entries(old), entries(new));
-    let names: std::collections::BTreeSet<&RawPath> = old.keys().chain(new.keys()).collect();
-    for name in names {
-        let (a, b) = (old.get(name), new.get(name));
+    let (old, new) = (sorted_entries(old), sorted_entries(new));
+    let (mut i, mut j) = (0, 0);
+    while i < old.len() || j < new.len() {
+        let order = match (old.get(i), new.get(j)) {
+            (Some(a), Some(b)) => a.name_bytes().cmp(b.name_bytes()),
+            (Some(_), None) => Ordering::Less,
+            _ => Ordering::Greater,
+        };
+        let (a, b) = match order {
+            Ordering::Less => (old.get(i), None),
+            Ordering::Greater => (None, new.get(j)),
+            Ordering::Equal => (old.get(i), new.get(j)),
+        };
+        i += usize::from(order != Ordering::Greater);
+        j += usize::from(order != Ordering::Less);
+        let name = a.or(b).map(TreeEntry::name_bytes).unwrap_or_default();
+        let (a, b) = (a.map(entry), b.map(entry));
         if a == b {
             continue;
         }
         let path = [prefix, name].concat();
-        let subtree = |e: Option<&Entry>| -> Result<Option<Tree>> {
+        let subtree = |e: Option<Entry>| -> Result<Option<Tree>> {
             match e {
-                Some((id, mode)) if *mode == i32::from(git2::FileMode::Tree) => {
-                    Ok(Some(git.find_tree(*id)?))
+                Some((id, mode)) if mode == i32::from(git2::FileMode::Tree) => {
+                    Ok(Some(git.find_tree(id)?))
                 }
                 _ => Ok(None),
             }
         };
         let (ta, tb) = (subtree(a)?, subtree(b)?);
-        let leaf_a = a.is_some() && ta.is_none();
-        let leaf_b = b.is_some() && tb.is_none();
-        if leaf_a || leaf_b {
-            out.push(path.clone());
-        }
         if ta.is_some() || tb.is_some() {
             let dir = [path.as_slice(), b"/"].concat();
-            differing_paths(git, ta.as_ref(), tb.as_ref(), &dir, out)?;
+            walk(git, ta.as_ref(), tb.as_ref(), &dir, out)?;
+        }
+        let old = a.filter(|_| ta.is_none());
+        let new = b.filter(|_| tb.is_none());
+        if old.is_some() || new.is_some() {
+            out.push(Leaf { path, old, new });
         }
     }
     Ok(())
 }
 
-/// A tree's entries by name.
-fn entries(tree: Option<&Tree>) -> BTreeMap<RawPath, Entry> {
+/// A tree's entries sorted by name bytes (git's own order puts `a/` after `a.txt`).
+fn sorted_entries<'t>(tree: Option<&'t Tree<'_>>) -> Vec<TreeEntry<'t>> {
     let Some(tree) = tree else {
-        return BTreeMap::new();
+        return Vec::new();
     };
-    tree.iter()
-        .map(|e| (e.name_bytes().to_vec(), (e.id(), e.filemode())))
-        .collect()
+    let mut entries: Vec<TreeEntry<'t>> = tree.iter().collect();
+    entries.sort_by(|a, b| a.name_bytes().cmp(b.name_bytes()));
+    entries
+}
+
+fn entry(e: &TreeEntry<'_>) -> Entry {
+    (e.id(), e.filemode())
 }
 
 fn to_change(delta: git2::DiffDelta<'_>) -> Option<Change> {

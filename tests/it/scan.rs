@@ -361,3 +361,149 @@ fn git_diff(cwd: &Path, from: Oid, to: Oid) -> Vec<String> {
         })
         .collect()
 }
+
+/// A parentless commit holding exactly `files` (path, mode, content; a gitlink's content is
+/// the commit id it records), for diffs where modes matter.
+fn commit_with_modes(fx: &Fixture, files: &[(&str, u32, &str)]) -> Oid {
+    let repo = &fx.repo;
+    let mut index = git2::Index::new().unwrap();
+    for (path, mode, content) in files {
+        let id = match mode {
+            0o160000 => Oid::from_str(content).unwrap(),
+            _ => repo.blob(content.as_bytes()).unwrap(),
+        };
+        let entry = git2::IndexEntry {
+            ctime: git2::IndexTime::new(0, 0),
+            mtime: git2::IndexTime::new(0, 0),
+            dev: 0,
+            ino: 0,
+            mode: *mode,
+            uid: 0,
+            gid: 0,
+            file_size: 0,
+            id,
+            flags: path.len() as u16,
+            flags_extended: 0,
+            path: path.as_bytes().to_vec(),
+        };
+        index.add(&entry).unwrap();
+    }
+    let tree = repo.find_tree(index.write_tree_to(repo).unwrap()).unwrap();
+    let sig = git2::Signature::new("A", "a@example.com", &git2::Time::new(0, 0)).unwrap();
+    repo.commit(None, &sig, &sig, "modes", &tree, &[]).unwrap()
+}
+
+/// `Repo::changes` builds the changes from its own walk when rename detection cannot pair
+/// anything; it must give exactly what libgit2's diff gives (kinds, paths, order), and what git
+/// gives. The names sort differently by bytes and in git's tree order (`a-b`, `a.txt`, `a/`).
+#[test]
+fn changes_without_renames_agree_with_libgit2_and_git() {
+    const FILE: u32 = 0o100644;
+    const EXEC: u32 = 0o100755;
+    const LINK: u32 = 0o120000;
+    const SUBMODULE: u32 = 0o160000;
+    let one = "1111111111111111111111111111111111111111";
+    let two = "2222222222222222222222222222222222222222";
+    let fx = Fixture::new();
+    let base = commit_with_modes(
+        &fx,
+        &[
+            ("a-b", FILE, "dash\n"),
+            ("a.txt", FILE, "dot\n"),
+            ("a/x.txt", FILE, "x\n"),
+            ("a/b/c.txt", FILE, "c\n"),
+            ("run.sh", FILE, "echo\n"),
+            ("link", LINK, "a.txt"),
+            ("tool", FILE, "file then link\n"),
+            ("vendor/lib", SUBMODULE, one),
+            ("same/s.txt", FILE, "same\n"),
+        ],
+    );
+    // Modifications, a mode-only change, a submodule moved: no source, no target.
+    let modified = commit_with_modes(
+        &fx,
+        &[
+            ("a-b", FILE, "dash 2\n"),
+            ("a.txt", FILE, "dot 2\n"),
+            ("a/x.txt", FILE, "x 2\n"),
+            ("a/b/c.txt", FILE, "c 2\n"),
+            ("run.sh", EXEC, "echo\n"),
+            ("link", LINK, "a-b"),
+            ("tool", FILE, "file then link\n"),
+            ("vendor/lib", SUBMODULE, two),
+            ("same/s.txt", FILE, "same\n"),
+        ],
+    );
+    // Additions beside modifications: targets only.
+    let added = commit_with_modes(
+        &fx,
+        &[
+            ("a-b", FILE, "dash\n"),
+            ("a.txt", FILE, "dot 2\n"),
+            ("a/x.txt", FILE, "x\n"),
+            ("a/b/c.txt", FILE, "c\n"),
+            ("a/b/new.txt", FILE, "new\n"),
+            ("a0", FILE, "new\n"),
+            ("run.sh", FILE, "echo\n"),
+            ("link", LINK, "a.txt"),
+            ("tool", FILE, "file then link\n"),
+            ("vendor/lib", SUBMODULE, one),
+            ("same/s.txt", FILE, "same\n"),
+        ],
+    );
+    // Deletions (a whole folder too) beside a modification: sources only.
+    let deleted = commit_with_modes(
+        &fx,
+        &[
+            ("a-b", FILE, "dash\n"),
+            ("a.txt", FILE, "dot 2\n"),
+            ("run.sh", FILE, "echo\n"),
+            ("tool", FILE, "file then link\n"),
+            ("same/s.txt", FILE, "same\n"),
+        ],
+    );
+    // A file that became a symlink, and a folder that became a file: libgit2 decides these.
+    let retyped = commit_with_modes(
+        &fx,
+        &[
+            ("a-b", FILE, "dash\n"),
+            ("a.txt", FILE, "dot\n"),
+            ("a", FILE, "x\n"),
+            ("run.sh", FILE, "echo\n"),
+            ("link", LINK, "a.txt"),
+            ("tool", LINK, "run.sh"),
+            ("vendor/lib", SUBMODULE, one),
+            ("same/s.txt", FILE, "same\n"),
+        ],
+    );
+    let repo = Repo::discover(&fx.root()).unwrap();
+    let pairs = [
+        (Some(base), modified),
+        (Some(base), added),
+        (Some(base), deleted),
+        (Some(base), retyped),
+        (Some(modified), base),
+        (None, base),
+        (Some(base), base),
+    ];
+    let text = |changes: Vec<closegate::repo::Change>| -> Vec<String> {
+        let line =
+            |c: &closegate::repo::Change| format!("{} {}", c.kind.as_str(), c.paths().join(" "));
+        changes.iter().map(line).collect()
+    };
+    for (from, to) in pairs {
+        let ours = text(repo.changes(from, to).unwrap());
+        let libgit2 = text(repo.changes_by_libgit2(from, to).unwrap());
+        assert_eq!(ours, libgit2, "{from:?} -> {to:?}");
+        if let Some(from) = from {
+            let mut sorted = ours.clone();
+            sorted.sort();
+            let mut theirs = git_diff(&fx.root(), from, to);
+            theirs.sort();
+            assert_eq!(sorted, theirs, "{from} -> {to}");
+        }
+    }
+    let mode_only = text(repo.changes(Some(base), modified).unwrap());
+    assert!(mode_only.contains(&"modified run.sh".to_string()));
+    assert!(mode_only.contains(&"modified vendor/lib".to_string()));
+}
