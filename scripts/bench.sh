@@ -140,6 +140,8 @@ cmds = {
     "status-large": (["git", "status", "--porcelain", "--untracked-files=all"], large),
     "full-small": ([closegate, "check", "--no-checks", "--no-record"], small),
     "status-small": (["git", "status", "--porcelain", "--untracked-files=all"], small),
+    "diff-large": (["git", "diff", "--raw", "-M", "main", "agent/x"], large),
+    "diff-small": (["git", "diff", "--raw", "-M", "main", "agent/x"], small),
 }
 times = {name: [] for name in cmds}
 
@@ -166,4 +168,8 @@ line("git-object part (large)", "obj-large", "rev-parse", "git rev-parse", 2)
 line("git-object part (large/small)", "obj-large", "obj-small", "small", 1.2)
 line("worktree scan (large)", "full-large", "status-large", "git status", 1.2)
 line("worktree scan (small)", "full-small", "status-small", "git status", 1.2)
+# Context, no target: git's own reading of the same change's objects.
+print(f"context: git diff --raw -M main agent/x: large {ms['diff-large']:.1f} ms "
+      f"= {ms['diff-large'] / ms['rev-parse']:.2f}x git rev-parse; "
+      f"large/small {ms['diff-large'] / ms['diff-small']:.2f}x")
 PY
