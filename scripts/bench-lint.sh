@@ -53,3 +53,8 @@ for doc in artifacts-10mb keys-10mb line-1mb noise-10mb; do
   printf '%-16s %6s KiB: lint --format json %7s ms vs wc -l %6s ms = %sx   (target: well under 1000 ms)\n' \
     "$doc" "$size" "$lint" "$wc" "$ratio"
 done
+# every format on the worst case (one finding per line)
+for format in human github sarif; do
+  lint=$(median_ms 3 "$closegate" lint "$work/keys-10mb.md" --format "$format")
+  printf '%-16s        lint --format %-6s %7s ms   (target: well under 1000 ms)\n' keys-10mb "$format" "$lint"
+done

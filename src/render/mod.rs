@@ -29,12 +29,14 @@ pub fn render(
     color: bool,
     out: &mut dyn Write,
 ) -> std::io::Result<()> {
+    let mut out = std::io::BufWriter::new(out);
     match format {
-        Format::Human => human::render(report, color, out),
-        Format::Json => write_json(report, out),
-        Format::Github => github::render(report, out),
-        Format::Sarif => sarif::render(report, out),
-    }
+        Format::Human => human::render(report, color, &mut out),
+        Format::Json => write_json(report, &mut out),
+        Format::Github => github::render(report, &mut out),
+        Format::Sarif => sarif::render(report, &mut out),
+    }?;
+    out.flush()
 }
 
 /// Escape control characters of agent-written text so it cannot drive the terminal.
@@ -42,6 +44,9 @@ pub fn render(
 /// Besides C0, DEL and C1 controls this escapes the bidirectional overrides and isolates, which
 /// can make a terminal show text in another order than it is stored ("trojan source").
 pub fn escape(text: &str) -> String {
+    if text.bytes().all(|b| (0x20..0x7f).contains(&b)) {
+        return text.to_string(); // printable ASCII: nothing to escape
+    }
     let mut out = String::with_capacity(text.len());
     for c in text.chars() {
         if is_unsafe(c) {
@@ -65,20 +70,81 @@ fn is_unsafe(c: char) -> bool {
 /// `\uXXXX` too. They can only occur inside strings (the structure is ASCII), so the result is the
 /// same JSON value.
 fn write_json<T: serde::Serialize + ?Sized>(value: &T, out: &mut dyn Write) -> std::io::Result<()> {
-    let text = serde_json::to_string_pretty(value).map_err(std::io::Error::other)?;
-    // C0 controls inside strings are already escaped; outside them they are layout (`\n`).
-    let needs_escape = |c: char| is_unsafe(c) && u32::from(c) >= 0x7f;
-    let mut last = 0;
-    for (at, c) in text.char_indices().filter(|&(_, c)| needs_escape(c)) {
-        out.write_all(&text.as_bytes()[last..at])?;
-        let mut units = [0u16; 2];
-        for unit in c.encode_utf16(&mut units) {
-            write!(out, "\\u{unit:04x}")?;
-        }
-        last = at + c.len_utf8();
-    }
-    out.write_all(&text.as_bytes()[last..])?;
+    let escaping = Escaping {
+        out: &mut *out,
+        carry: Vec::new(),
+    };
+    // serde_json writes token by token: batch them before the escaping pass.
+    let mut batched = std::io::BufWriter::with_capacity(1 << 16, escaping);
+    serde_json::to_writer_pretty(&mut batched, value).map_err(std::io::Error::other)?;
+    batched.flush()?;
+    drop(batched);
     writeln!(out)
+}
+
+/// A writer that passes serde_json's output through, rewriting DEL, C1 controls and bidi
+/// characters as `\uXXXX` (C0 controls inside strings are already escaped by serde_json;
+/// outside strings they are layout). A UTF-8 sequence split across two writes is carried over.
+struct Escaping<'a> {
+    out: &'a mut dyn Write,
+    carry: Vec<u8>,
+}
+
+impl Write for Escaping<'_> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        if self.carry.is_empty() {
+            let valid = utf8_prefix(buf)?;
+            let text = std::str::from_utf8(&buf[..valid]).map_err(std::io::Error::other)?;
+            write_escaped(text, self.out)?;
+            self.carry.extend_from_slice(&buf[valid..]);
+        } else {
+            self.carry.extend_from_slice(buf);
+            let valid = utf8_prefix(&self.carry)?;
+            let text = std::str::from_utf8(&self.carry[..valid]).map_err(std::io::Error::other)?;
+            write_escaped(text, self.out)?;
+            self.carry.drain(..valid);
+        }
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        if !self.carry.is_empty() {
+            return Err(std::io::Error::other("truncated UTF-8 in JSON output"));
+        }
+        self.out.flush()
+    }
+}
+
+/// The length of the longest valid UTF-8 prefix, leaving out only an incomplete final sequence.
+fn utf8_prefix(bytes: &[u8]) -> std::io::Result<usize> {
+    match std::str::from_utf8(bytes) {
+        Ok(text) => Ok(text.len()),
+        Err(e) if e.error_len().is_none() => Ok(e.valid_up_to()),
+        Err(e) => Err(std::io::Error::other(e)),
+    }
+}
+
+/// Write `text`, rewriting the unsafe characters at or above U+007F as `\uXXXX`. ASCII runs
+/// are skipped bytewise: every such character starts with a byte of 0x7F or more.
+fn write_escaped(text: &str, out: &mut dyn Write) -> std::io::Result<()> {
+    let bytes = text.as_bytes();
+    let (mut last, mut at) = (0, 0);
+    while let Some(offset) = bytes[at..].iter().position(|&b| b >= 0x7f) {
+        at += offset;
+        let Some(c) = text[at..].chars().next() else {
+            break;
+        };
+        if is_unsafe(c) {
+            out.write_all(&bytes[last..at])?;
+            let mut units = [0u16; 2];
+            for unit in c.encode_utf16(&mut units) {
+                write!(out, "\\u{unit:04x}")?;
+            }
+            last = at + c.len_utf8();
+        }
+        at += c.len_utf8();
+    }
+    out.write_all(&bytes[last..])
 }
 
 #[cfg(test)]

@@ -6,10 +6,10 @@
 
 use std::io::Write;
 
-use serde_json::{Value, json};
+use serde::Serialize;
 
 use crate::catalog::{self, CodeInfo};
-use crate::finding::{Finding, Severity};
+use crate::finding::{Finding, Gate, Severity, Verdict};
 use crate::report::Report;
 
 const SCHEMA: &str = "https://json.schemastore.org/sarif-2.1.0.json";
@@ -18,32 +18,137 @@ pub fn render(report: &Report, out: &mut dyn Write) -> std::io::Result<()> {
     super::write_json(&document(report), out)
 }
 
+/// The SARIF log: typed and borrowed, so a report of half a million findings streams out
+/// instead of being built as a tree of JSON maps first.
+#[derive(Serialize)]
+pub struct Log<'a> {
+    #[serde(rename = "$schema")]
+    schema: &'static str,
+    version: &'static str,
+    runs: [Run<'a>; 1],
+}
+
+#[derive(Serialize)]
+struct Run<'a> {
+    tool: Tool,
+    results: Vec<SarifResult<'a>>,
+    properties: RunProperties,
+}
+
+#[derive(Serialize)]
+struct Tool {
+    driver: Driver,
+}
+
+#[derive(Serialize)]
+struct Driver {
+    name: &'static str,
+    version: &'static str,
+    rules: Vec<Rule>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Rule {
+    id: &'static str,
+    short_description: Text<&'static str>,
+    full_description: Text<String>,
+    help: Text<String>,
+    default_configuration: Level,
+    properties: RuleProperties,
+}
+
+#[derive(Serialize)]
+struct Text<T> {
+    text: T,
+}
+
+#[derive(Serialize)]
+struct Level {
+    level: &'static str,
+}
+
+#[derive(Serialize)]
+struct RuleProperties {
+    gate: Gate,
+    severity: Severity,
+}
+
+#[derive(Serialize)]
+struct RunProperties {
+    verdict: Verdict,
+    mergeable: bool,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct SarifResult<'a> {
+    rule_id: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    rule_index: Option<usize>,
+    level: &'static str,
+    message: Text<&'a str>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    locations: Vec<Location>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Location {
+    physical_location: PhysicalLocation,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct PhysicalLocation {
+    artifact_location: ArtifactLocation,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    region: Option<Region>,
+}
+
+#[derive(Serialize)]
+struct ArtifactLocation {
+    uri: String,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Region {
+    start_line: usize,
+}
+
 /// The whole SARIF log for `report`.
-pub fn document(report: &Report) -> Value {
+pub fn document(report: &Report) -> Log<'_> {
     let codes = distinct_codes(report);
-    let rules: Vec<Value> = codes
+    let rules = codes
         .iter()
         .filter_map(|c| catalog::lookup(c))
         .map(rule)
         .collect();
-    let results: Vec<Value> = report
+    let index = |code: &str| codes.iter().position(|c| *c == code);
+    let results = report
         .findings
         .iter()
-        .map(|f| result(report, f, codes.iter().position(|c| *c == f.code)))
+        .map(|f| result(report, f, index(f.code)))
         .collect();
-    json!({
-        "$schema": SCHEMA,
-        "version": "2.1.0",
-        "runs": [{
-            "tool": {"driver": {
-                "name": "closegate",
-                "version": env!("CARGO_PKG_VERSION"),
-                "rules": rules,
-            }},
-            "results": results,
-            "properties": {"verdict": report.verdict, "mergeable": report.mergeable},
+    Log {
+        schema: SCHEMA,
+        version: "2.1.0",
+        runs: [Run {
+            tool: Tool {
+                driver: Driver {
+                    name: "closegate",
+                    version: env!("CARGO_PKG_VERSION"),
+                    rules,
+                },
+            },
+            results,
+            properties: RunProperties {
+                verdict: report.verdict,
+                mergeable: report.mergeable,
+            },
         }],
-    })
+    }
 }
 
 /// The finding codes of the report, each once, in order of first appearance.
@@ -57,35 +162,49 @@ fn distinct_codes(report: &Report) -> Vec<&'static str> {
     codes
 }
 
-fn rule(info: &CodeInfo) -> Value {
+fn rule(info: &CodeInfo) -> Rule {
     let text = format!("{}; fix: {}", info.cause, info.fix);
-    json!({
-        "id": info.code,
-        "shortDescription": {"text": info.summary},
-        "fullDescription": {"text": text},
-        "help": {"text": text},
-        "defaultConfiguration": {"level": level(info.severity)},
-        "properties": {"gate": info.gate, "severity": info.severity},
-    })
+    Rule {
+        id: info.code,
+        short_description: Text { text: info.summary },
+        full_description: Text { text: text.clone() },
+        help: Text { text },
+        default_configuration: Level {
+            level: level(info.severity),
+        },
+        properties: RuleProperties {
+            gate: info.gate,
+            severity: info.severity,
+        },
+    }
 }
 
-fn result(report: &Report, finding: &Finding, rule_index: Option<usize>) -> Value {
-    let mut value = json!({
-        "ruleId": finding.code,
-        "level": level(finding.severity),
-        "message": {"text": finding.message},
-    });
-    if let Some(index) = rule_index {
-        value["ruleIndex"] = json!(index);
+fn result<'a>(
+    report: &'a Report,
+    finding: &'a Finding,
+    rule_index: Option<usize>,
+) -> SarifResult<'a> {
+    let locations = finding
+        .path
+        .as_ref()
+        .or(report.source.as_ref())
+        .map(|path| Location {
+            physical_location: PhysicalLocation {
+                artifact_location: ArtifactLocation { uri: uri(path) },
+                region: finding.line.map(|start_line| Region { start_line }),
+            },
+        })
+        .into_iter()
+        .collect();
+    SarifResult {
+        rule_id: finding.code,
+        rule_index,
+        level: level(finding.severity),
+        message: Text {
+            text: &finding.message,
+        },
+        locations,
     }
-    if let Some(path) = finding.path.as_ref().or(report.source.as_ref()) {
-        let mut location = json!({"artifactLocation": {"uri": uri(path)}});
-        if let Some(line) = finding.line {
-            location["region"] = json!({"startLine": line});
-        }
-        value["locations"] = json!([{"physicalLocation": location}]);
-    }
-    value
 }
 
 /// The SARIF level for a severity.
