@@ -171,4 +171,25 @@ mod tests {
         let back: serde_json::Value = serde_json::from_str(&text).unwrap();
         assert_eq!(back["m"], "a\u{9b}b\u{202e}c\u{7f}");
     }
+
+    #[test]
+    fn escaping_writer_carries_a_sequence_split_across_writes() {
+        let text = "x\u{202e}y é";
+        let bytes = text.as_bytes();
+        for cut in 0..=bytes.len() {
+            let mut out = Vec::new();
+            let mut w = Escaping {
+                out: &mut out,
+                carry: Vec::new(),
+            };
+            w.write_all(&bytes[..cut]).unwrap();
+            w.write_all(&bytes[cut..]).unwrap();
+            w.flush().unwrap();
+            assert_eq!(
+                String::from_utf8(out).unwrap(),
+                "x\\u202ey é",
+                "cut at {cut}"
+            );
+        }
+    }
 }
