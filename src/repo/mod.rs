@@ -6,6 +6,7 @@
 
 mod diff;
 mod hooks;
+mod index_file;
 pub mod merged;
 pub mod safety;
 mod scan;
