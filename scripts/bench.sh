@@ -7,7 +7,7 @@
 #
 # Both come from the same generator: one commit adding every file (d###/e##/f#.txt, 10 files a
 # folder), then commits that each change 3 files, a `git repack -adf` as after gc, then an agent
-# worktree (`git worktree add`) on `agent/x` with a 20-file change committed, a close-ok
+# worktree (`git worktree add`) on `agent/x` with the same 20-file change committed in both, a close-ok
 # `_EXEC_STATUS.md` (untracked, exempt) and an ignored `build/` folder of 200 files. The small repository scales the commit count with the file
 # count, so the large/small ratio covers both dimensions of "the repository".
 #
@@ -16,7 +16,7 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 rounds=${1:-${BENCH_ROUNDS:-15}}
-stamp="closegate-bench v2"
+stamp="closegate-bench v3"
 
 echo "building closegate (release)..."
 cargo build --release --quiet --manifest-path "$here/Cargo.toml"
@@ -83,7 +83,9 @@ generate() {
   git -C "$dir/repo" checkout -q -f main
   git -C "$dir/repo" worktree add -q -b agent/x "$dir/wt" main
   local wt="$dir/wt" i
-  for i in $(seq 0 $((files / 20)) $((files - 1)) | head -n 20); do
+  # The same 20 paths in both repositories (d000/e00/f0.txt, d000/e05/f0.txt, …): the change is
+  # held constant so that large/small measures the repository, not the shape of the change.
+  for i in $(seq 0 50 950); do
     f=$(printf 'd%03d/e%02d/f%d.txt' $((i / 1000)) $(((i / 10) % 100)) $((i % 10)))
     echo "agent change" >> "$wt/$f"
   done
