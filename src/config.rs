@@ -6,9 +6,9 @@
 //! path component while `**/` also matches zero directories (`**/tests/**` matches `tests/x.rs`).
 
 use anyhow::{Context, Result, anyhow, bail};
-use globset::GlobSet;
 use toml::{Table, Value};
 
+use crate::globs::Globs;
 use crate::toml_read;
 
 /// The configuration file's name, at the repository root.
@@ -99,14 +99,14 @@ pub struct CheckSpec {
 pub struct Surface {
     pub name: String,
     pub globs: Vec<String>,
-    set: GlobSet,
+    set: Globs,
 }
 
 impl Surface {
     /// Compile a surface; the error names the surface and the bad glob.
     pub fn new(name: impl Into<String>, globs: Vec<String>) -> Result<Surface> {
         let name = name.into();
-        let set = toml_read::glob_set(&globs)
+        let set = Globs::new(&globs)
             .map_err(anyhow::Error::msg)
             .with_context(|| format!("surface `{name}`"))?;
         Ok(Surface { name, globs, set })
@@ -127,7 +127,7 @@ pub struct Config {
     pub agent_branches: Vec<String>,
     pub surfaces: Vec<Surface>,
     pub checks: Vec<CheckSpec>,
-    agent_set: GlobSet,
+    agent_set: Globs,
 }
 
 impl Default for Config {
@@ -136,7 +136,7 @@ impl Default for Config {
         Config {
             base: None,
             status_file: DEFAULT_STATUS_FILE.to_string(),
-            agent_set: toml_read::glob_set(&agent_branches).expect("built-in branch glob is valid"),
+            agent_set: Globs::new(&agent_branches).expect("built-in branch glob is valid"),
             agent_branches,
             surfaces: default_surfaces(),
             checks: Vec::new(),
@@ -190,7 +190,7 @@ impl Config {
 
     fn set_agent_branches(&mut self, value: &Value) -> Result<()> {
         let globs = toml_read::strings(value, "agent_branches").map_err(anyhow::Error::msg)?;
-        self.agent_set = toml_read::glob_set(&globs)
+        self.agent_set = Globs::new(&globs)
             .map_err(anyhow::Error::msg)
             .context("`agent_branches`")?;
         self.agent_branches = globs;
@@ -208,7 +208,7 @@ impl Config {
             }
             let key = format!("protected.{name}");
             let globs = toml_read::strings(globs, &key).map_err(anyhow::Error::msg)?;
-            let set = toml_read::glob_set(&globs)
+            let set = Globs::new(&globs)
                 .map_err(anyhow::Error::msg)
                 .with_context(|| format!("`{key}`"))?;
             let surface = Surface {

@@ -7,11 +7,11 @@
 //! (`contract-malformed`): the coordinator asked for a finish line and none could be checked.
 
 use git2::Oid;
-use globset::GlobSet;
 use toml::{Table, Value};
 
+use crate::globs::Globs;
 use crate::repo::Repo;
-use crate::toml_read::{self, strings, syntax_error, wrong_type};
+use crate::toml_read::{strings, syntax_error, wrong_type};
 
 /// Where contracts live on the base tip, one file per slug.
 pub const DIR: &str = ".closegate/contracts";
@@ -34,27 +34,6 @@ pub enum ApprovalPolicy {
     Protected,
     /// The contract adds no approval requirement; it cannot waive the protected gate's review.
     Never,
-}
-
-/// A set of globs with the patterns kept for messages.
-#[derive(Debug, Clone)]
-pub struct Globs {
-    pub patterns: Vec<String>,
-    set: GlobSet,
-}
-
-impl Globs {
-    /// Compile `patterns` so that `*` does not cross `/`.
-    fn new(patterns: Vec<String>, key: &str) -> Result<Globs, String> {
-        let set = toml_read::glob_set(&patterns).map_err(|e| format!("`{key}`: {e}"))?;
-        Ok(Globs { patterns, set })
-    }
-
-    /// The first pattern matching `path`, if any.
-    pub fn first_match(&self, path: &str) -> Option<&str> {
-        let hits = self.set.matches(path);
-        hits.first().map(|&i| self.patterns[i].as_str())
-    }
 }
 
 /// A parsed contract. Absent keys impose nothing.
@@ -122,8 +101,8 @@ pub fn parse(bytes: &[u8]) -> Result<Contract, String> {
     for (key, value) in &table {
         match key.as_str() {
             "goal" => contract.goal = Some(string(value, key)?),
-            "scope" => contract.scope = Some(Globs::new(strings(value, key)?, key)?),
-            "prohibited" => contract.prohibited = Some(Globs::new(strings(value, key)?, key)?),
+            "scope" => contract.scope = Some(globs(value, key)?),
+            "prohibited" => contract.prohibited = Some(globs(value, key)?),
             "required_artifacts" => contract.required_artifacts = artifacts(value, key)?,
             "required_checks" => contract.required_checks = strings(value, key)?,
             "approval" => contract.approval = approval(value)?,
@@ -140,6 +119,11 @@ fn string(value: &Value, key: &str) -> Result<String, String> {
         .as_str()
         .map(str::to_string)
         .ok_or_else(|| wrong_type(key, "a string", value))
+}
+
+/// Globs where `*` does not cross `/`; the error names the key and the bad glob.
+fn globs(value: &Value, key: &str) -> Result<Globs, String> {
+    Globs::new(&strings(value, key)?).map_err(|e| format!("`{key}`: {e}"))
 }
 
 /// Repository-relative paths, with the same rules as the manifest's entries.

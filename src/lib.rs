@@ -9,6 +9,7 @@ pub mod contract;
 pub mod doc;
 pub mod finding;
 pub mod gates;
+pub mod globs;
 pub mod hook;
 pub mod inputs;
 pub mod ledger;

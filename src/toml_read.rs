@@ -1,21 +1,7 @@
 //! Typed reading of the trusted TOML files (configuration, task contracts), with messages that
-//! name the key, and glob compilation where `*` does not cross `/`.
+//! name the key.
 
-use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
 use toml::Value;
-
-/// Compile globs so that `*` does not cross `/`; the error names the bad glob.
-pub fn glob_set(globs: &[String]) -> Result<GlobSet, String> {
-    let mut builder = GlobSetBuilder::new();
-    for glob in globs {
-        let compiled = GlobBuilder::new(glob)
-            .literal_separator(true)
-            .build()
-            .map_err(|e| format!("bad glob `{glob}`: {}", e.kind()))?;
-        builder.add(compiled);
-    }
-    builder.build().map_err(|e| format!("bad glob set: {e}"))
-}
 
 /// An array of strings.
 pub fn strings(value: &Value, key: &str) -> Result<Vec<String>, String> {

@@ -72,7 +72,7 @@ fn paths(ctx: &Ctx<'_>, contract: &Contract, changes: &[&Change]) -> Vec<Finding
             {
                 let msg = format!(
                     "{kind} `{path}` lies outside the scope [{}]",
-                    quoted(&scope.patterns)
+                    quoted(scope.patterns())
                 );
                 findings.push(Finding::new("contract-out-of-scope", msg).at_path(path));
             }

@@ -57,3 +57,73 @@ proptest! {
         let _ = closegate::contract::parse(&noise);
     }
 }
+
+/// Path pieces that the default surfaces care about, and some they do not.
+fn path_piece() -> impl Strategy<Value = &'static str> {
+    proptest::sample::select(vec![
+        "",
+        "src",
+        "tests",
+        "test",
+        "__tests__",
+        "testdata",
+        "fixtures",
+        "snapshots",
+        "evals",
+        "eval",
+        "golden",
+        "benchmarks",
+        ".github",
+        "workflows",
+        "actions",
+        ".ci",
+        ".circleci",
+        ".buildkite",
+        ".githooks",
+        ".closegate",
+        ".cursor",
+        "rules",
+        ".claude",
+        "a_test.go",
+        "b_tests.rs",
+        "test_c.py",
+        "d.test.js",
+        "e.spec.ts",
+        "conftest.py",
+        "f.snap",
+        "g.eval.json",
+        "AGENTS.md",
+        "CLAUDE.md",
+        "GEMINI.md",
+        "CODEOWNERS",
+        "Jenkinsfile",
+        ".closegate.toml",
+        ".gitlab-ci.yml",
+        "lib.rs",
+        "test",
+        "x.test",
+        ".test.",
+        "_test.",
+    ])
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(3000))]
+
+    /// Every default surface glob matches exactly what globset (literal_separator) matches.
+    #[test]
+    fn default_surfaces_match_as_globset_does(parts in proptest::collection::vec(path_piece(), 1..6)) {
+        let path = parts.join("/");
+        for surface in &Config::default().surfaces {
+            for pattern in &surface.globs {
+                let ours = closegate::globs::Globs::new(std::slice::from_ref(pattern)).unwrap();
+                let theirs = globset::GlobBuilder::new(pattern)
+                    .literal_separator(true)
+                    .build()
+                    .unwrap()
+                    .compile_matcher();
+                prop_assert_eq!(ours.is_match(&path), theirs.is_match(&path), "{} on {:?}", pattern, path);
+            }
+        }
+    }
+}
