@@ -167,7 +167,7 @@ fn worktree(ctx: &Ctx, close: &CloseLine) -> Vec<Finding> {
             format!("the worktree's HEAD is {found}, expected {want}"),
         ));
     }
-    match repo::status_of(&info.path, ctx.status_file) {
+    match ctx.repo.status_of(&info.path, ctx.status_file) {
         Ok(status) => findings.extend(status_findings(&status, close.line)),
         Err(err) => findings.push(at(
             "close-worktree-absent",

@@ -108,11 +108,26 @@ impl Repo {
 pub fn status_of(path: &Path, exempt: &str) -> Result<WorktreeStatus> {
     let repo = Repository::open(path)
         .with_context(|| format!("cannot open the worktree {}", path.display()))?;
-    let scanned = super::scan::scan(&repo, exempt)
+    status_in(&repo, path, exempt)
+}
+
+impl Repo {
+    /// `status_of` the worktree at `path`, reusing this handle when it was opened there (the
+    /// usual case: the checked worktree), which saves opening the repository again.
+    pub fn status_of(&self, path: &Path, exempt: &str) -> Result<WorktreeStatus> {
+        match self.git.workdir() {
+            Some(dir) if canonical(dir) == canonical(path) => status_in(&self.git, path, exempt),
+            _ => status_of(path, exempt),
+        }
+    }
+}
+
+fn status_in(repo: &Repository, path: &Path, exempt: &str) -> Result<WorktreeStatus> {
+    let scanned = super::scan::scan(repo, exempt)
         .with_context(|| format!("cannot scan the worktree {}", path.display()))?;
     match scanned {
         Some(status) => Ok(status),
-        None => statuses(&repo, path, exempt),
+        None => statuses(repo, path, exempt),
     }
 }
 

@@ -6,7 +6,7 @@ use anyhow::Result;
 use git2::Oid;
 
 use crate::finding::Finding;
-use crate::repo::{self, Repo, WorktreeInfo, merged::Merged, safety};
+use crate::repo::{Repo, WorktreeInfo, merged::Merged, safety};
 
 /// What the checks need to know about the worktree and the verdict.
 pub struct Ctx<'a> {
@@ -69,7 +69,7 @@ fn operations(info: &WorktreeInfo) -> Vec<Finding> {
 
 /// Dirty tracked files and untracked files, one finding per file so every one is named.
 fn status(ctx: &Ctx) -> Result<Vec<Finding>> {
-    let status = repo::status_of(&ctx.info.path, ctx.status_file)?;
+    let status = ctx.repo.status_of(&ctx.info.path, ctx.status_file)?;
     let dirty = status.dirty.into_iter().map(|path| {
         let msg = format!("`{}` has uncommitted changes", crate::render::escape(&path));
         Finding::new("teardown-dirty", msg).at_path(path)
