@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use git2::Oid;
 use serde_json::Value;
 
-use crate::fixture::{Fixture, closegate, git, parts};
+use crate::fixture::{Fixture, closegate, git, parts, report_codes};
 
 const PASSING_CONFIG: &str =
     "[[checks]]\nname = \"smoke\"\nrun = \"test -f src/lib.rs\"\ntimeout_s = 60\n";
@@ -88,6 +88,22 @@ fn status_doc(
     )
 }
 
+/// Write an honest close-ok status document into `wt` for `tip` on `branch`.
+fn write_honest(fx: &Fixture, wt: &Path, slug: &str, tip: Oid, branch: &str) {
+    let subject = fx
+        .repo
+        .find_commit(tip)
+        .unwrap()
+        .summary()
+        .unwrap()
+        .to_string();
+    let root = wt.canonicalize().unwrap().display().to_string();
+    let sha = tip.to_string();
+    let last = format!("{} — {subject}", &sha[..12]);
+    let text = status_doc(slug, "close-ok", &last, &sha, branch, &root);
+    std::fs::write(wt.join("_EXEC_STATUS.md"), text).unwrap();
+}
+
 fn check_in(dir: &Path, args: &[&str]) -> (i32, Value) {
     let mut all = vec!["check", "--format", "json"];
     all.extend_from_slice(args);
@@ -100,12 +116,7 @@ fn check_in(dir: &Path, args: &[&str]) -> (i32, Value) {
 }
 
 fn codes(report: &Value) -> Vec<String> {
-    report["findings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|f| f["code"].as_str().unwrap().to_string())
-        .collect()
+    report_codes(report)
 }
 
 fn finding<'a>(report: &'a Value, code: &str) -> &'a Value {
@@ -381,16 +392,7 @@ fn main_worktree_is_recognised() {
     );
     let tip = fx.commit("agent/m", &[("src/lib.rs", Some("m\n"))], "add m");
     git(&fx.root(), &["checkout", "-q", "-f", "agent/m"]);
-    let root = fx.root().canonicalize().unwrap().display().to_string();
-    let text = status_doc(
-        "m",
-        "close-ok",
-        &format!("{} — add m", &tip.to_string()[..10]),
-        &tip.to_string(),
-        "agent/m",
-        &root,
-    );
-    std::fs::write(fx.root().join("_EXEC_STATUS.md"), text).unwrap();
+    write_honest(&fx, &fx.root(), "m", tip, "agent/m");
     let (code, report) = check_in(&fx.root(), &[]);
     assert_eq!(codes(&report), Vec::<String>::new());
     assert_eq!(code, 0);
@@ -546,16 +548,7 @@ fn edited_test_is_pending_review() {
         "t",
     );
     let wt = fx.worktree("t", "agent/t");
-    let wt_s = wt.canonicalize().unwrap().display().to_string();
-    let text = status_doc(
-        "x",
-        "close-ok",
-        &format!("{} — t", &tip.to_string()[..12]),
-        &tip.to_string(),
-        "agent/t",
-        &wt_s,
-    );
-    std::fs::write(wt.join("_EXEC_STATUS.md"), text).unwrap();
+    write_honest(fx, &wt, "x", tip, "agent/t");
     let (code, report) = check_in(&wt, &[]);
     assert_eq!(codes(&report), ["protected-surface"]);
     assert_eq!(
@@ -582,16 +575,7 @@ fn agent_config_edit_is_flagged_and_ignored() {
         "relax",
     );
     let wt = fx.worktree("c", "agent/c");
-    let wt_s = wt.canonicalize().unwrap().display().to_string();
-    let text = status_doc(
-        "c",
-        "close-ok",
-        &format!("{} — relax", &tip.to_string()[..12]),
-        &tip.to_string(),
-        "agent/c",
-        &wt_s,
-    );
-    std::fs::write(wt.join("_EXEC_STATUS.md"), text).unwrap();
+    write_honest(&fx, &wt, "c", tip, "agent/c");
     let (code, report) = check_in(&wt, &[]);
     assert!(
         has(&report, "check-failed"),

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use git2::{ObjectType, Oid};
 use serde_json::{Value, json};
 
-use crate::fixture::{Fixture, closegate, parts};
+use crate::fixture::{Fixture, closegate, parts, report_codes};
 
 const CONFIG: &str = "[[checks]]\nname = \"smoke\"\nrun = \"test -f src/lib.rs\"\ntimeout_s = 60\n";
 const CONTRACT_PATH: &str = ".closegate/contracts/x.toml";
@@ -103,11 +103,7 @@ fn blob_id(text: &str) -> String {
 }
 
 fn codes(report: &Value) -> Vec<String> {
-    let findings = report["findings"].as_array().unwrap();
-    findings
-        .iter()
-        .map(|f| f["code"].as_str().unwrap().to_string())
-        .collect()
+    report_codes(report)
 }
 
 /// The `(code, path)` of every finding of the contract gate.

@@ -205,3 +205,19 @@ pub fn parts(out: &Output) -> (i32, String, String) {
         String::from_utf8_lossy(&out.stderr).into_owned(),
     )
 }
+
+/// The finding codes of a JSON report (SPEC §4.7), in report order.
+pub fn report_codes(report: &serde_json::Value) -> Vec<String> {
+    let findings = report["findings"]
+        .as_array()
+        .expect("a report has findings");
+    findings
+        .iter()
+        .map(|f| {
+            f["code"]
+                .as_str()
+                .expect("a finding has a code")
+                .to_string()
+        })
+        .collect()
+}

@@ -2,7 +2,7 @@
 
 use serde_json::Value;
 
-use crate::fixture::{closegate_stdin, parts};
+use crate::fixture::{closegate_stdin, parts, report_codes};
 use crate::hook::{PASSING_CONFIG, Scene};
 
 fn guard(dir: &std::path::Path, args: &[&str], report: &str) -> (i32, String, String) {
@@ -16,12 +16,7 @@ fn json(stdout: &str) -> Value {
 }
 
 fn codes(report: &Value) -> Vec<String> {
-    report["findings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|f| f["code"].as_str().unwrap().to_string())
-        .collect()
+    report_codes(report)
 }
 
 #[test]

@@ -4,7 +4,7 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use crate::fixture::{closegate_stdin, parts};
+use crate::fixture::{closegate_stdin, parts, report_codes};
 use crate::hook::{PASSING_CONFIG, Scene};
 
 fn signal(dir: &Path, args: &[&str], message: &str) -> (i32, String, String) {
@@ -15,12 +15,7 @@ fn signal(dir: &Path, args: &[&str], message: &str) -> (i32, String, String) {
 
 fn codes(stdout: &str) -> Vec<String> {
     let report: Value = serde_json::from_str(stdout).unwrap_or_else(|e| panic!("{e}\n{stdout}"));
-    report["findings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|f| f["code"].as_str().unwrap().to_string())
-        .collect()
+    report_codes(&report)
 }
 
 /// A linked worktree `wt/n` on `agent/n`, a branch with no commit of its own.
