@@ -68,14 +68,14 @@ status "$stale" stale close-ok "${stale_sha:0:12}"   # names the commit before t
 busy=$(agent busy);       status "$busy" busy in-progress
 
 echo
-printf '%-10s %-15s %s\n' agent verdict "first finding"
+printf '%-10s %-24s %s\n' agent verdict "first finding"
 for wt in "$honest" "$cheater" "$stale" "$busy"; do
   set +e
   out=$("$closegate" check "$wt" 2>&1); code=$?
   set -e
   verdict=$(printf '%s\n' "$out" | head -n1 | cut -d' ' -f1)
   first=$(printf '%s\n' "$out" | grep -m1 -oE '(refusal|review|gap) [a-z0-9-]+' || true)
-  printf '%-10s %-15s %s\n' "$(basename "$wt")" "$verdict (exit $code)" "${first:-—}"
+  printf '%-10s %-24s %s\n' "$(basename "$wt")" "$verdict (exit $code)" "${first:-—}"
 done
 
 # Teardown: the honest worktree goes (its status document archived first); the others are kept.
