@@ -1,8 +1,4 @@
 //! Gate `close` (SPEC §4.3): the CLOSE-OK line against the repository, never against prose.
-//!
-//! Two halves: `run` checks commit, branch and `last commit`; `worktree` checks the worktree the
-//! line names. The caller runs the second after the object gates so the worktree scan (the one
-//! step that touches every file) can run in parallel with them.
 
 use std::path::Path;
 
@@ -38,13 +34,8 @@ pub fn run(ctx: &Ctx, doc: &StatusDoc, close: &CloseLine) -> (Option<Oid>, Vec<F
     if let Some(commit) = commit {
         findings.extend(last_commit(ctx.repo, doc, commit));
     }
+    findings.extend(worktree(ctx, close));
     (commit, findings)
-}
-
-/// Whether the worktree checks will scan the checked worktree (the close line names it), so the
-/// caller can start that scan early, in parallel with the gates that read objects.
-pub fn names_checked_worktree(ctx: &Ctx, close: &CloseLine) -> bool {
-    !ctx.no_worktree && repo::canonical(Path::new(&close.worktree)) == ctx.worktree
 }
 
 fn resolve_commit(repo: &Repo, close: &CloseLine, findings: &mut Vec<Finding>) -> Option<Oid> {
@@ -133,13 +124,8 @@ fn last_commit(repo: &Repo, doc: &StatusDoc, commit: Oid) -> Option<Finding> {
     Some(Finding::new("close-last-commit-mismatch", msg).at_line(last.line))
 }
 
-/// The worktree checks: registered, the one checked, on the branch, clean, untracked. `status`
-/// scans the checked worktree (the caller may have started that scan already).
-pub fn worktree(
-    ctx: &Ctx,
-    close: &CloseLine,
-    status: impl FnOnce() -> anyhow::Result<repo::WorktreeStatus>,
-) -> Vec<Finding> {
+/// The worktree checks: registered, the one checked, on the branch, clean, untracked.
+fn worktree(ctx: &Ctx, close: &CloseLine) -> Vec<Finding> {
     let named = Path::new(&close.worktree);
     let at = |code: &'static str, msg: String| Finding::new(code, msg).at_line(close.line);
     if ctx.no_worktree {
@@ -181,7 +167,7 @@ pub fn worktree(
             format!("the worktree's HEAD is {found}, expected {want}"),
         ));
     }
-    match status() {
+    match ctx.repo.status_of(&info.path, ctx.status_file) {
         Ok(status) => findings.extend(status_findings(&status, close.line)),
         Err(err) => findings.push(at(
             "close-worktree-absent",

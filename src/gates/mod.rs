@@ -56,11 +56,6 @@ pub struct Outcome {
 
 /// Run every gate in order and fold the findings into a verdict.
 pub fn evaluate(inputs: &Inputs) -> Result<Outcome> {
-    std::thread::scope(|scope| evaluate_in(inputs, scope))
-}
-
-/// `evaluate`, with a scope to scan the checked worktree in while the object gates run.
-fn evaluate_in<'s>(inputs: &'s Inputs, scope: &'s std::thread::Scope<'s, '_>) -> Result<Outcome> {
     let mut report = Report {
         worktree: Some(inputs.worktree.display().to_string()),
         source: Some(inputs.config.status_file.clone()),
@@ -89,26 +84,17 @@ fn evaluate_in<'s>(inputs: &'s Inputs, scope: &'s std::thread::Scope<'s, '_>) ->
     let (returned, findings) = state::run(&doc);
     report.add_gate(Gate::State, findings);
 
-    let ctx = close::Ctx {
-        repo: &inputs.repo,
-        worktree: &inputs.worktree,
-        status_file: &inputs.config.status_file,
-        no_worktree: inputs.no_worktree,
-    };
-    let close_line = doc.close.as_ref().filter(|_| returned);
-    let scan = close_line
-        .filter(|close| close::names_checked_worktree(&ctx, close))
-        .map(|_| {
-            let (dir, exempt) = (&inputs.worktree, &inputs.config.status_file);
-            scope.spawn(move || crate::repo::status_of(dir, exempt))
-        });
-    let mut close_end = 0;
-    let commit = match close_line {
-        Some(close) => {
+    let commit = match (returned, &doc.close) {
+        (true, Some(close)) => {
+            let ctx = close::Ctx {
+                repo: &inputs.repo,
+                worktree: &inputs.worktree,
+                status_file: &inputs.config.status_file,
+                no_worktree: inputs.no_worktree,
+            };
             report.branch = Some(close.branch.clone());
             let (found, findings) = close::run(&ctx, &doc, close);
             report.add_gate(Gate::Close, findings);
-            close_end = report.findings.len();
             found
         }
         _ => {
@@ -120,18 +106,6 @@ fn evaluate_in<'s>(inputs: &'s Inputs, scope: &'s std::thread::Scope<'s, '_>) ->
     report.commit = commit.map(|c| c.to_string());
     if let Some(commit) = commit {
         gates_on_commit(inputs, &doc, commit, returned, &mut report)?;
-    }
-    if let Some(close) = close_line {
-        let status = || match scan {
-            Some(handle) => handle
-                .join()
-                .unwrap_or_else(|_| Err(anyhow::anyhow!("the worktree scan panicked"))),
-            None => inputs.repo.status_of(&inputs.worktree, &inputs.config.status_file),
-        };
-        let findings = close::worktree(&ctx, close, status);
-        report.findings.splice(close_end..close_end, findings);
-    }
-    if let Some(commit) = commit {
         apply_approval(inputs, commit, &mut report)?;
     }
     report.finish();
