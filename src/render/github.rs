@@ -30,7 +30,7 @@ pub fn render(report: &Report, out: &mut dyn Write) -> std::io::Result<()> {
 /// `::error file=F,line=N,title=CODE::message` for one finding.
 pub fn command(report: &Report, finding: &Finding) -> String {
     let mut props = Vec::new();
-    if let Some(file) = finding.path.as_ref().or(report.source.as_ref()) {
+    if let Some(file) = super::location(report, finding) {
         props.push(format!("file={}", property(file)));
     }
     if let Some(line) = finding.line {
@@ -86,12 +86,7 @@ pub fn summary_table(report: &Report) -> String {
         report.findings.len()
     );
     for f in &report.findings {
-        let mut location = f
-            .path
-            .as_ref()
-            .or(report.source.as_ref())
-            .map(|p| cell(p))
-            .unwrap_or_default();
+        let mut location = super::location(report, f).map(cell).unwrap_or_default();
         if let Some(line) = f.line {
             location.push_str(&format!(":{line}"));
         }

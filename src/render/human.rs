@@ -127,7 +127,7 @@ fn write_finding(
     if let Some(line) = finding.line {
         head.push_str(&format!(" line {line}"));
     }
-    if let Some(path) = finding.path.as_ref().or(report.source.as_ref()) {
+    if let Some(path) = super::location(report, finding) {
         let sep = if finding.line.is_some() { " · " } else { " " };
         head.push_str(&format!("{sep}{}", escape(path)));
     }

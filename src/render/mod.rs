@@ -10,6 +10,7 @@ mod sarif;
 
 use std::io::Write;
 
+use crate::finding::Finding;
 use crate::report::Report;
 
 /// Output format chosen with `--format`.
@@ -37,6 +38,16 @@ pub fn render(
         Format::Sarif => sarif::render(report, &mut out),
     }?;
     out.flush()
+}
+
+/// The file a finding points at: its own path, else the status document when the finding
+/// names a line of it (a finding with neither, like `checks-none`, points at no file).
+pub(crate) fn location<'a>(report: &'a Report, finding: &'a Finding) -> Option<&'a str> {
+    match (&finding.path, finding.line) {
+        (Some(path), _) => Some(path),
+        (None, Some(_)) => report.source.as_deref(),
+        (None, None) => None,
+    }
 }
 
 /// Escape control characters of agent-written text so it cannot drive the terminal.

@@ -184,10 +184,7 @@ fn result<'a>(
     finding: &'a Finding,
     rule_index: Option<usize>,
 ) -> SarifResult<'a> {
-    let locations = finding
-        .path
-        .as_ref()
-        .or(report.source.as_ref())
+    let locations = super::location(report, finding)
         .map(|path| Location {
             physical_location: PhysicalLocation {
                 artifact_location: ArtifactLocation { uri: uri(path) },

@@ -343,3 +343,29 @@ fn sarif_region_uses_the_line_and_the_source_file() {
     assert_eq!(location["artifactLocation"]["uri"], "_EXEC_STATUS.md");
     assert_eq!(location["region"]["startLine"], 1);
 }
+
+#[test]
+fn a_finding_with_neither_line_nor_path_points_at_no_file() {
+    let mut report = Report {
+        source: Some("_EXEC_STATUS.md".into()),
+        ..Report::default()
+    };
+    report.add_gate(
+        Gate::Doc,
+        [Finding::new("doc-stray-line", "stray").at_line(4)],
+    );
+    report.add_gate(Gate::Checks, [Finding::new("checks-none", "no checks")]);
+    report.finish();
+    let github = rendered(&report, Format::Github, false);
+    let lines: Vec<&str> = github.lines().collect();
+    assert!(lines[0].contains("file=_EXEC_STATUS.md,line=4"), "{github}");
+    assert!(
+        !lines[1].contains("file="),
+        "checks-none is about no file: {github}"
+    );
+    let sarif: serde_json::Value =
+        serde_json::from_str(&rendered(&report, Format::Sarif, false)).unwrap();
+    let results = &sarif["runs"][0]["results"];
+    assert!(results[0]["locations"].is_array());
+    assert!(results[1].get("locations").is_none(), "{sarif}");
+}
