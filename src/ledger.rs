@@ -1,5 +1,6 @@
 //! What each decision writes to the record (SPEC §6): one JSON line per event.
 
+use std::collections::HashSet;
 use std::path::Path;
 
 use anyhow::Result;
@@ -63,14 +64,21 @@ pub fn approval_for(
 /// (the verdict with the approval applied) or `teardown`, or a `teardown` that removed a clean
 /// `closed-without-merge` return.
 pub fn has_passing_record(common_dir: &Path, commit: &str) -> Result<bool> {
-    let records = record::read(common_dir)?.records;
-    Ok(records.iter().any(|r| is_passing(r, commit)))
+    Ok(passing_commits(common_dir)?.contains(commit))
 }
 
-fn is_passing(r: &Value, commit: &str) -> bool {
-    if r["commit"].as_str() != Some(commit) {
-        return false;
-    }
+/// Every commit with a passing record, from one pass over the audit log (the hook asks about
+/// several agent tips in one transaction).
+pub fn passing_commits(common_dir: &Path) -> Result<HashSet<String>> {
+    let records = record::read(common_dir)?.records;
+    Ok(records
+        .iter()
+        .filter(|r| is_passing(r))
+        .filter_map(|r| r["commit"].as_str().map(str::to_string))
+        .collect())
+}
+
+fn is_passing(r: &Value) -> bool {
     let event = r["event"].as_str().unwrap_or_default();
     let verified = r["verdict"] == "VERIFIED" && matches!(event, "check" | "approve" | "teardown");
     let stopped =

@@ -1,30 +1,29 @@
 //! The `checks` gate (SPEC §4.6): closegate runs the trusted checks itself, on the exact commit.
 //!
-//! The commit's tree is written into a fresh temporary directory from an in-memory index
-//! (`checkout_index` with `target_dir` and `update_index(false)`), so the repository's own index,
-//! HEAD, refs and every worktree stay untouched. The checkout holds no `.git`: a check sees the
-//! committed files only, and a `git` command inside it stops at `GIT_CEILING_DIRECTORIES` instead
-//! of finding another repository. Submodules are not checked out.
+//! The commit's tree is written into a fresh temporary directory (`Repo::checkout_pristine`:
+//! the repository's own index, HEAD, refs and every worktree stay untouched). The checkout holds
+//! no `.git`: a check sees the committed files only, and a `git` command inside it stops at
+//! `GIT_CEILING_DIRECTORIES` instead of finding another repository.
 //!
 //! Each check runs as `sh -c <run>` in its own process group with stdin closed and stdout and
 //! stderr interleaved in one anonymous file. The whole group is killed with SIGKILL on timeout and
 //! also after a normal exit, so no background child outlives its check (a child that leaves the
-//! group with `setsid` escapes this; only a cgroup could catch it). This module is the one gate
-//! that takes git2 types, for the checkout alone.
+//! group with `setsid` escapes this; only a cgroup could catch it).
 
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};
 use std::os::unix::process::{CommandExt, ExitStatusExt};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
-use anyhow::{Context, Result, bail};
-use git2::build::CheckoutBuilder;
+use anyhow::{Context, Result};
+use git2::Oid;
 use tempfile::TempDir;
 
 use crate::config::CheckSpec;
 use crate::finding::Finding;
+use crate::repo::Repo;
 use crate::report::CheckRun;
 
 /// How many trailing output lines a run keeps.
@@ -50,8 +49,8 @@ pub struct CheckEnv {
 /// check there with `sh -c`, remove the directory. Returns the runs and the `check-failed` /
 /// `check-timeout` findings; empty `specs` return nothing (the caller reports `checks-none`).
 pub fn run(
-    repo: &git2::Repository,
-    commit: git2::Oid,
+    repo: &Repo,
+    commit: Oid,
     specs: &[CheckSpec],
     env: &CheckEnv,
 ) -> Result<(Vec<CheckRun>, Vec<Finding>)> {
@@ -74,60 +73,14 @@ pub fn run(
     Ok((runs, findings))
 }
 
-/// Write the commit's tree into a new temporary directory; the repository index is not touched.
-fn pristine_checkout(repo: &git2::Repository, commit: git2::Oid) -> Result<TempDir> {
-    let tree = repo
-        .find_commit(commit)
-        .and_then(|c| c.tree())
-        .with_context(|| format!("reading the tree of commit {commit}"))?;
-    let mut index = git2::Index::new().context("creating an in-memory index")?;
-    index
-        .read_tree(&tree)
-        .with_context(|| format!("reading the tree of commit {commit}"))?;
+/// A fresh temporary directory holding the commit's tree (see `Repo::checkout_pristine`).
+fn pristine_checkout(repo: &Repo, commit: Oid) -> Result<TempDir> {
     let dir = tempfile::Builder::new()
         .prefix("closegate-check-")
         .tempdir()
         .context("creating a temporary directory for the checkout")?;
-    ensure_outside_worktrees(repo, dir.path())?;
-    let mut opts = CheckoutBuilder::new();
-    opts.target_dir(dir.path())
-        .force()
-        .recreate_missing(true)
-        .update_index(false);
-    repo.checkout_index(Some(&mut index), Some(&mut opts))
-        .with_context(|| format!("checking out commit {commit} into {}", dir.path().display()))?;
+    repo.checkout_pristine(commit, dir.path())?;
     Ok(dir)
-}
-
-/// Refuse a temporary directory that lies inside a worktree (e.g. `TMPDIR` set into one).
-fn ensure_outside_worktrees(repo: &git2::Repository, dir: &Path) -> Result<()> {
-    let dir = dir.canonicalize().unwrap_or_else(|_| dir.to_path_buf());
-    for worktree in worktree_paths(repo) {
-        let worktree = worktree.canonicalize().unwrap_or(worktree);
-        if dir.starts_with(&worktree) {
-            bail!(
-                "the temporary directory {} lies inside the worktree {}; set TMPDIR elsewhere",
-                dir.display(),
-                worktree.display()
-            );
-        }
-    }
-    Ok(())
-}
-
-/// This worktree, the main worktree and every linked worktree of the repository.
-fn worktree_paths(repo: &git2::Repository) -> Vec<PathBuf> {
-    let mut paths: Vec<PathBuf> = repo.workdir().map(Path::to_path_buf).into_iter().collect();
-    if !repo.is_bare() && repo.commondir().ends_with(".git") {
-        paths.extend(repo.commondir().parent().map(Path::to_path_buf));
-    }
-    let names = repo.worktrees().ok();
-    for name in names.iter().flat_map(|n| n.iter().flatten()) {
-        if let Ok(wt) = repo.find_worktree(name) {
-            paths.push(wt.path().to_path_buf());
-        }
-    }
-    paths
 }
 
 /// Remove the checkout; a check that left read-only directories behind is made writable first.

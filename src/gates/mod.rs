@@ -198,7 +198,7 @@ fn run_checks(inputs: &Inputs, doc: &StatusDoc, commit: Oid, report: &mut Report
             slug: doc.slug.clone(),
             base: report.base.clone().unwrap_or_default(),
         };
-        let (runs, findings) = checks::run(inputs.repo.raw(), commit, specs, &env)?;
+        let (runs, findings) = checks::run(&inputs.repo, commit, specs, &env)?;
         report.checks = runs;
         findings
     };

@@ -132,7 +132,16 @@ fn decide(updates: &[Update]) -> Result<i32> {
         .filter(|u| u.refname.starts_with("refs/heads/"))
         .collect();
     let common = repo.common_dir();
-    let passing = |id: Oid| ledger::has_passing_record(&common, &id.to_string());
+    // The audit log is read at most once per transaction, and only when a decision needs it.
+    let passed = std::cell::OnceCell::new();
+    let passing = |id: Oid| -> Result<bool> {
+        if passed.get().is_none() {
+            let _ = passed.set(ledger::passing_commits(&common)?);
+        }
+        Ok(passed
+            .get()
+            .is_some_and(|set| set.contains(&id.to_string())))
+    };
 
     let base_update = base.as_ref().and_then(|b| {
         let full = format!("refs/heads/{b}");

@@ -1,9 +1,10 @@
 //! All libgit2 use lives here: owned values out, "not found" as `Option`.
 //!
-//! Gates and commands never touch `git2` types (the pristine checkout of the checks gate is the
-//! one documented exception). Everything returned is owned: ids as full hex strings or `Oid`s
-//! wrapped in our own types, paths as `PathBuf`, changes as `Change`.
+//! Gates and commands never call libgit2 (they pass `Oid`s around, nothing else of git2).
+//! Everything returned is owned: ids as `Oid`s or hex strings, paths as `PathBuf`, changes as
+//! `Change`.
 
+mod checkout;
 mod diff;
 mod hooks;
 mod index_file;
@@ -49,11 +50,6 @@ impl Repo {
         let git = Repository::open_from_env()
             .context("cannot open the repository named by git's environment")?;
         Ok(Repo { git })
-    }
-
-    /// The underlying libgit2 handle, for the pristine checkout of the checks gate only.
-    pub fn raw(&self) -> &Repository {
-        &self.git
     }
 
     /// The git common dir, shared by every worktree (`.git` of the main worktree).

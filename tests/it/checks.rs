@@ -37,12 +37,17 @@ fn agent_fixture() -> (Fixture, Oid, PathBuf) {
     (fx, commit, wt)
 }
 
+/// The fixture's repository as closegate opens it.
+fn repo(fx: &Fixture) -> closegate::repo::Repo {
+    closegate::repo::Repo::discover(&fx.root()).unwrap()
+}
+
 fn run_checks(
     fx: &Fixture,
     commit: Oid,
     specs: &[CheckSpec],
 ) -> (Vec<CheckRun>, Vec<&'static str>, Vec<String>) {
-    let (runs, findings) = checks::run(&fx.repo, commit, specs, &env(commit)).unwrap();
+    let (runs, findings) = checks::run(&repo(fx), commit, specs, &env(commit)).unwrap();
     let codes = findings.iter().map(|f| f.code).collect();
     let messages = findings.iter().map(|f| f.message.clone()).collect();
     (runs, codes, messages)
@@ -270,7 +275,8 @@ fn read_only_leftovers_are_still_removed() {
 fn unknown_commit_is_an_error_naming_it() {
     let (fx, _, _) = agent_fixture();
     let missing = Oid::from_str("1111111111111111111111111111111111111111").unwrap();
-    let err = checks::run(&fx.repo, missing, &[spec("t", "true", 60)], &env(missing)).unwrap_err();
+    let err =
+        checks::run(&repo(&fx), missing, &[spec("t", "true", 60)], &env(missing)).unwrap_err();
     assert!(
         format!("{err:#}").contains("1111111111111111111111111111111111111111"),
         "{err:#}"
