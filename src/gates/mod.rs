@@ -98,7 +98,7 @@ pub fn evaluate(inputs: &Inputs) -> Result<Outcome> {
             found
         }
         _ => {
-            report.branch = checked_branch(inputs);
+            report.branch = inputs.repo.head_branch();
             let head = || inputs.repo.worktree_head(&inputs.worktree);
             inputs.rev.or_else(head)
         }
@@ -221,11 +221,4 @@ fn apply_approval(inputs: &Inputs, commit: Oid, report: &mut Report) -> Result<(
     }
     report.approval = Some(approval);
     Ok(())
-}
-
-/// The short branch name the checked worktree is on, when no close line names one.
-fn checked_branch(inputs: &Inputs) -> Option<String> {
-    let info = inputs.repo.worktree_at(&inputs.worktree)?;
-    let head = info.head_ref()?;
-    head.strip_prefix("refs/heads/").map(str::to_string)
 }

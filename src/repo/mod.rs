@@ -79,6 +79,14 @@ impl Repo {
         }
     }
 
+    /// The short branch name HEAD of this handle's worktree is on (`agent/x`); `None` when
+    /// detached. An unborn branch still has its name.
+    pub fn head_branch(&self) -> Option<String> {
+        let head = self.git.find_reference("HEAD").ok()?;
+        let target = head.symbolic_target()?;
+        target.strip_prefix("refs/heads/").map(str::to_string)
+    }
+
     /// The commit `refs/heads/<branch>` points at.
     pub fn branch_tip(&self, branch: &str) -> Option<Oid> {
         self.ref_target(&format!("refs/heads/{branch}"))

@@ -98,8 +98,21 @@ impl Repo {
 
     /// The commit HEAD of the worktree at `path` points at.
     pub fn worktree_head(&self, path: &Path) -> Option<Oid> {
-        let repo = Repository::open(path).ok()?;
-        repo.head().ok()?.peel_to_commit().ok().map(|c| c.id())
+        let head = |repo: &Repository| repo.head().ok()?.peel_to_commit().ok().map(|c| c.id());
+        self.in_worktree(path, head).ok().flatten()
+    }
+
+    /// Run `f` on a handle opened in the worktree at `path`: this one when it was opened there
+    /// (the usual case: the checked worktree), so the repository is not opened twice.
+    fn in_worktree<T>(&self, path: &Path, f: impl FnOnce(&Repository) -> T) -> Result<T> {
+        match self.git.workdir() {
+            Some(dir) if canonical(dir) == canonical(path) => Ok(f(&self.git)),
+            _ => {
+                let repo = Repository::open(path)
+                    .with_context(|| format!("cannot open the worktree {}", path.display()))?;
+                Ok(f(&repo))
+            }
+        }
     }
 }
 
@@ -112,13 +125,9 @@ pub fn status_of(path: &Path, exempt: &str) -> Result<WorktreeStatus> {
 }
 
 impl Repo {
-    /// `status_of` the worktree at `path`, reusing this handle when it was opened there (the
-    /// usual case: the checked worktree), which saves opening the repository again.
+    /// `status_of` the worktree at `path`, reusing this handle when it was opened there.
     pub fn status_of(&self, path: &Path, exempt: &str) -> Result<WorktreeStatus> {
-        match self.git.workdir() {
-            Some(dir) if canonical(dir) == canonical(path) => status_in(&self.git, path, exempt),
-            _ => status_of(path, exempt),
-        }
+        self.in_worktree(path, |repo| status_in(repo, path, exempt))?
     }
 }
 
