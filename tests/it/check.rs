@@ -20,19 +20,7 @@ struct Scene {
 
 impl Scene {
     fn new(config: Option<&str>) -> Scene {
-        let fx = Fixture::new();
-        if let Some(config) = config {
-            fx.commit(
-                "main",
-                &[(".closegate.toml", Some(config))],
-                "configure closegate",
-            );
-        }
-        let tip = fx.commit(
-            "agent/x",
-            &[("src/lib.rs", Some("pub fn x() {}\n"))],
-            "add x",
-        );
+        let (fx, tip) = Fixture::with_agent(config);
         let wt = fx.worktree("x", "agent/x");
         Scene { fx, wt, tip }
     }

@@ -221,3 +221,22 @@ pub fn report_codes(report: &serde_json::Value) -> Vec<String> {
         })
         .collect()
 }
+
+impl Fixture {
+    /// A repository whose `main` carries `config` as `.closegate.toml` (checked out in the main
+    /// worktree) and an `agent/x` branch one commit ahead ("add x": `src/lib.rs`).
+    pub fn with_agent(config: Option<&str>) -> (Fixture, Oid) {
+        let fx = Fixture::new();
+        if let Some(config) = config {
+            let files = [(".closegate.toml", Some(config))];
+            fx.commit("main", &files, "configure closegate");
+            fx.checkout(&fx.root());
+        }
+        let tip = fx.commit(
+            "agent/x",
+            &[("src/lib.rs", Some("pub fn x() {}\n"))],
+            "add x",
+        );
+        (fx, tip)
+    }
+}

@@ -19,20 +19,7 @@ pub struct Scene {
 
 impl Scene {
     pub fn new(config: Option<&str>) -> Scene {
-        let fx = Fixture::new();
-        if let Some(config) = config {
-            fx.commit(
-                "main",
-                &[(".closegate.toml", Some(config))],
-                "configure closegate",
-            );
-            fx.checkout(&fx.root());
-        }
-        let tip = fx.commit(
-            "agent/x",
-            &[("src/lib.rs", Some("pub fn x() {}\n"))],
-            "add x",
-        );
+        let (fx, tip) = Fixture::with_agent(config);
         Scene { fx, tip }
     }
 
