@@ -114,6 +114,11 @@ fn finding<'a>(report: &'a Value, code: &str) -> &'a Value {
         .unwrap_or_else(|| panic!("no {code} in {:?}", codes(report)))
 }
 
+/// Assert the report holds a finding `code`, naming every code it holds otherwise.
+fn assert_has(report: &Value, code: &str) {
+    assert!(has(report, code), "no {code} in {:?}", codes(report));
+}
+
 fn has(report: &Value, code: &str) -> bool {
     codes(report).iter().any(|c| c == code)
 }
@@ -194,7 +199,7 @@ fn unknown_commit_is_refused() {
     let s = Scene::new(Some(PASSING_CONFIG));
     s.write_status("deadbeefdeadbeef", "agent/x", &s.wt_str());
     let (code, report) = s.check(&[]);
-    assert!(has(&report, "close-commit-unknown"), "{:?}", codes(&report));
+    assert_has(&report, "close-commit-unknown");
     assert_eq!(finding(&report, "close-commit-unknown")["line"], 12);
     assert_eq!(code, 1);
     assert_eq!(report["verdict"], "FAIL");
@@ -209,11 +214,7 @@ fn ambiguous_commit_is_refused() {
     assert_eq!(&a.to_string()[..7], &b.to_string()[..7]);
     s.write_status("c67420a", "agent/x", &s.wt_str());
     let (code, report) = s.check(&[]);
-    assert!(
-        has(&report, "close-commit-ambiguous"),
-        "{:?}",
-        codes(&report)
-    );
+    assert_has(&report, "close-commit-ambiguous");
     assert_eq!(code, 1);
 }
 
@@ -222,7 +223,7 @@ fn unknown_branch_is_refused() {
     let s = Scene::new(Some(PASSING_CONFIG));
     s.write_status(&s.tip.to_string(), "agent/nope", &s.wt_str());
     let (_, report) = s.check(&[]);
-    assert!(has(&report, "close-branch-unknown"), "{:?}", codes(&report));
+    assert_has(&report, "close-branch-unknown");
 }
 
 #[test]
@@ -232,11 +233,7 @@ fn commit_on_another_branch_is_refused() {
         s.fx.commit("agent/other", &[("other.txt", Some("o\n"))], "other work");
     s.write_status(&other.to_string(), "agent/x", &s.wt_str());
     let (_, report) = s.check(&[]);
-    assert!(
-        has(&report, "close-commit-not-on-branch"),
-        "{:?}",
-        codes(&report)
-    );
+    assert_has(&report, "close-commit-not-on-branch");
 }
 
 #[test]
@@ -247,7 +244,7 @@ fn branch_moved_past_the_commit_is_refused() {
     s.fx.checkout(&s.wt);
     s.write_status(&stale.to_string(), "agent/x", &s.wt_str());
     let (code, report) = s.check(&[]);
-    assert!(has(&report, "close-commit-not-tip"), "{:?}", codes(&report));
+    assert_has(&report, "close-commit-not-tip");
     assert_eq!(code, 1);
 }
 
@@ -281,7 +278,7 @@ fn two_trailing_status_commits_are_refused() {
     s.fx.commit("agent/x", &[("_EXEC_STATUS.md", Some(&text))], "status");
     s.fx.checkout(&s.wt);
     let (_, report) = s.check(&[]);
-    assert!(has(&report, "close-commit-not-tip"), "{:?}", codes(&report));
+    assert_has(&report, "close-commit-not-tip");
 }
 
 #[test]
@@ -299,11 +296,7 @@ fn last_commit_naming_another_commit_or_subject_is_refused() {
     );
     std::fs::write(s.wt.join("_EXEC_STATUS.md"), text).unwrap();
     let (_, report) = s.check(&[]);
-    assert!(
-        has(&report, "close-last-commit-mismatch"),
-        "{:?}",
-        codes(&report)
-    );
+    assert_has(&report, "close-last-commit-mismatch");
     assert_eq!(finding(&report, "close-last-commit-mismatch")["line"], 5);
 
     let text = status_doc(
@@ -316,11 +309,7 @@ fn last_commit_naming_another_commit_or_subject_is_refused() {
     );
     std::fs::write(s.wt.join("_EXEC_STATUS.md"), text).unwrap();
     let (_, report) = s.check(&[]);
-    assert!(
-        has(&report, "close-last-commit-mismatch"),
-        "{:?}",
-        codes(&report)
-    );
+    assert_has(&report, "close-last-commit-mismatch");
 }
 
 #[test]
@@ -334,11 +323,7 @@ fn path_that_is_no_worktree_is_refused() {
         &elsewhere.display().to_string(),
     );
     let (_, report) = s.check(&[]);
-    assert!(
-        has(&report, "close-worktree-unknown"),
-        "{:?}",
-        codes(&report)
-    );
+    assert_has(&report, "close-worktree-unknown");
 }
 
 #[test]
@@ -348,11 +333,7 @@ fn close_line_naming_another_worktree_is_refused() {
     let other = s.fx.worktree("y", "agent/y");
     s.write_status(&s.tip.to_string(), "agent/x", &other.display().to_string());
     let (_, report) = s.check(&[]);
-    assert!(
-        has(&report, "close-worktree-mismatch"),
-        "{:?}",
-        codes(&report)
-    );
+    assert_has(&report, "close-worktree-mismatch");
 }
 
 #[test]
@@ -421,11 +402,7 @@ fn worktree_on_another_branch_is_refused() {
     s.honest();
     git(&s.wt, &["checkout", "-q", "-b", "agent/side"]);
     let (_, report) = s.check(&[]);
-    assert!(
-        has(&report, "close-worktree-branch"),
-        "{:?}",
-        codes(&report)
-    );
+    assert_has(&report, "close-worktree-branch");
 }
 
 #[test]
@@ -445,7 +422,7 @@ fn dirty_worktree_is_refused_and_untracked_is_a_warning() {
 
     s.fx.write(&s.wt, "src/lib.rs", "pub fn x() { changed() }\n");
     let (code, report) = s.check(&[]);
-    assert!(has(&report, "close-worktree-dirty"), "{:?}", codes(&report));
+    assert_has(&report, "close-worktree-dirty");
     assert!(
         finding(&report, "close-worktree-dirty")["message"]
             .as_str()
@@ -462,7 +439,7 @@ fn staged_change_is_dirty() {
     s.fx.write(&s.wt, "staged.txt", "s\n");
     git(&s.wt, &["add", "staged.txt"]);
     let (_, report) = s.check(&[]);
-    assert!(has(&report, "close-worktree-dirty"), "{:?}", codes(&report));
+    assert_has(&report, "close-worktree-dirty");
 }
 
 #[test]
@@ -471,7 +448,7 @@ fn in_progress_is_not_returned() {
     let text = "# STATUS — x\n\n- state: in-progress\n- next / blocked-on: finish x\n";
     std::fs::write(s.wt.join("_EXEC_STATUS.md"), text).unwrap();
     let (code, report) = s.check(&[]);
-    assert!(has(&report, "state-not-returned"), "{:?}", codes(&report));
+    assert_has(&report, "state-not-returned");
     assert_eq!(finding(&report, "state-not-returned")["severity"], "gap");
     assert_eq!(code, 4);
     assert!(
@@ -583,7 +560,7 @@ fn config_from_worktree_is_never_read() {
     // An untracked configuration in the agent's worktree must not count as configured checks.
     s.fx.write(&s.wt, ".closegate.toml", PASSING_CONFIG);
     let (_, report) = s.check(&[]);
-    assert!(has(&report, "checks-none"), "{:?}", codes(&report));
+    assert_has(&report, "checks-none");
 }
 
 #[test]
@@ -591,7 +568,7 @@ fn unresolvable_base_is_a_gap() {
     let s = Scene::new(Some(PASSING_CONFIG));
     s.honest();
     let (code, report) = s.check(&["--base", "no-such-branch"]);
-    assert!(has(&report, "base-unknown"), "{:?}", codes(&report));
+    assert_has(&report, "base-unknown");
     assert_eq!(code, 4);
 }
 
@@ -601,7 +578,7 @@ fn failing_check_is_refused_with_its_output() {
     let s = Scene::new(Some(config));
     s.honest();
     let (code, report) = s.check(&[]);
-    assert!(has(&report, "check-failed"), "{:?}", codes(&report));
+    assert_has(&report, "check-failed");
     assert_eq!(report["checks"][0]["exit_code"], 3);
     assert_eq!(code, 1);
 }
@@ -612,7 +589,7 @@ fn check_past_its_timeout_is_refused() {
     let s = Scene::new(Some(config));
     s.honest();
     let (code, report) = s.check(&[]);
-    assert!(has(&report, "check-timeout"), "{:?}", codes(&report));
+    assert_has(&report, "check-timeout");
     assert_eq!(report["checks"][0]["timed_out"], true);
     assert_eq!(code, 1);
 }
