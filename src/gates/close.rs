@@ -19,8 +19,17 @@ pub struct Ctx<'a> {
     pub no_worktree: bool,
 }
 
-/// Check the close line; returns the commit it names when that commit exists.
-pub fn run(ctx: &Ctx, doc: &StatusDoc, close: &CloseLine) -> (Option<Oid>, Vec<Finding>) {
+/// What the close gate found.
+pub struct Closed {
+    /// The commit the close line names, when it exists.
+    pub commit: Option<Oid>,
+    pub findings: Vec<Finding>,
+    /// The scan of the checked worktree, when the gate made one (teardown reuses it).
+    pub status: Option<repo::WorktreeStatus>,
+}
+
+/// Check the close line against the repository and the worktree it names.
+pub fn run(ctx: &Ctx, doc: &StatusDoc, close: &CloseLine) -> Closed {
     let mut findings = Vec::new();
     let commit = resolve_commit(ctx.repo, close, &mut findings);
     let tip = ctx.repo.branch_tip(&close.branch);
@@ -34,8 +43,13 @@ pub fn run(ctx: &Ctx, doc: &StatusDoc, close: &CloseLine) -> (Option<Oid>, Vec<F
     if let Some(commit) = commit {
         findings.extend(last_commit(ctx.repo, doc, commit));
     }
-    findings.extend(worktree(ctx, close));
-    (commit, findings)
+    let (more, status) = worktree(ctx, close);
+    findings.extend(more);
+    Closed {
+        commit,
+        findings,
+        status,
+    }
 }
 
 fn resolve_commit(repo: &Repo, close: &CloseLine, findings: &mut Vec<Finding>) -> Option<Oid> {
@@ -125,29 +139,32 @@ fn last_commit(repo: &Repo, doc: &StatusDoc, commit: Oid) -> Option<Finding> {
 }
 
 /// The worktree checks: registered, the one checked, on the branch, clean, untracked.
-fn worktree(ctx: &Ctx, close: &CloseLine) -> Vec<Finding> {
+fn worktree(ctx: &Ctx, close: &CloseLine) -> (Vec<Finding>, Option<repo::WorktreeStatus>) {
     let named = Path::new(&close.worktree);
     let at = |code: &'static str, msg: String| Finding::new(code, msg).at_line(close.line);
     if ctx.no_worktree {
         if named.is_dir() {
-            return Vec::new();
+            return (Vec::new(), None);
         }
         let msg = format!(
             "worktree {} is not on this machine (not checked: --no-worktree)",
             close.worktree
         );
-        return vec![at("close-worktree-absent", msg).with_severity(Severity::Warning)];
+        return (
+            vec![at("close-worktree-absent", msg).with_severity(Severity::Warning)],
+            None,
+        );
     }
     let Some(info) = ctx.repo.worktree_at(named) else {
         let msg = format!("{} is not a worktree of this repository", close.worktree);
-        return vec![at("close-worktree-unknown", msg)];
+        return (vec![at("close-worktree-unknown", msg)], None);
     };
     if !info.exists {
         let msg = format!(
             "worktree {} is registered but not on this machine",
             close.worktree
         );
-        return vec![at("close-worktree-absent", msg)];
+        return (vec![at("close-worktree-absent", msg)], None);
     }
     if info.path != ctx.worktree {
         let msg = format!(
@@ -155,7 +172,7 @@ fn worktree(ctx: &Ctx, close: &CloseLine) -> Vec<Finding> {
             info.path.display(),
             ctx.worktree.display()
         );
-        return vec![at("close-worktree-mismatch", msg)];
+        return (vec![at("close-worktree-mismatch", msg)], None);
     }
     let mut findings = Vec::new();
     let want = format!("refs/heads/{}", close.branch);
@@ -168,13 +185,16 @@ fn worktree(ctx: &Ctx, close: &CloseLine) -> Vec<Finding> {
         ));
     }
     match ctx.repo.status_of(&info.path, ctx.status_file) {
-        Ok(status) => findings.extend(status_findings(&status, close.line)),
-        Err(err) => findings.push(at(
-            "close-worktree-absent",
-            format!("cannot read the worktree: {err:#}"),
-        )),
+        Ok(status) => {
+            findings.extend(status_findings(&status, close.line));
+            (findings, Some(status))
+        }
+        Err(err) => {
+            let msg = format!("cannot read the worktree: {err:#}");
+            findings.push(at("close-worktree-absent", msg));
+            (findings, None)
+        }
     }
-    findings
 }
 
 fn status_findings(status: &repo::WorktreeStatus, line: usize) -> Vec<Finding> {

@@ -52,6 +52,8 @@ pub struct Outcome {
     pub doc: Option<StatusDoc>,
     /// The commit that was verified (the close line's, else the checked HEAD).
     pub commit: Option<Oid>,
+    /// The close gate's scan of the checked worktree, when it made one.
+    pub worktree_status: Option<crate::repo::WorktreeStatus>,
 }
 
 /// Run every gate in order and fold the findings into a verdict.
@@ -76,6 +78,7 @@ pub fn evaluate(inputs: &Inputs) -> Result<Outcome> {
             report,
             doc: None,
             commit: None,
+            worktree_status: None,
         });
     };
     report.slug = Some(doc.slug.clone());
@@ -84,6 +87,7 @@ pub fn evaluate(inputs: &Inputs) -> Result<Outcome> {
     let (returned, findings) = state::run(&doc);
     report.add_gate(Gate::State, findings);
 
+    let mut worktree_status = None;
     let commit = match (returned, &doc.close) {
         (true, Some(close)) => {
             let ctx = close::Ctx {
@@ -93,9 +97,10 @@ pub fn evaluate(inputs: &Inputs) -> Result<Outcome> {
                 no_worktree: inputs.no_worktree,
             };
             report.branch = Some(close.branch.clone());
-            let (found, findings) = close::run(&ctx, &doc, close);
-            report.add_gate(Gate::Close, findings);
-            found
+            let closed = close::run(&ctx, &doc, close);
+            report.add_gate(Gate::Close, closed.findings);
+            worktree_status = closed.status;
+            closed.commit
         }
         _ => {
             report.branch = inputs.repo.head_branch();
@@ -113,6 +118,7 @@ pub fn evaluate(inputs: &Inputs) -> Result<Outcome> {
         report,
         doc: Some(doc),
         commit,
+        worktree_status,
     })
 }
 

@@ -191,6 +191,7 @@ fn decide(req: &Request, inputs: &Inputs, outcome: &Outcome, info: &WorktreeInfo
         repo: &inputs.repo,
         info,
         status_file: &inputs.config.status_file,
+        scanned: outcome.worktree_status.as_ref(),
         verified: outcome.commit,
         branch: branch.as_deref(),
         base: inputs.base.as_ref().map(|(_, id)| *id),

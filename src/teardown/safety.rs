@@ -6,7 +6,7 @@ use anyhow::Result;
 use git2::Oid;
 
 use crate::finding::Finding;
-use crate::repo::{Repo, WorktreeInfo, merged::Merged, safety};
+use crate::repo::{Repo, WorktreeInfo, WorktreeStatus, merged::Merged, safety};
 
 /// What the checks need to know about the worktree and the verdict.
 pub struct Ctx<'a> {
@@ -14,6 +14,8 @@ pub struct Ctx<'a> {
     pub info: &'a WorktreeInfo,
     /// The status document (repo-relative): exempt from dirty and untracked.
     pub status_file: &'a str,
+    /// The gate's scan of this worktree, when it made one: not repeated.
+    pub scanned: Option<&'a WorktreeStatus>,
     /// The commit the gate verified.
     pub verified: Option<Oid>,
     /// The branch the teardown would delete with `--delete-branch`.
@@ -69,7 +71,10 @@ fn operations(info: &WorktreeInfo) -> Vec<Finding> {
 
 /// Dirty tracked files and untracked files, one finding per file so every one is named.
 fn status(ctx: &Ctx) -> Result<Vec<Finding>> {
-    let status = ctx.repo.status_of(&ctx.info.path, ctx.status_file)?;
+    let status = match ctx.scanned {
+        Some(status) => status.clone(),
+        None => ctx.repo.status_of(&ctx.info.path, ctx.status_file)?,
+    };
     let dirty = status.dirty.into_iter().map(|path| {
         let msg = format!("`{}` has uncommitted changes", crate::render::escape(&path));
         Finding::new("teardown-dirty", msg).at_path(path)
