@@ -144,7 +144,11 @@ pub fn trusted_config(
         (None, None) => Config::default(),
     };
     let base = match (base_flag, &config.base) {
-        (None, Some(name)) => repo.resolve_rev(name).map(|id| (name.clone(), id)),
+        // The configured base is usually the tip the configuration came from: resolved already.
+        (None, Some(name)) => match &tip {
+            Some((tip_name, id)) if tip_name == name => Some((name.clone(), *id)),
+            _ => repo.resolve_rev(name).map(|id| (name.clone(), id)),
+        },
         _ => tip.clone(),
     };
     let findings = match &base {

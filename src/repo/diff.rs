@@ -3,9 +3,10 @@
 use std::cmp::Ordering;
 
 use anyhow::{Context, Result};
-use git2::{Delta, DiffFindOptions, DiffOptions, Oid, Repository, Tree, TreeEntry};
+use git2::{Delta, DiffFindOptions, DiffOptions, Oid, Tree};
 
 use super::Repo;
+use super::objects::{self, Likely, RawEntry, RawTree};
 
 /// How a path changed between two trees.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -72,13 +73,29 @@ impl Repo {
 
     /// The leaves that differ between the two commits' trees, sorted by path.
     fn differing_leaves(&self, from: Option<Oid>, to: Oid) -> Result<Vec<Leaf>> {
-        let git = &self.git;
-        let (old_tree, new_tree) = self.trees(from, to)?;
         // libgit2 walks both trees whole (every subtree read and inflated, identical or not), so
         // on a large repository the diff cost follows the repository. Find the paths that differ
         // first, skipping identical subtrees by id (SPEC §11).
+        let side = |commit: Oid| -> Result<Side> {
+            let tree = self
+                .tree_of(commit)
+                .context("cannot read a commit's tree")?;
+            let likely = self.trees.likely(commit);
+            Ok(Side {
+                tree: Some((tree, self.trees.get(&self.git, tree, likely)?)),
+                likely,
+            })
+        };
+        let old = match from {
+            Some(id) => side(id)?,
+            None => Side {
+                tree: None,
+                likely: Likely::Packed,
+            },
+        };
+        let new = side(to)?;
         let mut leaves = Vec::new();
-        walk(git, old_tree.as_ref(), Some(&new_tree), b"", &mut leaves)?;
+        self.walk(&old, &new, b"", &mut leaves)?;
         // libgit2 orders deltas by full path (bytes, as strcmp does).
         leaves.sort_unstable_by(|a, b| a.path.cmp(&b.path));
         Ok(leaves)
@@ -119,6 +136,9 @@ impl Repo {
 
 /// One tree entry: its id and file mode.
 type Entry = (Oid, i32);
+
+/// One tree entry while walking: its raw id bytes and file mode.
+type RawId<'t> = (&'t [u8], i32);
 
 /// A path as the bytes git stores (names need not be UTF-8).
 type RawPath = Vec<u8>;
@@ -163,71 +183,92 @@ fn renames_possible(leaves: &[Leaf]) -> bool {
     source && target
 }
 
-/// Every leaf under `prefix` that differs between `old` and `new`; subtrees with the same id on
-/// both sides are not read. A name that is a tree on one side and a leaf on the other gives the
-/// leaf (one-sided) and the subtree's leaves, as libgit2 splits it.
-fn walk(
-    git: &Repository,
-    old: Option<&Tree>,
-    new: Option<&Tree>,
-    prefix: &[u8],
-    out: &mut Vec<Leaf>,
-) -> Result<()> {
-    let (old, new) = (sorted_entries(old), sorted_entries(new));
-    let (mut i, mut j) = (0, 0);
-    while i < old.len() || j < new.len() {
-        let order = match (old.get(i), new.get(j)) {
-            (Some(a), Some(b)) => a.name_bytes().cmp(b.name_bytes()),
-            (Some(_), None) => Ordering::Less,
-            _ => Ordering::Greater,
-        };
-        let (a, b) = match order {
-            Ordering::Less => (old.get(i), None),
-            Ordering::Greater => (None, new.get(j)),
-            Ordering::Equal => (old.get(i), new.get(j)),
-        };
-        i += usize::from(order != Ordering::Greater);
-        j += usize::from(order != Ordering::Less);
-        let name = a.or(b).map(TreeEntry::name_bytes).unwrap_or_default();
-        let (a, b) = (a.map(entry), b.map(entry));
-        if a == b {
-            continue;
-        }
-        let path = [prefix, name].concat();
-        let subtree = |e: Option<Entry>| -> Result<Option<Tree>> {
-            match e {
-                Some((id, mode)) if mode == i32::from(git2::FileMode::Tree) => {
-                    Ok(Some(git.find_tree(id)?))
-                }
-                _ => Ok(None),
+/// One side of the walk: a folder's raw tree (none: absent on this side) and where its
+/// subtrees are likely stored.
+struct Side {
+    /// The tree's id and bytes.
+    tree: Option<(Oid, RawTree)>,
+    likely: Likely,
+}
+
+impl Repo {
+    /// Every leaf under `prefix` that differs between `old` and `new`; subtrees with the same id
+    /// on both sides are not read. A name that is a tree on one side and a leaf on the other
+    /// gives the leaf (one-sided) and the subtree's leaves, as libgit2 splits it.
+    fn walk(&self, old: &Side, new: &Side, prefix: &[u8], out: &mut Vec<Leaf>) -> Result<()> {
+        let (a_all, b_all) = (sorted_entries(&old.tree)?, sorted_entries(&new.tree)?);
+        let (mut i, mut j) = (0, 0);
+        while i < a_all.len() || j < b_all.len() {
+            let order = match (a_all.get(i), b_all.get(j)) {
+                (Some(a), Some(b)) => a.name.cmp(b.name),
+                (Some(_), None) => Ordering::Less,
+                _ => Ordering::Greater,
+            };
+            let (a, b) = match order {
+                Ordering::Less => (a_all.get(i), None),
+                Ordering::Greater => (None, b_all.get(j)),
+                Ordering::Equal => (a_all.get(i), b_all.get(j)),
+            };
+            i += usize::from(order != Ordering::Greater);
+            j += usize::from(order != Ordering::Less);
+            let name = a.or(b).map(|e| e.name).unwrap_or_default();
+            let (a, b) = (a.map(raw_id), b.map(raw_id));
+            if a == b {
+                continue;
             }
-        };
-        let (ta, tb) = (subtree(a)?, subtree(b)?);
-        if ta.is_some() || tb.is_some() {
-            let dir = [path.as_slice(), b"/"].concat();
-            walk(git, ta.as_ref(), tb.as_ref(), &dir, out)?;
+            let (a, b) = (a.map(entry), b.map(entry));
+            let path = [prefix, name].concat();
+            let subtree = |e: Option<Entry>, side: &Side| -> Result<Side> {
+                let tree = match e {
+                    Some((id, mode)) if mode == i32::from(git2::FileMode::Tree) => {
+                        Some((id, self.trees.get(&self.git, id, side.likely)?))
+                    }
+                    _ => None,
+                };
+                Ok(Side {
+                    tree,
+                    likely: side.likely,
+                })
+            };
+            let (ta, tb) = (subtree(a, old)?, subtree(b, new)?);
+            if ta.tree.is_some() || tb.tree.is_some() {
+                let dir = [path.as_slice(), b"/"].concat();
+                self.walk(&ta, &tb, &dir, out)?;
+            }
+            let old_leaf = a.filter(|_| ta.tree.is_none());
+            let new_leaf = b.filter(|_| tb.tree.is_none());
+            if old_leaf.is_some() || new_leaf.is_some() {
+                out.push(Leaf {
+                    path,
+                    old: old_leaf,
+                    new: new_leaf,
+                });
+            }
         }
-        let old = a.filter(|_| ta.is_none());
-        let new = b.filter(|_| tb.is_none());
-        if old.is_some() || new.is_some() {
-            out.push(Leaf { path, old, new });
-        }
+        Ok(())
     }
-    Ok(())
 }
 
 /// A tree's entries sorted by name bytes (git's own order puts `a/` after `a.txt`).
-fn sorted_entries<'t>(tree: Option<&'t Tree<'_>>) -> Vec<TreeEntry<'t>> {
-    let Some(tree) = tree else {
-        return Vec::new();
+fn sorted_entries(tree: &Option<(Oid, RawTree)>) -> Result<Vec<RawEntry<'_>>> {
+    let Some((id, raw)) = tree else {
+        return Ok(Vec::new());
     };
-    let mut entries: Vec<TreeEntry<'t>> = tree.iter().collect();
-    entries.sort_by(|a, b| a.name_bytes().cmp(b.name_bytes()));
-    entries
+    let mut entries = objects::entries(raw)
+        .collect::<Result<Vec<_>, ()>>()
+        .map_err(|()| anyhow::anyhow!("tree {id} is corrupt: an entry does not parse"))?;
+    if !entries.is_sorted_by(|a, b| a.name <= b.name) {
+        entries.sort_by(|a, b| a.name.cmp(b.name));
+    }
+    Ok(entries)
 }
 
-fn entry(e: &TreeEntry<'_>) -> Entry {
-    (e.id(), e.filemode())
+fn raw_id<'t>(e: &RawEntry<'t>) -> RawId<'t> {
+    (e.raw_id, e.mode)
+}
+
+fn entry((id, mode): RawId<'_>) -> Entry {
+    (Oid::from_bytes(id).expect("20 bytes make an id"), mode)
 }
 
 fn to_change(delta: git2::DiffDelta<'_>) -> Option<Change> {

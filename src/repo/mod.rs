@@ -9,6 +9,7 @@ mod diff;
 mod hooks;
 mod index_file;
 pub mod merged;
+mod objects;
 pub mod safety;
 mod scan;
 mod worktree;
@@ -24,6 +25,8 @@ pub use worktree::{WorktreeInfo, WorktreeStatus, status_of};
 /// An opened repository.
 pub struct Repo {
     git: Repository,
+    /// Raw trees read so far (the gates' walks and path lookups).
+    trees: objects::Trees,
 }
 
 /// The outcome of looking up a (possibly abbreviated) commit id.
@@ -41,7 +44,7 @@ impl Repo {
     pub fn discover(path: &Path) -> Result<Repo> {
         tune();
         let git = Repository::discover(path).map_err(|e| open_error(path, e))?;
-        Ok(Repo { git })
+        Ok(Repo::new(git))
     }
 
     /// Open the repository git's environment names (`GIT_DIR` and friends), as inside a hook.
@@ -49,7 +52,12 @@ impl Repo {
         tune();
         let git = Repository::open_from_env()
             .context("cannot open the repository named by git's environment")?;
-        Ok(Repo { git })
+        Ok(Repo::new(git))
+    }
+
+    fn new(git: Repository) -> Repo {
+        let trees = objects::Trees::new(git.commondir());
+        Repo { git, trees }
     }
 
     /// The git common dir, shared by every worktree (`.git` of the main worktree).
@@ -156,17 +164,33 @@ impl Repo {
 
     /// The blob at `path` in `commit`'s tree, if it is a file.
     pub fn read_blob(&self, commit: Oid, path: &str) -> Option<Vec<u8>> {
-        let tree = self.git.find_commit(commit).ok()?.tree().ok()?;
-        let entry = tree.get_path(Path::new(path)).ok()?;
-        let blob = self.git.find_blob(entry.id()).ok()?;
+        let (id, is_dir) = self.tree_entry(commit, path)?;
+        if is_dir {
+            return None;
+        }
+        let blob = self.git.find_blob(id).ok()?;
         Some(blob.content().to_vec())
     }
 
     /// What `path` is in `commit`'s tree: its object id and whether it is a directory.
     pub fn tree_entry(&self, commit: Oid, path: &str) -> Option<(Oid, bool)> {
-        let tree = self.git.find_commit(commit).ok()?.tree().ok()?;
-        let entry = tree.get_path(Path::new(path.trim_end_matches('/'))).ok()?;
-        Some((entry.id(), entry.kind() == Some(ObjectType::Tree)))
+        let likely = self.trees.likely(commit);
+        let mut tree = self
+            .trees
+            .get(&self.git, self.tree_of(commit)?, likely)
+            .ok()?;
+        let mut names = path.trim_end_matches('/').split('/').peekable();
+        while let Some(name) = names.next() {
+            let entry = objects::find(&tree, name.as_bytes()).ok()??;
+            if names.peek().is_none() {
+                return Some((entry.id(), entry.is_tree()));
+            }
+            if !entry.is_tree() {
+                return None;
+            }
+            tree = self.trees.get(&self.git, entry.id(), likely).ok()?;
+        }
+        None
     }
 
     /// The blob id of `path` in `commit`, for binding approvals to a contract version.

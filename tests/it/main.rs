@@ -13,6 +13,7 @@ mod guard;
 mod hook;
 mod lint;
 mod log;
+mod objects;
 mod props;
 mod record;
 mod render;

@@ -1,0 +1,282 @@
+//! Raw trees for the gates' walks (SPEC §11: the cost of a check follows the change).
+//!
+//! Reading a tree through `git2::Tree` costs more than the tree: libgit2 looks every object up
+//! in the pack index first, also the agent's fresh objects, which are loose until the next gc
+//! (on a large repository each miss touches new pages of a large index); it inflates small
+//! objects into an exactly sized buffer, where zlib cannot use its fast loop; and it allocates a
+//! parsed entry per name. Here a tree is its raw bytes, read once per process: loose objects
+//! straight from their file when the caller expects them loose, everything else (packs,
+//! alternates, anything unusual) through libgit2's object database, which stays the authority:
+//! whatever this module cannot read it leaves to libgit2.
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::rc::Rc;
+
+use anyhow::{Context, Result, bail};
+use flate2::{Decompress, FlushDecompress, Status};
+use git2::{ObjectType, Oid, Repository};
+
+/// A tree's raw bytes: `<octal mode> <name>\0<20-byte id>`, repeated.
+pub(super) type RawTree = Rc<[u8]>;
+
+/// Where a lookup should try first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Likely {
+    /// Written since the last gc (the agent's commit): its own file under `objects/`.
+    Loose,
+    /// Anything else: libgit2's object database (packs first).
+    Packed,
+}
+
+/// The raw trees read so far, by id.
+pub(super) struct Trees {
+    objects_dir: PathBuf,
+    cache: RefCell<HashMap<Oid, RawTree>>,
+}
+
+impl Trees {
+    pub(super) fn new(common_dir: &Path) -> Trees {
+        Trees {
+            objects_dir: common_dir.join("objects"),
+            cache: RefCell::new(HashMap::new()),
+        }
+    }
+
+    /// Where the trees of `commit` likely are: a commit still loose was written since the last
+    /// gc, and so were the trees it changed.
+    pub(super) fn likely(&self, commit: Oid) -> Likely {
+        if self.loose_path(commit).exists() {
+            Likely::Loose
+        } else {
+            Likely::Packed
+        }
+    }
+
+    fn loose_path(&self, id: Oid) -> PathBuf {
+        let hex = id.to_string();
+        self.objects_dir.join(&hex[..2]).join(&hex[2..])
+    }
+
+    /// The tree `id`, read once.
+    pub(super) fn get(&self, git: &Repository, id: Oid, likely: Likely) -> Result<RawTree> {
+        if let Some(tree) = self.cache.borrow().get(&id) {
+            return Ok(Rc::clone(tree));
+        }
+        let loose = match likely {
+            Likely::Loose => read_loose(&self.loose_path(id)),
+            Likely::Packed => None,
+        };
+        let bytes: RawTree = match loose {
+            Some((ObjectType::Tree, bytes)) => bytes.into(),
+            _ => {
+                let odb = git.odb().context("cannot open the object database")?;
+                let object = odb
+                    .read(id)
+                    .with_context(|| format!("cannot read tree {id}"))?;
+                if object.kind() != ObjectType::Tree {
+                    bail!("object {id} is a {}, not a tree", object.kind());
+                }
+                object.data().into()
+            }
+        };
+        self.cache.borrow_mut().insert(id, Rc::clone(&bytes));
+        Ok(bytes)
+    }
+}
+
+/// One entry of a raw tree.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct RawEntry<'t> {
+    pub name: &'t [u8],
+    /// The mode normalised as libgit2's `git_tree_entry_filemode` does.
+    pub mode: i32,
+    /// The object id's 20 raw bytes.
+    pub raw_id: &'t [u8],
+}
+
+impl RawEntry<'_> {
+    pub fn is_tree(&self) -> bool {
+        self.mode == MODE_TREE
+    }
+
+    pub fn id(&self) -> Oid {
+        Oid::from_bytes(self.raw_id).expect("20 bytes make an id")
+    }
+}
+
+const MODE_TREE: i32 = 0o040000;
+const TYPE_BITS: i32 = 0o170000;
+
+/// libgit2's `normalize_filemode`: any tree bits are a tree, any x bit an executable blob.
+fn normalize(mode: i32) -> i32 {
+    match mode & TYPE_BITS {
+        MODE_TREE => MODE_TREE,
+        _ if mode & 0o111 != 0 => 0o100755,
+        0o160000 => 0o160000,
+        0o120000 => 0o120000,
+        _ => 0o100644,
+    }
+}
+
+/// The entries of a raw tree in stored order; an `Err` item where the bytes stop making sense.
+pub(super) fn entries(raw: &[u8]) -> impl Iterator<Item = Result<RawEntry<'_>, ()>> + '_ {
+    let mut rest = raw;
+    std::iter::from_fn(move || {
+        if rest.is_empty() {
+            return None;
+        }
+        let parsed = parse_entry(rest);
+        match parsed {
+            Some((entry, tail)) => {
+                rest = tail;
+                Some(Ok(entry))
+            }
+            None => {
+                rest = &[];
+                Some(Err(()))
+            }
+        }
+    })
+}
+
+fn parse_entry(bytes: &[u8]) -> Option<(RawEntry<'_>, &[u8])> {
+    let space = bytes.iter().position(|&b| b == b' ')?;
+    let (mode_text, rest) = (&bytes[..space], &bytes[space + 1..]);
+    if mode_text.is_empty() || mode_text.len() > 7 {
+        return None;
+    }
+    let mut mode = 0i32;
+    for &digit in mode_text {
+        if !(b'0'..=b'7').contains(&digit) {
+            return None;
+        }
+        mode = mode * 8 + i32::from(digit - b'0');
+    }
+    let nul = rest.iter().position(|&b| b == 0)?;
+    let name = &rest[..nul];
+    let raw_id = rest.get(nul + 1..nul + 21)?;
+    if name.is_empty() {
+        return None;
+    }
+    let entry = RawEntry {
+        name,
+        mode: normalize(mode),
+        raw_id,
+    };
+    Some((entry, &rest[nul + 21..]))
+}
+
+/// The entry called `name` in a raw tree; `Err` when the tree is corrupt before it.
+pub(super) fn find<'t>(raw: &'t [u8], name: &[u8]) -> Result<Option<RawEntry<'t>>, ()> {
+    for entry in entries(raw) {
+        let entry = entry?;
+        if entry.name == name {
+            return Ok(Some(entry));
+        }
+    }
+    Ok(None)
+}
+
+/// A loose object's type and content, or `None` when it is not a readable loose object here
+/// (packed, in an alternate, corrupt): the caller then asks libgit2.
+fn read_loose(path: &Path) -> Option<(ObjectType, Vec<u8>)> {
+    inflate_loose(&std::fs::read(path).ok()?)
+}
+
+/// Inflate `<type> <size>\0<content>` and check the size. The output buffer keeps room to spare
+/// so zlib decodes in its fast loop to the last byte.
+fn inflate_loose(compressed: &[u8]) -> Option<(ObjectType, Vec<u8>)> {
+    const SLACK: usize = 512;
+    let mut out = Vec::with_capacity(compressed.len().saturating_mul(4) + SLACK);
+    let mut zlib = Decompress::new(true);
+    loop {
+        let read = usize::try_from(zlib.total_in()).ok()?;
+        let status = zlib
+            .decompress_vec(&compressed[read..], &mut out, FlushDecompress::Finish)
+            .ok()?;
+        match status {
+            Status::StreamEnd => break,
+            _ if out.len() + SLACK > out.capacity() => out.reserve(out.capacity()),
+            // Input ran out before the stream ended: truncated.
+            _ if usize::try_from(zlib.total_in()).ok()? >= compressed.len() => return None,
+            _ => {}
+        }
+    }
+    let nul = out.iter().position(|&b| b == 0)?;
+    let header = std::str::from_utf8(&out[..nul]).ok()?;
+    let (kind, size) = header.split_once(' ')?;
+    let kind = match kind {
+        "commit" => ObjectType::Commit,
+        "tree" => ObjectType::Tree,
+        "blob" => ObjectType::Blob,
+        "tag" => ObjectType::Tag,
+        _ => return None,
+    };
+    let size: usize = size.parse().ok()?;
+    if out.len() - nul - 1 != size {
+        return None;
+    }
+    out.drain(..=nul);
+    Some((kind, out))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use flate2::Compression;
+    use flate2::write::ZlibEncoder;
+    use std::io::Write;
+
+    fn loose(text: &[u8]) -> Vec<u8> {
+        let mut enc = ZlibEncoder::new(Vec::new(), Compression::fast());
+        enc.write_all(text).unwrap();
+        enc.finish().unwrap()
+    }
+
+    #[test]
+    fn a_loose_object_inflates_to_its_content() {
+        let content = b"hello\n".repeat(1000);
+        let mut object = format!("blob {}\0", content.len()).into_bytes();
+        object.extend_from_slice(&content);
+        let (kind, bytes) = inflate_loose(&loose(&object)).unwrap();
+        assert_eq!(kind, ObjectType::Blob);
+        assert_eq!(bytes, content);
+    }
+
+    #[test]
+    fn a_wrong_size_a_bad_type_or_a_truncated_stream_is_left_to_libgit2() {
+        assert_eq!(inflate_loose(&loose(b"blob 5\0hello!")), None);
+        assert_eq!(inflate_loose(&loose(b"bolb 5\0hello")), None);
+        let whole = loose(b"blob 5\0hello");
+        assert_eq!(inflate_loose(&whole[..whole.len() - 6]), None);
+        assert_eq!(inflate_loose(b"not zlib at all"), None);
+    }
+
+    #[test]
+    fn tree_entries_parse_and_normalise_like_libgit2() {
+        let mut raw = Vec::new();
+        for (mode, name) in [("40000", "dir"), ("100664", "file"), ("100775", "run")] {
+            raw.extend_from_slice(format!("{mode} {name}\0").as_bytes());
+            raw.extend_from_slice(&[7u8; 20]);
+        }
+        let all: Vec<_> = entries(&raw).map(Result::unwrap).collect();
+        let modes: Vec<_> = all.iter().map(|e| (e.name, e.mode)).collect();
+        assert_eq!(
+            modes,
+            [
+                (&b"dir"[..], 0o040000),
+                (&b"file"[..], 0o100644),
+                (&b"run"[..], 0o100755)
+            ]
+        );
+        assert!(all[0].is_tree());
+        let run = find(&raw, b"run").unwrap().unwrap();
+        assert_eq!(run.id(), Oid::from_bytes(&[7; 20]).unwrap());
+        assert_eq!(find(&raw, b"none"), Ok(None));
+        assert_eq!(find(&raw[..raw.len() - 1], b"none"), Err(()));
+        assert!(entries(&raw[..raw.len() - 1]).any(|e| e.is_err()));
+        assert!(entries(b"100644 \0aaaaaaaaaaaaaaaaaaaa").any(|e| e.is_err()));
+    }
+}
