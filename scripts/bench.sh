@@ -11,11 +11,11 @@
 # `_EXEC_STATUS.md` (untracked, exempt) and an ignored `build/` folder of 200 files. The small repository scales the commit count with the file
 # count, so the large/small ratio covers both dimensions of "the repository".
 #
-# Usage: scripts/bench.sh [rounds]   (default 15; BENCH_ROUNDS also works). No network.
+# Usage: scripts/bench.sh [rounds]   (default 31; BENCH_ROUNDS also works). No network.
 # `check --no-checks` exits 4 (UNVERIFIED): that is the expected verdict here, not a failure.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
-rounds=${1:-${BENCH_ROUNDS:-15}}
+rounds=${1:-${BENCH_ROUNDS:-31}}
 stamp="closegate-bench v3"
 
 echo "building closegate (release)..."
@@ -131,7 +131,7 @@ for name in large small; do
 done
 
 python3 - "$closegate" "$bench" "$rounds" <<'PY'
-import statistics, subprocess, sys, time
+import random, statistics, subprocess, sys, time
 closegate, bench, rounds = sys.argv[1], sys.argv[2], int(sys.argv[3])
 large, small = f"{bench}/large/wt", f"{bench}/small/wt"
 cmds = {
@@ -154,8 +154,15 @@ def run(argv, cwd):
 
 for name, (argv, cwd) in cmds.items():  # warm the page cache
     run(argv, cwd)
-for _ in range(rounds):  # interleaved, so noise from other load hits every command alike
-    for name, (argv, cwd) in cmds.items():
+# Interleaved, so noise from other load hits every command alike, and shuffled each round: in a
+# fixed order each command always follows the same one, and what ran just before (a 200 ms git
+# status of 100,000 files, or the same binary on the same repository) colours the next run's
+# caches. A fixed seed keeps runs comparable.
+order = list(cmds.items())
+shuffle = random.Random(20261129).shuffle
+for _ in range(rounds):
+    shuffle(order)
+    for name, (argv, cwd) in order:
         times[name].append(run(argv, cwd))
 ms = {name: statistics.median(t) * 1000 for name, t in times.items()}
 
@@ -165,7 +172,7 @@ def line(label, a, b, ref, target):
     print(f"{label}: {ms[a]:.1f} ms vs {ref} {ms[b]:.1f} ms = {ratio:.2f}x "
           f"(target <= {target:g}x) {verdict}")
 
-print(f"median of {rounds} interleaved rounds")
+print(f"median of {rounds} interleaved rounds, shuffled")
 line("git-object part (large)", "obj-large", "rev-parse", "git rev-parse", 2)
 line("git-object part (large/small)", "obj-large", "obj-small", "small", 1.2)
 line("worktree scan (large)", "full-large", "status-large", "git status", 1.2)
