@@ -81,11 +81,7 @@ impl Repo {
     }
 
     fn main_worktree(&self, common: &Path) -> Option<WorktreeInfo> {
-        let main = Repository::open(common).ok()?;
-        if main.is_bare() {
-            return None;
-        }
-        let path = canonical(main.workdir()?);
+        let path = canonical(&self.main_workdir(common)?);
         Some(WorktreeInfo {
             exists: path.is_dir(),
             path,
@@ -94,6 +90,26 @@ impl Repo {
             locked: None,
             admin_dir: common.to_path_buf(),
         })
+    }
+
+    /// The main worktree's directory: the parent of a `.git` common dir unless the
+    /// configuration says bare or names a `core.worktree`; anything else is libgit2's to decide,
+    /// at the price of opening the repository a second time.
+    fn main_workdir(&self, common: &Path) -> Option<PathBuf> {
+        let config = self.git.config().ok()?;
+        let plain = common.file_name().is_some_and(|n| n == ".git")
+            && config.get_entry("core.worktree").is_err();
+        if plain {
+            return match config.get_bool("core.bare") {
+                Ok(true) => None,
+                _ => common.parent().map(Path::to_path_buf),
+            };
+        }
+        let main = Repository::open(common).ok()?;
+        if main.is_bare() {
+            return None;
+        }
+        main.workdir().map(Path::to_path_buf)
     }
 
     /// The commit HEAD of the worktree at `path` points at.

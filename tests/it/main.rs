@@ -20,3 +20,4 @@ mod render;
 mod scan;
 mod signal;
 mod teardown;
+mod worktrees;
