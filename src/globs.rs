@@ -13,10 +13,21 @@ use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
 #[derive(Debug, Clone)]
 pub struct Globs {
     patterns: Vec<String>,
-    /// (pattern index, segments) of the globs matched without globset.
-    simple: Vec<(usize, Vec<Segment>)>,
+    /// The globs matched without globset.
+    simple: Vec<Simple>,
     /// The other globs, and the pattern index of each.
     complex: Option<(GlobSet, Vec<usize>)>,
+}
+
+/// A glob matched segment by segment.
+#[derive(Debug, Clone)]
+struct Simple {
+    /// Its index in `patterns`.
+    index: usize,
+    segments: Vec<Segment>,
+    /// The longest run of literal text in it: a path without it cannot match, which settles
+    /// most paths against most globs with one substring search.
+    needle: String,
 }
 
 /// One `/`-separated piece of a simple glob.
@@ -35,7 +46,11 @@ impl Globs {
         let (mut builder, mut complex_index) = (GlobSetBuilder::new(), Vec::new());
         for (index, pattern) in patterns.iter().enumerate() {
             match segments(pattern) {
-                Some(segments) => simple.push((index, segments)),
+                Some(segments) => simple.push(Simple {
+                    index,
+                    needle: needle(&segments),
+                    segments,
+                }),
                 None => {
                     let glob = GlobBuilder::new(pattern)
                         .literal_separator(true)
@@ -72,12 +87,18 @@ impl Globs {
 
     /// The first pattern (in the order given) that matches `path`.
     pub fn first_match(&self, path: &str) -> Option<&str> {
-        let parts: Vec<&str> = path.split('/').collect();
+        let mut parts: Option<Vec<&str>> = None;
         let simple = self
             .simple
             .iter()
-            .find(|(_, segs)| matches(segs, &parts))
-            .map(|(i, _)| *i);
+            .find(|glob| {
+                contains(path.as_bytes(), glob.needle.as_bytes())
+                    && matches(
+                        &glob.segments,
+                        parts.get_or_insert_with(|| path.split('/').collect()),
+                    )
+            })
+            .map(|glob| glob.index);
         let complex = self
             .complex
             .as_ref()
@@ -109,6 +130,32 @@ fn segments(pattern: &str) -> Option<Vec<Segment>> {
             p => Some(Segment::Wild(p.to_string())),
         })
         .collect()
+}
+
+/// Whether `needle` occurs in `haystack`. Paths are short: a plain scan beats setting up
+/// `str::contains`'s two-way searcher on every call.
+fn contains(haystack: &[u8], needle: &[u8]) -> bool {
+    let Some((&first, rest)) = needle.split_first() else {
+        return true;
+    };
+    let Some(last_start) = haystack.len().checked_sub(needle.len()) else {
+        return false;
+    };
+    (0..=last_start).any(|i| haystack[i] == first && haystack[i + 1..i + needle.len()] == *rest)
+}
+
+/// The longest `*`-free run of text in the glob's segments (empty when it has none).
+fn needle(segments: &[Segment]) -> String {
+    segments
+        .iter()
+        .filter_map(|s| match s {
+            Segment::Wild(text) => Some(text.split('*')),
+            Segment::Any { .. } => None,
+        })
+        .flatten()
+        .max_by_key(|run| run.len())
+        .unwrap_or_default()
+        .to_string()
 }
 
 /// Whether the glob's segments match the path's segments.
@@ -187,6 +234,28 @@ mod tests {
                 ours,
                 globset(pattern).is_match(path),
                 "{pattern} on {path:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn needles_are_the_longest_literal_runs_and_are_found_anywhere() {
+        let needle_of = |p: &str| needle(&segments(p).unwrap());
+        assert_eq!(needle_of("**/tests/**"), "tests");
+        assert_eq!(needle_of("**/*_test.*"), "_test.");
+        assert_eq!(needle_of("**"), "");
+        for (hay, pin, found) in [
+            ("a/tests/b", "tests", true),
+            ("tests", "tests", true),
+            ("x/test", "tests", false),
+            ("ab", "abc", false),
+            ("", "", true),
+            ("abc", "c", true),
+        ] {
+            assert_eq!(
+                contains(hay.as_bytes(), pin.as_bytes()),
+                found,
+                "{pin} in {hay}"
             );
         }
     }
