@@ -13,6 +13,7 @@
 
 use std::collections::HashSet;
 use std::ffi::OsStr;
+use std::ops::Range;
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::MetadataExt;
 use std::path::Path;
@@ -68,12 +69,15 @@ pub fn scan(repo: &Repository, exempt: &str) -> Result<Option<WorktreeStatus>> {
     });
     let (walked, staged, verdicts) = verdicts;
     let (walked, staged) = (walked?, staged?);
+    // Entries under a tracked folder that is no longer a folder: dirty whatever their lstat says
+    // (through a symlink to a folder, it can still succeed).
+    let mut moved = vec![false; entries.len()];
+    for range in &walked.not_dirs {
+        moved[range.clone()].fill(true);
+    }
     let mut dirty: Vec<Vec<u8>> = staged;
-    for (entry, verdict) in entries.iter().zip(&verdicts) {
-        let under_moved = walked
-            .not_dirs
-            .iter()
-            .any(|d| entry.path.starts_with(d) && entry.path.get(d.len()) == Some(&b'/'));
+    for (i, (entry, verdict)) in entries.iter().zip(&verdicts).enumerate() {
+        let under_moved = moved[i];
         let is_dirty = match verdict {
             Verdict::Clean => under_moved,
             Verdict::Dirty => true,
@@ -121,20 +125,21 @@ fn content_dirty(repo: &Repository, path: &[u8]) -> bool {
 
 /// lstat each entry and compare with its stat data.
 fn lstat_all(workdir: &Path, entries: &[Entry], index_mtime: i64) -> Vec<Verdict> {
+    let mut path = Joined::new(workdir);
     entries
         .iter()
-        .map(|e| lstat_one(workdir, e, index_mtime))
+        .map(|e| lstat_one(path.at(&e.path), e, index_mtime))
         .collect()
 }
 
-fn lstat_one(workdir: &Path, entry: &Entry, index_mtime: i64) -> Verdict {
+fn lstat_one(path: &Path, entry: &Entry, index_mtime: i64) -> Verdict {
     if entry.stage != 0 || entry.intent_to_add {
         return Verdict::Dirty;
     }
     if entry.skip_worktree || entry.assume_valid {
         return Verdict::Clean;
     }
-    let Ok(meta) = std::fs::symlink_metadata(workdir.join(OsStr::from_bytes(&entry.path))) else {
+    let Ok(meta) = std::fs::symlink_metadata(path) else {
         return Verdict::Dirty;
     };
     let ft = meta.file_type();
@@ -237,62 +242,89 @@ fn range_under<'e>(entries: &'e [Entry], prefix: &[u8]) -> &'e [Entry] {
     &entries[start..start + len]
 }
 
-/// The folder walk for untracked files.
+/// `workdir/` and a path inside it, in one buffer reused from file to file.
+struct Joined {
+    bytes: Vec<u8>,
+    /// The length of `workdir/`.
+    base: usize,
+}
+
+impl Joined {
+    fn new(workdir: &Path) -> Self {
+        let mut bytes = workdir.as_os_str().as_bytes().to_vec();
+        if bytes.last() != Some(&b'/') {
+            bytes.push(b'/');
+        }
+        let base = bytes.len();
+        Joined { bytes, base }
+    }
+
+    /// `workdir/rel`, replacing the previous path.
+    fn at(&mut self, rel: &[u8]) -> &Path {
+        self.bytes.truncate(self.base);
+        self.bytes.extend_from_slice(rel);
+        self.path()
+    }
+
+    fn path(&self) -> &Path {
+        Path::new(OsStr::from_bytes(&self.bytes))
+    }
+
+    /// The path relative to the workdir.
+    fn rel(&self) -> &[u8] {
+        &self.bytes[self.base..]
+    }
+}
+
+/// The folder walk for untracked files. Whether a path is a tracked file or folder is a binary
+/// search among the (sorted) index entries under the folder being walked.
 struct Walk<'a> {
     repo: &'a Repository,
-    workdir: &'a Path,
-    files: HashSet<&'a [u8]>,
-    dirs: HashSet<&'a [u8]>,
+    entries: &'a [Entry],
+    exempt: &'a [u8],
+    /// `workdir/` and the folder being walked (ending in `/`), then the item in hand.
+    path: Joined,
     untracked: Vec<Vec<u8>>,
-    /// Tracked folders that are no longer folders (a file or symlink took their place).
-    not_dirs: Vec<Vec<u8>>,
+    /// The entries under tracked folders that are no longer folders (a file or symlink took
+    /// their place), as ranges of `entries`.
+    not_dirs: Vec<Range<usize>>,
 }
 
 /// What the walk found.
 struct Walked {
     untracked: Vec<Vec<u8>>,
-    not_dirs: Vec<Vec<u8>>,
+    not_dirs: Vec<Range<usize>>,
 }
 
 impl<'a> Walk<'a> {
     fn run(
         repo: &'a Repository,
-        workdir: &'a Path,
+        workdir: &Path,
         entries: &'a [Entry],
-        exempt: &str,
+        exempt: &'a str,
     ) -> Result<Walked> {
-        let mut files = HashSet::with_capacity(entries.len());
-        let mut dirs = HashSet::new();
-        for entry in entries {
-            files.insert(entry.path.as_slice());
-            let mut path = entry.path.as_slice();
-            while let Some(slash) = path.iter().rposition(|&b| b == b'/') {
-                path = &path[..slash];
-                if !dirs.insert(path) {
-                    break;
-                }
-            }
-        }
         let mut walk = Walk {
             repo,
-            workdir,
-            files,
-            dirs,
+            entries,
+            exempt: exempt.as_bytes(),
+            path: Joined::new(workdir),
             untracked: Vec::new(),
             not_dirs: Vec::new(),
         };
-        walk.dir(b"", exempt)?;
+        walk.dir(0..entries.len())?;
         Ok(Walked {
             untracked: walk.untracked,
             not_dirs: walk.not_dirs,
         })
     }
 
-    fn dir(&mut self, rel: &[u8], exempt: &str) -> Result<()> {
-        let abs = self.workdir.join(OsStr::from_bytes(rel));
-        let Ok(reader) = std::fs::read_dir(&abs) else {
+    /// Walk the folder in `self.path` (`""` or ending in `/`), whose entries are `under`.
+    fn dir(&mut self, under: Range<usize>) -> Result<()> {
+        let Ok(reader) = std::fs::read_dir(self.path.path()) else {
             return Ok(()); // vanished or unreadable: the lstat of its entries reports them
         };
+        let end = self.path.bytes.len();
+        let prefix = end - self.path.base;
         for item in reader {
             let item = item?;
             let name = item.file_name();
@@ -300,32 +332,37 @@ impl<'a> Walk<'a> {
             if name == b".git" {
                 continue;
             }
-            let path = if rel.is_empty() {
-                name.to_vec()
-            } else {
-                [rel, b"/", name].concat()
-            };
             let is_dir = item.file_type()?.is_dir();
-            let tracked_dir = self.dirs.contains(path.as_slice());
+            let (tracked_file, inside) = lookup(&self.entries[under.clone()], prefix, name);
+            let inside = under.start + inside.start..under.start + inside.end;
+            let tracked_dir = !inside.is_empty();
+            self.path.bytes.truncate(end);
+            self.path.bytes.extend_from_slice(name);
             if is_dir && tracked_dir {
-                self.dir(&path, exempt)?;
+                self.path.bytes.push(b'/');
+                self.dir(inside)?;
                 continue;
             }
             if tracked_dir {
-                self.not_dirs.push(path.clone());
+                self.not_dirs.push(inside.clone());
             }
-            if (self.files.contains(path.as_slice()) && !is_dir) || path == exempt.as_bytes() {
+            if (tracked_file && !is_dir) || self.path.rel() == self.exempt {
                 continue;
             }
-            if self.ignored(&path) {
+            if self.ignored(self.path.rel()) {
                 continue;
             }
-            if is_dir && abs.join(OsStr::from_bytes(name)).join(".git").exists() {
-                self.untracked.push([path.as_slice(), b"/"].concat()); // a nested repository
-            } else if is_dir {
-                self.dir(&path, exempt)?;
+            if is_dir {
+                let rel = [self.path.rel(), b"/"].concat();
+                self.path.bytes.extend_from_slice(b"/.git");
+                if self.path.path().exists() {
+                    self.untracked.push(rel); // a nested repository
+                } else {
+                    self.path.bytes.truncate(end + name.len() + 1);
+                    self.dir(inside)?;
+                }
             } else {
-                self.untracked.push(path);
+                self.untracked.push(self.path.rel().to_vec());
             }
         }
         Ok(())
@@ -335,5 +372,141 @@ impl<'a> Walk<'a> {
         self.repo
             .status_should_ignore(Path::new(OsStr::from_bytes(path)))
             .unwrap_or(false)
+    }
+}
+
+/// Among `entries` (sorted, all under the same folder of length `prefix`), whether `name` in that
+/// folder is a tracked file, and the range of the entries inside it as a folder (empty when it is
+/// not a tracked folder).
+fn lookup(entries: &[Entry], prefix: usize, name: &[u8]) -> (bool, Range<usize>) {
+    let place = |e: &Entry| place(&e.path[prefix..], name);
+    let file = entries.partition_point(|e| place(e) < Place::File);
+    let tracked_file = entries.get(file).is_some_and(|e| place(e) == Place::File);
+    let after_file = file + usize::from(tracked_file);
+    let first = after_file + gallop(&entries[after_file..], |e| place(e) < Place::Inside);
+    let last = first + gallop(&entries[first..], |e| place(e) == Place::Inside);
+    (tracked_file, first..last)
+}
+
+/// Where a path sorts against the child `name` of a folder, both relative to that folder: the
+/// index sorts by bytes, so `name-x` and `name.x` come between `name` and `name/…`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Place {
+    Before,
+    File,
+    Between,
+    Inside,
+    After,
+}
+
+fn place(path: &[u8], name: &[u8]) -> Place {
+    // A byte loop rather than `Ord` on slices: these are short and usually differ early, where a
+    // call to `memcmp` per comparison cost more than the comparison.
+    let common = path.len().min(name.len());
+    let mut i = 0;
+    while i < common && path[i] == name[i] {
+        i += 1;
+    }
+    if i < common {
+        return if path[i] < name[i] {
+            Place::Before
+        } else {
+            Place::After
+        };
+    }
+    match path.get(name.len()) {
+        _ if path.len() < name.len() => Place::Before,
+        None => Place::File,
+        Some(b'/') => Place::Inside,
+        Some(&b) if b < b'/' => Place::Between,
+        Some(_) => Place::After,
+    }
+}
+
+/// `slice.partition_point(pred)`, probing 1, 2, 4, … items in first: as cheap as a binary search
+/// on a long run and cheaper on the usual short one (often none).
+fn gallop<T>(slice: &[T], pred: impl Fn(&T) -> bool) -> usize {
+    let mut lo = 0; // `slice[..lo]` all satisfy `pred`
+    let mut probe = 1;
+    let hi = loop {
+        if probe > slice.len() {
+            break slice.len();
+        }
+        if !pred(&slice[probe - 1]) {
+            break probe - 1;
+        }
+        lo = probe;
+        probe *= 2;
+    };
+    lo + slice[lo..hi].partition_point(pred)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn entry(path: &[u8]) -> Entry {
+        let zero = (0, 0);
+        Entry {
+            path: path.to_vec(),
+            oid: git2::Oid::zero(),
+            mode: 0o100644,
+            stat: StatData {
+                ctime: zero,
+                mtime: zero,
+                ino: 0,
+                uid: 0,
+                gid: 0,
+                size: 0,
+            },
+            stage: 0,
+            assume_valid: false,
+            skip_worktree: false,
+            intent_to_add: false,
+        }
+    }
+
+    /// A name from bytes that sort around `/` (`-`, `.` before it, `0`, `a` after).
+    fn name() -> impl Strategy<Value = Vec<u8>> {
+        proptest::collection::vec(proptest::sample::select(&b"-.0a"[..]), 1..4)
+    }
+
+    fn path() -> impl Strategy<Value = Vec<u8>> {
+        proptest::collection::vec(name(), 1..4).prop_map(|names| names.join(&b'/'))
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(2000))]
+
+        /// The binary searches find what a scan of every entry finds, in any folder.
+        #[test]
+        fn lookup_agrees_with_a_linear_scan(
+            paths in proptest::collection::vec(path(), 0..40),
+            folder in proptest::option::of(name()),
+            child in name(),
+        ) {
+            let mut paths = paths;
+            paths.sort();
+            paths.dedup();
+            let all: Vec<Entry> = paths.iter().map(|p| entry(p)).collect();
+            let prefix = folder.map(|f| [f.as_slice(), b"/"].concat()).unwrap_or_default();
+            let under = range_under(&all, &prefix);
+            let (file, inside) = lookup(under, prefix.len(), &child);
+            let full = [prefix.as_slice(), child.as_slice()].concat();
+            let dir = [full.as_slice(), b"/"].concat();
+            prop_assert_eq!(file, under.iter().any(|e| e.path == full));
+            let expected: Vec<usize> = (0..under.len())
+                .filter(|&i| under[i].path.starts_with(&dir))
+                .collect();
+            prop_assert_eq!(inside.collect::<Vec<_>>(), expected);
+        }
+
+        #[test]
+        fn gallop_is_a_partition_point(len in 0usize..70, split in 0usize..70) {
+            let items: Vec<usize> = (0..len).collect();
+            let split = split.min(len);
+            prop_assert_eq!(gallop(&items, |&i| i < split), split);
+        }
     }
 }

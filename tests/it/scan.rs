@@ -118,6 +118,65 @@ fn a_folder_replaced_by_a_file_makes_its_files_dirty() {
     assert_eq!(got.untracked, ["src/deep"]);
 }
 
+/// Moved away and a symlink left in its place: lstat through the symlink still finds each file
+/// with its stat data unchanged, yet git sees the folder's files deleted.
+#[test]
+fn a_folder_moved_behind_a_symlink_makes_its_files_dirty() {
+    let (_fx, wt) = scene();
+    std::fs::rename(wt.join("src/deep"), wt.join("moved")).unwrap();
+    std::os::unix::fs::symlink("../moved", wt.join("src/deep")).unwrap();
+    let expected = git_status(&wt);
+    assert_eq!(expected.dirty, ["src/deep/c.txt"]);
+    assert_eq!(expected.untracked, ["moved/c.txt", "src/deep"]);
+    assert_eq!(status(&wt), expected);
+}
+
+/// The index sorts by bytes, so `lib-x` and `lib.d` come between `lib` and `lib/…`, and `lib0`
+/// after: tracked files and folders with such names must not be taken for one another.
+#[test]
+fn names_sorting_around_a_folder_are_told_apart() {
+    let fx = Fixture::new();
+    fx.commit(
+        "agent/x",
+        &[
+            ("lib/one.txt", Some("1\n")),
+            ("lib/sub/two.txt", Some("2\n")),
+            ("lib-x.txt", Some("x\n")),
+            ("lib.d/three.txt", Some("3\n")),
+            ("lib0/four.txt", Some("4\n")),
+            ("lib0.txt", Some("0\n")),
+        ],
+        "names around lib",
+    );
+    let wt = fx.worktree("x", "agent/x");
+    age(&wt);
+    assert_eq!(status(&wt), WorktreeStatus::default());
+    fx.write(&wt, "lib/new.txt", "n\n");
+    fx.write(&wt, "lib-y.txt", "y\n");
+    fx.write(&wt, "lib.d/new.txt", "n\n");
+    fx.write(&wt, "lib0/sub/new.txt", "n\n");
+    fx.write(&wt, "lib.d/three.txt", "three, edited\n");
+    std::fs::remove_file(wt.join("lib-x.txt")).unwrap();
+    std::fs::remove_dir_all(wt.join("lib/sub")).unwrap();
+    fx.write(&wt, "lib/sub", "now a file\n");
+    let expected = git_status(&wt);
+    assert_eq!(
+        expected.dirty,
+        ["lib-x.txt", "lib.d/three.txt", "lib/sub/two.txt"]
+    );
+    assert_eq!(
+        expected.untracked,
+        [
+            "lib-y.txt",
+            "lib.d/new.txt",
+            "lib/new.txt",
+            "lib/sub",
+            "lib0/sub/new.txt"
+        ]
+    );
+    assert_eq!(status(&wt), expected);
+}
+
 #[test]
 fn untracked_files_are_listed_one_by_one_inside_untracked_folders() {
     let (fx, wt) = scene();
