@@ -333,6 +333,37 @@ fn the_scan_agrees_with_git_status_on_an_index_v4() {
     assert_eq!(status(&wt), git_status(&wt));
 }
 
+/// Past the size where the scan lstats on two threads (300 entries): the same answers.
+#[test]
+fn the_scan_agrees_with_git_status_on_a_larger_index() {
+    let fx = Fixture::new();
+    let files: Vec<(String, String)> = (0..400)
+        .map(|i| (format!("many/m{:02}/f{i}.txt", i / 10), format!("{i}\n")))
+        .collect();
+    let mut all: Vec<(&str, Option<&str>)> = files
+        .iter()
+        .map(|(path, text)| (path.as_str(), Some(text.as_str())))
+        .collect();
+    all.extend([
+        (".gitignore", Some("*.log\nbuild/\n")),
+        ("src/a.txt", Some("alpha\n")),
+        ("src/b.txt", Some("beta\n")),
+        ("src/deep/c.txt", Some("gamma\n")),
+        ("docs/d.txt", Some("delta\n")),
+    ]);
+    fx.commit("agent/x", &all, "many files");
+    let wt = fx.worktree("x", "agent/x");
+    age(&wt);
+    assert_eq!(status(&wt), WorktreeStatus::default());
+    mixed(&fx, &wt);
+    fx.write(&wt, "many/m07/f70.txt", "edited\n");
+    std::fs::remove_file(wt.join("many/m39/f399.txt")).unwrap();
+    fx.write(&wt, "many/m20/new.txt", "new\n");
+    let expected = git_status(&wt);
+    assert_eq!(expected.dirty.len(), 7, "{expected:?}");
+    assert_eq!(status(&wt), expected);
+}
+
 #[test]
 fn libgit2s_general_status_agrees_with_git_status() {
     let (fx, wt) = scene();
