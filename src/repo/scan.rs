@@ -222,10 +222,13 @@ fn compare_tree(
         let name = item.name_bytes().to_vec();
         let path = [prefix, &name].concat();
         if item.kind() == Some(git2::ObjectType::Tree) {
-            let sub = repo.find_tree(item.id())?;
             let child = cache.and_then(|c| c.children.iter().find(|n| n.name == name));
-            let dir = [path.as_slice(), b"/"].concat();
-            compare_tree(repo, Some(&sub), under, child, &dir, out)?;
+            // A subfolder the cache-tree vouches for is skipped before its tree is read.
+            if child.and_then(|c| c.oid) != Some(item.id()) {
+                let sub = repo.find_tree(item.id())?;
+                let dir = [path.as_slice(), b"/"].concat();
+                compare_tree(repo, Some(&sub), under, child, &dir, out)?;
+            }
             dirs.insert(name);
             continue;
         }
@@ -240,17 +243,33 @@ fn compare_tree(
         }
         files.insert(name);
     }
-    for entry in under {
-        let rest = &entry.path[prefix.len()..];
-        let in_head = match rest.iter().position(|&b| b == b'/') {
-            Some(slash) => dirs.contains(&rest[..slash]),
-            None => files.contains(rest),
+    // The index's side, one child of the folder at a time: a subfolder's entries are one run,
+    // looked up in HEAD once rather than once an entry (on a folder of the 100,000-file bench,
+    // that was 100,000 hashes).
+    let mut at = 0;
+    while at < under.len() {
+        let rest = &under[at].path[prefix.len()..];
+        let (run, in_head) = match rest.iter().position(|&b| b == b'/') {
+            Some(slash) => {
+                let name = &rest[..slash];
+                let len = gallop(&under[at..], |e| in_dir(&e.path[prefix.len()..], name));
+                (&under[at..at + len], dirs.contains(name))
+            }
+            None => (&under[at..at + 1], files.contains(rest)),
         };
-        if !in_head || entry.stage != 0 {
-            out.push(entry.path.clone());
+        for entry in run {
+            if !in_head || entry.stage != 0 {
+                out.push(entry.path.clone());
+            }
         }
+        at += run.len();
     }
     Ok(())
+}
+
+/// Whether `path` is inside the folder `dir` (starts with `dir/`).
+fn in_dir(path: &[u8], dir: &[u8]) -> bool {
+    path.len() > dir.len() && path[dir.len()] == b'/' && path.starts_with(dir)
 }
 
 /// The contiguous run of (sorted) entries whose path starts with `prefix`.

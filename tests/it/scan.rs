@@ -85,6 +85,30 @@ fn staged_edits_additions_and_removals_are_dirty() {
     assert_eq!(got.untracked, ["docs/d.txt"]);
 }
 
+/// Staged swaps of a file and a folder, both ways: HEAD's folder is the index's file and the
+/// other way round, so each side has a child the other holds as the other kind.
+#[test]
+fn staged_swaps_of_files_and_folders_are_dirty() {
+    let (fx, wt) = scene();
+    std::fs::remove_dir_all(wt.join("src/deep")).unwrap();
+    fx.write(&wt, "src/deep", "a file now\n");
+    std::fs::remove_file(wt.join("docs/d.txt")).unwrap();
+    fx.write(&wt, "docs/d.txt/inner.txt", "a folder now\n");
+    git(&wt, &["add", "-A", "src", "docs"]);
+    let expected = git_status(&wt);
+    assert_eq!(
+        expected.dirty,
+        [
+            "docs/d.txt",
+            "docs/d.txt/inner.txt",
+            "src/deep",
+            "src/deep/c.txt"
+        ]
+    );
+    assert!(expected.untracked.is_empty(), "{expected:?}");
+    assert_eq!(status(&wt), expected);
+}
+
 #[test]
 fn a_deleted_file_is_dirty() {
     let (_fx, wt) = scene();
