@@ -545,11 +545,23 @@ impl StdDir {
 /// not a tracked folder).
 fn lookup(entries: &[Entry], prefix: usize, name: &[u8]) -> (bool, Range<usize>) {
     let place = |e: &Entry| place(&e.path[prefix..], name);
-    let file = entries.partition_point(|e| place(e) < Place::File);
-    let tracked_file = entries.get(file).is_some_and(|e| place(e) == Place::File);
-    let after_file = file + usize::from(tracked_file);
-    let first = after_file + gallop(&entries[after_file..], |e| place(e) < Place::Inside);
-    let last = first + gallop(&entries[first..], |e| place(e) == Place::Inside);
+    let at = |i: usize| entries.get(i).map_or(Place::After, place);
+    // Each entry is placed once past the binary search: usually the file itself and the next.
+    let mut first = entries.partition_point(|e| place(e) < Place::File);
+    let mut here = at(first);
+    let tracked_file = here == Place::File;
+    if tracked_file {
+        first += 1;
+        here = at(first);
+    }
+    if here == Place::Between {
+        first += 1 + gallop(&entries[first + 1..], |e| place(e) < Place::Inside);
+        here = at(first);
+    }
+    let mut last = first;
+    if here == Place::Inside {
+        last += 1 + gallop(&entries[first + 1..], |e| place(e) == Place::Inside);
+    }
     (tracked_file, first..last)
 }
 
