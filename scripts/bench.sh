@@ -11,11 +11,11 @@
 # `_EXEC_STATUS.md` (untracked, exempt) and an ignored `build/` folder of 200 files. The small repository scales the commit count with the file
 # count, so the large/small ratio covers both dimensions of "the repository".
 #
-# Usage: scripts/bench.sh [rounds]   (default 31; BENCH_ROUNDS also works). No network.
+# Usage: scripts/bench.sh [rounds]   (default 61; BENCH_ROUNDS also works). No network.
 # `check --no-checks` exits 4 (UNVERIFIED): that is the expected verdict here, not a failure.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
-rounds=${1:-${BENCH_ROUNDS:-31}}
+rounds=${1:-${BENCH_ROUNDS:-61}}
 stamp="closegate-bench v3"
 
 echo "building closegate (release)..."
