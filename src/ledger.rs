@@ -46,7 +46,7 @@ pub fn approval_for(
     commit: &str,
     contract: Option<&str>,
 ) -> Result<Option<Approval>> {
-    let records = record::read(common_dir)?.records;
+    let records = record::read_mentioning(common_dir, commit)?;
     let found = records.iter().rev().find(|r| {
         r["event"] == "approve"
             && r["commit"].as_str() == Some(commit)
@@ -64,7 +64,10 @@ pub fn approval_for(
 /// (the verdict with the approval applied) or `teardown`, or a `teardown` that removed a clean
 /// `closed-without-merge` return.
 pub fn has_passing_record(common_dir: &Path, commit: &str) -> Result<bool> {
-    Ok(passing_commits(common_dir)?.contains(commit))
+    let records = record::read_mentioning(common_dir, commit)?;
+    Ok(records
+        .iter()
+        .any(|r| is_passing(r) && r["commit"].as_str() == Some(commit)))
 }
 
 /// Every commit with a passing record, from one pass over the audit log (the hook asks about

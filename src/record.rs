@@ -100,6 +100,52 @@ pub struct ReadResult {
     pub skipped: Vec<(usize, String)>,
 }
 
+/// The records whose line mentions `needle` as written (a full commit id: hex is never escaped
+/// in JSON); a missing file reads as empty and unreadable lines are left out. One substring scan
+/// of the log and a JSON parse of the few lines that match, so a check's approval lookup does not
+/// grow with every record the repository ever kept.
+pub fn read_mentioning(common_dir: &Path, needle: &str) -> Result<Vec<Value>> {
+    use std::io::Read;
+    const CHUNK: usize = 1 << 17;
+    let path = audit_path(common_dir);
+    let mut file = match std::fs::File::open(&path) {
+        Ok(file) => file,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => return Err(e).with_context(|| format!("reading {}", path.display())),
+    };
+    let finder = memchr::memmem::Finder::new(needle.as_bytes());
+    let mut records = Vec::new();
+    // Streamed in chunks: `pending` holds the bytes after the last complete line.
+    let (mut chunk, mut pending) = (vec![0u8; CHUNK], Vec::new());
+    loop {
+        let read = file
+            .read(&mut chunk)
+            .with_context(|| format!("reading {}", path.display()))?;
+        if read == 0 {
+            scan_lines(&pending, &finder, &mut records);
+            return Ok(records);
+        }
+        pending.extend_from_slice(&chunk[..read]);
+        if let Some(last) = memchr::memrchr(b'\n', &pending) {
+            scan_lines(&pending[..last], &finder, &mut records);
+            pending.drain(..=last);
+        }
+    }
+}
+
+/// Parse the lines of `bytes` that contain the needle.
+fn scan_lines(bytes: &[u8], finder: &memchr::memmem::Finder<'_>, out: &mut Vec<Value>) {
+    let mut rest = bytes;
+    while let Some(at) = finder.find(rest) {
+        let start = memchr::memrchr(b'\n', &rest[..at]).map_or(0, |i| i + 1);
+        let end = memchr::memchr(b'\n', &rest[at..]).map_or(rest.len(), |i| at + i);
+        if let Ok(Some(record)) = parse_line(&rest[start..end]) {
+            out.push(record);
+        }
+        rest = &rest[(end + 1).min(rest.len())..];
+    }
+}
+
 /// Read every record; a missing file reads as empty. Blank lines are ignored; lines that are not
 /// UTF-8, not JSON or not a JSON object are skipped and reported.
 pub fn read(common_dir: &Path) -> Result<ReadResult> {
@@ -136,6 +182,52 @@ fn parse_line(raw: &[u8]) -> std::result::Result<Option<Value>, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn read_mentioning_parses_only_the_lines_that_name_the_needle() {
+        let dir = tempfile::tempdir().unwrap();
+        let log = audit_path(dir.path());
+        std::fs::create_dir_all(log.parent().unwrap()).unwrap();
+        let lines = [
+            r#"{"event":"check","commit":"aaaa","n":1}"#,
+            r#"{"event":"check","commit":"bbbb","n":2}"#,
+            r#"{"event":"approve","commit":"aaaa","note":"aaaa twice","n":3}"#,
+            r#"not json but aaaa"#,
+            r#"{"event":"check","commit":"aaaa","n":4}"#,
+        ];
+        std::fs::write(&log, lines.join("\n")).unwrap();
+        let found = read_mentioning(dir.path(), "aaaa").unwrap();
+        let numbers: Vec<_> = found.iter().map(|r| r["n"].as_i64().unwrap()).collect();
+        assert_eq!(
+            numbers,
+            [1, 3, 4],
+            "in order, once each, the broken line left out"
+        );
+        assert!(read_mentioning(dir.path(), "cccc").unwrap().is_empty());
+        // Lines that straddle the reader's chunks are found whole.
+        let padding = format!(
+            r#"{{"event":"check","commit":"dddd","pad":"{}"}}"#,
+            "x".repeat(70_000)
+        );
+        let long: Vec<String> = (0..6)
+            .map(|n| format!(r#"{{"event":"check","commit":"aaaa","n":{n}}}"#))
+            .flat_map(|line| [padding.clone(), line])
+            .collect();
+        std::fs::write(&log, long.join("\n")).unwrap();
+        let found_long = read_mentioning(dir.path(), "aaaa").unwrap();
+        let numbers: Vec<_> = found_long
+            .iter()
+            .map(|r| r["n"].as_i64().unwrap())
+            .collect();
+        assert_eq!(numbers, [0, 1, 2, 3, 4, 5]);
+        assert_eq!(read_mentioning(dir.path(), "dddd").unwrap().len(), 6);
+        std::fs::write(&log, lines.join("\n")).unwrap();
+        let all = read(dir.path()).unwrap().records;
+        let by_filter: Vec<_> = all.iter().filter(|r| r["commit"] == "aaaa").collect();
+        assert_eq!(found.iter().collect::<Vec<_>>(), by_filter);
+        let missing = tempfile::tempdir().unwrap();
+        assert!(read_mentioning(missing.path(), "aaaa").unwrap().is_empty());
+    }
 
     #[test]
     fn civil_conversion_at_known_instants() {
