@@ -240,3 +240,45 @@ impl Fixture {
         (fx, tip)
     }
 }
+
+/// `git diff --name-status -M from to` as sorted `kind path [path]` lines, the words of
+/// `ChangeKind::as_str`.
+pub fn git_changes(cwd: &Path, from: Oid, to: Oid) -> Vec<String> {
+    let out = git(
+        cwd,
+        &[
+            "diff",
+            "--name-status",
+            "-M",
+            &from.to_string(),
+            &to.to_string(),
+        ],
+    );
+    let mut lines: Vec<String> = out
+        .lines()
+        .map(|line| {
+            let mut parts = line.split('\t');
+            let code = parts.next().unwrap();
+            let kind = match &code[..1] {
+                "A" => "added",
+                "M" => "modified",
+                "D" => "deleted",
+                "R" => "renamed",
+                "T" => "type-changed",
+                other => panic!("unexpected status {other}"),
+            };
+            let paths: Vec<&str> = parts.collect();
+            format!("{kind} {}", paths.join(" "))
+        })
+        .collect();
+    lines.sort();
+    lines
+}
+
+/// closegate's changes in the same `kind path [path]` shape, in the order given.
+pub fn change_lines(changes: &[closegate::repo::Change]) -> Vec<String> {
+    changes
+        .iter()
+        .map(|c| format!("{} {}", c.kind.as_str(), c.paths().join(" ")))
+        .collect()
+}

@@ -1,6 +1,6 @@
-//! closegate reads the agent's loose trees itself and everything else through libgit2
-//! (src/repo/objects.rs). Whatever mix of loose and packed objects a repository holds, the
-//! changes and path lookups must be git's.
+//! `Repo::changes` reads only the subtrees that differ, the agent's loose trees itself and
+//! everything else through libgit2 (src/repo/objects.rs). Whatever mix of loose and packed
+//! objects a repository holds, the changes and path lookups must be git's.
 
 use std::io::Write;
 
@@ -9,11 +9,12 @@ use flate2::Compression;
 use flate2::write::ZlibEncoder;
 use git2::Oid;
 
-use crate::fixture::{Fixture, git};
+use crate::fixture::{Fixture, change_lines, git, git_changes};
 
-/// A base on `main` and an agent commit on `agent/x` that edits, adds, deletes, turns a folder
-/// into a file and a file into a folder.
+/// A base on `main` and an agent commit on `agent/x` that edits, adds, deletes (a whole folder
+/// too), renames, turns a folder into a file and a file into a folder.
 fn scene(fx: &Fixture) -> (Oid, Oid) {
+    const LONG: &str = "a line long enough to be recognised after a move\n";
     let base = fx.commit(
         "main",
         &[
@@ -21,8 +22,10 @@ fn scene(fx: &Fixture) -> (Oid, Oid) {
             ("keep/deep/same.txt", Some("same\n")),
             ("mod/file.txt", Some("one\n")),
             ("gone/a.txt", Some("a\n")),
+            ("gone/sub/b.txt", Some("b\n")),
             ("was_dir/inner.txt", Some("inner\n")),
             ("was_file", Some("a file\n")),
+            ("moved/long.txt", Some(LONG)),
         ],
         "base",
     );
@@ -31,55 +34,23 @@ fn scene(fx: &Fixture) -> (Oid, Oid) {
         &[
             ("mod/file.txt", Some("two\n")),
             ("gone/a.txt", None),
+            ("gone/sub/b.txt", None),
             ("was_dir/inner.txt", None),
             ("was_dir", Some("now a file\n")),
             ("was_file", None),
             ("was_file/inside.txt", Some("now a folder\n")),
             ("added/x/y.txt", Some("y\n")),
+            ("moved/long.txt", None),
+            ("elsewhere/long.txt", Some(LONG)),
         ],
         "agent",
     );
     (base, tip)
 }
 
-/// `git diff --name-status --no-renames`, as `kind path` lines.
-fn git_changes(fx: &Fixture, from: Oid, to: Oid) -> Vec<String> {
-    let out = git(
-        &fx.root(),
-        &[
-            "diff",
-            "--name-status",
-            "--no-renames",
-            &from.to_string(),
-            &to.to_string(),
-        ],
-    );
-    let mut lines: Vec<String> = out
-        .lines()
-        .map(|l| {
-            let (status, path) = l.split_once('\t').unwrap();
-            let kind = match status {
-                "A" => "added",
-                "M" => "modified",
-                "D" => "deleted",
-                "T" => "type-changed",
-                other => panic!("unexpected status {other}"),
-            };
-            format!("{kind} {path}")
-        })
-        .collect();
-    lines.sort();
-    lines
-}
-
 fn our_changes(fx: &Fixture, from: Oid, to: Oid) -> Vec<String> {
     let repo = Repo::discover(&fx.root()).unwrap();
-    let mut lines: Vec<String> = repo
-        .changes(Some(from), to)
-        .unwrap()
-        .iter()
-        .map(|c| format!("{} {}", c.kind.as_str(), c.paths().join(" ")))
-        .collect();
+    let mut lines = change_lines(&repo.changes(Some(from), to).unwrap());
     lines.sort();
     lines
 }
@@ -123,11 +94,23 @@ fn assert_lookups_agree(fx: &Fixture, commit: Oid) {
     );
 }
 
+/// As after a gc: every object in one pack, none loose.
+fn pack_everything(fx: &Fixture) {
+    git(&fx.root(), &["repack", "-adq"]);
+    git(&fx.root(), &["prune-packed"]);
+    let loose = git(&fx.root(), &["count-objects"]);
+    assert!(loose.starts_with("0 objects"), "{loose}");
+}
+
 #[test]
 fn loose_objects_give_gits_changes_and_lookups() {
     let fx = Fixture::new();
     let (base, tip) = scene(&fx);
-    assert_eq!(our_changes(&fx, base, tip), git_changes(&fx, base, tip));
+    assert_eq!(
+        our_changes(&fx, base, tip),
+        git_changes(&fx.root(), base, tip)
+    );
+    assert!(our_changes(&fx, tip, tip).is_empty());
     assert_lookups_agree(&fx, tip);
     assert_lookups_agree(&fx, base);
 }
@@ -136,11 +119,11 @@ fn loose_objects_give_gits_changes_and_lookups() {
 fn packed_objects_give_gits_changes_and_lookups() {
     let fx = Fixture::new();
     let (base, tip) = scene(&fx);
-    git(&fx.root(), &["repack", "-adq"]);
-    git(&fx.root(), &["prune-packed"]);
-    let loose = git(&fx.root(), &["count-objects"]);
-    assert!(loose.starts_with("0 objects"), "{loose}");
-    assert_eq!(our_changes(&fx, base, tip), git_changes(&fx, base, tip));
+    pack_everything(&fx);
+    assert_eq!(
+        our_changes(&fx, base, tip),
+        git_changes(&fx.root(), base, tip)
+    );
     assert_lookups_agree(&fx, tip);
 }
 
@@ -150,10 +133,12 @@ fn packed_objects_give_gits_changes_and_lookups() {
 fn a_mix_of_packed_and_loose_objects_gives_gits_changes_and_lookups() {
     let fx = Fixture::new();
     let (base, _) = scene(&fx);
-    git(&fx.root(), &["repack", "-adq"]);
-    git(&fx.root(), &["prune-packed"]);
+    pack_everything(&fx);
     let tip = fx.commit("agent/x", &[("mod/file.txt", Some("three\n"))], "more");
-    assert_eq!(our_changes(&fx, base, tip), git_changes(&fx, base, tip));
+    assert_eq!(
+        our_changes(&fx, base, tip),
+        git_changes(&fx.root(), base, tip)
+    );
     assert_lookups_agree(&fx, tip);
 }
 

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use closegate::repo::{Repo, WorktreeStatus, status_of};
 use git2::Oid;
 
-use crate::fixture::{Fixture, git};
+use crate::fixture::{Fixture, change_lines, git, git_changes};
 
 const EXEMPT: &str = "_EXEC_STATUS.md";
 
@@ -396,86 +396,6 @@ fn libgit2s_general_status_agrees_with_git_status() {
     assert_eq!(status(&wt), git_status(&wt));
 }
 
-/// `Repo::changes` reads only the subtrees that differ; it must still see every change git sees.
-#[test]
-fn changes_agree_with_git_diff() {
-    let fx = Fixture::new();
-    let base = fx.commit(
-        "main",
-        &[
-            ("keep/same.txt", Some("same\n")),
-            ("keep/deep/same.txt", Some("same\n")),
-            ("mod/file.txt", Some("one\n")),
-            ("gone/a.txt", Some("a\n")),
-            ("gone/sub/b.txt", Some("b\n")),
-            ("was_dir/inner.txt", Some("inner\n")),
-            (
-                "moved/long.txt",
-                Some("a line long enough to be recognised after a move\n"),
-            ),
-        ],
-        "base",
-    );
-    let tip = fx.commit(
-        "main",
-        &[
-            ("mod/file.txt", Some("two\n")),
-            ("gone/a.txt", None),
-            ("gone/sub/b.txt", None),
-            ("was_dir/inner.txt", None),
-            ("was_dir", Some("now a file\n")),
-            ("added/x/y.txt", Some("y\n")),
-            ("moved/long.txt", None),
-            (
-                "elsewhere/long.txt",
-                Some("a line long enough to be recognised after a move\n"),
-            ),
-        ],
-        "tip",
-    );
-    let repo = Repo::discover(&fx.root()).unwrap();
-    let mut ours: Vec<String> = repo
-        .changes(Some(base), tip)
-        .unwrap()
-        .iter()
-        .map(|c| format!("{} {}", c.kind.as_str(), c.paths().join(" ")))
-        .collect();
-    ours.sort();
-    let mut theirs: Vec<String> = git_diff(&fx.root(), base, tip);
-    theirs.sort();
-    assert_eq!(ours, theirs);
-    assert!(repo.changes(Some(tip), tip).unwrap().is_empty());
-}
-
-fn git_diff(cwd: &Path, from: Oid, to: Oid) -> Vec<String> {
-    let out = git(
-        cwd,
-        &[
-            "diff",
-            "--name-status",
-            "-M",
-            &from.to_string(),
-            &to.to_string(),
-        ],
-    );
-    out.lines()
-        .map(|line| {
-            let mut parts = line.split('\t');
-            let code = parts.next().unwrap();
-            let kind = match &code[..1] {
-                "A" => "added",
-                "M" => "modified",
-                "D" => "deleted",
-                "R" => "renamed",
-                "T" => "type-changed",
-                other => panic!("unexpected status {other}"),
-            };
-            let paths: Vec<&str> = parts.collect();
-            format!("{kind} {}", paths.join(" "))
-        })
-        .collect()
-}
-
 /// A parentless commit holding exactly `files` (path, mode, content; a gitlink's content is
 /// the commit id it records), for diffs where modes matter.
 fn commit_with_modes(fx: &Fixture, files: &[(&str, u32, &str)]) -> Oid {
@@ -600,11 +520,7 @@ fn changes_without_renames_agree_with_libgit2_and_git() {
         (None, base),
         (Some(base), base),
     ];
-    let text = |changes: Vec<closegate::repo::Change>| -> Vec<String> {
-        let line =
-            |c: &closegate::repo::Change| format!("{} {}", c.kind.as_str(), c.paths().join(" "));
-        changes.iter().map(line).collect()
-    };
+    let text = |changes: Vec<closegate::repo::Change>| change_lines(&changes);
     for (from, to) in pairs {
         let ours = text(repo.changes(from, to).unwrap());
         let libgit2 = text(repo.changes_by_libgit2(from, to).unwrap());
@@ -612,9 +528,7 @@ fn changes_without_renames_agree_with_libgit2_and_git() {
         if let Some(from) = from {
             let mut sorted = ours.clone();
             sorted.sort();
-            let mut theirs = git_diff(&fx.root(), from, to);
-            theirs.sort();
-            assert_eq!(sorted, theirs, "{from} -> {to}");
+            assert_eq!(sorted, git_changes(&fx.root(), from, to), "{from} -> {to}");
         }
     }
     let mode_only = text(repo.changes(Some(base), modified).unwrap());
