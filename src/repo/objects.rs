@@ -254,6 +254,61 @@ mod tests {
         assert_eq!(inflate_loose(b"not zlib at all"), None);
     }
 
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(2000))]
+
+        /// Any bytes: the parser ends (each item consumes input or ends the walk) and never
+        /// panics; the inflater gives an answer or leaves the object to libgit2.
+        #[test]
+        fn arbitrary_bytes_neither_panic_nor_loop(bytes in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..400)) {
+            let items = entries(&bytes).take(bytes.len() + 1).count();
+            proptest::prop_assert!(items <= bytes.len());
+            let _ = find(&bytes, b"x");
+            let _ = inflate_loose(&bytes);
+            let _ = inflate_loose(&loose(&bytes));
+        }
+    }
+
+    proptest::proptest! {
+        // Each case initialises a repository: fewer cases, each of up to 20 entries.
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(200))]
+
+        /// Trees libgit2 builds from random entries parse as libgit2 reads them back.
+        #[test]
+        fn built_trees_parse_as_libgit2_reads_them(
+            items in proptest::collection::btree_map(
+                "[a-z0-9_-][a-z0-9._-]{0,11}",
+                (0usize..4, proptest::collection::vec(proptest::prelude::any::<u8>(), 0..8)),
+                1..20,
+            )
+        ) {
+            let dir = tempfile::tempdir().unwrap();
+            let repo = Repository::init_bare(dir.path()).unwrap();
+            let mut builder = repo.treebuilder(None).unwrap();
+            let modes = [0o100644, 0o100755, 0o120000, 0o040000];
+            let empty_tree = repo.treebuilder(None).unwrap().write().unwrap();
+            for (name, (mode, content)) in &items {
+                let id = match modes[*mode] {
+                    0o040000 => empty_tree,
+                    _ => repo.blob(content).unwrap(),
+                };
+                builder.insert(name, id, modes[*mode]).unwrap();
+            }
+            let tree_id = builder.write().unwrap();
+            let raw = repo.odb().unwrap().read(tree_id).unwrap().data().to_vec();
+            let ours: Vec<_> = entries(&raw)
+                .map(|e| e.map(|e| (e.name.to_vec(), e.mode, e.id())))
+                .collect::<Result<_, ()>>()
+                .unwrap();
+            let tree = repo.find_tree(tree_id).unwrap();
+            let theirs: Vec<_> = tree
+                .iter()
+                .map(|e| (e.name_bytes().to_vec(), e.filemode(), e.id()))
+                .collect();
+            proptest::prop_assert_eq!(ours, theirs);
+        }
+    }
+
     #[test]
     fn tree_entries_parse_and_normalise_like_libgit2() {
         let mut raw = Vec::new();
