@@ -1,8 +1,9 @@
 //! The `checks` gate (SPEC §4.6): closegate runs the trusted checks itself, on the exact commit.
 //!
-//! The commit's tree is written into a fresh temporary directory (`Repo::checkout_pristine`:
-//! the repository's own index, HEAD, refs and every worktree stay untouched). The checkout holds
-//! no `.git`: a check sees the committed files only, and a `git` command inside it stops at
+//! The commit is checked out into a fresh temporary directory (`Repo::checkout_pristine`: a
+//! repository of its own that borrows the objects through alternates, HEAD detached at the
+//! commit; this repository's index, HEAD, refs and every worktree stay untouched). A `git`
+//! command in a check sees the exact commit and its history, and stops at
 //! `GIT_CEILING_DIRECTORIES` instead of finding another repository.
 //!
 //! Each check runs as `sh -c <run>` in its own process group with stdin closed and stdout and

@@ -1,37 +1,44 @@
-//! The pristine checkout the checks gate runs in: a commit's tree written into a directory from
-//! an in-memory index (`checkout_index` with `target_dir` and `update_index(false)`), so the
-//! repository's own index, HEAD, refs and every worktree stay untouched. No `.git` is written
-//! and submodules are not checked out.
+//! The pristine checkout the checks gate runs in: a repository of its own in a temporary
+//! directory, borrowing this repository's objects through `objects/info/alternates`, its HEAD
+//! detached at the commit and its index and files written from the commit's tree. Checks that
+//! ask git (`git describe`, `git log`, `git status`) see the exact commit and a clean checkout;
+//! nothing is written to this repository (no worktree entry, no ref, no object), and its index
+//! and every worktree stay untouched. Submodules are not checked out.
 
 use std::path::Path;
 
 use anyhow::{Context, Result, bail};
-use git2::Oid;
 use git2::build::CheckoutBuilder;
+use git2::{Oid, Repository, RepositoryInitOptions};
 
 use super::Repo;
 
 impl Repo {
-    /// Write `commit`'s tree into `dir`, which must lie outside every worktree.
+    /// Check `commit` out into `dir`, which must lie outside every worktree.
     pub fn checkout_pristine(&self, commit: Oid, dir: &Path) -> Result<()> {
         self.ensure_outside_worktrees(dir)?;
-        let tree = self
-            .git
+        let fail = || format!("checking out commit {commit} into {}", dir.display());
+        let mut init = RepositoryInitOptions::new();
+        init.external_template(false).no_reinit(true);
+        let git_dir = Repository::init_opts(dir, &init)
+            .with_context(fail)?
+            .path()
+            .to_path_buf();
+        let objects = super::canonical(&self.common_dir().join("objects"));
+        std::fs::write(
+            git_dir.join("objects/info/alternates"),
+            format!("{}\n", objects.display()),
+        )
+        .with_context(fail)?;
+        // Opened again so the object database reads the alternates file just written.
+        let checkout = Repository::open(&git_dir).with_context(fail)?;
+        checkout
             .find_commit(commit)
-            .and_then(|c| c.tree())
-            .with_context(|| format!("reading the tree of commit {commit}"))?;
-        let mut index = git2::Index::new().context("creating an in-memory index")?;
-        index
-            .read_tree(&tree)
-            .with_context(|| format!("reading the tree of commit {commit}"))?;
+            .with_context(|| format!("reading commit {commit}"))?;
+        checkout.set_head_detached(commit).with_context(fail)?;
         let mut opts = CheckoutBuilder::new();
-        opts.target_dir(dir)
-            .force()
-            .recreate_missing(true)
-            .update_index(false);
-        self.git
-            .checkout_index(Some(&mut index), Some(&mut opts))
-            .with_context(|| format!("checking out commit {commit} into {}", dir.display()))
+        opts.force().recreate_missing(true);
+        checkout.checkout_head(Some(&mut opts)).with_context(fail)
     }
 
     /// Refuse a directory that lies inside a worktree (e.g. `TMPDIR` set into one).

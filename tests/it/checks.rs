@@ -108,15 +108,22 @@ fn check_sees_the_commit_not_the_worktree_and_leaves_no_trace() {
         .flatten()
         .map(String::from)
         .collect::<Vec<_>>();
+    let refs_before = crate::fixture::git(&fx.root(), &["for-each-ref"]);
+    let objects_before = crate::fixture::git(&fx.root(), &["count-objects"]);
+    // git in the checkout sees the exact commit, detached, and a clean checkout.
     let run = format!(
-        "cat data.txt; test -e .git || echo no-git; pwd > '{}'",
+        "cat data.txt; git rev-parse HEAD; git log -1 --format=%s; git status --porcelain; \
+         git symbolic-ref -q HEAD || echo detached; pwd > '{}'",
         pwd_file.display()
     );
 
     let (runs, codes, _) = run_checks(&fx, commit, &[spec("see", &run, 60)]);
 
     assert!(codes.is_empty(), "{codes:?}");
-    assert_eq!(runs[0].output, ["committed", "no-git"]);
+    assert_eq!(
+        runs[0].output,
+        ["committed", &commit.to_string(), "add data", "detached"]
+    );
     assert_eq!((runs[0].exit_code, runs[0].timed_out), (Some(0), false));
     assert_eq!(
         (runs[0].name.as_str(), runs[0].command.as_str()),
@@ -146,6 +153,14 @@ fn check_sees_the_commit_not_the_worktree_and_leaves_no_trace() {
         .map(String::from)
         .collect::<Vec<_>>();
     assert_eq!(worktrees_before, worktrees_after);
+    assert_eq!(
+        refs_before,
+        crate::fixture::git(&fx.root(), &["for-each-ref"])
+    );
+    assert_eq!(
+        objects_before,
+        crate::fixture::git(&fx.root(), &["count-objects"])
+    );
     assert_eq!(
         std::fs::read_to_string(wt.join("data.txt")).unwrap(),
         "uncommitted\n"
