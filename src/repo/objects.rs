@@ -34,6 +34,8 @@ pub(super) enum Likely {
 pub(super) struct Trees {
     objects_dir: PathBuf,
     cache: RefCell<HashMap<Oid, RawTree>>,
+    /// `likely` per commit asked about (one stat each).
+    commits: RefCell<HashMap<Oid, Likely>>,
 }
 
 impl Trees {
@@ -41,17 +43,20 @@ impl Trees {
         Trees {
             objects_dir: common_dir.join("objects"),
             cache: RefCell::new(HashMap::new()),
+            commits: RefCell::new(HashMap::new()),
         }
     }
 
     /// Where the trees of `commit` likely are: a commit still loose was written since the last
     /// gc, and so were the trees it changed.
     pub(super) fn likely(&self, commit: Oid) -> Likely {
-        if self.loose_path(commit).exists() {
-            Likely::Loose
-        } else {
-            Likely::Packed
-        }
+        *self.commits.borrow_mut().entry(commit).or_insert_with(|| {
+            if self.loose_path(commit).exists() {
+                Likely::Loose
+            } else {
+                Likely::Packed
+            }
+        })
     }
 
     fn loose_path(&self, id: Oid) -> PathBuf {
