@@ -75,6 +75,11 @@ pub fn open(worktree: Option<&Path>) -> Result<(Repo, PathBuf)> {
 /// Resolve everything the gates need from the shared flags.
 pub fn resolve(worktree: Option<&Path>, args: &GateArgs) -> Result<Inputs> {
     let (repo, root) = open(worktree)?;
+    resolve_in(repo, root, args)
+}
+
+/// [`resolve`] with the repository already opened (by [`open`]) at the worktree `root`.
+pub fn resolve_in(repo: Repo, root: PathBuf, args: &GateArgs) -> Result<Inputs> {
     let trusted = trusted_config(&repo, args.base.as_deref(), args.config.as_deref())?;
     let rev = match &args.rev {
         Some(rev) => Some(

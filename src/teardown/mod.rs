@@ -111,35 +111,36 @@ pub fn run(req: &Request) -> Result<Done> {
     if target.join(".git").symlink_metadata().is_err() {
         return resume::leftover(req, &target);
     }
-    if let Some(info) = Repo::discover(&target)?.worktree_at(&target)
+    // One open and one worktree listing serve the main-worktree refusal, the gate and the plan.
+    let (repo, root) = inputs::open(Some(&target))?;
+    let info = repo.worktree_at(&target);
+    if let Some(info) = &info
         && info.main
     {
-        return refuse_main(req, &info);
+        return refuse_main(req, &repo, info);
     }
     if req.gate.no_worktree {
         bail!("a teardown needs the worktree itself; --no-worktree does not apply");
     }
-    let inputs = inputs::resolve(Some(&target), &req.gate)?;
-    if repo::canonical(&target) != inputs.worktree {
+    if repo::canonical(&target) != root {
         bail!(
             "{} is inside the worktree {}; pass the worktree's root",
             target.display(),
-            inputs.worktree.display()
+            root.display()
         );
     }
+    let info =
+        info.with_context(|| format!("{} is not a registered worktree", target.display()))?;
+    let inputs = inputs::resolve_in(repo, root, &req.gate)?;
     let outcome = gates::evaluate(&inputs)?;
     if !req.dry_run {
         ledger::record_check(&inputs, &outcome)?;
     }
-    let info = inputs
-        .repo
-        .worktree_at(&inputs.worktree)
-        .with_context(|| format!("{} is not a registered worktree", target.display()))?;
     decide(req, &inputs, &outcome, &info)
 }
 
 /// The main worktree is never removed: refused before the gate, which could not change that.
-fn refuse_main(req: &Request, info: &WorktreeInfo) -> Result<Done> {
+fn refuse_main(req: &Request, repo: &Repo, info: &WorktreeInfo) -> Result<Done> {
     let mut report = Report {
         worktree: Some(info.path.display().to_string()),
         ..Report::default()
@@ -154,7 +155,7 @@ fn refuse_main(req: &Request, info: &WorktreeInfo) -> Result<Done> {
     );
     report.finish();
     if !req.dry_run {
-        let common = Repo::discover(&info.path)?.common_dir();
+        let common = repo.common_dir();
         ledger::record_teardown(&common, &report, None, false, json!({"deleted": null}))?;
     }
     let mut done = Done {
