@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use git2::Oid;
 use serde_json::Value;
 
-use crate::fixture::{Fixture, closegate, git, parts, report_codes};
+use crate::fixture::{Fixture, REPORT_KEYS, closegate, git, parts, report_codes};
 
 const PASSING_CONFIG: &str =
     "[[checks]]\nname = \"smoke\"\nrun = \"test -f src/lib.rs\"\ntimeout_s = 60\n";
@@ -148,24 +148,7 @@ fn report_has_every_schema_field() {
     let s = Scene::new(Some(PASSING_CONFIG));
     s.honest();
     let (_, report) = s.check(&["--no-record"]);
-    for key in [
-        "schema",
-        "tool",
-        "verdict",
-        "mergeable",
-        "slug",
-        "state",
-        "commit",
-        "branch",
-        "worktree",
-        "base",
-        "base_commit",
-        "findings",
-        "artifacts",
-        "protected",
-        "checks",
-        "approval",
-    ] {
+    for key in REPORT_KEYS {
         assert!(report.get(key).is_some(), "missing {key}");
     }
     assert_eq!(report["schema"], 1);

@@ -74,6 +74,17 @@ fn dead_soon(pid: u32) -> bool {
     false
 }
 
+/// The checkout directory a check wrote into `pwd_file` (`pwd > FILE`), asserted gone.
+fn assert_checkout_removed(pwd_file: &Path) -> PathBuf {
+    let checkout = PathBuf::from(std::fs::read_to_string(pwd_file).unwrap().trim());
+    assert!(
+        !checkout.exists(),
+        "checkout {} was not removed",
+        checkout.display()
+    );
+    checkout
+}
+
 fn read_pid(path: &Path) -> u32 {
     std::fs::read_to_string(path)
         .unwrap()
@@ -129,12 +140,7 @@ fn check_sees_the_commit_not_the_worktree_and_leaves_no_trace() {
         (runs[0].name.as_str(), runs[0].command.as_str()),
         ("see", run.as_str())
     );
-    let checkout = PathBuf::from(std::fs::read_to_string(&pwd_file).unwrap().trim());
-    assert!(
-        !checkout.exists(),
-        "checkout {} was not removed",
-        checkout.display()
-    );
+    let checkout = assert_checkout_removed(&pwd_file);
     assert!(
         !checkout.starts_with(fx.tmp.path()),
         "checkout inside the fixture"
@@ -278,12 +284,7 @@ fn read_only_leftovers_are_still_removed() {
     );
     let (_, codes, _) = run_checks(&fx, commit, &[spec("ro", &run, 60)]);
     assert!(codes.is_empty());
-    let checkout = PathBuf::from(std::fs::read_to_string(&pwd_file).unwrap().trim());
-    assert!(
-        !checkout.exists(),
-        "checkout {} was not removed",
-        checkout.display()
-    );
+    assert_checkout_removed(&pwd_file);
 }
 
 #[test]

@@ -234,21 +234,14 @@ fn unknown_keys_name_the_near_known_key() {
         .filter(|f| f.code == "doc-key-unknown")
         .collect();
     assert_eq!(unknown.len(), 4);
-    assert!(
-        unknown[0].message.ends_with("write `state`"),
-        "{}",
-        unknown[0].message
-    );
-    assert!(
-        unknown[1].message.ends_with("write `last commit`"),
-        "{}",
-        unknown[1].message
-    );
-    assert!(
-        unknown[2].message.ends_with("write `next / blocked-on`"),
-        "{}",
-        unknown[2].message
-    );
+    let hints = [
+        "write `state`",
+        "write `last commit`",
+        "write `next / blocked-on`",
+    ];
+    for (finding, hint) in unknown.iter().zip(hints) {
+        assert!(finding.message.ends_with(hint), "{}", finding.message);
+    }
     assert!(
         unknown[3].message.contains("expected one of"),
         "{}",

@@ -10,6 +10,26 @@ use git2::{IndexEntry, IndexTime, Oid, Repository, Signature, Time};
 /// Seconds since the epoch of the first fixture commit.
 pub const T0: i64 = 1_700_000_000;
 
+/// The keys of a JSON report, in SPEC §4.7's order.
+pub const REPORT_KEYS: [&str; 16] = [
+    "schema",
+    "tool",
+    "verdict",
+    "mergeable",
+    "slug",
+    "state",
+    "commit",
+    "branch",
+    "worktree",
+    "base",
+    "base_commit",
+    "findings",
+    "artifacts",
+    "protected",
+    "checks",
+    "approval",
+];
+
 /// A scratch repository whose main worktree is `<tmp>/repo`, with `main` checked out.
 pub struct Fixture {
     pub tmp: tempfile::TempDir,

@@ -52,6 +52,17 @@ impl Scene {
         assert_eq!(code, 0, "{stderr}");
     }
 
+    /// `git branch -D agent/x`, run in `cwd`, is refused by the hook and the branch stays.
+    pub fn assert_delete_refused(&self, cwd: &Path) {
+        let out = git_output(cwd, &["branch", "-D", "agent/x"]);
+        assert_ne!(
+            out.status.code(),
+            Some(0),
+            "the hook let the delete through"
+        );
+        assert!(self.branch_exists("agent/x"));
+    }
+
     pub fn branch_exists(&self, name: &str) -> bool {
         self.fx
             .repo
@@ -310,12 +321,7 @@ fn core_hooks_path_relative_and_absolute() {
     s.install();
     assert!(hook_path(&s.root().join(".githooks")).is_file());
     assert!(!hook_path(&s.fx.git_dir().join("hooks")).exists());
-    assert_ne!(
-        git_output(&s.root(), &["branch", "-D", "agent/x"])
-            .status
-            .code(),
-        Some(0)
-    );
+    s.assert_delete_refused(&s.root());
 
     let abs = s.fx.tmp.path().join("shared-hooks");
     git(
@@ -324,12 +330,7 @@ fn core_hooks_path_relative_and_absolute() {
     );
     s.install();
     assert!(hook_path(&abs).is_file());
-    assert_ne!(
-        git_output(&s.root(), &["branch", "-D", "agent/x"])
-            .status
-            .code(),
-        Some(0)
-    );
+    s.assert_delete_refused(&s.root());
     assert!(s.branch_exists("agent/x"));
 }
 
@@ -342,16 +343,8 @@ fn install_from_a_linked_worktree_writes_to_the_common_hooks() {
     assert_eq!(code, 0, "{stderr}");
     assert!(hook_path(&s.fx.git_dir().join("hooks")).is_file());
     // fires from the linked worktree and from the main one
-    assert_ne!(
-        git_output(&wt, &["branch", "-D", "agent/x"]).status.code(),
-        Some(0)
-    );
-    assert_ne!(
-        git_output(&s.root(), &["branch", "-D", "agent/x"])
-            .status
-            .code(),
-        Some(0)
-    );
+    s.assert_delete_refused(&wt);
+    s.assert_delete_refused(&s.root());
     assert!(s.branch_exists("agent/x"));
 }
 

@@ -165,25 +165,7 @@ fn human_colour_only_when_asked_and_agent_text_stays_escaped() {
 fn json_has_every_report_key_in_contract_order() {
     let text = rendered(&sample(), Format::Json, false);
     let value: serde_json::Value = serde_json::from_str(&text).unwrap();
-    let keys = [
-        "schema",
-        "tool",
-        "verdict",
-        "mergeable",
-        "slug",
-        "state",
-        "commit",
-        "branch",
-        "worktree",
-        "base",
-        "base_commit",
-        "findings",
-        "artifacts",
-        "protected",
-        "checks",
-        "approval",
-    ];
-    let positions: Vec<usize> = keys
+    let positions: Vec<usize> = crate::fixture::REPORT_KEYS
         .iter()
         .map(|k| {
             text.find(&format!("\n  \"{k}\":"))
