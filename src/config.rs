@@ -54,6 +54,8 @@ const DEFAULT_SURFACES: [(&str, &[&str]); 4] = [
     (
         "ci",
         &[
+            "**/.gitattributes",
+            ".gitmodules",
             ".github/workflows/**",
             ".github/actions/**",
             ".ci/**",
@@ -86,6 +88,10 @@ const DEFAULT_SURFACES: [(&str, &[&str]); 4] = [
     ),
 ];
 
+/// What is on surface `ci` whatever the configuration says (SPEC §4.5): the configuration
+/// itself, and what changes the checkout the checks are handed.
+const ALWAYS_CI: [&str; 3] = [FILE_NAME, "**/.gitattributes", ".gitmodules"];
+
 /// One configured check: a shell command run in a pristine checkout (SPEC §4.6).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CheckSpec {
@@ -106,7 +112,7 @@ impl Surface {
     /// Compile a surface; the error names the surface and the bad glob.
     pub fn new(name: impl Into<String>, globs: Vec<String>) -> Result<Surface> {
         let name = name.into();
-        let set = Globs::new(&globs)
+        let set = Globs::paths(&globs)
             .map_err(anyhow::Error::msg)
             .with_context(|| format!("surface `{name}`"))?;
         Ok(Surface { name, globs, set })
@@ -128,6 +134,10 @@ pub struct Config {
     pub surfaces: Vec<Surface>,
     pub checks: Vec<CheckSpec>,
     agent_set: Globs,
+    /// Paths on surface `ci` whatever `[protected]` says: [`ALWAYS_CI`] and the repository paths
+    /// the checks' `run` strings name ([`Config::protect_always`]).
+    always_ci: Globs,
+    folds_case: bool,
 }
 
 impl Default for Config {
@@ -140,6 +150,9 @@ impl Default for Config {
             agent_branches,
             surfaces: default_surfaces(),
             checks: Vec::new(),
+            always_ci: Globs::paths(&ALWAYS_CI.map(String::from))
+                .expect("built-in globs are valid"),
+            folds_case: false,
         }
     }
 }
@@ -153,8 +166,9 @@ impl Config {
         Config::from_table(table).map_err(|e| anyhow!("{origin}: {e:#}"))
     }
 
-    /// Names of the surfaces a repo-relative path lies on. The configuration file itself is
-    /// always on `ci`, whatever the configuration says (SPEC §4.5).
+    /// Names of the surfaces a repo-relative path lies on. The configuration file itself, every
+    /// `.gitattributes`, `.gitmodules` and the paths the checks run are always on `ci`, whatever
+    /// the configuration says (SPEC §4.5).
     pub fn surfaces_for(&self, path: &str) -> Vec<String> {
         let mut names: Vec<String> = self
             .surfaces
@@ -162,10 +176,37 @@ impl Config {
             .filter(|s| s.is_match(path))
             .map(|s| s.name.clone())
             .collect();
-        if path == FILE_NAME && !names.iter().any(|n| n == "ci") {
+        if self.always_ci.is_match(path) && !names.iter().any(|n| n == "ci") {
             names.push("ci".to_string());
         }
         names
+    }
+
+    /// Put repository paths (files, or folders: everything under them) on surface `ci` whatever
+    /// `[protected]` says: the paths the checks' `run` strings name (SPEC §4.5).
+    pub fn protect_always(&mut self, paths: &[String]) {
+        let mut all: Vec<String> = self.always_ci.patterns().to_vec();
+        // Literal paths: escape what globset would read as glob syntax; a folder covers
+        // everything under it.
+        for path in paths {
+            let path = globset::escape(path.trim_end_matches('/'));
+            all.push(format!("{path}/**"));
+            all.push(path);
+        }
+        let mut set = Globs::paths(&all).expect("escaped paths are valid globs");
+        if self.folds_case {
+            set.fold_case();
+        }
+        self.always_ci = set;
+    }
+
+    /// Match every path pattern ignoring ASCII case (`core.ignorecase = true`, SPEC §4.5).
+    pub fn fold_case(&mut self) {
+        self.folds_case = true;
+        self.always_ci.fold_case();
+        for surface in &mut self.surfaces {
+            surface.set.fold_case();
+        }
     }
 
     /// Whether a branch (the short name after `refs/heads/`) is an agent branch.
@@ -208,7 +249,7 @@ impl Config {
             }
             let key = format!("protected.{name}");
             let globs = toml_read::strings(globs, &key).map_err(anyhow::Error::msg)?;
-            let set = Globs::new(&globs)
+            let set = Globs::paths(&globs)
                 .map_err(anyhow::Error::msg)
                 .with_context(|| format!("`{key}`"))?;
             let surface = Surface {

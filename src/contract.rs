@@ -50,6 +50,14 @@ pub struct Contract {
     pub max_commits: Option<u64>,
 }
 
+impl Contract {
+    /// Match `scope` and `prohibited` ignoring ASCII case (`core.ignorecase = true`, SPEC §4.5).
+    pub fn fold_case(&mut self) {
+        self.scope.iter_mut().for_each(Globs::fold_case);
+        self.prohibited.iter_mut().for_each(Globs::fold_case);
+    }
+}
+
 /// The contract's bytes and where they came from (`main:.closegate/contracts/x.toml`, a path).
 #[derive(Debug, Clone)]
 pub struct Source {
@@ -123,7 +131,7 @@ fn string(value: &Value, key: &str) -> Result<String, String> {
 
 /// Globs where `*` does not cross `/`; the error names the key and the bad glob.
 fn globs(value: &Value, key: &str) -> Result<Globs, String> {
-    Globs::new(&strings(value, key)?).map_err(|e| format!("`{key}`: {e}"))
+    Globs::paths(&strings(value, key)?).map_err(|e| format!("`{key}`: {e}"))
 }
 
 /// Repository-relative paths, with the same rules as the manifest's entries.

@@ -131,31 +131,30 @@ pub fn trusted_config(
     config_flag: Option<&Path>,
 ) -> Result<Trusted> {
     let tip = config_tip(repo, base_flag);
-    let config = match (config_flag, &tip) {
+    let mut config = match (config_flag, &tip) {
         (Some(path), _) => {
             let text = read_text(path)
                 .with_context(|| format!("cannot read the configuration {}", path.display()))?;
             Config::parse(&text, &path.display().to_string())?
         }
-        (None, Some((name, id))) => match repo.read_blob(*id, config::FILE_NAME) {
-            Some(bytes) => {
-                let origin = format!("{name}:{}", config::FILE_NAME);
-                let text = String::from_utf8(bytes)
-                    .map_err(|_| anyhow::anyhow!("{origin}: not valid UTF-8"))?;
-                Config::parse(&text, &origin)?
-            }
-            None => Config::default(),
-        },
+        (None, Some((name, id))) => base_config(repo, name, *id)?.unwrap_or_default(),
         (None, None) => Config::default(),
     };
+    if repo.ignore_case() {
+        config.fold_case();
+    }
     let base = match (base_flag, &config.base) {
         // The configured base is usually the tip the configuration came from: resolved already.
         (None, Some(name)) => match &tip {
             Some((tip_name, id)) if tip_name == name => Some((name.clone(), *id)),
-            _ => repo.resolve_rev(name).map(|id| (name.clone(), id)),
+            _ => repo.resolve_branch(name).map(|(_, id)| (name.clone(), id)),
         },
         _ => tip.clone(),
     };
+    if let Some((_, id)) = &base {
+        let named = run_paths(repo, *id, &config.checks)?;
+        config.protect_always(&named);
+    }
     let findings = match &base {
         Some(_) => Vec::new(),
         None => vec![Finding::new(
@@ -171,30 +170,97 @@ pub fn trusted_config(
     })
 }
 
-/// The tip the configuration is read from: `--base`, else origin/HEAD's target, `main`, `master`.
-fn config_tip(repo: &Repo, base_flag: Option<&str>) -> Option<(String, Oid)> {
-    if let Some(name) = base_flag {
-        return repo.resolve_rev(name).map(|id| (name.to_string(), id));
+/// The repository paths named as words of the checks' `run` strings that exist in the base tip
+/// `id` (SPEC §4.5: `sh scripts/check.sh` puts `scripts/check.sh` on surface `ci`, `pytest tests`
+/// everything under `tests/`). `.`, `..` and paths leaving the repository name no path here.
+fn run_paths(repo: &Repo, id: Oid, checks: &[config::CheckSpec]) -> Result<Vec<String>> {
+    let mut found = Vec::new();
+    for check in checks {
+        for word in run_words(&check.run) {
+            if found.contains(&word) {
+                continue;
+            }
+            if repo.try_tree_entry(id, &word)?.is_some() {
+                found.push(word);
+            }
+        }
     }
-    let candidates = repo
-        .origin_head_branch()
+    Ok(found)
+}
+
+/// The words of a shell command that could name a repository path: split at blanks and shell
+/// operators, quotes dropped, `./` stripped, and for `--flag=value` the value as well.
+fn run_words(run: &str) -> Vec<String> {
+    let is_break = |c: char| c.is_whitespace() || ";&|()<>`".contains(c);
+    let mut words = Vec::new();
+    for raw in run.split(is_break) {
+        let word: String = raw.chars().filter(|c| !"'\"".contains(*c)).collect();
+        let value = word.rsplit_once('=').map(|(_, v)| v.to_string());
+        for candidate in std::iter::once(word).chain(value) {
+            let mut path = candidate.as_str();
+            while let Some(rest) = path.strip_prefix("./") {
+                path = rest;
+            }
+            let path = path.trim_end_matches('/');
+            let inside = !path.is_empty()
+                && !path.starts_with('/')
+                && !path.starts_with('-')
+                && !path
+                    .split('/')
+                    .any(|c| c.is_empty() || c == "." || c == "..");
+            if inside && !words.iter().any(|w| w == path) {
+                words.push(path.to_string());
+            }
+        }
+    }
+    words
+}
+
+/// The configuration committed at `id` (the base tip called `name`): `None` when the file is
+/// absent; an error naming the file when it cannot be read or does not parse.
+pub fn base_config(repo: &Repo, name: &str, id: Oid) -> Result<Option<Config>> {
+    let origin = format!("{name}:{}", config::FILE_NAME);
+    let Some(bytes) = repo
+        .read_file(id, config::FILE_NAME)
+        .with_context(|| format!("cannot read {origin}"))?
+    else {
+        return Ok(None);
+    };
+    let text =
+        String::from_utf8(bytes).map_err(|_| anyhow::anyhow!("{origin}: not valid UTF-8"))?;
+    Config::parse(&text, &origin).map(Some)
+}
+
+/// The tip the configuration is read from (SPEC §5): `--base`, else the first branch that exists
+/// of `main`, `master` and origin/HEAD's target. Every name is resolved as a branch, so a tag
+/// `main` or an `origin/HEAD` aimed outside `refs/remotes/origin/` never chooses it.
+pub fn config_tip(repo: &Repo, base_flag: Option<&str>) -> Option<(String, Oid)> {
+    if let Some(name) = base_flag {
+        return repo
+            .resolve_branch(name)
+            .map(|(_, id)| (name.to_string(), id));
+    }
+    let local = ["main", "master"]
         .into_iter()
-        .chain(["main".to_string(), "master".to_string()]);
-    candidates
-        .into_iter()
-        .find_map(|name| repo.resolve_rev(&name).map(|id| (name, id)))
+        .find_map(|name| repo.branch_tip(name).map(|id| (name.to_string(), id)));
+    local.or_else(|| {
+        let target = repo.origin_head_target()?;
+        let (_, id) = repo.resolve_branch(&target)?;
+        let short = target.strip_prefix("refs/remotes/").unwrap_or(&target);
+        Some((short.to_string(), id))
+    })
 }
 
 fn base_unknown_message(base_flag: Option<&str>, configured: Option<&str>) -> String {
     match (base_flag, configured) {
-        (Some(name), _) => {
-            format!("--base {name} does not resolve to a commit; the protected gate did not run")
-        }
-        (None, Some(name)) => {
-            format!("the configured base `{name}` does not resolve; the protected gate did not run")
-        }
+        (Some(name), _) => format!(
+            "--base {name} is not a branch (refs/heads/ or refs/remotes/); the protected gate did not run"
+        ),
+        (None, Some(name)) => format!(
+            "the configured base `{name}` is not a branch (refs/heads/ or refs/remotes/); the protected gate did not run"
+        ),
         (None, None) => {
-            "no base branch: none of origin/HEAD, main, master exists; pass --base".into()
+            "no base branch: none of main, master, origin/HEAD exists; pass --base".into()
         }
     }
 }

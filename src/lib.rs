@@ -6,6 +6,7 @@ pub mod cli;
 pub mod cmd;
 pub mod config;
 pub mod contract;
+pub mod covered;
 pub mod doc;
 pub mod finding;
 pub mod gates;

@@ -217,21 +217,12 @@ fn stale_claim_failed(repo: &Repo, ledger: &Ledger, claimed: Option<&str>) -> Op
 }
 
 /// The last verdict recorded for `head`; else for its parent when `head` is one trailing commit
-/// that changes only the status document (the close line names the commit before it, SPEC §4.3).
+/// that changes only the status document (the close line names the commit before it, SPEC §4.3;
+/// the rule of `crate::covered`).
 fn tip_verdict(repo: &Repo, ledger: &Ledger, head: Oid, status_file: &str) -> Option<Verdict> {
-    if let Some(verdict) = ledger.verdict(head) {
-        return Some(verdict);
-    }
-    let [parent] = repo.parents(head)[..] else {
-        return None;
-    };
-    let verdict = ledger.verdict(parent)?;
-    let changes = repo.changes(Some(parent), head).ok()?;
-    let status_only = !changes.is_empty()
-        && changes
-            .iter()
-            .all(|c| c.paths().iter().all(|p| *p == status_file));
-    status_only.then_some(verdict)
+    crate::covered::candidates(repo, head, status_file)
+        .into_iter()
+        .find_map(|commit| ledger.verdict(commit))
 }
 
 #[cfg(test)]

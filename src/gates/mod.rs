@@ -145,6 +145,14 @@ fn gates_on_commit(
         Some(merge_base) => Some(repo.changes(Some(merge_base), commit)?),
         None => None,
     };
+    if let (Some((name, base)), None) = (&inputs.base, merge_base) {
+        // SPEC §4.5: never silently empty; the contract gate judges no path either.
+        let finding = Finding::new(
+            "base-unrelated",
+            unrelated_message(repo, name, *base, commit),
+        );
+        report.add_gate(Gate::Protected, [finding]);
+    }
     if let Some(changes) = &changes {
         let (hits, findings) = protected::run(&inputs.config, changes);
         report.protected = hits;
@@ -167,6 +175,23 @@ fn gates_on_commit(
     run_contract(inputs, &ctx, report)
 }
 
+/// Why the commit and the base share no merge base: a shallow boundary, or no common history.
+fn unrelated_message(repo: &Repo, name: &str, base: Oid, commit: Oid) -> String {
+    let (base, commit) = (&base.to_string()[..12], &commit.to_string()[..12]);
+    if repo.is_shallow() {
+        format!(
+            "no merge base of {commit} and `{name}` ({base}) in this shallow repository: fetch with \
+             --unshallow or --depth large enough to reach the fork point; the protected and \
+             contract gates judged nothing"
+        )
+    } else {
+        format!(
+            "{commit} shares no history with `{name}` ({base}): an orphan branch or unrelated \
+             histories; the protected and contract gates judged nothing"
+        )
+    }
+}
+
 /// The contract gate, when a contract applies; its blob id goes into the report before the
 /// approval is looked up, so an approval is bound to commit and contract together.
 fn run_contract(inputs: &Inputs, ctx: &contract::Ctx<'_>, report: &mut Report) -> Result<()> {
@@ -174,7 +199,12 @@ fn run_contract(inputs: &Inputs, ctx: &contract::Ctx<'_>, report: &mut Report) -
         return Ok(());
     };
     let findings = match crate::contract::parse(&source.bytes) {
-        Ok(parsed) => contract::run(ctx, &parsed)?,
+        Ok(mut parsed) => {
+            if inputs.repo.ignore_case() {
+                parsed.fold_case();
+            }
+            contract::run(ctx, &parsed)?
+        }
         Err(reason) => {
             let msg = format!("{}: {reason}", source.origin);
             vec![Finding::new("contract-malformed", msg)]

@@ -129,12 +129,7 @@ fn moved(ctx: &Ctx, head: Option<Oid>) -> Option<Finding> {
 
 /// `child` is the one commit after `commit` and changes only the status document.
 pub fn is_status_only_child(ctx: &Ctx, commit: Oid, child: Oid) -> bool {
-    ctx.repo.parents(child) == [commit]
-        && ctx.repo.changes(Some(commit), child).is_ok_and(|changes| {
-            changes
-                .iter()
-                .all(|c| c.paths().iter().all(|p| *p == ctx.status_file))
-        })
+    crate::covered::stands_for(ctx.repo, child, ctx.status_file) == Some(commit)
 }
 
 /// `--delete-branch`: the branch's work must be in the base (reachable, or squash/rebase merged).

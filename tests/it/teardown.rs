@@ -10,8 +10,10 @@ use serde_json::Value;
 
 use crate::fixture::{Fixture, closegate, git, git_output, parts};
 
+/// The check reaches the file through `$PWD` so that its `run` names no repository path (a named
+/// path that exists on the base is protected, SPEC §4.5, and a squash merge puts it there).
 pub const PASSING_CONFIG: &str =
-    "[[checks]]\nname = \"smoke\"\nrun = \"test -f src/lib.rs\"\ntimeout_s = 60\n";
+    "[[checks]]\nname = \"smoke\"\nrun = \"test -f \\\"$PWD/src/lib.rs\\\"\"\ntimeout_s = 60\n";
 
 /// `main` with the configuration and `.gitignore` (`target/`), `agent/<name>` with one commit and
 /// a linked worktree `wt/<name>` on it holding an honest status document.
@@ -353,6 +355,13 @@ fn submodule_with_changes_of_its_own_is_refused() {
     let head = git(&s.wt, &["rev-parse", "HEAD"]);
     let head = Oid::from_str(head.trim()).unwrap();
     write_status(&s.wt, "x", "close-ok", head, "add x");
+    // `.gitmodules` is always protected (SPEC §4.5): a human approves it first.
+    let wt_s = s.wt.to_str().unwrap();
+    let (exit, out, err) = parts(&closegate(
+        &s.fx.root(),
+        &["approve", wt_s, "--by", "tester"],
+    ));
+    assert_eq!(exit, 0, "{out}{err}");
     let (exit, out, err) = s.teardown(&["--dry-run"]);
     assert_eq!(exit, 0, "a clean submodule loses nothing:\n{out}{err}");
     s.fx.write(
