@@ -11,6 +11,7 @@ mod explain;
 mod fixture;
 mod guard;
 mod hook;
+mod keyed;
 mod lint;
 mod log;
 mod objects;
