@@ -613,6 +613,22 @@ pub const CODES: &[CodeInfo] = &[
         cause: "the contract file is not valid TOML, or has an unknown key, a bad glob or a value of the wrong type",
         fix: "correct the key the message names in `.closegate/contracts/<slug>.toml` (or the `--contract` file) on the base branch",
     },
+    CodeInfo {
+        code: "contract-slug-mismatch",
+        severity: Severity::Refusal,
+        gate: Gate::Contract,
+        summary: "a contract bound to this branch is for another slug, or the slug's contract is bound to another branch",
+        cause: "the contract says `branch = \"agent/…\"` and the document claims a slug other than the contract's file name (an agent renaming its slug, e.g. `inv-2` for `inv`, to escape its contract), or the document claims the slug of a contract bound to a different branch",
+        fix: "write the slug of the contract bound to this branch in the H1 and the close line, or return from the branch the contract is bound to; a bound contract applies to its branch whatever the slug",
+    },
+    CodeInfo {
+        code: "contract-missing",
+        severity: Severity::Gap,
+        gate: Gate::Contract,
+        summary: "`require_contract = true` and no contract applies to this return",
+        cause: "the base branch's configuration requires a task contract for every return, and there is neither `.closegate/contracts/<slug>.toml` for the claimed slug nor a contract whose `branch` is the checked branch (nor a `--contract` file)",
+        fix: "commit a contract for the task to the base branch (`.closegate/contracts/<slug>.toml`, ideally with `branch = \"<the agent's branch>\"`) before dispatch, or pass `--contract FILE`",
+    },
 ];
 
 /// The catalog entry for `code`, if it exists.
@@ -720,6 +736,8 @@ mod tests {
         "contract-budget-exceeded",
         "contract-approval-required",
         "contract-malformed",
+        "contract-slug-mismatch",
+        "contract-missing",
     ];
 
     #[test]
@@ -817,6 +835,7 @@ mod tests {
             ("claim-underclaimed", Severity::Warning),
             ("contract-check-missing", Severity::Gap),
             ("contract-approval-required", Severity::Review),
+            ("contract-missing", Severity::Gap),
         ];
         for info in CODES {
             let expected = not_refusal

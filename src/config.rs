@@ -18,7 +18,7 @@ pub const DEFAULT_TIMEOUT_S: u64 = 600;
 /// The status document's default name.
 pub const DEFAULT_STATUS_FILE: &str = "_EXEC_STATUS.md";
 
-const TOP_KEYS: &str = "base, status_file, agent_branches, protected, checks";
+const TOP_KEYS: &str = "base, status_file, agent_branches, protected, checks, require_contract";
 const CHECK_KEYS: &str = "name, run, timeout_s";
 
 /// The default protected surfaces of SPEC §4.5, in order.
@@ -133,6 +133,8 @@ pub struct Config {
     pub agent_branches: Vec<String>,
     pub surfaces: Vec<Surface>,
     pub checks: Vec<CheckSpec>,
+    /// Every returned state needs a task contract (SPEC §12 `contract-missing`).
+    pub require_contract: bool,
     agent_set: Globs,
     /// Paths on surface `ci` whatever `[protected]` says: [`ALWAYS_CI`] and the repository paths
     /// the checks' `run` strings name ([`Config::protect_always`]).
@@ -150,6 +152,7 @@ impl Default for Config {
             agent_branches,
             surfaces: default_surfaces(),
             checks: Vec::new(),
+            require_contract: false,
             always_ci: Globs::paths(&ALWAYS_CI.map(String::from))
                 .expect("built-in globs are valid"),
             folds_case: false,
@@ -223,6 +226,11 @@ impl Config {
                 "agent_branches" => config.set_agent_branches(&value)?,
                 "protected" => config.set_protected(&value)?,
                 "checks" => config.checks = checks(&value)?,
+                "require_contract" => {
+                    config.require_contract = value
+                        .as_bool()
+                        .ok_or_else(|| wrong_type("require_contract", "a boolean", &value))?;
+                }
                 _ => bail!("unknown key `{key}` (expected one of {TOP_KEYS})"),
             }
         }

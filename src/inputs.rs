@@ -12,6 +12,7 @@ use crate::contract::{Lookup, Source};
 use crate::finding::Finding;
 use crate::gates::Inputs;
 use crate::repo::Repo;
+use crate::report::{ConfigSource, Provenance};
 
 /// The flags every command that runs the gate shares.
 #[derive(Debug, Clone, Default, clap::Args)]
@@ -54,6 +55,10 @@ pub struct Trusted {
     pub findings: Vec<Finding>,
     /// The tip the configuration was read from (task contracts are read there too).
     pub tip: Option<(String, Oid)>,
+    /// The configuration's blob id (`git hash-object` of `--config FILE`); `None` for defaults.
+    pub config_blob: Option<String>,
+    /// How the configuration and the base were chosen (SPEC §6).
+    pub provenance: Provenance,
 }
 
 /// Open the repository around `worktree` (default: the current directory).
@@ -110,6 +115,8 @@ pub fn resolve_in(repo: Repo, root: PathBuf, args: &GateArgs) -> Result<Inputs> 
         no_checks: args.no_checks,
         no_worktree: args.no_worktree,
         contract,
+        config_blob: trusted.config_blob,
+        provenance: trusted.provenance,
     })
 }
 
@@ -131,14 +138,25 @@ pub fn trusted_config(
     config_flag: Option<&Path>,
 ) -> Result<Trusted> {
     let tip = config_tip(repo, base_flag);
-    let mut config = match (config_flag, &tip) {
+    let tip_blob = tip
+        .as_ref()
+        .and_then(|(_, id)| repo.blob_id(*id, config::FILE_NAME));
+    let (mut config, config_blob) = match (config_flag, &tip) {
         (Some(path), _) => {
-            let text = read_text(path)
+            let bytes = read_bytes(path)
                 .with_context(|| format!("cannot read the configuration {}", path.display()))?;
-            Config::parse(&text, &path.display().to_string())?
+            let origin = path.display().to_string();
+            let text = String::from_utf8(bytes.clone()).map_err(|_| {
+                anyhow::anyhow!("cannot read the configuration {origin}: not valid UTF-8")
+            })?;
+            let blob = Repo::hash_blob(&bytes).map(|id| id.to_string());
+            (Config::parse(&text, &origin)?, blob)
         }
-        (None, Some((name, id))) => base_config(repo, name, *id)?.unwrap_or_default(),
-        (None, None) => Config::default(),
+        (None, Some((name, id))) => match base_config(repo, name, *id)? {
+            Some(config) => (config, tip_blob.map(|id| id.to_string())),
+            None => (Config::default(), None),
+        },
+        (None, None) => (Config::default(), None),
     };
     if repo.ignore_case() {
         config.fold_case();
@@ -162,12 +180,35 @@ pub fn trusted_config(
             base_unknown_message(base_flag, config.base.as_deref()),
         )],
     };
+    let provenance = Provenance {
+        config_source: match config_flag {
+            Some(_) => ConfigSource::File,
+            None => ConfigSource::Base,
+        },
+        base_configured: base_flag.is_none()
+            || same_as_configured(repo, base.as_ref().map(|(_, id)| *id), tip_blob),
+    };
     Ok(Trusted {
         config,
         base,
         findings,
         tip,
+        config_blob,
+        provenance,
     })
+}
+
+/// Whether a run with `--base` reads the same configuration and diffs against the same commit
+/// as a run without it: then `--base` named the configured base and its records count.
+fn same_as_configured(repo: &Repo, base: Option<Oid>, tip_blob: Option<Oid>) -> bool {
+    let Ok(default) = trusted_config(repo, None, None) else {
+        return false;
+    };
+    let default_blob = default
+        .tip
+        .as_ref()
+        .and_then(|(_, id)| repo.blob_id(*id, config::FILE_NAME));
+    base.is_some() && default.base.map(|(_, id)| id) == base && default_blob == tip_blob
 }
 
 /// The repository paths named as words of the checks' `run` strings that exist in the base tip
@@ -283,8 +324,33 @@ fn read_status(
             .with_context(|| format!("{name}:{status_file} does not exist"));
     }
     let path = root.join(status_file);
-    read_bytes(&path).with_context(|| format!("cannot read the status document {}", path.display()))
+    match read_bytes(&path) {
+        Err(e)
+            if e.downcast_ref::<std::io::Error>().map(std::io::Error::kind)
+                == Some(std::io::ErrorKind::NotFound) =>
+        {
+            Err(anyhow::Error::new(StatusAbsent(path)))
+        }
+        read => read.with_context(|| format!("cannot read the status document {}", path.display())),
+    }
 }
+
+/// The worktree has no status document at all: the agent wrote none (for `guard`, an overclaim
+/// to record rather than an error).
+#[derive(Debug)]
+pub struct StatusAbsent(pub PathBuf);
+
+impl std::fmt::Display for StatusAbsent {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "cannot read the status document {}: no such file",
+            self.0.display()
+        )
+    }
+}
+
+impl std::error::Error for StatusAbsent {}
 
 /// Read a file's bytes; `-` is standard input.
 pub fn read_bytes(path: &Path) -> Result<Vec<u8>> {

@@ -35,5 +35,6 @@ pub fn run(cli: cli::Cli, color: bool) -> anyhow::Result<i32> {
         Command::Guard(args) => cmd::guard::run(args, color),
         Command::Signal(args) => cmd::signal::run(args, color),
         Command::Board(args) => cmd::board::run(args, color),
+        Command::Key(args) => cmd::key::run(args),
     }
 }

@@ -50,6 +50,40 @@ pub struct Approval {
     pub commit: String,
 }
 
+/// How the configuration and the base of a run were chosen (SPEC §6 provenance): only a run with
+/// the base tip's configuration and the configured (or default) base makes records that count.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Provenance {
+    pub config_source: ConfigSource,
+    /// The base is the configured (or default) one: no `--base`, or a `--base` that names the
+    /// same commit with the same configuration.
+    pub base_configured: bool,
+}
+
+impl Provenance {
+    /// Whether records of this run may count as passing, approve or be reused.
+    pub fn trusted(self) -> bool {
+        self.config_source == ConfigSource::Base && self.base_configured
+    }
+}
+
+/// Where the configuration came from: the base tip, or `--config FILE`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ConfigSource {
+    Base,
+    File,
+}
+
+impl ConfigSource {
+    /// `base` or `file`, as records store it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ConfigSource::Base => "base",
+            ConfigSource::File => "file",
+        }
+    }
+}
+
 /// The report of `check`, `lint`, `guard` and `signal`.
 #[derive(Debug, Clone, Serialize)]
 pub struct Report {
@@ -69,9 +103,17 @@ pub struct Report {
     pub protected: Vec<ProtectedChange>,
     pub checks: Vec<CheckRun>,
     pub approval: Option<Approval>,
+    /// Blob id of the configuration read (SPEC §5): null for the built-in defaults.
+    pub config: Option<String>,
     /// Blob id of the task contract, when one applied (SPEC §12).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub contract: Option<String>,
+    /// How the configuration and base were chosen; `None` when no gate ran.
+    #[serde(skip)]
+    pub provenance: Option<Provenance>,
+    /// The commit the close line names, exactly as written (it may name no commit at all).
+    #[serde(skip)]
+    pub claimed_commit: Option<String>,
     /// The gates that ran, in order (the human format prints one line per gate).
     #[serde(skip)]
     pub gates: Vec<Gate>,
@@ -99,7 +141,10 @@ impl Default for Report {
             protected: Vec::new(),
             checks: Vec::new(),
             approval: None,
+            config: None,
             contract: None,
+            provenance: None,
+            claimed_commit: None,
             gates: Vec::new(),
             source: None,
         }

@@ -115,9 +115,12 @@ pub struct Ledger {
 }
 
 impl Ledger {
-    /// Read the audit log of the repository whose common dir is `common`.
+    /// Read the audit log of the repository whose common dir is `common`: only the records that
+    /// count (authenticated when a record key exists) and that were made with the base tip's
+    /// configuration and the configured base (SPEC §6).
     pub fn read(common: &Path) -> Result<Ledger> {
-        let records = record::read(common)?.records;
+        let trusted = |r: &Value| verdict_of(r).is_some() && crate::ledger::is_trusted(r);
+        let records = record::read_authentic_where(common, trusted)?;
         let mut last = HashMap::new();
         for r in &records {
             if let Some((commit, verdict)) = verdict_of(r) {

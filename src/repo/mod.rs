@@ -292,6 +292,25 @@ impl Repo {
             .map(|(id, _)| id)
     }
 
+    /// The files directly inside the directory `dir` of `commit`'s tree, by name, with their
+    /// contents (subdirectories, links and submodules left out); empty when `dir` is no directory.
+    pub fn dir_files(&self, commit: Oid, dir: &str) -> Vec<(String, Vec<u8>)> {
+        let Some((id, true)) = self.tree_entry(commit, dir) else {
+            return Vec::new();
+        };
+        let Ok(tree) = self.git.find_tree(id) else {
+            return Vec::new();
+        };
+        tree.iter()
+            .filter(|e| e.kind() == Some(ObjectType::Blob) && e.filemode() != 0o120000)
+            .filter_map(|e| {
+                let name = e.name()?.to_string();
+                let blob = self.git.find_blob(e.id()).ok()?;
+                Some((name, blob.content().to_vec()))
+            })
+            .collect()
+    }
+
     /// The blob id `git hash-object` would give `bytes`.
     pub fn hash_blob(bytes: &[u8]) -> Option<Oid> {
         Oid::hash_object(ObjectType::Blob, bytes).ok()

@@ -12,6 +12,7 @@ mod fixture;
 mod guard;
 mod hook;
 mod integrity;
+mod keyed;
 mod lint;
 mod log;
 mod objects;
