@@ -59,6 +59,8 @@ pub struct Trusted {
     pub config_blob: Option<String>,
     /// How the configuration and the base were chosen (SPEC §6).
     pub provenance: Provenance,
+    /// Where the configuration came from (`main:.closegate.toml`, a file); `None` for defaults.
+    pub config_origin: Option<String>,
 }
 
 /// Open the repository around `worktree` (default: the current directory).
@@ -102,6 +104,10 @@ pub fn resolve_in(repo: Repo, root: PathBuf, args: &GateArgs) -> Result<Inputs> 
         None => None,
     };
     let contract = contract_lookup(args.contract.as_deref(), trusted.tip)?;
+    let mut findings = trusted.findings;
+    if !args.no_worktree {
+        findings.extend(config_drift(&root, trusted.config_blob.as_deref()));
+    }
     Ok(Inputs {
         repo,
         worktree: root,
@@ -109,15 +115,47 @@ pub fn resolve_in(repo: Repo, root: PathBuf, args: &GateArgs) -> Result<Inputs> 
         message,
         config: trusted.config,
         base: trusted.base,
-        findings: trusted.findings,
+        findings,
         rev,
         legacy: args.legacy,
         no_checks: args.no_checks,
         no_worktree: args.no_worktree,
         contract,
         config_blob: trusted.config_blob,
+        config_origin: trusted.config_origin,
         provenance: trusted.provenance,
     })
+}
+
+/// SPEC §5: `config-not-from-worktree` when the checked worktree holds a `.closegate.toml` whose
+/// bytes differ from the configuration read (`read`: its blob id, `None` for the built-in
+/// defaults). Only a regular file counts; one that cannot be read is named as such, since the
+/// warning is about what has no effect, not something to judge.
+fn config_drift(root: &Path, read: Option<&str>) -> Option<Finding> {
+    let path = root.join(config::FILE_NAME);
+    let meta = std::fs::symlink_metadata(&path).ok()?;
+    if !meta.is_file() || meta.len() > 16 << 20 {
+        return None;
+    }
+    let bytes = std::fs::read(&path).ok()?;
+    let here = Repo::hash_blob(&bytes)?.to_string();
+    if read == Some(here.as_str()) {
+        return None;
+    }
+    let used = match read {
+        Some(blob) => format!(
+            "the configuration read (blob {})",
+            &blob[..blob.len().min(7)]
+        ),
+        None => "the built-in defaults (the base has no configuration)".to_string(),
+    };
+    let msg = format!(
+        "this worktree's {} (blob {}) differs from {used}: edits there have no effect until \
+         committed to the base branch",
+        config::FILE_NAME,
+        &here[..7]
+    );
+    Some(Finding::new("config-not-from-worktree", msg).at_path(config::FILE_NAME))
 }
 
 /// SPEC §12: `--contract FILE` (an operator's choice), else the trusted tip's contract directory.
@@ -158,6 +196,13 @@ pub fn trusted_config(
         },
         (None, None) => (Config::default(), None),
     };
+    let config_origin = match (config_flag, &tip) {
+        (Some(path), _) => Some(path.display().to_string()),
+        (None, Some((name, _))) if config_blob.is_some() => {
+            Some(format!("{name}:{}", config::FILE_NAME))
+        }
+        _ => None,
+    };
     if repo.ignore_case() {
         config.fold_case();
     }
@@ -195,6 +240,7 @@ pub fn trusted_config(
         tip,
         config_blob,
         provenance,
+        config_origin,
     })
 }
 

@@ -105,9 +105,12 @@ pub struct Report {
     pub approval: Option<Approval>,
     /// Blob id of the configuration read (SPEC §5): null for the built-in defaults.
     pub config: Option<String>,
-    /// Blob id of the task contract, when one applied (SPEC §12).
-    #[serde(skip_serializing_if = "Option::is_none")]
+    /// Blob id of the task contract, when one applied (SPEC §12); null otherwise.
     pub contract: Option<String>,
+    /// Where the configuration came from (`main:.closegate.toml`, a file); `None` for the
+    /// built-in defaults. Human output names it (SPEC §5); JSON carries the blob id in `config`.
+    #[serde(skip)]
+    pub config_origin: Option<String>,
     /// How the configuration and base were chosen; `None` when no gate ran.
     #[serde(skip)]
     pub provenance: Option<Provenance>,
@@ -143,6 +146,7 @@ impl Default for Report {
             approval: None,
             config: None,
             contract: None,
+            config_origin: None,
             provenance: None,
             claimed_commit: None,
             gates: Vec::new(),

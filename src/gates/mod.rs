@@ -48,6 +48,8 @@ pub struct Inputs {
     pub config_blob: Option<String>,
     /// How the configuration and base were chosen: what makes the run's records count (SPEC §6).
     pub provenance: crate::report::Provenance,
+    /// Where the configuration came from (`main:.closegate.toml`); `None` for the defaults.
+    pub config_origin: Option<String>,
 }
 
 /// The report plus what later steps (teardown, approve, signal) need.
@@ -69,6 +71,7 @@ pub fn evaluate(inputs: &Inputs) -> Result<Outcome> {
         base_commit: inputs.base.as_ref().map(|(_, id)| id.to_string()),
         config: inputs.config_blob.clone(),
         provenance: Some(inputs.provenance),
+        config_origin: inputs.config_origin.clone(),
         ..Report::default()
     };
     report.findings.extend(inputs.findings.iter().cloned());

@@ -11,7 +11,7 @@ use git2::{IndexEntry, IndexTime, Oid, Repository, Signature, Time};
 pub const T0: i64 = 1_700_000_000;
 
 /// The keys of a JSON report, in SPEC §4.7's order.
-pub const REPORT_KEYS: [&str; 16] = [
+pub const REPORT_KEYS: [&str; 18] = [
     "schema",
     "tool",
     "verdict",
@@ -28,6 +28,8 @@ pub const REPORT_KEYS: [&str; 16] = [
     "protected",
     "checks",
     "approval",
+    "config",
+    "contract",
 ];
 
 /// A scratch repository whose main worktree is `<tmp>/repo`, with `main` checked out.
