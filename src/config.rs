@@ -251,6 +251,12 @@ impl Config {
         let table = value
             .as_table()
             .ok_or_else(|| wrong_type("protected", "a table of surface = [globs]", value))?;
+        // Surface names to positions: a configuration may name tens of thousands of surfaces,
+        // and a search per name would make reading it quadratic (SPEC §11).
+        let mut index: std::collections::HashMap<String, usize> = (self.surfaces.iter())
+            .enumerate()
+            .map(|(i, s)| (s.name.clone(), i))
+            .collect();
         for (name, globs) in table {
             if name.trim().is_empty() {
                 bail!("`protected` has a surface with an empty name");
@@ -265,9 +271,12 @@ impl Config {
                 globs,
                 set,
             };
-            match self.surfaces.iter_mut().find(|s| s.name == *name) {
-                Some(existing) => *existing = surface,
-                None => self.surfaces.push(surface),
+            match index.get(name) {
+                Some(&i) => self.surfaces[i] = surface,
+                None => {
+                    index.insert(name.clone(), self.surfaces.len());
+                    self.surfaces.push(surface);
+                }
             }
         }
         Ok(())

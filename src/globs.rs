@@ -331,6 +331,57 @@ mod tests {
         assert!(Globs::new(&["a/[b".to_string()]).is_err());
     }
 
+    #[test]
+    fn path_patterns_without_glob_characters_cover_everything_under_them() {
+        let globs = Globs::paths(&[
+            "db".into(),
+            "docs/spec.md".into(),
+            "out/".into(),
+            "a[b]".into(),
+        ])
+        .unwrap();
+        for path in [
+            "db",
+            "db/x",
+            "db/m/001.sql",
+            "docs/spec.md",
+            "out",
+            "out/x",
+            "ab",
+        ] {
+            assert!(globs.is_match(path), "{path}");
+        }
+        for path in [
+            "database.md",
+            "x/db",
+            "docs/spec.md.bak",
+            "docs",
+            "a[b]/x",
+            "DB/x",
+        ] {
+            assert!(!globs.is_match(path), "{path}");
+        }
+        // Branch globs stay exact.
+        assert!(
+            !Globs::new(&["release".into()])
+                .unwrap()
+                .is_match("release/x")
+        );
+    }
+
+    #[test]
+    fn folded_globs_ignore_ascii_case_simple_and_complex() {
+        let mut globs =
+            Globs::paths(&["db/**".into(), "src/{A,b}.rs".into(), "Docs".into()]).unwrap();
+        assert!(!globs.is_match("DB/x"));
+        globs.fold_case();
+        for path in ["DB/x", "Db/Y/z", "SRC/a.RS", "src/B.rs", "docs/x", "DOCS"] {
+            assert!(globs.is_match(path), "{path}");
+        }
+        assert_eq!(globs.first_match("DB/x"), Some("db/**"));
+        assert!(!globs.is_match("dbx/y"));
+    }
+
     fn piece() -> impl Strategy<Value = &'static str> {
         proptest::sample::select(vec![
             "",

@@ -412,3 +412,38 @@ pub fn read_bytes(path: &Path) -> Result<Vec<u8>> {
 pub fn read_text(path: &Path) -> Result<String> {
     String::from_utf8(read_bytes(path)?).map_err(|_| anyhow::anyhow!("not valid UTF-8"))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::run_words;
+
+    #[test]
+    fn run_words_are_the_paths_a_shell_command_could_name() {
+        let words =
+            run_words("sh ./scripts/check.sh && pytest 'tests' --rootdir=src/ ; cat<in.txt|x");
+        for word in [
+            "sh",
+            "scripts/check.sh",
+            "pytest",
+            "tests",
+            "src",
+            "in.txt",
+            "x",
+        ] {
+            assert!(words.contains(&word.to_string()), "{word} in {words:?}");
+        }
+        assert!(
+            !words.iter().any(|w| w.starts_with('-') || w.contains('\'')),
+            "{words:?}"
+        );
+        for run in ["pytest .", "cat ../x /etc/passwd a//b", "./", "x/../y"] {
+            let words = run_words(run);
+            assert!(
+                words
+                    .iter()
+                    .all(|w| !w.is_empty() && w != "." && !w.contains("..") && !w.starts_with('/')),
+                "{run}: {words:?}"
+            );
+        }
+    }
+}

@@ -116,8 +116,6 @@ enum Action {
     Merge,
     /// Moving the base to a commit whose configuration or contracts do not parse.
     Config,
-    /// Any update of an agent branch while the base's configuration cannot be read.
-    Update,
 }
 
 impl Action {
@@ -126,7 +124,6 @@ impl Action {
             Action::Delete => "delete",
             Action::Merge => "merge",
             Action::Config => "config",
-            Action::Update => "update",
         }
     }
 }
@@ -189,6 +186,18 @@ impl Setting {
     }
 }
 
+/// The branch names (short) the installed script hands to closegate when they move: `main`,
+/// `master`, and the bases this repository's configuration and refs name now.
+pub fn guarded_bases(repo: &Repo) -> Vec<String> {
+    let mut bases = vec!["main".to_string(), "master".to_string()];
+    for base in Setting::read(repo).bases {
+        if !bases.contains(&base) {
+            bases.push(base);
+        }
+    }
+    bases
+}
+
 /// The slow path: open the repository from git's environment and judge the branch updates.
 fn decide(updates: &[Update]) -> Result<i32> {
     let repo = Repo::from_env()?;
@@ -203,7 +212,7 @@ fn decide(updates: &[Update]) -> Result<i32> {
         let short = &u.refname["refs/heads/".len()..];
         let agent = config.is_agent_branch(short);
         let deleted = value(&u.new, &u.refname)?.is_none();
-        Ok(is_base(u) || (agent && (deleted || setting.broken.is_some())))
+        Ok(is_base(u) || (agent && deleted))
     };
     // Most updates (a commit on a feature branch or on an agent branch) need nothing more.
     let mut any = false;
@@ -253,23 +262,22 @@ fn decide(updates: &[Update]) -> Result<i32> {
         if !config.is_agent_branch(short) {
             continue;
         }
-        let new = value(&u.new, &u.refname)?;
-        if let Some(broken) = &setting.broken {
-            let commit = new.or(value(&u.old, &u.refname)?).unwrap_or_else(Oid::zero);
-            let action = if new.is_none() {
-                Action::Delete
-            } else {
-                Action::Update
-            };
-            decisions.push(decision(action, short, commit, false, Some(broken.clone())));
-            continue;
-        }
-        if new.is_some() {
-            continue;
+        if value(&u.new, &u.refname)?.is_some() {
+            continue; // creating or moving an agent branch is the agent's work
         }
         let Some(tip) = value(&u.old, &u.refname)?.or_else(|| repo.ref_target(&u.refname)) else {
             continue;
         };
+        if let Some(broken) = &setting.broken {
+            decisions.push(decision(
+                Action::Delete,
+                short,
+                tip,
+                false,
+                Some(broken.clone()),
+            ));
+            continue;
+        }
         let mut merged = false;
         for b in &base_tips {
             merged = merged || repo.reaches(*b, tip)? || holds_changes(&repo, *b, tip);
@@ -441,9 +449,6 @@ fn refusal(repo: &Repo, d: &Decision) -> String {
             Action::Config => format!("refusing to move `{branch}` to {short}: its {reason}"),
             Action::Delete => format!(
                 "refusing to delete agent branch `{branch}`: the base's configuration cannot be read ({reason})"
-            ),
-            Action::Update => format!(
-                "refusing to update agent branch `{branch}`: the base's configuration cannot be read ({reason})"
             ),
             Action::Merge => format!(
                 "refusing to move `{base}` onto agent branch `{branch}` at {short}: the base's \

@@ -304,3 +304,17 @@ pub fn change_lines(changes: &[closegate::repo::Change]) -> Vec<String> {
         .map(|c| format!("{} {}", c.kind.as_str(), c.paths().join(" ")))
         .collect()
 }
+
+/// Run the `git` CLI hermetically in `cwd` with `stdin` as its input; returns its whole output.
+pub fn git_stdin(cwd: &Path, args: &[&str], stdin: &[u8]) -> Output {
+    use std::io::Write;
+    let mut cmd = Command::new("git");
+    cmd.args(args).current_dir(cwd);
+    hermetic(&mut cmd, cwd);
+    cmd.stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    let mut child = cmd.spawn().unwrap();
+    child.stdin.take().unwrap().write_all(stdin).unwrap();
+    child.wait_with_output().unwrap()
+}

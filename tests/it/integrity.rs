@@ -674,3 +674,43 @@ fn an_unreadable_base_configuration_holds_only_agent_branches() {
     let (code, _, stderr) = parts(&git_output(&root, &["commit", "-q", "-m", "repair"]));
     assert_eq!(code, 0, "{stderr}");
 }
+
+#[test]
+fn one_transaction_creating_an_agent_branch_and_moving_the_base_onto_it_is_refused() {
+    let r = Return::new(PASSING_CONFIG, &[], &[]);
+    install(&r.root());
+    // Work on no agent branch yet (a scratch branch, not guarded)…
+    let work = r.fx.commit("scratch", &[("y.rs", Some("y\n"))], "add y");
+    let tip = work.to_string();
+    // … becomes agent/y and the base in one transaction. The agent branch's line comes first:
+    // the script must hand it to closegate too.
+    let stdin = format!(
+        "start\ncreate refs/heads/agent/y {tip}\nupdate refs/heads/main {tip}\nprepare\ncommit\n"
+    );
+    let out = crate::fixture::git_stdin(&r.root(), &["update-ref", "--stdin"], stdin.as_bytes());
+    assert_ne!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_ne!(r.main_tip(), work);
+    assert!(!branch_exists(&r, "agent/y"));
+}
+
+#[test]
+fn a_configured_base_is_guarded_by_the_installed_script() {
+    let config = format!("base = \"develop\"\n{PASSING_CONFIG}");
+    let r = Return::new(&config, &[], &[]);
+    git(&r.root(), &["branch", "develop", "main"]);
+    install(&r.root());
+    let (code, _, stderr) = parts(&git_output(
+        &r.root(),
+        &["branch", "-f", "develop", "agent/x"],
+    ));
+    assert_ne!(
+        code, 0,
+        "moving the configured base onto unpassed agent work: {stderr}"
+    );
+    assert!(stderr.contains("refusing to move `develop`"), "{stderr}");
+}
