@@ -315,6 +315,18 @@ max_commits = 20
     }
 
     #[test]
+    fn branch_is_a_valid_short_branch_name() {
+        let c = parse(br#"branch = "refs/heads/agent/inv""#).unwrap();
+        assert_eq!(c.branch.as_deref(), Some("agent/inv"));
+        assert!(err(r#"branch = "agent/a..b""#).starts_with("`branch`: "));
+        assert!(err(r#"branch = "" "#).starts_with("`branch`: "));
+        assert_eq!(
+            err("branch = 1"),
+            "`branch` must be a string, found integer"
+        );
+    }
+
+    #[test]
     fn empty_contract_imposes_nothing() {
         let c = parse(b"").unwrap();
         assert!(c.scope.is_none() && c.prohibited.is_none());

@@ -148,8 +148,9 @@ fn keep(args: &Args, r: &Value) -> bool {
     is("slug", &args.slug) && is("verdict", &args.verdict) && is("event", &args.event)
 }
 
-/// `ts event verdict slug commit branch codes`, `-` for what a record lacks, and `forged (why)`
-/// after a line whose mac does not verify.
+/// `ts event verdict slug commit branch codes`, `-` for what a record lacks, `forged (why)` after
+/// a line whose mac does not verify and `untrusted (why)` after one made with `--config` or
+/// another `--base` (SPEC §6: kept and listed, never trusted).
 fn human_line(r: &Value, auth: Auth) -> String {
     let text = |key: &str| escape(r[key].as_str().unwrap_or("-"));
     let commit: String = text("commit").chars().take(12).collect();
@@ -174,6 +175,14 @@ fn human_line(r: &Value, auth: Auth) -> String {
     );
     if let Auth::Forged(why) = auth {
         line.push_str(&format!(" forged ({why})"));
+    }
+    if r["config_source"].is_string() && !ledger::is_trusted(r) {
+        let why = if r["config_source"] == "base" {
+            "made with another --base"
+        } else {
+            "made with --config"
+        };
+        line.push_str(&format!(" untrusted ({why})"));
     }
     line
 }

@@ -469,7 +469,16 @@ fn records_under_config_or_another_base_are_listed_but_never_trusted() {
     assert_eq!(records[1]["base_source"], "other");
     // Kept and listed, but the hook, the board, approvals and the stats do not trust them.
     let (_, out, _) = s.run(&s.fx.root(), &["log"]);
-    assert_eq!(out.lines().count(), 2, "{out}");
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines.len(), 2, "{out}");
+    assert!(
+        lines[0].ends_with("untrusted (made with --config)"),
+        "{out}"
+    );
+    assert!(
+        lines[1].ends_with("untrusted (made with another --base)"),
+        "{out}"
+    );
     assert_eq!(s.stage("x"), "VERIFYING");
     assert_eq!(s.stats()["false_green"]["returns"], 0);
     assert!(!s.delete_branch("agent/x"));
