@@ -1,7 +1,6 @@
 //! Raw flags to resolved inputs: open the repository, resolve the base, read the trusted
 //! configuration from the base tip (SPEC §5) and the status document (SPEC §4).
 
-use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
@@ -220,14 +219,10 @@ fn read_status(
     read_bytes(&path).with_context(|| format!("cannot read the status document {}", path.display()))
 }
 
-/// Read a file's bytes; `-` is standard input.
+/// Read an input file's bytes; `-` is standard input. Regular files only, at most 16 MiB
+/// (SPEC §11): see [`crate::input_file`].
 pub fn read_bytes(path: &Path) -> Result<Vec<u8>> {
-    if path == Path::new("-") {
-        let mut bytes = Vec::new();
-        std::io::stdin().read_to_end(&mut bytes)?;
-        return Ok(bytes);
-    }
-    Ok(std::fs::read(path)?)
+    crate::input_file::read(path)
 }
 
 /// Read a file as UTF-8 text; `-` is standard input.

@@ -11,6 +11,7 @@ mod explain;
 mod fixture;
 mod guard;
 mod hook;
+mod inputs;
 mod lint;
 mod log;
 mod objects;
