@@ -2,6 +2,7 @@
 //! unfinished operations, files hidden by skip-worktree / assume-unchanged, nested repositories
 //! and changed submodules. Also the compare-and-delete of a branch.
 
+use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
@@ -55,12 +56,14 @@ pub fn hidden_changes(worktree: &Path, commit: Oid) -> Result<Vec<HiddenChange>>
         if (!skip && !assume) || entry.mode == 0o160000 {
             continue;
         }
-        let path = String::from_utf8_lossy(&entry.path).into_owned();
+        // The path's bytes, not a lossy string: a name that is not UTF-8 must find its file.
+        let rel = Path::new(std::ffi::OsStr::from_bytes(&entry.path));
         let committed = tree
             .as_ref()
-            .and_then(|t| t.get_path(Path::new(&path)).ok())
+            .and_then(|t| t.get_path(rel).ok())
             .map_or(entry.id, |e| e.id());
-        if file_differs(&worktree.join(&path), committed)? {
+        if file_differs(&worktree.join(rel), committed)? {
+            let path = super::path_text(&entry.path);
             let flag = if skip {
                 "skip-worktree"
             } else {

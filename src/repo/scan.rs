@@ -117,7 +117,7 @@ fn finish(mut paths: Vec<Vec<u8>>, exempt: &str) -> Vec<String> {
     paths
         .into_iter()
         .filter(|p| p != exempt.as_bytes())
-        .map(|p| String::from_utf8_lossy(&p).into_owned())
+        .map(|p| super::path_text(&p))
         .collect()
 }
 

@@ -32,13 +32,27 @@ impl WorktreeInfo {
     }
 }
 
-/// What a worktree holds beyond its HEAD commit.
+/// What a worktree holds beyond its HEAD commit. Paths are as [`path_text`] writes them: a path
+/// that is not UTF-8 is listed like any other, its invalid bytes escaped.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct WorktreeStatus {
     /// Tracked paths with staged or unstaged changes.
     pub dirty: Vec<String>,
     /// Untracked, not-ignored files, one by one (inside untracked folders too).
     pub untracked: Vec<String>,
+}
+
+/// A repository path (bytes) as text: UTF-8 as it is, each byte of an invalid sequence as `\xNN`
+/// (`caf\xe9.txt`), so two paths never read the same and none is dropped (SPEC §11).
+pub fn path_text(path: &[u8]) -> String {
+    let mut out = String::with_capacity(path.len());
+    for chunk in path.utf8_chunks() {
+        out.push_str(chunk.valid());
+        for b in chunk.invalid() {
+            out.push_str(&format!("\\x{b:02x}"));
+        }
+    }
+    out
 }
 
 impl Repo {
@@ -170,15 +184,16 @@ fn statuses(repo: &Repository, path: &Path, exempt: &str) -> Result<WorktreeStat
         .with_context(|| format!("cannot read the status of the worktree {}", path.display()))?;
     let mut status = WorktreeStatus::default();
     for entry in statuses.iter() {
-        let Some(file) = entry.path() else { continue };
-        if file == exempt {
+        // The bytes: `path()` is `None` for a path that is not UTF-8, which must not vanish.
+        let file = entry.path_bytes();
+        if file == exempt.as_bytes() {
             continue;
         }
         let flags = entry.status();
         if flags.contains(Status::WT_NEW) {
-            status.untracked.push(file.to_string());
+            status.untracked.push(path_text(file));
         } else if !flags.is_empty() && !flags.contains(Status::IGNORED) {
-            status.dirty.push(file.to_string());
+            status.dirty.push(path_text(file));
         }
     }
     Ok(status)

@@ -12,6 +12,7 @@ mod fixture;
 mod guard;
 mod hook;
 mod inputs;
+mod layouts;
 mod lint;
 mod log;
 mod objects;
