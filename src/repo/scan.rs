@@ -8,8 +8,10 @@
 //! HEAD against it through the cache-tree, lstat the entries on two threads while this one walks
 //! the folders for untracked files (all on this thread for a small index), and ask libgit2 only
 //! about the few files whose stat data does not settle the question (it applies filters and config
-//! we do not). Anything unusual (split or sparse index, submodules, case-insensitive or
-//! symlink-less checkouts) returns `None` and the caller falls back to libgit2.
+//! we do not). Split and sparse indexes are read here (`index_file`), where libgit2 cannot read
+//! them; a sparse index's folder entry is compared with HEAD as a whole tree. Submodules and
+//! case-insensitive or symlink-less checkouts go to libgit2's general path instead
+//! (`Scanned::General`), handed a split index in memory.
 
 use std::collections::HashSet;
 #[cfg(target_os = "linux")]
@@ -27,7 +29,7 @@ use anyhow::Result;
 use git2::{Repository, Status};
 
 use super::WorktreeStatus;
-use super::index_file::{CacheTree, Entry, StatData, parse_index};
+use super::index_file::{self, CacheTree, Entry, Index, StatData};
 
 /// What the lstat of one entry says.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -48,25 +50,36 @@ const EXECUTABLE: u32 = 0o100755;
 /// 0.10 ms faster, at 1,000 0.46 ms, at 100,000 ~130 ms.
 const PARALLEL_LSTAT: usize = 300;
 
-/// Scan the worktree of `repo`; `None` when the repository needs libgit2's general path.
-pub fn scan(repo: &Repository, exempt: &str) -> Result<Option<WorktreeStatus>> {
+/// What the scan made of a worktree.
+pub(super) enum Scanned {
+    Status(WorktreeStatus),
+    /// The repository needs libgit2's general path. `index` is the index when libgit2 cannot
+    /// read its file (split or sparse), for libgit2 to be handed in memory.
+    General {
+        index: Option<Index>,
+    },
+}
+
+/// Scan the worktree of `repo`.
+pub(super) fn scan(repo: &Repository, exempt: &str) -> Result<Scanned> {
+    let general = Scanned::General { index: None };
     let Some(workdir) = repo.workdir() else {
-        return Ok(None);
+        return Ok(general);
     };
-    if !plain_config(repo) {
-        return Ok(None);
-    }
     let index_path = repo.path().join("index");
-    let Ok(bytes) = std::fs::read(&index_path) else {
-        return Ok(None);
+    let Some(index) = index_file::read(repo.path())? else {
+        return Ok(general);
     };
-    let index_mtime = std::fs::metadata(&index_path)?.mtime();
-    let Some((entries, cache_tree)) = parse_index(&bytes) else {
-        return Ok(None);
-    };
-    if entries.iter().any(|e| e.mode == GITLINK) {
-        return Ok(None);
+    if !plain_config(repo) || index.entries.iter().any(|e| e.mode == GITLINK) {
+        let index = index.beyond_libgit2.then_some(index);
+        return Ok(Scanned::General { index });
     }
+    let index_mtime = std::fs::metadata(&index_path)?.mtime();
+    let Index {
+        entries,
+        cache_tree,
+        beyond_libgit2,
+    } = index;
     let (walked, staged, verdicts) = if entries.len() < PARALLEL_LSTAT {
         let verdicts = lstat_all(workdir, &entries, index_mtime);
         let walked = Walk::run(repo, workdir, &entries, exempt);
@@ -93,18 +106,19 @@ pub fn scan(repo: &Repository, exempt: &str) -> Result<Option<WorktreeStatus>> {
         moved[range.clone()].fill(true);
     }
     let mut dirty: Vec<Vec<u8>> = staged;
+    let mut judge = Judge::new(repo, beyond_libgit2);
     for (i, (entry, verdict)) in entries.iter().zip(&verdicts).enumerate() {
         let under_moved = moved[i];
         let is_dirty = match verdict {
             Verdict::Clean => under_moved,
             Verdict::Dirty => true,
-            Verdict::Unsure => under_moved || content_dirty(repo, &entry.path),
+            Verdict::Unsure => under_moved || judge.content_dirty(entry),
         };
         if is_dirty {
             dirty.push(entry.path.clone());
         }
     }
-    Ok(Some(WorktreeStatus {
+    Ok(Scanned::Status(WorktreeStatus {
         dirty: finish(dirty, exempt),
         untracked: finish(walked.untracked, exempt),
     }))
@@ -127,17 +141,82 @@ fn plain_config(repo: &Repository) -> bool {
         return false;
     };
     let flag = |name: &str, default: bool| config.get_bool(name).unwrap_or(default);
-    !flag("core.ignorecase", false)
-        && flag("core.symlinks", true)
-        && !flag("core.splitindex", false)
+    !flag("core.ignorecase", false) && flag("core.symlinks", true)
 }
 
-/// libgit2's verdict on one tracked file (filters, `core.filemode`, racy entries all handled).
-fn content_dirty(repo: &Repository, path: &[u8]) -> bool {
-    match repo.status_file(Path::new(OsStr::from_bytes(path))) {
-        Ok(status) => !(status - Status::IGNORED).is_empty(),
-        Err(_) => true,
+/// libgit2's verdict on the content of tracked files whose stat data settles nothing (filters,
+/// `core.filemode`, racy entries all handled).
+struct Judge<'r> {
+    repo: &'r Repository,
+    /// For an index libgit2 cannot read (split or sparse): a second handle on the worktree
+    /// whose index is an in-memory one holding the entries asked about, opened on first use.
+    memory: Option<Option<Repository>>,
+}
+
+impl<'r> Judge<'r> {
+    fn new(repo: &'r Repository, beyond_libgit2: bool) -> Self {
+        let memory = if beyond_libgit2 { Some(None) } else { None };
+        Judge { repo, memory }
     }
+
+    fn content_dirty(&mut self, entry: &Entry) -> bool {
+        let repo = match &mut self.memory {
+            None => self.repo,
+            Some(slot) => {
+                if slot.is_none() {
+                    *slot = self.repo.workdir().and_then(|w| Repository::open(w).ok());
+                }
+                let Some(repo) = slot.as_ref() else {
+                    return true;
+                };
+                if !in_memory_index(repo, std::slice::from_ref(entry)) {
+                    return true;
+                }
+                repo
+            }
+        };
+        match repo.status_file(Path::new(OsStr::from_bytes(&entry.path))) {
+            Ok(status) => !(status - Status::IGNORED).is_empty(),
+            Err(_) => true,
+        }
+    }
+}
+
+/// Give `repo` an in-memory index holding `entries`, their times zeroed so libgit2 hashes the
+/// content rather than trusting stat data; `false` when libgit2 refuses.
+pub(super) fn in_memory_index(repo: &Repository, entries: &[Entry]) -> bool {
+    let Ok(mut index) = git2::Index::new() else {
+        return false;
+    };
+    for entry in entries {
+        let flags = (entry.path.len().min(0xfff) as u16) | (entry.stage << 12);
+        let mut flags_extended = 0;
+        if entry.skip_worktree {
+            flags_extended |= git2::IndexEntryExtendedFlag::SKIP_WORKTREE.bits();
+        }
+        if entry.intent_to_add {
+            flags_extended |= git2::IndexEntryExtendedFlag::INTENT_TO_ADD.bits();
+        }
+        let zero = git2::IndexTime::new(0, 0);
+        let added = index.add(&git2::IndexEntry {
+            ctime: zero,
+            mtime: zero,
+            dev: 0,
+            ino: entry.stat.ino,
+            mode: entry.mode,
+            uid: entry.stat.uid,
+            gid: entry.stat.gid,
+            file_size: entry.stat.size,
+            id: entry.oid,
+            flags,
+            flags_extended,
+            path: entry.path.clone(),
+        });
+        if added.is_err() {
+            return false;
+        }
+    }
+    repo.set_index(&mut index).is_ok()
 }
 
 /// lstat each entry and compare with its stat data.
@@ -216,6 +295,15 @@ fn compare_tree(
         return Ok(());
     }
     let under = range_under(entries, prefix);
+    if let [only] = under
+        && only.is_sparse_dir()
+        && only.path == prefix
+    {
+        if tree.is_none_or(|t| t.id() != only.oid) {
+            sparse_dir_changes(repo, tree, only, out);
+        }
+        return Ok(());
+    }
     let mut dirs: HashSet<Vec<u8>> = HashSet::new();
     let mut files: HashSet<Vec<u8>> = HashSet::new();
     for item in tree.iter().flat_map(|t| t.iter()) {
@@ -265,6 +353,31 @@ fn compare_tree(
         at += run.len();
     }
     Ok(())
+}
+
+/// The paths where a sparse index's folder entry (a whole tree, staged) differs from HEAD's
+/// folder `head`; the folder itself when its tree cannot be read.
+fn sparse_dir_changes(
+    repo: &Repository,
+    head: Option<&git2::Tree>,
+    entry: &Entry,
+    out: &mut Vec<Vec<u8>>,
+) {
+    let listed = (|| -> Option<()> {
+        let staged = repo.find_tree(entry.oid).ok()?;
+        let diff = repo.diff_tree_to_tree(head, Some(&staged), None).ok()?;
+        for delta in diff.deltas() {
+            for file in [delta.old_file(), delta.new_file()] {
+                if let Some(path) = file.path_bytes() {
+                    out.push([entry.path.as_slice(), path].concat());
+                }
+            }
+        }
+        Some(())
+    })();
+    if listed.is_none() {
+        out.push(entry.path.clone());
+    }
 }
 
 /// Whether `path` is inside the folder `dir` (starts with `dir/`).

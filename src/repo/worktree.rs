@@ -3,9 +3,10 @@
 
 use std::path::{Path, PathBuf};
 
-use anyhow::{Context, Result};
+use anyhow::{Context, Result, bail};
 use git2::{Oid, Repository, Status, StatusOptions};
 
+use super::scan::Scanned;
 use super::{Repo, canonical};
 
 /// One worktree of the repository.
@@ -165,8 +166,25 @@ fn status_in(repo: &Repository, path: &Path, exempt: &str) -> Result<WorktreeSta
     let scanned = super::scan::scan(repo, exempt)
         .with_context(|| format!("cannot scan the worktree {}", path.display()))?;
     match scanned {
-        Some(status) => Ok(status),
-        None => statuses(repo, path, exempt),
+        Scanned::Status(status) => Ok(status),
+        Scanned::General { index: None } => statuses(repo, path, exempt),
+        Scanned::General { index: Some(index) } => {
+            // libgit2 cannot read this index file (split or sparse): hand it the entries in
+            // memory, on a handle of its own. A sparse index's folder entries have no libgit2
+            // form: that combination is a gap, never a guess.
+            if index.entries.iter().any(|e| e.is_sparse_dir()) {
+                bail!(
+                    "a sparse index in a worktree with submodules, core.ignorecase or \
+                     core.symlinks=false is not supported (git sparse-checkout set --no-sparse-index)"
+                );
+            }
+            let own = Repository::open(path)
+                .with_context(|| format!("cannot open the worktree {}", path.display()))?;
+            if !super::scan::in_memory_index(&own, &index.entries) {
+                bail!("libgit2 cannot take the index of {}", path.display());
+            }
+            statuses(&own, path, exempt)
+        }
     }
 }
 
@@ -189,10 +207,12 @@ fn statuses(repo: &Repository, path: &Path, exempt: &str) -> Result<WorktreeStat
         if file == exempt.as_bytes() {
             continue;
         }
+        // One path can be both: a file whose removal is staged and that is still on disk.
         let flags = entry.status();
         if flags.contains(Status::WT_NEW) {
             status.untracked.push(path_text(file));
-        } else if !flags.is_empty() && !flags.contains(Status::IGNORED) {
+        }
+        if flags.intersects(!(Status::WT_NEW | Status::IGNORED | Status::CURRENT)) {
             status.dirty.push(path_text(file));
         }
     }

@@ -241,3 +241,202 @@ fn a_hidden_change_to_a_non_utf8_file_refuses_teardown() {
         b"hidden edit\n"
     );
 }
+
+/// A linked worktree `wt/x` on `agent/x` with files in and out of `in/` (the sparse cone).
+fn index_scene() -> (Fixture, PathBuf) {
+    let fx = Fixture::new();
+    fx.commit(
+        "agent/x",
+        &[
+            (".gitignore", Some("*.log\nbuild/\n")),
+            ("in/a.txt", Some("alpha\n")),
+            ("in/b.txt", Some("beta\n")),
+            ("in/deep/c.txt", Some("gamma\n")),
+            ("out/d.txt", Some("delta\n")),
+            ("out/deep/e.txt", Some("epsilon\n")),
+            ("top.txt", Some("top\n")),
+        ],
+        "agent files",
+    );
+    let wt = fx.worktree("x", "agent/x");
+    (fx, wt)
+}
+
+/// The worktree's own git dir (`.git/worktrees/x`).
+fn admin(fx: &Fixture) -> PathBuf {
+    fx.git_dir().join("worktrees/x")
+}
+
+/// Unstaged, staged (edit, addition, removal) and untracked changes, all inside `in/` and at the
+/// top, where a sparse checkout keeps files.
+fn changes(fx: &Fixture, wt: &Path) {
+    fx.write(wt, "in/a.txt", "edited, unstaged\n");
+    fx.write(wt, "in/b.txt", "edited and staged\n");
+    fx.write(wt, "in/new.txt", "added\n");
+    git(wt, &["add", "in/b.txt", "in/new.txt"]);
+    git(wt, &["rm", "-q", "--cached", "top.txt"]);
+    fx.write(wt, "in/untracked.txt", "u\n");
+    fx.write(wt, "loose/one.txt", "1\n");
+    fx.write(wt, "build/x.o", "ignored\n");
+}
+
+#[test]
+fn a_split_index_is_read_and_agrees_with_git_status() {
+    let (fx, wt) = index_scene();
+    git(&wt, &["update-index", "--split-index"]);
+    assert!(
+        std::fs::read_dir(admin(&fx)).unwrap().any(|e| e
+            .unwrap()
+            .file_name()
+            .to_string_lossy()
+            .starts_with("sharedindex.")),
+        "git wrote a shared index"
+    );
+    assert_eq!(scan(&wt), WorktreeStatus::default());
+    assert_eq!(git_status(&wt), WorktreeStatus::default());
+    changes(&fx, &wt);
+    // A second split write: the replace and delete bitmaps now carry the staged changes.
+    git(&wt, &["update-index", "--split-index"]);
+    let expected = git_status(&wt);
+    assert_eq!(
+        expected.dirty,
+        ["in/a.txt", "in/b.txt", "in/new.txt", "top.txt"],
+        "{expected:?}"
+    );
+    assert_eq!(
+        expected.untracked,
+        ["in/untracked.txt", "loose/one.txt", "top.txt"]
+    );
+    assert_eq!(scan(&wt), expected);
+}
+
+/// `core.splitIndex=true` (git splits on every write) and libgit2's general path (a split index
+/// handed to libgit2 in memory, under `core.symlinks=false`) agree too.
+#[test]
+fn a_split_index_agrees_under_core_splitindex_and_on_the_general_path() {
+    let (fx, wt) = index_scene();
+    git(&wt, &["config", "core.splitIndex", "true"]);
+    git(&wt, &["update-index", "--split-index"]);
+    changes(&fx, &wt);
+    std::fs::remove_file(wt.join("in/deep/c.txt")).unwrap();
+    let expected = git_status(&wt);
+    assert!(expected.dirty.contains(&"in/deep/c.txt".to_string()));
+    assert_eq!(scan(&wt), expected);
+    git(&wt, &["config", "core.symlinks", "false"]);
+    assert_eq!(scan(&wt), git_status(&wt));
+}
+
+/// A cone-mode sparse checkout of `in/` with a sparse index: `out/` is one folder entry.
+fn sparse_scene() -> (Fixture, PathBuf) {
+    let (fx, wt) = index_scene();
+    git(
+        &wt,
+        &["sparse-checkout", "set", "--cone", "--sparse-index", "in"],
+    );
+    assert!(!wt.join("out").exists(), "out/ is outside the cone");
+    let index = std::fs::read(admin(&fx).join("index")).unwrap();
+    assert!(
+        index.windows(4).any(|w| w == b"sdir"),
+        "git wrote a sparse index"
+    );
+    (fx, wt)
+}
+
+#[test]
+fn a_sparse_index_is_read_and_agrees_with_git_status() {
+    let (fx, wt) = sparse_scene();
+    assert_eq!(scan(&wt), WorktreeStatus::default());
+    changes(&fx, &wt);
+    let expected = git_status(&wt);
+    assert_eq!(
+        expected.dirty,
+        ["in/a.txt", "in/b.txt", "in/new.txt", "top.txt"],
+        "{expected:?}"
+    );
+    assert_eq!(scan(&wt), expected);
+}
+
+/// A staged change inside a sparse folder: HEAD moved back with `reset --soft`, so the folder
+/// entry's tree differs from HEAD's, and each changed file under it is listed as git lists it.
+#[test]
+fn a_staged_change_under_a_sparse_folder_is_seen() {
+    let (fx, wt) = index_scene();
+    let before = git(&wt, &["rev-parse", "HEAD"]);
+    fx.commit(
+        "agent/x",
+        &[
+            ("out/deep/e.txt", Some("epsilon 2\n")),
+            ("out/f.txt", Some("new\n")),
+        ],
+        "change out",
+    );
+    fx.checkout(&wt);
+    git(
+        &wt,
+        &["sparse-checkout", "set", "--cone", "--sparse-index", "in"],
+    );
+    git(&wt, &["reset", "-q", "--soft", before.trim()]);
+    let index = std::fs::read(admin(&fx).join("index")).unwrap();
+    assert!(
+        index.windows(4).any(|w| w == b"sdir"),
+        "still a sparse index"
+    );
+    let expected = git_status(&wt);
+    assert_eq!(
+        expected.dirty,
+        ["out/deep/e.txt", "out/f.txt"],
+        "{expected:?}"
+    );
+    assert_eq!(scan(&wt), expected);
+}
+
+/// The close gate on both index kinds: a clean return verifies, a change is
+/// `close-worktree-dirty` — never `close-worktree-absent` ("unsupported mandatory extension").
+#[test]
+fn check_verifies_and_refuses_on_split_and_sparse_indexes() {
+    for kind in ["split", "sparse"] {
+        let s = Scene::new();
+        match kind {
+            "split" => git(&s.wt, &["update-index", "--split-index"]),
+            _ => git(
+                &s.wt,
+                &["sparse-checkout", "set", "--cone", "--sparse-index", "src"],
+            ),
+        };
+        let (code, codes, report) = check_codes(&s);
+        assert_eq!((code, codes.as_slice()), (0, &[][..]), "{kind}: {report}");
+        std::fs::write(s.wt.join("src/lib.rs"), "pub fn x() { changed() }\n").unwrap();
+        let (code, codes, report) = check_codes(&s);
+        assert_eq!(code, 1, "{kind}: {report}");
+        assert_eq!(codes, ["close-worktree-dirty"], "{kind}: {report}");
+        std::fs::write(s.wt.join("src/new.rs"), "\n").unwrap();
+        let (_, codes, _) = check_codes(&s);
+        assert_eq!(
+            codes,
+            ["close-worktree-dirty", "close-worktree-untracked"],
+            "{kind}"
+        );
+    }
+}
+
+/// A corrupt index (a flipped byte: the checksum no longer matches) is no verdict on the
+/// worktree: the scan fails naming the file, as `git fsck` refuses such an index (`git status`
+/// does not look at the checksum).
+#[test]
+fn an_index_whose_checksum_does_not_match_is_an_error() {
+    let (fx, wt) = index_scene();
+    let path = admin(&fx).join("index");
+    let mut bytes = std::fs::read(&path).unwrap();
+    bytes[30] ^= 0x40;
+    std::fs::write(&path, bytes).unwrap();
+    assert!(
+        !crate::fixture::git_output(&wt, &["fsck", "--no-dangling"])
+            .status
+            .success()
+    );
+    let err = format!("{:#}", status_of(&wt, EXEMPT).unwrap_err());
+    assert!(
+        err.contains("checksum") && err.contains("worktrees/x/index"),
+        "{err}"
+    );
+}
