@@ -440,3 +440,113 @@ fn an_index_whose_checksum_does_not_match_is_an_error() {
         "{err}"
     );
 }
+
+/// Whether the worktree's index file carries the extension `signature`.
+fn has_extension(fx: &Fixture, signature: &[u8; 4]) -> bool {
+    let index = std::fs::read(admin(fx).join("index")).unwrap();
+    index.windows(4).any(|w| w == signature)
+}
+
+/// Issue 18: the index as git writes it with every optional extension on: TREE, UNTR
+/// (untracked cache), FSMN (fsmonitor), EOIE and IEOT (`index.threads`, past 1,000 entries).
+#[test]
+fn an_index_with_every_optional_extension_agrees_with_git_status() {
+    let fx = Fixture::new();
+    let files: Vec<(String, String)> = (0..1500)
+        .map(|i| (format!("many/m{:02}/f{i}.txt", i / 50), format!("{i}\n")))
+        .collect();
+    let mut all: Vec<(&str, Option<&str>)> = files
+        .iter()
+        .map(|(path, text)| (path.as_str(), Some(text.as_str())))
+        .collect();
+    all.extend([
+        (".gitignore", Some("*.log\nbuild/\n")),
+        ("in/a.txt", Some("alpha\n")),
+        ("in/b.txt", Some("beta\n")),
+        ("top.txt", Some("top\n")),
+    ]);
+    fx.commit("agent/x", &all, "many files");
+    let wt = fx.worktree("x", "agent/x");
+    let hook = fx.tmp.path().join("fsmonitor.sh");
+    std::fs::write(&hook, "#!/bin/sh\nprintf '/\\0'\n").unwrap();
+    std::fs::set_permissions(&hook, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    for (key, value) in [
+        ("core.untrackedCache", "true"),
+        ("core.fsmonitor", hook.to_str().unwrap()),
+        ("core.fsmonitorHookVersion", "1"),
+        ("index.threads", "4"),
+        ("index.recordOffsetTable", "true"),
+        ("index.recordEndOfIndexEntries", "true"),
+    ] {
+        git(&wt, &["config", key, value]);
+    }
+    git(&wt, &["read-tree", "HEAD"]); // primes the cache-tree (TREE)
+    git(&wt, &["update-index", "--untracked-cache", "--fsmonitor"]);
+    fx.write(&wt, "loose/one.txt", "1\n");
+    git(&wt, &["status", "--porcelain"]); // writes the untracked cache
+    for signature in [b"TREE", b"UNTR", b"FSMN", b"EOIE", b"IEOT"] {
+        let name = String::from_utf8_lossy(signature);
+        assert!(has_extension(&fx, signature), "{name}");
+    }
+    assert_eq!(scan(&wt), git_status(&wt));
+    std::fs::remove_file(wt.join("loose/one.txt")).unwrap();
+    changes(&fx, &wt);
+    fx.write(&wt, "many/m07/f350.txt", "edited\n");
+    std::fs::remove_file(wt.join("many/m29/f1499.txt")).unwrap();
+    git(&wt, &["status", "--porcelain"]);
+    for signature in [b"UNTR", b"FSMN", b"EOIE", b"IEOT"] {
+        let name = String::from_utf8_lossy(signature);
+        assert!(has_extension(&fx, signature), "{name}");
+    }
+    let expected = git_status(&wt);
+    assert_eq!(expected.dirty.len(), 6, "{expected:?}");
+    assert_eq!(scan(&wt), expected);
+}
+
+/// Issue 18: REUC, the resolve-undo extension git keeps after a conflict is resolved; and the
+/// conflict itself (stages 1–3) before that.
+#[test]
+fn a_conflict_and_its_resolve_undo_extension_agree_with_git_status() {
+    let (fx, wt) = index_scene();
+    git(&wt, &["checkout", "-q", "-b", "side"]);
+    fx.write(&wt, "in/a.txt", "side\n");
+    commit_all(&wt, "side");
+    git(&wt, &["checkout", "-q", "agent/x"]);
+    fx.write(&wt, "in/a.txt", "ours\n");
+    commit_all(&wt, "ours");
+    let merge = crate::fixture::git_output(&wt, &["merge", "-q", "side"]);
+    assert!(!merge.status.success(), "the merge conflicts");
+    let expected = git_status(&wt);
+    assert_eq!(expected.dirty, ["in/a.txt"]);
+    assert_eq!(scan(&wt), expected);
+    fx.write(&wt, "in/a.txt", "resolved\n");
+    git(&wt, &["add", "in/a.txt"]);
+    assert!(has_extension(&fx, b"REUC"));
+    fx.write(&wt, "in/untracked.txt", "u\n");
+    let expected = git_status(&wt);
+    assert_eq!(expected.dirty, ["in/a.txt"]);
+    assert_eq!(scan(&wt), expected);
+}
+
+/// Issue 18: an index of version 3 (an intent-to-add entry needs the extended flags) and the
+/// same changes in an index of version 4 (prefix-compressed paths).
+#[test]
+fn index_versions_3_and_4_agree_with_git_status() {
+    for version in ["3", "4"] {
+        let (fx, wt) = index_scene();
+        fx.write(&wt, "in/ita.txt", "intent\n");
+        git(&wt, &["add", "-N", "in/ita.txt"]);
+        if version == "4" {
+            git(&wt, &["update-index", "--index-version", "4"]);
+        }
+        changes(&fx, &wt);
+        let index = std::fs::read(admin(&fx).join("index")).unwrap();
+        assert_eq!(index[7].to_string(), version);
+        let expected = git_status(&wt);
+        assert!(
+            expected.dirty.contains(&"in/ita.txt".to_string()),
+            "{expected:?}"
+        );
+        assert_eq!(scan(&wt), expected, "version {version}");
+    }
+}
