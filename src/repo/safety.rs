@@ -45,7 +45,7 @@ pub struct HiddenChange {
 pub fn hidden_changes(worktree: &Path, commit: Oid) -> Result<Vec<HiddenChange>> {
     let repo = Repository::open(worktree)
         .with_context(|| format!("cannot open the worktree {}", worktree.display()))?;
-    let index = repo.index().context("cannot read the worktree's index")?;
+    let index = super::scan::libgit2_index(&repo).context("cannot read the worktree's index")?;
     let tree = repo.find_commit(commit).and_then(|c| c.tree()).ok();
     let mut found = Vec::new();
     for entry in index.iter() {
@@ -112,7 +112,7 @@ pub struct Nested {
 pub fn nested_repos(worktree: &Path) -> Result<Vec<Nested>> {
     let repo = Repository::open(worktree)
         .with_context(|| format!("cannot open the worktree {}", worktree.display()))?;
-    let index = repo.index().context("cannot read the worktree's index")?;
+    let index = super::scan::libgit2_index(&repo).context("cannot read the worktree's index")?;
     let mut found = Vec::new();
     let mut walk = walkdir::WalkDir::new(worktree)
         .follow_links(false)

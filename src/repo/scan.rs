@@ -185,9 +185,35 @@ impl<'r> Judge<'r> {
 /// Give `repo` an in-memory index holding `entries`, their times zeroed so libgit2 hashes the
 /// content rather than trusting stat data; `false` when libgit2 refuses.
 pub(super) fn in_memory_index(repo: &Repository, entries: &[Entry]) -> bool {
-    let Ok(mut index) = git2::Index::new() else {
-        return false;
+    match memory_index(entries) {
+        Some(mut index) => repo.set_index(&mut index).is_ok(),
+        None => false,
+    }
+}
+
+/// The index of the worktree `repo` as libgit2's type: libgit2's own reading, or, for a split or
+/// sparse index libgit2 cannot read, ours in memory (a sparse index's folder entries left out:
+/// libgit2 has no form for them, and no file of theirs is on disk to be lost).
+pub(super) fn libgit2_index(repo: &Repository) -> Result<git2::Index> {
+    let error = match repo.index() {
+        Ok(index) => return Ok(index),
+        Err(error) => error,
     };
+    let read = index_file::read(repo.path())?;
+    let Some(index) = read.filter(|i| i.beyond_libgit2) else {
+        return Err(error.into());
+    };
+    let files: Vec<Entry> = index
+        .entries
+        .into_iter()
+        .filter(|e| !e.is_sparse_dir())
+        .collect();
+    memory_index(&files).ok_or(error.into())
+}
+
+/// An in-memory libgit2 index of `entries` (times zeroed, see `in_memory_index`).
+fn memory_index(entries: &[Entry]) -> Option<git2::Index> {
+    let mut index = git2::Index::new().ok()?;
     for entry in entries {
         let flags = (entry.path.len().min(0xfff) as u16) | (entry.stage << 12);
         let mut flags_extended = 0;
@@ -212,11 +238,9 @@ pub(super) fn in_memory_index(repo: &Repository, entries: &[Entry]) -> bool {
             flags_extended,
             path: entry.path.clone(),
         });
-        if added.is_err() {
-            return false;
-        }
+        added.ok()?;
     }
-    repo.set_index(&mut index).is_ok()
+    Some(index)
 }
 
 /// lstat each entry and compare with its stat data.

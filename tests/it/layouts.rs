@@ -550,3 +550,26 @@ fn index_versions_3_and_4_agree_with_git_status() {
         assert_eq!(scan(&wt), expected, "version {version}");
     }
 }
+
+/// Teardown on both index kinds: a clean worktree is removed, an untracked file refuses it.
+#[test]
+fn teardown_works_on_split_and_sparse_indexes() {
+    for kind in ["split", "sparse"] {
+        let s = Scene::new();
+        match kind {
+            "split" => git(&s.wt, &["update-index", "--split-index"]),
+            _ => git(
+                &s.wt,
+                &["sparse-checkout", "set", "--cone", "--sparse-index", "src"],
+            ),
+        };
+        std::fs::write(s.wt.join("src/new.rs"), "\n").unwrap();
+        let (code, stdout, stderr) = s.teardown(&[]);
+        assert_eq!(code, 1, "{kind}: {stdout}\n{stderr}");
+        assert!(stdout.contains("teardown-untracked"), "{kind}: {stdout}");
+        std::fs::remove_file(s.wt.join("src/new.rs")).unwrap();
+        let (code, stdout, stderr) = s.teardown(&[]);
+        assert_eq!(code, 0, "{kind}: {stdout}\n{stderr}");
+        assert!(!s.wt.exists(), "{kind}: removed");
+    }
+}
