@@ -106,6 +106,7 @@ pub(super) fn scan(repo: &Repository, exempt: &str) -> Result<Scanned> {
         moved[range.clone()].fill(true);
     }
     let mut dirty: Vec<Vec<u8>> = staged;
+    dirty.extend(walked.dirty);
     let mut judge = Judge::new(repo, beyond_libgit2);
     for (i, (entry, verdict)) in entries.iter().zip(&verdicts).enumerate() {
         let under_moved = moved[i];
@@ -484,12 +485,15 @@ struct Walk<'a> {
     /// The entries under tracked folders that are no longer folders (a file or symlink took
     /// their place), as ranges of `entries`.
     not_dirs: Vec<Range<usize>>,
+    /// Files on disk inside a sparse index's folder entry that differ from its tree.
+    dirty: Vec<Vec<u8>>,
 }
 
 /// What the walk found.
 struct Walked {
     untracked: Vec<Vec<u8>>,
     not_dirs: Vec<Range<usize>>,
+    dirty: Vec<Vec<u8>>,
 }
 
 impl<'a> Walk<'a> {
@@ -506,11 +510,13 @@ impl<'a> Walk<'a> {
             path: Joined::new(workdir),
             untracked: Vec::new(),
             not_dirs: Vec::new(),
+            dirty: Vec::new(),
         };
         walk.dir(0..entries.len())?;
         Ok(Walked {
             untracked: walk.untracked,
             not_dirs: walk.not_dirs,
+            dirty: walk.dirty,
         })
     }
 
@@ -538,7 +544,12 @@ impl<'a> Walk<'a> {
             let tracked_dir = !inside.is_empty();
             if is_dir && tracked_dir {
                 self.path.bytes.push(b'/');
-                self.dir(inside)?;
+                match &self.entries[inside.clone()] {
+                    [only] if only.is_sparse_dir() && only.path == self.path.rel() => {
+                        self.sparse_dir(only.oid)?;
+                    }
+                    _ => self.dir(inside)?,
+                }
                 continue;
             }
             if tracked_dir {
@@ -566,11 +577,65 @@ impl<'a> Walk<'a> {
         Ok(())
     }
 
+    /// A folder a sparse index keeps as one entry (tree `oid`) that is on disk anyway, in
+    /// `self.path`. git then expands the index and judges each file, and so does this: a file
+    /// of the tree is dirty when its kind or content (hashed raw) differs, any other file is
+    /// untracked unless ignored. Otherwise a crafted sparse index could pass edited files off
+    /// as untracked ones.
+    fn sparse_dir(&mut self, oid: git2::Oid) -> Result<()> {
+        let tree = self.repo.find_tree(oid).ok();
+        let folder = self.path.path().to_path_buf();
+        let base = self.path.rel().to_vec();
+        let walk = walkdir::WalkDir::new(&folder)
+            .follow_links(false)
+            .into_iter()
+            .filter_entry(|e| e.file_name() != ".git");
+        for item in walk {
+            let item = item?;
+            if item.file_type().is_dir() {
+                continue;
+            }
+            let inner = item.path().strip_prefix(&folder)?;
+            let rel = [base.as_slice(), inner.as_os_str().as_bytes()].concat();
+            let committed = tree.as_ref().and_then(|t| t.get_path(inner).ok());
+            match committed {
+                Some(c) if c.kind() == Some(git2::ObjectType::Blob) => {
+                    if file_differs(item.path(), &item, c.id(), c.filemode())? {
+                        self.dirty.push(rel);
+                    }
+                }
+                _ if rel == self.exempt || self.ignored(&rel) => {}
+                _ => self.untracked.push(rel),
+            }
+        }
+        Ok(())
+    }
+
     fn ignored(&self, path: &[u8]) -> bool {
         self.repo
             .status_should_ignore(Path::new(OsStr::from_bytes(path)))
             .unwrap_or(false)
     }
+}
+
+/// Whether the file at `path` differs from the blob `id` of mode `mode` (content hashed raw).
+fn file_differs(path: &Path, item: &walkdir::DirEntry, id: git2::Oid, mode: i32) -> Result<bool> {
+    let meta = item.metadata()?;
+    let mode = mode as u32;
+    let content = if meta.file_type().is_symlink() {
+        if mode != SYMLINK {
+            return Ok(true);
+        }
+        let target = std::fs::read_link(path)?;
+        git2::Oid::hash_object(git2::ObjectType::Blob, target.as_os_str().as_bytes())?
+    } else {
+        let executable = meta.mode() & 0o100 != 0;
+        if mode == SYMLINK || executable != (mode == EXECUTABLE) {
+            return Ok(true);
+        }
+        git2::Oid::hash_file(git2::ObjectType::Blob, path)?
+    };
+    Ok(content != id)
 }
 
 /// What a folder's item is, as far as the walk needs to know.

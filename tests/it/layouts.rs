@@ -573,3 +573,22 @@ fn teardown_works_on_split_and_sparse_indexes() {
         assert!(!s.wt.exists(), "{kind}: removed");
     }
 }
+
+/// A folder a sparse index keeps as one entry, on disk anyway: git judges each file in it, and
+/// so does the scan — an edited file of the folder is dirty, a new one untracked, an unchanged
+/// one nothing. (A crafted sparse index must not pass edits off as untracked files.)
+#[test]
+fn files_on_disk_under_a_sparse_folder_are_judged_one_by_one() {
+    let (fx, wt) = sparse_scene();
+    fx.write(&wt, "out/d.txt", "delta\n");
+    fx.write(&wt, "out/deep/e.txt", "edited\n");
+    fx.write(&wt, "out/new.txt", "new\n");
+    fx.write(&wt, "out/x.log", "ignored\n");
+    // The scan first, while the index is still sparse (git status may write it expanded).
+    assert!(has_extension(&fx, b"sdir"));
+    let scanned = scan(&wt);
+    let expected = git_status(&wt);
+    assert_eq!(expected.dirty, ["out/deep/e.txt"], "{expected:?}");
+    assert_eq!(expected.untracked, ["out/new.txt"], "{expected:?}");
+    assert_eq!(scanned, expected);
+}
