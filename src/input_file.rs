@@ -23,6 +23,16 @@ pub fn read(path: &Path) -> Result<Vec<u8>> {
         return read_capped(std::io::stdin().lock(), "standard input");
     }
     let shown = path.display();
+    // Judged before the open too: opening some devices acts on them (a tape rewinds). The
+    // `fstat` of the opened handle below is what counts, should the path change in between.
+    if let Ok(meta) = std::fs::metadata(path)
+        && !meta.file_type().is_file()
+    {
+        bail!(
+            "{shown} is {}, not a regular file",
+            kind_name(meta.file_type())
+        );
+    }
     let file = std::fs::OpenOptions::new()
         .read(true)
         .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
