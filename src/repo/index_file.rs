@@ -10,7 +10,7 @@
 
 use std::path::Path;
 
-use anyhow::{Result, bail};
+use anyhow::{Context, Result, bail};
 use git2::Oid;
 use sha1::{Digest, Sha1};
 /// The stat data git keeps per index entry (32-bit, as stored).
@@ -73,7 +73,7 @@ pub(super) struct Index {
 /// checksum, or a split index's shared index missing or not the one it names).
 pub(super) fn read(git_dir: &Path) -> Result<Option<Index>> {
     let path = git_dir.join("index");
-    let Ok(bytes) = std::fs::read(&path) else {
+    let Some(bytes) = read_regular(&path)? else {
         return Ok(None);
     };
     if !checksum_ok(&bytes) {
@@ -92,13 +92,13 @@ pub(super) fn read(git_dir: &Path) -> Result<Option<Index>> {
         }));
     };
     let shared_path = git_dir.join(format!("sharedindex.{}", link.base));
-    let shared = std::fs::read(&shared_path).map_err(|e| {
-        anyhow::anyhow!(
-            "{} is a split index whose shared index {} cannot be read: {e}",
+    let Some(shared) = read_regular(&shared_path)? else {
+        bail!(
+            "{} is a split index whose shared index {} is missing",
             path.display(),
             shared_path.display()
-        )
-    })?;
+        );
+    };
     if !checksum_ok(&shared) || shared[shared.len() - HASH..] != *link.base.as_bytes() {
         bail!(
             "{} is corrupt: its checksum is not the id it is named by",
@@ -120,6 +120,31 @@ pub(super) fn read(git_dir: &Path) -> Result<Option<Index>> {
         cache_tree: parsed.cache_tree.or(base.cache_tree),
         beyond_libgit2: true,
     }))
+}
+
+/// The bytes of the index file at `path`, `None` when there is none. It lies in the agent's
+/// admin dir: anything but a regular file (a FIFO would block the read, a link to `/dev/zero`
+/// would never end) is an error naming it, judged on the handle opened without blocking.
+fn read_regular(path: &Path) -> Result<Option<Vec<u8>>> {
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+    let opened = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
+        .open(path);
+    let mut file = match opened {
+        Ok(file) => file,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(e).with_context(|| format!("cannot open {}", path.display())),
+    };
+    let meta = file.metadata()?;
+    if !meta.is_file() {
+        bail!("{} is not a regular file", path.display());
+    }
+    let mut bytes = Vec::with_capacity(meta.len() as usize);
+    file.read_to_end(&mut bytes)
+        .with_context(|| format!("cannot read {}", path.display()))?;
+    Ok(Some(bytes))
 }
 
 /// Whether the last 20 bytes are the SHA-1 of the rest, or all zero (`index.skipHash`).

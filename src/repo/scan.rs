@@ -196,11 +196,13 @@ pub(super) fn in_memory_index(repo: &Repository, entries: &[Entry]) -> bool {
 /// sparse index libgit2 cannot read, ours in memory (a sparse index's folder entries left out:
 /// libgit2 has no form for them, and no file of theirs is on disk to be lost).
 pub(super) fn libgit2_index(repo: &Repository) -> Result<git2::Index> {
+    // Ours first: it refuses an index that is not a regular file (a FIFO would block libgit2)
+    // and verifies the checksum, which libgit2 does too.
+    let read = index_file::read(repo.path())?;
     let error = match repo.index() {
         Ok(index) => return Ok(index),
         Err(error) => error,
     };
-    let read = index_file::read(repo.path())?;
     let Some(index) = read.filter(|i| i.beyond_libgit2) else {
         return Err(error.into());
     };

@@ -225,3 +225,25 @@ fn config_contract_and_lint_inputs_take_regular_files_only() {
         assert_exit_2_naming(&out, "is a FIFO, not a regular file", fifo_s);
     }
 }
+
+/// The worktree's index lies in the agent's admin dir: a FIFO or a link to `/dev/zero` there is
+/// no verdict on the worktree (`close-worktree-absent` naming it), never a hang, and teardown,
+/// even with `--allow-unverified`, removes nothing.
+#[test]
+fn an_index_that_is_a_fifo_or_dev_zero_is_a_gap_not_a_hang() {
+    for make in [mkfifo as fn(&Path), dev_zero] {
+        let s = Scene::new();
+        let index = s.fx.git_dir().join("worktrees/x/index");
+        make(&index);
+        let wt = s.wt.to_str().unwrap();
+        let out = bounded(&s.fx.root(), &["check", wt, "--format", "json"], None);
+        let (code, stdout, stderr) = parts(&out);
+        assert_eq!(code, 4, "{stdout}\n{stderr}");
+        assert!(stdout.contains("close-worktree-absent"), "{stdout}");
+        assert!(stdout.contains("is not a regular file"), "{stdout}");
+        let out = bounded(&s.fx.root(), &["teardown", wt, "--allow-unverified"], None);
+        let (code, stdout, stderr) = parts(&out);
+        assert_ne!(code, 0, "{stdout}\n{stderr}");
+        assert!(s.wt.join("src/lib.rs").exists(), "teardown removed nothing");
+    }
+}
