@@ -44,7 +44,8 @@ pub struct WorktreeStatus {
 }
 
 /// A repository path (bytes) as text: UTF-8 as it is, each byte of an invalid sequence as `\xNN`
-/// (`caf\xe9.txt`), so two paths never read the same and none is dropped (SPEC §11).
+/// (`caf\xe9.txt`), so no path is dropped and no byte of one is lost (SPEC §11). Paths are
+/// compared as bytes before this; it is for reports only.
 pub fn path_text(path: &[u8]) -> String {
     let mut out = String::with_capacity(path.len());
     for chunk in path.utf8_chunks() {
