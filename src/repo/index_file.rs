@@ -8,6 +8,7 @@
 //! the scan compares as whole trees. libgit2 reads neither of the last two ("unsupported mandatory
 //! extension"). The other optional extensions (REUC, UNTR, FSMN, EOIE, IEOT, …) are skipped.
 
+use std::ops::Range;
 use std::path::Path;
 
 use anyhow::{Context, Result, bail};
@@ -161,10 +162,10 @@ fn checksum_ok(bytes: &[u8]) -> bool {
 struct Link {
     base: Oid,
     /// Positions in the shared index of entries this index deletes.
-    delete: Vec<usize>,
+    delete: Vec<Range<usize>>,
     /// Positions in the shared index of entries this index replaces, in order: the first
     /// `replace.len()` entries of this index (with empty names) are the replacements.
-    replace: Vec<usize>,
+    replace: Vec<Range<usize>>,
 }
 
 /// git's `merge_base_index`: the shared entries with replacements and deletions applied, then
@@ -173,7 +174,7 @@ struct Link {
 fn merge(base: Vec<Entry>, own: Vec<Entry>, link: &Link) -> Option<Vec<Entry>> {
     let mut base: Vec<Option<Entry>> = base.into_iter().map(Some).collect();
     let mut own = own.into_iter();
-    for &at in &link.replace {
+    for at in link.replace.iter().cloned().flatten() {
         let mut replacement = own.next()?;
         let slot = base.get_mut(at)?.as_mut()?;
         if !replacement.path.is_empty() {
@@ -182,7 +183,7 @@ fn merge(base: Vec<Entry>, own: Vec<Entry>, link: &Link) -> Option<Vec<Entry>> {
         replacement.path = std::mem::take(&mut slot.path);
         *slot = replacement;
     }
-    for &at in &link.delete {
+    for at in link.delete.iter().cloned().flatten() {
         base.get_mut(at)?.take()?;
     }
     let mut all: Vec<Entry> = base.into_iter().flatten().collect();
@@ -204,10 +205,11 @@ fn merge(base: Vec<Entry>, own: Vec<Entry>, link: &Link) -> Option<Vec<Entry>> {
     Some(merged)
 }
 
-/// The bit positions of an EWAH-compressed bitmap (git's `ewah/ewah_io.c` layout: bit count,
-/// word count, the 64-bit words, the position of the last run-length word; all big-endian),
-/// and the bytes it took.
-fn ewah(bytes: &[u8]) -> Option<(Vec<usize>, usize)> {
+/// The set bits of an EWAH-compressed bitmap (git's `ewah/ewah_io.c` layout: bit count,
+/// word count, the 64-bit words, the position of the last run-length word; all big-endian) as
+/// ascending ranges, and the bytes it took. Ranges, not positions: a crafted run of ones can
+/// claim four billion bits in twelve bytes, and the merge stops at the first one out of range.
+fn ewah(bytes: &[u8]) -> Option<(Vec<Range<usize>>, usize)> {
     let bits = be32(bytes, 0)? as usize;
     let words = be32(bytes, 4)? as usize;
     let len = 8usize.checked_add(words.checked_mul(8)?)?.checked_add(4)?;
@@ -224,21 +226,24 @@ fn ewah(bytes: &[u8]) -> Option<(Vec<usize>, usize)> {
             if pos.checked_add(run_bits)? > bits {
                 return None;
             }
-            set.extend(pos..pos + run_bits);
+            set.push(pos..pos + run_bits);
         }
         pos = pos.checked_add(run_bits)?;
         for k in 0..literals {
             let lit = word(i.checked_add(1 + k).filter(|&j| j < words)?);
             for bit in 0..64 {
                 if lit & (1 << bit) != 0 {
-                    set.push(pos + bit);
+                    set.push(pos + bit..pos + bit + 1);
                 }
             }
             pos = pos.checked_add(64)?;
         }
         i += 1 + literals;
     }
-    set.retain(|&p| p < bits);
+    for range in &mut set {
+        *range = range.start.min(bits)..range.end.min(bits);
+    }
+    set.retain(|r| !r.is_empty());
     Some((set, len))
 }
 
@@ -483,16 +488,23 @@ mod tests {
     #[test]
     fn ewah_bitmaps_decode_runs_and_literals() {
         // No run, one literal word with bits 1 and 3.
+        let bits = |bytes: &[u8]| {
+            ewah(bytes).map(|(set, used)| (set.into_iter().flatten().collect::<Vec<_>>(), used))
+        };
         let bytes = ewah_bytes(64, &[1 << 33, 0b1010]);
-        assert_eq!(ewah(&bytes), Some((vec![1, 3], bytes.len())));
+        assert_eq!(bits(&bytes), Some((vec![1, 3], bytes.len())));
         // A run of one word of ones, then one literal word with bit 0: 0..64 and 64.
         let bytes = ewah_bytes(70, &[1 | (1 << 1) | (1 << 33), 1]);
         let expected: Vec<usize> = (0..65).collect();
-        assert_eq!(ewah(&bytes), Some((expected, bytes.len())));
+        assert_eq!(bits(&bytes), Some((expected, bytes.len())));
         // A run of zeros of two words, no literal: nothing set.
-        assert_eq!(ewah(&ewah_bytes(128, &[2 << 1])).map(|e| e.0), Some(vec![]));
+        assert_eq!(bits(&ewah_bytes(128, &[2 << 1])).map(|e| e.0), Some(vec![]));
         // A literal word that is not there.
-        assert_eq!(ewah(&ewah_bytes(64, &[1 << 33])), None);
+        assert_eq!(bits(&ewah_bytes(64, &[1 << 33])), None);
+        // Four billion bits of ones claimed in one word: a range, not a list.
+        let words = u64::from(u32::MAX / 64);
+        let (set, _) = ewah(&ewah_bytes(u32::MAX, &[1 | (words << 1)])).unwrap();
+        assert_eq!(set, [0..words as usize * 64]);
     }
 
     proptest! {
