@@ -1,7 +1,6 @@
 //! Raw flags to resolved inputs: open the repository, resolve the base, read the trusted
 //! configuration from the base tip (SPEC §5) and the status document (SPEC §4).
 
-use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
@@ -133,11 +132,10 @@ pub fn resolve_in(repo: Repo, root: PathBuf, args: &GateArgs) -> Result<Inputs> 
 /// warning is about what has no effect, not something to judge.
 fn config_drift(root: &Path, read: Option<&str>) -> Option<Finding> {
     let path = root.join(config::FILE_NAME);
-    let meta = std::fs::symlink_metadata(&path).ok()?;
-    if !meta.is_file() || meta.len() > 16 << 20 {
+    if !std::fs::symlink_metadata(&path).ok()?.is_file() {
         return None;
     }
-    let bytes = std::fs::read(&path).ok()?;
+    let bytes = crate::input_file::read(&path).ok()?;
     let here = Repo::hash_blob(&bytes)?.to_string();
     if read == Some(here.as_str()) {
         return None;
@@ -370,15 +368,12 @@ fn read_status(
             .with_context(|| format!("{name}:{status_file} does not exist"));
     }
     let path = root.join(status_file);
-    match read_bytes(&path) {
-        Err(e)
-            if e.downcast_ref::<std::io::Error>().map(std::io::Error::kind)
-                == Some(std::io::ErrorKind::NotFound) =>
-        {
-            Err(anyhow::Error::new(StatusAbsent(path)))
-        }
-        read => read.with_context(|| format!("cannot read the status document {}", path.display())),
+    if let Err(e) = std::fs::symlink_metadata(&path)
+        && e.kind() == std::io::ErrorKind::NotFound
+    {
+        return Err(anyhow::Error::new(StatusAbsent(path)));
     }
+    read_bytes(&path).with_context(|| format!("cannot read the status document {}", path.display()))
 }
 
 /// The worktree has no status document at all: the agent wrote none (for `guard`, an overclaim
@@ -398,14 +393,10 @@ impl std::fmt::Display for StatusAbsent {
 
 impl std::error::Error for StatusAbsent {}
 
-/// Read a file's bytes; `-` is standard input.
+/// Read an input file's bytes; `-` is standard input. Regular files only, at most 16 MiB
+/// (SPEC §11): see [`crate::input_file`].
 pub fn read_bytes(path: &Path) -> Result<Vec<u8>> {
-    if path == Path::new("-") {
-        let mut bytes = Vec::new();
-        std::io::stdin().read_to_end(&mut bytes)?;
-        return Ok(bytes);
-    }
-    Ok(std::fs::read(path)?)
+    crate::input_file::read(path)
 }
 
 /// Read a file as UTF-8 text; `-` is standard input.

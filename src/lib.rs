@@ -12,6 +12,7 @@ pub mod finding;
 pub mod gates;
 pub mod globs;
 pub mod hook;
+pub mod input_file;
 pub mod inputs;
 pub mod ledger;
 pub mod record;

@@ -16,6 +16,7 @@ use serde_json::Value;
 
 use crate::doc::{self, ParseOptions, State};
 use crate::finding::Verdict;
+use crate::input_file;
 use crate::record;
 use crate::repo::{CommitLookup, Repo, WorktreeInfo};
 
@@ -192,11 +193,11 @@ fn read_doc(wt: &WorktreeInfo, status_file: &str) -> (DocState, Option<String>, 
     if !wt.exists {
         return (DocState::Absent, None, None);
     }
-    let bytes = match std::fs::read(wt.path.join(status_file)) {
+    let bytes = match input_file::read(&wt.path.join(status_file)) {
         Ok(bytes) => bytes,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            return (DocState::Absent, None, None);
-        }
+        Err(e) if is_not_found(&e) => return (DocState::Absent, None, None),
+        // A FIFO, a device, a folder or a file past 16 MiB (SPEC §11): this row is unreadable,
+        // the rest of the board is not held up by it.
         Err(_) => return (DocState::Unreadable, None, None),
     };
     let parsed = doc::parse(&bytes, ParseOptions::default());
@@ -207,6 +208,12 @@ fn read_doc(wt: &WorktreeInfo, status_file: &str) -> (DocState, Option<String>, 
         }
         None => (DocState::Unreadable, None, None),
     }
+}
+
+/// Whether reading an input failed because the file does not exist.
+fn is_not_found(err: &anyhow::Error) -> bool {
+    err.downcast_ref::<std::io::Error>()
+        .is_some_and(|e| e.kind() == std::io::ErrorKind::NotFound)
 }
 
 /// `FAIL` when the close line names a commit other than the tip and the record refused that

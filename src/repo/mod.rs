@@ -20,7 +20,7 @@ use anyhow::{Context, Result};
 use git2::{ErrorCode, ObjectType, Oid, Repository};
 
 pub use diff::{Change, ChangeKind};
-pub use worktree::{WorktreeInfo, WorktreeStatus, status_of};
+pub use worktree::{WorktreeInfo, WorktreeStatus, path_text, status_of};
 
 /// An opened repository.
 pub struct Repo {

@@ -2,6 +2,7 @@
 //! unfinished operations, files hidden by skip-worktree / assume-unchanged, nested repositories
 //! and changed submodules. Also the compare-and-delete of a branch.
 
+use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
@@ -44,7 +45,7 @@ pub struct HiddenChange {
 pub fn hidden_changes(worktree: &Path, commit: Oid) -> Result<Vec<HiddenChange>> {
     let repo = Repository::open(worktree)
         .with_context(|| format!("cannot open the worktree {}", worktree.display()))?;
-    let index = repo.index().context("cannot read the worktree's index")?;
+    let index = super::scan::libgit2_index(&repo).context("cannot read the worktree's index")?;
     let tree = repo.find_commit(commit).and_then(|c| c.tree()).ok();
     let mut found = Vec::new();
     for entry in index.iter() {
@@ -55,12 +56,14 @@ pub fn hidden_changes(worktree: &Path, commit: Oid) -> Result<Vec<HiddenChange>>
         if (!skip && !assume) || entry.mode == 0o160000 {
             continue;
         }
-        let path = String::from_utf8_lossy(&entry.path).into_owned();
+        // The path's bytes, not a lossy string: a name that is not UTF-8 must find its file.
+        let rel = Path::new(std::ffi::OsStr::from_bytes(&entry.path));
         let committed = tree
             .as_ref()
-            .and_then(|t| t.get_path(Path::new(&path)).ok())
+            .and_then(|t| t.get_path(rel).ok())
             .map_or(entry.id, |e| e.id());
-        if file_differs(&worktree.join(&path), committed)? {
+        if file_differs(&worktree.join(rel), committed)? {
+            let path = super::path_text(&entry.path);
             let flag = if skip {
                 "skip-worktree"
             } else {
@@ -109,7 +112,7 @@ pub struct Nested {
 pub fn nested_repos(worktree: &Path) -> Result<Vec<Nested>> {
     let repo = Repository::open(worktree)
         .with_context(|| format!("cannot open the worktree {}", worktree.display()))?;
-    let index = repo.index().context("cannot read the worktree's index")?;
+    let index = super::scan::libgit2_index(&repo).context("cannot read the worktree's index")?;
     let mut found = Vec::new();
     let mut walk = walkdir::WalkDir::new(worktree)
         .follow_links(false)

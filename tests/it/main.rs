@@ -13,6 +13,8 @@ mod guard;
 mod hook;
 mod integrity;
 mod keyed;
+mod inputs;
+mod layouts;
 mod lint;
 mod log;
 mod objects;
