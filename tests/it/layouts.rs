@@ -105,9 +105,18 @@ fn add_submodule(fx: &Fixture, wt: &Path) {
 /// status document naming that commit.
 fn non_utf8_scene() -> Scene {
     let s = Scene::new();
-    std::fs::write(bytes_path(&s.wt, TRACKED), "tracked\n").unwrap();
+    // The submodule is the base's: `.gitmodules` is always on surface `ci` (SPEC §4.5), so an
+    // agent adding it would need review. `main` moves to the commit that adds it.
     add_submodule(&s.fx, &s.wt);
-    let subject = "add x with a submodule";
+    let with_sub = commit_all_but_status(&s.wt, "add a submodule");
+    git(
+        &s.fx.root(),
+        &["update-ref", "refs/heads/main", &with_sub.to_string()],
+    );
+    std::fs::write(bytes_path(&s.wt, TRACKED), "tracked\n").unwrap();
+    // The declared artifact is produced by this branch's own commit, after the base moved.
+    std::fs::write(s.wt.join("src/lib.rs"), "pub fn x() -> u8 { 1 }\n").unwrap();
+    let subject = "add x beside the submodule";
     let tip = commit_all_but_status(&s.wt, subject);
     write_status(&s.wt, "x", "close-ok", tip, subject);
     s
