@@ -273,6 +273,42 @@ fn reflog_ids(path: &Path) -> Vec<Oid> {
         .collect()
 }
 
+/// The commits a worktree's HEAD reflog holds, but those a rebase made on its way (`rebase (pick)`,
+/// `rebase -i (fixup)`, …): a rebase's result is the new HEAD or branch tip, and what it replaced
+/// is the old value of its `(start)` line (also in the branch's reflog), so its intermediate
+/// commits are not work of their own.
+fn head_reflog_ids(path: &Path) -> Vec<Oid> {
+    let Ok(text) = std::fs::read(path) else {
+        return Vec::new();
+    };
+    let mut ids = Vec::new();
+    for line in text.split(|b| *b == b'\n') {
+        let message = line
+            .iter()
+            .position(|b| *b == b'\t')
+            .map_or(&[][..], |i| &line[i + 1..]);
+        let rebase = message.starts_with(b"rebase");
+        let start = rebase
+            && message
+                .split(|b| *b == b':')
+                .next()
+                .is_some_and(|head| head.ends_with(b"(start)"));
+        let mut cols = line.split(|b| *b == b' ').take(2);
+        let parse = |hex: Option<&[u8]>| {
+            let hex = std::str::from_utf8(hex?).ok()?;
+            Oid::from_str(hex).ok().filter(|id| !id.is_zero())
+        };
+        let (old, new) = (parse(cols.next()), parse(cols.next()));
+        if !rebase || start {
+            ids.extend(old);
+        }
+        if !rebase {
+            ids.extend(new);
+        }
+    }
+    ids
+}
+
 /// The commit a HEAD file names when it is detached.
 fn detached_head(admin_dir: &Path) -> Option<Oid> {
     let text = std::fs::read_to_string(admin_dir.join("HEAD")).ok()?;
@@ -293,7 +329,7 @@ impl Repo {
         deleting: Option<&str>,
     ) -> Result<Vec<Oid>> {
         let mut candidates: Vec<Oid> = detached_head(admin_dir).into_iter().collect();
-        candidates.extend(reflog_ids(&admin_dir.join("logs/HEAD")));
+        candidates.extend(head_reflog_ids(&admin_dir.join("logs/HEAD")));
         if candidates.is_empty() {
             return Ok(Vec::new());
         }

@@ -79,7 +79,17 @@ pub(super) fn run(
         delete_branch: branch.is_some(),
         abandoned: admission == Admission::ClosedWithoutMerge,
     };
-    let probe = probe_aside(&ctx, plan.archive.as_deref(), &mut done)?;
+    let probe = match probe_aside(&ctx, plan.archive.as_deref(), &mut done) {
+        Ok(probe) => probe,
+        Err(err) => {
+            // Nothing was removed: put the worktree back before reporting the error.
+            let back = handles::rename_noreplace(&aside, &plan.worktree);
+            let fields = json!({"incomplete": true, "moved_back": back.is_ok(),
+                                "error": format!("{err:#}")});
+            ledger::record_teardown(&common, &report, claimed(&report), false, fields)?;
+            return Err(err.context("nothing was removed"));
+        }
+    };
     if !probe.findings.is_empty() {
         return put_back(&common, report, probe.findings, plan, &aside, done);
     }

@@ -198,6 +198,8 @@ impl Dir {
 pub struct Seen {
     root: Option<Meta>,
     entries: HashMap<Vec<u8>, Meta>,
+    /// Folders the walk could not read through, with why: left in place.
+    unreadable: HashMap<Vec<u8>, String>,
 }
 
 impl Seen {
@@ -206,7 +208,7 @@ impl Seen {
         let dir = Dir::open(root)?;
         let mut seen = Seen {
             root: Some(dir.stat_self()?),
-            entries: HashMap::new(),
+            ..Seen::default()
         };
         seen.walk_dir(&dir, &[], 0)?;
         Ok(seen)
@@ -220,19 +222,31 @@ impl Seen {
                 Err(e) if e.kind() == io::ErrorKind::NotFound => continue,
                 Err(e) => return Err(e),
             };
-            if meta.is_dir() && depth < MAX_DEPTH {
-                let child = match dir.open_child(&name) {
-                    Ok(child) => child,
-                    Err(e) if e.kind() == io::ErrorKind::NotFound => continue,
-                    Err(e) => return Err(e),
-                };
-                if !child.stat_self()?.same_object(&meta) {
+            if !meta.is_dir() {
+                self.entries.insert(path, meta);
+                continue;
+            }
+            if depth >= MAX_DEPTH {
+                let why = format!("more than {MAX_DEPTH} folders deep: not walked");
+                self.unreadable.insert(path, why);
+                continue;
+            }
+            let child = match dir.open_child(&name) {
+                Ok(child) => child,
+                Err(e) if e.kind() == io::ErrorKind::NotFound => continue,
+                Err(e) => {
+                    self.unreadable
+                        .insert(path, format!("cannot be read ({e})"));
                     continue;
                 }
-                self.entries.insert(path.clone(), meta);
-                self.walk_dir(&child, &path, depth + 1)?;
-            } else if !meta.is_dir() {
-                self.entries.insert(path, meta);
+            };
+            if !child.stat_self()?.same_object(&meta) {
+                continue;
+            }
+            self.entries.insert(path.clone(), meta);
+            if let Err(e) = self.walk_dir(&child, &path, depth + 1) {
+                self.unreadable
+                    .insert(path, format!("cannot be read ({e})"));
             }
         }
         Ok(())
@@ -242,7 +256,7 @@ impl Seen {
     pub fn root_only(root: &Path) -> io::Result<Seen> {
         Ok(Seen {
             root: Some(Dir::open(root)?.stat_self()?),
-            entries: HashMap::new(),
+            ..Seen::default()
         })
     }
 
@@ -373,6 +387,10 @@ impl Removal<'_> {
         left: &mut Left,
     ) -> bool {
         let shown = || display(root, path);
+        if let Some(why) = self.seen.unreadable.get(path) {
+            left.push((shown(), why.clone()));
+            return false;
+        }
         let Some(seen) = self.seen.entries.get(path) else {
             left.push((shown(), "appeared after the last probe".into()));
             return false;

@@ -497,3 +497,82 @@ fn teardown_killed_at_every_kind_of_step_ends_intact_or_fully_removed() {
     }
     eprintln!("kill points exercised: {}", points.len());
 }
+
+#[test]
+fn fixup_rebase_on_the_branch_is_not_an_unreachable_commit() {
+    let s = Scene::new();
+    s.fx.write(&s.wt, "src/lib.rs", "pub fn x() { first() }\n");
+    git(&s.wt, &["commit", "-q", "-a", "-m", "first"]);
+    s.fx.write(&s.wt, "src/lib.rs", "pub fn x() { fixed() }\n");
+    git(&s.wt, &["commit", "-q", "-a", "--fixup", "HEAD"]);
+    git(
+        &s.wt,
+        &[
+            "-c",
+            "sequence.editor=true",
+            "rebase",
+            "-q",
+            "-i",
+            "--autosquash",
+            // Every pick makes a new commit, so the one the fixup replaces is in no branch.
+            "--force-rebase",
+            "main",
+        ],
+    );
+    let head = head_of(&s.wt);
+    let subject = git(&s.wt, &["log", "-1", "--format=%s"]);
+    write_status(&s.wt, "x", "close-ok", head, subject.trim());
+    let (exit, out, err) = s.teardown(&[]);
+    assert!(!out.contains("teardown-unreachable-commits"), "{out}");
+    assert_eq!(exit, 0, "{out}{err}");
+}
+
+#[test]
+fn unmerged_delete_branch_names_its_real_cause_and_the_way_on() {
+    let s = Scene::new();
+    let (exit, out, _) = s.teardown(&["--delete-branch"]);
+    assert_eq!(exit, 1, "{out}");
+    let headline = out
+        .lines()
+        .find(|l| l.starts_with("teardown refused"))
+        .unwrap();
+    assert!(
+        !headline.contains("something in the worktree would be lost"),
+        "{headline}"
+    );
+    assert!(
+        headline.contains("not merged") && headline.contains("without --delete-branch"),
+        "{headline}"
+    );
+}
+
+#[test]
+fn abandoned_work_may_delete_its_unmerged_branch() {
+    let fx = Fixture::new();
+    fx.commit(
+        "main",
+        &[(".closegate.toml", Some(PASSING_CONFIG))],
+        "configure",
+    );
+    fx.checkout(&fx.root());
+    let (wt, tip) = agent(&fx, "stop", "closed-without-merge");
+    let out = crate::fixture::closegate(
+        &fx.root(),
+        &["teardown", wt.to_str().unwrap(), "--delete-branch"],
+    );
+    let (exit, out, err) = parts(&out);
+    assert_eq!(exit, 0, "{out}{err}");
+    assert!(!wt.exists());
+    assert!(fx.repo.find_reference("refs/heads/agent/stop").is_err());
+    let last = audit(&fx)
+        .into_iter()
+        .rev()
+        .find(|r| r["event"] == "teardown" && r["removed"] == true)
+        .unwrap();
+    assert_eq!(
+        last["commit"],
+        tip.to_string(),
+        "the record keeps the commit id"
+    );
+    assert_eq!(last["deleted"]["branch"], "agent/stop");
+}
