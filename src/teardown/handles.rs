@@ -260,6 +260,11 @@ impl Seen {
         })
     }
 
+    /// Whether the walk saw exactly one entry, `name`, and nothing it could not read.
+    pub fn holds_only(&self, name: &[u8]) -> bool {
+        self.unreadable.is_empty() && self.entries.len() == 1 && self.entries.contains_key(name)
+    }
+
     pub fn len(&self) -> usize {
         self.entries.len()
     }

@@ -161,12 +161,28 @@ fn resume(
     }
     let mut report = report_from(prior, target);
     let admin = admin_of(aside).filter(|a| a.is_dir());
-    let left = match (&admin, aside.join(".git").symlink_metadata().is_ok()) {
-        (Some(admin), true) => {
+    let gitlink = aside.join(".git").symlink_metadata().is_ok();
+    let only = match (&admin, gitlink) {
+        (Some(_), true) => only_gitlink(aside)?,
+        _ => None,
+    };
+    let left = match (&admin, gitlink, only) {
+        (Some(admin), true, Some(seen)) => {
+            // Only the `.git` file is left: the administrative data goes next. A kill while it
+            // was being removed may have left it half gone, so nothing is probed through it.
+            // The walk that found only `.git` is what the removal goes by.
+            let removal = Removal {
+                seen: &seen,
+                keep: Default::default(),
+                hold: [(b".git".to_vec(), ())].into(),
+            };
+            remove::finish(aside, Some(admin), &removal)
+        }
+        (Some(admin), true, None) => {
             let info = aside_info(target, admin);
             let status_file = prior["status_file"]
                 .as_str()
-                .unwrap_or(".closegate-status.md");
+                .unwrap_or(crate::config::DEFAULT_STATUS_FILE);
             let ctx = safety::Ctx {
                 repo,
                 info: &info,
@@ -296,6 +312,13 @@ fn prune(req: &Request, repo: &Repo, info: &WorktreeInfo, prior: Option<Value>) 
         done.step("removed", what);
     }
     finish_left(&common, &report, left, path, done)
+}
+
+/// The walk of the aside when it holds nothing but its `.git` file.
+fn only_gitlink(aside: &Path) -> Result<Option<Seen>> {
+    let seen = Seen::walk(aside)
+        .with_context(|| format!("cannot read the directory {}", aside.display()))?;
+    Ok(seen.holds_only(b".git").then_some(seen))
 }
 
 /// The report fields of an earlier teardown record, for the lines that finish its work.
