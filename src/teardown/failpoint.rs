@@ -6,8 +6,8 @@
 //! - `kill:N` or `kill:<step name>` — SIGKILL itself just before that step (the
 //!   interrupted-teardown tests);
 //! - `pause:N` or `pause:<step name>` — create `$CLOSEGATE_TEST_FAILPOINT_DIR/paused` (holding the
-//!   step's name), then wait until `$CLOSEGATE_TEST_FAILPOINT_DIR/go` exists (the race tests swap
-//!   a folder for a link at a known point).
+//!   step's name), then wait until `$CLOSEGATE_TEST_FAILPOINT_DIR/go` exists (at most two
+//!   minutes; the race tests swap a folder for a link at a known point).
 //!
 //! Unset, a step costs one counter increment and one environment lookup.
 
@@ -40,7 +40,9 @@ fn pause(name: &str) {
     };
     let _ = std::fs::write(dir.join("paused"), name);
     let go = dir.join("go");
-    while go.symlink_metadata().is_err() {
+    // A test that died without saying `go` must not leave this process waiting forever.
+    let give_up = std::time::Instant::now() + std::time::Duration::from_secs(120);
+    while go.symlink_metadata().is_err() && std::time::Instant::now() < give_up {
         std::thread::sleep(std::time::Duration::from_millis(5));
     }
 }

@@ -72,8 +72,19 @@ fn outside(fx: &Fixture, n: usize) -> PathBuf {
 
 /// A teardown paused at a failpoint; `resume` lets it go on and returns its output.
 struct Paused {
-    child: Child,
+    child: Option<Child>,
     sync: tempfile::TempDir,
+}
+
+impl Drop for Paused {
+    /// A test that failed while the teardown was paused lets it go rather than leave it waiting.
+    fn drop(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = std::fs::write(self.sync.path().join("go"), "");
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
 }
 
 impl Paused {
@@ -101,12 +112,16 @@ impl Paused {
             }
             std::thread::sleep(std::time::Duration::from_millis(5));
         }
-        Paused { child, sync }
+        Paused {
+            child: Some(child),
+            sync,
+        }
     }
 
-    fn resume(self) -> (i32, String, String) {
+    fn resume(mut self) -> (i32, String, String) {
         std::fs::write(self.sync.path().join("go"), "").unwrap();
-        parts(&self.child.wait_with_output().unwrap())
+        let child = self.child.take().unwrap();
+        parts(&child.wait_with_output().unwrap())
     }
 }
 
