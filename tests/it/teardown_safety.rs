@@ -591,3 +591,49 @@ fn abandoned_work_may_delete_its_unmerged_branch() {
     );
     assert_eq!(last["deleted"]["branch"], "agent/stop");
 }
+
+#[test]
+fn links_in_the_worktree_are_removed_never_followed() {
+    let s = Scene::new();
+    let out_dir = outside(&s.fx, 20);
+    let before = tree(&out_dir);
+    std::fs::create_dir_all(s.wt.join("target")).unwrap();
+    std::os::unix::fs::symlink(&out_dir, s.wt.join("target/to-outside")).unwrap();
+    std::os::unix::fs::symlink(out_dir.join("keep-000.txt"), s.wt.join("target/file-link"))
+        .unwrap();
+    let (exit, out, err) = s.teardown(&[]);
+    assert_eq!(exit, 0, "{out}{err}");
+    assert!(!s.wt.exists());
+    assert_eq!(tree(&out_dir), before, "a link's target was touched");
+}
+
+#[test]
+fn work_written_into_an_interrupted_aside_is_kept_by_the_rerun() {
+    let s = scene_with_build_output();
+    let wt = s.wt.canonicalize().unwrap();
+    let args = ["teardown", wt.to_str().unwrap()];
+    let out = run_env(
+        &s.fx.root(),
+        &args,
+        &[("CLOSEGATE_TEST_FAILPOINT", "kill:remove target/top.o")],
+    );
+    assert_eq!(out.status.code(), None, "killed by the failpoint");
+    let aside = recorded_aside(&s.audit());
+    std::fs::write(aside.join("late.txt"), "work written after the kill\n").unwrap();
+    let elsewhere = tempfile::tempdir().unwrap();
+    let (exit, out, err) = parts(&run_env(elsewhere.path(), &args, &[]));
+    assert_eq!(exit, 2, "{out}{err}");
+    assert!(
+        out.contains("teardown-untracked") && out.contains("late.txt"),
+        "{out}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(aside.join("late.txt")).unwrap(),
+        "work written after the kill\n"
+    );
+    // Once it is moved out, the rerun finishes.
+    std::fs::remove_file(aside.join("late.txt")).unwrap();
+    let (exit, out, err) = parts(&run_env(elsewhere.path(), &args, &[]));
+    assert_eq!(exit, 0, "{out}{err}");
+    assert!(!aside.exists());
+}
