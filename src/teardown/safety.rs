@@ -205,7 +205,8 @@ fn unmerged(ctx: &Ctx) -> Result<Option<Finding>> {
     }
     let msg = format!(
         "`{branch}` ({}) is not merged into the base: its tip is not reachable from the base and \
-         the base does not hold the same changes",
+         the base does not hold the same changes, so --delete-branch would lose it; run the \
+         teardown without --delete-branch to keep the branch",
         short(tip)
     );
     Ok(Some(Finding::new("teardown-unmerged", msg)))
