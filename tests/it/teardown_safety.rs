@@ -461,7 +461,7 @@ fn teardown_killed_at_every_kind_of_step_ends_intact_or_fully_removed() {
     // administrative data, the `.git` file moved out, the aside, `<aside>.git`. The checks are
     // not what is tested here: `--no-checks --allow-unverified` keeps the test quick.
     let mut points: Vec<String> = (1..=6).map(|n| n.to_string()).collect();
-    points.extend([10, 30, 100, 300, 700, 1200, 1700, 2000].map(|n| n.to_string()));
+    points.extend([10, 30, 100, 300, 700, 1200, 1500, 1700, 1900, 2000].map(|n| n.to_string()));
     points.extend(
         [
             "remove administrative data",
@@ -511,6 +511,7 @@ fn teardown_killed_at_every_kind_of_step_ends_intact_or_fully_removed() {
         assert_eq!(tree(&fx.root().join("lib")), keep_main, "step {point}");
     }
     eprintln!("kill points exercised: {}", points.len());
+    assert_eq!(points.len(), 20);
 }
 
 #[test]
