@@ -518,6 +518,14 @@ pub const CODES: &[CodeInfo] = &[
         fix: "run `closegate check` on the new HEAD and tear down only after it passes",
     },
     CodeInfo {
+        code: "teardown-unreachable-commits",
+        severity: Severity::Refusal,
+        gate: Gate::Teardown,
+        summary: "the worktree's HEAD or reflog holds commits no branch or tag reaches",
+        cause: "commits were made on a detached HEAD (or left only in the worktree's HEAD reflog) and no branch, tag, other ref, other worktree's HEAD or branch reflog reaches them; the worktree's HEAD and reflog go with its administrative data, so removal would orphan them",
+        fix: "keep them with `git branch <name> <commit>` (or a tag) for each commit named, or check out a branch that holds them, then run the teardown again",
+    },
+    CodeInfo {
         code: "claim-token-missing",
         severity: Severity::Refusal,
         gate: Gate::Claim,
@@ -756,6 +764,7 @@ mod tests {
         "teardown-hidden-changes",
         "teardown-nested-repo",
         "teardown-moved",
+        "teardown-unreachable-commits",
         "claim-token-missing",
         "claim-gap-unnamed",
         "claim-overclaimed",

@@ -163,7 +163,7 @@ impl Repo {
     }
 }
 
-fn status_in(repo: &Repository, path: &Path, exempt: &str) -> Result<WorktreeStatus> {
+pub(super) fn status_in(repo: &Repository, path: &Path, exempt: &str) -> Result<WorktreeStatus> {
     let scanned = super::scan::scan(repo, exempt)
         .with_context(|| format!("cannot scan the worktree {}", path.display()))?;
     match scanned {

@@ -24,4 +24,5 @@ mod render;
 mod scan;
 mod signal;
 mod teardown;
+mod teardown_safety;
 mod worktrees;

@@ -189,8 +189,28 @@ fn verified_worktree_is_removed_with_its_ignored_files_and_the_document_archived
     assert_eq!(teardown["artifacts"][0]["path"], "src/lib.rs");
     assert_eq!(teardown["deleted"]["branch"], Value::Null);
     assert!(teardown["ts"].as_str().unwrap().ends_with('Z'));
-    let aside = wt.with_file_name(".x.closegate-removing");
+    let aside = recorded_aside(&records);
+    assert!(
+        aside
+            .file_name()
+            .unwrap()
+            .to_string_lossy()
+            .starts_with(".x.closegate-removing-"),
+        "{}",
+        aside.display()
+    );
     assert!(!aside.exists());
+    assert!(!crate::teardown_safety::breadcrumb(&aside).exists());
+}
+
+/// The aside directory the last teardown record that began a removal names.
+pub fn recorded_aside(records: &[Value]) -> PathBuf {
+    let record = records
+        .iter()
+        .rev()
+        .find(|r| r["event"] == "teardown" && r["removed"] == true && r["aside"].is_string())
+        .expect("a teardown record naming its aside directory");
+    PathBuf::from(record["aside"].as_str().unwrap())
 }
 
 #[test]
@@ -543,7 +563,6 @@ fn removal_that_stops_midway_reports_what_is_left_and_a_rerun_finishes() {
     let s = Scene::new();
     s.fx.write(&s.wt, "target/stuck/out.o", "build output\n");
     let wt = s.wt.canonicalize().unwrap();
-    let aside = wt.with_file_name(".x.closegate-removing");
     let Some(mut lock) = Immutable::set(&s.wt.join("target/stuck")) else {
         eprintln!("chattr +i is not available here: the midway failure is not exercised");
         return;
@@ -553,8 +572,12 @@ fn removal_that_stops_midway_reports_what_is_left_and_a_rerun_finishes() {
     assert!(err.contains("stopped midway"), "{err}");
     assert!(out.contains("left") && out.contains("out.o"), "{out}");
     assert!(!wt.exists(), "the worktree was moved aside as a whole");
+    let aside = recorded_aside(&s.audit());
     assert!(aside.join("target/stuck/out.o").exists());
-    assert!(!s.fx.git_dir().join("worktrees/x").exists(), "unregistered");
+    assert!(
+        s.fx.git_dir().join("worktrees/x").exists(),
+        "the administrative data goes last, so a rerun can probe again"
+    );
     let archive =
         s.fx.git_dir()
             .join(format!("closegate/records/x/{}.md", s.tip));
