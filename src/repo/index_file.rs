@@ -49,6 +49,9 @@ pub(super) struct CacheTree {
 /// The length of a SHA-1 id and of the index's trailing checksum.
 const HASH: usize = 20;
 
+/// The largest index file read: 1 GiB, some ten million entries, far past any real worktree.
+const MAX_INDEX: u64 = 1 << 30;
+
 /// The mode of a sparse-index folder entry.
 pub(super) const SPARSE_DIR: u32 = 0o040000;
 
@@ -133,7 +136,7 @@ fn read_regular(path: &Path) -> Result<Option<Vec<u8>>> {
         .read(true)
         .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
         .open(path);
-    let mut file = match opened {
+    let file = match opened {
         Ok(file) => file,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(e) => return Err(e).with_context(|| format!("cannot open {}", path.display())),
@@ -142,9 +145,21 @@ fn read_regular(path: &Path) -> Result<Option<Vec<u8>>> {
     if !meta.is_file() {
         bail!("{} is not a regular file", path.display());
     }
+    // A sparse file costs the agent nothing to make as large as it likes.
+    if meta.len() > MAX_INDEX {
+        bail!(
+            "{} is {} bytes, larger than the 1 GiB an index is allowed here",
+            path.display(),
+            meta.len()
+        );
+    }
     let mut bytes = Vec::with_capacity(meta.len() as usize);
-    file.read_to_end(&mut bytes)
+    file.take(MAX_INDEX + 1)
+        .read_to_end(&mut bytes)
         .with_context(|| format!("cannot read {}", path.display()))?;
+    if bytes.len() as u64 > MAX_INDEX {
+        bail!("{} grew past 1 GiB while it was read", path.display());
+    }
     Ok(Some(bytes))
 }
 
