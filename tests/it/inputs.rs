@@ -139,7 +139,8 @@ fn a_folder_or_an_oversized_file_as_the_status_document_is_an_error_naming_it() 
 }
 
 /// One agent's FIFO or `/dev/zero` neither hangs nor aborts the coordinator's board: that row is
-/// unreadable (no state), the other agent's row is read as usual; with `--check`, that row's
+/// unreadable (no state, the file named on stderr), the other agent's row is read as usual, exit
+/// 0; with `--check`, that row's
 /// gate reaches no verdict (exit 2, named on stderr) and the other row gets its verdict.
 #[test]
 fn one_bad_document_does_not_hold_up_the_board() {
@@ -150,6 +151,10 @@ fn one_bad_document_does_not_hold_up_the_board() {
         let out = bounded(&s.fx.root(), &["board", "--json"], None);
         let (code, stdout, stderr) = parts(&out);
         assert_eq!(code, 0, "{stdout}\n{stderr}");
+        assert!(
+            stderr.contains("_EXEC_STATUS.md") && stderr.contains("not a regular file"),
+            "the unreadable row is named: {stderr}"
+        );
         let board: serde_json::Value = serde_json::from_str(&stdout).unwrap();
         let row = |wt: &Path| {
             let path = wt.canonicalize().unwrap().display().to_string();
