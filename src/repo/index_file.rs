@@ -86,6 +86,14 @@ pub(super) fn read(git_dir: &Path) -> Result<Option<Index>> {
     let Some(parsed) = parse_index(&bytes) else {
         return Ok(None);
     };
+    // git refuses an index whose entries are out of order (`check_ce_order`); the scan's binary
+    // searches rely on the order, so an index crafted out of it must not reach them.
+    if !in_order(&parsed.entries) {
+        bail!(
+            "{} is corrupt: its entries are out of order",
+            path.display()
+        );
+    }
     let sparse = parsed.sparse || parsed.entries.iter().any(Entry::is_sparse_dir);
     let split = parsed.link.is_some();
     let Some(link) = parsed.link.filter(|l| !l.base.is_zero()) else {
@@ -112,6 +120,12 @@ pub(super) fn read(git_dir: &Path) -> Result<Option<Index>> {
     let Some(base) = parse_index(&shared).filter(|b| b.link.is_none()) else {
         return Ok(None);
     };
+    if !in_order(&base.entries) {
+        bail!(
+            "{} is corrupt: its entries are out of order",
+            shared_path.display()
+        );
+    }
     let Some(entries) = merge(base.entries, parsed.entries, &link) else {
         bail!(
             "{} is corrupt: its link extension does not fit {}",
@@ -161,6 +175,16 @@ fn read_regular(path: &Path) -> Result<Option<Vec<u8>>> {
         bail!("{} grew past 1 GiB while it was read", path.display());
     }
     Ok(Some(bytes))
+}
+
+/// Whether the entries are sorted by path (bytes), then stage, none twice. A split index's own
+/// entries are too: replacements (empty names) come first and stay in order among themselves.
+fn in_order(entries: &[Entry]) -> bool {
+    let named = entries.iter().filter(|e| !e.path.is_empty());
+    named
+        .clone()
+        .zip(named.skip(1))
+        .all(|(a, b)| (&a.path, a.stage) < (&b.path, b.stage))
 }
 
 /// Whether the last 20 bytes are the SHA-1 of the rest, or all zero (`index.skipHash`).
