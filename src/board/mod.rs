@@ -100,6 +100,10 @@ pub struct Row {
     /// The worktree's directory, when it is on this machine.
     #[serde(skip)]
     pub dir: Option<PathBuf>,
+    /// Why the status document could not be read as an input file (SPEC §11: a FIFO, a device,
+    /// a directory, over 16 MiB), naming it.
+    #[serde(skip)]
+    pub unreadable: Option<String>,
 }
 
 impl Row {
@@ -164,7 +168,13 @@ fn row(repo: &Repo, wt: &WorktreeInfo, status_file: &str, ledger: &Ledger) -> Ro
     } else {
         head_ref.as_deref().and_then(|r| repo.ref_target(r))
     };
-    let (doc, slug, claimed) = read_doc(wt, status_file);
+    let (doc, slug, claimed, unreadable) = match read_input(wt, status_file) {
+        Ok(bytes) => {
+            let (doc, slug, claimed) = read_doc(bytes);
+            (doc, slug, claimed, None)
+        }
+        Err(why) => (DocState::Unreadable, None, None, Some(format!("{why:#}"))),
+    };
     let verdict = head.and_then(|head| {
         tip_verdict(repo, ledger, head, status_file)
             .or_else(|| stale_claim_failed(repo, ledger, claimed.as_deref()))
@@ -184,21 +194,28 @@ fn row(repo: &Repo, wt: &WorktreeInfo, status_file: &str, ledger: &Ledger) -> Ro
         main: wt.main,
         doc,
         dir: wt.exists.then(|| wt.path.clone()),
+        unreadable,
     }
 }
 
-/// The status document in the worktree's directory: its state, slug and the commit its close
-/// line names.
-fn read_doc(wt: &WorktreeInfo, status_file: &str) -> (DocState, Option<String>, Option<String>) {
+/// The bytes of the status document in the worktree's directory (`None`: no document, or no
+/// directory on this machine). A FIFO, a device, a folder or a file past 16 MiB (SPEC §11) is an
+/// error naming it: that row is unreadable, the rest of the board is not held up by it.
+fn read_input(wt: &WorktreeInfo, status_file: &str) -> Result<Option<Vec<u8>>> {
     if !wt.exists {
-        return (DocState::Absent, None, None);
+        return Ok(None);
     }
-    let bytes = match input_file::read(&wt.path.join(status_file)) {
-        Ok(bytes) => bytes,
-        Err(e) if is_not_found(&e) => return (DocState::Absent, None, None),
-        // A FIFO, a device, a folder or a file past 16 MiB (SPEC §11): this row is unreadable,
-        // the rest of the board is not held up by it.
-        Err(_) => return (DocState::Unreadable, None, None),
+    match input_file::read(&wt.path.join(status_file)) {
+        Ok(bytes) => Ok(Some(bytes)),
+        Err(e) if is_not_found(&e) => Ok(None),
+        Err(e) => Err(e),
+    }
+}
+
+/// The status document's state, slug and the commit its close line names.
+fn read_doc(bytes: Option<Vec<u8>>) -> (DocState, Option<String>, Option<String>) {
+    let Some(bytes) = bytes else {
+        return (DocState::Absent, None, None);
     };
     let parsed = doc::parse(&bytes, ParseOptions::default());
     match parsed.doc {

@@ -34,6 +34,9 @@ pub fn run(args: Args, color: bool) -> Result<i32> {
     let status_file = &trusted.config.status_file;
     let ledger = Ledger::read(&repo.common_dir())?;
     let mut rows = board::rows(&repo, status_file, &ledger);
+    for why in rows.iter().filter_map(|r| r.unreadable.as_deref()) {
+        eprintln!("closegate: board: {}", render::escape(why));
+    }
     let mut code = 0;
     if args.check {
         let targets: Vec<usize> = (0..rows.len())

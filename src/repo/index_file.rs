@@ -49,6 +49,9 @@ pub(super) struct CacheTree {
 /// The length of a SHA-1 id and of the index's trailing checksum.
 const HASH: usize = 20;
 
+/// The largest index file read: 1 GiB, some ten million entries, far past any real worktree.
+const MAX_INDEX: u64 = 1 << 30;
+
 /// The mode of a sparse-index folder entry.
 pub(super) const SPARSE_DIR: u32 = 0o040000;
 
@@ -83,6 +86,14 @@ pub(super) fn read(git_dir: &Path) -> Result<Option<Index>> {
     let Some(parsed) = parse_index(&bytes) else {
         return Ok(None);
     };
+    // git refuses an index whose entries are out of order (`check_ce_order`); the scan's binary
+    // searches rely on the order, so an index crafted out of it must not reach them.
+    if !in_order(&parsed.entries) {
+        bail!(
+            "{} is corrupt: its entries are out of order",
+            path.display()
+        );
+    }
     let sparse = parsed.sparse || parsed.entries.iter().any(Entry::is_sparse_dir);
     let split = parsed.link.is_some();
     let Some(link) = parsed.link.filter(|l| !l.base.is_zero()) else {
@@ -109,6 +120,12 @@ pub(super) fn read(git_dir: &Path) -> Result<Option<Index>> {
     let Some(base) = parse_index(&shared).filter(|b| b.link.is_none()) else {
         return Ok(None);
     };
+    if !in_order(&base.entries) {
+        bail!(
+            "{} is corrupt: its entries are out of order",
+            shared_path.display()
+        );
+    }
     let Some(entries) = merge(base.entries, parsed.entries, &link) else {
         bail!(
             "{} is corrupt: its link extension does not fit {}",
@@ -133,7 +150,7 @@ fn read_regular(path: &Path) -> Result<Option<Vec<u8>>> {
         .read(true)
         .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
         .open(path);
-    let mut file = match opened {
+    let file = match opened {
         Ok(file) => file,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(e) => return Err(e).with_context(|| format!("cannot open {}", path.display())),
@@ -142,10 +159,32 @@ fn read_regular(path: &Path) -> Result<Option<Vec<u8>>> {
     if !meta.is_file() {
         bail!("{} is not a regular file", path.display());
     }
+    // A sparse file costs the agent nothing to make as large as it likes.
+    if meta.len() > MAX_INDEX {
+        bail!(
+            "{} is {} bytes, larger than the 1 GiB an index is allowed here",
+            path.display(),
+            meta.len()
+        );
+    }
     let mut bytes = Vec::with_capacity(meta.len() as usize);
-    file.read_to_end(&mut bytes)
+    file.take(MAX_INDEX + 1)
+        .read_to_end(&mut bytes)
         .with_context(|| format!("cannot read {}", path.display()))?;
+    if bytes.len() as u64 > MAX_INDEX {
+        bail!("{} grew past 1 GiB while it was read", path.display());
+    }
     Ok(Some(bytes))
+}
+
+/// Whether the entries are sorted by path (bytes), then stage, none twice. A split index's own
+/// entries are too: replacements (empty names) come first and stay in order among themselves.
+fn in_order(entries: &[Entry]) -> bool {
+    let named = entries.iter().filter(|e| !e.path.is_empty());
+    named
+        .clone()
+        .zip(named.skip(1))
+        .all(|(a, b)| (&a.path, a.stage) < (&b.path, b.stage))
 }
 
 /// Whether the last 20 bytes are the SHA-1 of the rest, or all zero (`index.skipHash`).
@@ -504,7 +543,8 @@ mod tests {
         // Four billion bits of ones claimed in one word: a range, not a list.
         let words = u64::from(u32::MAX / 64);
         let (set, _) = ewah(&ewah_bytes(u32::MAX, &[1 | (words << 1)])).unwrap();
-        assert_eq!(set, [0..words as usize * 64]);
+        assert_eq!(set.len(), 1);
+        assert_eq!(set[0], 0..words as usize * 64);
     }
 
     proptest! {

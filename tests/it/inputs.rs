@@ -139,7 +139,8 @@ fn a_folder_or_an_oversized_file_as_the_status_document_is_an_error_naming_it() 
 }
 
 /// One agent's FIFO or `/dev/zero` neither hangs nor aborts the coordinator's board: that row is
-/// unreadable (no state), the other agent's row is read as usual; with `--check`, that row's
+/// unreadable (no state, the file named on stderr), the other agent's row is read as usual, exit
+/// 0; with `--check`, that row's
 /// gate reaches no verdict (exit 2, named on stderr) and the other row gets its verdict.
 #[test]
 fn one_bad_document_does_not_hold_up_the_board() {
@@ -150,6 +151,10 @@ fn one_bad_document_does_not_hold_up_the_board() {
         let out = bounded(&s.fx.root(), &["board", "--json"], None);
         let (code, stdout, stderr) = parts(&out);
         assert_eq!(code, 0, "{stdout}\n{stderr}");
+        assert!(
+            stderr.contains("_EXEC_STATUS.md") && stderr.contains("not a regular file"),
+            "the unreadable row is named: {stderr}"
+        );
         let board: serde_json::Value = serde_json::from_str(&stdout).unwrap();
         let row = |wt: &Path| {
             let path = wt.canonicalize().unwrap().display().to_string();
@@ -226,12 +231,22 @@ fn config_contract_and_lint_inputs_take_regular_files_only() {
     }
 }
 
-/// The worktree's index lies in the agent's admin dir: a FIFO or a link to `/dev/zero` there is
-/// no verdict on the worktree (`close-worktree-absent` naming it), never a hang, and teardown,
-/// even with `--allow-unverified`, removes nothing.
+/// A sparse 2 GiB file: no disk space, and no memory if it is refused before it is read.
+fn huge(path: &Path) {
+    let file = std::fs::File::create(path).unwrap();
+    file.set_len(2 << 30).unwrap();
+}
+
+/// The worktree's index lies in the agent's admin dir: a FIFO, a link to `/dev/zero` or a huge
+/// sparse file there is no verdict on the worktree (`close-worktree-absent` naming it), never a
+/// hang or an exhausted memory, and teardown, even with `--allow-unverified`, removes nothing.
 #[test]
 fn an_index_that_is_a_fifo_or_dev_zero_is_a_gap_not_a_hang() {
-    for make in [mkfifo as fn(&Path), dev_zero] {
+    for (make, why) in [
+        (mkfifo as fn(&Path), "is not a regular file"),
+        (dev_zero, "is not a regular file"),
+        (huge, "larger than the 1 GiB"),
+    ] {
         let s = Scene::new();
         let index = s.fx.git_dir().join("worktrees/x/index");
         make(&index);
@@ -240,7 +255,7 @@ fn an_index_that_is_a_fifo_or_dev_zero_is_a_gap_not_a_hang() {
         let (code, stdout, stderr) = parts(&out);
         assert_eq!(code, 4, "{stdout}\n{stderr}");
         assert!(stdout.contains("close-worktree-absent"), "{stdout}");
-        assert!(stdout.contains("is not a regular file"), "{stdout}");
+        assert!(stdout.contains(why), "{stdout}");
         let out = bounded(&s.fx.root(), &["teardown", wt, "--allow-unverified"], None);
         let (code, stdout, stderr) = parts(&out);
         assert_ne!(code, 0, "{stdout}\n{stderr}");

@@ -601,3 +601,51 @@ fn files_on_disk_under_a_sparse_folder_are_judged_one_by_one() {
     assert_eq!(expected.untracked, ["out/new.txt"], "{expected:?}");
     assert_eq!(scanned, expected);
 }
+
+/// An index whose entries are out of order (git refuses it) is an error, not a scan whose
+/// binary searches miss a staged file: swap two entries of a v2 index and fix the checksum.
+#[test]
+fn an_index_out_of_order_is_an_error() {
+    let (fx, wt) = index_scene();
+    git(&wt, &["update-index", "--index-version", "2"]);
+    let path = admin(&fx).join("index");
+    let bytes = std::fs::read(&path).unwrap();
+    // Entries of v2 are 62 bytes and a NUL-padded name; split them at each `mode` field start.
+    let mut at = 12;
+    let mut spans = Vec::new();
+    let count = u32::from_be_bytes(bytes[8..12].try_into().unwrap()) as usize;
+    for _ in 0..count {
+        let nul = bytes[at + 62..].iter().position(|&b| b == 0).unwrap();
+        let len = (62 + nul + 8) / 8 * 8;
+        spans.push(at..at + len);
+        at += len;
+    }
+    let mut swapped = bytes[..12].to_vec();
+    swapped.extend_from_slice(&bytes[spans[1].clone()]);
+    swapped.extend_from_slice(&bytes[spans[0].clone()]);
+    for span in &spans[2..] {
+        swapped.extend_from_slice(&bytes[span.clone()]);
+    }
+    swapped.extend_from_slice(&bytes[at..bytes.len() - 20]);
+    let digest = sha1_of(&swapped);
+    swapped.extend_from_slice(&digest);
+    std::fs::write(&path, swapped).unwrap();
+    let err = format!("{:#}", status_of(&wt, EXEMPT).unwrap_err());
+    assert!(err.contains("out of order"), "{err}");
+}
+
+/// The plain SHA-1 of `bytes` (`git hash-object` would hash a blob header too), by `sha1sum`.
+fn sha1_of(bytes: &[u8]) -> Vec<u8> {
+    use std::io::Write;
+    let mut child = std::process::Command::new("sha1sum")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(bytes).unwrap();
+    let out = child.wait_with_output().unwrap();
+    let hex = String::from_utf8(out.stdout).unwrap();
+    (0..20)
+        .map(|i| u8::from_str_radix(&hex[2 * i..2 * i + 2], 16).unwrap())
+        .collect()
+}
