@@ -76,18 +76,45 @@ pub fn append(common_dir: &Path, record: &Value) -> Result<()> {
     }
     std::fs::create_dir_all(dir(common_dir))
         .with_context(|| format!("creating {}", dir(common_dir).display()))?;
-    let mut file = OpenOptions::new()
-        .read(true)
-        .append(true)
-        .create(true)
-        .open(&path)
-        .with_context(|| format!("opening {}", path.display()))?;
+    let mut file = open_log(
+        &path,
+        OpenOptions::new().read(true).append(true).create(true),
+    )?;
     file.lock()
         .with_context(|| format!("locking {}", path.display()))?;
     let written = locked_append(&mut file, record, key.as_ref());
     let unlocked = file.unlock();
     written.with_context(|| format!("appending to {}", path.display()))?;
     unlocked.with_context(|| format!("unlocking {}", path.display()))
+}
+
+/// Open the audit log without following a symbolic link and without blocking, and take it only
+/// when the opened handle is a regular file: the log lives in the common directory the agent can
+/// write, so a link to another file, a FIFO or a device planted at its name is an error naming
+/// it (SPEC §11), never a write elsewhere or a hang.
+fn open_log(path: &Path, options: &mut OpenOptions) -> Result<File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let file = options
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_NOCTTY)
+        .open(path)
+        .with_context(|| {
+            format!(
+                "cannot open the audit log {} (a symbolic link is refused)",
+                path.display()
+            )
+        })?;
+    let meta = file
+        .metadata()
+        .with_context(|| format!("cannot stat the audit log {}", path.display()))?;
+    if !meta.is_file() {
+        bail!("the audit log {} is not a regular file", path.display());
+    }
+    Ok(file)
+}
+
+/// Whether anything (a link included) is at `path`.
+fn exists(path: &Path) -> bool {
+    std::fs::symlink_metadata(path).is_ok()
 }
 
 /// Under the lock: serialise (and sign) the record and write it.
@@ -237,11 +264,10 @@ fn mentioning(common_dir: &Path, needle: &str, key: Option<&Key>) -> Result<Vec<
     use std::io::Read;
     const CHUNK: usize = 1 << 17;
     let path = audit_path(common_dir);
-    let mut file = match std::fs::File::open(&path) {
-        Ok(file) => file,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
-        Err(e) => return Err(e).with_context(|| format!("reading {}", path.display())),
-    };
+    if !exists(&path) {
+        return Ok(Vec::new());
+    }
+    let mut file = open_log(&path, OpenOptions::new().read(true))?;
     let finder = memchr::memmem::Finder::new(needle.as_bytes());
     let mut records = Vec::new();
     // Streamed in chunks: `pending` holds the bytes after the last complete line.
@@ -323,11 +349,15 @@ pub fn read(common_dir: &Path) -> Result<ReadResult> {
 /// record.
 fn raw_lines(common_dir: &Path) -> Result<Vec<(usize, std::result::Result<Value, String>)>> {
     let path = audit_path(common_dir);
-    let bytes = match std::fs::read(&path) {
-        Ok(bytes) => bytes,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
-        Err(e) => return Err(e).with_context(|| format!("reading {}", path.display())),
-    };
+    if !exists(&path) {
+        return Ok(Vec::new());
+    }
+    let mut bytes = Vec::new();
+    std::io::Read::read_to_end(
+        &mut open_log(&path, OpenOptions::new().read(true))?,
+        &mut bytes,
+    )
+    .with_context(|| format!("reading {}", path.display()))?;
     let lines = bytes.split(|b| *b == b'\n').enumerate();
     Ok(lines
         .filter_map(|(i, raw)| parse_line(raw).transpose().map(|parsed| (i + 1, parsed)))

@@ -262,3 +262,33 @@ fn an_index_that_is_a_fifo_or_dev_zero_is_a_gap_not_a_hang() {
         assert!(s.wt.join("src/lib.rs").exists(), "teardown removed nothing");
     }
 }
+
+/// The audit log lives in the common directory the agent can write: a FIFO, a link to
+/// `/dev/zero` or a link to another file planted at its name is an exit-2 error naming it —
+/// never a hang, never memory to the end, never a record written into the link's target.
+#[test]
+fn an_audit_log_that_is_a_fifo_or_a_link_is_an_error_not_a_hang() {
+    let s = Scene::new();
+    let wt = s.wt.to_str().unwrap().to_string();
+    let log = s.fx.git_dir().join("closegate/audit.jsonl");
+    std::fs::create_dir_all(log.parent().unwrap()).unwrap();
+    for make in [mkfifo, dev_zero] {
+        make(&log);
+        for args in [
+            &["log"][..],
+            &["log", "--stats"],
+            &["board"],
+            &["check", &wt],
+        ] {
+            let out = bounded(&s.fx.root(), args, None);
+            assert_exit_2_naming(&out, "audit log", "audit.jsonl");
+        }
+    }
+    let elsewhere = s.fx.root().join("other.txt");
+    std::fs::write(&elsewhere, "kept\n").unwrap();
+    std::fs::remove_file(&log).unwrap();
+    std::os::unix::fs::symlink(&elsewhere, &log).unwrap();
+    let out = bounded(&s.fx.root(), &["check", &wt], None);
+    assert_exit_2_naming(&out, "symbolic link", "audit.jsonl");
+    assert_eq!(std::fs::read_to_string(&elsewhere).unwrap(), "kept\n");
+}
