@@ -378,7 +378,7 @@ pub const CODES: &[CodeInfo] = &[
         severity: Severity::Gap,
         gate: Gate::Protected,
         summary: "the base branch could not be resolved",
-        cause: "no base resolved: `--base` or the configuration's `base` names a missing ref, or the repository has none of origin/HEAD, `main`, `master` (a shallow CI clone often lacks the base branch)",
+        cause: "no base resolved: `--base` or the configuration's `base` names no branch (a tag, an object id or a revision expression never counts), or the repository has none of `main`, `master`, origin/HEAD's target (a shallow CI clone often lacks the base branch)",
         fix: "pass `--base <ref>` or set `base` in `.closegate.toml` on the base branch; in CI fetch the base branch too",
     },
     CodeInfo {

@@ -15,8 +15,9 @@ pub struct Globs {
     patterns: Vec<String>,
     /// The globs matched without globset.
     simple: Vec<Simple>,
-    /// The other globs, and the pattern index of each.
-    complex: Option<(GlobSet, Vec<usize>)>,
+    /// The other globs, in sets of at most [`CHUNK`], and the pattern index of each: one regex
+    /// set of tens of thousands of globs exceeds the regex engine's size limit.
+    complex: Vec<(GlobSet, Vec<usize>)>,
     /// Path patterns (SPEC §4.5): a pattern without glob characters covers everything under it.
     under: bool,
     /// Match ignoring (ASCII) case, as git does with `core.ignorecase = true`.
@@ -67,6 +68,7 @@ impl Globs {
 
     fn build(patterns: &[String], under: bool, fold: bool) -> Result<Globs, String> {
         let mut simple = Vec::new();
+        let mut complex = Vec::new();
         let (mut builder, mut complex_index) = (GlobSetBuilder::new(), Vec::new());
         for (index, pattern) in patterns.iter().enumerate() {
             let literal = under && is_literal(pattern);
@@ -78,18 +80,26 @@ impl Globs {
             if literal && text.len() > 1 {
                 text = text.trim_end_matches('/').to_string();
             }
-            match segments(&text) {
-                Some(mut segments) => {
-                    if literal {
-                        segments.push(Segment::Any {
-                            at_least_one: false,
+            // `{a,b}` of plain words: one simple glob per alternative.
+            let expanded: Option<Vec<Vec<Segment>>> = expand_braces(&text)
+                .unwrap_or_else(|| vec![text.clone()])
+                .iter()
+                .map(|t| segments(t))
+                .collect();
+            match expanded {
+                Some(all) => {
+                    for mut segments in all {
+                        if literal {
+                            segments.push(Segment::Any {
+                                at_least_one: false,
+                            });
+                        }
+                        simple.push(Simple {
+                            index,
+                            needle: needle(&segments),
+                            segments,
                         });
                     }
-                    simple.push(Simple {
-                        index,
-                        needle: needle(&segments),
-                        segments,
-                    })
                 }
                 None => {
                     let mut texts = vec![pattern.clone()];
@@ -105,15 +115,18 @@ impl Globs {
                         builder.add(glob);
                         complex_index.push(index);
                     }
+                    if complex_index.len() >= CHUNK {
+                        let full = std::mem::replace(&mut builder, GlobSetBuilder::new());
+                        let set = full.build().map_err(|e| format!("bad glob set: {e}"))?;
+                        complex.push((set, std::mem::take(&mut complex_index)));
+                    }
                 }
             }
         }
-        let complex = if complex_index.is_empty() {
-            None
-        } else {
+        if !complex_index.is_empty() {
             let set = builder.build().map_err(|e| format!("bad glob set: {e}"))?;
-            Some((set, complex_index))
-        };
+            complex.push((set, complex_index));
+        }
         let patterns = patterns.to_vec();
         Ok(Globs {
             patterns,
@@ -155,16 +168,49 @@ impl Globs {
                     )
             })
             .map(|glob| glob.index);
-        let complex = self
-            .complex
-            .as_ref()
-            .and_then(|(set, index)| set.matches(path).iter().map(|&hit| index[hit]).min());
+        let complex = (self.complex.iter())
+            .filter_map(|(set, index)| set.matches(path).iter().map(|&hit| index[hit]).min())
+            .min();
         let first = match (simple, complex) {
             (Some(a), Some(b)) => a.min(b),
             (a, b) => a.or(b)?,
         };
         Some(self.patterns[first].as_str())
     }
+}
+
+/// Globs per compiled regex set.
+const CHUNK: usize = 1000;
+
+/// The plain alternatives of a glob's `{…}` groups, expanded (`src/{a,b}.rs` → `src/a.rs`,
+/// `src/b.rs`); `None` when it has none, when an alternative holds anything but plain text (glob
+/// characters, `/`, nesting) or when the expansion would pass 64 globs: globset compiles those.
+fn expand_braces(pattern: &str) -> Option<Vec<String>> {
+    if !pattern.contains('{') || pattern.contains('\\') {
+        return None;
+    }
+    let mut out = vec![String::new()];
+    let mut rest = pattern;
+    while let Some(open) = rest.find('{') {
+        let close = open + rest[open..].find('}')?;
+        let (head, group) = (&rest[..open], &rest[open + 1..close]);
+        if head.contains('}') || group.contains(['{', '*', '?', '[', ']', '/']) {
+            return None;
+        }
+        let words: Vec<&str> = group.split(',').collect();
+        if words.contains(&"") || out.len() * words.len() > 64 {
+            return None;
+        }
+        out = out
+            .iter()
+            .flat_map(|prefix| words.iter().map(move |w| format!("{prefix}{head}{w}")))
+            .collect();
+        rest = &rest[close + 1..];
+    }
+    if rest.contains('}') {
+        return None;
+    }
+    Some(out.into_iter().map(|p| p + rest).collect())
 }
 
 /// Whether a pattern has no glob characters at all (SPEC §4.5: it then names a path and
@@ -323,6 +369,59 @@ mod tests {
     }
 
     #[test]
+    fn plain_braces_expand_and_agree_with_globset() {
+        assert_eq!(
+            expand_braces("src/{a,b}.rs").unwrap(),
+            ["src/a.rs", "src/b.rs"]
+        );
+        assert_eq!(
+            expand_braces("{x,y}{1,2}").unwrap(),
+            ["x1", "x2", "y1", "y2"]
+        );
+        for no in [
+            "a", "{a/b,c}", "{a*,b}", "{a,{b}}", "a}{b", "{a", "\\{a,b}", "{x,}",
+        ] {
+            assert_eq!(expand_braces(no), None, "{no}");
+        }
+        let patterns = ["src/{a,b}/**", "**/*.{rs,toml}", "{x,y}{1,2}", "a{b,c}d/*"];
+        let paths = [
+            "src/a/x",
+            "src/c/x",
+            "lib/y.toml",
+            "z.rs",
+            "z.md",
+            "x1",
+            "2",
+            "x",
+            "abd/q",
+            "acd/q/r",
+        ];
+        for pattern in patterns {
+            let ours = Globs::new(&[pattern.to_string()]).unwrap();
+            assert!(ours.complex.is_empty(), "{pattern} expands to simple globs");
+            for path in paths {
+                assert_eq!(
+                    ours.is_match(path),
+                    globset(pattern).is_match(path),
+                    "{pattern} on {path}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn thousands_of_complex_globs_compile_in_chunks_and_keep_the_order() {
+        let patterns: Vec<String> = (0..2500).map(|i| format!("src/m[ab]{i:05}/**")).collect();
+        let globs = Globs::paths(&patterns).unwrap();
+        assert_eq!(globs.complex.len(), 3);
+        assert_eq!(
+            globs.first_match("src/mb02042/x"),
+            Some("src/m[ab]02042/**")
+        );
+        assert_eq!(globs.first_match("src/mc02042/x"), None);
+    }
+
+    #[test]
     fn complex_globs_fall_back_to_globset_and_keep_the_order() {
         let patterns = ["src/{a,b}.rs".to_string(), "src/*.rs".to_string()];
         let globs = Globs::new(&patterns).unwrap();
@@ -406,6 +505,9 @@ mod tests {
             "test_*.*",
             "*.*",
             "agent",
+            "{a,b}",
+            "*.{snap,py}",
+            "t{est,ests}",
         ])
     }
 
