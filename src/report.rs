@@ -72,6 +72,11 @@ pub struct Report {
     /// Blob id of the task contract, when one applied (SPEC §12).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub contract: Option<String>,
+    /// How the checks were confined (SPEC §4.6): `bwrap`, `off` (the configuration's
+    /// `sandbox = "off"`) or `none` (no sandbox could be set up); absent when no check was
+    /// configured or `--no-checks` was given.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sandbox: Option<String>,
     /// The gates that ran, in order (the human format prints one line per gate).
     #[serde(skip)]
     pub gates: Vec<Gate>,
@@ -100,6 +105,7 @@ impl Default for Report {
             checks: Vec::new(),
             approval: None,
             contract: None,
+            sandbox: None,
             gates: Vec::new(),
             source: None,
         }
