@@ -58,3 +58,30 @@ for format in human github sarif; do
   lint=$(median_ms 3 "$closegate" lint "$work/keys-10mb.md" --format "$format")
   printf '%-16s        lint --format %-6s %7s ms   (target: well under 1000 ms)\n' keys-10mb "$format" "$lint"
 done
+
+# A configuration with 50,000 globs (SPEC §11: checks in well under a second), in the two shapes a
+# generator writes: one surface of 50,000 globs, and 50,000 surfaces of one glob each. Reference:
+# the same check with the built-in defaults, in the same run.
+glob_repo() { # glob_repo <dir> <python that prints .closegate.toml>
+  local dir=$1
+  git init -q -b main "$dir"
+  python3 -c "$2" > "$dir/.closegate.toml"
+  git -C "$dir" add .closegate.toml
+  git -C "$dir" -c user.name=b -c user.email=b@b commit -qm config
+  git -C "$dir" checkout -qb agent/x
+  for i in 1 2 3 4 5; do echo "$i" > "$dir/src_m0000$i.rs"; done
+  git -C "$dir" add -A
+  git -C "$dir" -c user.name=b -c user.email=b@b commit -qm change
+  printf '# STATUS \xe2\x80\x94 x\n\n- state: in-progress\n' > "$dir/_EXEC_STATUS.md"
+}
+glob_repo "$work/defaults" "print('')"
+glob_repo "$work/one-surface" "print('[protected]'); print('big = [' + ','.join('\"src/m%05d/**\"' % i for i in range(50000)) + ']')"
+glob_repo "$work/many-surfaces" "print('[protected]'); [print('s%05d = [\"src/m%05d\"]' % (i, i)) for i in range(50000)]"
+ref=$(cd "$work/defaults" && median_ms 5 "$closegate" check --no-checks --no-record)
+printf 'reference: check with the default configuration %s ms\n' "$ref"
+for shape in one-surface many-surfaces; do
+  t=$(cd "$work/$shape" && median_ms 5 "$closegate" check --no-checks --no-record)
+  ratio=$(python3 -c "print(f'{$t / max($ref, 0.1):.1f}')")
+  printf '50,000 globs, %-13s check %7s ms vs defaults %6s ms = %sx   (target: well under 1000 ms)\n' \
+    "$shape:" "$t" "$ref" "$ratio"
+done

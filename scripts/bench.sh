@@ -12,6 +12,8 @@
 # count, so the large/small ratio covers both dimensions of "the repository".
 #
 # Usage: scripts/bench.sh [rounds]   (default 61; BENCH_ROUNDS also works). No network.
+# BENCH_BASELINE=<another closegate binary> also times that binary's check in the same rounds and
+# prints this build against it (a before/after measured under the same load).
 # `check --no-checks` exits 4 (UNVERIFIED): that is the expected verdict here, not a failure.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -130,9 +132,9 @@ for name in large small; do
   fi
 done
 
-python3 - "$closegate" "$bench" "$rounds" <<'PY'
+python3 - "$closegate" "$bench" "$rounds" "${BENCH_BASELINE:-}" <<'PY'
 import random, statistics, subprocess, sys, time
-closegate, bench, rounds = sys.argv[1], sys.argv[2], int(sys.argv[3])
+closegate, bench, rounds, baseline = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
 large, small = f"{bench}/large/wt", f"{bench}/small/wt"
 cmds = {
     "obj-large": ([closegate, "check", "--no-checks", "--no-record", "--no-worktree"], large),
@@ -145,6 +147,9 @@ cmds = {
     "diff-large": (["git", "diff", "--raw", "-M", "main", "agent/x"], large),
     "diff-small": (["git", "diff", "--raw", "-M", "main", "agent/x"], small),
 }
+if baseline:
+    cmds["base-obj-large"] = ([baseline, "check", "--no-checks", "--no-record", "--no-worktree"], large)
+    cmds["base-full-large"] = ([baseline, "check", "--no-checks", "--no-record"], large)
 times = {name: [] for name in cmds}
 
 def run(argv, cwd):
@@ -177,6 +182,10 @@ line("git-object part (large)", "obj-large", "rev-parse", "git rev-parse", 2)
 line("git-object part (large/small)", "obj-large", "obj-small", "small", 1.2)
 line("worktree scan (large)", "full-large", "status-large", "git status", 1.2)
 line("worktree scan (small)", "full-small", "status-small", "git status", 1.2)
+if baseline:
+    for part, name in (("git-object part", "obj-large"), ("full check", "full-large")):
+        print(f"{part} (large), this build vs BENCH_BASELINE: {ms[name]:.2f} ms vs "
+              f"{ms['base-' + name]:.2f} ms = {ms[name] - ms['base-' + name]:+.2f} ms")
 # Context, no target: git's own reading of the same change's objects.
 print(f"context: git diff --raw -M main agent/x: large {ms['diff-large']:.1f} ms "
       f"= {ms['diff-large'] / ms['rev-parse']:.2f}x git rev-parse; "

@@ -342,6 +342,14 @@ pub const CODES: &[CodeInfo] = &[
         fix: "commit what belongs to the work, add build output to `.gitignore` and delete the rest; `closegate teardown` refuses while they remain",
     },
     CodeInfo {
+        code: "config-not-from-worktree",
+        severity: Severity::Warning,
+        gate: Gate::Close,
+        summary: "the checked worktree's `.closegate.toml` differs from the configuration read from the base",
+        cause: "the configuration is read from the base branch's tip (or `--config FILE`), never from a worktree; this worktree holds an uncommitted or unmerged edit of `.closegate.toml`, which had no effect on the verdict",
+        fix: "commit the configuration change to the base branch (where it is reviewed like any protected change) and check again; or discard the edit in this worktree",
+    },
+    CodeInfo {
         code: "artifact-missing",
         severity: Severity::Refusal,
         gate: Gate::Manifest,
@@ -372,6 +380,22 @@ pub const CODES: &[CodeInfo] = &[
         summary: "the base branch could not be resolved",
         cause: "no base resolved: `--base` or the configuration's `base` names a missing ref, or the repository has none of origin/HEAD, `main`, `master` (a shallow CI clone often lacks the base branch)",
         fix: "pass `--base <ref>` or set `base` in `.closegate.toml` on the base branch; in CI fetch the base branch too",
+    },
+    CodeInfo {
+        code: "base-unrelated",
+        severity: Severity::Gap,
+        gate: Gate::Protected,
+        summary: "the commit has no merge base with the base branch in the available history",
+        cause: "the branch shares no history with the base (an orphan branch made with `git checkout --orphan` or `git commit-tree`, unrelated histories), or the repository is shallow and its boundary hides the fork point (a `git clone --depth` CI checkout): the protected and contract gates cannot say what the branch changed, so they judge nothing",
+        fix: "in a shallow clone run `git fetch --unshallow` (or fetch with a `--depth` large enough to reach the fork point); otherwise branch the work from the base and commit it there",
+    },
+    CodeInfo {
+        code: "approval-unsigned",
+        severity: Severity::Review,
+        gate: Gate::Protected,
+        summary: "`require_signed_approvals = true` and the approval is not signed by an allowed signer",
+        cause: "the base branch's configuration requires approvals signed with an SSH key named in its `allowed_signers` file, and the approval recorded for this commit is unsigned or signed by another key; an unsigned record can be written by anyone who can write the repository",
+        fix: "have an allowed signer approve with `closegate approve --sign [--key FILE]`, or add the reviewer's public key to the base branch's `allowed_signers`",
     },
     CodeInfo {
         code: "check-failed",
@@ -412,6 +436,22 @@ pub const CODES: &[CodeInfo] = &[
         summary: "the checks could not be sandboxed (a warning under `sandbox = \"auto\"`, a gap under `\"required\"`)",
         cause: "no sandbox could be set up for the checks (bubblewrap not installed, no user namespaces, not Linux): under `sandbox = \"auto\"` they ran with every right of this user, under `\"required\"` none ran",
         fix: "install bubblewrap (`apt-get install bubblewrap`) and allow unprivileged user namespaces; the message names what failed",
+    },
+    CodeInfo {
+        code: "attestation-missing",
+        severity: Severity::Gap,
+        gate: Gate::Checks,
+        summary: "no valid signed check attestation for the commit",
+        cause: "the gate runs where it does not run the checks itself (the server gate, or `check --require-attestation`) and no note under `refs/notes/closegate` attests a VERIFIED check run for this commit, tree, configuration blob and contract blob",
+        fix: "run `closegate check --attest` in CI on the exact commit and push `refs/notes/closegate` with the branch",
+    },
+    CodeInfo {
+        code: "attestation-invalid",
+        severity: Severity::Refusal,
+        gate: Gate::Checks,
+        summary: "an attestation whose signature does not verify against `allowed_signers`",
+        cause: "the note under `refs/notes/closegate` for this commit carries a signature that `ssh-keygen -Y verify` rejects against the base branch's `allowed_signers`: a forged or altered statement, or a key that is not allowed",
+        fix: "re-run `closegate check --attest` with a key listed in the base branch's `allowed_signers` and push the new note",
     },
     CodeInfo {
         code: "teardown-dirty",
@@ -484,6 +524,14 @@ pub const CODES: &[CodeInfo] = &[
         summary: "the worktree's HEAD is no longer the verified commit",
         cause: "the worktree's HEAD changed after the gate verified it: someone committed, reset or switched branches in between",
         fix: "run `closegate check` on the new HEAD and tear down only after it passes",
+    },
+    CodeInfo {
+        code: "teardown-unreachable-commits",
+        severity: Severity::Refusal,
+        gate: Gate::Teardown,
+        summary: "the worktree's HEAD or reflog holds commits no branch or tag reaches",
+        cause: "commits were made on a detached HEAD (or left only in the worktree's HEAD reflog) and no branch, tag, other ref, other worktree's HEAD or branch reflog reaches them; the worktree's HEAD and reflog go with its administrative data, so removal would orphan them",
+        fix: "keep them with `git branch <name> <commit>` (or a tag) for each commit named, or check out a branch that holds them, then run the teardown again",
     },
     CodeInfo {
         code: "claim-token-missing",
@@ -613,6 +661,22 @@ pub const CODES: &[CodeInfo] = &[
         cause: "the contract file is not valid TOML, or has an unknown key, a bad glob or a value of the wrong type",
         fix: "correct the key the message names in `.closegate/contracts/<slug>.toml` (or the `--contract` file) on the base branch",
     },
+    CodeInfo {
+        code: "contract-slug-mismatch",
+        severity: Severity::Refusal,
+        gate: Gate::Contract,
+        summary: "a contract bound to this branch is for another slug, or the slug's contract is bound to another branch",
+        cause: "the contract says `branch = \"agent/…\"` and the document claims a slug other than the contract's file name (an agent renaming its slug, e.g. `inv-2` for `inv`, to escape its contract), or the document claims the slug of a contract bound to a different branch",
+        fix: "write the slug of the contract bound to this branch in the H1 and the close line, or return from the branch the contract is bound to; a bound contract applies to its branch whatever the slug",
+    },
+    CodeInfo {
+        code: "contract-missing",
+        severity: Severity::Gap,
+        gate: Gate::Contract,
+        summary: "`require_contract = true` and no contract applies to this return",
+        cause: "the base branch's configuration requires a task contract for every return, and there is neither `.closegate/contracts/<slug>.toml` for the claimed slug nor a contract whose `branch` is the checked branch (nor a `--contract` file)",
+        fix: "commit a contract for the task to the base branch (`.closegate/contracts/<slug>.toml`, ideally with `branch = \"<the agent's branch>\"`) before dispatch, or pass `--contract FILE`",
+    },
 ];
 
 /// The catalog entry for `code`, if it exists.
@@ -686,15 +750,20 @@ mod tests {
         "close-worktree-branch",
         "close-worktree-dirty",
         "close-worktree-untracked",
+        "config-not-from-worktree",
         "artifact-missing",
         "artifact-unchanged",
         "protected-surface",
         "base-unknown",
+        "base-unrelated",
+        "approval-unsigned",
         "check-failed",
         "check-timeout",
         "checks-none",
         "checks-skipped",
         "checks-unsandboxed",
+        "attestation-missing",
+        "attestation-invalid",
         "teardown-dirty",
         "teardown-untracked",
         "teardown-locked",
@@ -704,6 +773,7 @@ mod tests {
         "teardown-hidden-changes",
         "teardown-nested-repo",
         "teardown-moved",
+        "teardown-unreachable-commits",
         "claim-token-missing",
         "claim-gap-unnamed",
         "claim-overclaimed",
@@ -720,6 +790,8 @@ mod tests {
         "contract-budget-exceeded",
         "contract-approval-required",
         "contract-malformed",
+        "contract-slug-mismatch",
+        "contract-missing",
     ];
 
     #[test]
@@ -781,10 +853,10 @@ mod tests {
             let expected = match info.code.split('-').next().unwrap() {
                 "doc" => Gate::Doc,
                 "state" => Gate::State,
-                "close" => Gate::Close,
+                "close" | "config" => Gate::Close,
                 "artifact" => Gate::Manifest,
-                "protected" | "base" => Gate::Protected,
-                "check" | "checks" => Gate::Checks,
+                "protected" | "base" | "approval" => Gate::Protected,
+                "check" | "checks" | "attestation" => Gate::Checks,
                 "teardown" => Gate::Teardown,
                 "claim" | "signal" => Gate::Claim,
                 "contract" => Gate::Contract,
@@ -808,17 +880,22 @@ mod tests {
             ("state-not-returned", Severity::Gap),
             ("close-worktree-absent", Severity::Gap),
             ("close-worktree-untracked", Severity::Warning),
+            ("config-not-from-worktree", Severity::Warning),
             ("artifact-unchanged", Severity::Warning),
             ("protected-surface", Severity::Review),
             ("base-unknown", Severity::Gap),
+            ("base-unrelated", Severity::Gap),
+            ("approval-unsigned", Severity::Review),
             ("checks-none", Severity::Gap),
             ("checks-skipped", Severity::Gap),
             // SPEC: "warning / gap"; the catalog holds the default (`sandbox = "auto"`), and
             // `sandbox = "required"` raises it to a gap (tests/it/sandbox.rs).
             ("checks-unsandboxed", Severity::Warning),
+            ("attestation-missing", Severity::Gap),
             ("claim-underclaimed", Severity::Warning),
             ("contract-check-missing", Severity::Gap),
             ("contract-approval-required", Severity::Review),
+            ("contract-missing", Severity::Gap),
         ];
         for info in CODES {
             let expected = not_refusal

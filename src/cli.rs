@@ -26,6 +26,7 @@ pub enum Command {
     Guard(cmd::guard::Args),
     Signal(cmd::signal::Args),
     Board(cmd::board::Args),
+    Key(cmd::key::Args),
 }
 
 /// Colour only on a terminal, and never when `NO_COLOR` is set to a non-empty value.

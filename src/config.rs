@@ -18,7 +18,8 @@ pub const DEFAULT_TIMEOUT_S: u64 = 600;
 /// The status document's default name.
 pub const DEFAULT_STATUS_FILE: &str = "_EXEC_STATUS.md";
 
-const TOP_KEYS: &str = "base, status_file, agent_branches, protected, checks, sandbox";
+const TOP_KEYS: &str =
+    "base, status_file, agent_branches, protected, checks, require_contract, sandbox";
 const CHECK_KEYS: &str = "name, run, timeout_s, writable, network";
 
 /// The default protected surfaces of SPEC §4.5, in order.
@@ -54,6 +55,8 @@ const DEFAULT_SURFACES: [(&str, &[&str]); 4] = [
     (
         "ci",
         &[
+            "**/.gitattributes",
+            ".gitmodules",
             ".github/workflows/**",
             ".github/actions/**",
             ".ci/**",
@@ -85,6 +88,10 @@ const DEFAULT_SURFACES: [(&str, &[&str]); 4] = [
         ],
     ),
 ];
+
+/// What is on surface `ci` whatever the configuration says (SPEC §4.5): the configuration
+/// itself, and what changes the checkout the checks are handed.
+const ALWAYS_CI: [&str; 3] = [FILE_NAME, "**/.gitattributes", ".gitmodules"];
 
 /// One configured check: a shell command run in a pristine checkout (SPEC §4.6).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -147,7 +154,7 @@ impl Surface {
     /// Compile a surface; the error names the surface and the bad glob.
     pub fn new(name: impl Into<String>, globs: Vec<String>) -> Result<Surface> {
         let name = name.into();
-        let set = Globs::new(&globs)
+        let set = Globs::paths(&globs)
             .map_err(anyhow::Error::msg)
             .with_context(|| format!("surface `{name}`"))?;
         Ok(Surface { name, globs, set })
@@ -169,7 +176,13 @@ pub struct Config {
     pub surfaces: Vec<Surface>,
     pub checks: Vec<CheckSpec>,
     pub sandbox: SandboxMode,
+    /// Every returned state needs a task contract (SPEC §12 `contract-missing`).
+    pub require_contract: bool,
     agent_set: Globs,
+    /// Paths on surface `ci` whatever `[protected]` says: [`ALWAYS_CI`] and the repository paths
+    /// the checks' `run` strings name ([`Config::protect_always`]).
+    always_ci: Globs,
+    folds_case: bool,
 }
 
 impl Default for Config {
@@ -183,6 +196,10 @@ impl Default for Config {
             surfaces: default_surfaces(),
             checks: Vec::new(),
             sandbox: SandboxMode::Auto,
+            require_contract: false,
+            always_ci: Globs::paths(&ALWAYS_CI.map(String::from))
+                .expect("built-in globs are valid"),
+            folds_case: false,
         }
     }
 }
@@ -196,8 +213,9 @@ impl Config {
         Config::from_table(table).map_err(|e| anyhow!("{origin}: {e:#}"))
     }
 
-    /// Names of the surfaces a repo-relative path lies on. The configuration file itself is
-    /// always on `ci`, whatever the configuration says (SPEC §4.5).
+    /// Names of the surfaces a repo-relative path lies on. The configuration file itself, every
+    /// `.gitattributes`, `.gitmodules` and the paths the checks run are always on `ci`, whatever
+    /// the configuration says (SPEC §4.5).
     pub fn surfaces_for(&self, path: &str) -> Vec<String> {
         let mut names: Vec<String> = self
             .surfaces
@@ -205,10 +223,37 @@ impl Config {
             .filter(|s| s.is_match(path))
             .map(|s| s.name.clone())
             .collect();
-        if path == FILE_NAME && !names.iter().any(|n| n == "ci") {
+        if self.always_ci.is_match(path) && !names.iter().any(|n| n == "ci") {
             names.push("ci".to_string());
         }
         names
+    }
+
+    /// Put repository paths (files, or folders: everything under them) on surface `ci` whatever
+    /// `[protected]` says: the paths the checks' `run` strings name (SPEC §4.5).
+    pub fn protect_always(&mut self, paths: &[String]) {
+        let mut all: Vec<String> = self.always_ci.patterns().to_vec();
+        // Literal paths: escape what globset would read as glob syntax; a folder covers
+        // everything under it.
+        for path in paths {
+            let path = globset::escape(path.trim_end_matches('/'));
+            all.push(format!("{path}/**"));
+            all.push(path);
+        }
+        let mut set = Globs::paths(&all).expect("escaped paths are valid globs");
+        if self.folds_case {
+            set.fold_case();
+        }
+        self.always_ci = set;
+    }
+
+    /// Match every path pattern ignoring ASCII case (`core.ignorecase = true`, SPEC §4.5).
+    pub fn fold_case(&mut self) {
+        self.folds_case = true;
+        self.always_ci.fold_case();
+        for surface in &mut self.surfaces {
+            surface.set.fold_case();
+        }
     }
 
     /// Whether a branch (the short name after `refs/heads/`) is an agent branch.
@@ -226,6 +271,11 @@ impl Config {
                 "protected" => config.set_protected(&value)?,
                 "checks" => config.checks = checks(&value)?,
                 "sandbox" => config.sandbox = sandbox_mode(&value)?,
+                "require_contract" => {
+                    config.require_contract = value
+                        .as_bool()
+                        .ok_or_else(|| wrong_type("require_contract", "a boolean", &value))?;
+                }
                 _ => bail!("unknown key `{key}` (expected one of {TOP_KEYS})"),
             }
         }
@@ -246,13 +296,19 @@ impl Config {
         let table = value
             .as_table()
             .ok_or_else(|| wrong_type("protected", "a table of surface = [globs]", value))?;
+        // Surface names to positions: a configuration may name tens of thousands of surfaces,
+        // and a search per name would make reading it quadratic (SPEC §11).
+        let mut index: std::collections::HashMap<String, usize> = (self.surfaces.iter())
+            .enumerate()
+            .map(|(i, s)| (s.name.clone(), i))
+            .collect();
         for (name, globs) in table {
             if name.trim().is_empty() {
                 bail!("`protected` has a surface with an empty name");
             }
             let key = format!("protected.{name}");
             let globs = toml_read::strings(globs, &key).map_err(anyhow::Error::msg)?;
-            let set = Globs::new(&globs)
+            let set = Globs::paths(&globs)
                 .map_err(anyhow::Error::msg)
                 .with_context(|| format!("`{key}`"))?;
             let surface = Surface {
@@ -260,9 +316,12 @@ impl Config {
                 globs,
                 set,
             };
-            match self.surfaces.iter_mut().find(|s| s.name == *name) {
-                Some(existing) => *existing = surface,
-                None => self.surfaces.push(surface),
+            match index.get(name) {
+                Some(&i) => self.surfaces[i] = surface,
+                None => {
+                    index.insert(name.clone(), self.surfaces.len());
+                    self.surfaces.push(surface);
+                }
             }
         }
         Ok(())

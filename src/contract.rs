@@ -5,10 +5,15 @@
 //! worktree. Like the configuration it is walked key by key from a `toml::Table`, so every fault
 //! names the key and the reason. A contract that does not parse is not an error but a finding
 //! (`contract-malformed`): the coordinator asked for a finish line and none could be checked.
+//!
+//! The agent writes its own slug, so a contract is not found by slug alone: a contract may be
+//! bound to a branch (`branch = "agent/inv"`) and then applies to that branch whatever slug the
+//! document claims; a slug that disagrees with the binding is `contract-slug-mismatch`.
 
 use git2::Oid;
 use toml::{Table, Value};
 
+use crate::finding::Finding;
 use crate::globs::Globs;
 use crate::repo::Repo;
 use crate::toml_read::{strings, syntax_error, wrong_type};
@@ -16,8 +21,8 @@ use crate::toml_read::{strings, syntax_error, wrong_type};
 /// Where contracts live on the base tip, one file per slug.
 pub const DIR: &str = ".closegate/contracts";
 
-const KEYS: &str = "goal, scope, prohibited, required_artifacts, required_checks, approval, \
-                    max_changed_files, max_commits";
+const KEYS: &str = "goal, branch, scope, prohibited, required_artifacts, required_checks, \
+                    approval, max_changed_files, max_commits";
 
 /// The contract file of `slug` inside the base tip's tree.
 pub fn path_for(slug: &str) -> String {
@@ -40,6 +45,9 @@ pub enum ApprovalPolicy {
 #[derive(Debug, Clone, Default)]
 pub struct Contract {
     pub goal: Option<String>,
+    /// The branch the contract is bound to (short name, e.g. `agent/inv`): it then applies to
+    /// that branch whatever slug the document claims.
+    pub branch: Option<String>,
     /// The only paths the branch may change; `None` when the key is absent (no limit).
     pub scope: Option<Globs>,
     pub prohibited: Option<Globs>,
@@ -48,6 +56,14 @@ pub struct Contract {
     pub approval: ApprovalPolicy,
     pub max_changed_files: Option<u64>,
     pub max_commits: Option<u64>,
+}
+
+impl Contract {
+    /// Match `scope` and `prohibited` ignoring ASCII case (`core.ignorecase = true`, SPEC §4.5).
+    pub fn fold_case(&mut self) {
+        self.scope.iter_mut().for_each(Globs::fold_case);
+        self.prohibited.iter_mut().for_each(Globs::fold_case);
+    }
 }
 
 /// The contract's bytes and where they came from (`main:.closegate/contracts/x.toml`, a path).
@@ -64,33 +80,126 @@ impl Source {
     }
 }
 
-/// Where to look for the contract once the slug is known.
+/// Where to look for the contract once the slug and branch are known.
 #[derive(Debug, Clone, Default)]
 pub enum Lookup {
     /// No base tip resolved and no `--contract`: no contract applies.
     #[default]
     Nothing,
-    /// `.closegate/contracts/<slug>.toml` in this trusted tip (name as given, commit).
+    /// `.closegate/contracts/` in this trusted tip (name as given, commit).
     Tip(String, Oid),
     /// `--contract FILE`, read when the inputs were resolved.
     File(Source),
 }
 
+/// The contract that applies to a return, and what is wrong with how slug and branch meet it.
+#[derive(Debug, Clone, Default)]
+pub struct Found {
+    /// The contract to check the commit against; `None` when the only candidate is bound to
+    /// another branch.
+    pub source: Option<Source>,
+    /// `contract-slug-mismatch`, and `contract-malformed` when two contracts bind one branch.
+    pub findings: Vec<Finding>,
+}
+
 impl Lookup {
-    /// The contract source for `slug`, if one exists.
-    pub fn find(&self, repo: &Repo, slug: &str) -> Option<Source> {
+    /// The contract for a return claiming `slug` on `branch` (SPEC §12): every contract bound to
+    /// the branch applies whatever the slug; else the slug's own contract, unless it is bound to
+    /// another branch. `None` when no contract concerns this return.
+    pub fn find(&self, repo: &Repo, slug: &str, branch: Option<&str>) -> Option<Found> {
         match self {
             Lookup::Nothing => None,
-            Lookup::File(source) => Some(source.clone()),
-            Lookup::Tip(name, tip) => {
-                let path = path_for(slug);
-                repo.read_blob(*tip, &path).map(|bytes| Source {
-                    origin: format!("{name}:{path}"),
-                    bytes,
-                })
+            Lookup::File(source) => Some(from_file(source, branch)),
+            Lookup::Tip(name, tip) => from_tip(repo, name, *tip, slug, branch),
+        }
+    }
+}
+
+/// `--contract FILE` applies as given; bound to another branch it is a mismatch.
+fn from_file(source: &Source, branch: Option<&str>) -> Found {
+    let mut found = Found {
+        source: Some(source.clone()),
+        findings: Vec::new(),
+    };
+    if let Ok(Contract {
+        branch: Some(bound),
+        ..
+    }) = parse(&source.bytes)
+        && Some(bound.as_str()) != branch
+    {
+        found
+            .findings
+            .push(bound_elsewhere(&source.origin, &bound, branch));
+    }
+    found
+}
+
+fn from_tip(repo: &Repo, name: &str, tip: Oid, slug: &str, branch: Option<&str>) -> Option<Found> {
+    let mut bound: Vec<(String, Source)> = Vec::new();
+    if let Some(branch) = branch {
+        for (file, bytes) in repo.dir_files(tip, DIR) {
+            let Some(stem) = file.strip_suffix(".toml") else {
+                continue;
+            };
+            if parse(&bytes).is_ok_and(|c| c.branch.as_deref() == Some(branch)) {
+                let origin = format!("{name}:{DIR}/{file}");
+                bound.push((stem.to_string(), Source { origin, bytes }));
             }
         }
     }
+    if let Some((_, first)) = bound.first() {
+        let branch = branch.unwrap_or_default();
+        let mut findings: Vec<Finding> = bound
+            .iter()
+            .filter(|(stem, _)| stem != slug)
+            .map(|(stem, source)| {
+                let msg = format!(
+                    "the contract {} is bound to branch `{branch}` and is for slug `{stem}`, but the document claims slug `{slug}`: write `{stem}`",
+                    source.origin
+                );
+                Finding::new("contract-slug-mismatch", msg)
+            })
+            .collect();
+        if let [_, second, ..] = &bound[..] {
+            let msg = format!(
+                "{}: `branch`: branch `{branch}` is also bound by {}; bind each branch once",
+                first.origin, second.1.origin
+            );
+            findings.push(Finding::new("contract-malformed", msg));
+        }
+        return Some(Found {
+            source: Some(first.clone()),
+            findings,
+        });
+    }
+    let path = path_for(slug);
+    let bytes = repo.read_blob(tip, &path)?;
+    let source = Source {
+        origin: format!("{name}:{path}"),
+        bytes,
+    };
+    match parse(&source.bytes) {
+        Ok(Contract {
+            branch: Some(other),
+            ..
+        }) => Some(Found {
+            findings: vec![bound_elsewhere(&source.origin, &other, branch)],
+            source: None,
+        }),
+        _ => Some(Found {
+            source: Some(source),
+            findings: Vec::new(),
+        }),
+    }
+}
+
+/// `contract-slug-mismatch`: the contract is bound to `bound`, the return is on `branch`.
+fn bound_elsewhere(origin: &str, bound: &str, branch: Option<&str>) -> Finding {
+    let on = branch.map_or("no branch".to_string(), |b| format!("branch `{b}`"));
+    let msg = format!(
+        "the contract {origin} is bound to branch `{bound}`, but this return is on {on}: a bound contract is met only on its branch"
+    );
+    Finding::new("contract-slug-mismatch", msg)
 }
 
 /// Parse a contract; the error names the key (or line) and the reason.
@@ -101,6 +210,7 @@ pub fn parse(bytes: &[u8]) -> Result<Contract, String> {
     for (key, value) in &table {
         match key.as_str() {
             "goal" => contract.goal = Some(string(value, key)?),
+            "branch" => contract.branch = Some(branch(value)?),
             "scope" => contract.scope = Some(globs(value, key)?),
             "prohibited" => contract.prohibited = Some(globs(value, key)?),
             "required_artifacts" => contract.required_artifacts = artifacts(value, key)?,
@@ -114,6 +224,16 @@ pub fn parse(bytes: &[u8]) -> Result<Contract, String> {
     Ok(contract)
 }
 
+/// `branch`: a valid git branch name, written as the short name (`agent/inv`).
+fn branch(value: &Value) -> Result<String, String> {
+    let name = string(value, "branch")?;
+    let short = name.strip_prefix("refs/heads/").unwrap_or(&name);
+    match crate::doc::close_line::branch_fault(short) {
+        Some(fault) => Err(format!("`branch`: {fault}")),
+        None => Ok(short.to_string()),
+    }
+}
+
 fn string(value: &Value, key: &str) -> Result<String, String> {
     value
         .as_str()
@@ -123,7 +243,7 @@ fn string(value: &Value, key: &str) -> Result<String, String> {
 
 /// Globs where `*` does not cross `/`; the error names the key and the bad glob.
 fn globs(value: &Value, key: &str) -> Result<Globs, String> {
-    Globs::new(&strings(value, key)?).map_err(|e| format!("`{key}`: {e}"))
+    Globs::paths(&strings(value, key)?).map_err(|e| format!("`{key}`: {e}"))
 }
 
 /// Repository-relative paths, with the same rules as the manifest's entries.
@@ -192,6 +312,18 @@ max_commits = 20
         );
         assert_eq!(c.approval, ApprovalPolicy::Always);
         assert_eq!((c.max_changed_files, c.max_commits), (Some(40), Some(20)));
+    }
+
+    #[test]
+    fn branch_is_a_valid_short_branch_name() {
+        let c = parse(br#"branch = "refs/heads/agent/inv""#).unwrap();
+        assert_eq!(c.branch.as_deref(), Some("agent/inv"));
+        assert!(err(r#"branch = "agent/a..b""#).starts_with("`branch`: "));
+        assert!(err(r#"branch = "" "#).starts_with("`branch`: "));
+        assert_eq!(
+            err("branch = 1"),
+            "`branch` must be a string, found integer"
+        );
     }
 
     #[test]

@@ -17,6 +17,10 @@ pub struct Globs {
     simple: Vec<Simple>,
     /// The other globs, and the pattern index of each.
     complex: Option<(GlobSet, Vec<usize>)>,
+    /// Path patterns (SPEC §4.5): a pattern without glob characters covers everything under it.
+    under: bool,
+    /// Match ignoring (ASCII) case, as git does with `core.ignorecase = true`.
+    fold: bool,
 }
 
 /// A glob matched segment by segment.
@@ -40,24 +44,67 @@ enum Segment {
 }
 
 impl Globs {
-    /// Compile `patterns`; the error names the bad glob.
+    /// Compile `patterns` exactly as globset reads them (branch names); the error names the bad
+    /// glob.
     pub fn new(patterns: &[String]) -> Result<Globs, String> {
+        Globs::build(patterns, false, false)
+    }
+
+    /// Compile repository path patterns (SPEC §4.5): as [`Globs::new`], and a pattern without
+    /// glob characters (`db`, `docs/spec.md`) also matches everything under it.
+    pub fn paths(patterns: &[String]) -> Result<Globs, String> {
+        Globs::build(patterns, true, false)
+    }
+
+    /// From now on match ignoring ASCII case (`core.ignorecase = true`: `DB/x` is `db/x` on a
+    /// checkout).
+    pub fn fold_case(&mut self) {
+        if !self.fold {
+            *self = Globs::build(&self.patterns, self.under, true)
+                .expect("globs that compiled compile again ignoring case");
+        }
+    }
+
+    fn build(patterns: &[String], under: bool, fold: bool) -> Result<Globs, String> {
         let mut simple = Vec::new();
         let (mut builder, mut complex_index) = (GlobSetBuilder::new(), Vec::new());
         for (index, pattern) in patterns.iter().enumerate() {
-            match segments(pattern) {
-                Some(segments) => simple.push(Simple {
-                    index,
-                    needle: needle(&segments),
-                    segments,
-                }),
+            let literal = under && is_literal(pattern);
+            let mut text = if fold {
+                pattern.to_ascii_lowercase()
+            } else {
+                pattern.clone()
+            };
+            if literal && text.len() > 1 {
+                text = text.trim_end_matches('/').to_string();
+            }
+            match segments(&text) {
+                Some(mut segments) => {
+                    if literal {
+                        segments.push(Segment::Any {
+                            at_least_one: false,
+                        });
+                    }
+                    simple.push(Simple {
+                        index,
+                        needle: needle(&segments),
+                        segments,
+                    })
+                }
                 None => {
-                    let glob = GlobBuilder::new(pattern)
-                        .literal_separator(true)
-                        .build()
-                        .map_err(|e| format!("bad glob `{pattern}`: {}", e.kind()))?;
-                    builder.add(glob);
-                    complex_index.push(index);
+                    let mut texts = vec![pattern.clone()];
+                    if literal {
+                        texts.push(format!("{}/**", pattern.trim_end_matches('/')));
+                    }
+                    for text in texts {
+                        let glob = GlobBuilder::new(&text)
+                            .literal_separator(true)
+                            .case_insensitive(fold)
+                            .build()
+                            .map_err(|e| format!("bad glob `{pattern}`: {}", e.kind()))?;
+                        builder.add(glob);
+                        complex_index.push(index);
+                    }
                 }
             }
         }
@@ -72,6 +119,8 @@ impl Globs {
             patterns,
             simple,
             complex,
+            under,
+            fold,
         })
     }
 
@@ -87,6 +136,13 @@ impl Globs {
 
     /// The first pattern (in the order given) that matches `path`.
     pub fn first_match(&self, path: &str) -> Option<&str> {
+        let folded;
+        let path = if self.fold {
+            folded = path.to_ascii_lowercase();
+            folded.as_str()
+        } else {
+            path
+        };
         let mut parts: Option<Vec<&str>> = None;
         let simple = self
             .simple
@@ -102,13 +158,19 @@ impl Globs {
         let complex = self
             .complex
             .as_ref()
-            .and_then(|(set, index)| set.matches(path).first().map(|&hit| index[hit]));
+            .and_then(|(set, index)| set.matches(path).iter().map(|&hit| index[hit]).min());
         let first = match (simple, complex) {
             (Some(a), Some(b)) => a.min(b),
             (a, b) => a.or(b)?,
         };
         Some(self.patterns[first].as_str())
     }
+}
+
+/// Whether a pattern has no glob characters at all (SPEC §4.5: it then names a path and
+/// everything under it).
+fn is_literal(pattern: &str) -> bool {
+    !pattern.is_empty() && !pattern.contains(['*', '?', '[', ']', '{', '}', '\\'])
 }
 
 /// The segments of a simple glob, or `None` when globset must compile it.
@@ -267,6 +329,57 @@ mod tests {
         assert_eq!(globs.first_match("src/a.rs"), Some("src/{a,b}.rs"));
         assert_eq!(globs.first_match("src/c.rs"), Some("src/*.rs"));
         assert!(Globs::new(&["a/[b".to_string()]).is_err());
+    }
+
+    #[test]
+    fn path_patterns_without_glob_characters_cover_everything_under_them() {
+        let globs = Globs::paths(&[
+            "db".into(),
+            "docs/spec.md".into(),
+            "out/".into(),
+            "a[b]".into(),
+        ])
+        .unwrap();
+        for path in [
+            "db",
+            "db/x",
+            "db/m/001.sql",
+            "docs/spec.md",
+            "out",
+            "out/x",
+            "ab",
+        ] {
+            assert!(globs.is_match(path), "{path}");
+        }
+        for path in [
+            "database.md",
+            "x/db",
+            "docs/spec.md.bak",
+            "docs",
+            "a[b]/x",
+            "DB/x",
+        ] {
+            assert!(!globs.is_match(path), "{path}");
+        }
+        // Branch globs stay exact.
+        assert!(
+            !Globs::new(&["release".into()])
+                .unwrap()
+                .is_match("release/x")
+        );
+    }
+
+    #[test]
+    fn folded_globs_ignore_ascii_case_simple_and_complex() {
+        let mut globs =
+            Globs::paths(&["db/**".into(), "src/{A,b}.rs".into(), "Docs".into()]).unwrap();
+        assert!(!globs.is_match("DB/x"));
+        globs.fold_case();
+        for path in ["DB/x", "Db/Y/z", "SRC/a.RS", "src/B.rs", "docs/x", "DOCS"] {
+            assert!(globs.is_match(path), "{path}");
+        }
+        assert_eq!(globs.first_match("DB/x"), Some("db/**"));
+        assert!(!globs.is_match("dbx/y"));
     }
 
     fn piece() -> impl Strategy<Value = &'static str> {

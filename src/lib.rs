@@ -6,11 +6,13 @@ pub mod cli;
 pub mod cmd;
 pub mod config;
 pub mod contract;
+pub mod covered;
 pub mod doc;
 pub mod finding;
 pub mod gates;
 pub mod globs;
 pub mod hook;
+pub mod input_file;
 pub mod inputs;
 pub mod ledger;
 pub mod record;
@@ -35,5 +37,6 @@ pub fn run(cli: cli::Cli, color: bool) -> anyhow::Result<i32> {
         Command::Guard(args) => cmd::guard::run(args, color),
         Command::Signal(args) => cmd::signal::run(args, color),
         Command::Board(args) => cmd::board::run(args, color),
+        Command::Key(args) => cmd::key::run(args),
     }
 }

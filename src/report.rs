@@ -50,6 +50,40 @@ pub struct Approval {
     pub commit: String,
 }
 
+/// How the configuration and the base of a run were chosen (SPEC §6 provenance): only a run with
+/// the base tip's configuration and the configured (or default) base makes records that count.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Provenance {
+    pub config_source: ConfigSource,
+    /// The base is the configured (or default) one: no `--base`, or a `--base` that names the
+    /// same commit with the same configuration.
+    pub base_configured: bool,
+}
+
+impl Provenance {
+    /// Whether records of this run may count as passing, approve or be reused.
+    pub fn trusted(self) -> bool {
+        self.config_source == ConfigSource::Base && self.base_configured
+    }
+}
+
+/// Where the configuration came from: the base tip, or `--config FILE`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ConfigSource {
+    Base,
+    File,
+}
+
+impl ConfigSource {
+    /// `base` or `file`, as records store it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ConfigSource::Base => "base",
+            ConfigSource::File => "file",
+        }
+    }
+}
+
 /// The report of `check`, `lint`, `guard` and `signal`.
 #[derive(Debug, Clone, Serialize)]
 pub struct Report {
@@ -69,14 +103,24 @@ pub struct Report {
     pub protected: Vec<ProtectedChange>,
     pub checks: Vec<CheckRun>,
     pub approval: Option<Approval>,
-    /// Blob id of the task contract, when one applied (SPEC §12).
-    #[serde(skip_serializing_if = "Option::is_none")]
+    /// Blob id of the configuration read (SPEC §5): null for the built-in defaults.
+    pub config: Option<String>,
+    /// Blob id of the task contract, when one applied (SPEC §12); null otherwise.
     pub contract: Option<String>,
     /// How the checks were confined (SPEC §4.6): `bwrap`, `off` (the configuration's
-    /// `sandbox = "off"`) or `none` (no sandbox could be set up); absent when no check was
+    /// `sandbox = "off"`) or `none` (no sandbox could be set up); null when no check was
     /// configured or `--no-checks` was given.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub sandbox: Option<String>,
+    /// Where the configuration came from (`main:.closegate.toml`, a file); `None` for the
+    /// built-in defaults. Human output names it (SPEC §5); JSON carries the blob id in `config`.
+    #[serde(skip)]
+    pub config_origin: Option<String>,
+    /// How the configuration and base were chosen; `None` when no gate ran.
+    #[serde(skip)]
+    pub provenance: Option<Provenance>,
+    /// The commit the close line names, exactly as written (it may name no commit at all).
+    #[serde(skip)]
+    pub claimed_commit: Option<String>,
     /// The gates that ran, in order (the human format prints one line per gate).
     #[serde(skip)]
     pub gates: Vec<Gate>,
@@ -104,8 +148,12 @@ impl Default for Report {
             protected: Vec::new(),
             checks: Vec::new(),
             approval: None,
+            config: None,
             contract: None,
             sandbox: None,
+            config_origin: None,
+            provenance: None,
+            claimed_commit: None,
             gates: Vec::new(),
             source: None,
         }

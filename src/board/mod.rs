@@ -16,6 +16,7 @@ use serde_json::Value;
 
 use crate::doc::{self, ParseOptions, State};
 use crate::finding::Verdict;
+use crate::input_file;
 use crate::record;
 use crate::repo::{CommitLookup, Repo, WorktreeInfo};
 
@@ -115,9 +116,12 @@ pub struct Ledger {
 }
 
 impl Ledger {
-    /// Read the audit log of the repository whose common dir is `common`.
+    /// Read the audit log of the repository whose common dir is `common`: only the records that
+    /// count (authenticated when a record key exists) and that were made with the base tip's
+    /// configuration and the configured base (SPEC §6).
     pub fn read(common: &Path) -> Result<Ledger> {
-        let records = record::read(common)?.records;
+        let trusted = |r: &Value| verdict_of(r).is_some() && crate::ledger::is_trusted(r);
+        let records = record::read_authentic_where(common, trusted)?;
         let mut last = HashMap::new();
         for r in &records {
             if let Some((commit, verdict)) = verdict_of(r) {
@@ -189,11 +193,11 @@ fn read_doc(wt: &WorktreeInfo, status_file: &str) -> (DocState, Option<String>, 
     if !wt.exists {
         return (DocState::Absent, None, None);
     }
-    let bytes = match std::fs::read(wt.path.join(status_file)) {
+    let bytes = match input_file::read(&wt.path.join(status_file)) {
         Ok(bytes) => bytes,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            return (DocState::Absent, None, None);
-        }
+        Err(e) if is_not_found(&e) => return (DocState::Absent, None, None),
+        // A FIFO, a device, a folder or a file past 16 MiB (SPEC §11): this row is unreadable,
+        // the rest of the board is not held up by it.
         Err(_) => return (DocState::Unreadable, None, None),
     };
     let parsed = doc::parse(&bytes, ParseOptions::default());
@@ -204,6 +208,12 @@ fn read_doc(wt: &WorktreeInfo, status_file: &str) -> (DocState, Option<String>, 
         }
         None => (DocState::Unreadable, None, None),
     }
+}
+
+/// Whether reading an input failed because the file does not exist.
+fn is_not_found(err: &anyhow::Error) -> bool {
+    err.downcast_ref::<std::io::Error>()
+        .is_some_and(|e| e.kind() == std::io::ErrorKind::NotFound)
 }
 
 /// `FAIL` when the close line names a commit other than the tip and the record refused that
@@ -217,21 +227,12 @@ fn stale_claim_failed(repo: &Repo, ledger: &Ledger, claimed: Option<&str>) -> Op
 }
 
 /// The last verdict recorded for `head`; else for its parent when `head` is one trailing commit
-/// that changes only the status document (the close line names the commit before it, SPEC §4.3).
+/// that changes only the status document (the close line names the commit before it, SPEC §4.3;
+/// the rule of `crate::covered`).
 fn tip_verdict(repo: &Repo, ledger: &Ledger, head: Oid, status_file: &str) -> Option<Verdict> {
-    if let Some(verdict) = ledger.verdict(head) {
-        return Some(verdict);
-    }
-    let [parent] = repo.parents(head)[..] else {
-        return None;
-    };
-    let verdict = ledger.verdict(parent)?;
-    let changes = repo.changes(Some(parent), head).ok()?;
-    let status_only = !changes.is_empty()
-        && changes
-            .iter()
-            .all(|c| c.paths().iter().all(|p| *p == status_file));
-    status_only.then_some(verdict)
+    crate::covered::candidates(repo, head, status_file)
+        .into_iter()
+        .find_map(|commit| ledger.verdict(commit))
 }
 
 #[cfg(test)]

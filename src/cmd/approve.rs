@@ -1,4 +1,5 @@
-//! `closegate approve`: approve a PENDING_REVIEW return, bound to the exact commit (SPEC §8).
+//! `closegate approve`: approve a PENDING_REVIEW return, bound to the exact commit, the
+//! configuration blob and the contract blob (SPEC §8).
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -14,9 +15,10 @@ use crate::{gates, ledger, record};
 
 /// Record a human's approval of a PENDING_REVIEW return, bound to the exact commit
 ///
-/// The approval also binds the task contract, if any. Runs the gate, refuses on FAIL or
-/// when --commit is not that commit, then `check` reports the protected changes as warnings
-/// until a new commit voids it (exit 0 recorded, 1 refused, 2 error)
+/// The approval also binds the base's configuration and the task contract, if any. Runs the
+/// gate, refuses on FAIL, when --commit is not that commit, or under --config / another --base;
+/// then `check` reports the protected changes as warnings until a new commit, configuration or
+/// contract voids it (exit 0 recorded, 1 refused, 2 error)
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// The agent's worktree (default: the current directory)
@@ -79,6 +81,13 @@ fn refusal(
 ) -> Option<String> {
     if report.verdict == Verdict::Fail {
         return Some("the verdict is FAIL: a refused return cannot be approved".into());
+    }
+    if report.provenance.is_some_and(|p| !p.trusted()) {
+        return Some(
+            "an approval counts only under the base tip's configuration and the configured base: \
+             run approve without --config and without a --base naming another branch"
+                .into(),
+        );
     }
     let Some(verified) = verified else {
         return Some("the gate found no commit to bind the approval to".into());

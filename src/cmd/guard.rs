@@ -5,7 +5,9 @@
 //! The first line is the first non-blank line after an optional BOM; it must begin at column 0
 //! with `VERIFIED`, `UNVERIFIED`, `PENDING_REVIEW` or `FAIL` followed by the end of the line, a
 //! space or `:`. An UNVERIFIED claim names its gap when the text after the token (the rest of the
-//! first line and every later line) holds at least one letter or digit.
+//! first line and every later line) holds at least one letter or digit. A worktree with no status
+//! document is judged UNVERIFIED (`state-not-returned`), so a VERIFIED claim there is a recorded
+//! overclaim, not an error.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -54,11 +56,10 @@ pub fn run(args: Args, color: bool) -> Result<i32> {
     let mut common = None;
     let mut gate_ran = false;
     if let (Some(dir), Some(token)) = (&args.worktree, claim.token) {
-        let inputs = inputs::resolve(Some(dir), &args.gate)?;
-        let outcome = gates::evaluate(&inputs)?;
-        report = outcome.report;
+        let (judged, repo_common) = judge(dir, &args.gate)?;
+        report = judged;
         claim.findings.extend(compare(token, report.verdict));
-        common = Some(inputs.repo.common_dir());
+        common = Some(repo_common);
         gate_ran = true;
     } else if let Some(dir) = &args.worktree {
         common = Some(inputs::open(Some(dir))?.0.common_dir());
@@ -84,6 +85,47 @@ pub fn run(args: Args, color: bool) -> Result<i32> {
         render::render(&report, args.format, color, &mut out)?;
     }
     Ok(if accepted { 0 } else { 1 })
+}
+
+/// Run the gate on the worktree at `dir`. A worktree with no status document at all is judged,
+/// not an error: the agent has not returned (`state-not-returned`, UNVERIFIED), so a VERIFIED
+/// claim is an overclaim that is recorded like any other (SPEC §10).
+fn judge(dir: &Path, gate: &GateArgs) -> Result<(Report, PathBuf)> {
+    match inputs::resolve(Some(dir), gate) {
+        Ok(inputs) => {
+            let outcome = gates::evaluate(&inputs)?;
+            Ok((outcome.report, inputs.repo.common_dir()))
+        }
+        Err(e) => match e.downcast_ref::<inputs::StatusAbsent>() {
+            Some(absent) => no_document(dir, gate, &absent.0),
+            None => Err(e),
+        },
+    }
+}
+
+/// The report for a worktree without a status document: its HEAD, branch, base and the
+/// configuration's provenance, and one gap.
+fn no_document(dir: &Path, gate: &GateArgs, path: &Path) -> Result<(Report, PathBuf)> {
+    let (repo, root) = inputs::open(Some(dir))?;
+    let trusted = inputs::trusted_config(&repo, gate.base.as_deref(), gate.config.as_deref())?;
+    let mut report = Report {
+        worktree: Some(root.display().to_string()),
+        branch: repo.head_branch(),
+        commit: repo.worktree_head(&root).map(|id| id.to_string()),
+        base: trusted.base.as_ref().map(|(name, _)| name.clone()),
+        base_commit: trusted.base.as_ref().map(|(_, id)| id.to_string()),
+        config: trusted.config_blob,
+        provenance: Some(trusted.provenance),
+        ..Report::default()
+    };
+    report.findings.extend(trusted.findings);
+    let msg = format!(
+        "no status document at {}: the agent has not returned",
+        path.display()
+    );
+    report.add_gate(Gate::State, [Finding::new("state-not-returned", msg)]);
+    report.finish();
+    Ok((report, repo.common_dir()))
 }
 
 /// Read the token and check the shape of the report (no repository needed).

@@ -61,18 +61,22 @@ pub fn run(args: Args) -> Result<i32> {
 }
 
 fn hooks_dir(repo: Option<PathBuf>) -> Result<PathBuf> {
-    let dir = match repo {
+    Repo::discover(&repo_dir(repo)?)?.hooks_dir()
+}
+
+fn repo_dir(repo: Option<PathBuf>) -> Result<PathBuf> {
+    Ok(match repo {
         Some(dir) => dir,
         None => std::env::current_dir()?,
-    };
-    Repo::discover(&dir)?.hooks_dir()
+    })
 }
 
 fn install(repo: Option<PathBuf>, force: bool) -> Result<i32> {
-    let dir = hooks_dir(repo)?;
+    let dir = hooks_dir(repo.clone())?;
+    let bases = crate::hook::run::guarded_bases(&Repo::discover(&repo_dir(repo)?)?);
     // The script calls this very executable; without one it falls back to PATH.
     let exe = std::env::current_exe().ok();
-    match install::install(&dir, exe.as_deref(), force)? {
+    match install::install(&dir, exe.as_deref(), force, &bases)? {
         Installed::Written { hook, backup: None } => {
             println!(
                 "installed closegate's reference-transaction hook at {}",

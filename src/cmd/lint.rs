@@ -1,6 +1,6 @@
 //! `closegate lint`: run the status-document gate alone (SPEC §2), no repository needed.
 
-use std::io::{Read, Write};
+use std::io::Write;
 use std::path::PathBuf;
 
 use anyhow::Context;
@@ -80,14 +80,7 @@ pub fn lint(bytes: &[u8], source: String, opts: ParseOptions) -> Report {
 
 /// The bytes of FILE (or of standard input for `-`) and the name the report shows.
 fn read(file: &std::path::Path) -> anyhow::Result<(String, Vec<u8>)> {
-    if file.as_os_str() == "-" {
-        let mut bytes = Vec::new();
-        std::io::stdin()
-            .read_to_end(&mut bytes)
-            .context("cannot read the status document from standard input")?;
-        return Ok(("-".to_string(), bytes));
-    }
-    let bytes = std::fs::read(file)
+    let bytes = crate::input_file::read(file)
         .with_context(|| format!("cannot read the status document {}", file.display()))?;
     Ok((file.display().to_string(), bytes))
 }

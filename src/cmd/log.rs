@@ -1,32 +1,40 @@
-//! `closegate log`: list audit records, or print verdict statistics (SPEC §6).
+//! `closegate log`: list audit records, verify their chain, or print verdict statistics (SPEC §6).
 //!
-//! The false-green rate: a *return* is one distinct (slug, commit) among the `check` records
-//! whose `claimed` state is `close-ok` or `stop-2-ready`, and among the `guard` records whose
-//! `claimed` token is `VERIFIED`; its verdict is the first one recorded for it (what closegate
-//! answered when the agent returned; later re-checks, approvals and teardowns do not rewrite
-//! it). A return is a false green when that verdict is not VERIFIED. Per slug prefix: the slug
-//! up to its first `-` (the whole slug when it has none).
+//! The false-green rate (SPEC §6): a *return* is one distinct (slug, claimed commit) — the commit
+//! as the close line wrote it, even when it names no commit — among the `check` records whose
+//! `claimed` state is `close-ok` or `stop-2-ready` and the `guard` records whose claimed token is
+//! `VERIFIED` and whose gate ran (a verdict was recorded). Each return is judged by its first
+//! record (what closegate answered when the agent returned; later re-checks, approvals and
+//! teardowns do not rewrite it): a false green when that verdict is FAIL or UNVERIFIED; a
+//! PENDING_REVIEW return awaits a human and is counted apart. The rate is false greens over all
+//! returns, overall and per slug prefix (the slug up to its first `-`). Only records that count
+//! are read: authenticated ones when a record key exists, and only those made with the base
+//! tip's configuration and the configured base (a `--config` or `--base` run judges nothing).
 
 use std::collections::BTreeMap;
 use std::io::Write;
 
-use anyhow::{Result, bail};
+use anyhow::{Result, anyhow, bail};
 use serde_json::{Value, json};
 
 use crate::finding::Verdict;
-use crate::record;
+use crate::ledger;
+use crate::record::{self, Auth, key};
 use crate::render::escape;
 use crate::repo::Repo;
 
 /// The events a record can carry (SPEC §6).
 const EVENTS: [&str; 6] = ["check", "teardown", "approve", "guard", "signal", "hook"];
 
-/// List the audit records, or print verdict statistics with the false-green rate
+/// List the audit records, verify their chain, or print verdict statistics with the false-green rate
 ///
 /// Lists the records of the repository around the current directory, one line each (ts,
-/// event, verdict, slug, commit, branch, codes), or with --stats the counts per verdict and event
-/// and the false-green rate (returns claimed done that closegate did not verify), overall and per
-/// slug prefix (the slug up to its first `-`). Unreadable lines are reported on stderr and skipped
+/// event, verdict, slug, commit, branch, codes; `forged` when a record key exists and the line's
+/// mac does not verify), or with --stats the counts per verdict and event and the false-green
+/// rate (returns claimed done that closegate found FAIL or UNVERIFIED), overall and per slug
+/// prefix (the slug up to its first `-`). With --verify, checks every line's mac and chain and
+/// names the first break (exit 1 when any line fails). Unreadable lines are reported on stderr
+/// and skipped
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// Only records of this slug
@@ -44,6 +52,9 @@ pub struct Args {
     /// Counts per verdict and per event, and the false-green rate
     #[arg(long)]
     pub stats: bool,
+    /// Check every line's mac and prev against the record key; name the first break (exit 1)
+    #[arg(long, conflicts_with = "stats")]
+    pub verify: bool,
 }
 
 pub fn run(args: Args) -> Result<i32> {
@@ -59,30 +70,77 @@ pub fn run(args: Args) -> Result<i32> {
     }
     let cwd = std::env::current_dir()?;
     let repo = Repo::discover(&cwd)?;
+    if args.verify {
+        return verify(&repo);
+    }
     let read = record::read(&repo.common_dir())?;
     for (line, reason) in &read.skipped {
         eprintln!("closegate: audit.jsonl line {line} skipped: {reason}");
     }
-    let records: Vec<&Value> = read.records.iter().filter(|r| keep(&args, r)).collect();
     let mut out = std::io::stdout().lock();
     if args.stats {
-        let stats = stats(&records, read.skipped.len());
+        let forged = read.lines.iter().filter(|(_, a)| !a.counts()).count();
+        let records: Vec<&Value> = read.counted().filter(|r| keep(&args, r)).collect();
+        let stats = stats(&records, read.skipped.len(), forged);
         if args.json {
             writeln!(out, "{stats}")?;
         } else {
             write_stats(&stats, &mut out)?;
         }
-    } else {
-        for record in records {
-            let line = if args.json {
-                record.to_string()
-            } else {
-                human_line(record)
-            };
-            writeln!(out, "{line}")?;
+        return Ok(0);
+    }
+    for (record, (number, auth)) in read.records.iter().zip(&read.lines) {
+        if !keep(&args, record) {
+            continue;
+        }
+        if args.json {
+            if let Auth::Forged(why) = auth {
+                eprintln!("closegate: audit.jsonl line {number} is forged: {why}");
+            }
+            writeln!(out, "{record}")?;
+        } else {
+            writeln!(out, "{}", human_line(record, *auth))?;
         }
     }
     Ok(0)
+}
+
+/// `log --verify`: every line's mac and chain under the record key; exit 1 at any break.
+fn verify(repo: &Repo) -> Result<i32> {
+    let Some(key) = key::load()? else {
+        let at = key::location().map_or("nowhere (HOME is not set)".to_string(), |l| {
+            l.path.display().to_string()
+        });
+        return Err(anyhow!(
+            "log --verify needs the record key, and there is none at {at}; create one with `closegate key init` (records written without it are plain)"
+        ));
+    };
+    let verification = record::verify(&repo.common_dir(), &key)?;
+    let mut out = std::io::stdout().lock();
+    let Some(first) = verification.breaks.first() else {
+        writeln!(
+            out,
+            "verified: all {} lines carry a valid mac and chain to the line before (a lost tail cannot be seen)",
+            verification.lines
+        )?;
+        return Ok(0);
+    };
+    writeln!(
+        out,
+        "first break: audit.jsonl line {}: {}",
+        first.line,
+        escape(&first.reason)
+    )?;
+    for other in &verification.breaks[1..] {
+        writeln!(out, "  line {}: {}", other.line, escape(&other.reason))?;
+    }
+    writeln!(
+        out,
+        "{} of {} lines fail verification",
+        verification.breaks.len(),
+        verification.lines
+    )?;
+    Ok(1)
 }
 
 fn keep(args: &Args, r: &Value) -> bool {
@@ -90,8 +148,10 @@ fn keep(args: &Args, r: &Value) -> bool {
     is("slug", &args.slug) && is("verdict", &args.verdict) && is("event", &args.event)
 }
 
-/// `ts event verdict slug commit branch codes`, `-` for what a record lacks.
-fn human_line(r: &Value) -> String {
+/// `ts event verdict slug commit branch codes`, `-` for what a record lacks, `forged (why)` after
+/// a line whose mac does not verify and `untrusted (why)` after one made with `--config` or
+/// another `--base` (SPEC §6: kept and listed, never trusted).
+fn human_line(r: &Value, auth: Auth) -> String {
     let text = |key: &str| escape(r[key].as_str().unwrap_or("-"));
     let commit: String = text("commit").chars().take(12).collect();
     let codes: Vec<String> = r["codes"]
@@ -103,7 +163,7 @@ fn human_line(r: &Value) -> String {
     } else {
         codes.join(",")
     };
-    format!(
+    let mut line = format!(
         "{} {:<8} {:<14} {} {} {} {}",
         text("ts"),
         text("event"),
@@ -112,14 +172,27 @@ fn human_line(r: &Value) -> String {
         commit,
         text("branch"),
         codes
-    )
+    );
+    if let Auth::Forged(why) = auth {
+        line.push_str(&format!(" forged ({why})"));
+    }
+    if r["config_source"].is_string() && !ledger::is_trusted(r) {
+        let why = if r["config_source"] == "base" {
+            "made with another --base"
+        } else {
+            "made with --config"
+        };
+        line.push_str(&format!(" untrusted ({why})"));
+    }
+    line
 }
 
-/// Whether a record is an agent's return claimed done, and the key that makes it one return.
-fn claimed_done(r: &Value) -> Option<(String, String, String)> {
+/// Whether a record is an agent's return claimed done (SPEC §6), and the (slug, claimed commit)
+/// that makes it one return. The claimed commit is the close line's text; a record without a
+/// close line falls back to the commit it judged.
+fn return_key(r: &Value) -> Option<(String, String)> {
     let claimed = r["claimed"].as_str().unwrap_or_default();
-    let event = r["event"].as_str().unwrap_or_default();
-    let done = match event {
+    let done = match r["event"].as_str().unwrap_or_default() {
         "check" => matches!(claimed, "close-ok" | "stop-2-ready"),
         // A guard run without `--worktree` judged only the token: no verdict, no return.
         "guard" => {
@@ -130,58 +203,83 @@ fn claimed_done(r: &Value) -> Option<(String, String, String)> {
         }
         _ => false,
     };
-    let field = |key: &str| r[key].as_str().unwrap_or_default().to_string();
-    done.then(|| (event.to_string(), field("slug"), field("commit")))
+    if !done || !ledger::is_trusted(r) {
+        return None;
+    }
+    let slug = r["slug"].as_str().unwrap_or_default().to_string();
+    let commit = r["claimed_commit"]
+        .as_str()
+        .or_else(|| r["commit"].as_str())
+        .unwrap_or_default();
+    Some((slug, commit.to_string()))
 }
 
-/// The slug up to its first `-`.
+/// The slug up to its first `-`; `-` for a record without a slug.
 fn prefix(slug: &str) -> &str {
-    slug.split('-').next().unwrap_or(slug)
+    match slug.split('-').next() {
+        Some(p) if !p.is_empty() => p,
+        _ => "-",
+    }
 }
 
 #[derive(Default)]
 struct Rate {
     returns: u64,
     false_green: u64,
+    pending_review: u64,
 }
 
 impl Rate {
+    fn add(&mut self, verdict: Option<Verdict>) {
+        self.returns += 1;
+        match verdict {
+            Some(Verdict::Fail | Verdict::Unverified) => self.false_green += 1,
+            Some(Verdict::PendingReview) => self.pending_review += 1,
+            _ => {}
+        }
+    }
+
     fn json(&self) -> Value {
         let rate = (self.returns > 0).then(|| self.false_green as f64 / self.returns as f64);
-        json!({"returns": self.returns, "false_green": self.false_green, "rate": rate})
+        json!({
+            "returns": self.returns,
+            "false_green": self.false_green,
+            "pending_review": self.pending_review,
+            "rate": rate,
+        })
     }
 }
 
-fn stats(records: &[&Value], skipped: usize) -> Value {
+fn stats(records: &[&Value], skipped: usize, forged: usize) -> Value {
     let mut verdicts: BTreeMap<String, u64> = BTreeMap::new();
     let mut events: BTreeMap<String, u64> = BTreeMap::new();
-    let mut first: BTreeMap<(String, String, String), bool> = BTreeMap::new();
+    let mut first: BTreeMap<(String, String), Option<Verdict>> = BTreeMap::new();
     for r in records {
         let verdict = r["verdict"].as_str().unwrap_or("none").to_string();
         *verdicts.entry(verdict).or_default() += 1;
         *events
             .entry(r["event"].as_str().unwrap_or("none").to_string())
             .or_default() += 1;
-        if let Some(key) = claimed_done(r) {
-            first.entry(key).or_insert(r["verdict"] != "VERIFIED");
+        if let Some(key) = return_key(r) {
+            let verdict = r["verdict"].as_str().and_then(Verdict::parse);
+            first.entry(key).or_insert(verdict);
         }
     }
     let mut overall = Rate::default();
     let mut by_prefix: BTreeMap<String, Rate> = BTreeMap::new();
-    for ((_, slug, _), false_green) in &first {
-        for rate in [
-            &mut overall,
-            by_prefix.entry(prefix(slug).to_string()).or_default(),
-        ] {
-            rate.returns += 1;
-            rate.false_green += u64::from(*false_green);
-        }
+    for ((slug, _), verdict) in &first {
+        overall.add(*verdict);
+        by_prefix
+            .entry(prefix(slug).to_string())
+            .or_default()
+            .add(*verdict);
     }
     let by_prefix: BTreeMap<&String, Value> =
         by_prefix.iter().map(|(k, v)| (k, v.json())).collect();
     json!({
         "records": records.len(),
         "skipped_lines": skipped,
+        "forged_lines": forged,
         "verdicts": verdicts,
         "events": events,
         "false_green": overall.json(),
@@ -191,6 +289,13 @@ fn stats(records: &[&Value], skipped: usize) -> Value {
 
 fn write_stats(stats: &Value, out: &mut dyn Write) -> std::io::Result<()> {
     writeln!(out, "records: {}", stats["records"])?;
+    if stats["forged_lines"].as_u64().unwrap_or(0) > 0 {
+        writeln!(
+            out,
+            "forged lines ignored: {} (see `closegate log --verify`)",
+            stats["forged_lines"]
+        )?;
+    }
     for (title, key) in [("verdict", "verdicts"), ("event", "events")] {
         let counts: Vec<String> = stats[key]
             .as_object()
@@ -215,13 +320,13 @@ fn write_stats(stats: &Value, out: &mut dyn Write) -> std::io::Result<()> {
     Ok(())
 }
 
-/// `25.0% (1 of 4 returns claimed done were not verified)`.
+/// `25.0% (1 of 4 returns claimed done were FAIL or UNVERIFIED; 1 awaits review)`.
 fn rate_text(rate: &Value) -> String {
     let pct = rate["rate"]
         .as_f64()
         .map_or("n/a".to_string(), |r| format!("{:.1}%", r * 100.0));
     format!(
-        "{pct} ({} of {} returns claimed done were not verified)",
-        rate["false_green"], rate["returns"]
+        "{pct} ({} of {} returns claimed done were FAIL or UNVERIFIED; {} awaiting review)",
+        rate["false_green"], rate["returns"], rate["pending_review"]
     )
 }

@@ -6,6 +6,7 @@ pub mod check;
 pub mod explain;
 pub mod guard;
 pub mod hook;
+pub mod key;
 pub mod lint;
 pub mod log;
 pub mod signal;

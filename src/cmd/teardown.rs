@@ -5,6 +5,7 @@ use std::path::PathBuf;
 
 use anyhow::Result;
 
+use crate::finding::Gate;
 use crate::inputs::GateArgs;
 use crate::render::{self, Format, escape};
 use crate::teardown::{self, Done, Request};
@@ -62,9 +63,59 @@ fn headline(done: &Done) -> String {
     }
     match (&done.barred, done.exit, done.dry_run) {
         (Some(why), _, _) => format!("teardown refused: {why}"),
-        (None, 1, _) => "teardown refused: something in the worktree would be lost".into(),
+        (None, 1, _) => refused(done),
         (None, 2, _) => "teardown stopped midway".into(),
         (None, _, true) => "teardown plan (dry run: nothing was changed or recorded)".into(),
         (None, _, false) => "teardown done".into(),
+    }
+}
+
+/// The teardown's own refusals, by their real cause, each with the one step that moves it on.
+fn refused(done: &Done) -> String {
+    let mut codes: Vec<&str> = Vec::new();
+    let findings = done.report.iter().flat_map(|r| &r.findings);
+    for finding in findings.filter(|f| f.gate == Gate::Teardown) {
+        if !codes.contains(&finding.code) {
+            codes.push(finding.code);
+        }
+    }
+    let causes: Vec<&str> = codes.iter().map(|c| next_step(c)).collect();
+    if causes.is_empty() {
+        return "teardown refused".into();
+    }
+    format!("teardown refused: {}", causes.join("; "))
+}
+
+fn next_step(code: &str) -> &'static str {
+    match code {
+        "teardown-dirty" => "tracked files have uncommitted changes (commit or discard them)",
+        "teardown-untracked" => {
+            "untracked files would be lost (commit, move out or delete them, or ignore build \
+             output)"
+        }
+        "teardown-locked" => "the worktree is locked (`git worktree unlock <path>`)",
+        "teardown-main-worktree" => "this is the main worktree, which is never removed",
+        "teardown-unmerged" => {
+            "the branch is not merged into the base, so --delete-branch cannot delete it (run \
+             again without --delete-branch to keep the branch, or merge it first)"
+        }
+        "teardown-operation-in-progress" => {
+            "an operation is unfinished in the worktree (finish or abort it)"
+        }
+        "teardown-hidden-changes" => {
+            "skip-worktree or assume-unchanged files differ from the commit (clear the flags, \
+             then commit or discard)"
+        }
+        "teardown-nested-repo" => {
+            "a repository inside the worktree would be lost (push or move it out)"
+        }
+        "teardown-moved" => {
+            "HEAD moved after the verified commit (run `closegate check` on the new HEAD)"
+        }
+        "teardown-unreachable-commits" => {
+            "commits only the worktree's HEAD reaches would be orphaned (`git branch <name> \
+             <commit>` keeps them)"
+        }
+        _ => "see the findings above",
     }
 }

@@ -102,17 +102,10 @@ fn branch_position(ctx: &Ctx, close: &CloseLine, commit: Oid, tip: Oid) -> Optio
     Some(Finding::new("close-commit-not-tip", msg).at_line(close.line))
 }
 
-/// Exactly one commit after `commit` that changes only the status document.
+/// Exactly one commit after `commit` that changes only the status document (the same rule the
+/// hook, `board` and teardown use: `crate::covered`).
 fn is_status_only_commit(ctx: &Ctx, commit: Oid, tip: Oid) -> bool {
-    if ctx.repo.parents(tip) != [commit] {
-        return false;
-    }
-    match ctx.repo.changes(Some(commit), tip) {
-        Ok(changes) => changes
-            .iter()
-            .all(|c| c.paths().iter().all(|p| *p == ctx.status_file)),
-        Err(_) => false,
-    }
+    crate::covered::stands_for(ctx.repo, tip, ctx.status_file) == Some(commit)
 }
 
 /// `close-last-commit-mismatch`: `last commit` must name the same commit with its summary.

@@ -4,7 +4,8 @@
 //! `prohibited`, the status document exempt), how much it may change (`max_changed_files`,
 //! `max_commits`), what it must deliver (`required_artifacts`, `required_checks`) and whether a
 //! human must approve every return (`approval = "always"`). The gate reads the contract it is
-//! given; where the contract comes from (base tip or `--contract`) is decided by the caller.
+//! given; where the contract comes from (base tip, a branch binding or `--contract`) is decided
+//! by the caller (`crate::contract::Lookup`).
 
 use anyhow::Result;
 use git2::Oid;
@@ -110,8 +111,10 @@ fn budget(
     Ok(findings)
 }
 
-/// `contract-artifact-missing`: each required artifact must be declared under `artifacts` and be
-/// in the commit's tree (a path ending in `/` as a directory).
+/// `contract-artifact-missing`: each required artifact must be declared under `artifacts`, be in
+/// the commit's tree (a path ending in `/` as a directory) and be changed by the branch (added or
+/// modified since the merge base; when the merge base is unknown, `base-unknown` already says the
+/// branch's changes could not be judged).
 fn artifacts(ctx: &Ctx<'_>, contract: &Contract) -> Vec<Finding> {
     let declared = ctx.doc.artifacts.as_deref().unwrap_or_default();
     let mut findings = Vec::new();
@@ -122,8 +125,15 @@ fn artifacts(ctx: &Ctx<'_>, contract: &Contract) -> Vec<Finding> {
             .any(|e| e.text.trim_end_matches('/') == bare);
         let entry = ctx.repo.tree_entry(ctx.commit, path);
         let present = matches!(entry, Some((_, is_dir)) if is_dir || !path.ends_with('/'));
+        let before = ctx
+            .merge_base
+            .and_then(|base| ctx.repo.tree_entry(base, path));
+        let unchanged = present && before.is_some() && before == entry;
         let short = &ctx.commit.to_string()[..12];
         let msg = match (is_declared, present) {
+            (true, true) if unchanged => format!(
+                "required artifact `{path}` is identical at the merge base: the branch did not produce it"
+            ),
             (true, true) => continue,
             (false, true) => {
                 format!("required artifact `{path}` is not declared under `artifacts`")

@@ -44,6 +44,12 @@ pub struct Inputs {
     pub no_worktree: bool,
     /// Where the task contract is read once the slug is known (SPEC §12).
     pub contract: crate::contract::Lookup,
+    /// The configuration's blob id; `None` for the built-in defaults (SPEC §5).
+    pub config_blob: Option<String>,
+    /// How the configuration and base were chosen: what makes the run's records count (SPEC §6).
+    pub provenance: crate::report::Provenance,
+    /// Where the configuration came from (`main:.closegate.toml`); `None` for the defaults.
+    pub config_origin: Option<String>,
 }
 
 /// The report plus what later steps (teardown, approve, signal) need.
@@ -63,6 +69,9 @@ pub fn evaluate(inputs: &Inputs) -> Result<Outcome> {
         source: Some(inputs.config.status_file.clone()),
         base: inputs.base.as_ref().map(|(name, _)| name.clone()),
         base_commit: inputs.base.as_ref().map(|(_, id)| id.to_string()),
+        config: inputs.config_blob.clone(),
+        provenance: Some(inputs.provenance),
+        config_origin: inputs.config_origin.clone(),
         ..Report::default()
     };
     report.findings.extend(inputs.findings.iter().cloned());
@@ -83,6 +92,7 @@ pub fn evaluate(inputs: &Inputs) -> Result<Outcome> {
     };
     report.slug = Some(doc.slug.clone());
     report.state = doc.state;
+    report.claimed_commit = doc.close.as_ref().map(|c| c.commit.clone());
 
     let (returned, findings) = state::run(&doc);
     report.add_gate(Gate::State, findings);
@@ -145,6 +155,14 @@ fn gates_on_commit(
         Some(merge_base) => Some(repo.changes(Some(merge_base), commit)?),
         None => None,
     };
+    if let (Some((name, base)), None) = (&inputs.base, merge_base) {
+        // SPEC §4.5: never silently empty; the contract gate judges no path either.
+        let finding = Finding::new(
+            "base-unrelated",
+            unrelated_message(repo, name, *base, commit),
+        );
+        report.add_gate(Gate::Protected, [finding]);
+    }
     if let Some(changes) = &changes {
         let (hits, findings) = protected::run(&inputs.config, changes);
         report.protected = hits;
@@ -167,20 +185,55 @@ fn gates_on_commit(
     run_contract(inputs, &ctx, report)
 }
 
+/// Why the commit and the base share no merge base: a shallow boundary, or no common history.
+fn unrelated_message(repo: &Repo, name: &str, base: Oid, commit: Oid) -> String {
+    let (base, commit) = (&base.to_string()[..12], &commit.to_string()[..12]);
+    if repo.is_shallow() {
+        format!(
+            "no merge base of {commit} and `{name}` ({base}) in this shallow repository: fetch with \
+             --unshallow or --depth large enough to reach the fork point; the protected and \
+             contract gates judged nothing"
+        )
+    } else {
+        format!(
+            "{commit} shares no history with `{name}` ({base}): an orphan branch or unrelated \
+             histories; the protected and contract gates judged nothing"
+        )
+    }
+}
+
 /// The contract gate, when a contract applies; its blob id goes into the report before the
-/// approval is looked up, so an approval is bound to commit and contract together.
+/// approval is looked up, so an approval is bound to commit and contract together. With
+/// `require_contract`, a return no contract applies to is `contract-missing`.
 fn run_contract(inputs: &Inputs, ctx: &contract::Ctx<'_>, report: &mut Report) -> Result<()> {
-    let Some(source) = inputs.contract.find(&inputs.repo, &ctx.doc.slug) else {
+    let slug = &ctx.doc.slug;
+    let branch = report.branch.clone();
+    let Some(found) = inputs.contract.find(&inputs.repo, slug, branch.as_deref()) else {
+        if inputs.config.require_contract && ctx.returned {
+            let on = branch.map_or("no branch".to_string(), |b| format!("branch `{b}`"));
+            let msg = format!(
+                "require_contract = true and no contract applies to this return: none for slug `{slug}` and none bound to {on}"
+            );
+            report.add_gate(Gate::Contract, [Finding::new("contract-missing", msg)]);
+        }
         return Ok(());
     };
-    let findings = match crate::contract::parse(&source.bytes) {
-        Ok(parsed) => contract::run(ctx, &parsed)?,
-        Err(reason) => {
-            let msg = format!("{}: {reason}", source.origin);
-            vec![Finding::new("contract-malformed", msg)]
+    let mut findings = found.findings;
+    if let Some(source) = found.source {
+        match crate::contract::parse(&source.bytes) {
+            Ok(mut parsed) => {
+                if inputs.repo.ignore_case() {
+                    parsed.fold_case();
+                }
+                findings.extend(contract::run(ctx, &parsed)?)
+            }
+            Err(reason) => {
+                let msg = format!("{}: {reason}", source.origin);
+                findings.push(Finding::new("contract-malformed", msg));
+            }
         }
-    };
-    report.contract = Some(source.blob_id());
+        report.contract = Some(source.blob_id());
+    }
     report.add_gate(Gate::Contract, findings);
     Ok(())
 }
@@ -214,12 +267,14 @@ fn run_checks(inputs: &Inputs, doc: &StatusDoc, commit: Oid, report: &mut Report
     Ok(())
 }
 
-/// With an approval for this exact commit (and contract), review findings become warnings.
+/// With an approval for this exact commit, configuration and contract, review findings become
+/// warnings (SPEC §8).
 fn apply_approval(inputs: &Inputs, commit: Oid, report: &mut Report) -> Result<()> {
     let common = inputs.repo.common_dir();
     let contract = report.contract.as_deref();
-    let Some(approval) = crate::ledger::approval_for(&common, &commit.to_string(), contract)?
-    else {
+    let config = report.config.as_deref();
+    let commit = commit.to_string();
+    let Some(approval) = crate::ledger::approval_for(&common, &commit, contract, config)? else {
         return Ok(());
     };
     for finding in &mut report.findings {

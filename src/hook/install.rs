@@ -35,7 +35,8 @@ pub enum Uninstalled {
 }
 
 /// Install closegate's hook into `dir`, calling `exe` (or `closegate` on PATH when `None`).
-pub fn install(dir: &Path, exe: Option<&Path>, force: bool) -> Result<Installed> {
+/// `bases` are the branch names the script hands to closegate when they move (see `script`).
+pub fn install(dir: &Path, exe: Option<&Path>, force: bool, bases: &[String]) -> Result<Installed> {
     if dir.exists() && !dir.is_dir() {
         return Ok(Installed::Refused {
             reason: format!(
@@ -50,7 +51,7 @@ pub fn install(dir: &Path, exe: Option<&Path>, force: bool) -> Result<Installed>
     let existing = read_if_present(&hook)?;
     let ours = existing.as_deref().is_none_or(script::is_ours);
     if ours {
-        let text = script::script(exe, exists(&backup));
+        let text = script::script(exe, exists(&backup), bases);
         if existing.as_deref() == Some(text.as_slice()) && is_executable(&hook) {
             return Ok(Installed::Unchanged { hook });
         }
@@ -76,7 +77,7 @@ pub fn install(dir: &Path, exe: Option<&Path>, force: bool) -> Result<Installed>
     }
     fs::rename(&hook, &backup)
         .with_context(|| format!("cannot move {} to {}", hook.display(), backup.display()))?;
-    write_hook(&hook, &script::script(exe, true))?;
+    write_hook(&hook, &script::script(exe, true, bases))?;
     Ok(Installed::Written {
         hook,
         backup: Some(backup),

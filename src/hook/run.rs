@@ -107,105 +107,250 @@ fn value(raw: &str, refname: &str) -> Result<Option<Oid>> {
     Ok((!id.is_zero()).then_some(id))
 }
 
-/// One decision about an agent branch.
+/// What a decision is about.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Action {
+    /// Deleting an agent branch.
+    Delete,
+    /// Moving the base onto agent commits.
+    Merge,
+    /// Moving the base to a commit whose configuration or contracts do not parse.
+    Config,
+}
+
+impl Action {
+    fn as_str(self) -> &'static str {
+        match self {
+            Action::Delete => "delete",
+            Action::Merge => "merge",
+            Action::Config => "config",
+        }
+    }
+}
+
+/// One decision of the hook.
 #[derive(Debug, Clone)]
 struct Decision {
-    action: &'static str,
+    action: Action,
+    /// The agent branch, or for `Config` the base branch.
     branch: String,
+    /// The commit judged: a deleted branch's tip, the newest agent commit a merge brings in, the
+    /// base's new tip.
     commit: Oid,
     accepted: bool,
     base: Option<String>,
+    /// Why it was refused beyond "no passing record" (the unreadable or broken configuration).
+    reason: Option<String>,
+}
+
+/// What the hook decides with: the trusted configuration, or the fallback when it cannot be read.
+struct Setting {
+    config: Config,
+    /// The local branches guarded as the base (the diff base and the branch the configuration
+    /// is read from; usually one).
+    bases: Vec<String>,
+    /// The base's name for messages and records.
+    base: Option<String>,
+    /// The configuration at the base tip could not be read: the file and the error (SPEC §9).
+    broken: Option<String>,
+}
+
+impl Setting {
+    fn read(repo: &Repo) -> Setting {
+        match inputs::trusted_config(repo, None, None) {
+            Ok(trusted) => {
+                let names = [trusted.base.as_ref(), trusted.tip.as_ref()];
+                let mut bases: Vec<String> = names
+                    .into_iter()
+                    .flatten()
+                    .filter_map(|(name, _)| base_branch(repo, name))
+                    .collect();
+                bases.dedup();
+                Setting {
+                    base: trusted.base.map(|(name, _)| name),
+                    config: trusted.config,
+                    bases,
+                    broken: None,
+                }
+            }
+            Err(err) => {
+                let tip = inputs::config_tip(repo, None).map(|(name, _)| name);
+                Setting {
+                    config: Config::default(),
+                    bases: tip.iter().filter_map(|n| base_branch(repo, n)).collect(),
+                    base: tip,
+                    broken: Some(format!("{err:#}")),
+                }
+            }
+        }
+    }
+}
+
+/// The branch names (short) the installed script hands to closegate when they move: `main`,
+/// `master`, and the bases this repository's configuration and refs name now.
+pub fn guarded_bases(repo: &Repo) -> Vec<String> {
+    let mut bases = vec!["main".to_string(), "master".to_string()];
+    for base in Setting::read(repo).bases {
+        if !bases.contains(&base) {
+            bases.push(base);
+        }
+    }
+    bases
 }
 
 /// The slow path: open the repository from git's environment and judge the branch updates.
 fn decide(updates: &[Update]) -> Result<i32> {
     let repo = Repo::from_env()?;
-    let trusted = inputs::trusted_config(&repo, None, None)
-        .context("cannot read the trusted configuration")?;
-    let config = &trusted.config;
-    let base = trusted
-        .base
-        .as_ref()
-        .and_then(|(name, _)| base_branch(&repo, name));
+    let setting = Setting::read(&repo);
+    let config = &setting.config;
     let heads: Vec<&Update> = updates
         .iter()
         .filter(|u| u.refname.starts_with("refs/heads/"))
         .collect();
+    let is_base = |u: &Update| setting.bases.iter().any(|b| u.refname[11..] == **b);
+    let guarded = |u: &&Update| -> Result<bool> {
+        let short = &u.refname["refs/heads/".len()..];
+        let agent = config.is_agent_branch(short);
+        let deleted = value(&u.new, &u.refname)?.is_none();
+        Ok(is_base(u) || (agent && deleted))
+    };
+    // Most updates (a commit on a feature branch or on an agent branch) need nothing more.
+    let mut any = false;
+    for u in &heads {
+        any = any || guarded(u)?;
+    }
+    if !any {
+        return Ok(0);
+    }
     let common = repo.common_dir();
     // The audit log is read at most once per transaction, and only when a decision needs it.
     let passed = std::cell::OnceCell::new();
-    let passing = |id: Oid| -> Result<bool> {
+    let covered = |id: Oid| -> Result<bool> {
         if passed.get().is_none() {
             let _ = passed.set(ledger::passing_commits(&common)?);
         }
-        Ok(passed
-            .get()
-            .is_some_and(|set| set.contains(&id.to_string())))
+        let set = passed.get().expect("just set");
+        Ok(crate::covered::is_covered_by(
+            &repo,
+            set,
+            id,
+            &config.status_file,
+        ))
     };
-
-    let base_update = base.as_ref().and_then(|b| {
-        let full = format!("refs/heads/{b}");
-        heads.iter().find(|u| u.refname == full).copied()
-    });
+    let base_updates: Vec<&Update> = heads.iter().copied().filter(|u| is_base(u)).collect();
     // The base's tips: now, and after this transaction when it moves the base too.
-    let mut base_tips: Vec<Oid> = base
-        .as_ref()
-        .and_then(|b| repo.branch_tip(b))
-        .into_iter()
+    let mut base_tips: Vec<Oid> = setting
+        .bases
+        .iter()
+        .filter_map(|b| repo.branch_tip(b))
         .collect();
-    if let Some(u) = base_update {
+    for u in &base_updates {
         base_tips.extend(value(&u.new, &u.refname)?);
     }
+    let decision = |action, branch: &str, commit, accepted, reason: Option<String>| Decision {
+        action,
+        branch: branch.to_string(),
+        commit,
+        accepted,
+        base: setting.base.clone(),
+        reason,
+    };
 
     let mut decisions = Vec::new();
     for u in &heads {
         let short = &u.refname["refs/heads/".len()..];
-        if !config.is_agent_branch(short) || value(&u.new, &u.refname)?.is_some() {
+        if !config.is_agent_branch(short) {
             continue;
+        }
+        if value(&u.new, &u.refname)?.is_some() {
+            continue; // creating or moving an agent branch is the agent's work
         }
         let Some(tip) = value(&u.old, &u.refname)?.or_else(|| repo.ref_target(&u.refname)) else {
             continue;
         };
+        if let Some(broken) = &setting.broken {
+            decisions.push(decision(
+                Action::Delete,
+                short,
+                tip,
+                false,
+                Some(broken.clone()),
+            ));
+            continue;
+        }
         let mut merged = false;
         for b in &base_tips {
             merged = merged || repo.reaches(*b, tip)? || holds_changes(&repo, *b, tip);
         }
-        decisions.push(Decision {
-            action: "delete",
-            branch: short.to_string(),
-            commit: tip,
-            accepted: merged || passing(tip)?,
-            base: base.clone(),
-        });
+        let accepted = merged || covered(tip)?;
+        decisions.push(decision(Action::Delete, short, tip, accepted, None));
     }
-    if let Some(u) = base_update {
-        for (branch, tip) in newly_merged(&repo, config, &heads, u)? {
-            decisions.push(Decision {
-                action: "merge",
-                accepted: passing(tip)?,
-                branch,
-                commit: tip,
-                base: base.clone(),
-            });
+    for u in &base_updates {
+        let Some(new_base) = value(&u.new, &u.refname)? else {
+            continue;
+        };
+        let short = &u.refname["refs/heads/".len()..];
+        if let Some(error) = unparsable_config(&repo, short, new_base) {
+            decisions.push(decision(
+                Action::Config,
+                short,
+                new_base,
+                false,
+                Some(error),
+            ));
+        }
+        for (branch, newest) in newly_merged(&repo, config, &heads, u, new_base)? {
+            let (accepted, reason) = match &setting.broken {
+                Some(broken) => (false, Some(broken.clone())),
+                None => (covered(newest)?, None),
+            };
+            decisions.push(decision(Action::Merge, &branch, newest, accepted, reason));
         }
     }
     for d in &decisions {
         record::append(&common, &audit_line(d)).context("cannot record the hook's decision")?;
     }
-    report_refusals(&decisions)
+    report_refusals(&repo, &decisions)
 }
 
-/// The agent branch tips the base newly contains after `update` (before it, they were not
-/// reachable from the base). Tips are taken before and after this transaction.
+/// Why the configuration or a contract committed at `commit` (the base's new tip) does not
+/// parse, if it does not (SPEC §9: a broken configuration must never reach the base).
+fn unparsable_config(repo: &Repo, branch: &str, commit: Oid) -> Option<String> {
+    if let Err(err) = inputs::base_config(repo, branch, commit) {
+        return Some(format!("{err:#}"));
+    }
+    const DIR: &str = ".closegate/contracts";
+    let entries = match repo.list_dir(commit, DIR) {
+        Ok(entries) => entries,
+        Err(err) => return Some(format!("{branch}:{DIR}: {err:#}")),
+    };
+    for (name, _, is_dir) in entries {
+        if is_dir || !name.ends_with(".toml") {
+            continue;
+        }
+        let path = format!("{DIR}/{name}");
+        let reason = match repo.read_file(commit, &path) {
+            Ok(Some(bytes)) => crate::contract::parse(&bytes).err(),
+            Ok(None) => None,
+            Err(err) => Some(format!("{err:#}")),
+        };
+        if let Some(reason) = reason {
+            return Some(format!("{branch}:{path}: {reason}"));
+        }
+    }
+    None
+}
+
+/// For each agent branch whose commits the base newly contains after `update`, the newest such
+/// commit: the merge base of the new base tip and the agent tip (SPEC §9), when the old base did
+/// not already reach it. Agent tips are taken before and after this transaction.
 fn newly_merged(
     repo: &Repo,
     config: &Config,
     heads: &[&Update],
     update: &Update,
+    new_base: Oid,
 ) -> Result<Vec<(String, Oid)>> {
-    let Some(new_base) = value(&update.new, &update.refname)? else {
-        return Ok(Vec::new());
-    };
     let old_base =
         value(&update.old, &update.refname)?.or_else(|| repo.ref_target(&update.refname));
     let mut tips = repo.branches_matching(|short| config.is_agent_branch(short))?;
@@ -222,12 +367,15 @@ fn newly_merged(
     tips.dedup();
     let mut newly = Vec::new();
     for (branch, tip) in tips {
+        let Some(newest) = repo.merge_base(new_base, tip) else {
+            continue;
+        };
         let before = match old_base {
-            Some(old) => repo.reaches(old, tip)?,
+            Some(old) => repo.reaches(old, newest)?,
             None => false,
         };
-        if !before && repo.reaches(new_base, tip)? {
-            newly.push((branch, tip));
+        if !before {
+            newly.push((branch, newest));
         }
     }
     Ok(newly)
@@ -236,12 +384,15 @@ fn newly_merged(
 /// The local branch the hook guards as the base: the configured or discovered base name, or the
 /// branch part of a remote-tracking base (`origin/main` → `main`).
 fn base_branch(repo: &Repo, name: &str) -> Option<String> {
+    if let Some(short) = name.strip_prefix("refs/heads/") {
+        return Some(short.to_string());
+    }
     if repo.branch_tip(name).is_some() {
         return Some(name.to_string());
     }
+    let name = name.strip_prefix("refs/remotes/").unwrap_or(name);
     let (_, branch) = name.split_once('/')?;
-    repo.ref_target(&format!("refs/remotes/{name}"))
-        .map(|_| branch.to_string())
+    Some(branch.to_string())
 }
 
 /// The audit line of one decision: event `hook`, verdict VERIFIED when accepted, FAIL when refused.
@@ -258,39 +409,111 @@ fn audit_line(d: &Decision) -> serde_json::Value {
         ..Report::default()
     };
     let mut line = ledger::line("hook", &report, None);
-    line["action"] = serde_json::json!(d.action);
+    line["action"] = serde_json::json!(d.action.as_str());
     line["accepted"] = serde_json::json!(d.accepted);
     line["base"] = serde_json::json!(d.base);
+    if let Some(reason) = &d.reason {
+        line["reason"] = serde_json::json!(reason);
+    }
     line
 }
 
-/// Print one reason per refused decision; exit 1 when there is any.
-fn report_refusals(decisions: &[Decision]) -> Result<i32> {
+/// Print one reason per refused decision, each with what to run next; exit 1 when there is any.
+fn report_refusals(repo: &Repo, decisions: &[Decision]) -> Result<i32> {
     let refused: Vec<&Decision> = decisions.iter().filter(|d| !d.accepted).collect();
     for d in &refused {
-        let branch = crate::render::escape(&d.branch);
-        let base = d.base.as_deref().map(crate::render::escape);
-        let base = base.as_deref().unwrap_or("the base");
-        let short = &d.commit.to_string()[..12];
-        match d.action {
-            "delete" => eprintln!(
-                "closegate hook: refusing to delete agent branch `{branch}` at {short}: it is not merged \
-                 into `{base}` and its tip has no passing record"
-            ),
-            _ => eprintln!(
-                "closegate hook: refusing to move `{base}` onto agent branch `{branch}` at {short}: \
-                 its tip has no passing record"
-            ),
-        }
+        eprintln!("closegate hook: {}", refusal(repo, d));
     }
     if refused.is_empty() {
         return Ok(0);
     }
-    eprintln!(
-        "closegate hook: to pass, run `closegate check` in the branch's worktree until it is VERIFIED, \
-         or have a human run `closegate approve` for that commit"
-    );
+    if refused.iter().any(|d| d.action == Action::Merge) {
+        eprintln!(
+            "closegate hook: if git has already updated your index and files (a refused `git merge` \
+             or `git pull`), run `git reset --merge` to put them back"
+        );
+    }
     Ok(1)
+}
+
+/// The message for one refused decision: what was refused, why, and the exact command to run next.
+fn refusal(repo: &Repo, d: &Decision) -> String {
+    let branch = crate::render::escape(&d.branch);
+    let base = d.base.as_deref().map(crate::render::escape);
+    let base = base.as_deref().unwrap_or("the base");
+    let full = d.commit.to_string();
+    let short = &full[..12.min(full.len())];
+    let reason = d.reason.as_deref().map(crate::render::escape);
+    if let Some(reason) = &reason {
+        let what = match d.action {
+            Action::Config => format!("refusing to move `{branch}` to {short}: its {reason}"),
+            Action::Delete => format!(
+                "refusing to delete agent branch `{branch}`: the base's configuration cannot be read ({reason})"
+            ),
+            Action::Merge => format!(
+                "refusing to move `{base}` onto agent branch `{branch}` at {short}: the base's \
+                 configuration cannot be read ({reason})"
+            ),
+        };
+        let fix = match d.action {
+            Action::Config => {
+                "fix the file and commit again (a refused `git commit` leaves your changes staged; after a refused `git merge`, run `git reset --merge` first)"
+            }
+            _ => {
+                "commit a configuration that parses to the base branch first (only agent branches are held meanwhile)"
+            }
+        };
+        return format!("{what}\nclosegate hook: next: {fix}");
+    }
+    let (check, approve) = next_commands(repo, &d.branch, &full);
+    match d.action {
+        Action::Delete => format!(
+            "refusing to delete agent branch `{branch}` at {short}: it is not merged into `{base}` \
+             and its tip has no passing record\n\
+             closegate hook: next: run `{check}` until it is VERIFIED, or have a human run `{approve}`"
+        ),
+        _ => format!(
+            "refusing to move `{base}` onto agent branch `{branch}` at {short}: the newest agent \
+             commit it brings in ({short}) has no passing record\n\
+             closegate hook: next: run `{check}` until it is VERIFIED (or have a human run \
+             `{approve}`), then merge the commit that passed"
+        ),
+    }
+}
+
+/// The exact `closegate check` and `closegate approve` commands for `branch`: in its worktree
+/// when one is checked out on it, else from the branch itself with `--rev --no-worktree`.
+fn next_commands(repo: &Repo, branch: &str, commit: &str) -> (String, String) {
+    let wanted = format!("refs/heads/{branch}");
+    let worktree = repo
+        .worktrees()
+        .into_iter()
+        .find(|w| w.exists && w.head_ref().as_deref() == Some(wanted.as_str()));
+    match worktree {
+        Some(wt) => {
+            let path = shell_word(&wt.path.display().to_string());
+            (
+                format!("closegate check {path}"),
+                format!("closegate approve {path} --commit {commit}"),
+            )
+        }
+        None => {
+            let rev = shell_word(branch);
+            (
+                format!("closegate check --rev {rev} --no-worktree"),
+                format!("closegate approve --commit {commit}"),
+            )
+        }
+    }
+}
+
+/// A word as sh reads it back: single-quoted unless it is plainly safe.
+fn shell_word(text: &str) -> String {
+    let safe = |c: char| c.is_ascii_alphanumeric() || "/._-+:@%=,".contains(c);
+    if !text.is_empty() && text.chars().all(safe) {
+        return crate::render::escape(text);
+    }
+    format!("'{}'", crate::render::escape(&text.replace('\'', "'\\''")))
 }
 
 /// Whether `base` already holds `tip`'s changes (a squash or rebase merge); an error reads as

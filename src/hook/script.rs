@@ -15,15 +15,18 @@ pub const BACKUP_NAME: &str = "reference-transaction.closegate-backup";
 pub const MARKER: &str =
     "# closegate reference-transaction hook: written by `closegate hook install`";
 
-/// The hook script. `exe` is the closegate to call; `chained` runs the kept backup first.
+/// The hook script. `exe` is the closegate to call; `chained` runs the kept backup first;
+/// `bases` are the branch names guarded as the base (short names: `main`, `master`, the
+/// configured base), baked in when the hook is installed.
 ///
 /// Git starts the hook for every ref update, twice (`prepared`, then `committed`), so the script
 /// answers what it can without starting closegate: the states other than `prepared` (git ignores
-/// their exit code), and transactions whose lines touch nothing under `refs/heads/`. The first
-/// line under `refs/heads/`, or the 64th line of a large transaction (sh reads byte by byte),
-/// hands that line and the rest of the input to closegate, which decides. Git tolerates a hook
-/// that exits without reading all of its input.
-pub fn script(exe: Option<&Path>, chained: bool) -> Vec<u8> {
+/// their exit code), and transactions that neither delete a branch nor move one of `bases` (tags,
+/// remotes, a commit on a feature or an agent branch). The first line that does, or the 64th line
+/// of a large transaction (sh reads byte by byte), hands every line read so far and the rest of the
+/// input to closegate, which decides. Git tolerates a hook that exits without reading all of its
+/// input.
+pub fn script(exe: Option<&Path>, chained: bool, bases: &[String]) -> Vec<u8> {
     let mut text = Vec::new();
     text.extend_from_slice(b"#!/bin/sh\n");
     text.extend_from_slice(MARKER.as_bytes());
@@ -31,6 +34,14 @@ pub fn script(exe: Option<&Path>, chained: bool) -> Vec<u8> {
     if chained {
         text.extend_from_slice(CHAIN.as_bytes());
     }
+    text.extend_from_slice(b"[ \"$1\" = prepared ] || exit 0\nbases=");
+    let mut words = String::from(" ");
+    for base in bases {
+        words.push_str(base);
+        words.push(' ');
+    }
+    text.extend_from_slice(&sh_quote(words.as_bytes()));
+    text.push(b'\n');
     text.extend_from_slice(SCAN.as_bytes());
     text.extend_from_slice(b"closegate=");
     match exe {
@@ -39,21 +50,35 @@ pub fn script(exe: Option<&Path>, chained: bool) -> Vec<u8> {
     }
     text.extend_from_slice(FIND.as_bytes());
     text.extend_from_slice(
-        b"{ printf '%s %s %s\\n' \"$old\" \"$new\" \"$ref\"; cat; } | \"$closegate\" hook run reference-transaction \"$@\"\n",
+        b"{ printf '%s' \"$seen\"; cat; } | \"$closegate\" hook run reference-transaction \"$@\"\n",
     );
     text
 }
 
-/// Pass what touches no branch without starting closegate.
-const SCAN: &str = r#"[ "$1" = prepared ] || exit 0
+/// Pass what deletes no branch and moves no base without starting closegate. `wants` judges the
+/// line in `old new ref`: a branch whose new value is all zeros (deleted, or malformed: closegate
+/// then fails closed) or one of `bases`. Lines read are kept in `seen` for closegate.
+const SCAN: &str = r#"wants() {
+  case $ref in refs/heads/*) ;; *) return 1 ;; esac
+  case $new in *[!0]*) ;; *) return 0 ;; esac
+  case $bases in *" ${ref#refs/heads/} "*) return 0 ;; esac
+  return 1
+}
 n=0
+seen=
 handoff=
 while IFS=' ' read -r old new ref; do
-  case $ref in refs/heads/*) handoff=1; break ;; esac
+  seen="$seen$old $new $ref
+"
+  if wants; then handoff=1; break; fi
   n=$((n + 1))
   if [ "$n" -ge 64 ]; then handoff=1; break; fi
 done
-case $ref in refs/heads/*) handoff=1 ;; esac
+if [ -z "$handoff" ] && [ -n "$ref" ] && wants; then
+  seen="$seen$old $new $ref
+"
+  handoff=1
+fi
 [ -n "$handoff" ] || exit 0
 "#;
 
@@ -122,15 +147,20 @@ mod tests {
 
     #[test]
     fn the_script_is_recognised_as_ours_and_names_the_executable() {
-        let text = script(Some(Path::new("/opt/cg/closegate")), false);
+        let text = script(
+            Some(Path::new("/opt/cg/closegate")),
+            false,
+            &["main".into(), "it's".into()],
+        );
         assert!(is_ours(&text));
         let text = String::from_utf8(text).unwrap();
         assert!(text.starts_with("#!/bin/sh\n"));
         assert!(text.contains("closegate='/opt/cg/closegate'\n"));
         assert!(!text.contains("closegate-backup"));
         assert!(text.contains("[ \"$1\" = prepared ] || exit 0\n"));
+        assert!(text.contains("\nbases=' main it'\\''s '\n"), "{text}");
         assert!(text.ends_with("| \"$closegate\" hook run reference-transaction \"$@\"\n"));
-        let chained = String::from_utf8(script(None, true)).unwrap();
+        let chained = String::from_utf8(script(None, true, &[])).unwrap();
         assert!(chained.contains("closegate=closegate\n"));
         assert!(chained.contains("reference-transaction.closegate-backup"));
     }

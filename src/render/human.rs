@@ -30,6 +30,9 @@ pub fn render(report: &Report, color: bool, out: &mut dyn Write) -> std::io::Res
             gate_tally(report, gate, paint)
         )?;
     }
+    if report.provenance.is_some() {
+        writeln!(out, "  config: {}", config_line(report))?;
+    }
     for finding in &report.findings {
         writeln!(out)?;
         write_finding(report, finding, paint, out)?;
@@ -73,6 +76,16 @@ fn headline(report: &Report, paint: Paint) -> String {
         token
     } else {
         format!("{token}  {}", fields.join(" · "))
+    }
+}
+
+/// Where the configuration came from (SPEC §5): `main:.closegate.toml (blob 1a2b3c4)`, or the
+/// built-in defaults.
+fn config_line(report: &Report) -> String {
+    match (&report.config_origin, &report.config) {
+        (Some(origin), Some(blob)) => format!("{} (blob {})", escape(origin), short(blob)),
+        (Some(origin), None) => escape(origin),
+        (None, _) => "built-in defaults".to_string(),
     }
 }
 

@@ -1,8 +1,19 @@
 //! The index file (`.git/index`, versions 2–4) as the fast worktree scan reads it: entries with
 //! their stat data and flags, and the cache-tree extension, which libgit2 does not expose.
+//!
+//! Read the way git reads it (`Documentation/gitformat-index.txt`): the trailing checksum is
+//! verified (a null one, `index.skipHash`, is accepted as git accepts it); a split index
+//! (`link`) is merged with its shared index `sharedindex.<id>` through the replace and delete
+//! bitmaps; a sparse index (`sdir`) keeps its folder entries (mode 040000, skip-worktree), which
+//! the scan compares as whole trees. libgit2 reads neither of the last two ("unsupported mandatory
+//! extension"). The other optional extensions (REUC, UNTR, FSMN, EOIE, IEOT, …) are skipped.
 
+use std::ops::Range;
+use std::path::Path;
+
+use anyhow::{Context, Result, bail};
 use git2::Oid;
-
+use sha1::{Digest, Sha1};
 /// The stat data git keeps per index entry (32-bit, as stored).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) struct StatData {
@@ -35,9 +46,220 @@ pub(super) struct CacheTree {
     pub(super) children: Vec<CacheTree>,
 }
 
-/// Parse an index file (versions 2–4); `None` for anything this scan does not handle.
-pub(super) fn parse_index(bytes: &[u8]) -> Option<(Vec<Entry>, Option<CacheTree>)> {
-    const HASH: usize = 20;
+/// The length of a SHA-1 id and of the index's trailing checksum.
+const HASH: usize = 20;
+
+/// The mode of a sparse-index folder entry.
+pub(super) const SPARSE_DIR: u32 = 0o040000;
+
+impl Entry {
+    /// A sparse index's entry for a whole folder outside the sparse checkout (`dir/`).
+    pub(super) fn is_sparse_dir(&self) -> bool {
+        self.mode == SPARSE_DIR
+    }
+}
+
+/// An index as the scan needs it, a split one merged with its shared index.
+#[derive(Debug)]
+pub(super) struct Index {
+    /// Sorted by path, then stage.
+    pub(super) entries: Vec<Entry>,
+    pub(super) cache_tree: Option<CacheTree>,
+    /// Split (`link`) or sparse (`sdir`): a form libgit2 cannot read.
+    pub(super) beyond_libgit2: bool,
+}
+
+/// Read the index of the git dir `git_dir`. `None` when there is no index file or it is in a
+/// form this reader does not handle (then libgit2 decides); an error when it is corrupt (its
+/// checksum, or a split index's shared index missing or not the one it names).
+pub(super) fn read(git_dir: &Path) -> Result<Option<Index>> {
+    let path = git_dir.join("index");
+    let Some(bytes) = read_regular(&path)? else {
+        return Ok(None);
+    };
+    if !checksum_ok(&bytes) {
+        bail!("{} is corrupt: its checksum does not match", path.display());
+    }
+    let Some(parsed) = parse_index(&bytes) else {
+        return Ok(None);
+    };
+    let sparse = parsed.sparse || parsed.entries.iter().any(Entry::is_sparse_dir);
+    let split = parsed.link.is_some();
+    let Some(link) = parsed.link.filter(|l| !l.base.is_zero()) else {
+        return Ok(Some(Index {
+            entries: parsed.entries,
+            cache_tree: parsed.cache_tree,
+            beyond_libgit2: sparse || split,
+        }));
+    };
+    let shared_path = git_dir.join(format!("sharedindex.{}", link.base));
+    let Some(shared) = read_regular(&shared_path)? else {
+        bail!(
+            "{} is a split index whose shared index {} is missing",
+            path.display(),
+            shared_path.display()
+        );
+    };
+    if !checksum_ok(&shared) || shared[shared.len() - HASH..] != *link.base.as_bytes() {
+        bail!(
+            "{} is corrupt: its checksum is not the id it is named by",
+            shared_path.display()
+        );
+    }
+    let Some(base) = parse_index(&shared).filter(|b| b.link.is_none()) else {
+        return Ok(None);
+    };
+    let Some(entries) = merge(base.entries, parsed.entries, &link) else {
+        bail!(
+            "{} is corrupt: its link extension does not fit {}",
+            path.display(),
+            shared_path.display()
+        );
+    };
+    Ok(Some(Index {
+        entries,
+        cache_tree: parsed.cache_tree.or(base.cache_tree),
+        beyond_libgit2: true,
+    }))
+}
+
+/// The bytes of the index file at `path`, `None` when there is none. It lies in the agent's
+/// admin dir: anything but a regular file (a FIFO would block the read, a link to `/dev/zero`
+/// would never end) is an error naming it, judged on the handle opened without blocking.
+fn read_regular(path: &Path) -> Result<Option<Vec<u8>>> {
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+    let opened = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
+        .open(path);
+    let mut file = match opened {
+        Ok(file) => file,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(e).with_context(|| format!("cannot open {}", path.display())),
+    };
+    let meta = file.metadata()?;
+    if !meta.is_file() {
+        bail!("{} is not a regular file", path.display());
+    }
+    let mut bytes = Vec::with_capacity(meta.len() as usize);
+    file.read_to_end(&mut bytes)
+        .with_context(|| format!("cannot read {}", path.display()))?;
+    Ok(Some(bytes))
+}
+
+/// Whether the last 20 bytes are the SHA-1 of the rest, or all zero (`index.skipHash`).
+fn checksum_ok(bytes: &[u8]) -> bool {
+    let Some(split) = bytes.len().checked_sub(HASH) else {
+        return false;
+    };
+    let (body, hash) = bytes.split_at(split);
+    hash.iter().all(|&b| b == 0) || Sha1::digest(body).as_slice() == hash
+}
+
+/// A split index's `link` extension: the shared index it builds on and the two bitmaps.
+#[derive(Debug)]
+struct Link {
+    base: Oid,
+    /// Positions in the shared index of entries this index deletes.
+    delete: Vec<Range<usize>>,
+    /// Positions in the shared index of entries this index replaces, in order: the first
+    /// `replace.len()` entries of this index (with empty names) are the replacements.
+    replace: Vec<Range<usize>>,
+}
+
+/// git's `merge_base_index`: the shared entries with replacements and deletions applied, then
+/// this index's own entries added (an added entry replaces a shared one of the same path and
+/// stage). `None` when the bitmaps do not fit the entries.
+fn merge(base: Vec<Entry>, own: Vec<Entry>, link: &Link) -> Option<Vec<Entry>> {
+    let mut base: Vec<Option<Entry>> = base.into_iter().map(Some).collect();
+    let mut own = own.into_iter();
+    for at in link.replace.iter().cloned().flatten() {
+        let mut replacement = own.next()?;
+        let slot = base.get_mut(at)?.as_mut()?;
+        if !replacement.path.is_empty() {
+            return None;
+        }
+        replacement.path = std::mem::take(&mut slot.path);
+        *slot = replacement;
+    }
+    for at in link.delete.iter().cloned().flatten() {
+        base.get_mut(at)?.take()?;
+    }
+    let mut all: Vec<Entry> = base.into_iter().flatten().collect();
+    for added in own {
+        if added.path.is_empty() {
+            return None;
+        }
+        all.push(added);
+    }
+    // Stable: of two entries with one path and stage, the added one (later) is kept.
+    all.sort_by(|a, b| (&a.path, a.stage).cmp(&(&b.path, b.stage)));
+    let mut merged: Vec<Entry> = Vec::with_capacity(all.len());
+    for entry in all {
+        match merged.last_mut() {
+            Some(last) if last.path == entry.path && last.stage == entry.stage => *last = entry,
+            _ => merged.push(entry),
+        }
+    }
+    Some(merged)
+}
+
+/// The set bits of an EWAH-compressed bitmap (git's `ewah/ewah_io.c` layout: bit count,
+/// word count, the 64-bit words, the position of the last run-length word; all big-endian) as
+/// ascending ranges, and the bytes it took. Ranges, not positions: a crafted run of ones can
+/// claim four billion bits in twelve bytes, and the merge stops at the first one out of range.
+fn ewah(bytes: &[u8]) -> Option<(Vec<Range<usize>>, usize)> {
+    let bits = be32(bytes, 0)? as usize;
+    let words = be32(bytes, 4)? as usize;
+    let len = 8usize.checked_add(words.checked_mul(8)?)?.checked_add(4)?;
+    let data = bytes.get(8..len - 4)?;
+    let word = |i: usize| u64::from_be_bytes(data[i * 8..i * 8 + 8].try_into().unwrap());
+    let mut set = Vec::new();
+    let (mut i, mut pos) = (0usize, 0usize);
+    while i < words {
+        let marker = word(i);
+        let run = ((marker >> 1) & 0xffff_ffff) as usize;
+        let literals = (marker >> 33) as usize;
+        let run_bits = run.checked_mul(64)?;
+        if marker & 1 != 0 {
+            if pos.checked_add(run_bits)? > bits {
+                return None;
+            }
+            set.push(pos..pos + run_bits);
+        }
+        pos = pos.checked_add(run_bits)?;
+        for k in 0..literals {
+            let lit = word(i.checked_add(1 + k).filter(|&j| j < words)?);
+            for bit in 0..64 {
+                if lit & (1 << bit) != 0 {
+                    set.push(pos + bit..pos + bit + 1);
+                }
+            }
+            pos = pos.checked_add(64)?;
+        }
+        i += 1 + literals;
+    }
+    for range in &mut set {
+        *range = range.start.min(bits)..range.end.min(bits);
+    }
+    set.retain(|r| !r.is_empty());
+    Some((set, len))
+}
+
+/// What one index file holds.
+#[derive(Debug)]
+pub(super) struct Parsed {
+    pub(super) entries: Vec<Entry>,
+    pub(super) cache_tree: Option<CacheTree>,
+    link: Option<Link>,
+    /// The `sdir` extension: folder entries may appear.
+    sparse: bool,
+}
+
+/// Parse an index file (versions 2–4), its checksum aside; `None` for anything this scan does
+/// not handle.
+pub(super) fn parse_index(bytes: &[u8]) -> Option<Parsed> {
     if bytes.len() < 12 + HASH || &bytes[..4] != b"DIRC" {
         return None;
     }
@@ -88,13 +310,18 @@ pub(super) fn parse_index(bytes: &[u8]) -> Option<(Vec<Entry>, Option<CacheTree>
             at = start + (at + nul - start + 8) / 8 * 8; // 1–8 NULs pad the entry to 8 bytes
             path
         };
-        if mode & 0o170000 == 0o040000 {
-            return None; // a sparse-index folder entry
+        let skip_worktree = extended & 0x4000 != 0;
+        let kind = mode & 0o170000;
+        // A folder entry is a sparse index's, always skip-worktree and named `dir/`.
+        if kind == SPARSE_DIR
+            && (!skip_worktree || path.last() != Some(&b'/') || mode != SPARSE_DIR)
+        {
+            return None;
         }
         entries.push(Entry {
             stage: (flags >> 12) & 3,
             assume_valid: flags & 0x8000 != 0,
-            skip_worktree: extended & 0x4000 != 0,
+            skip_worktree,
             intent_to_add: extended & 0x2000 != 0,
             path: path.clone(),
             oid,
@@ -103,20 +330,47 @@ pub(super) fn parse_index(bytes: &[u8]) -> Option<(Vec<Entry>, Option<CacheTree>
         });
         previous = path;
     }
-    let mut cache_tree = None;
+    let mut parsed = Parsed {
+        entries,
+        cache_tree: None,
+        link: None,
+        sparse: false,
+    };
     while at + 8 <= end {
         let signature = &bytes[at..at + 4];
         let size = be32(bytes, at + 4)? as usize;
-        let data = bytes.get(at + 8..at + 8 + size)?;
+        let data = bytes.get(at + 8..(at + 8).checked_add(size)?)?;
         match signature {
-            b"TREE" => cache_tree = parse_cache_tree(&mut &data[..], 0),
-            b"link" | b"sdir" => return None,
+            b"TREE" => parsed.cache_tree = parse_cache_tree(&mut &data[..], 0),
+            b"link" => parsed.link = Some(parse_link(data)?),
+            b"sdir" => parsed.sparse = true,
             s if s[0].is_ascii_uppercase() => {} // optional extensions: not needed here
             _ => return None,
         }
         at += 8 + size;
     }
-    Some((entries, cache_tree))
+    Some(parsed)
+}
+
+/// The `link` extension: the shared index's id, then (when anything is split off) the delete
+/// and replace bitmaps.
+fn parse_link(data: &[u8]) -> Option<Link> {
+    let base = Oid::from_bytes(data.get(..HASH)?).ok()?;
+    let rest = &data[HASH..];
+    if rest.is_empty() {
+        return Some(Link {
+            base,
+            delete: Vec::new(),
+            replace: Vec::new(),
+        });
+    }
+    let (delete, used) = ewah(rest)?;
+    let (replace, used2) = ewah(&rest[used..])?;
+    (used + used2 == rest.len()).then_some(Link {
+        base,
+        delete,
+        replace,
+    })
 }
 
 /// How deep the cache-tree may nest (folders inside folders).
@@ -202,10 +456,56 @@ mod tests {
 
     #[test]
     fn reads_a_real_index() {
-        let (entries, cache_tree) = parse_index(&real_index()).expect("a plain v2 index");
-        let paths: Vec<&[u8]> = entries.iter().map(|e| e.path.as_slice()).collect();
+        let parsed = parse_index(&real_index()).expect("a plain v2 index");
+        let paths: Vec<&[u8]> = parsed.entries.iter().map(|e| e.path.as_slice()).collect();
         assert_eq!(paths, [&b"a.txt"[..], b"src/b.rs", b"src/c/d.md"]);
-        assert!(cache_tree.is_some_and(|t| t.oid.is_some()));
+        assert!(parsed.cache_tree.is_some_and(|t| t.oid.is_some()));
+    }
+
+    #[test]
+    fn the_checksum_is_verified() {
+        let mut bytes = real_index();
+        assert!(checksum_ok(&bytes));
+        bytes[20] ^= 1;
+        assert!(!checksum_ok(&bytes));
+        let len = bytes.len();
+        bytes[len - HASH..].fill(0);
+        assert!(checksum_ok(&bytes), "a null checksum is index.skipHash's");
+        assert!(!checksum_ok(&[0; 19]));
+    }
+
+    /// An EWAH bitmap as git's `ewah_serialize` lays it out.
+    fn ewah_bytes(bits: u32, words: &[u64]) -> Vec<u8> {
+        let mut out = bits.to_be_bytes().to_vec();
+        out.extend((words.len() as u32).to_be_bytes());
+        for w in words {
+            out.extend(w.to_be_bytes());
+        }
+        out.extend(0u32.to_be_bytes());
+        out
+    }
+
+    #[test]
+    fn ewah_bitmaps_decode_runs_and_literals() {
+        // No run, one literal word with bits 1 and 3.
+        let bits = |bytes: &[u8]| {
+            ewah(bytes).map(|(set, used)| (set.into_iter().flatten().collect::<Vec<_>>(), used))
+        };
+        let bytes = ewah_bytes(64, &[1 << 33, 0b1010]);
+        assert_eq!(bits(&bytes), Some((vec![1, 3], bytes.len())));
+        // A run of one word of ones, then one literal word with bit 0: 0..64 and 64.
+        let bytes = ewah_bytes(70, &[1 | (1 << 1) | (1 << 33), 1]);
+        let expected: Vec<usize> = (0..65).collect();
+        assert_eq!(bits(&bytes), Some((expected, bytes.len())));
+        // A run of zeros of two words, no literal: nothing set.
+        assert_eq!(bits(&ewah_bytes(128, &[2 << 1])).map(|e| e.0), Some(vec![]));
+        // A literal word that is not there.
+        assert_eq!(bits(&ewah_bytes(64, &[1 << 33])), None);
+        // Four billion bits of ones claimed in one word: a range, not a list.
+        let words = u64::from(u32::MAX / 64);
+        let (set, _) = ewah(&ewah_bytes(u32::MAX, &[1 | (words << 1)])).unwrap();
+        let all = 0..words as usize * 64;
+        assert_eq!(set, [all]);
     }
 
     proptest! {
@@ -226,6 +526,8 @@ mod tests {
             bytes.truncate(cut % (bytes.len() + 1));
             let _ = parse_index(&bytes);
             let _ = parse_index(&noise);
+            let _ = ewah(&noise);
+            let _ = parse_link(&noise);
         }
     }
 }

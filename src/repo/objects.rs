@@ -8,6 +8,13 @@
 //! straight from their file when the caller expects them loose, everything else (packs,
 //! alternates, anything unusual) through libgit2's object database, which stays the authority:
 //! whatever this module cannot read it leaves to libgit2.
+//!
+//! Every object is verified against its id (SPEC §11). A loose file is used only when its content
+//! hashes to its name, and then it is the object whatever else holds that id (git itself reads
+//! packs first, but two objects with one id have one content). A loose file that does not hash to
+//! its name is never read here: libgit2 then looks the id up in git's order (packs first, then
+//! loose) with strict hash verification, so a planted file at a packed object's id changes
+//! nothing, and a corrupt object found only loose is an error naming it.
 
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -74,7 +81,7 @@ impl Trees {
             Likely::Packed => None,
         };
         let bytes: RawTree = match loose {
-            Some((ObjectType::Tree, bytes)) => bytes.into(),
+            Some((ObjectType::Tree, bytes)) if hashes_to(&bytes, id) => bytes.into(),
             _ => {
                 let odb = git.odb().context("cannot open the object database")?;
                 let object = odb
@@ -89,6 +96,11 @@ impl Trees {
         self.cache.borrow_mut().insert(id, Rc::clone(&bytes));
         Ok(bytes)
     }
+}
+
+/// Whether a tree's content hashes to `id` (SPEC §11: every object read is verified).
+fn hashes_to(tree: &[u8], id: Oid) -> bool {
+    Oid::hash_object(ObjectType::Tree, tree).is_ok_and(|hashed| hashed == id)
 }
 
 /// One entry of a raw tree.

@@ -2,12 +2,13 @@
 //! unfinished operations, files hidden by skip-worktree / assume-unchanged, nested repositories
 //! and changed submodules. Also the compare-and-delete of a branch.
 
+use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 use git2::{ErrorCode, IndexEntryExtendedFlag, IndexEntryFlag, ObjectType, Oid, Repository};
 
-use super::Repo;
+use super::{Repo, WorktreeStatus};
 
 /// Files and directories in a worktree's admin dir that mark an unfinished operation.
 const OPERATIONS: [(&str, &str); 7] = [
@@ -44,7 +45,7 @@ pub struct HiddenChange {
 pub fn hidden_changes(worktree: &Path, commit: Oid) -> Result<Vec<HiddenChange>> {
     let repo = Repository::open(worktree)
         .with_context(|| format!("cannot open the worktree {}", worktree.display()))?;
-    let index = repo.index().context("cannot read the worktree's index")?;
+    let index = super::scan::libgit2_index(&repo).context("cannot read the worktree's index")?;
     let tree = repo.find_commit(commit).and_then(|c| c.tree()).ok();
     let mut found = Vec::new();
     for entry in index.iter() {
@@ -55,12 +56,14 @@ pub fn hidden_changes(worktree: &Path, commit: Oid) -> Result<Vec<HiddenChange>>
         if (!skip && !assume) || entry.mode == 0o160000 {
             continue;
         }
-        let path = String::from_utf8_lossy(&entry.path).into_owned();
+        // The path's bytes, not a lossy string: a name that is not UTF-8 must find its file.
+        let rel = Path::new(std::ffi::OsStr::from_bytes(&entry.path));
         let committed = tree
             .as_ref()
-            .and_then(|t| t.get_path(Path::new(&path)).ok())
+            .and_then(|t| t.get_path(rel).ok())
             .map_or(entry.id, |e| e.id());
-        if file_differs(&worktree.join(&path), committed)? {
+        if file_differs(&worktree.join(rel), committed)? {
+            let path = super::path_text(&entry.path);
             let flag = if skip {
                 "skip-worktree"
             } else {
@@ -102,14 +105,14 @@ pub struct Nested {
     pub reason: String,
 }
 
-/// Every nested repository (a directory below the root holding its own `.git`, ignored places
-/// included) and every submodule with changes of its own. A registered submodule (a gitlink in
+/// Every nested repository (a directory below the root holding its own `.git`, or holding
+/// `HEAD`, `objects/` and `refs/` like a bare repository; ignored places included) and every submodule with changes of its own. A registered submodule (a gitlink in
 /// the index) whose `.git` is a file counts only when it has changes, untracked files or a HEAD
 /// other than the recorded commit; its history lives in the common dir and survives.
 pub fn nested_repos(worktree: &Path) -> Result<Vec<Nested>> {
     let repo = Repository::open(worktree)
         .with_context(|| format!("cannot open the worktree {}", worktree.display()))?;
-    let index = repo.index().context("cannot read the worktree's index")?;
+    let index = super::scan::libgit2_index(&repo).context("cannot read the worktree's index")?;
     let mut found = Vec::new();
     let mut walk = walkdir::WalkDir::new(worktree)
         .follow_links(false)
@@ -125,6 +128,12 @@ pub fn nested_repos(worktree: &Path) -> Result<Vec<Nested>> {
         }
         let dot_git = entry.path().join(".git");
         let Ok(meta) = dot_git.symlink_metadata() else {
+            if is_bare_repo(entry.path()) {
+                walk.skip_current_dir();
+                let path = relative(worktree, entry.path());
+                let reason = "a bare repository with its own history".to_string();
+                found.push(Nested { path, reason });
+            }
             continue;
         };
         walk.skip_current_dir();
@@ -142,6 +151,17 @@ pub fn nested_repos(worktree: &Path) -> Result<Vec<Nested>> {
         }
     }
     Ok(found)
+}
+
+/// A directory that is a repository by what it holds (`HEAD`, `objects/`, `refs/`), whatever
+/// its name: a bare clone or a backup (`build/backup.git`). Nothing is followed through a link.
+fn is_bare_repo(dir: &Path) -> bool {
+    let is = |name: &str, dir_wanted: bool| {
+        dir.join(name)
+            .symlink_metadata()
+            .is_ok_and(|m| if dir_wanted { m.is_dir() } else { m.is_file() })
+    };
+    is("HEAD", false) && is("objects", true) && is("refs", true)
 }
 
 /// What a submodule holds beyond the commit the superproject records, if anything.
@@ -214,5 +234,175 @@ impl Repo {
             .filter(|w| w.path != except && w.head_ref().as_deref() == Some(want.as_str()))
             .map(|w| w.path)
             .collect()
+    }
+}
+
+/// The status of a worktree directory that was renamed aside: libgit2 takes a linked worktree's
+/// directory from its administrative `gitdir` file (the old path), so the directory is set here.
+/// With `tolerate_removed`, a tracked file that is gone from disk and unchanged in the index is
+/// no change: a removal that stopped midway deleted it, and its content is in the commit.
+pub fn status_of_dir(dir: &Path, exempt: &str, tolerate_removed: bool) -> Result<WorktreeStatus> {
+    let repo = Repository::open(dir)
+        .with_context(|| format!("cannot open the worktree {}", dir.display()))?;
+    repo.set_workdir(dir, false)
+        .with_context(|| format!("cannot use {} as the worktree", dir.display()))?;
+    let mut status = super::worktree::status_in(&repo, dir, exempt)?;
+    if tolerate_removed {
+        let index = repo.index().context("cannot read the worktree's index")?;
+        let head = repo.head().ok().and_then(|h| h.peel_to_tree().ok());
+        status.dirty.retain(|path| {
+            let gone = dir.join(path).symlink_metadata().is_err();
+            let staged = index.get_path(Path::new(path), 0).map(|e| e.id);
+            let committed = head
+                .as_ref()
+                .and_then(|t| t.get_path(Path::new(path)).ok())
+                .map(|e| e.id());
+            !(gone && staged.is_some() && staged == committed)
+        });
+    }
+    Ok(status)
+}
+
+/// Object ids named in a reflog file (both columns), in file order; an unreadable log is empty.
+fn reflog_ids(path: &Path) -> Vec<Oid> {
+    let Ok(text) = std::fs::read(path) else {
+        return Vec::new();
+    };
+    text.split(|b| *b == b'\n')
+        .flat_map(|line| line.split(|b| *b == b' ').take(2))
+        .filter_map(|hex| std::str::from_utf8(hex).ok())
+        .filter_map(|hex| Oid::from_str(hex).ok())
+        .filter(|id| !id.is_zero())
+        .collect()
+}
+
+/// The commits a worktree's HEAD reflog holds, but those a rebase made on its way (`rebase (pick)`,
+/// `rebase -i (fixup)`, …): a rebase's result is the new HEAD or branch tip, and what it replaced
+/// is the old value of its `(start)` line (also in the branch's reflog), so its intermediate
+/// commits are not work of their own.
+fn head_reflog_ids(path: &Path) -> Vec<Oid> {
+    let Ok(text) = std::fs::read(path) else {
+        return Vec::new();
+    };
+    let mut ids = Vec::new();
+    for line in text.split(|b| *b == b'\n') {
+        let message = line
+            .iter()
+            .position(|b| *b == b'\t')
+            .map_or(&[][..], |i| &line[i + 1..]);
+        let rebase = message.starts_with(b"rebase");
+        let start = rebase
+            && message
+                .split(|b| *b == b':')
+                .next()
+                .is_some_and(|head| head.ends_with(b"(start)"));
+        let mut cols = line.split(|b| *b == b' ').take(2);
+        let parse = |hex: Option<&[u8]>| {
+            let hex = std::str::from_utf8(hex?).ok()?;
+            Oid::from_str(hex).ok().filter(|id| !id.is_zero())
+        };
+        let (old, new) = (parse(cols.next()), parse(cols.next()));
+        if !rebase || start {
+            ids.extend(old);
+        }
+        if !rebase {
+            ids.extend(new);
+        }
+    }
+    ids
+}
+
+/// The commit a HEAD file names when it is detached.
+fn detached_head(admin_dir: &Path) -> Option<Oid> {
+    let text = std::fs::read_to_string(admin_dir.join("HEAD")).ok()?;
+    Oid::from_str(text.trim()).ok()
+}
+
+/// Refs that live in a worktree's administrative directory and go with it.
+const PER_WORKTREE: [&str; 3] = ["refs/bisect/", "refs/worktree/", "refs/rewritten/"];
+
+impl Repo {
+    /// Commits the worktree's HEAD or HEAD reflog (both removed with `admin_dir`) holds that
+    /// nothing surviving the teardown reaches: no ref (but `deleting`, the branch the teardown
+    /// deletes), no other worktree's HEAD or HEAD reflog, no reflog of a ref. An amend or rebase on
+    /// a branch leaves the old commits in the branch's reflog, so it does not count.
+    pub fn unreachable_commits(
+        &self,
+        admin_dir: &Path,
+        deleting: Option<&str>,
+    ) -> Result<Vec<Oid>> {
+        let mut candidates: Vec<Oid> = detached_head(admin_dir).into_iter().collect();
+        candidates.extend(head_reflog_ids(&admin_dir.join("logs/HEAD")));
+        if candidates.is_empty() {
+            return Ok(Vec::new());
+        }
+        let survivors = self.surviving_ids(admin_dir, deleting)?;
+        let mut remaining: Vec<Oid> = candidates
+            .into_iter()
+            .filter(|id| !survivors.contains(id))
+            .filter(|id| self.git.find_commit(*id).is_ok())
+            .collect();
+        remaining.sort();
+        remaining.dedup();
+        if remaining.is_empty() {
+            return Ok(Vec::new());
+        }
+        let mut walk = self.git.revwalk().context("cannot walk the history")?;
+        for id in &remaining {
+            walk.push(*id).context("cannot walk the history")?;
+        }
+        for id in &survivors {
+            // Refs to blobs or trees, and ids whose objects are gone, reach no commit.
+            let _ = walk.hide(*id);
+        }
+        let mut lost = Vec::new();
+        for id in walk {
+            lost.push(id.context("cannot walk the history")?);
+        }
+        Ok(lost)
+    }
+
+    /// Every commit id a ref, a reflog or another worktree's HEAD keeps after the teardown.
+    fn surviving_ids(
+        &self,
+        admin_dir: &Path,
+        deleting: Option<&str>,
+    ) -> Result<std::collections::HashSet<Oid>> {
+        let deleted = deleting.map(|b| format!("refs/heads/{b}"));
+        let mut ids = std::collections::HashSet::new();
+        let refs = self.git.references().context("cannot list the refs")?;
+        for reference in refs.flatten() {
+            let Some(name) = reference.name().map(str::to_string) else {
+                continue;
+            };
+            if PER_WORKTREE.iter().any(|p| name.starts_with(p)) || Some(&name) == deleted.as_ref() {
+                continue;
+            }
+            if let Ok(commit) = reference.peel_to_commit() {
+                ids.insert(commit.id());
+            }
+        }
+        let common = self.common_dir();
+        let logs = common.join("logs");
+        for entry in walkdir::WalkDir::new(logs.join("refs"))
+            .into_iter()
+            .flatten()
+        {
+            let rel = entry.path().strip_prefix(&logs).unwrap_or(entry.path());
+            let name = rel.to_string_lossy();
+            if !entry.file_type().is_file() || Some(name.as_ref()) == deleted.as_deref() {
+                continue;
+            }
+            ids.extend(reflog_ids(entry.path()));
+        }
+        let this = super::canonical(admin_dir);
+        for wt in self.worktrees() {
+            if super::canonical(&wt.admin_dir) == this {
+                continue;
+            }
+            ids.extend(detached_head(&wt.admin_dir));
+            ids.extend(reflog_ids(&wt.admin_dir.join("logs/HEAD")));
+        }
+        Ok(ids)
     }
 }

@@ -8,8 +8,10 @@
 //! HEAD against it through the cache-tree, lstat the entries on two threads while this one walks
 //! the folders for untracked files (all on this thread for a small index), and ask libgit2 only
 //! about the few files whose stat data does not settle the question (it applies filters and config
-//! we do not). Anything unusual (split or sparse index, submodules, case-insensitive or
-//! symlink-less checkouts) returns `None` and the caller falls back to libgit2.
+//! we do not). Split and sparse indexes are read here (`index_file`), where libgit2 cannot read
+//! them; a sparse index's folder entry is compared with HEAD as a whole tree. Submodules and
+//! case-insensitive or symlink-less checkouts go to libgit2's general path instead
+//! (`Scanned::General`), handed a split index in memory.
 
 use std::collections::HashSet;
 #[cfg(target_os = "linux")]
@@ -27,7 +29,7 @@ use anyhow::Result;
 use git2::{Repository, Status};
 
 use super::WorktreeStatus;
-use super::index_file::{CacheTree, Entry, StatData, parse_index};
+use super::index_file::{self, CacheTree, Entry, Index, StatData};
 
 /// What the lstat of one entry says.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -48,25 +50,36 @@ const EXECUTABLE: u32 = 0o100755;
 /// 0.10 ms faster, at 1,000 0.46 ms, at 100,000 ~130 ms.
 const PARALLEL_LSTAT: usize = 300;
 
-/// Scan the worktree of `repo`; `None` when the repository needs libgit2's general path.
-pub fn scan(repo: &Repository, exempt: &str) -> Result<Option<WorktreeStatus>> {
+/// What the scan made of a worktree.
+pub(super) enum Scanned {
+    Status(WorktreeStatus),
+    /// The repository needs libgit2's general path. `index` is the index when libgit2 cannot
+    /// read its file (split or sparse), for libgit2 to be handed in memory.
+    General {
+        index: Option<Index>,
+    },
+}
+
+/// Scan the worktree of `repo`.
+pub(super) fn scan(repo: &Repository, exempt: &str) -> Result<Scanned> {
+    let general = Scanned::General { index: None };
     let Some(workdir) = repo.workdir() else {
-        return Ok(None);
+        return Ok(general);
     };
-    if !plain_config(repo) {
-        return Ok(None);
-    }
     let index_path = repo.path().join("index");
-    let Ok(bytes) = std::fs::read(&index_path) else {
-        return Ok(None);
+    let Some(index) = index_file::read(repo.path())? else {
+        return Ok(general);
     };
-    let index_mtime = std::fs::metadata(&index_path)?.mtime();
-    let Some((entries, cache_tree)) = parse_index(&bytes) else {
-        return Ok(None);
-    };
-    if entries.iter().any(|e| e.mode == GITLINK) {
-        return Ok(None);
+    if !plain_config(repo) || index.entries.iter().any(|e| e.mode == GITLINK) {
+        let index = index.beyond_libgit2.then_some(index);
+        return Ok(Scanned::General { index });
     }
+    let index_mtime = std::fs::metadata(&index_path)?.mtime();
+    let Index {
+        entries,
+        cache_tree,
+        beyond_libgit2,
+    } = index;
     let (walked, staged, verdicts) = if entries.len() < PARALLEL_LSTAT {
         let verdicts = lstat_all(workdir, &entries, index_mtime);
         let walked = Walk::run(repo, workdir, &entries, exempt);
@@ -93,18 +106,20 @@ pub fn scan(repo: &Repository, exempt: &str) -> Result<Option<WorktreeStatus>> {
         moved[range.clone()].fill(true);
     }
     let mut dirty: Vec<Vec<u8>> = staged;
+    dirty.extend(walked.dirty);
+    let mut judge = Judge::new(repo, beyond_libgit2);
     for (i, (entry, verdict)) in entries.iter().zip(&verdicts).enumerate() {
         let under_moved = moved[i];
         let is_dirty = match verdict {
             Verdict::Clean => under_moved,
             Verdict::Dirty => true,
-            Verdict::Unsure => under_moved || content_dirty(repo, &entry.path),
+            Verdict::Unsure => under_moved || judge.content_dirty(entry),
         };
         if is_dirty {
             dirty.push(entry.path.clone());
         }
     }
-    Ok(Some(WorktreeStatus {
+    Ok(Scanned::Status(WorktreeStatus {
         dirty: finish(dirty, exempt),
         untracked: finish(walked.untracked, exempt),
     }))
@@ -117,7 +132,7 @@ fn finish(mut paths: Vec<Vec<u8>>, exempt: &str) -> Vec<String> {
     paths
         .into_iter()
         .filter(|p| p != exempt.as_bytes())
-        .map(|p| String::from_utf8_lossy(&p).into_owned())
+        .map(|p| super::path_text(&p))
         .collect()
 }
 
@@ -127,17 +142,108 @@ fn plain_config(repo: &Repository) -> bool {
         return false;
     };
     let flag = |name: &str, default: bool| config.get_bool(name).unwrap_or(default);
-    !flag("core.ignorecase", false)
-        && flag("core.symlinks", true)
-        && !flag("core.splitindex", false)
+    !flag("core.ignorecase", false) && flag("core.symlinks", true)
 }
 
-/// libgit2's verdict on one tracked file (filters, `core.filemode`, racy entries all handled).
-fn content_dirty(repo: &Repository, path: &[u8]) -> bool {
-    match repo.status_file(Path::new(OsStr::from_bytes(path))) {
-        Ok(status) => !(status - Status::IGNORED).is_empty(),
-        Err(_) => true,
+/// libgit2's verdict on the content of tracked files whose stat data settles nothing (filters,
+/// `core.filemode`, racy entries all handled).
+struct Judge<'r> {
+    repo: &'r Repository,
+    /// For an index libgit2 cannot read (split or sparse): a second handle on the worktree
+    /// whose index is an in-memory one holding the entries asked about, opened on first use.
+    memory: Option<Option<Repository>>,
+}
+
+impl<'r> Judge<'r> {
+    fn new(repo: &'r Repository, beyond_libgit2: bool) -> Self {
+        let memory = if beyond_libgit2 { Some(None) } else { None };
+        Judge { repo, memory }
     }
+
+    fn content_dirty(&mut self, entry: &Entry) -> bool {
+        let repo = match &mut self.memory {
+            None => self.repo,
+            Some(slot) => {
+                if slot.is_none() {
+                    *slot = self.repo.workdir().and_then(|w| Repository::open(w).ok());
+                }
+                let Some(repo) = slot.as_ref() else {
+                    return true;
+                };
+                if !in_memory_index(repo, std::slice::from_ref(entry)) {
+                    return true;
+                }
+                repo
+            }
+        };
+        match repo.status_file(Path::new(OsStr::from_bytes(&entry.path))) {
+            Ok(status) => !(status - Status::IGNORED).is_empty(),
+            Err(_) => true,
+        }
+    }
+}
+
+/// Give `repo` an in-memory index holding `entries`, their times zeroed so libgit2 hashes the
+/// content rather than trusting stat data; `false` when libgit2 refuses.
+pub(super) fn in_memory_index(repo: &Repository, entries: &[Entry]) -> bool {
+    match memory_index(entries) {
+        Some(mut index) => repo.set_index(&mut index).is_ok(),
+        None => false,
+    }
+}
+
+/// The index of the worktree `repo` as libgit2's type: libgit2's own reading, or, for a split or
+/// sparse index libgit2 cannot read, ours in memory (a sparse index's folder entries left out:
+/// libgit2 has no form for them, and no file of theirs is on disk to be lost).
+pub(super) fn libgit2_index(repo: &Repository) -> Result<git2::Index> {
+    // Ours first: it refuses an index that is not a regular file (a FIFO would block libgit2)
+    // and verifies the checksum, which libgit2 does too.
+    let read = index_file::read(repo.path())?;
+    let error = match repo.index() {
+        Ok(index) => return Ok(index),
+        Err(error) => error,
+    };
+    let Some(index) = read.filter(|i| i.beyond_libgit2) else {
+        return Err(error.into());
+    };
+    let files: Vec<Entry> = index
+        .entries
+        .into_iter()
+        .filter(|e| !e.is_sparse_dir())
+        .collect();
+    memory_index(&files).ok_or(error.into())
+}
+
+/// An in-memory libgit2 index of `entries` (times zeroed, see `in_memory_index`).
+fn memory_index(entries: &[Entry]) -> Option<git2::Index> {
+    let mut index = git2::Index::new().ok()?;
+    for entry in entries {
+        let flags = (entry.path.len().min(0xfff) as u16) | (entry.stage << 12);
+        let mut flags_extended = 0;
+        if entry.skip_worktree {
+            flags_extended |= git2::IndexEntryExtendedFlag::SKIP_WORKTREE.bits();
+        }
+        if entry.intent_to_add {
+            flags_extended |= git2::IndexEntryExtendedFlag::INTENT_TO_ADD.bits();
+        }
+        let zero = git2::IndexTime::new(0, 0);
+        let added = index.add(&git2::IndexEntry {
+            ctime: zero,
+            mtime: zero,
+            dev: 0,
+            ino: entry.stat.ino,
+            mode: entry.mode,
+            uid: entry.stat.uid,
+            gid: entry.stat.gid,
+            file_size: entry.stat.size,
+            id: entry.oid,
+            flags,
+            flags_extended,
+            path: entry.path.clone(),
+        });
+        added.ok()?;
+    }
+    Some(index)
 }
 
 /// lstat each entry and compare with its stat data.
@@ -216,6 +322,15 @@ fn compare_tree(
         return Ok(());
     }
     let under = range_under(entries, prefix);
+    if let [only] = under
+        && only.is_sparse_dir()
+        && only.path == prefix
+    {
+        if tree.is_none_or(|t| t.id() != only.oid) {
+            sparse_dir_changes(repo, tree, only, out);
+        }
+        return Ok(());
+    }
     let mut dirs: HashSet<Vec<u8>> = HashSet::new();
     let mut files: HashSet<Vec<u8>> = HashSet::new();
     for item in tree.iter().flat_map(|t| t.iter()) {
@@ -265,6 +380,31 @@ fn compare_tree(
         at += run.len();
     }
     Ok(())
+}
+
+/// The paths where a sparse index's folder entry (a whole tree, staged) differs from HEAD's
+/// folder `head`; the folder itself when its tree cannot be read.
+fn sparse_dir_changes(
+    repo: &Repository,
+    head: Option<&git2::Tree>,
+    entry: &Entry,
+    out: &mut Vec<Vec<u8>>,
+) {
+    let listed = (|| -> Option<()> {
+        let staged = repo.find_tree(entry.oid).ok()?;
+        let diff = repo.diff_tree_to_tree(head, Some(&staged), None).ok()?;
+        for delta in diff.deltas() {
+            for file in [delta.old_file(), delta.new_file()] {
+                if let Some(path) = file.path_bytes() {
+                    out.push([entry.path.as_slice(), path].concat());
+                }
+            }
+        }
+        Some(())
+    })();
+    if listed.is_none() {
+        out.push(entry.path.clone());
+    }
 }
 
 /// Whether `path` is inside the folder `dir` (starts with `dir/`).
@@ -347,12 +487,15 @@ struct Walk<'a> {
     /// The entries under tracked folders that are no longer folders (a file or symlink took
     /// their place), as ranges of `entries`.
     not_dirs: Vec<Range<usize>>,
+    /// Files on disk inside a sparse index's folder entry that differ from its tree.
+    dirty: Vec<Vec<u8>>,
 }
 
 /// What the walk found.
 struct Walked {
     untracked: Vec<Vec<u8>>,
     not_dirs: Vec<Range<usize>>,
+    dirty: Vec<Vec<u8>>,
 }
 
 impl<'a> Walk<'a> {
@@ -369,11 +512,13 @@ impl<'a> Walk<'a> {
             path: Joined::new(workdir),
             untracked: Vec::new(),
             not_dirs: Vec::new(),
+            dirty: Vec::new(),
         };
         walk.dir(0..entries.len())?;
         Ok(Walked {
             untracked: walk.untracked,
             not_dirs: walk.not_dirs,
+            dirty: walk.dirty,
         })
     }
 
@@ -401,7 +546,12 @@ impl<'a> Walk<'a> {
             let tracked_dir = !inside.is_empty();
             if is_dir && tracked_dir {
                 self.path.bytes.push(b'/');
-                self.dir(inside)?;
+                match &self.entries[inside.clone()] {
+                    [only] if only.is_sparse_dir() && only.path == self.path.rel() => {
+                        self.sparse_dir(only.oid)?;
+                    }
+                    _ => self.dir(inside)?,
+                }
                 continue;
             }
             if tracked_dir {
@@ -429,11 +579,65 @@ impl<'a> Walk<'a> {
         Ok(())
     }
 
+    /// A folder a sparse index keeps as one entry (tree `oid`) that is on disk anyway, in
+    /// `self.path`. git then expands the index and judges each file, and so does this: a file
+    /// of the tree is dirty when its kind or content (hashed raw) differs, any other file is
+    /// untracked unless ignored. Otherwise a crafted sparse index could pass edited files off
+    /// as untracked ones.
+    fn sparse_dir(&mut self, oid: git2::Oid) -> Result<()> {
+        let tree = self.repo.find_tree(oid).ok();
+        let folder = self.path.path().to_path_buf();
+        let base = self.path.rel().to_vec();
+        let walk = walkdir::WalkDir::new(&folder)
+            .follow_links(false)
+            .into_iter()
+            .filter_entry(|e| e.file_name() != ".git");
+        for item in walk {
+            let item = item?;
+            if item.file_type().is_dir() {
+                continue;
+            }
+            let inner = item.path().strip_prefix(&folder)?;
+            let rel = [base.as_slice(), inner.as_os_str().as_bytes()].concat();
+            let committed = tree.as_ref().and_then(|t| t.get_path(inner).ok());
+            match committed {
+                Some(c) if c.kind() == Some(git2::ObjectType::Blob) => {
+                    if file_differs(item.path(), &item, c.id(), c.filemode())? {
+                        self.dirty.push(rel);
+                    }
+                }
+                _ if rel == self.exempt || self.ignored(&rel) => {}
+                _ => self.untracked.push(rel),
+            }
+        }
+        Ok(())
+    }
+
     fn ignored(&self, path: &[u8]) -> bool {
         self.repo
             .status_should_ignore(Path::new(OsStr::from_bytes(path)))
             .unwrap_or(false)
     }
+}
+
+/// Whether the file at `path` differs from the blob `id` of mode `mode` (content hashed raw).
+fn file_differs(path: &Path, item: &walkdir::DirEntry, id: git2::Oid, mode: i32) -> Result<bool> {
+    let meta = item.metadata()?;
+    let mode = mode as u32;
+    let content = if meta.file_type().is_symlink() {
+        if mode != SYMLINK {
+            return Ok(true);
+        }
+        let target = std::fs::read_link(path)?;
+        git2::Oid::hash_object(git2::ObjectType::Blob, target.as_os_str().as_bytes())?
+    } else {
+        let executable = meta.mode() & 0o100 != 0;
+        if mode == SYMLINK || executable != (mode == EXECUTABLE) {
+            return Ok(true);
+        }
+        git2::Oid::hash_file(git2::ObjectType::Blob, path)?
+    };
+    Ok(content != id)
 }
 
 /// What a folder's item is, as far as the walk needs to know.

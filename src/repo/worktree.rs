@@ -3,9 +3,10 @@
 
 use std::path::{Path, PathBuf};
 
-use anyhow::{Context, Result};
+use anyhow::{Context, Result, bail};
 use git2::{Oid, Repository, Status, StatusOptions};
 
+use super::scan::Scanned;
 use super::{Repo, canonical};
 
 /// One worktree of the repository.
@@ -32,13 +33,28 @@ impl WorktreeInfo {
     }
 }
 
-/// What a worktree holds beyond its HEAD commit.
+/// What a worktree holds beyond its HEAD commit. Paths are as [`path_text`] writes them: a path
+/// that is not UTF-8 is listed like any other, its invalid bytes escaped.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct WorktreeStatus {
     /// Tracked paths with staged or unstaged changes.
     pub dirty: Vec<String>,
     /// Untracked, not-ignored files, one by one (inside untracked folders too).
     pub untracked: Vec<String>,
+}
+
+/// A repository path (bytes) as text: UTF-8 as it is, each byte of an invalid sequence as `\xNN`
+/// (`caf\xe9.txt`), so no path is dropped and no byte of one is lost (SPEC §11). Paths are
+/// compared as bytes before this; it is for reports only.
+pub fn path_text(path: &[u8]) -> String {
+    let mut out = String::with_capacity(path.len());
+    for chunk in path.utf8_chunks() {
+        out.push_str(chunk.valid());
+        for b in chunk.invalid() {
+            out.push_str(&format!("\\x{b:02x}"));
+        }
+    }
+    out
 }
 
 impl Repo {
@@ -147,12 +163,29 @@ impl Repo {
     }
 }
 
-fn status_in(repo: &Repository, path: &Path, exempt: &str) -> Result<WorktreeStatus> {
+pub(super) fn status_in(repo: &Repository, path: &Path, exempt: &str) -> Result<WorktreeStatus> {
     let scanned = super::scan::scan(repo, exempt)
         .with_context(|| format!("cannot scan the worktree {}", path.display()))?;
     match scanned {
-        Some(status) => Ok(status),
-        None => statuses(repo, path, exempt),
+        Scanned::Status(status) => Ok(status),
+        Scanned::General { index: None } => statuses(repo, path, exempt),
+        Scanned::General { index: Some(index) } => {
+            // libgit2 cannot read this index file (split or sparse): hand it the entries in
+            // memory, on a handle of its own. A sparse index's folder entries have no libgit2
+            // form: that combination is a gap, never a guess.
+            if index.entries.iter().any(|e| e.is_sparse_dir()) {
+                bail!(
+                    "a sparse index in a worktree with submodules, core.ignorecase or \
+                     core.symlinks=false is not supported (git sparse-checkout set --no-sparse-index)"
+                );
+            }
+            let own = Repository::open(path)
+                .with_context(|| format!("cannot open the worktree {}", path.display()))?;
+            if !super::scan::in_memory_index(&own, &index.entries) {
+                bail!("libgit2 cannot take the index of {}", path.display());
+            }
+            statuses(&own, path, exempt)
+        }
     }
 }
 
@@ -170,15 +203,18 @@ fn statuses(repo: &Repository, path: &Path, exempt: &str) -> Result<WorktreeStat
         .with_context(|| format!("cannot read the status of the worktree {}", path.display()))?;
     let mut status = WorktreeStatus::default();
     for entry in statuses.iter() {
-        let Some(file) = entry.path() else { continue };
-        if file == exempt {
+        // The bytes: `path()` is `None` for a path that is not UTF-8, which must not vanish.
+        let file = entry.path_bytes();
+        if file == exempt.as_bytes() {
             continue;
         }
+        // One path can be both: a file whose removal is staged and that is still on disk.
         let flags = entry.status();
         if flags.contains(Status::WT_NEW) {
-            status.untracked.push(file.to_string());
-        } else if !flags.is_empty() && !flags.contains(Status::IGNORED) {
-            status.dirty.push(file.to_string());
+            status.untracked.push(path_text(file));
+        }
+        if flags.intersects(!(Status::WT_NEW | Status::IGNORED | Status::CURRENT)) {
+            status.dirty.push(path_text(file));
         }
     }
     Ok(status)

@@ -237,7 +237,7 @@ fn base_args(network: bool) -> Vec<&'static str> {
 /// one is in effect.
 pub fn record_key_paths() -> (Vec<PathBuf>, Vec<PathBuf>) {
     let mut files = Vec::new();
-    let named = std::env::var_os("CLOSEGATE_RECORD_KEY_FILE").filter(|f| !f.is_empty());
+    let named = std::env::var_os(crate::record::key::ENV).filter(|f| !f.is_empty());
     files.extend(named.and_then(|f| std::fs::canonicalize(f).ok()));
     let mut dirs: Vec<PathBuf> = Vec::new();
     let xdg = std::env::var_os("XDG_CONFIG_HOME").map(PathBuf::from);

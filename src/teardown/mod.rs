@@ -4,6 +4,9 @@
 //! `safety` holds every reason to refuse, `remove` the destructive steps. This module decides
 //! and returns what happened as data; `cmd::teardown` prints it.
 
+mod execute;
+mod failpoint;
+pub mod handles;
 pub mod remove;
 mod resume;
 pub mod safety;
@@ -19,7 +22,7 @@ use crate::finding::{Finding, Gate, Verdict};
 use crate::gates::{self, Inputs, Outcome};
 use crate::inputs::{self, GateArgs};
 use crate::ledger;
-use crate::repo::{self, Repo, WorktreeInfo, safety::BranchDeletion};
+use crate::repo::{self, Repo, WorktreeInfo};
 use crate::report::Report;
 
 /// A teardown as asked on the command line.
@@ -191,12 +194,14 @@ fn decide(req: &Request, inputs: &Inputs, outcome: &Outcome, info: &WorktreeInfo
     let ctx = safety::Ctx {
         repo: &inputs.repo,
         info,
+        dir: &info.path,
+        aside: false,
         status_file: &inputs.config.status_file,
-        scanned: outcome.worktree_status.as_ref(),
         verified: outcome.commit,
         branch: branch.as_deref(),
         base: inputs.base.as_ref().map(|(_, id)| *id),
         delete_branch: req.delete_branch,
+        abandoned: report.state == Some(State::ClosedWithoutMerge),
     };
     let findings = safety::run(&ctx)?;
     let admission = admit(report, req.allow_unverified);
@@ -238,7 +243,7 @@ fn decide(req: &Request, inputs: &Inputs, outcome: &Outcome, info: &WorktreeInfo
         return Ok(done);
     }
     done.report = Some(full);
-    execute(req, inputs, &plan, admission, done)
+    execute::run(req, inputs, &plan, admission, done)
 }
 
 fn plan(
@@ -307,6 +312,16 @@ fn plan_steps(done: &mut Done, plan: &Plan, inputs: &Inputs) {
     if let Some(path) = &plan.archive {
         let what = format!("{} to {}", inputs.config.status_file, path.display());
         done.step("would archive", what);
+        let status_file = &inputs.config.status_file;
+        match remove::read_doc(&plan.worktree, status_file) {
+            Ok(Some(bytes)) if bytes != inputs.status => {
+                let to = remove::worktree_archive_path(path);
+                let what = format!("{status_file} of the worktree to {}", to.display());
+                done.step("would archive", what);
+            }
+            Ok(_) => {}
+            Err(why) => done.step("would keep", format!("{status_file} ({why})")),
+        }
     }
     let what = format!(
         "worktree {} (ignored files with it)",
@@ -337,87 +352,11 @@ fn keep_branch_step(done: &mut Done, branch: &Branch, refused: bool) {
     }
 }
 
-/// Archive, record, remove, delete the branch: in that order, each only after the one before.
-fn execute(
-    req: &Request,
-    inputs: &Inputs,
-    plan: &Plan,
-    admission: Admission,
-    mut done: Done,
-) -> Result<Done> {
-    let common = inputs.repo.common_dir();
-    let report = done.report.clone().unwrap_or_default();
-    if let Some(path) = &plan.archive {
-        remove::archive(path, &inputs.status)?;
-        let what = format!("{} to {}", inputs.config.status_file, path.display());
-        done.step("archived", what);
-    }
-    let (branch, branch_tip) = match &plan.branch {
-        Branch::Delete { name, at } => (Some(name.clone()), Some(at.to_string())),
-        Branch::Keep { .. } => (None, None),
-    };
-    let fields = json!({
-        "admission": admission.as_str(),
-        "allow_unverified": req.allow_unverified,
-        "archive": plan.archive.as_ref().map(|p| p.display().to_string()),
-        "artifacts": report.artifacts,
-        "deleted": {"worktree": plan.worktree.display().to_string(),
-                    "admin": plan.admin.display().to_string(),
-                    "branch": branch, "branch_tip": branch_tip},
-    });
-    ledger::record_teardown(&common, &report, claimed(&report), true, fields)?;
-    let left = match remove::remove_worktree(&plan.worktree, &plan.admin) {
-        Ok(left) => left,
-        Err(err) => {
-            let fields = json!({"incomplete": true, "error": format!("{err:#}")});
-            ledger::record_teardown(&common, &report, claimed(&report), false, fields)?;
-            return Err(err.context("nothing was removed"));
-        }
-    };
-    done.step(
-        "removed",
-        format!(
-            "worktree {} (ignored files with it)",
-            plan.worktree.display()
-        ),
-    );
-    if plan.admin.symlink_metadata().is_err() {
-        done.step(
-            "removed",
-            format!("administrative data {}", plan.admin.display()),
-        );
-        delete_branch(&common, &plan.branch, &mut done, &report)?;
-    } else {
-        keep_branch_step(&mut done, &plan.branch, true);
-    }
-    finish_left(&common, &report, left, &plan.worktree, done)
-}
-
-/// Compare-and-delete the branch; a branch that moved is kept and the record says so.
-fn delete_branch(common: &Path, branch: &Branch, done: &mut Done, report: &Report) -> Result<()> {
-    let Branch::Delete { name, at } = branch else {
-        keep_branch_step(done, branch, false);
-        return Ok(());
-    };
-    let repo = Repo::discover(common)?;
-    match repo.delete_branch_if_at(name, *at)? {
-        BranchDeletion::Deleted => done.step("deleted", format!("branch {name} (was {at})")),
-        BranchDeletion::Moved(now) => {
-            let now = now.map_or("nowhere (deleted)".into(), |id| id.to_string());
-            let why = format!("it moved from the verified {at} to {now}, so it was not deleted");
-            done.step("kept", format!("branch {name}: {why}"));
-            let fields = json!({"branch_kept": why});
-            ledger::record_teardown(common, report, claimed(report), true, fields)?;
-        }
-    }
-    Ok(())
-}
-
 /// Report what a removal left behind (exit 2) or nothing (exit 0).
 pub(crate) fn finish_left(
     common: &Path,
     report: &Report,
-    left: remove::Left,
+    left: handles::Left,
     worktree: &Path,
     mut done: Done,
 ) -> Result<Done> {
@@ -431,8 +370,10 @@ pub(crate) fn finish_left(
     let fields = json!({"incomplete": true, "left": paths});
     ledger::record_teardown(common, report, claimed(report), false, fields)?;
     done.error = Some(format!(
-        "the removal stopped midway: {} path(s) could not be removed (listed above); fix that and \
-         run `closegate teardown {}` again to finish",
+        "the removal stopped midway: {} path(s) were left in place (listed above): they could not \
+         be removed, or they appeared or changed after the last probe and closegate never deletes \
+         what it has not seen; move them out or fix that, then run `closegate teardown {}` again \
+         to finish",
         left.len(),
         worktree.display()
     ));

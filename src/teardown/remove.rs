@@ -1,16 +1,21 @@
 //! The destructive half of the teardown: archive the status document, then remove the worktree
 //! directory and its administrative data. Only called after every check of `safety` passed.
 //!
-//! The worktree directory is first renamed to a hidden sibling (`.<name>.closegate-removing`), so
-//! it disappears as a whole at once; its contents are then removed one entry at a time, going on
-//! past failures so the report can name everything that is left. A later teardown of the same
-//! path finishes removing that sibling.
+//! The worktree directory is first renamed to a hidden sibling whose name is unique to this
+//! teardown and recorded before the rename (`.<name>.closegate-removing-<token>`), so it disappears
+//! as a whole at once. The probes run again there; then exactly the entries their walk saw are
+//! removed through directory handles (`handles`), going on past failures so the report can name
+//! everything that is left. The worktree's `.git` file goes last, with the administrative data:
+//! it is how a rerun from anywhere finds the repository. A later teardown of the same path
+//! finishes the job, and only for a sibling its record names.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 
+use super::failpoint;
+use super::handles::{self, Left, Removal};
 use crate::record;
 
 /// `<common>/closegate/records/<slug>/<commit>.md`.
@@ -38,78 +43,131 @@ pub fn archive(target: &Path, bytes: &[u8]) -> Result<()> {
     Ok(())
 }
 
-/// Where a worktree directory is moved while it is being removed.
-pub fn removing_path(worktree: &Path) -> PathBuf {
+/// The first part of every aside name of the worktree at `worktree`: `.<name>.closegate-removing-`.
+pub fn aside_prefix(worktree: &Path) -> String {
     let name = worktree
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
-    worktree.with_file_name(format!(".{name}.closegate-removing"))
+    format!(".{name}.closegate-removing-")
 }
 
-/// What could not be removed: a path and why.
-pub type Left = Vec<(PathBuf, String)>;
+/// Where this teardown moves the worktree: a sibling named with a fresh random token.
+pub fn aside_path(worktree: &Path, token: &str) -> PathBuf {
+    worktree.with_file_name(format!("{}{token}", aside_prefix(worktree)))
+}
 
-/// Move the worktree directory aside, remove its admin dir, then its contents. Returns what is
-/// left; an `Err` means nothing was removed (the directory could not be moved aside).
-pub fn remove_worktree(worktree: &Path, admin_dir: &Path) -> Result<Left> {
-    let aside = removing_path(worktree);
-    let mut left = Left::new();
-    if aside.symlink_metadata().is_ok() {
-        // An earlier teardown of this path stopped midway: finish it first.
-        remove_tree(&aside, &mut left);
-        if !left.is_empty() {
-            return Ok(left);
-        }
-    }
-    std::fs::rename(worktree, &aside).with_context(|| {
+/// Where the aside's `.git` file is moved just before the emptied aside is removed, so that a
+/// rerun can still find the repository: `<aside>.git`.
+pub fn breadcrumb(aside: &Path) -> PathBuf {
+    let mut name = aside.file_name().unwrap_or_default().to_os_string();
+    name.push(".git");
+    aside.with_file_name(name)
+}
+
+/// `<commit>.worktree.md` beside `<commit>.md`: the worktree's own status document when it
+/// differs from the one archived.
+pub fn worktree_archive_path(archive: &Path) -> PathBuf {
+    let stem = archive
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    archive.with_file_name(format!("{stem}.worktree.md"))
+}
+
+/// Rename the worktree aside (never over anything that exists there).
+pub fn move_aside(worktree: &Path, aside: &Path) -> Result<()> {
+    failpoint::step("rename aside");
+    handles::rename_noreplace(worktree, aside).with_context(|| {
         format!(
             "cannot move {} aside to {}",
             worktree.display(),
             aside.display()
         )
-    })?;
-    remove_admin(admin_dir, &mut left);
-    remove_tree(&aside, &mut left);
-    Ok(left)
+    })
+}
+
+/// Remove what the last probe saw in `aside`, then the administrative data, then the `.git` file
+/// and the emptied directory. Returns what is left (then the `.git` file and the administrative
+/// data are kept too, so a rerun can finish).
+pub fn finish(aside: &Path, admin_dir: Option<&Path>, removal: &Removal) -> Left {
+    let mut left = removal.run(aside);
+    if !left.is_empty() {
+        return left;
+    }
+    if let Some(admin) = admin_dir {
+        failpoint::step("remove administrative data");
+        handles::remove_all(admin, &mut left);
+        if !left.is_empty() {
+            return left;
+        }
+    }
+    finalize(aside, &mut left);
+    left
+}
+
+/// The last steps: move the `.git` file out as `<aside>.git`, remove the (now empty) aside, then
+/// that file. Each can be interrupted; a rerun takes it from where it stopped.
+pub fn finalize(aside: &Path, left: &mut Left) {
+    let gitlink = aside.join(".git");
+    let crumb = breadcrumb(aside);
+    match gitlink.symlink_metadata() {
+        Ok(meta) if meta.is_file() => {
+            failpoint::step("move .git out");
+            if let Err(e) = handles::rename_noreplace(&gitlink, &crumb) {
+                return left.push((gitlink, e.to_string()));
+            }
+        }
+        Ok(_) => return left.push((gitlink, "not the worktree's `.git` file".into())),
+        Err(_) => {}
+    }
+    if aside.symlink_metadata().is_ok() {
+        failpoint::step("remove aside");
+        if let Err(e) = std::fs::remove_dir(aside) {
+            return left.push((aside.to_path_buf(), e.to_string()));
+        }
+    }
+    if crumb.symlink_metadata().is_ok_and(|m| m.is_file()) {
+        failpoint::step("remove .git");
+        if let Err(e) = std::fs::remove_file(&crumb) {
+            left.push((crumb, e.to_string()));
+        }
+    }
 }
 
 /// Remove a worktree's administrative directory (`<common>/worktrees/<name>`), as prune does.
 pub fn remove_admin(admin_dir: &Path, left: &mut Left) {
-    if admin_dir.symlink_metadata().is_ok() {
-        remove_tree(admin_dir, left);
-    }
+    failpoint::step("remove administrative data");
+    handles::remove_all(admin_dir, left);
 }
 
-/// Remove `path` and everything below it without following symlinks, going on past failures.
-/// A directory is removed only when everything inside it was, so only root causes are listed.
-pub fn remove_tree(path: &Path, left: &mut Left) {
-    let meta = match path.symlink_metadata() {
-        Ok(meta) => meta,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return,
-        Err(e) => return left.push((path.to_path_buf(), e.to_string())),
+/// SPEC §11's cap on every input file.
+const MAX_DOC_BYTES: u64 = 16 << 20;
+
+/// The worktree's own status document at `dir/<status_file>`, when it is a regular file: its
+/// bytes, or `Err` when it cannot be read safely (too large, unreadable), so it must be kept.
+pub fn read_doc(dir: &Path, status_file: &str) -> std::result::Result<Option<Vec<u8>>, String> {
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+    let path = dir.join(status_file);
+    match path.symlink_metadata() {
+        Ok(meta) if meta.is_file() => {}
+        _ => return Ok(None),
+    }
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+        .open(&path);
+    let mut file = match file {
+        Ok(file) if file.metadata().is_ok_and(|m| m.is_file()) => file,
+        Ok(_) => return Ok(None),
+        Err(e) => return Err(e.to_string()),
     };
-    if !meta.is_dir() {
-        if let Err(e) = std::fs::remove_file(path) {
-            left.push((path.to_path_buf(), e.to_string()));
-        }
-        return;
-    }
-    let before = left.len();
-    match std::fs::read_dir(path) {
-        Ok(entries) => {
-            for entry in entries {
-                match entry {
-                    Ok(entry) => remove_tree(&entry.path(), left),
-                    Err(e) => left.push((path.to_path_buf(), e.to_string())),
-                }
-            }
-        }
-        Err(e) => left.push((path.to_path_buf(), e.to_string())),
-    }
-    if left.len() == before
-        && let Err(e) = std::fs::remove_dir(path)
-    {
-        left.push((path.to_path_buf(), e.to_string()));
+    let mut bytes = Vec::new();
+    let cap = MAX_DOC_BYTES;
+    match (&mut file).take(cap + 1).read_to_end(&mut bytes) {
+        Ok(_) if bytes.len() as u64 > cap => Err(format!("larger than {cap} bytes")),
+        Ok(_) => Ok(Some(bytes)),
+        Err(e) => Err(e.to_string()),
     }
 }

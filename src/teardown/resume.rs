@@ -1,23 +1,58 @@
 //! A teardown of a path that is no live worktree: finish a removal that stopped midway, prune a
 //! registration whose directory is gone (as `git worktree prune` would), or say that the worktree
-//! was torn down already. Which one is decided from the registration and the record.
+//! was torn down already.
+//!
+//! A removal that stopped midway is found from the worktree path alone: its aside directory is a
+//! sibling (`.<name>.closegate-removing-<token>`) whose `.git` file (or, at the very end,
+//! `<aside>.git`) names the repository, whatever the current directory. It is finished only when
+//! that repository's record names exactly that aside for exactly this worktree; a sibling no
+//! record names is never touched.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
+use git2::Oid;
 use serde_json::{Value, json};
 
-use super::{Done, Request, finish_left, remove};
+use super::execute::{aside_info, probe_aside};
+use super::handles::{Left, Removal, Seen};
+use super::{Done, Request, finish_left, remove, safety};
 use crate::finding::{Finding, Gate, Verdict};
 use crate::ledger;
+use crate::record;
 use crate::repo::{Repo, WorktreeInfo};
 use crate::report::Report;
 
-/// The path is no live worktree: prune a registration whose directory is gone, finish a removal
-/// that stopped midway, or say that it was torn down already.
+/// The path is no live worktree: finish a removal that stopped midway, prune a registration whose
+/// directory is gone, or say that it was torn down already.
 pub fn leftover(req: &Request, target: &Path) -> Result<Done> {
+    let mut done = Done {
+        dry_run: req.dry_run,
+        ..Done::default()
+    };
+    let mut resumed = false;
+    for aside in asides(target) {
+        match recorded(target, &aside)? {
+            Some((repo, prior)) => {
+                done = resume(req, &repo, &prior, target, &aside, done)?;
+                resumed = true;
+            }
+            None => done.step(
+                "kept",
+                format!("{} (no teardown record names it)", aside.display()),
+            ),
+        }
+    }
+    if resumed {
+        return Ok(done);
+    }
     let cwd = std::env::current_dir().context("cannot read the current directory")?;
-    let repo = Repo::discover(&cwd)?;
+    let repo = Repo::discover(&cwd).with_context(|| {
+        format!(
+            "{} is no worktree, and no teardown of it is left to finish",
+            target.display()
+        )
+    })?;
     let common = repo.common_dir();
     let prior = ledger::last_removal(&common, &target.display().to_string())?;
     if let Some(info) = repo.worktree_at(target) {
@@ -35,42 +70,167 @@ pub fn leftover(req: &Request, target: &Path) -> Result<Done> {
     let Some(prior) = prior else {
         bail!("{} is not a worktree of this repository", target.display());
     };
-    let mut done = Done {
-        dry_run: req.dry_run,
-        ..Done::default()
-    };
-    let aside = remove::removing_path(target);
     let at = prior["ts"].as_str().unwrap_or("an unknown time");
-    if aside.symlink_metadata().is_err() {
-        done.step(
-            "nothing",
-            format!("{} was torn down at {at}", target.display()),
-        );
-        return Ok(done);
+    done.step(
+        "nothing",
+        format!("{} was torn down at {at}", target.display()),
+    );
+    Ok(done)
+}
+
+/// The aside directories of `target` (from either their own name or their `<aside>.git` file).
+fn asides(target: &Path) -> Vec<PathBuf> {
+    let (Some(parent), prefix) = (target.parent(), remove::aside_prefix(target)) else {
+        return Vec::new();
+    };
+    let Ok(entries) = std::fs::read_dir(parent) else {
+        return Vec::new();
+    };
+    let mut found: Vec<PathBuf> = entries
+        .flatten()
+        .filter_map(|e| {
+            let name = e.file_name().to_string_lossy().into_owned();
+            let token = name.strip_prefix(&prefix)?;
+            let token = token.strip_suffix(".git").unwrap_or(token);
+            let hex = token.len() == 16 && token.bytes().all(|b| b.is_ascii_hexdigit());
+            hex.then(|| remove::aside_path(target, token))
+        })
+        .collect();
+    found.sort();
+    found.dedup();
+    found
+}
+
+/// The administrative directory the aside's `.git` file (or `<aside>.git`) names.
+fn admin_of(aside: &Path) -> Option<PathBuf> {
+    let link = [aside.join(".git"), remove::breadcrumb(aside)]
+        .into_iter()
+        .find(|p| {
+            p.symlink_metadata()
+                .is_ok_and(|m| m.is_file() && m.len() < 4096)
+        })?;
+    let text = std::fs::read_to_string(link).ok()?;
+    let dir = text.trim_end().strip_prefix("gitdir: ")?;
+    Some(aside.join(dir))
+}
+
+/// The common directory of an administrative directory `<common>/worktrees/<name>`, gone or not.
+fn common_of(admin: &Path) -> Option<PathBuf> {
+    if let Ok(rel) = std::fs::read_to_string(admin.join("commondir")) {
+        return Some(admin.join(rel.trim_end()));
     }
+    let worktrees = admin.parent()?;
+    (worktrees.file_name()? == "worktrees").then(|| worktrees.parent().map(Path::to_path_buf))?
+}
+
+/// The repository and the teardown record that named `aside` for `target`, if any.
+fn recorded(target: &Path, aside: &Path) -> Result<Option<(Repo, Value)>> {
+    let Some(common) = admin_of(aside).as_deref().and_then(common_of) else {
+        return Ok(None);
+    };
+    let Ok(repo) = Repo::discover(&common) else {
+        return Ok(None);
+    };
+    let (want_aside, want_wt) = (aside.display().to_string(), target.display().to_string());
+    let records = record::read(&repo.common_dir())?.records;
+    let prior = records.into_iter().rev().find(|r| {
+        r["event"] == "teardown"
+            && r["removed"] == true
+            && r["aside"] == want_aside.as_str()
+            && r["worktree"] == want_wt.as_str()
+    });
+    Ok(prior.map(|p| (repo, p)))
+}
+
+/// Finish the teardown that moved `target` to `aside`: probe again, remove what the probe saw,
+/// then the administrative data and the last files.
+fn resume(
+    req: &Request,
+    repo: &Repo,
+    prior: &Value,
+    target: &Path,
+    aside: &Path,
+    mut done: Done,
+) -> Result<Done> {
+    let common = repo.common_dir();
+    let at = prior["ts"].as_str().unwrap_or("an unknown time");
+    let what = format!("{} (left by the teardown at {at})", aside.display());
     if req.dry_run {
-        done.step(
-            "would remove",
-            format!("{} (left by the teardown at {at})", aside.display()),
-        );
+        done.step("would remove", what);
         return Ok(done);
     }
-    let report = report_from(&prior, target);
-    let mut left = remove::Left::new();
-    remove::remove_tree(&aside, &mut left);
+    let mut report = report_from(prior, target);
+    let admin = admin_of(aside).filter(|a| a.is_dir());
+    let gitlink = aside.join(".git").symlink_metadata().is_ok();
+    let only = match (&admin, gitlink) {
+        (Some(_), true) => only_gitlink(aside)?,
+        _ => None,
+    };
+    let left = match (&admin, gitlink, only) {
+        (Some(admin), true, Some(seen)) => {
+            // Only the `.git` file is left: the administrative data goes next. A kill while it
+            // was being removed may have left it half gone, so nothing is probed through it.
+            // The walk that found only `.git` is what the removal goes by.
+            let removal = Removal {
+                seen: &seen,
+                keep: Default::default(),
+                hold: [(b".git".to_vec(), ())].into(),
+            };
+            remove::finish(aside, Some(admin), &removal)
+        }
+        (Some(admin), true, None) => {
+            let info = aside_info(target, admin);
+            let status_file = prior["status_file"]
+                .as_str()
+                .unwrap_or(crate::config::DEFAULT_STATUS_FILE);
+            let ctx = safety::Ctx {
+                repo,
+                info: &info,
+                dir: aside,
+                aside: true,
+                status_file,
+                verified: report.commit.as_deref().and_then(|c| Oid::from_str(c).ok()),
+                branch: None,
+                base: None,
+                delete_branch: false,
+                abandoned: prior["claimed"] == "closed-without-merge",
+            };
+            let archive = prior["archive"].as_str().map(PathBuf::from);
+            let probe = probe_aside(&ctx, archive.as_deref(), &mut done)?;
+            if probe.findings.is_empty() {
+                remove::finish(aside, Some(admin), &probe.removal())
+            } else {
+                report.add_gate(Gate::Teardown, probe.findings);
+                report.finish();
+                vec![(aside.to_path_buf(), "the last probe refused it".to_string())]
+            }
+        }
+        _ if aside.is_dir() => {
+            // The administrative data is gone: only the `.git` file may still be removed.
+            let seen = Seen::root_only(aside)
+                .with_context(|| format!("cannot read the directory {}", aside.display()))?;
+            let removal = Removal {
+                seen: &seen,
+                keep: Default::default(),
+                hold: [(b".git".to_vec(), ())].into(),
+            };
+            remove::finish(aside, None, &removal)
+        }
+        _ => {
+            let mut left = Left::new();
+            remove::finalize(aside, &mut left);
+            left
+        }
+    };
     if left.is_empty() {
-        ledger::record_teardown(
-            &common,
-            &report,
-            prior["claimed"].as_str(),
-            true,
-            json!({"resumed": true}),
-        )?;
-        done.step(
-            "removed",
-            format!("{} (left by the teardown at {at})", aside.display()),
-        );
+        let fields = json!({"resumed": true, "aside": aside.display().to_string()});
+        ledger::record_teardown(&common, &report, prior["claimed"].as_str(), true, fields)?;
+        done.step("removed", what);
     }
+    done.report = done
+        .report
+        .or(Some(report.clone()))
+        .filter(|r| !r.findings.is_empty());
     finish_left(&common, &report, left, target, done)
 }
 
@@ -140,18 +300,25 @@ fn prune(req: &Request, repo: &Repo, info: &WorktreeInfo, prior: Option<Value>) 
         json!({"pruned": true, "deleted": {"admin": info.admin_dir.display().to_string()}});
     let claimed = prior.as_ref().and_then(|p| p["claimed"].as_str());
     ledger::record_teardown(&common, &report, claimed, true, fields)?;
-    let mut left = remove::Left::new();
-    if path.exists() {
-        remove::remove_tree(path, &mut left);
+    let mut left = Left::new();
+    if path.symlink_metadata().is_ok() {
+        // Checked empty above: removing it loses nothing (and never follows a link).
+        if let Err(e) = std::fs::remove_dir(path) {
+            left.push((path.clone(), e.to_string()));
+        }
     }
     remove::remove_admin(&info.admin_dir, &mut left);
-    if prior.is_some() {
-        remove::remove_tree(&remove::removing_path(path), &mut left);
-    }
     if left.is_empty() {
         done.step("removed", what);
     }
     finish_left(&common, &report, left, path, done)
+}
+
+/// The walk of the aside when it holds nothing but its `.git` file.
+fn only_gitlink(aside: &Path) -> Result<Option<Seen>> {
+    let seen = Seen::walk(aside)
+        .with_context(|| format!("cannot read the directory {}", aside.display()))?;
+    Ok(seen.holds_only(b".git").then_some(seen))
 }
 
 /// The report fields of an earlier teardown record, for the lines that finish its work.

@@ -2,20 +2,25 @@
 //!
 //! Everything is checked before anything is removed, and every reason is reported together.
 
+use std::path::Path;
+
 use anyhow::Result;
 use git2::Oid;
 
 use crate::finding::Finding;
-use crate::repo::{Repo, WorktreeInfo, WorktreeStatus, merged::Merged, safety};
+use crate::repo::{Repo, WorktreeInfo, merged::Merged, safety};
 
 /// What the checks need to know about the worktree and the verdict.
 pub struct Ctx<'a> {
     pub repo: &'a Repo,
     pub info: &'a WorktreeInfo,
+    /// The directory probed: the worktree itself, or the directory it was renamed aside to.
+    pub dir: &'a Path,
+    /// `dir` is the renamed-aside directory: a tracked file gone from it and unchanged in the
+    /// index is no change (a removal that stopped midway deleted it).
+    pub aside: bool,
     /// The status document (repo-relative): exempt from dirty and untracked.
     pub status_file: &'a str,
-    /// The gate's scan of this worktree, when it made one: not repeated.
-    pub scanned: Option<&'a WorktreeStatus>,
     /// The commit the gate verified.
     pub verified: Option<Oid>,
     /// The branch the teardown would delete with `--delete-branch`.
@@ -23,9 +28,13 @@ pub struct Ctx<'a> {
     /// The resolved base.
     pub base: Option<Oid>,
     pub delete_branch: bool,
+    /// State `closed-without-merge`: the branch's work was abandoned on purpose, so deleting the
+    /// branch needs no merge (the record keeps the commit id).
+    pub abandoned: bool,
 }
 
 /// Run every check; the main worktree is refused alone (its contents are not ours to judge).
+/// Every probe reads the directory now: nothing is taken from a scan made before the checks ran.
 pub fn run(ctx: &Ctx) -> Result<Vec<Finding>> {
     let info = ctx.info;
     if info.main {
@@ -47,16 +56,48 @@ pub fn run(ctx: &Ctx) -> Result<Vec<Finding>> {
     }
     findings.extend(operations(info));
     findings.extend(status(ctx)?);
-    let head = ctx.repo.worktree_head(&info.path);
+    let head = ctx.repo.worktree_head(ctx.dir);
     if let Some(head) = head {
         findings.extend(hidden(ctx, head)?);
     }
     findings.extend(nested(ctx)?);
     findings.extend(moved(ctx, head));
-    if ctx.delete_branch {
-        findings.extend(unmerged(ctx)?);
-    }
+    let unmerged = if ctx.delete_branch && !ctx.abandoned {
+        unmerged(ctx)?
+    } else {
+        None
+    };
+    // The branch is deleted only when merged (or abandoned on purpose); an unmerged one is
+    // refused above, and its commits are not counted twice.
+    let deleting = match (&unmerged, ctx.delete_branch && !ctx.abandoned) {
+        (None, true) => ctx.branch,
+        _ => None,
+    };
+    findings.extend(unmerged);
+    findings.extend(unreachable(ctx, deleting)?);
     Ok(findings)
+}
+
+/// Commits only the worktree's HEAD or HEAD reflog keep (SPEC §7 step 2).
+fn unreachable(ctx: &Ctx, deleting: Option<&str>) -> Result<Option<Finding>> {
+    let lost = ctx
+        .repo
+        .unreachable_commits(&ctx.info.admin_dir, deleting)?;
+    if lost.is_empty() {
+        return Ok(None);
+    }
+    let shown: Vec<String> = lost.iter().take(10).map(|id| id.to_string()).collect();
+    let more = match lost.len() {
+        n if n > 10 => format!(" and {} more", n - 10),
+        _ => String::new(),
+    };
+    let msg = format!(
+        "{} commit(s) are reached only from the worktree's HEAD or HEAD reflog, which the \
+         teardown removes: {}{more}; keep them with `git branch <name> <commit>` (or a tag)",
+        lost.len(),
+        shown.join(", ")
+    );
+    Ok(Some(Finding::new("teardown-unreachable-commits", msg)))
 }
 
 fn operations(info: &WorktreeInfo) -> Vec<Finding> {
@@ -71,9 +112,10 @@ fn operations(info: &WorktreeInfo) -> Vec<Finding> {
 
 /// Dirty tracked files and untracked files, one finding per file so every one is named.
 fn status(ctx: &Ctx) -> Result<Vec<Finding>> {
-    let status = match ctx.scanned {
-        Some(status) => status.clone(),
-        None => ctx.repo.status_of(&ctx.info.path, ctx.status_file)?,
+    let status = if ctx.aside {
+        safety::status_of_dir(ctx.dir, ctx.status_file, true)?
+    } else {
+        ctx.repo.status_of(ctx.dir, ctx.status_file)?
     };
     let dirty = status.dirty.into_iter().map(|path| {
         let msg = format!("`{}` has uncommitted changes", crate::render::escape(&path));
@@ -90,7 +132,7 @@ fn status(ctx: &Ctx) -> Result<Vec<Finding>> {
 }
 
 fn hidden(ctx: &Ctx, head: Oid) -> Result<Vec<Finding>> {
-    let found = safety::hidden_changes(&ctx.info.path, head)?;
+    let found = safety::hidden_changes(ctx.dir, head)?;
     Ok(found
         .into_iter()
         .map(|h| {
@@ -105,7 +147,7 @@ fn hidden(ctx: &Ctx, head: Oid) -> Result<Vec<Finding>> {
 }
 
 fn nested(ctx: &Ctx) -> Result<Vec<Finding>> {
-    let found = safety::nested_repos(&ctx.info.path)?;
+    let found = safety::nested_repos(ctx.dir)?;
     Ok(found
         .into_iter()
         .map(|n| {
@@ -129,12 +171,7 @@ fn moved(ctx: &Ctx, head: Option<Oid>) -> Option<Finding> {
 
 /// `child` is the one commit after `commit` and changes only the status document.
 pub fn is_status_only_child(ctx: &Ctx, commit: Oid, child: Oid) -> bool {
-    ctx.repo.parents(child) == [commit]
-        && ctx.repo.changes(Some(commit), child).is_ok_and(|changes| {
-            changes
-                .iter()
-                .all(|c| c.paths().iter().all(|p| *p == ctx.status_file))
-        })
+    crate::covered::stands_for(ctx.repo, child, ctx.status_file) == Some(commit)
 }
 
 /// `--delete-branch`: the branch's work must be in the base (reachable, or squash/rebase merged).
@@ -163,7 +200,8 @@ fn unmerged(ctx: &Ctx) -> Result<Option<Finding>> {
     }
     let msg = format!(
         "`{branch}` ({}) is not merged into the base: its tip is not reachable from the base and \
-         the base does not hold the same changes",
+         the base does not hold the same changes, so --delete-branch would lose it; run the \
+         teardown without --delete-branch to keep the branch",
         short(tip)
     );
     Ok(Some(Finding::new("teardown-unmerged", msg)))

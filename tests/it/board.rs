@@ -177,9 +177,13 @@ fn approved_review_is_completed() {
     let (rev, tip) = b.returned("rev", "close-ok", &[("tests/a_test.sh", Some("true\n"))]);
     assert_eq!(check(&rev, &[]), "PENDING_REVIEW");
     assert_eq!(stage(&b.json(&[]), "rev"), "REVIEW");
+    // As `approve` writes it: bound to the configuration blob, made with the base's
+    // configuration and the configured base (SPEC §6, §8).
+    let config = Oid::hash_object(git2::ObjectType::Blob, CONFIG.as_bytes()).unwrap();
     let approval = serde_json::json!({
         "ts": "2026-11-29T12:00:00Z", "event": "approve", "slug": "rev",
         "commit": tip.to_string(), "by": "reviewer", "verdict": "PENDING_REVIEW",
+        "config": config.to_string(), "config_source": "base", "base_source": "configured",
     });
     closegate::record::append(&b.fx.git_dir(), &approval).unwrap();
     // The next check applies the approval bound to this commit.

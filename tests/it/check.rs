@@ -729,6 +729,58 @@ fn a_signal_while_checks_run_kills_them_and_removes_the_checkout() {
     );
 }
 
+/// SPEC §5: the configuration is the base tip's; an edit of `.closegate.toml` in the checked
+/// worktree has no effect, and the report says so (`config-not-from-worktree`, a warning) and
+/// names where the configuration came from (`config` blob, human `config:` line).
+#[test]
+fn config_edited_in_the_worktree_is_named_not_used() {
+    let s = Scene::new(Some(PASSING_CONFIG));
+    s.honest();
+    let blob =
+        s.fx.repo
+            .blob(PASSING_CONFIG.as_bytes())
+            .unwrap()
+            .to_string();
+    let (code, report) = s.check(&["--no-record"]);
+    assert_eq!(code, 0, "{:?}", codes(&report));
+    assert_eq!(report["config"], blob);
+    assert!(!has(&report, "config-not-from-worktree"));
+
+    let gutted = "[[checks]]\nname = \"smoke\"\nrun = \"true\"\n";
+    std::fs::write(s.wt.join(".closegate.toml"), gutted).unwrap();
+    let (_, report) = s.check(&["--no-record"]);
+    let warning = finding(&report, "config-not-from-worktree");
+    assert_eq!(warning["severity"], "warning");
+    assert_eq!(warning["gate"], "close");
+    assert_eq!(warning["path"], ".closegate.toml");
+    assert_eq!(
+        report["config"], blob,
+        "the base tip's configuration was read"
+    );
+    assert_eq!(report["checks"][0]["command"], "test -f src/lib.rs");
+
+    let out = closegate(&s.wt, &["check", "--no-record"]);
+    let (_, stdout, _) = parts(&out);
+    let line = format!("config: main:.closegate.toml (blob {})", &blob[..7]);
+    assert!(stdout.contains(&line), "{line:?} missing from:\n{stdout}");
+}
+
+/// Without a configuration on the base the defaults apply: `config` is null and human output
+/// says so; a worktree that adds a `.closegate.toml` is told it has no effect.
+#[test]
+fn defaults_are_named_and_a_worktree_config_has_no_effect() {
+    let s = Scene::new(None);
+    s.honest();
+    std::fs::write(s.wt.join(".closegate.toml"), PASSING_CONFIG).unwrap();
+    let (code, report) = s.check(&["--no-record"]);
+    assert_eq!(code, 4, "no checks configured: {:?}", codes(&report));
+    assert!(report["config"].is_null());
+    assert_has(&report, "config-not-from-worktree");
+    assert_has(&report, "checks-none");
+    let out = closegate(&s.wt, &["check", "--no-record"]);
+    assert!(parts(&out).1.contains("config: built-in defaults"));
+}
+
 /// Whether every process on the host whose command line is exactly `sleep <arg>` is gone (or a
 /// zombie) within a few seconds.
 fn sleepers_gone_soon(arg: &str) -> bool {

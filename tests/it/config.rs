@@ -35,7 +35,7 @@ fn defaults_match_spec() {
     let names: Vec<&str> = c.surfaces.iter().map(|s| s.name.as_str()).collect();
     assert_eq!(names, ["tests", "evals", "ci", "instructions"]);
     let counts: Vec<usize> = c.surfaces.iter().map(|s| s.globs.len()).collect();
-    assert_eq!(counts, [13, 5, 14, 9]);
+    assert_eq!(counts, [13, 5, 16, 9]);
 }
 
 #[test]

@@ -379,7 +379,8 @@ fn contract_in_the_worktree_only_has_no_effect() {
     assert!(report.get("contract").is_none_or(Value::is_null));
 }
 
-/// Write the approval `approve` would record for `commit` under `contract`.
+/// Write the approval `approve` would record for `commit` under `contract` (and the scene's
+/// configuration, from the base with the configured base: SPEC §6, §8).
 fn approve(common: &Path, commit: Oid, contract: &str) {
     let record = json!({
         "ts": "2026-11-29T12:00:00Z",
@@ -387,6 +388,9 @@ fn approve(common: &Path, commit: Oid, contract: &str) {
         "slug": "x",
         "commit": commit.to_string(),
         "contract": contract,
+        "config": blob_id(CONFIG),
+        "config_source": "base",
+        "base_source": "configured",
         "by": "reviewer",
         "verdict": "VERIFIED",
     });

@@ -124,12 +124,42 @@ fn every_catalog_code_is_exercised_somewhere() {
     let missing: Vec<&str> = closegate::catalog::CODES
         .iter()
         .map(|c| c.code)
-        .filter(|code| !names(&text, code))
+        .filter(|code| !UNBUILT.contains(code) && !names(&text, code))
         .collect();
     assert!(
         missing.is_empty(),
         "codes no test or corpus file names: {missing:?}"
     );
+}
+
+/// Codes SPEC reserves for attestations and signed approvals (SPEC §20, issue 16), which are not
+/// built yet: the catalog holds them so `explain` knows every SPEC code (§14), but nothing can
+/// produce them. Remove each from this list in the change that makes it produced.
+const UNBUILT: &[&str] = &[
+    "attestation-missing",
+    "attestation-invalid",
+    "approval-unsigned",
+];
+
+/// An unbuilt code is really unbuilt: no source file outside the catalog spells it, so the list
+/// above can never hide a code that is produced but untested.
+#[test]
+fn unbuilt_codes_are_produced_nowhere() {
+    let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    for entry in walkdir::WalkDir::new(&src) {
+        let path = entry.unwrap().into_path();
+        if path.extension().is_none_or(|e| e != "rs") || path.ends_with("catalog.rs") {
+            continue;
+        }
+        let text = std::fs::read_to_string(&path).unwrap();
+        for code in UNBUILT {
+            assert!(
+                !names(&text, code),
+                "{} spells {code}: take it off UNBUILT and test it",
+                path.display()
+            );
+        }
+    }
 }
 
 /// Whether `text` holds `code` as a whole word (not inside a longer code).

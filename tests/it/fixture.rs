@@ -11,7 +11,7 @@ use git2::{IndexEntry, IndexTime, Oid, Repository, Signature, Time};
 pub const T0: i64 = 1_700_000_000;
 
 /// The keys of a JSON report, in SPEC §4.7's order.
-pub const REPORT_KEYS: [&str; 16] = [
+pub const REPORT_KEYS: [&str; 18] = [
     "schema",
     "tool",
     "verdict",
@@ -28,6 +28,8 @@ pub const REPORT_KEYS: [&str; 16] = [
     "protected",
     "checks",
     "approval",
+    "config",
+    "contract",
 ];
 
 /// A scratch repository whose main worktree is `<tmp>/repo`, with `main` checked out.
@@ -301,4 +303,18 @@ pub fn change_lines(changes: &[closegate::repo::Change]) -> Vec<String> {
         .iter()
         .map(|c| format!("{} {}", c.kind.as_str(), c.paths().join(" ")))
         .collect()
+}
+
+/// Run the `git` CLI hermetically in `cwd` with `stdin` as its input; returns its whole output.
+pub fn git_stdin(cwd: &Path, args: &[&str], stdin: &[u8]) -> Output {
+    use std::io::Write;
+    let mut cmd = Command::new("git");
+    cmd.args(args).current_dir(cwd);
+    hermetic(&mut cmd, cwd);
+    cmd.stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    let mut child = cmd.spawn().unwrap();
+    child.stdin.take().unwrap().write_all(stdin).unwrap();
+    child.wait_with_output().unwrap()
 }

@@ -74,7 +74,8 @@ fn guard_records_claiming_verified_count_as_returns() {
         ("FAIL", "UNVERIFIED: no tests"),
     ] {
         let line = serde_json::json!({"ts": "2026-11-29T00:00:00Z", "event": "guard", "slug": "g",
-            "commit": verdict, "verdict": verdict, "claimed": claimed, "codes": []});
+            "commit": verdict, "verdict": verdict, "claimed": claimed, "codes": [],
+            "config_source": "base", "base_source": "configured"});
         closegate::record::append(&common, &line).unwrap();
     }
     // A guard run without --worktree judged only the token (verdict null): not a return.

@@ -13,7 +13,8 @@ use serde_json::Value;
 
 use crate::fixture::{Fixture, hermetic, parts, report_codes};
 
-const KEY: &str = "SECRET-RECORD-KEY-0123456789abcdef";
+/// A record key of the 32 bytes SPEC §6 requires, recognisable by its first word.
+const KEY: &str = "SECRET-RECORD-KEY-0123456789abcd";
 
 /// The agent's script: each attempt prints `<name>: blocked` or `<name>: ESCAPED`, then the
 /// check's own work in its checkout and temporary directory prints `own: ok`.

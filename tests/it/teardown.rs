@@ -10,8 +10,10 @@ use serde_json::Value;
 
 use crate::fixture::{Fixture, closegate, git, git_output, parts};
 
+/// The check reaches the file through `$PWD` so that its `run` names no repository path (a named
+/// path that exists on the base is protected, SPEC §4.5, and a squash merge puts it there).
 pub const PASSING_CONFIG: &str =
-    "[[checks]]\nname = \"smoke\"\nrun = \"test -f src/lib.rs\"\ntimeout_s = 60\n";
+    "[[checks]]\nname = \"smoke\"\nrun = \"test -f \\\"$PWD/src/lib.rs\\\"\"\ntimeout_s = 60\n";
 
 /// `main` with the configuration and `.gitignore` (`target/`), `agent/<name>` with one commit and
 /// a linked worktree `wt/<name>` on it holding an honest status document.
@@ -187,8 +189,28 @@ fn verified_worktree_is_removed_with_its_ignored_files_and_the_document_archived
     assert_eq!(teardown["artifacts"][0]["path"], "src/lib.rs");
     assert_eq!(teardown["deleted"]["branch"], Value::Null);
     assert!(teardown["ts"].as_str().unwrap().ends_with('Z'));
-    let aside = wt.with_file_name(".x.closegate-removing");
+    let aside = recorded_aside(&records);
+    assert!(
+        aside
+            .file_name()
+            .unwrap()
+            .to_string_lossy()
+            .starts_with(".x.closegate-removing-"),
+        "{}",
+        aside.display()
+    );
     assert!(!aside.exists());
+    assert!(!crate::teardown_safety::breadcrumb(&aside).exists());
+}
+
+/// The aside directory the last teardown record that began a removal names.
+pub fn recorded_aside(records: &[Value]) -> PathBuf {
+    let record = records
+        .iter()
+        .rev()
+        .find(|r| r["event"] == "teardown" && r["removed"] == true && r["aside"].is_string())
+        .expect("a teardown record naming its aside directory");
+    PathBuf::from(record["aside"].as_str().unwrap())
 }
 
 #[test]
@@ -353,6 +375,13 @@ fn submodule_with_changes_of_its_own_is_refused() {
     let head = git(&s.wt, &["rev-parse", "HEAD"]);
     let head = Oid::from_str(head.trim()).unwrap();
     write_status(&s.wt, "x", "close-ok", head, "add x");
+    // `.gitmodules` is always protected (SPEC §4.5): a human approves it first.
+    let wt_s = s.wt.to_str().unwrap();
+    let (exit, out, err) = parts(&closegate(
+        &s.fx.root(),
+        &["approve", wt_s, "--by", "tester"],
+    ));
+    assert_eq!(exit, 0, "{out}{err}");
     let (exit, out, err) = s.teardown(&["--dry-run"]);
     assert_eq!(exit, 0, "a clean submodule loses nothing:\n{out}{err}");
     s.fx.write(
@@ -534,7 +563,6 @@ fn removal_that_stops_midway_reports_what_is_left_and_a_rerun_finishes() {
     let s = Scene::new();
     s.fx.write(&s.wt, "target/stuck/out.o", "build output\n");
     let wt = s.wt.canonicalize().unwrap();
-    let aside = wt.with_file_name(".x.closegate-removing");
     let Some(mut lock) = Immutable::set(&s.wt.join("target/stuck")) else {
         eprintln!("chattr +i is not available here: the midway failure is not exercised");
         return;
@@ -544,8 +572,12 @@ fn removal_that_stops_midway_reports_what_is_left_and_a_rerun_finishes() {
     assert!(err.contains("stopped midway"), "{err}");
     assert!(out.contains("left") && out.contains("out.o"), "{out}");
     assert!(!wt.exists(), "the worktree was moved aside as a whole");
+    let aside = recorded_aside(&s.audit());
     assert!(aside.join("target/stuck/out.o").exists());
-    assert!(!s.fx.git_dir().join("worktrees/x").exists(), "unregistered");
+    assert!(
+        s.fx.git_dir().join("worktrees/x").exists(),
+        "the administrative data goes last, so a rerun can probe again"
+    );
     let archive =
         s.fx.git_dir()
             .join(format!("closegate/records/x/{}.md", s.tip));

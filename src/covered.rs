@@ -1,0 +1,58 @@
+//! "Covered" (SPEC §9), defined once for the hook, `board` and teardown: a commit is covered by a
+//! passing record for itself, or, when it is a single trailing commit that changes only the status
+//! document, by a passing record for its parent (the commit its close line names, SPEC §4.3).
+//!
+//! Which records count as passing is the ledger's business (`ledger::has_passing_record`,
+//! `ledger::passing_commits`); this module only says which commit's record stands for which.
+
+use std::collections::HashSet;
+use std::path::Path;
+
+use anyhow::Result;
+use git2::Oid;
+
+use crate::ledger;
+use crate::repo::Repo;
+
+/// The parent `commit` stands in for when it is a single trailing commit that changes nothing but
+/// the status document `status_file`; `None` for any other commit (a merge, a root, a commit
+/// that changes another path, or one whose trees cannot be read).
+pub fn stands_for(repo: &Repo, commit: Oid, status_file: &str) -> Option<Oid> {
+    let [parent] = repo.parents(commit)[..] else {
+        return None;
+    };
+    let changes = repo.changes(Some(parent), commit).ok()?;
+    let status_only = changes
+        .iter()
+        .all(|c| c.paths().iter().all(|p| *p == status_file));
+    status_only.then_some(parent)
+}
+
+/// The commits whose passing record would cover `commit`: itself, then the parent it stands for.
+pub fn candidates(repo: &Repo, commit: Oid, status_file: &str) -> Vec<Oid> {
+    std::iter::once(commit)
+        .chain(stands_for(repo, commit, status_file))
+        .collect()
+}
+
+/// Whether `commit` is covered, asking the audit log of `common_dir` once per candidate.
+pub fn is_covered(repo: &Repo, common_dir: &Path, commit: Oid, status_file: &str) -> Result<bool> {
+    for candidate in candidates(repo, commit, status_file) {
+        if ledger::has_passing_record(common_dir, &candidate.to_string())? {
+            return Ok(true);
+        }
+    }
+    Ok(false)
+}
+
+/// Whether `commit` is covered by one of `passing` (from `ledger::passing_commits`: the hook
+/// reads the log once for every decision of a transaction).
+pub fn is_covered_by(
+    repo: &Repo,
+    passing: &HashSet<String>,
+    commit: Oid,
+    status_file: &str,
+) -> bool {
+    passing.contains(&commit.to_string())
+        || stands_for(repo, commit, status_file).is_some_and(|p| passing.contains(&p.to_string()))
+}

@@ -1,0 +1,266 @@
+//! The destructive half of a teardown whose probes all passed (SPEC §7 steps 2–3): archive,
+//! record (naming the aside directory), rename aside, probe again there, remove exactly what that
+//! last probe saw, then delete the branch. Each step only after the one before.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result};
+use git2::Oid;
+use serde_json::json;
+
+use super::handles::{Removal, Seen};
+use super::{
+    Admission, Branch, Done, Plan, Request, claimed, failpoint, finish_left, handles,
+    keep_branch_step, remove, safety,
+};
+use crate::finding::{Finding, Gate};
+use crate::gates::Inputs;
+use crate::ledger;
+use crate::repo::{Repo, WorktreeInfo, safety::BranchDeletion};
+use crate::report::Report;
+
+/// Archive, record, move aside, probe, remove, delete the branch.
+pub(super) fn run(
+    req: &Request,
+    inputs: &Inputs,
+    plan: &Plan,
+    admission: Admission,
+    mut done: Done,
+) -> Result<Done> {
+    let common = inputs.repo.common_dir();
+    let report = done.report.clone().unwrap_or_default();
+    let status_file = &inputs.config.status_file;
+    if let Some(path) = &plan.archive {
+        failpoint::step("archive");
+        remove::archive(path, &inputs.status)?;
+        done.step("archived", format!("{status_file} to {}", path.display()));
+        // A document given with --status or --rev leaves the worktree's own one to archive too;
+        // one that cannot be read now is kept by the probe on the aside.
+        if let Ok(Some(to)) = archive_worktree_doc(&plan.worktree, status_file, path) {
+            let what = format!("{status_file} of the worktree to {}", to.display());
+            done.step("archived", what);
+        }
+    }
+    let aside = remove::aside_path(&plan.worktree, &handles::token());
+    let (branch, branch_tip) = match &plan.branch {
+        Branch::Delete { name, at } => (Some(name.clone()), Some(at.to_string())),
+        Branch::Keep { .. } => (None, None),
+    };
+    let fields = json!({
+        "admission": admission.as_str(),
+        "allow_unverified": req.allow_unverified,
+        "archive": plan.archive.as_ref().map(|p| p.display().to_string()),
+        "artifacts": report.artifacts,
+        "aside": aside.display().to_string(),
+        "status_file": status_file,
+        "deleted": {"worktree": plan.worktree.display().to_string(),
+                    "admin": plan.admin.display().to_string(),
+                    "branch": branch, "branch_tip": branch_tip},
+    });
+    failpoint::step("record");
+    ledger::record_teardown(&common, &report, claimed(&report), true, fields)?;
+    if let Err(err) = remove::move_aside(&plan.worktree, &aside) {
+        let fields = json!({"incomplete": true, "error": format!("{err:#}")});
+        ledger::record_teardown(&common, &report, claimed(&report), false, fields)?;
+        return Err(err.context("nothing was removed"));
+    }
+    let info = aside_info(&plan.worktree, &plan.admin);
+    let verified = report.commit.as_deref().and_then(|c| Oid::from_str(c).ok());
+    let ctx = safety::Ctx {
+        repo: &inputs.repo,
+        info: &info,
+        dir: &aside,
+        aside: true,
+        status_file,
+        verified,
+        branch: branch.as_deref(),
+        base: inputs.base.as_ref().map(|(_, id)| *id),
+        delete_branch: branch.is_some(),
+        abandoned: admission == Admission::ClosedWithoutMerge,
+    };
+    let probe = match probe_aside(&ctx, plan.archive.as_deref(), &mut done) {
+        Ok(probe) => probe,
+        Err(err) => {
+            // Nothing was removed: put the worktree back before reporting the error.
+            let back = handles::rename_noreplace(&aside, &plan.worktree);
+            let fields = json!({"incomplete": true, "moved_back": back.is_ok(),
+                                "error": format!("{err:#}")});
+            ledger::record_teardown(&common, &report, claimed(&report), false, fields)?;
+            return Err(err.context("nothing was removed"));
+        }
+    };
+    if !probe.findings.is_empty() {
+        return put_back(&common, report, probe.findings, plan, &aside, done);
+    }
+    let removal = probe.removal();
+    let left = remove::finish(&aside, Some(&plan.admin), &removal);
+    let what = format!(
+        "worktree {} (ignored files with it)",
+        plan.worktree.display()
+    );
+    if left.is_empty() {
+        done.step("removed", what);
+        let admin = format!("administrative data {}", plan.admin.display());
+        done.step("removed", admin);
+        delete_branch(&common, &plan.branch, &mut done, &report)?;
+    } else {
+        keep_branch_step(&mut done, &plan.branch, true);
+    }
+    finish_left(&common, &report, left, &plan.worktree, done)
+}
+
+/// The worktree as seen through its administrative directory, for the probes on its aside.
+pub(super) fn aside_info(worktree: &Path, admin: &Path) -> WorktreeInfo {
+    WorktreeInfo {
+        path: worktree.to_path_buf(),
+        name: admin.file_name().map(|n| n.to_string_lossy().into_owned()),
+        main: false,
+        exists: false,
+        locked: std::fs::read_to_string(admin.join("locked")).ok(),
+        admin_dir: admin.to_path_buf(),
+    }
+}
+
+/// What the last probe saw and judged.
+pub(super) struct Probe {
+    pub seen: Seen,
+    pub findings: Vec<Finding>,
+    /// Entries to leave in place, with why.
+    pub keep: HashMap<Vec<u8>, String>,
+}
+
+impl Probe {
+    pub fn removal(&self) -> Removal<'_> {
+        Removal {
+            seen: &self.seen,
+            keep: self.keep.clone(),
+            hold: HashMap::from([(b".git".to_vec(), ())]),
+        }
+    }
+}
+
+/// The last probe, on the renamed-aside directory. The walk comes first: an entry that changes
+/// after it no longer matches what it recorded and is left; an entry the probes below judge was
+/// there when the walk ran, or appeared later and is not in the walk.
+pub(super) fn probe_aside(
+    ctx: &safety::Ctx,
+    archive: Option<&Path>,
+    done: &mut Done,
+) -> Result<Probe> {
+    let seen = Seen::walk(ctx.dir)
+        .with_context(|| format!("cannot read the directory {}", ctx.dir.display()))?;
+    let findings = safety::run(ctx)?;
+    let mut keep = HashMap::new();
+    let doc = ctx.status_file;
+    let outcome = match archive {
+        Some(archive) => archive_worktree_doc(ctx.dir, doc, archive),
+        None => match remove::read_doc(ctx.dir, doc) {
+            Ok(Some(_)) => Err("no archive to compare it with".to_string()),
+            Ok(None) => Ok(None),
+            Err(why) => Err(why),
+        },
+    };
+    match outcome {
+        Ok(Some(to)) => {
+            done.step(
+                "archived",
+                format!("{doc} of the worktree to {}", to.display()),
+            );
+        }
+        Ok(None) => {}
+        Err(why) => {
+            let why = format!("the status document was not archived: {why}");
+            keep.insert(doc.as_bytes().to_vec(), why);
+        }
+    }
+    Ok(Probe {
+        seen,
+        findings,
+        keep,
+    })
+}
+
+/// Archive the status document found in `dir` as `<commit>.worktree.md` when it differs from both
+/// archived copies. `Ok(Some(path))` when it was archived now, `Ok(None)` when there is nothing
+/// to archive, `Err` when it cannot be (it must then be kept).
+pub(super) fn archive_worktree_doc(
+    dir: &Path,
+    status_file: &str,
+    archive: &Path,
+) -> std::result::Result<Option<PathBuf>, String> {
+    let Some(bytes) = remove::read_doc(dir, status_file)? else {
+        return Ok(None);
+    };
+    let copy = remove::worktree_archive_path(archive);
+    let archived = [archive, copy.as_path()]
+        .iter()
+        .any(|p| std::fs::read(p).is_ok_and(|b| b == bytes));
+    if archived {
+        return Ok(None);
+    }
+    failpoint::step("archive the worktree's document");
+    remove::archive(&copy, &bytes).map_err(|e| format!("{e:#}"))?;
+    Ok(Some(copy))
+}
+
+/// The last probe found something: nothing was removed, so the worktree goes back where it was
+/// and the teardown is refused (or, if it cannot go back, the aside is reported left).
+fn put_back(
+    common: &Path,
+    report: Report,
+    findings: Vec<Finding>,
+    plan: &Plan,
+    aside: &Path,
+    mut done: Done,
+) -> Result<Done> {
+    let mut full = report;
+    full.add_gate(Gate::Teardown, findings);
+    full.finish();
+    let back = handles::rename_noreplace(aside, &plan.worktree);
+    let fields = json!({"admission": null, "aside": aside.display().to_string(),
+                        "moved_back": back.is_ok(), "deleted": null});
+    ledger::record_teardown(common, &full, claimed(&full), false, fields)?;
+    done.report = Some(full);
+    done.exit = 1;
+    match back {
+        Ok(()) => done.step(
+            "kept",
+            format!(
+                "worktree {} (moved back; nothing was removed)",
+                plan.worktree.display()
+            ),
+        ),
+        Err(e) => {
+            done.step("left", format!("{} ({e})", aside.display()));
+            done.error = Some(format!(
+                "the worktree could not be moved back from {}: move it back by hand",
+                aside.display()
+            ));
+            done.exit = 2;
+        }
+    }
+    keep_branch_step(&mut done, &plan.branch, true);
+    Ok(done)
+}
+
+/// Compare-and-delete the branch; a branch that moved is kept and the record says so.
+fn delete_branch(common: &Path, branch: &Branch, done: &mut Done, report: &Report) -> Result<()> {
+    let Branch::Delete { name, at } = branch else {
+        keep_branch_step(done, branch, false);
+        return Ok(());
+    };
+    failpoint::step("delete the branch");
+    let repo = Repo::discover(common)?;
+    match repo.delete_branch_if_at(name, *at)? {
+        BranchDeletion::Deleted => done.step("deleted", format!("branch {name} (was {at})")),
+        BranchDeletion::Moved(now) => {
+            let now = now.map_or("nowhere (deleted)".into(), |id| id.to_string());
+            let why = format!("it moved from the verified {at} to {now}, so it was not deleted");
+            done.step("kept", format!("branch {name}: {why}"));
+            let fields = json!({"branch_kept": why});
+            ledger::record_teardown(common, report, claimed(report), true, fields)?;
+        }
+    }
+    Ok(())
+}

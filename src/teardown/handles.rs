@@ -1,0 +1,514 @@
+//! Removal relative to open directory handles (SPEC §7 step 2): the walk that records what the
+//! last probe saw, and the removal that deletes only that.
+//!
+//! Every directory is opened with `openat(…, O_NOFOLLOW | O_DIRECTORY)` from its parent's handle,
+//! every entry is looked at with `fstatat(…, AT_SYMLINK_NOFOLLOW)` and removed with `unlinkat`
+//! relative to the handle it was found in — the technique of std's `remove_dir_all` on Linux
+//! (CVE-2022-21658). A folder swapped for a symbolic link mid-way is a link: it does not match
+//! what the probe saw, so it is left and reported; nothing is ever reached through it. An entry
+//! is removed only when the probe's walk saw it under the same name with the same identity and
+//! (files) the same size, times and mode; anything else is left and reported.
+//!
+//! POSIX has no "unlink if this inode": between the last `fstatat` and the `unlinkat` of a file
+//! (microseconds, no failpoint in between) a name renamed into place would lose its name. Only
+//! that one name, never a link's target, never outside the directory.
+//!
+//! `unsafe` is confined to this module: the handful of libc calls std does not expose
+//! (`openat`, `fstatat`, `unlinkat`, `fdopendir`, `renameat2`).
+
+use std::collections::HashMap;
+use std::ffi::{CStr, CString, OsStr};
+use std::io;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
+
+use super::failpoint;
+
+/// Deeper than this, a walk stops: what lies below is not seen, so it is never removed.
+const MAX_DEPTH: usize = 400;
+
+/// What `fstatat` says about one entry.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Meta {
+    dev: u64,
+    ino: u64,
+    mode: u32,
+    nlink: u64,
+    size: i64,
+    mtime: (i64, i64),
+    ctime: (i64, i64),
+}
+
+impl Meta {
+    fn from_stat(st: &libc::stat) -> Meta {
+        Meta {
+            dev: st.st_dev,
+            ino: st.st_ino,
+            mode: st.st_mode,
+            nlink: st.st_nlink,
+            size: st.st_size,
+            mtime: (st.st_mtime, st.st_mtime_nsec),
+            ctime: (st.st_ctime, st.st_ctime_nsec),
+        }
+    }
+
+    pub fn is_dir(&self) -> bool {
+        self.mode & libc::S_IFMT == libc::S_IFDIR
+    }
+
+    fn same_object(&self, other: &Meta) -> bool {
+        self.dev == other.dev
+            && self.ino == other.ino
+            && self.mode & libc::S_IFMT == other.mode & libc::S_IFMT
+    }
+
+    /// The same entry, unchanged. A directory's own times change as its entries are removed, so
+    /// a directory is compared by identity; its entries are compared one by one. A file with
+    /// other hard links has its change time moved by the removal of a sibling link, so then the
+    /// change time is not compared (size, modification time and mode still are).
+    fn unchanged(&self, now: &Meta) -> bool {
+        if !self.same_object(now) {
+            return false;
+        }
+        if self.is_dir() {
+            return true;
+        }
+        let same = self.mode == now.mode && self.size == now.size && self.mtime == now.mtime;
+        same && (self.nlink > 1 || self.ctime == now.ctime)
+    }
+}
+
+/// An open directory.
+pub struct Dir {
+    fd: OwnedFd,
+}
+
+fn cstring(bytes: &[u8]) -> io::Result<CString> {
+    CString::new(bytes).map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "NUL in a path"))
+}
+
+fn check(ret: libc::c_int) -> io::Result<libc::c_int> {
+    if ret < 0 {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(ret)
+    }
+}
+
+const OPEN_DIR: libc::c_int =
+    libc::O_RDONLY | libc::O_DIRECTORY | libc::O_NOFOLLOW | libc::O_CLOEXEC;
+
+impl Dir {
+    /// Open `path` as a directory; a symbolic link in its last component is refused.
+    pub fn open(path: &Path) -> io::Result<Dir> {
+        let c = cstring(path.as_os_str().as_bytes())?;
+        // SAFETY: `c` is a valid NUL-terminated string; the fd returned is owned here.
+        let fd = check(unsafe { libc::open(c.as_ptr(), OPEN_DIR) })?;
+        // SAFETY: `fd` was just opened and is owned by nobody else.
+        Ok(Dir {
+            fd: unsafe { OwnedFd::from_raw_fd(fd) },
+        })
+    }
+
+    /// Open the entry `name` of this directory as a directory, never through a link.
+    fn open_child(&self, name: &CStr) -> io::Result<Dir> {
+        // SAFETY: valid fd and NUL-terminated name; the returned fd is owned here.
+        let fd = check(unsafe { libc::openat(self.fd.as_raw_fd(), name.as_ptr(), OPEN_DIR) })?;
+        // SAFETY: as above.
+        Ok(Dir {
+            fd: unsafe { OwnedFd::from_raw_fd(fd) },
+        })
+    }
+
+    fn stat_self(&self) -> io::Result<Meta> {
+        let mut st = std::mem::MaybeUninit::<libc::stat>::uninit();
+        // SAFETY: valid fd; `st` is written by fstat on success.
+        check(unsafe { libc::fstat(self.fd.as_raw_fd(), st.as_mut_ptr()) })?;
+        // SAFETY: fstat succeeded, so `st` is initialised.
+        let st = unsafe { st.assume_init() };
+        Ok(Meta::from_stat(&st))
+    }
+
+    fn stat_at(&self, name: &CStr) -> io::Result<Meta> {
+        let mut st = std::mem::MaybeUninit::<libc::stat>::uninit();
+        let flags = libc::AT_SYMLINK_NOFOLLOW;
+        // SAFETY: valid fd and name; `st` is written by fstatat on success.
+        check(unsafe {
+            libc::fstatat(self.fd.as_raw_fd(), name.as_ptr(), st.as_mut_ptr(), flags)
+        })?;
+        // SAFETY: fstatat succeeded, so `st` is initialised.
+        let st = unsafe { st.assume_init() };
+        Ok(Meta::from_stat(&st))
+    }
+
+    fn unlink_at(&self, name: &CStr, dir: bool) -> io::Result<()> {
+        let flags = if dir { libc::AT_REMOVEDIR } else { 0 };
+        // SAFETY: valid fd and NUL-terminated name.
+        check(unsafe { libc::unlinkat(self.fd.as_raw_fd(), name.as_ptr(), flags) })?;
+        Ok(())
+    }
+
+    /// The names in this directory (`.` and `..` left out), read through a fresh handle.
+    fn names(&self) -> io::Result<Vec<CString>> {
+        let dot = c".";
+        // A second open file description, so this handle's offset is untouched.
+        let fresh = self.open_child(dot)?;
+        let raw = fresh.fd.as_raw_fd();
+        // SAFETY: `raw` is a valid directory fd; on success fdopendir owns it, so it is released
+        // from `fresh` only then.
+        let stream = unsafe { libc::fdopendir(raw) };
+        if stream.is_null() {
+            return Err(io::Error::last_os_error());
+        }
+        std::mem::forget(fresh);
+        let mut names = Vec::new();
+        let result = loop {
+            // errno is reset so that a NULL return can tell the end from an error.
+            // SAFETY: errno location is thread-local and writable.
+            unsafe { *libc::__errno_location() = 0 };
+            // SAFETY: `stream` is a valid DIR* until closedir below.
+            let entry = unsafe { libc::readdir(stream) };
+            if entry.is_null() {
+                let err = io::Error::last_os_error();
+                break if err.raw_os_error() == Some(0) {
+                    Ok(())
+                } else {
+                    Err(err)
+                };
+            }
+            // SAFETY: readdir returned a valid dirent whose d_name is NUL-terminated.
+            let name = unsafe { CStr::from_ptr((*entry).d_name.as_ptr()) };
+            let bytes = name.to_bytes();
+            if bytes != b"." && bytes != b".." {
+                names.push(name.to_owned());
+            }
+        };
+        // SAFETY: `stream` came from fdopendir and is closed exactly once.
+        unsafe { libc::closedir(stream) };
+        result.map(|()| {
+            names.sort();
+            names
+        })
+    }
+}
+
+/// Every entry the walk saw, by path relative to the walked root (`a/b`), and the root itself.
+#[derive(Debug, Default)]
+pub struct Seen {
+    root: Option<Meta>,
+    entries: HashMap<Vec<u8>, Meta>,
+    /// Folders the walk could not read through, with why: left in place.
+    unreadable: HashMap<Vec<u8>, String>,
+}
+
+impl Seen {
+    /// Walk `root` through handles, never following a link, recording every entry.
+    pub fn walk(root: &Path) -> io::Result<Seen> {
+        let dir = Dir::open(root)?;
+        let mut seen = Seen {
+            root: Some(dir.stat_self()?),
+            ..Seen::default()
+        };
+        seen.walk_dir(&dir, &[], 0)?;
+        Ok(seen)
+    }
+
+    fn walk_dir(&mut self, dir: &Dir, rel: &[u8], depth: usize) -> io::Result<()> {
+        for name in dir.names()? {
+            let path = join(rel, name.to_bytes());
+            let meta = match dir.stat_at(&name) {
+                Ok(meta) => meta,
+                Err(e) if e.kind() == io::ErrorKind::NotFound => continue,
+                Err(e) => return Err(e),
+            };
+            if !meta.is_dir() {
+                self.entries.insert(path, meta);
+                continue;
+            }
+            if depth >= MAX_DEPTH {
+                let why = format!("more than {MAX_DEPTH} folders deep: not walked");
+                self.unreadable.insert(path, why);
+                continue;
+            }
+            let child = match dir.open_child(&name) {
+                Ok(child) => child,
+                Err(e) if e.kind() == io::ErrorKind::NotFound => continue,
+                Err(e) => {
+                    self.unreadable
+                        .insert(path, format!("cannot be read ({e})"));
+                    continue;
+                }
+            };
+            if !child.stat_self()?.same_object(&meta) {
+                continue;
+            }
+            self.entries.insert(path.clone(), meta);
+            if let Err(e) = self.walk_dir(&child, &path, depth + 1) {
+                self.unreadable
+                    .insert(path, format!("cannot be read ({e})"));
+            }
+        }
+        Ok(())
+    }
+
+    /// Only the root: nothing inside may be removed.
+    pub fn root_only(root: &Path) -> io::Result<Seen> {
+        Ok(Seen {
+            root: Some(Dir::open(root)?.stat_self()?),
+            ..Seen::default()
+        })
+    }
+
+    /// Whether the walk saw exactly one entry, `name`, and nothing it could not read.
+    pub fn holds_only(&self, name: &[u8]) -> bool {
+        self.unreadable.is_empty() && self.entries.len() == 1 && self.entries.contains_key(name)
+    }
+
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+}
+
+fn join(rel: &[u8], name: &[u8]) -> Vec<u8> {
+    let mut path = rel.to_vec();
+    if !path.is_empty() {
+        path.push(b'/');
+    }
+    path.extend_from_slice(name);
+    path
+}
+
+/// Names removed in a second pass, after everything else: the rules that make build output
+/// ignored (and files clean) for a probe that runs again after an interruption.
+const DEFERRED: [&[u8]; 2] = [b".gitignore", b".gitattributes"];
+
+/// What a removal left in place and why: a path and a reason.
+pub type Left = Vec<(PathBuf, String)>;
+
+/// What may be removed: entries the walk saw, minus those kept (and everything below them).
+pub struct Removal<'a> {
+    pub seen: &'a Seen,
+    /// Relative paths kept in place and reported as left, with why (a status document that could
+    /// not be archived, …).
+    pub keep: HashMap<Vec<u8>, String>,
+    /// Relative paths kept in place silently (the worktree's `.git` file, removed last).
+    pub hold: HashMap<Vec<u8>, ()>,
+}
+
+impl Removal<'_> {
+    /// Remove what the walk saw inside `root`, never `root` itself. Returns what is left.
+    pub fn run(&self, root: &Path) -> Left {
+        let mut left = Left::new();
+        let dir = match Dir::open(root) {
+            Ok(dir) => dir,
+            Err(e) => {
+                left.push((root.to_path_buf(), e.to_string()));
+                return left;
+            }
+        };
+        let same_root = match (dir.stat_self(), self.seen.root) {
+            (Ok(now), Some(seen)) => seen.same_object(&now),
+            _ => false,
+        };
+        if !same_root {
+            let why = "the directory is not the one the last probe saw".to_string();
+            left.push((root.to_path_buf(), why));
+            return left;
+        }
+        // The ignore and attribute rules go last: a rerun after an interruption probes again,
+        // and without them ignored build output would read as untracked work.
+        self.remove_in(&dir, root, &[], true, &mut left);
+        if left.is_empty() {
+            self.remove_in(&dir, root, &[], false, &mut left);
+        }
+        left
+    }
+
+    /// Whether `rel` or a folder above it is in `set`.
+    fn kept<V>(&self, rel: &[u8], set: &HashMap<Vec<u8>, V>) -> Option<Vec<u8>> {
+        if set.contains_key(rel) {
+            return Some(rel.to_vec());
+        }
+        rel.iter()
+            .enumerate()
+            .find(|(i, b)| **b == b'/' && set.contains_key(&rel[..*i]))
+            .map(|(i, _)| rel[..i].to_vec())
+    }
+
+    /// Remove the seen entries of `dir`; true when it is now empty of everything seen. With
+    /// `defer`, the `.gitignore` and `.gitattributes` files are kept for a second pass.
+    fn remove_in(&self, dir: &Dir, root: &Path, rel: &[u8], defer: bool, left: &mut Left) -> bool {
+        let names = match dir.names() {
+            Ok(names) => names,
+            Err(e) => {
+                left.push((display(root, rel), e.to_string()));
+                return false;
+            }
+        };
+        let mut all = true;
+        for name in &names {
+            let name = name.as_c_str();
+            let path = join(rel, name.to_bytes());
+            if self.kept(&path, &self.hold).is_some() {
+                all = false;
+                continue;
+            }
+            if defer && DEFERRED.contains(&name.to_bytes()) {
+                all = false;
+                continue;
+            }
+            if let Some(at) = self.kept(&path, &self.keep) {
+                left.push((display(root, &path), self.keep[&at].clone()));
+                all = false;
+                continue;
+            }
+            if !self.remove_entry(dir, name, root, &path, defer, left) {
+                all = false;
+            }
+        }
+        // Names that appeared while this folder was being emptied are left, and named.
+        for name in dir.names().unwrap_or_default() {
+            if names.binary_search(&name).is_err() {
+                let path = join(rel, name.to_bytes());
+                left.push((display(root, &path), "appeared after the last probe".into()));
+                all = false;
+            }
+        }
+        all
+    }
+
+    fn remove_entry(
+        &self,
+        dir: &Dir,
+        name: &CStr,
+        root: &Path,
+        path: &[u8],
+        defer: bool,
+        left: &mut Left,
+    ) -> bool {
+        let shown = || display(root, path);
+        if let Some(why) = self.seen.unreadable.get(path) {
+            left.push((shown(), why.clone()));
+            return false;
+        }
+        let Some(seen) = self.seen.entries.get(path) else {
+            left.push((shown(), "appeared after the last probe".into()));
+            return false;
+        };
+        if seen.is_dir() {
+            failpoint::step(&format!("open {}", String::from_utf8_lossy(path)));
+            let child = match dir.open_child(name) {
+                Ok(child) => child,
+                Err(e) => {
+                    left.push((shown(), format!("changed after the last probe ({e})")));
+                    return false;
+                }
+            };
+            if !child.stat_self().is_ok_and(|now| seen.same_object(&now)) {
+                left.push((shown(), "changed after the last probe".into()));
+                return false;
+            }
+            if !self.remove_in(&child, root, path, defer, left) {
+                return false;
+            }
+        }
+        failpoint::step(&format!("remove {}", String::from_utf8_lossy(path)));
+        match dir.stat_at(name) {
+            Ok(now) if seen.unchanged(&now) => {}
+            Ok(_) => {
+                left.push((shown(), "changed after the last probe".into()));
+                return false;
+            }
+            Err(e) => {
+                left.push((shown(), format!("changed after the last probe ({e})")));
+                return false;
+            }
+        }
+        match dir.unlink_at(name, seen.is_dir()) {
+            Ok(()) => true,
+            Err(e) => {
+                left.push((shown(), e.to_string()));
+                false
+            }
+        }
+    }
+}
+
+fn display(root: &Path, rel: &[u8]) -> PathBuf {
+    if rel.is_empty() {
+        root.to_path_buf()
+    } else {
+        root.join(OsStr::from_bytes(rel))
+    }
+}
+
+/// Remove `path` and everything below it through handles, never following a link (the
+/// administrative directory: git's own files, judged by the probes before). Returns what is left.
+pub fn remove_all(path: &Path, left: &mut Left) {
+    let meta = match path.symlink_metadata() {
+        Ok(meta) => meta,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return,
+        Err(e) => return left.push((path.to_path_buf(), e.to_string())),
+    };
+    if !meta.is_dir() {
+        if let Err(e) = std::fs::remove_file(path) {
+            left.push((path.to_path_buf(), e.to_string()));
+        }
+        return;
+    }
+    // std's remove_dir_all works relative to directory handles and never follows a link.
+    if let Err(e) = std::fs::remove_dir_all(path) {
+        left.push((path.to_path_buf(), e.to_string()));
+    }
+}
+
+/// Rename `from` to `to`, failing when `to` exists (never replacing an empty directory there).
+pub fn rename_noreplace(from: &Path, to: &Path) -> io::Result<()> {
+    let a = cstring(from.as_os_str().as_bytes())?;
+    let b = cstring(to.as_os_str().as_bytes())?;
+    // SAFETY: valid NUL-terminated paths relative to the current directory (both absolute here).
+    let ret = unsafe {
+        libc::renameat2(
+            libc::AT_FDCWD,
+            a.as_ptr(),
+            libc::AT_FDCWD,
+            b.as_ptr(),
+            libc::RENAME_NOREPLACE,
+        )
+    };
+    match check(ret) {
+        Ok(_) => Ok(()),
+        Err(e) if matches!(e.raw_os_error(), Some(libc::EINVAL) | Some(libc::ENOSYS)) => {
+            // A filesystem without RENAME_NOREPLACE: check, then rename (a narrow window, and
+            // the name carries a random token nobody else uses).
+            if to.symlink_metadata().is_ok() {
+                return Err(io::Error::new(
+                    io::ErrorKind::AlreadyExists,
+                    "target exists",
+                ));
+            }
+            std::fs::rename(from, to)
+        }
+        Err(e) => Err(e),
+    }
+}
+
+/// Sixteen hex digits from the kernel's random source (the process id and the clock if it cannot
+/// be read): the aside name's token, unique to one teardown.
+pub fn token() -> String {
+    use std::io::Read;
+    let mut bytes = [0u8; 8];
+    let read = std::fs::File::open("/dev/urandom").and_then(|mut f| f.read_exact(&mut bytes));
+    if read.is_err() {
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos() as u64);
+        bytes = (nanos ^ (u64::from(std::process::id()) << 32)).to_le_bytes();
+    }
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
