@@ -248,7 +248,8 @@ pub fn status_of_dir(dir: &Path, exempt: &str, tolerate_removed: bool) -> Result
         .with_context(|| format!("cannot use {} as the worktree", dir.display()))?;
     let mut status = super::worktree::status_in(&repo, dir, exempt)?;
     if tolerate_removed {
-        let index = repo.index().context("cannot read the worktree's index")?;
+        let index =
+            super::scan::libgit2_index(&repo).context("cannot read the worktree's index")?;
         let head = repo.head().ok().and_then(|h| h.peel_to_tree().ok());
         status.dirty.retain(|path| {
             let gone = dir.join(path).symlink_metadata().is_err();

@@ -25,7 +25,7 @@ use std::path::Path;
 #[cfg(target_os = "linux")]
 use std::ptr::NonNull;
 
-use anyhow::Result;
+use anyhow::{Context, Result};
 use git2::{Repository, Status};
 
 use super::WorktreeStatus;
@@ -165,7 +165,7 @@ impl<'r> Judge<'r> {
             None => self.repo,
             Some(slot) => {
                 if slot.is_none() {
-                    *slot = self.repo.workdir().and_then(|w| Repository::open(w).ok());
+                    *slot = self.repo.workdir().and_then(|w| open_at(w).ok());
                 }
                 let Some(repo) = slot.as_ref() else {
                     return true;
@@ -181,6 +181,17 @@ impl<'r> Judge<'r> {
             Err(_) => true,
         }
     }
+}
+
+/// A handle of its own on the worktree at `dir`, with `dir` as its working directory: a linked
+/// worktree's directory otherwise comes from its administrative `gitdir` file, which still names
+/// the old path once teardown has renamed the directory aside.
+pub(super) fn open_at(dir: &Path) -> Result<Repository> {
+    let repo = Repository::open(dir)
+        .with_context(|| format!("cannot open the worktree {}", dir.display()))?;
+    repo.set_workdir(dir, false)
+        .with_context(|| format!("cannot use {} as the worktree", dir.display()))?;
+    Ok(repo)
 }
 
 /// Give `repo` an in-memory index holding `entries`, their times zeroed so libgit2 hashes the

@@ -179,8 +179,7 @@ pub(super) fn status_in(repo: &Repository, path: &Path, exempt: &str) -> Result<
                      core.symlinks=false is not supported (git sparse-checkout set --no-sparse-index)"
                 );
             }
-            let own = Repository::open(path)
-                .with_context(|| format!("cannot open the worktree {}", path.display()))?;
+            let own = super::scan::open_at(path)?;
             if !super::scan::in_memory_index(&own, &index.entries) {
                 bail!("libgit2 cannot take the index of {}", path.display());
             }
