@@ -330,3 +330,40 @@ fn unknown_commit_is_an_error_naming_it() {
         "{err:#}"
     );
 }
+
+/// SPEC §4.6: a `writable` path that contains the repository opens what lies beside it, never
+/// the common dir or a worktree inside it.
+#[test]
+fn writable_above_the_repository_leaves_it_read_only() {
+    let (fx, commit, wt) = agent_fixture();
+    let outside = fx.tmp.path().join("cache");
+    std::fs::create_dir(&outside).unwrap();
+    let config = fx.git_dir().join("config");
+    let config_before = std::fs::read(&config).unwrap();
+    let run = format!(
+        "echo cached > '{cache}/hit' && \
+         if echo x >> '{config}'; then echo config: ESCAPED; else echo config: blocked; fi; \
+         if echo x > '{wt}/data.txt'; then echo worktree: ESCAPED; else echo worktree: blocked; fi",
+        cache = outside.display(),
+        config = config.display(),
+        wt = wt.display(),
+    );
+    let specs = [spec_writing("w", &run, 60, fx.tmp.path())];
+    let (runs, codes, _) = run_checks(&fx, commit, &specs);
+    assert!(codes.is_empty(), "{codes:?} {:?}", runs[0].output);
+    let kept: Vec<&String> = runs[0]
+        .output
+        .iter()
+        .filter(|l| l.starts_with("config: ") || l.starts_with("worktree: "))
+        .collect();
+    assert_eq!(kept, ["config: blocked", "worktree: blocked"]);
+    assert_eq!(
+        std::fs::read_to_string(outside.join("hit")).unwrap(),
+        "cached\n"
+    );
+    assert_eq!(std::fs::read(&config).unwrap(), config_before);
+    assert_eq!(
+        std::fs::read_to_string(wt.join("data.txt")).unwrap(),
+        "uncommitted\n"
+    );
+}
