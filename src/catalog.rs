@@ -430,6 +430,14 @@ pub const CODES: &[CodeInfo] = &[
         fix: "run `closegate check` without `--no-checks` to reach VERIFIED",
     },
     CodeInfo {
+        code: "checks-unsandboxed",
+        severity: Severity::Warning,
+        gate: Gate::Checks,
+        summary: "the checks could not be sandboxed (a warning under `sandbox = \"auto\"`, a gap under `\"required\"`)",
+        cause: "no sandbox could be set up for the checks (bubblewrap not installed, no user namespaces, not Linux): under `sandbox = \"auto\"` they ran with every right of this user, under `\"required\"` none ran",
+        fix: "install bubblewrap (`apt-get install bubblewrap`) and allow unprivileged user namespaces; the message names what failed",
+    },
+    CodeInfo {
         code: "attestation-missing",
         severity: Severity::Gap,
         gate: Gate::Checks,
@@ -753,6 +761,7 @@ mod tests {
         "check-timeout",
         "checks-none",
         "checks-skipped",
+        "checks-unsandboxed",
         "attestation-missing",
         "attestation-invalid",
         "teardown-dirty",
@@ -879,6 +888,9 @@ mod tests {
             ("approval-unsigned", Severity::Review),
             ("checks-none", Severity::Gap),
             ("checks-skipped", Severity::Gap),
+            // SPEC: "warning / gap"; the catalog holds the default (`sandbox = "auto"`), and
+            // `sandbox = "required"` raises it to a gap (tests/it/sandbox.rs).
+            ("checks-unsandboxed", Severity::Warning),
             ("attestation-missing", Severity::Gap),
             ("claim-underclaimed", Severity::Warning),
             ("contract-check-missing", Severity::Gap),

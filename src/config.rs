@@ -18,8 +18,9 @@ pub const DEFAULT_TIMEOUT_S: u64 = 600;
 /// The status document's default name.
 pub const DEFAULT_STATUS_FILE: &str = "_EXEC_STATUS.md";
 
-const TOP_KEYS: &str = "base, status_file, agent_branches, protected, checks, require_contract";
-const CHECK_KEYS: &str = "name, run, timeout_s";
+const TOP_KEYS: &str =
+    "base, status_file, agent_branches, protected, checks, require_contract, sandbox";
+const CHECK_KEYS: &str = "name, run, timeout_s, writable, network";
 
 /// The default protected surfaces of SPEC §4.5, in order.
 const DEFAULT_SURFACES: [(&str, &[&str]); 4] = [
@@ -98,6 +99,47 @@ pub struct CheckSpec {
     pub name: String,
     pub run: String,
     pub timeout_s: u64,
+    /// Paths outside its checkout the check may write (`writable`, SPEC §4.6): absolute, or
+    /// `~` / `~/…` for the user's home, expanded when the check runs.
+    pub writable: Vec<String>,
+    /// `network = false` leaves the sandboxed check only the loopback interface.
+    pub network: bool,
+}
+
+impl CheckSpec {
+    /// A check with the defaults: no `writable` paths, network on.
+    pub fn new(name: impl Into<String>, run: impl Into<String>, timeout_s: u64) -> CheckSpec {
+        CheckSpec {
+            name: name.into(),
+            run: run.into(),
+            timeout_s,
+            writable: Vec::new(),
+            network: true,
+        }
+    }
+}
+
+/// `sandbox = "auto" | "required" | "off"` (SPEC §4.6): how the checks are confined.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum SandboxMode {
+    /// Sandbox when possible; otherwise run anyway with warning `checks-unsandboxed`.
+    #[default]
+    Auto,
+    /// No sandbox, no check: `checks-unsandboxed` is a gap.
+    Required,
+    /// The operator's explicit choice to run checks unconfined, named in the report.
+    Off,
+}
+
+impl SandboxMode {
+    /// The configuration word.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SandboxMode::Auto => "auto",
+            SandboxMode::Required => "required",
+            SandboxMode::Off => "off",
+        }
+    }
 }
 
 /// A named protected surface: the globs whose paths grade the work (SPEC §4.5).
@@ -133,6 +175,7 @@ pub struct Config {
     pub agent_branches: Vec<String>,
     pub surfaces: Vec<Surface>,
     pub checks: Vec<CheckSpec>,
+    pub sandbox: SandboxMode,
     /// Every returned state needs a task contract (SPEC §12 `contract-missing`).
     pub require_contract: bool,
     agent_set: Globs,
@@ -152,6 +195,7 @@ impl Default for Config {
             agent_branches,
             surfaces: default_surfaces(),
             checks: Vec::new(),
+            sandbox: SandboxMode::Auto,
             require_contract: false,
             always_ci: Globs::paths(&ALWAYS_CI.map(String::from))
                 .expect("built-in globs are valid"),
@@ -226,6 +270,7 @@ impl Config {
                 "agent_branches" => config.set_agent_branches(&value)?,
                 "protected" => config.set_protected(&value)?,
                 "checks" => config.checks = checks(&value)?,
+                "sandbox" => config.sandbox = sandbox_mode(&value)?,
                 "require_contract" => {
                     config.require_contract = value
                         .as_bool()
@@ -316,12 +361,19 @@ fn check(value: &Value, at: &str) -> Result<CheckSpec> {
         .as_table()
         .ok_or_else(|| wrong_type(at, "a table", value))?;
     let (mut name, mut run, mut timeout_s) = (None, None, DEFAULT_TIMEOUT_S);
+    let (mut writable, mut network) = (Vec::new(), true);
     for (key, value) in table {
         let path = format!("{at}.{key}");
         match key.as_str() {
             "name" => name = Some(non_empty_string(value, &path)?),
             "run" => run = Some(non_empty_string(value, &path)?),
             "timeout_s" => timeout_s = timeout(value, &path)?,
+            "writable" => writable = writable_paths(value, &path)?,
+            "network" => {
+                network = value
+                    .as_bool()
+                    .ok_or_else(|| wrong_type(&path, "true or false", value))?
+            }
             _ => bail!("unknown key `{path}` (expected one of {CHECK_KEYS})"),
         }
     }
@@ -331,7 +383,34 @@ fn check(value: &Value, at: &str) -> Result<CheckSpec> {
         name,
         run,
         timeout_s,
+        writable,
+        network,
     })
+}
+
+/// `checks[i].writable`: absolute paths, or `~` / `~/…` (expanded when the check runs).
+fn writable_paths(value: &Value, key: &str) -> Result<Vec<String>> {
+    let paths = toml_read::strings(value, key).map_err(anyhow::Error::msg)?;
+    for path in &paths {
+        let home = path == "~" || path.starts_with("~/");
+        if !(home || path.starts_with('/')) || path.contains('\0') {
+            bail!("`{key}`: `{path}` must be an absolute path or start with `~/`");
+        }
+    }
+    Ok(paths)
+}
+
+/// `sandbox`: one of `auto`, `required`, `off`.
+fn sandbox_mode(value: &Value) -> Result<SandboxMode> {
+    let word = value
+        .as_str()
+        .ok_or_else(|| wrong_type("sandbox", "a string", value))?;
+    match word {
+        "auto" => Ok(SandboxMode::Auto),
+        "required" => Ok(SandboxMode::Required),
+        "off" => Ok(SandboxMode::Off),
+        other => bail!("`sandbox` must be \"auto\", \"required\" or \"off\", found `{other}`"),
+    }
 }
 
 fn timeout(value: &Value, key: &str) -> Result<u64> {

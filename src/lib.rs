@@ -19,6 +19,7 @@ pub mod record;
 pub mod render;
 pub mod repo;
 pub mod report;
+pub mod sandbox;
 pub mod teardown;
 pub mod toml_read;
 

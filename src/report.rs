@@ -107,6 +107,10 @@ pub struct Report {
     pub config: Option<String>,
     /// Blob id of the task contract, when one applied (SPEC §12); null otherwise.
     pub contract: Option<String>,
+    /// How the checks were confined (SPEC §4.6): `bwrap`, `off` (the configuration's
+    /// `sandbox = "off"`) or `none` (no sandbox could be set up); null when no check was
+    /// configured or `--no-checks` was given.
+    pub sandbox: Option<String>,
     /// Where the configuration came from (`main:.closegate.toml`, a file); `None` for the
     /// built-in defaults. Human output names it (SPEC §5); JSON carries the blob id in `config`.
     #[serde(skip)]
@@ -146,6 +150,7 @@ impl Default for Report {
             approval: None,
             config: None,
             contract: None,
+            sandbox: None,
             config_origin: None,
             provenance: None,
             claimed_commit: None,

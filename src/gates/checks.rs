@@ -1,16 +1,19 @@
 //! The `checks` gate (SPEC §4.6): closegate runs the trusted checks itself, on the exact commit.
 //!
-//! The commit is checked out into a fresh temporary directory (`Repo::checkout_pristine`: a
+//! The commit is checked out into a fresh scratch directory (`sandbox::scratch`;
+//! `Repo::checkout_pristine`: a
 //! repository of its own that borrows the objects through alternates, HEAD detached at the
 //! commit; this repository's index, HEAD, refs and every worktree stay untouched). A `git`
 //! command in a check sees the exact commit and its history, and stops at
 //! `GIT_CEILING_DIRECTORIES` instead of finding another repository.
 //!
-//! Each check runs as `sh -c <run>` in its own process group with stdin closed and stdout and
-//! stderr interleaved in one anonymous file. The whole group is killed with SIGKILL on timeout and
-//! also after a normal exit, so no background child outlives its check (a child that leaves the
-//! group with `setsid` escapes this; only a cgroup could catch it).
+//! Each check runs as `sh -c <run>` under the sandbox (`crate::sandbox`, SPEC §4.6) in its own
+//! process group with stdin closed and stdout and stderr interleaved in one anonymous file. The
+//! whole group is killed with SIGKILL on timeout and also after a normal exit; in the sandbox that
+//! also ends the check's PID namespace, so no background child outlives its check (unsandboxed, a
+//! child that leaves the group with `setsid` escapes this).
 
+use std::ffi::OsStr;
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};
 use std::os::unix::process::{CommandExt, ExitStatusExt};
@@ -20,18 +23,21 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
 use git2::Oid;
-use tempfile::TempDir;
 
-use crate::config::CheckSpec;
+use crate::config::{CheckSpec, SandboxMode};
 use crate::finding::Finding;
 use crate::repo::Repo;
 use crate::report::CheckRun;
+use crate::sandbox::scratch::{self, Scratch};
+use crate::sandbox::{self, Confinement, Policy};
 
 /// How many trailing output lines a run keeps.
 pub const TAIL_LINES: usize = 40;
 /// How many trailing bytes of output are read to find those lines.
 const TAIL_WINDOW: u64 = 1 << 20;
 const POLL_MAX: Duration = Duration::from_millis(50);
+/// The longest `CLOSEGATE_*` value handed to a check; longer ones are handed over empty.
+pub const ENV_VALUE_MAX: usize = 4096;
 
 /// What each check is told about the commit under test, as `CLOSEGATE_*` variables.
 #[derive(Debug, Clone)]
@@ -46,107 +52,206 @@ pub struct CheckEnv {
     pub base: String,
 }
 
-/// Check out `commit`'s tree into a fresh temporary directory outside every worktree, run each
-/// check there with `sh -c`, remove the directory. Returns the runs and the `check-failed` /
-/// `check-timeout` findings; empty `specs` return nothing (the caller reports `checks-none`).
+/// What a run of the checks produced: the runs, their findings (`check-failed`,
+/// `check-timeout`, `checks-unsandboxed`) and the report's `sandbox` word (`None` when no
+/// check was configured).
+#[derive(Debug, Default)]
+pub struct Checked {
+    pub runs: Vec<CheckRun>,
+    pub findings: Vec<Finding>,
+    pub sandbox: Option<&'static str>,
+}
+
+/// Check out `commit`'s tree into a fresh scratch directory outside every worktree, run each
+/// check there with `sh -c` under the sandbox `mode` allows, remove the directory. Empty `specs`
+/// return nothing (the caller reports `checks-none`). Scratch directories that an earlier,
+/// killed closegate left behind are removed first.
 pub fn run(
     repo: &Repo,
     commit: Oid,
     specs: &[CheckSpec],
     env: &CheckEnv,
-) -> Result<(Vec<CheckRun>, Vec<Finding>)> {
+    mode: SandboxMode,
+) -> Result<Checked> {
     if specs.is_empty() {
-        return Ok((Vec::new(), Vec::new()));
+        return Ok(Checked::default());
     }
+    scratch::sweep_stale(&std::env::temp_dir());
+    let decision = sandbox::decide(mode, specs.iter().any(|s| !s.network));
+    let mut checked = Checked {
+        sandbox: Some(decision.label),
+        findings: decision.finding.into_iter().collect(),
+        ..Checked::default()
+    };
+    let Some(confinement) = decision.confinement else {
+        return Ok(checked);
+    };
     let _signals = interrupt::Guard::install();
-    let checkout = pristine_checkout(repo, commit)?;
-    let mut runs = Vec::with_capacity(specs.len());
-    let mut findings = Vec::new();
+    let scratch = Scratch::create()?;
+    repo.checkout_pristine(commit, &scratch.checkout())?;
+    let vars = env.bounded(repo);
     for spec in specs {
-        let (run, finding) = run_one(checkout.path(), spec, env)?;
-        runs.push(run);
-        findings.extend(finding);
+        let policy = policy(repo, &scratch, spec)?;
+        let cmd = command(&confinement, &policy, spec, &vars, scratch.root())?;
+        let sandboxed = matches!(confinement, Confinement::Bwrap(_));
+        let (run, finding) = run_one(cmd, spec, sandboxed)?;
+        checked.runs.push(run);
+        checked.findings.extend(finding);
     }
-    remove_checkout(checkout)?;
+    scratch.remove()?;
     if interrupt::requested() {
         anyhow::bail!("interrupted by a signal while the checks ran");
     }
-    Ok((runs, findings))
+    Ok(checked)
 }
 
-/// A fresh temporary directory holding the commit's tree (see `Repo::checkout_pristine`).
-fn pristine_checkout(repo: &Repo, commit: Oid) -> Result<TempDir> {
-    let dir = tempfile::Builder::new()
-        .prefix("closegate-check-")
-        .tempdir()
-        .context("creating a temporary directory for the checkout")?;
-    repo.checkout_pristine(commit, dir.path())?;
-    Ok(dir)
-}
-
-/// Remove the checkout; a check that left read-only directories behind is made writable first.
-fn remove_checkout(checkout: TempDir) -> Result<()> {
-    let path = checkout.path().to_path_buf();
-    if checkout.close().is_ok() {
-        return Ok(());
-    }
-    use std::os::unix::fs::PermissionsExt;
-    for entry in walkdir::WalkDir::new(&path).into_iter().flatten() {
-        if entry.file_type().is_dir() {
-            let _ = std::fs::set_permissions(entry.path(), std::fs::Permissions::from_mode(0o700));
+impl CheckEnv {
+    /// The `CLOSEGATE_*` values as given to a check: each at most `ENV_VALUE_MAX` bytes and free
+    /// of NUL (else empty), and the branch only when it names a branch of this repository, so
+    /// nothing the agent wrote can make the check fail to start.
+    fn bounded(&self, repo: &Repo) -> [(&'static str, String); 4] {
+        let fit = |v: &str| {
+            let ok = v.len() <= ENV_VALUE_MAX && !v.contains('\0');
+            if ok { v.to_string() } else { String::new() }
+        };
+        let mut branch = fit(&self.branch);
+        if !branch.is_empty() && repo.branch_tip(&branch).is_none() {
+            branch.clear();
         }
+        [
+            ("CLOSEGATE_COMMIT", fit(&self.commit)),
+            ("CLOSEGATE_BRANCH", branch),
+            ("CLOSEGATE_SLUG", fit(&self.slug)),
+            ("CLOSEGATE_BASE", fit(&self.base)),
+        ]
     }
-    std::fs::remove_dir_all(&path)
-        .with_context(|| format!("removing the checkout {}", path.display()))
+}
+
+/// What `spec` may write and what stays read-only (SPEC §4.6); `writable` paths are created
+/// when missing, so a tool cache can be listed before it exists.
+fn policy(repo: &Repo, scratch: &Scratch, spec: &CheckSpec) -> Result<Policy> {
+    let mut writable = Vec::with_capacity(spec.writable.len());
+    for entry in &spec.writable {
+        let fail = || format!("check `{}`: `writable` path `{entry}`", spec.name);
+        let path = sandbox::expand_home(entry)
+            .map_err(anyhow::Error::msg)
+            .with_context(fail)?;
+        if !path.exists() {
+            std::fs::create_dir_all(&path).with_context(fail)?;
+        }
+        writable.push(std::fs::canonicalize(&path).with_context(fail)?);
+    }
+    let mut read_only = vec![repo.common_dir()];
+    read_only.extend(repo.worktrees().into_iter().map(|w| w.path));
+    read_only.extend(repo.hooks_dir().ok());
+    let read_only = read_only
+        .iter()
+        .filter_map(|p| std::fs::canonicalize(p).ok())
+        .collect();
+    Ok(Policy {
+        checkout: scratch.checkout(),
+        tmp: scratch.tmp(),
+        writable,
+        read_only,
+        empty: scratch.empty(),
+        network: spec.network,
+    })
 }
 
 /// Run one check to completion or timeout; the finding is `None` when it passed.
-fn run_one(dir: &Path, spec: &CheckSpec, env: &CheckEnv) -> Result<(CheckRun, Option<Finding>)> {
-    let mut out = tempfile::tempfile().context("creating a file for check output")?;
+fn run_one(
+    mut cmd: Command,
+    spec: &CheckSpec,
+    sandboxed: bool,
+) -> Result<(CheckRun, Option<Finding>)> {
+    let out = tempfile::tempfile().context("creating a file for check output")?;
     let started = Instant::now();
-    let mut child = command(dir, spec, env, &out)?
+    cmd.stdout(out.try_clone().context("sharing the output file")?)
+        .stderr(out.try_clone().context("sharing the output file")?);
+    let mut child = cmd
         .spawn()
         .with_context(|| format!("starting check `{}` with sh -c", spec.name))?;
     let timeout = Duration::from_secs(spec.timeout_s);
     let (status, timed_out) = wait_group(&mut child, timeout)
         .with_context(|| format!("waiting for check `{}`", spec.name))?;
     let duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+    let mut out = out;
     let output = tail(&mut out, TAIL_LINES)
         .with_context(|| format!("reading the output of check `{}`", spec.name))?;
+    let ended = Ended::from_status(status, sandboxed);
     let run = CheckRun {
         name: spec.name.clone(),
         command: spec.run.clone(),
-        exit_code: if timed_out { None } else { status.code() },
+        exit_code: if timed_out { None } else { ended.code },
         timed_out,
         duration_ms,
         output,
     };
-    Ok((run, finding(spec, status, timed_out)))
+    Ok((run, finding(spec, ended, timed_out)))
 }
 
-/// `sh -c <run>` in `dir`, its own process group, no stdin, output into `out`, clean git env.
-fn command(dir: &Path, spec: &CheckSpec, env: &CheckEnv, out: &File) -> Result<Command> {
-    let mut cmd = Command::new("sh");
-    cmd.arg("-c")
-        .arg(&spec.run)
-        .current_dir(dir)
+/// `sh -c <run>` in the checkout, sandboxed or not: its own process group, no stdin, a clean
+/// git environment, `TMPDIR` the private temporary directory.
+fn command(
+    confinement: &Confinement,
+    policy: &Policy,
+    spec: &CheckSpec,
+    vars: &[(&'static str, String)],
+    ceiling: &Path,
+) -> Result<Command> {
+    let args = [OsStr::new("-c"), OsStr::new(&spec.run)];
+    let mut cmd = match confinement {
+        Confinement::Bwrap(bwrap) => sandbox::command(bwrap, policy, OsStr::new("sh"), &args),
+        Confinement::None => {
+            let mut cmd = Command::new("sh");
+            cmd.args(args);
+            cmd
+        }
+    };
+    cmd.current_dir(&policy.checkout)
         .stdin(Stdio::null())
-        .stdout(out.try_clone().context("sharing the output file")?)
-        .stderr(out.try_clone().context("sharing the output file")?)
         .process_group(0);
+    // SAFETY: prctl is async-signal-safe and touches no memory of the parent.
+    #[cfg(target_os = "linux")]
+    unsafe {
+        cmd.pre_exec(|| {
+            // A closegate killed with SIGKILL takes its check with it (bwrap then ends the
+            // check's PID namespace), instead of leaving it running in a swept directory.
+            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) == -1 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
     for (key, _) in std::env::vars_os() {
         if key.as_encoded_bytes().starts_with(b"GIT_") {
             cmd.env_remove(key);
         }
     }
-    if let Some(parent) = dir.parent() {
-        cmd.env("GIT_CEILING_DIRECTORIES", parent);
-    }
-    cmd.env("CLOSEGATE_COMMIT", &env.commit)
-        .env("CLOSEGATE_BRANCH", &env.branch)
-        .env("CLOSEGATE_SLUG", &env.slug)
-        .env("CLOSEGATE_BASE", &env.base);
+    cmd.env("GIT_CEILING_DIRECTORIES", ceiling)
+        .env("TMPDIR", &policy.tmp)
+        .envs(vars.iter().map(|(k, v)| (k, v)));
     Ok(cmd)
+}
+
+/// How a check's process ended: its exit code, or the signal that killed it. Inside the
+/// sandbox bwrap reports a check killed by signal N as exit status 128 + N (as a shell's `$?`
+/// does), so there an exit status of 129–192 is read as that signal.
+struct Ended {
+    code: Option<i32>,
+    signal: Option<i32>,
+}
+
+impl Ended {
+    fn from_status(status: ExitStatus, sandboxed: bool) -> Ended {
+        match (status.code(), status.signal()) {
+            (Some(code), _) if sandboxed && (129..=192).contains(&code) => Ended {
+                code: None,
+                signal: Some(code - 128),
+            },
+            (code, signal) => Ended { code, signal },
+        }
+    }
 }
 
 /// Wait for the group leader to exit or the timeout to pass, kill the whole group, then reap.
@@ -292,7 +397,7 @@ fn last_lines(bytes: &[u8], n: usize, cut: bool) -> Vec<String> {
 }
 
 /// `check-timeout`, `check-failed`, or nothing when the check passed.
-fn finding(spec: &CheckSpec, status: ExitStatus, timed_out: bool) -> Option<Finding> {
+fn finding(spec: &CheckSpec, ended: Ended, timed_out: bool) -> Option<Finding> {
     let name = &spec.name;
     if timed_out {
         let msg = format!(
@@ -301,7 +406,7 @@ fn finding(spec: &CheckSpec, status: ExitStatus, timed_out: bool) -> Option<Find
         );
         return Some(Finding::new("check-timeout", msg));
     }
-    let found = match (status.code(), status.signal()) {
+    let found = match (ended.code, ended.signal) {
         (Some(0), _) => return None,
         (Some(code), _) => format!("exited with code {code}"),
         (None, Some(signal)) => format!("was killed by signal {signal}"),

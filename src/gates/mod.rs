@@ -257,9 +257,11 @@ fn run_checks(inputs: &Inputs, doc: &StatusDoc, commit: Oid, report: &mut Report
             slug: doc.slug.clone(),
             base: report.base.clone().unwrap_or_default(),
         };
-        let (runs, findings) = checks::run(&inputs.repo, commit, specs, &env)?;
-        report.checks = runs;
-        findings
+        let mode = inputs.config.sandbox;
+        let checked = checks::run(&inputs.repo, commit, specs, &env, mode)?;
+        report.checks = checked.runs;
+        report.sandbox = checked.sandbox.map(str::to_string);
+        checked.findings
     };
     report.add_gate(Gate::Checks, findings);
     Ok(())

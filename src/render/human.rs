@@ -40,6 +40,7 @@ pub fn render(report: &Report, color: bool, out: &mut dyn Write) -> std::io::Res
     write_artifacts(report, paint, out)?;
     write_protected(report, out)?;
     write_checks(&report.checks, paint, out)?;
+    write_sandbox(report.sandbox.as_deref(), out)?;
     if let Some(approval) = &report.approval {
         writeln!(out)?;
         let (by, at) = (escape(&approval.by), escape(&approval.at));
@@ -223,6 +224,19 @@ fn write_checks(checks: &[CheckRun], paint: Paint, out: &mut dyn Write) -> std::
         }
     }
     Ok(())
+}
+
+/// How the checks were confined, when they were configured (SPEC §4.6).
+fn write_sandbox(sandbox: Option<&str>, out: &mut dyn Write) -> std::io::Result<()> {
+    let line = match sandbox {
+        None => return Ok(()),
+        Some("bwrap") => "sandbox: bwrap",
+        Some("off") => {
+            "sandbox: off (`sandbox = \"off\"` in the configuration: checks ran unconfined)"
+        }
+        Some(_) => "sandbox: none (no sandbox could be set up)",
+    };
+    writeln!(out, "{line}")
 }
 
 /// `850ms` below a second, else `12.3s`.

@@ -688,9 +688,14 @@ fn a_signal_while_checks_run_kills_them_and_removes_the_checkout() {
     use std::process::{Command, Stdio};
     let tmp = tempfile::tempdir().unwrap();
     let pid_file = tmp.path().join("check.pid");
+    // The check may write the pid file only because it lists the directory as `writable`
+    // (SPEC §4.6); inside the sandbox `$$` is a pid of the check's own PID namespace, so the
+    // check is found on the host by its unique `sleep` argument instead.
     let config = format!(
-        "[[checks]]\nname = \"long\"\nrun = \"echo $$ > '{}'; sleep 60\"\ntimeout_s = 600\n",
-        pid_file.display()
+        "[[checks]]\nname = \"long\"\nrun = \"echo $$ > '{}'; sleep 60.0303\"\n\
+         timeout_s = 600\nwritable = ['{}']\n",
+        pid_file.display(),
+        tmp.path().display()
     );
     let s = Scene::new(Some(&config));
     s.honest();
@@ -703,22 +708,20 @@ fn a_signal_while_checks_run_kills_them_and_removes_the_checkout() {
         .stdout(Stdio::null())
         .stderr(Stdio::piped());
     let child = cmd.spawn().unwrap();
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(60);
     while std::fs::read_to_string(&pid_file).map_or(true, |t| t.trim().is_empty()) {
+        assert!(std::time::Instant::now() < until, "the check never started");
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
-    let check_pid: i32 = std::fs::read_to_string(&pid_file)
-        .unwrap()
-        .trim()
-        .parse()
-        .unwrap();
     // SAFETY: sending SIGTERM to our own child process.
     unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
     let out = child.wait_with_output().unwrap();
     assert_eq!(out.status.code(), Some(2), "no verdict was reached");
     assert!(String::from_utf8_lossy(&out.stderr).contains("interrupted"));
-    // SAFETY: signal 0 only asks whether the process exists.
-    let alive = unsafe { libc::kill(check_pid, 0) } == 0;
-    assert!(!alive, "the check outlived closegate");
+    assert!(
+        sleepers_gone_soon("60.0303"),
+        "the check outlived closegate"
+    );
     let left: Vec<_> = std::fs::read_dir(&scratch).unwrap().collect();
     assert!(
         left.is_empty(),
@@ -776,4 +779,29 @@ fn defaults_are_named_and_a_worktree_config_has_no_effect() {
     assert_has(&report, "checks-none");
     let out = closegate(&s.wt, &["check", "--no-record"]);
     assert!(parts(&out).1.contains("config: built-in defaults"));
+}
+
+/// Whether every process on the host whose command line is exactly `sleep <arg>` is gone (or a
+/// zombie) within a few seconds.
+fn sleepers_gone_soon(arg: &str) -> bool {
+    let want = format!("sleep\0{arg}\0");
+    let live = || {
+        std::fs::read_dir("/proc").unwrap().flatten().any(|e| {
+            let dir = e.path();
+            let running = std::fs::read_to_string(dir.join("stat")).is_ok_and(|stat| {
+                !stat
+                    .rsplit_once(')')
+                    .is_some_and(|(_, rest)| rest.trim_start().starts_with('Z'))
+            });
+            running && std::fs::read(dir.join("cmdline")).is_ok_and(|c| c == want.as_bytes())
+        })
+    };
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(3);
+    while std::time::Instant::now() < until {
+        if !live() {
+            return true;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    false
 }

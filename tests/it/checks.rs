@@ -3,7 +3,7 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use closegate::config::CheckSpec;
+use closegate::config::{CheckSpec, SandboxMode};
 use closegate::gates::checks::{self, CheckEnv};
 use closegate::report::CheckRun;
 use git2::Oid;
@@ -11,10 +11,14 @@ use git2::Oid;
 use crate::fixture::Fixture;
 
 fn spec(name: &str, run: &str, timeout_s: u64) -> CheckSpec {
+    CheckSpec::new(name, run, timeout_s)
+}
+
+/// A check that may also write `dir` (SPEC §4.6 `writable`): where the test reads what it left.
+fn spec_writing(name: &str, run: &str, timeout_s: u64, dir: &Path) -> CheckSpec {
     CheckSpec {
-        name: name.into(),
-        run: run.into(),
-        timeout_s,
+        writable: vec![dir.display().to_string()],
+        ..CheckSpec::new(name, run, timeout_s)
     }
 }
 
@@ -47,10 +51,11 @@ fn run_checks(
     commit: Oid,
     specs: &[CheckSpec],
 ) -> (Vec<CheckRun>, Vec<&'static str>, Vec<String>) {
-    let (runs, findings) = checks::run(&repo(fx), commit, specs, &env(commit)).unwrap();
+    let checked = checks::run(&repo(fx), commit, specs, &env(commit), SandboxMode::Auto).unwrap();
+    let findings = checked.findings;
     let codes = findings.iter().map(|f| f.code).collect();
     let messages = findings.iter().map(|f| f.message.clone()).collect();
-    (runs, codes, messages)
+    (checked.runs, codes, messages)
 }
 
 /// Whether a process is running (a zombie awaiting its reaper counts as dead).
@@ -61,17 +66,6 @@ fn alive(pid: u32) -> bool {
             .is_some_and(|(_, rest)| rest.trim_start().starts_with('Z')),
         Err(_) => false,
     }
-}
-
-fn dead_soon(pid: u32) -> bool {
-    let until = Instant::now() + Duration::from_secs(3);
-    while Instant::now() < until {
-        if !alive(pid) {
-            return true;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    false
 }
 
 /// The checkout directory a check wrote into `pwd_file` (`pwd > FILE`), asserted gone.
@@ -85,12 +79,36 @@ fn assert_checkout_removed(pwd_file: &Path) -> PathBuf {
     checkout
 }
 
-fn read_pid(path: &Path) -> u32 {
-    std::fs::read_to_string(path)
+/// Host pids of live processes whose command line is exactly `sleep <arg>`. A sandboxed check
+/// sees only its own PID namespace, so its `$!` is not a host pid; a unique argument is.
+fn sleepers(arg: &str) -> Vec<u32> {
+    let want = format!("sleep\0{arg}\0");
+    std::fs::read_dir("/proc")
         .unwrap()
-        .trim()
-        .parse()
-        .unwrap()
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|pid| {
+            std::fs::read(format!("/proc/{pid}/cmdline")).is_ok_and(|c| c == want.as_bytes())
+        })
+        .filter(|pid| alive(*pid))
+        .collect()
+}
+
+/// Whether every `sleep <arg>` process is gone within a few seconds.
+fn sleepers_gone_soon(arg: &str) -> bool {
+    let until = Instant::now() + Duration::from_secs(3);
+    while Instant::now() < until {
+        if sleepers(arg).is_empty() {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    false
+}
+
+/// The check wrote a pid (its background child started).
+fn started(path: &Path) -> bool {
+    std::fs::read_to_string(path).is_ok_and(|text| text.trim().parse::<u32>().is_ok())
 }
 
 #[test]
@@ -128,7 +146,8 @@ fn check_sees_the_commit_not_the_worktree_and_leaves_no_trace() {
         pwd_file.display()
     );
 
-    let (runs, codes, _) = run_checks(&fx, commit, &[spec("see", &run, 60)]);
+    let specs = [spec_writing("see", &run, 60, out.path())];
+    let (runs, codes, _) = run_checks(&fx, commit, &specs);
 
     assert!(codes.is_empty(), "{codes:?}");
     assert_eq!(
@@ -243,8 +262,12 @@ fn timeout_kills_the_whole_group() {
     let (fx, commit, _) = agent_fixture();
     let out = tempfile::tempdir().unwrap();
     let pid_file = out.path().join("bg.pid");
-    let run = format!("sleep 30 & echo $! > '{}'; sleep 30", pid_file.display());
-    let (runs, codes, messages) = run_checks(&fx, commit, &[spec("slow", &run, 1)]);
+    let run = format!(
+        "sleep 30.0101 & echo $! > '{}'; sleep 30",
+        pid_file.display()
+    );
+    let specs = [spec_writing("slow", &run, 1, out.path())];
+    let (runs, codes, messages) = run_checks(&fx, commit, &specs);
     assert_eq!(codes, ["check-timeout"]);
     assert!(
         messages[0].contains("`slow`") && messages[0].contains("1 s"),
@@ -253,8 +276,9 @@ fn timeout_kills_the_whole_group() {
     assert!(runs[0].timed_out);
     assert_eq!(runs[0].exit_code, None);
     assert!(runs[0].duration_ms >= 1000);
+    assert!(started(&pid_file), "the background child did not start");
     assert!(
-        dead_soon(read_pid(&pid_file)),
+        sleepers_gone_soon("30.0101"),
         "background child survived the timeout"
     );
 }
@@ -264,11 +288,12 @@ fn background_child_does_not_outlive_a_passing_check() {
     let (fx, commit, _) = agent_fixture();
     let out = tempfile::tempdir().unwrap();
     let pid_file = out.path().join("bg.pid");
-    let run = format!("sleep 30 & echo $! > '{}'; exit 0", pid_file.display());
-    let (_, codes, _) = run_checks(&fx, commit, &[spec("bg", &run, 60)]);
+    let run = format!("sleep 30.0202 & echo $! > '{}'; exit 0", pid_file.display());
+    let (_, codes, _) = run_checks(&fx, commit, &[spec_writing("bg", &run, 60, out.path())]);
     assert!(codes.is_empty());
+    assert!(started(&pid_file), "the background child did not start");
     assert!(
-        dead_soon(read_pid(&pid_file)),
+        sleepers_gone_soon("30.0202"),
         "background child outlived its check"
     );
 }
@@ -282,7 +307,7 @@ fn read_only_leftovers_are_still_removed() {
         "mkdir -p ro/deep && touch ro/deep/f && chmod 500 ro/deep ro; pwd > '{}'",
         pwd_file.display()
     );
-    let (_, codes, _) = run_checks(&fx, commit, &[spec("ro", &run, 60)]);
+    let (_, codes, _) = run_checks(&fx, commit, &[spec_writing("ro", &run, 60, out.path())]);
     assert!(codes.is_empty());
     assert_checkout_removed(&pwd_file);
 }
@@ -291,10 +316,54 @@ fn read_only_leftovers_are_still_removed() {
 fn unknown_commit_is_an_error_naming_it() {
     let (fx, _, _) = agent_fixture();
     let missing = Oid::from_str("1111111111111111111111111111111111111111").unwrap();
-    let err =
-        checks::run(&repo(&fx), missing, &[spec("t", "true", 60)], &env(missing)).unwrap_err();
+    let specs = [spec("t", "true", 60)];
+    let err = checks::run(
+        &repo(&fx),
+        missing,
+        &specs,
+        &env(missing),
+        SandboxMode::Auto,
+    )
+    .unwrap_err();
     assert!(
         format!("{err:#}").contains("1111111111111111111111111111111111111111"),
         "{err:#}"
+    );
+}
+
+/// SPEC §4.6: a `writable` path that contains the repository opens what lies beside it, never
+/// the common dir or a worktree inside it.
+#[test]
+fn writable_above_the_repository_leaves_it_read_only() {
+    let (fx, commit, wt) = agent_fixture();
+    let outside = fx.tmp.path().join("cache");
+    std::fs::create_dir(&outside).unwrap();
+    let config = fx.git_dir().join("config");
+    let config_before = std::fs::read(&config).unwrap();
+    let run = format!(
+        "echo cached > '{cache}/hit' && \
+         if echo x >> '{config}'; then echo config: ESCAPED; else echo config: blocked; fi; \
+         if echo x > '{wt}/data.txt'; then echo worktree: ESCAPED; else echo worktree: blocked; fi",
+        cache = outside.display(),
+        config = config.display(),
+        wt = wt.display(),
+    );
+    let specs = [spec_writing("w", &run, 60, fx.tmp.path())];
+    let (runs, codes, _) = run_checks(&fx, commit, &specs);
+    assert!(codes.is_empty(), "{codes:?} {:?}", runs[0].output);
+    let kept: Vec<&String> = runs[0]
+        .output
+        .iter()
+        .filter(|l| l.starts_with("config: ") || l.starts_with("worktree: "))
+        .collect();
+    assert_eq!(kept, ["config: blocked", "worktree: blocked"]);
+    assert_eq!(
+        std::fs::read_to_string(outside.join("hit")).unwrap(),
+        "cached\n"
+    );
+    assert_eq!(std::fs::read(&config).unwrap(), config_before);
+    assert_eq!(
+        std::fs::read_to_string(wt.join("data.txt")).unwrap(),
+        "uncommitted\n"
     );
 }

@@ -413,3 +413,56 @@ fn file_path_origin_is_used_verbatim() {
         "{msg}"
     );
 }
+
+#[test]
+fn sandbox_keys_of_spec_parse() {
+    use closegate::config::SandboxMode;
+    assert_eq!(Config::default().sandbox, SandboxMode::Auto);
+    let text = "sandbox = \"required\"\n[[checks]]\nname = \"test\"\nrun = \"cargo test\"\n\
+                writable = [\"~/.cargo/registry\", \"~/.npm\", \"/var/cache/x\"]\nnetwork = false\n\
+                [[checks]]\nname = \"lint\"\nrun = \"true\"\n";
+    let c = Config::parse(text, ORIGIN).unwrap();
+    assert_eq!(c.sandbox, SandboxMode::Required);
+    assert_eq!(
+        c.checks[0].writable,
+        ["~/.cargo/registry", "~/.npm", "/var/cache/x"]
+    );
+    assert!(!c.checks[0].network);
+    assert!(c.checks[1].writable.is_empty() && c.checks[1].network);
+    for (word, mode) in [("auto", SandboxMode::Auto), ("off", SandboxMode::Off)] {
+        let c = Config::parse(&format!("sandbox = \"{word}\"\n"), ORIGIN).unwrap();
+        assert_eq!(c.sandbox, mode);
+    }
+}
+
+#[test]
+fn bad_sandbox_keys_name_key_and_reason() {
+    assert_err(
+        "sandbox = \"maybe\"\n",
+        &[
+            "`sandbox` must be \"auto\", \"required\" or \"off\"",
+            "maybe",
+        ],
+    );
+    assert_err("sandbox = true\n", &["`sandbox`", "a string"]);
+    let check = "[[checks]]\nname = \"t\"\nrun = \"true\"\n";
+    assert_err(
+        &format!("{check}writable = [\"cache\"]\n"),
+        &[
+            "`checks[0].writable`",
+            "`cache` must be an absolute path or start with `~/`",
+        ],
+    );
+    assert_err(
+        &format!("{check}writable = [\"~other/x\"]\n"),
+        &["`checks[0].writable`", "~other/x"],
+    );
+    assert_err(
+        &format!("{check}writable = \"/tmp\"\n"),
+        &["`checks[0].writable`", "array of strings"],
+    );
+    assert_err(
+        &format!("{check}network = \"no\"\n"),
+        &["`checks[0].network`", "true or false"],
+    );
+}

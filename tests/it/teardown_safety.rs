@@ -178,9 +178,12 @@ fn file_written_by_a_check_while_the_gate_runs_survives() {
     let fx = Fixture::new();
     let wt_dir = fx.tmp.path().join("wt/x");
     let late = wt_dir.join("notes/late.txt");
+    // The check stands in for any process (the agent itself) that writes the worktree while the
+    // gate runs; a sandboxed check cannot (tests/it/sandbox.rs), so this one runs with the
+    // operator's `sandbox = "off"`.
     let config = format!(
-        "[[checks]]\nname = \"smoke\"\nrun = \"test -f src/lib.rs && mkdir -p {0} && echo work \
-         > {1}\"\ntimeout_s = 60\n",
+        "sandbox = \"off\"\n[[checks]]\nname = \"smoke\"\nrun = \"test -f src/lib.rs && mkdir -p {0} \
+         && echo work > {1}\"\ntimeout_s = 60\n",
         late.parent().unwrap().display(),
         late.display()
     );

@@ -1,0 +1,405 @@
+//! The checks' sandbox (SPEC §4.6, §16) on real repositories: a script the agent committed tries
+//! every door the gate must keep shut, through the real binary, and the repository, the record,
+//! the other worktree, the home directory and the key are byte-identical afterwards.
+
+use std::collections::BTreeMap;
+use std::io::Read;
+use std::net::TcpListener;
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+
+use git2::Oid;
+use serde_json::Value;
+
+use crate::fixture::{Fixture, hermetic, parts, report_codes};
+
+/// A record key of the 32 bytes SPEC §6 requires, recognisable by its first word.
+const KEY: &str = "SECRET-RECORD-KEY-0123456789abcd";
+
+/// The agent's script: each attempt prints `<name>: blocked` or `<name>: ESCAPED`, then the
+/// check's own work in its checkout and temporary directory prints `own: ok`.
+const ATTACK: &str = r#"try() { name=$1; shift; if ( "$@" ) >/dev/null 2>&1; then echo "$name: ESCAPED"; else echo "$name: blocked"; fi; }
+alt=$(cat .git/objects/info/alternates)
+head=$(git rev-parse HEAD)
+try audit sh -c 'echo "{\"forged\":true}" >> "$1/closegate/audit.jsonl"' _ "$ATTACK_COMMON"
+try ref-via-alternates git --git-dir="$(dirname "$alt")" update-ref refs/heads/main "$head"
+try ref-absolute git -C "$ATTACK_REPO" update-ref refs/heads/main "$head"
+try objects sh -c 'echo x > "$1/forged"' _ "$alt"
+try other-worktree sh -c 'echo forged >> "$1/README.md"' _ "$ATTACK_OTHER"
+try hooks sh -c 'echo "exit 0" > "$1/reference-transaction"' _ "$ATTACK_HOOKS"
+try home sh -c 'echo x > "$HOME/forged"'
+try key sh -c 'grep -q SECRET "$1"' _ "$ATTACK_KEY"
+try proc-root sh -c 'for p in /proc/[0-9]*; do echo x >> "$p/root$1/closegate/audit.jsonl" && exit 0; grep -q SECRET "$p/root$2" && exit 0; done; exit 1' _ "$ATTACK_COMMON" "$ATTACK_KEY"
+try proc-cwd sh -c 'for p in /proc/[0-9]*; do case $(readlink "$p/cwd") in "$PWD"*|"$TMPDIR"*) continue;; esac; echo x > "$p/cwd/forged" && exit 0; done; exit 1'
+echo own > own.txt && t=$(mktemp) && echo tmp > "$t" && [ "$(cat own.txt "$t")" = "own
+tmp" ] && git status --porcelain | grep -q own.txt && echo "own: ok"
+"#;
+
+const ATTEMPTS: [&str; 11] = [
+    "audit",
+    "ref-via-alternates",
+    "ref-absolute",
+    "objects",
+    "other-worktree",
+    "hooks",
+    "home",
+    "key",
+    "proc-root",
+    "proc-cwd",
+    "own",
+];
+
+/// A repository whose `main` configures `config`, an agent branch `agent/x` (worktree `wt/x`)
+/// carrying `files`, another agent's worktree `wt/y`, a home directory, a record, a hook and a
+/// record key outside the repository.
+struct Scene {
+    fx: Fixture,
+    wt: PathBuf,
+    other: PathBuf,
+    home: tempfile::TempDir,
+    key: PathBuf,
+    tip: Oid,
+}
+
+impl Scene {
+    fn new(config: &str, files: &[(&str, Option<&str>)]) -> Scene {
+        let (fx, _) = Fixture::with_agent(Some(config));
+        let tip = fx.commit("agent/x", files, "add the agent's scripts");
+        let wt = fx.worktree("x", "agent/x");
+        fx.commit("agent/y", &[("y.txt", Some("y\n"))], "other agent");
+        let other = fx.worktree("y", "agent/y");
+        let home = tempfile::tempdir().unwrap();
+        let key = fx.tmp.path().join("keys/record.key");
+        std::fs::create_dir_all(key.parent().unwrap()).unwrap();
+        std::fs::write(&key, KEY).unwrap();
+        let record = fx.git_dir().join("closegate");
+        std::fs::create_dir_all(&record).unwrap();
+        std::fs::write(record.join("audit.jsonl"), "{\"event\":\"check\"}\n").unwrap();
+        std::fs::create_dir_all(fx.git_dir().join("hooks")).unwrap();
+        std::fs::write(fx.git_dir().join("hooks/reference-transaction"), "exit 1\n").unwrap();
+        let scene = Scene {
+            fx,
+            wt,
+            other,
+            home,
+            key,
+            tip,
+        };
+        scene.write_status();
+        scene
+    }
+
+    /// An honest close-ok status document for the tip in `wt/x`.
+    fn write_status(&self) {
+        let sha = self.tip.to_string();
+        let root = self.wt.canonicalize().unwrap().display().to_string();
+        let text = format!(
+            "# STATUS — x\n\n- state: close-ok\n- abstract: adds x, proven by the checks\n\
+             - last commit: {} — add the agent's scripts\n- done: x exists, proven by the checks\n\
+             - next / blocked-on: none\n- artifacts:\n  - src/lib.rs\n- updated: 2026-11-29\n\n\
+             CLOSE-OK · x · commit {sha} · branch agent/x · worktree {root}\n",
+            &sha[..12]
+        );
+        std::fs::write(self.wt.join("_EXEC_STATUS.md"), text).unwrap();
+    }
+
+    /// `closegate check --format json --no-record` in `wt/x`, the attack's targets in the
+    /// environment the check inherits; `extra` adds variables.
+    fn check(&self, extra: &[(&str, &str)]) -> (i32, Value) {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_closegate"));
+        cmd.args(["check", "--format", "json", "--no-record"])
+            .current_dir(&self.wt);
+        hermetic(&mut cmd, self.home.path());
+        cmd.env_remove("CLOSEGATE_TEST_NO_SANDBOX")
+            .env("CLOSEGATE_RECORD_KEY_FILE", &self.key)
+            .env("ATTACK_KEY", &self.key)
+            .env("ATTACK_COMMON", self.fx.git_dir())
+            .env("ATTACK_REPO", self.fx.root())
+            .env("ATTACK_OTHER", &self.other)
+            .env("ATTACK_HOOKS", self.fx.git_dir().join("hooks"))
+            .envs(extra.iter().copied())
+            .stdin(Stdio::null());
+        let out = cmd.output().unwrap();
+        let (code, stdout, stderr) = parts(&out);
+        let report = serde_json::from_str(&stdout).unwrap_or_else(|e| {
+            panic!("no JSON report (exit {code}): {e}\nstdout: {stdout}\nstderr: {stderr}")
+        });
+        (code, report)
+    }
+
+    /// Every file under the fixture (repository, record, worktrees, key) and the home
+    /// directory: path → bytes (a symlink's target; a directory's mode).
+    fn snapshot(&self) -> BTreeMap<PathBuf, Vec<u8>> {
+        let mut files = BTreeMap::new();
+        for root in [self.fx.tmp.path(), self.home.path()] {
+            for entry in walkdir::WalkDir::new(root).sort_by_file_name() {
+                let entry = entry.unwrap();
+                let path = entry.path().to_path_buf();
+                let bytes = if entry.path_is_symlink() {
+                    std::fs::read_link(&path)
+                        .unwrap()
+                        .into_os_string()
+                        .into_encoded_bytes()
+                } else if entry.file_type().is_dir() {
+                    use std::os::unix::fs::PermissionsExt;
+                    let mode = entry.metadata().unwrap().permissions().mode();
+                    format!("dir {mode:o}").into_bytes()
+                } else {
+                    std::fs::read(&path).unwrap()
+                };
+                files.insert(path, bytes);
+            }
+        }
+        files
+    }
+}
+
+/// The `<name>: <result>` lines of the attack, from the check's kept output.
+fn results(report: &Value) -> BTreeMap<String, String> {
+    let check = &report["checks"][0];
+    check["output"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no check output: {report}"))
+        .iter()
+        .filter_map(|line| {
+            let (name, result) = line.as_str()?.split_once(": ")?;
+            Some((name.to_string(), result.to_string()))
+        })
+        .collect()
+}
+
+const ATTACK_CONFIG: &str =
+    "[[checks]]\nname = \"attack\"\nrun = \"sh attack.sh\"\ntimeout_s = 120\n";
+
+#[test]
+fn every_door_is_shut_and_nothing_changes() {
+    let s = Scene::new(ATTACK_CONFIG, &[("attack.sh", Some(ATTACK))]);
+    let before = s.snapshot();
+
+    let (code, report) = s.check(&[]);
+
+    let results = results(&report);
+    for attempt in ATTEMPTS {
+        let want = if attempt == "own" { "ok" } else { "blocked" };
+        assert_eq!(
+            results.get(attempt).map(String::as_str),
+            Some(want),
+            "{attempt}: {:#}",
+            report["checks"]
+        );
+    }
+    assert_eq!(report["sandbox"], "bwrap");
+    assert!(
+        !report_codes(&report).iter().any(|c| c.starts_with("check")),
+        "{report:#}"
+    );
+    assert_eq!((code, report["verdict"].as_str()), (0, Some("VERIFIED")));
+    let after = s.snapshot();
+    let changed: Vec<_> = before
+        .keys()
+        .chain(after.keys())
+        .filter(|p| before.get(*p) != after.get(*p))
+        .collect();
+    assert!(changed.is_empty(), "changed by the check: {changed:?}");
+}
+
+/// The control: the same script with `sandbox = "off"` gets through every door, so the
+/// sandbox, not a broken script, is what shut them above.
+#[test]
+fn without_the_sandbox_the_same_script_gets_through() {
+    let config = format!("sandbox = \"off\"\n{ATTACK_CONFIG}");
+    let s = Scene::new(&config, &[("attack.sh", Some(ATTACK))]);
+
+    let (_, report) = s.check(&[]);
+
+    let results = results(&report);
+    for attempt in ATTEMPTS {
+        let want = if attempt == "own" { "ok" } else { "ESCAPED" };
+        assert_eq!(
+            results.get(attempt).map(String::as_str),
+            Some(want),
+            "{attempt}: {:#}",
+            report["checks"]
+        );
+    }
+    assert_eq!(report["sandbox"], "off");
+    let audit = std::fs::read_to_string(s.fx.git_dir().join("closegate/audit.jsonl")).unwrap();
+    assert!(audit.contains("forged"), "{audit}");
+}
+
+/// `network = false` leaves only loopback: a listener the test opened on the host's 127.0.0.1
+/// is reached by a check with the network on and never by the one with it off.
+#[test]
+fn network_false_reaches_no_listener_outside() {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port().to_string();
+    let script = "if bash -c 'exec 3<>/dev/tcp/127.0.0.1/$ATTACK_PORT && echo \"$1\" >&3' _ \"$1\" 2>/dev/null; \
+                  then echo \"$1: connected\"; else echo \"$1: refused\"; fi\n";
+    let config = "[[checks]]\nname = \"on\"\nrun = \"sh net.sh net-on\"\n\n\
+                  [[checks]]\nname = \"off\"\nrun = \"sh net.sh net-off\"\nnetwork = false\n";
+    let s = Scene::new(config, &[("net.sh", Some(script))]);
+
+    let (_, report) = s.check(&[("ATTACK_PORT", &port)]);
+
+    assert_eq!(report["sandbox"], "bwrap");
+    let outputs: Vec<&Value> = report["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| &c["output"])
+        .collect();
+    assert_eq!(
+        outputs,
+        [
+            &serde_json::json!(["net-on: connected"]),
+            &serde_json::json!(["net-off: refused"])
+        ]
+    );
+    listener.set_nonblocking(true).unwrap();
+    let mut heard = Vec::new();
+    while let Ok((mut conn, _)) = listener.accept() {
+        conn.set_nonblocking(false).unwrap();
+        let mut text = String::new();
+        conn.read_to_string(&mut text).unwrap();
+        heard.push(text.trim().to_string());
+    }
+    assert_eq!(heard, ["net-on"]);
+}
+
+const PASSING: &str = "[[checks]]\nname = \"smoke\"\nrun = \"test -f src/lib.rs\"\n";
+
+#[test]
+fn unsandboxed_under_auto_is_a_warning_and_the_check_runs() {
+    let s = Scene::new(PASSING, &[]);
+    let (code, report) = s.check(&[("CLOSEGATE_TEST_NO_SANDBOX", "1")]);
+    let finding = &report["findings"][0];
+    assert_eq!(
+        (finding["code"].as_str(), finding["severity"].as_str()),
+        (Some("checks-unsandboxed"), Some("warning")),
+        "{report:#}"
+    );
+    assert!(
+        finding["message"]
+            .as_str()
+            .unwrap()
+            .contains("CLOSEGATE_TEST_NO_SANDBOX"),
+        "the message names why: {finding}"
+    );
+    assert_eq!(report["checks"][0]["exit_code"], 0);
+    assert_eq!(report["sandbox"], "none");
+    assert_eq!((code, report["verdict"].as_str()), (0, Some("VERIFIED")));
+}
+
+#[test]
+fn unsandboxed_under_required_is_a_gap_and_no_check_runs() {
+    let s = Scene::new(&format!("sandbox = \"required\"\n{PASSING}"), &[]);
+    let (code, report) = s.check(&[("CLOSEGATE_TEST_NO_SANDBOX", "1")]);
+    assert_eq!(report_codes(&report), ["checks-unsandboxed"]);
+    assert_eq!(report["findings"][0]["severity"], "gap");
+    assert_eq!(report["checks"], serde_json::json!([]));
+    assert_eq!((code, report["verdict"].as_str()), (4, Some("UNVERIFIED")));
+}
+
+#[test]
+fn sandbox_off_is_named_in_the_report_and_human_output() {
+    let s = Scene::new(&format!("sandbox = \"off\"\n{PASSING}"), &[]);
+    let (code, report) = s.check(&[]);
+    assert_eq!(report["sandbox"], "off");
+    assert!(report_codes(&report).is_empty(), "{report:#}");
+    assert_eq!(code, 0);
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_closegate"));
+    cmd.args(["check", "--no-record"]).current_dir(&s.wt);
+    hermetic(&mut cmd, s.home.path());
+    let (_, stdout, _) = parts(&cmd.output().unwrap());
+    assert!(stdout.starts_with("VERIFIED"), "{stdout}");
+    assert!(stdout.contains("sandbox: off"), "{stdout}");
+}
+
+/// The record key in its default place (`$XDG_CONFIG_HOME/closegate/record.key`) is hidden too.
+#[test]
+fn the_default_key_location_is_hidden() {
+    let script = "if cat \"$XDG_CONFIG_HOME/closegate/record.key\" 2>/dev/null | grep -q SECRET; \
+                  then echo key: ESCAPED; else echo key: blocked; fi\n";
+    let config = "[[checks]]\nname = \"key\"\nrun = \"sh key.sh\"\n";
+    let s = Scene::new(config, &[("key.sh", Some(script))]);
+    let dir = s.home.path().join("closegate");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("record.key"), KEY).unwrap();
+    let (_, report) = s.check(&[("CLOSEGATE_RECORD_KEY_FILE", "")]);
+    assert_eq!(
+        report["checks"][0]["output"],
+        serde_json::json!(["key: blocked"])
+    );
+}
+
+/// Issue 12: a close line naming a 200 KB branch is judged (`close-branch-unknown`), and the
+/// checks still start: nothing the agent wrote reaches a check's environment unbounded.
+#[test]
+fn a_long_claimed_branch_is_a_finding_not_an_error() {
+    let config = "[[checks]]\nname = \"env\"\nrun = \"echo branch=${#CLOSEGATE_BRANCH}\"\n";
+    let s = Scene::new(config, &[]);
+    let long = "b".repeat(200 * 1024);
+    let text = std::fs::read_to_string(s.wt.join("_EXEC_STATUS.md")).unwrap();
+    let text = text.replace("branch agent/x", &format!("branch {long}"));
+    std::fs::write(s.wt.join("_EXEC_STATUS.md"), text).unwrap();
+
+    let (code, report) = s.check(&[]);
+
+    assert_eq!(code, 1, "{:#}", report["findings"]);
+    assert!(report_codes(&report).contains(&"close-branch-unknown".to_string()));
+    assert_eq!(
+        report["checks"][0]["output"],
+        serde_json::json!(["branch=0"])
+    );
+}
+
+/// Issue 12: a closegate killed with SIGKILL mid-check leaves its scratch directory behind;
+/// the next run removes it.
+#[test]
+fn a_killed_run_leaves_a_checkout_the_next_run_removes() {
+    let config = "[[checks]]\nname = \"slow\"\n\
+                  run = \"if [ -n \\\"$SLOW\\\" ]; then touch started; sleep 60; fi\"\n";
+    let s = Scene::new(config, &[]);
+    let tmp = tempfile::tempdir().unwrap();
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_closegate"));
+    cmd.args(["check", "--no-record"]).current_dir(&s.wt);
+    hermetic(&mut cmd, s.home.path());
+    cmd.env("TMPDIR", tmp.path())
+        .env("SLOW", "1")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+    let mut child = cmd.spawn().unwrap();
+    let started = || {
+        std::fs::read_dir(tmp.path())
+            .unwrap()
+            .flatten()
+            .find(|e| e.path().join("checkout/started").exists())
+            .map(|e| e.path())
+    };
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    let leftover = loop {
+        if let Some(dir) = started() {
+            break dir;
+        }
+        assert!(std::time::Instant::now() < until, "the check never started");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let name = leftover.file_name().unwrap().to_str().unwrap().to_string();
+    assert!(
+        name.contains(&format!("-{}-", child.id())),
+        "the name {name} names its owner"
+    );
+    assert!(leftover.exists(), "SIGKILL left nothing to sweep");
+
+    let mut again = Command::new(env!("CARGO_BIN_EXE_closegate"));
+    again
+        .args(["check", "--no-record", "--format", "json"])
+        .current_dir(&s.wt);
+    hermetic(&mut again, s.home.path());
+    again.env("TMPDIR", tmp.path());
+    let (code, stdout, _) = parts(&again.output().unwrap());
+    assert_eq!(code, 0, "{stdout}");
+    assert!(!leftover.exists(), "{} was not swept", leftover.display());
+}
