@@ -12,6 +12,7 @@ pub mod finding;
 pub mod gates;
 pub mod globs;
 pub mod hook;
+pub mod inherited;
 pub mod input_file;
 pub mod inputs;
 pub mod ledger;
@@ -37,5 +38,6 @@ pub fn run(cli: cli::Cli, color: bool) -> anyhow::Result<i32> {
         Command::Signal(args) => cmd::signal::run(args, color),
         Command::Board(args) => cmd::board::run(args, color),
         Command::Key(args) => cmd::key::run(args),
+        Command::Close(args) => cmd::close::run(args, color),
     }
 }

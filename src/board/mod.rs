@@ -148,23 +148,34 @@ fn verdict_of(r: &Value) -> Option<(&str, Verdict)> {
 }
 
 /// One row per worktree: the main one first, then the linked ones by path.
-pub fn rows(repo: &Repo, status_file: &str, ledger: &Ledger) -> Vec<Row> {
+///
+/// `base` is the base tip: a document byte-identical to the one at the merge base of the base and
+/// the worktree's HEAD is inherited, not this agent's claim, and read as absent (SPEC §17).
+pub fn rows(repo: &Repo, status_file: &str, ledger: &Ledger, base: Option<Oid>) -> Vec<Row> {
     let mut worktrees = repo.worktrees();
     worktrees.sort_by(|a, b| (!a.main, &a.path).cmp(&(!b.main, &b.path)));
     worktrees
         .iter()
-        .map(|wt| row(repo, wt, status_file, ledger))
+        .map(|wt| row(repo, wt, status_file, ledger, base))
         .collect()
 }
 
-fn row(repo: &Repo, wt: &WorktreeInfo, status_file: &str, ledger: &Ledger) -> Row {
+fn row(
+    repo: &Repo,
+    wt: &WorktreeInfo,
+    status_file: &str,
+    ledger: &Ledger,
+    base: Option<Oid>,
+) -> Row {
     let head_ref = wt.head_ref();
     let head = if wt.exists {
         repo.worktree_head(&wt.path)
     } else {
         head_ref.as_deref().and_then(|r| repo.ref_target(r))
     };
-    let (doc, slug, claimed) = read_doc(wt, status_file);
+    let (doc, slug, claimed) = read_doc(wt, status_file, |bytes| {
+        crate::inherited::is_inherited(repo, base, head, status_file, bytes)
+    });
     let verdict = head.and_then(|head| {
         tip_verdict(repo, ledger, head, status_file)
             .or_else(|| stale_claim_failed(repo, ledger, claimed.as_deref()))
@@ -189,7 +200,12 @@ fn row(repo: &Repo, wt: &WorktreeInfo, status_file: &str, ledger: &Ledger) -> Ro
 
 /// The status document in the worktree's directory: its state, slug and the commit its close
 /// line names.
-fn read_doc(wt: &WorktreeInfo, status_file: &str) -> (DocState, Option<String>, Option<String>) {
+/// An inherited document (`inherited` says so of its bytes) is read as absent.
+fn read_doc(
+    wt: &WorktreeInfo,
+    status_file: &str,
+    inherited: impl FnOnce(&[u8]) -> bool,
+) -> (DocState, Option<String>, Option<String>) {
     if !wt.exists {
         return (DocState::Absent, None, None);
     }
@@ -200,6 +216,9 @@ fn read_doc(wt: &WorktreeInfo, status_file: &str) -> (DocState, Option<String>, 
         // the rest of the board is not held up by it.
         Err(_) => return (DocState::Unreadable, None, None),
     };
+    if inherited(&bytes) {
+        return (DocState::Absent, None, None);
+    }
     let parsed = doc::parse(&bytes, ParseOptions::default());
     match parsed.doc {
         Some(d) => {

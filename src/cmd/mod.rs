@@ -3,6 +3,7 @@
 pub mod approve;
 pub mod board;
 pub mod check;
+pub mod close;
 pub mod explain;
 pub mod guard;
 pub mod hook;

@@ -9,6 +9,7 @@ pub mod close_line;
 mod date;
 mod fields;
 mod h1;
+pub mod items;
 mod keys;
 mod manifest;
 mod model;

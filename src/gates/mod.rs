@@ -76,6 +76,9 @@ pub fn evaluate(inputs: &Inputs) -> Result<Outcome> {
     };
     report.findings.extend(inputs.findings.iter().cloned());
 
+    if let Some(outcome) = inherited(inputs, &mut report)? {
+        return Ok(outcome);
+    }
     let opts = ParseOptions {
         legacy: inputs.legacy,
     };
@@ -130,6 +133,40 @@ pub fn evaluate(inputs: &Inputs) -> Result<Outcome> {
         commit,
         worktree_status,
     })
+}
+
+/// SPEC §17: a status document byte-identical to the one at the merge base is not this agent's
+/// claim. It is read as absent: state `in-progress`, gap `state-not-returned`; the gates on the
+/// commit run as for any agent that has not returned.
+fn inherited(inputs: &Inputs, report: &mut Report) -> Result<Option<Outcome>> {
+    let status_file = &inputs.config.status_file;
+    let head = inputs
+        .rev
+        .or_else(|| inputs.repo.worktree_head(&inputs.worktree));
+    let base = inputs.base.as_ref().map(|(_, id)| *id);
+    if !crate::inherited::is_inherited(&inputs.repo, base, head, status_file, &inputs.status) {
+        return Ok(None);
+    }
+    let doc = StatusDoc {
+        state: Some(crate::doc::State::InProgress),
+        ..StatusDoc::default()
+    };
+    report.state = doc.state;
+    let finding = Finding::new("state-not-returned", crate::inherited::message(status_file));
+    report.add_gate(Gate::State, [finding]);
+    report.branch = inputs.repo.head_branch();
+    report.commit = head.map(|c| c.to_string());
+    if let Some(commit) = head {
+        gates_on_commit(inputs, &doc, commit, false, report)?;
+        apply_approval(inputs, commit, report)?;
+    }
+    report.finish();
+    Ok(Some(Outcome {
+        report: std::mem::take(report),
+        doc: Some(doc),
+        commit: head,
+        worktree_status: None,
+    }))
 }
 
 /// The gates that read the commit: manifest, protected, checks, contract.
