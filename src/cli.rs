@@ -28,6 +28,7 @@ pub enum Command {
     Board(cmd::board::Args),
     Key(cmd::key::Args),
     Close(cmd::close::Args),
+    Init(cmd::init::Args),
 }
 
 /// Colour only on a terminal, and never when `NO_COLOR` is set to a non-empty value.

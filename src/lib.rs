@@ -39,5 +39,6 @@ pub fn run(cli: cli::Cli, color: bool) -> anyhow::Result<i32> {
         Command::Board(args) => cmd::board::run(args, color),
         Command::Key(args) => cmd::key::run(args),
         Command::Close(args) => cmd::close::run(args, color),
+        Command::Init(args) => cmd::init::run(args),
     }
 }

@@ -7,6 +7,7 @@ pub mod close;
 pub mod explain;
 pub mod guard;
 pub mod hook;
+pub mod init;
 pub mod key;
 pub mod lint;
 pub mod log;

@@ -12,6 +12,7 @@ mod explain;
 mod fixture;
 mod guard;
 mod hook;
+mod init;
 mod inputs;
 mod integrity;
 mod keyed;
