@@ -29,6 +29,7 @@ pub enum Command {
     Key(cmd::key::Args),
     Close(cmd::close::Args),
     Init(cmd::init::Args),
+    Agent(cmd::agent::Args),
 }
 
 /// Colour only on a terminal, and never when `NO_COLOR` is set to a non-empty value.

@@ -1,5 +1,6 @@
 //! closegate as a library: the gates, the record and the subcommands that drive them.
 
+pub mod agent;
 pub mod board;
 pub mod catalog;
 pub mod cli;
@@ -40,5 +41,6 @@ pub fn run(cli: cli::Cli, color: bool) -> anyhow::Result<i32> {
         Command::Key(args) => cmd::key::run(args),
         Command::Close(args) => cmd::close::run(args, color),
         Command::Init(args) => cmd::init::run(args),
+        Command::Agent(args) => cmd::agent::run(args, color),
     }
 }

@@ -345,6 +345,18 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
         .with_context(|| format!("cannot write in {}", dir.display()))?;
     tmp.write_all(bytes)
         .with_context(|| format!("cannot write {}", path.display()))?;
+    // The file keeps its permissions; a new one gets the usual 0644 (less the umask is not
+    // applied by tempfile, whose files are 0600).
+    let permissions = match std::fs::metadata(path) {
+        Ok(meta) => meta.permissions(),
+        Err(_) => {
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::Permissions::from_mode(0o644)
+        }
+    };
+    tmp.as_file()
+        .set_permissions(permissions)
+        .with_context(|| format!("cannot write {}", path.display()))?;
     tmp.as_file()
         .sync_all()
         .with_context(|| format!("cannot write {}", path.display()))?;

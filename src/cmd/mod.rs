@@ -1,5 +1,6 @@
 //! One module per subcommand: its clap arguments (whose doc is the help text) and one `run`.
 
+pub mod agent;
 pub mod approve;
 pub mod board;
 pub mod check;

@@ -1,5 +1,6 @@
 //! One integration test binary: real repositories, the real `closegate` binary.
 
+mod agent;
 mod approve;
 mod board;
 mod check;
