@@ -8,6 +8,7 @@ mod claims;
 pub mod close_line;
 mod date;
 mod fields;
+pub mod fix;
 mod h1;
 pub mod items;
 mod keys;

@@ -19,6 +19,7 @@ mod integrity;
 mod keyed;
 mod layouts;
 mod lint;
+mod lint_fix;
 mod log;
 mod objects;
 mod props;
