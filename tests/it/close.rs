@@ -316,3 +316,46 @@ fn close_overwrites_an_inherited_document() {
     assert_eq!(report["verdict"], "VERIFIED", "{report}");
     assert_eq!(code, 0);
 }
+
+#[test]
+fn guard_and_signal_read_an_inherited_document_as_absent() {
+    let (_fx, wt) = inherited_scene();
+    let message = wt.join("message.txt");
+    std::fs::write(&message, "VERIFIED: done\n\n@signal done\n").unwrap();
+    let m = message.to_str().unwrap();
+    let w = wt.to_str().unwrap();
+    let (code, _, err) = parts(&closegate(&wt, &["guard", m, "--worktree", w]));
+    assert_eq!(code, 1, "{err}");
+    let (code, stdout, _) = parts(&closegate(
+        &wt,
+        &["guard", m, "--worktree", w, "--format", "json"],
+    ));
+    assert_eq!(code, 1);
+    let codes = report_codes(&serde_json::from_str(&stdout).unwrap());
+    assert!(
+        codes.contains(&"claim-overclaimed".to_string()),
+        "{codes:?}"
+    );
+    assert!(
+        codes.contains(&"state-not-returned".to_string()),
+        "{codes:?}"
+    );
+    let (code, _, err) = parts(&closegate(&wt, &["signal", m, "--worktree", w]));
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("signal-done-contradicted"), "{err}");
+}
+
+#[test]
+fn close_writes_the_configured_status_file() {
+    let config = format!("status_file = \"STATUS.md\"\n{PASSING_CONFIG}");
+    let (fx, tip) = Fixture::with_agent(Some(&config));
+    let wt = fx.worktree("x", "agent/x");
+    let (code, out, err) = honest_close(&wt, "close-ok", &[]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(wt.join("STATUS.md").is_file());
+    assert!(!wt.join("_EXEC_STATUS.md").exists());
+    let (code, report) = check(&wt);
+    assert_eq!(report["verdict"], "VERIFIED", "{report}");
+    assert_eq!(report["commit"], tip.to_string());
+    assert_eq!(code, 0);
+}
