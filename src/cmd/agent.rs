@@ -57,10 +57,11 @@ pub enum AgentCommand {
         #[arg(long, value_enum, default_value_t = Scope::Project)]
         scope: Scope,
     },
-    /// Remove closegate's entries (and only those) from the harness's settings file
+    /// Remove closegate's entries (and only those) from the harness's settings file (without
+    /// --target: from both harnesses' files at the scope)
     Uninstall {
         #[arg(long, value_enum)]
-        target: Target,
+        target: Option<Target>,
         #[arg(long, value_enum, default_value_t = Scope::Project)]
         scope: Scope,
     },
@@ -79,7 +80,22 @@ pub fn run(args: Args, _color: bool) -> Result<i32> {
             Ok(0)
         }
         AgentCommand::Install { target, scope } => install(target, scope, true),
-        AgentCommand::Uninstall { target, scope } => install(target, scope, false),
+        AgentCommand::Uninstall {
+            target: Some(target),
+            scope,
+        } => install(target, scope, false),
+        AgentCommand::Uninstall {
+            target: None,
+            scope,
+        } => {
+            for target in [Target::ClaudeCode, Target::Codex] {
+                if target == Target::Codex && scope == Scope::Local {
+                    continue;
+                }
+                install(target, scope, false)?;
+            }
+            Ok(0)
+        }
     }
 }
 
@@ -371,6 +387,12 @@ pub fn settings_path(target: Target, scope: Scope) -> Result<PathBuf> {
 /// `install` (`add`) or `uninstall` our entries in the settings file.
 fn install(target: Target, scope: Scope, add: bool) -> Result<i32> {
     let path = settings_path(target, scope)?;
+    // A settings file that is a symlink (dotfiles) is edited where it points.
+    let path = match std::fs::symlink_metadata(&path) {
+        Ok(meta) if meta.file_type().is_symlink() => std::fs::canonicalize(&path)
+            .with_context(|| format!("{} is a dangling symlink", path.display()))?,
+        _ => path,
+    };
     let existing = match std::fs::symlink_metadata(&path) {
         Ok(_) => {
             let bytes = crate::input_file::read(&path)

@@ -412,3 +412,30 @@ fn install_refuses_a_settings_file_that_is_not_a_json_object() {
         );
     }
 }
+
+#[test]
+fn uninstall_without_target_removes_from_both_harnesses_and_follows_symlinks() {
+    let s = Scene::new();
+    let real = s.fx.tmp.path().join("dotfiles-settings.json");
+    std::fs::write(&real, "{\"model\": \"opus\"}\n").unwrap();
+    std::fs::create_dir_all(s.wt.join(".claude")).unwrap();
+    std::os::unix::fs::symlink(&real, s.wt.join(".claude/settings.json")).unwrap();
+    for target in ["claude-code", "codex"] {
+        let (code, _, err) = parts(&closegate(&s.wt, &["agent", "install", "--target", target]));
+        assert_eq!(code, 0, "{err}");
+    }
+    let link = std::fs::symlink_metadata(s.wt.join(".claude/settings.json")).unwrap();
+    assert!(link.file_type().is_symlink(), "the symlink is kept");
+    assert!(
+        std::fs::read_to_string(&real)
+            .unwrap()
+            .contains("agent stop-hook")
+    );
+    let (code, _, err) = parts(&closegate(&s.wt, &["agent", "uninstall"]));
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(
+        std::fs::read_to_string(&real).unwrap(),
+        "{\"model\": \"opus\"}\n"
+    );
+    assert_eq!(settings_of(&s.wt, ".codex/hooks.json").trim(), "{}");
+}
