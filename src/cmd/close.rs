@@ -238,7 +238,7 @@ fn compose(args: &Args, slug: &str, w: &Written, existing: Option<&str>) -> Stri
     let find = |key: &str| -> Vec<String> {
         kept.iter()
             .filter(|(k, _)| *k == key)
-            .map(|(k, item)| item.render(k))
+            .map(|(_, item)| item.render(&written_key(&item.key)))
             .collect()
     };
     let mut out = format!("# STATUS — {slug}\n\n- state: {}\n", w.state.as_str());
@@ -315,6 +315,28 @@ fn kept_items(existing: Option<&str>) -> (Vec<(&'static str, RawItem)>, Vec<Stri
         }
     }
     (kept, others)
+}
+
+/// The key an item is written with: as written when that is a valid spelling (the canonical key
+/// or an older one the parser reads), else the canonical key (`- Note:` becomes `- note:`).
+fn written_key(key: &str) -> String {
+    const VALID: [&str; 10] = [
+        "abstract",
+        "done",
+        "next / blocked-on",
+        "next",
+        "blocked-on",
+        "blocked on",
+        "artifacts",
+        "return",
+        "evidence",
+        "note",
+    ];
+    if VALID.contains(&key) {
+        key.to_string()
+    } else {
+        items::canonical_key(key).unwrap_or(key).to_string()
+    }
 }
 
 /// A prose item: the first line after the key, every further line indented as a continuation.

@@ -193,7 +193,7 @@ fn prose_keys_are_kept_as_written() {
     let old = "# STATUS — mine\n\n- state: in-progress\n- abstract: adds x, proven by the smoke check\n\
                - done:\n  - x exists, proven by the smoke check\n- next / blocked-on: none — ship it\n\
                - evidence:\n  cargo test: 3 passed\n- note: kept as written\n  second line\n\
-               - artifacts:\n  - `src/lib.rs`\n\nCLOSE-OK · mine · commit 0000000 · branch nope · worktree /nope\n";
+               - return:\n  - `src/lib.rs`\n\nCLOSE-OK · mine · commit 0000000 · branch nope · worktree /nope\n";
     std::fs::write(s.wt.join("_EXEC_STATUS.md"), old).unwrap();
     let (code, out, err) = close(&s.wt, &[]);
     assert_eq!(code, 0, "{out}{err}");
@@ -205,7 +205,7 @@ fn prose_keys_are_kept_as_written() {
         "- next / blocked-on: none — ship it\n",
         "- evidence:\n  cargo test: 3 passed\n",
         "- note: kept as written\n  second line\n",
-        "- artifacts:\n  - `src/lib.rs`\n",
+        "- return:\n  - `src/lib.rs`\n",
         "- state: close-ok\n",
     ] {
         assert!(doc.contains(kept), "{kept:?} not in\n{doc}");
