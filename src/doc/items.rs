@@ -62,7 +62,9 @@ pub fn split(text: &str) -> (Option<String>, Vec<Part>) {
         break;
     }
     for line in lines {
-        let continues = line.starts_with("  ") || line.starts_with('\t');
+        // A blank line stays with the item above (a continuation may follow it, SPEC §2);
+        // `render` drops the blank lines an item ends with.
+        let continues = line.starts_with("  ") || line.starts_with('\t') || line.trim().is_empty();
         match parts.last_mut() {
             Some(Part::Item(item)) if continues => item.rest.push(line.to_string()),
             _ => parts.push(classify(line)),

@@ -192,7 +192,7 @@ fn prose_keys_are_kept_as_written() {
     let s = Scene::new();
     let old = "# STATUS — mine\n\n- state: in-progress\n- abstract: adds x, proven by the smoke check\n\
                - done:\n  - x exists, proven by the smoke check\n- next / blocked-on: none — ship it\n\
-               - evidence:\n  cargo test: 3 passed\n- note: kept as written\n  second line\n\
+               - evidence:\n  cargo test: 3 passed\n\n  after a blank line\n- note: kept as written\n  second line\n\
                - return:\n  - `src/lib.rs`\n\nCLOSE-OK · mine · commit 0000000 · branch nope · worktree /nope\n";
     std::fs::write(s.wt.join("_EXEC_STATUS.md"), old).unwrap();
     let (code, out, err) = close(&s.wt, &[]);
@@ -203,7 +203,7 @@ fn prose_keys_are_kept_as_written() {
         "- abstract: adds x, proven by the smoke check\n",
         "- done:\n  - x exists, proven by the smoke check\n",
         "- next / blocked-on: none — ship it\n",
-        "- evidence:\n  cargo test: 3 passed\n",
+        "- evidence:\n  cargo test: 3 passed\n\n  after a blank line\n",
         "- note: kept as written\n  second line\n",
         "- return:\n  - `src/lib.rs`\n",
         "- state: close-ok\n",
