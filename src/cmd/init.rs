@@ -93,7 +93,7 @@ pub fn guess(root: &Path) -> Option<(&'static str, &'static str)> {
     None
 }
 
-/// Whether `package.json` has a `scripts.test` string.
+/// Whether `package.json` has a `scripts.test` string (other than `npm init`'s placeholder).
 fn package_has_test(path: &Path) -> bool {
     let Ok(bytes) = crate::input_file::read(path) else {
         return false;
@@ -101,7 +101,10 @@ fn package_has_test(path: &Path) -> bool {
     let Ok(value) = serde_json::from_slice::<serde_json::Value>(&bytes) else {
         return false;
     };
-    value["scripts"]["test"].is_string()
+    // `npm init`'s placeholder fails by design: it is not a test script.
+    value["scripts"]["test"]
+        .as_str()
+        .is_some_and(|s| !s.contains("Error: no test specified"))
 }
 
 /// Whether a Makefile has a rule whose targets include `test` (`test:`, `check test:`, not

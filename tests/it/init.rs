@@ -53,6 +53,14 @@ fn projects() -> Vec<Project> {
             None,
         ),
         (
+            "npm init's placeholder test script",
+            vec![(
+                "package.json",
+                "{\"name\": \"demo\", \"scripts\": {\"test\": \"echo \\\"Error: no test specified\\\" && exit 1\"}}\n",
+            )],
+            None,
+        ),
+        (
             "pyproject",
             vec![(
                 "pyproject.toml",
