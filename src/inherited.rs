@@ -22,10 +22,18 @@ pub fn is_inherited(
     let (Some(base), Some(head)) = (base, head) else {
         return false;
     };
-    let Some(merge_base) = repo.merge_base(base, head) else {
-        return false;
-    };
-    repo.read_blob(merge_base, status_file)
+    is_at_merge_base(repo, repo.merge_base(base, head), status_file, bytes)
+}
+
+/// [`is_inherited`] with the merge base already known.
+pub fn is_at_merge_base(
+    repo: &Repo,
+    merge_base: Option<Oid>,
+    status_file: &str,
+    bytes: &[u8],
+) -> bool {
+    merge_base
+        .and_then(|id| repo.read_blob(id, status_file))
         .is_some_and(|blob| blob == bytes)
 }
 
