@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # closegate's main job on a scratch repository it builds itself: four agents return, closegate
-# checks each against the repository and answers with one of the four verdicts.
+# checks each against the repository and answers with one of the four verdicts. At the end, an
+# agent writes its status document with `closegate close`, and a Claude-Code-shaped stop hook
+# (`closegate agent stop-hook`) blocks its false "done" and lets the real one through.
 # No network; everything it creates lives in one temporary directory, removed at the end.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -115,3 +117,40 @@ set -e
 echo
 echo "closegate board:"
 "$closegate" board
+
+# --- the agent's side: `closegate close` and a Claude-Code-shaped stop hook (SPEC §17, §18) ---
+# A sixth agent, `helper`, works in a harness whose Stop hook is `closegate agent stop-hook`.
+# It first stops with a false "done" (nothing committed, no status document): the hook blocks
+# and feeds the reason back. It then commits, runs `closegate close`, and stops again: let through.
+helper=$(agent helper)
+"$closegate" agent install --target claude-code --scope local > /dev/null   # wires the hook in
+echo
+echo "claude code settings written by 'closegate agent install --target claude-code --scope local':"
+sed 's/^/  /' "$repo/.claude/settings.local.json"; echo
+stop_input() {   # the Stop hook input Claude Code sends: JSON on stdin
+  printf '{"session_id":"demo","transcript_path":"%s","cwd":"%s","permission_mode":"default","hook_event_name":"Stop","stop_hook_active":false,"last_assistant_message":%s}' \
+    "$scratch/transcript.jsonl" "$helper" "$1"
+}
+rm -f "$helper/src/helper.sh"; git -C "$helper" commit -qam "start over"
+echo
+echo "helper stops claiming done, with nothing to show:"
+stop_input '"VERIFIED: all done\n\n@signal done"' | "$closegate" agent stop-hook --target claude-code \
+  | if command -v python3 > /dev/null; then
+      python3 -c 'import json,sys; d=json.load(sys.stdin); print("  decision:", d["decision"]); print("\n".join("  " + l for l in d["reason"].splitlines()))'
+    else sed 's/^/  /'; fi
+echo 'helper() { echo helping; }' > "$helper/src/helper.sh"
+git -C "$helper" add -A && git -C "$helper" commit -q -m "add helper"
+"$closegate" close "$helper" --abstract "adds the helper, proven by the unit check" \
+  --done "the unit check passes, proven by closegate check" --artifact src/helper.sh | sed 's/^/  /'
+echo
+echo "the document 'closegate close' wrote:"
+sed "s|$scratch|\$scratch|; s/^/  /" "$helper/_EXEC_STATUS.md"
+set +e
+"$closegate" check "$helper" > "$scratch/helper.out"; code=$?
+set -e
+echo "closegate check: $(head -n1 "$scratch/helper.out" | cut -d' ' -f1) (exit $code)"
+echo
+echo "helper stops again, reporting what closegate check said:"
+out=$(stop_input '"VERIFIED: the helper is in, closegate check passed\n\n@signal done"' \
+  | "$closegate" agent stop-hook --target claude-code)
+echo "  hook output: '${out}' (empty: the stop is let through)"

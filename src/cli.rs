@@ -27,6 +27,9 @@ pub enum Command {
     Signal(cmd::signal::Args),
     Board(cmd::board::Args),
     Key(cmd::key::Args),
+    Close(cmd::close::Args),
+    Init(cmd::init::Args),
+    Agent(cmd::agent::Args),
 }
 
 /// Colour only on a terminal, and never when `NO_COLOR` is set to a non-empty value.

@@ -1,5 +1,6 @@
 //! closegate as a library: the gates, the record and the subcommands that drive them.
 
+pub mod agent;
 pub mod board;
 pub mod catalog;
 pub mod cli;
@@ -12,6 +13,7 @@ pub mod finding;
 pub mod gates;
 pub mod globs;
 pub mod hook;
+pub mod inherited;
 pub mod input_file;
 pub mod inputs;
 pub mod ledger;
@@ -38,5 +40,8 @@ pub fn run(cli: cli::Cli, color: bool) -> anyhow::Result<i32> {
         Command::Signal(args) => cmd::signal::run(args, color),
         Command::Board(args) => cmd::board::run(args, color),
         Command::Key(args) => cmd::key::run(args),
+        Command::Close(args) => cmd::close::run(args, color),
+        Command::Init(args) => cmd::init::run(args),
+        Command::Agent(args) => cmd::agent::run(args, color),
     }
 }

@@ -152,16 +152,25 @@ fn verdict_of(r: &Value) -> Option<(&str, Verdict)> {
 }
 
 /// One row per worktree: the main one first, then the linked ones by path.
-pub fn rows(repo: &Repo, status_file: &str, ledger: &Ledger) -> Vec<Row> {
+///
+/// `base` is the base tip: a document byte-identical to the one at the merge base of the base and
+/// the worktree's HEAD is inherited, not this agent's claim, and read as absent (SPEC §17).
+pub fn rows(repo: &Repo, status_file: &str, ledger: &Ledger, base: Option<Oid>) -> Vec<Row> {
     let mut worktrees = repo.worktrees();
     worktrees.sort_by(|a, b| (!a.main, &a.path).cmp(&(!b.main, &b.path)));
     worktrees
         .iter()
-        .map(|wt| row(repo, wt, status_file, ledger))
+        .map(|wt| row(repo, wt, status_file, ledger, base))
         .collect()
 }
 
-fn row(repo: &Repo, wt: &WorktreeInfo, status_file: &str, ledger: &Ledger) -> Row {
+fn row(
+    repo: &Repo,
+    wt: &WorktreeInfo,
+    status_file: &str,
+    ledger: &Ledger,
+    base: Option<Oid>,
+) -> Row {
     let head_ref = wt.head_ref();
     let head = if wt.exists {
         repo.worktree_head(&wt.path)
@@ -170,7 +179,9 @@ fn row(repo: &Repo, wt: &WorktreeInfo, status_file: &str, ledger: &Ledger) -> Ro
     };
     let (doc, slug, claimed, unreadable) = match read_input(wt, status_file) {
         Ok(bytes) => {
-            let (doc, slug, claimed) = read_doc(bytes);
+            let inherited =
+                |bytes: &[u8]| crate::inherited::is_inherited(repo, base, head, status_file, bytes);
+            let (doc, slug, claimed) = read_doc(bytes, inherited);
             (doc, slug, claimed, None)
         }
         Err(why) => (DocState::Unreadable, None, None, Some(format!("{why:#}"))),
@@ -212,11 +223,18 @@ fn read_input(wt: &WorktreeInfo, status_file: &str) -> Result<Option<Vec<u8>>> {
     }
 }
 
-/// The status document's state, slug and the commit its close line names.
-fn read_doc(bytes: Option<Vec<u8>>) -> (DocState, Option<String>, Option<String>) {
+/// The status document's state, slug and the commit its close line names. An inherited
+/// document (`inherited` says so of its bytes) is read as absent.
+fn read_doc(
+    bytes: Option<Vec<u8>>,
+    inherited: impl FnOnce(&[u8]) -> bool,
+) -> (DocState, Option<String>, Option<String>) {
     let Some(bytes) = bytes else {
         return (DocState::Absent, None, None);
     };
+    if inherited(&bytes) {
+        return (DocState::Absent, None, None);
+    }
     let parsed = doc::parse(&bytes, ParseOptions::default());
     match parsed.doc {
         Some(d) => {

@@ -33,7 +33,12 @@ pub fn run(args: Args, color: bool) -> Result<i32> {
     let trusted = inputs::trusted_config(&repo, None, None)?;
     let status_file = &trusted.config.status_file;
     let ledger = Ledger::read(&repo.common_dir())?;
-    let mut rows = board::rows(&repo, status_file, &ledger);
+    let mut rows = board::rows(
+        &repo,
+        status_file,
+        &ledger,
+        trusted.base.as_ref().map(|(_, id)| *id),
+    );
     for why in rows.iter().filter_map(|r| r.unreadable.as_deref()) {
         eprintln!("closegate: board: {}", render::escape(why));
     }

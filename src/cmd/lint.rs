@@ -28,11 +28,29 @@ pub struct Args {
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Human)]
     pub format: Format,
+    /// Rewrite mechanical faults in place (dashes, separators, key spellings, older state words,
+    /// upper-case hex in the close line, a missing `T` in `updated`) and print each change
+    #[arg(long)]
+    pub fix: bool,
 }
 
 /// Lint one document and print the report; `Ok` carries the exit code (0 or 1).
 pub fn run(args: Args, color: bool) -> anyhow::Result<i32> {
-    let (source, bytes) = read(&args.file)?;
+    let (source, mut bytes) = read(&args.file)?;
+    let mut fixes = Vec::new();
+    if args.fix {
+        if args.file.as_os_str() == "-" {
+            anyhow::bail!("--fix rewrites a file in place: name the FILE, not `-`");
+        }
+        let text = std::str::from_utf8(&bytes).ok().map(doc::fix::fix);
+        if let Some((fixed, changes)) = text
+            && !changes.is_empty()
+        {
+            crate::cmd::close::write_atomic(&args.file, fixed.as_bytes())?;
+            bytes = fixed.into_bytes();
+            fixes = changes;
+        }
+    }
     let report = lint(
         &bytes,
         source,
@@ -42,6 +60,16 @@ pub fn run(args: Args, color: bool) -> anyhow::Result<i32> {
     );
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());
     render::render(&report, args.format, color, &mut out).context("cannot write the report")?;
+    if args.fix {
+        // Human output keeps the verdict first; the other formats keep stdout parseable.
+        let mut err = std::io::stderr().lock();
+        let sink: &mut dyn Write = if args.format == Format::Human {
+            &mut out
+        } else {
+            &mut err
+        };
+        print_fixes(&args.file, &fixes, sink).context("cannot write the report")?;
+    }
     out.flush().context("cannot write the report")?;
     Ok(report.verdict.exit_code())
 }
@@ -83,4 +111,27 @@ fn read(file: &std::path::Path) -> anyhow::Result<(String, Vec<u8>)> {
     let bytes = crate::input_file::read(file)
         .with_context(|| format!("cannot read the status document {}", file.display()))?;
     Ok((file.display().to_string(), bytes))
+}
+
+/// One line per change `--fix` made.
+fn print_fixes(
+    file: &std::path::Path,
+    fixes: &[doc::fix::Fix],
+    out: &mut dyn Write,
+) -> std::io::Result<()> {
+    if fixes.is_empty() {
+        return writeln!(out, "fixed nothing in {}", file.display());
+    }
+    for f in fixes {
+        writeln!(
+            out,
+            "fixed {}:{} ({}): `{}` -> `{}`",
+            file.display(),
+            f.line,
+            f.codes.join(", "),
+            render::escape(&f.before),
+            render::escape(&f.after)
+        )?;
+    }
+    Ok(())
 }

@@ -1,11 +1,14 @@
 //! One module per subcommand: its clap arguments (whose doc is the help text) and one `run`.
 
+pub mod agent;
 pub mod approve;
 pub mod board;
 pub mod check;
+pub mod close;
 pub mod explain;
 pub mod guard;
 pub mod hook;
+pub mod init;
 pub mod key;
 pub mod lint;
 pub mod log;

@@ -76,6 +76,12 @@ pub fn evaluate(inputs: &Inputs) -> Result<Outcome> {
     };
     report.findings.extend(inputs.findings.iter().cloned());
 
+    // The merge base of the base and HEAD, computed once: the inherited-document rule needs it
+    // and so do the gates on the commit when the commit is HEAD.
+    let mut known = None;
+    if let Some(outcome) = inherited(inputs, &mut report, &mut known)? {
+        return Ok(outcome);
+    }
     let opts = ParseOptions {
         legacy: inputs.legacy,
     };
@@ -120,7 +126,7 @@ pub fn evaluate(inputs: &Inputs) -> Result<Outcome> {
     };
     report.commit = commit.map(|c| c.to_string());
     if let Some(commit) = commit {
-        gates_on_commit(inputs, &doc, commit, returned, &mut report)?;
+        gates_on_commit(inputs, &doc, commit, returned, known, &mut report)?;
         apply_approval(inputs, commit, &mut report)?;
     }
     report.finish();
@@ -132,19 +138,69 @@ pub fn evaluate(inputs: &Inputs) -> Result<Outcome> {
     })
 }
 
+/// SPEC §17: a status document byte-identical to the one at the merge base is not this agent's
+/// claim. It is read as absent: state `in-progress`, gap `state-not-returned`; the gates on the
+/// commit run as for any agent that has not returned.
+/// `known` receives HEAD and its merge base with the base, for the gates on the commit.
+fn inherited(
+    inputs: &Inputs,
+    report: &mut Report,
+    known: &mut Option<(Oid, Option<Oid>)>,
+) -> Result<Option<Outcome>> {
+    let status_file = &inputs.config.status_file;
+    let head = inputs
+        .rev
+        .or_else(|| inputs.repo.worktree_head(&inputs.worktree));
+    let base = inputs.base.as_ref().map(|(_, id)| *id);
+    let (Some(head), Some(base)) = (head, base) else {
+        return Ok(None);
+    };
+    let merge_base = inputs.repo.merge_base(base, head);
+    *known = Some((head, merge_base));
+    let repo = &inputs.repo;
+    if !crate::inherited::is_at_merge_base(repo, merge_base, status_file, &inputs.status) {
+        return Ok(None);
+    }
+    let head = Some(head);
+    let doc = StatusDoc {
+        state: Some(crate::doc::State::InProgress),
+        ..StatusDoc::default()
+    };
+    report.state = doc.state;
+    let finding = Finding::new("state-not-returned", crate::inherited::message(status_file));
+    report.add_gate(Gate::State, [finding]);
+    report.branch = inputs.repo.head_branch();
+    report.commit = head.map(|c| c.to_string());
+    if let Some(commit) = head {
+        gates_on_commit(inputs, &doc, commit, false, *known, report)?;
+        apply_approval(inputs, commit, report)?;
+    }
+    report.finish();
+    Ok(Some(Outcome {
+        report: std::mem::take(report),
+        doc: Some(doc),
+        commit: head,
+        worktree_status: None,
+    }))
+}
+
 /// The gates that read the commit: manifest, protected, checks, contract.
 fn gates_on_commit(
     inputs: &Inputs,
     doc: &StatusDoc,
     commit: Oid,
     returned: bool,
+    known: Option<(Oid, Option<Oid>)>,
     report: &mut Report,
 ) -> Result<()> {
     let repo = &inputs.repo;
-    let merge_base = inputs
-        .base
-        .as_ref()
-        .and_then(|(_, base)| repo.merge_base(*base, commit));
+    let merge_base = match known {
+        Some((head, merge_base)) if head == commit => merge_base,
+        _ => inputs
+            .base
+            .as_ref()
+            .and_then(|(_, base)| repo.merge_base(*base, commit)),
+    };
     if returned {
         let artifacts = doc.artifacts.as_deref().unwrap_or_default();
         let (statuses, findings) = manifest::run(repo, commit, merge_base, artifacts);

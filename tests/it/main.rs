@@ -1,9 +1,11 @@
 //! One integration test binary: real repositories, the real `closegate` binary.
 
+mod agent;
 mod approve;
 mod board;
 mod check;
 mod checks;
+mod close;
 mod config;
 mod contract;
 mod doc;
@@ -11,11 +13,13 @@ mod explain;
 mod fixture;
 mod guard;
 mod hook;
+mod init;
 mod inputs;
 mod integrity;
 mod keyed;
 mod layouts;
 mod lint;
+mod lint_fix;
 mod log;
 mod objects;
 mod props;

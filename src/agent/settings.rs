@@ -1,0 +1,442 @@
+//! Editing a harness's JSON settings file in place (SPEC §18): our Stop and SubagentStop entries
+//! are inserted or removed as text, so every other byte of the file — other hooks, unknown keys,
+//! the user's formatting — stays exactly as it was. The file is parsed with serde_json first
+//! (anything that is not a JSON object is refused), then a small scanner finds the byte spans of
+//! the values to edit.
+
+use anyhow::{Result, bail};
+use serde_json::Value;
+
+/// The hook events closegate installs into.
+pub const EVENTS: [&str; 2] = ["Stop", "SubagentStop"];
+
+/// Whether a hook command is one of ours.
+pub fn is_ours(command: &str) -> bool {
+    command.contains("closegate") && command.contains("agent stop-hook")
+}
+
+/// One hook group: `{"hooks": [{"type": "command", "command": …, "timeout": …}]}`.
+pub fn group(command: &str) -> Value {
+    serde_json::json!({"hooks": [{"type": "command", "command": command, "timeout": 600}]})
+}
+
+/// The whole snippet for a fresh file.
+pub fn snippet(command: &str) -> Value {
+    let mut hooks = serde_json::Map::new();
+    for event in EVENTS {
+        hooks.insert(event.to_string(), Value::Array(vec![group(command)]));
+    }
+    serde_json::json!({ "hooks": hooks })
+}
+
+/// A JSON value's span and, for containers, its members.
+#[derive(Debug, Clone)]
+struct Node {
+    start: usize,
+    end: usize,
+    kind: Kind,
+}
+
+#[derive(Debug, Clone)]
+enum Kind {
+    /// Members: (decoded key, key start, value).
+    Object(Vec<(String, usize, Node)>),
+    Array(Vec<Node>),
+    Scalar,
+}
+
+struct Scanner<'a> {
+    b: &'a [u8],
+    i: usize,
+}
+
+impl Scanner<'_> {
+    fn ws(&mut self) {
+        while self.i < self.b.len() && matches!(self.b[self.i], b' ' | b'\t' | b'\n' | b'\r') {
+            self.i += 1;
+        }
+    }
+
+    fn value(&mut self, depth: usize) -> Option<Node> {
+        if depth > 512 {
+            return None;
+        }
+        self.ws();
+        let start = self.i;
+        match *self.b.get(self.i)? {
+            b'{' => {
+                self.i += 1;
+                let mut members = Vec::new();
+                self.ws();
+                if self.b.get(self.i) == Some(&b'}') {
+                    self.i += 1;
+                } else {
+                    loop {
+                        self.ws();
+                        let key_start = self.i;
+                        self.string()?;
+                        let key: String =
+                            serde_json::from_slice(&self.b[key_start..self.i]).ok()?;
+                        self.ws();
+                        if self.b.get(self.i) != Some(&b':') {
+                            return None;
+                        }
+                        self.i += 1;
+                        let value = self.value(depth + 1)?;
+                        members.push((key, key_start, value));
+                        self.ws();
+                        match self.b.get(self.i)? {
+                            b',' => self.i += 1,
+                            b'}' => {
+                                self.i += 1;
+                                break;
+                            }
+                            _ => return None,
+                        }
+                    }
+                }
+                Some(Node {
+                    start,
+                    end: self.i,
+                    kind: Kind::Object(members),
+                })
+            }
+            b'[' => {
+                self.i += 1;
+                let mut items = Vec::new();
+                self.ws();
+                if self.b.get(self.i) == Some(&b']') {
+                    self.i += 1;
+                } else {
+                    loop {
+                        items.push(self.value(depth + 1)?);
+                        self.ws();
+                        match self.b.get(self.i)? {
+                            b',' => self.i += 1,
+                            b']' => {
+                                self.i += 1;
+                                break;
+                            }
+                            _ => return None,
+                        }
+                    }
+                }
+                Some(Node {
+                    start,
+                    end: self.i,
+                    kind: Kind::Array(items),
+                })
+            }
+            b'"' => {
+                self.string()?;
+                Some(Node {
+                    start,
+                    end: self.i,
+                    kind: Kind::Scalar,
+                })
+            }
+            _ => {
+                while self.i < self.b.len()
+                    && !matches!(
+                        self.b[self.i],
+                        b',' | b']' | b'}' | b' ' | b'\t' | b'\n' | b'\r'
+                    )
+                {
+                    self.i += 1;
+                }
+                (self.i > start).then_some(Node {
+                    start,
+                    end: self.i,
+                    kind: Kind::Scalar,
+                })
+            }
+        }
+    }
+
+    fn string(&mut self) -> Option<()> {
+        if self.b.get(self.i) != Some(&b'"') {
+            return None;
+        }
+        self.i += 1;
+        loop {
+            match *self.b.get(self.i)? {
+                b'\\' => self.i += 2,
+                b'"' => {
+                    self.i += 1;
+                    return Some(());
+                }
+                _ => self.i += 1,
+            }
+        }
+    }
+}
+
+fn scan(text: &str) -> Option<Node> {
+    let mut s = Scanner {
+        b: text.as_bytes(),
+        i: 0,
+    };
+    let node = s.value(0)?;
+    s.ws();
+    (s.i == text.len()).then_some(node)
+}
+
+/// The last member named `key` of an object node.
+fn member<'n>(node: &'n Node, key: &str) -> Option<(usize, &'n Node)> {
+    let Kind::Object(members) = &node.kind else {
+        return None;
+    };
+    members
+        .iter()
+        .rev()
+        .find(|(k, _, _)| k == key)
+        .map(|(_, at, v)| (*at, v))
+}
+
+/// Parse and check the shape: an object whose `hooks` (if any) is an object whose events (if
+/// any) are arrays.
+fn checked(text: &str, name: &str) -> Result<Node> {
+    let text_trim = text.trim_start_matches('\u{feff}');
+    if text_trim.len() != text.len() {
+        bail!("{name} starts with a byte order mark; JSON settings files must not");
+    }
+    if let Err(e) = serde_json::from_str::<Value>(text) {
+        bail!("{name} is not valid JSON: {e}");
+    }
+    let Some(root) = scan(text) else {
+        bail!("{name} could not be read as JSON");
+    };
+    if !matches!(root.kind, Kind::Object(_)) {
+        bail!("{name}: expected a JSON object at the top level");
+    }
+    if let Some((_, hooks)) = member(&root, "hooks") {
+        if !matches!(hooks.kind, Kind::Object(_)) {
+            bail!("{name}: `hooks` is not an object");
+        }
+        for event in EVENTS {
+            if let Some((_, list)) = member(hooks, event)
+                && !matches!(list.kind, Kind::Array(_))
+            {
+                bail!("{name}: `hooks.{event}` is not an array");
+            }
+        }
+    }
+    Ok(root)
+}
+
+/// Whether the event's list already holds one of our hooks.
+fn has_ours(text: &str, list: &Node) -> bool {
+    let Kind::Array(groups) = &list.kind else {
+        return false;
+    };
+    groups.iter().any(|g| !ours_in_group(text, g).is_empty())
+}
+
+/// Our hook objects inside one group (`{"hooks": [...]}`).
+fn ours_in_group<'n>(text: &str, group: &'n Node) -> Vec<&'n Node> {
+    let Some((_, hooks)) = member(group, "hooks") else {
+        return Vec::new();
+    };
+    let Kind::Array(items) = &hooks.kind else {
+        return Vec::new();
+    };
+    items
+        .iter()
+        .filter(|h| {
+            member(h, "command")
+                .and_then(|(_, c)| serde_json::from_str::<String>(&text[c.start..c.end]).ok())
+                .is_some_and(|c| is_ours(&c))
+        })
+        .collect()
+}
+
+/// Insert our entries; `None` when they are all there already (nothing to write).
+pub fn install(text: &str, name: &str, command: &str) -> Result<Option<String>> {
+    // A new (or empty) file starts as `{}`, edited like any other, so uninstall gives `{}` back.
+    let mut out = if text.trim().is_empty() {
+        "{}\n".to_string()
+    } else {
+        text.to_string()
+    };
+    let mut changed = false;
+    for event in EVENTS {
+        let root = checked(&out, name)?;
+        let entry = serde_json::to_string(&group(command))?;
+        let edit = match member(&root, "hooks") {
+            None => {
+                let value = format!("{{\"{event}\": [{entry}]}}");
+                insert_member(&root, "hooks", &value)
+            }
+            Some((_, hooks)) => match member(hooks, event) {
+                None => insert_member(hooks, event, &format!("[{entry}]")),
+                Some((_, list)) if has_ours(&out, list) => None,
+                Some((_, list)) => Some(insert_item(list, &entry)),
+            },
+        };
+        if let Some((at, insert)) = edit {
+            out.insert_str(at, &insert);
+            changed = true;
+        }
+    }
+    checked(&out, name)?;
+    Ok(changed.then_some(out))
+}
+
+/// The insertion point and text of a new member `"key": value` in an object node.
+fn insert_member(object: &Node, key: &str, value: &str) -> Option<(usize, String)> {
+    let Kind::Object(members) = &object.kind else {
+        return None;
+    };
+    let key = serde_json::to_string(key).ok()?;
+    Some(match members.last() {
+        Some((_, _, last)) => (last.end, format!(", {key}: {value}")),
+        None => (object.start + 1, format!("{key}: {value}")),
+    })
+}
+
+/// The insertion point and text of a new last item in an array node.
+fn insert_item(array: &Node, item: &str) -> (usize, String) {
+    match &array.kind {
+        Kind::Array(items) if !items.is_empty() => {
+            (items[items.len() - 1].end, format!(", {item}"))
+        }
+        _ => (array.start + 1, item.to_string()),
+    }
+}
+
+/// Remove our entries; `None` when there are none. A group left with no hook is removed, an
+/// event left with no group is removed, and `hooks` left empty is removed, so install then
+/// uninstall gives back the original bytes.
+pub fn uninstall(text: &str, name: &str) -> Result<Option<String>> {
+    let mut out = text.to_string();
+    let mut changed = false;
+    // One removal at a time, rescanning after each: spans shift.
+    loop {
+        let root = checked(&out, name)?;
+        let Some(range) = next_removal(&out, &root) else {
+            break;
+        };
+        out.replace_range(range, "");
+        changed = true;
+    }
+    Ok(changed.then_some(out))
+}
+
+/// The byte range of the next piece of ours to remove.
+fn next_removal(text: &str, root: &Node) -> Option<std::ops::Range<usize>> {
+    let (_, hooks) = member(root, "hooks")?;
+    for event in EVENTS {
+        let Some((key_at, list)) = member(hooks, event) else {
+            continue;
+        };
+        let Kind::Array(groups) = &list.kind else {
+            continue;
+        };
+        if groups.is_empty() {
+            continue;
+        }
+        for (gi, group) in groups.iter().enumerate() {
+            let ours = ours_in_group(text, group);
+            if ours.is_empty() {
+                continue;
+            }
+            let (_, inner) = member(group, "hooks")?;
+            let Kind::Array(items) = &inner.kind else {
+                continue;
+            };
+            if ours.len() < items.len() {
+                let idx = items.iter().position(|i| i.start == ours[0].start)?;
+                return Some(item_range(items, idx));
+            }
+            if groups.len() > 1 {
+                return Some(item_range(groups, gi));
+            }
+            // The event's only group: remove the event member.
+            return Some(member_range(hooks, key_at));
+        }
+    }
+    if let Kind::Object(members) = &hooks.kind
+        && members.is_empty()
+    {
+        let (key_at, _) = member(root, "hooks")?;
+        return Some(member_range(root, key_at));
+    }
+    None
+}
+
+/// The range that removes item `idx` of `items` together with one separating comma.
+fn item_range(items: &[Node], idx: usize) -> std::ops::Range<usize> {
+    if idx > 0 {
+        items[idx - 1].end..items[idx].end
+    } else if items.len() > 1 {
+        items[0].start..items[1].start
+    } else {
+        items[0].start..items[0].end
+    }
+}
+
+/// The range that removes the member whose key starts at `key_at`, with one separating comma.
+fn member_range(object: &Node, key_at: usize) -> std::ops::Range<usize> {
+    let Kind::Object(members) = &object.kind else {
+        return key_at..key_at;
+    };
+    let idx = members
+        .iter()
+        .position(|(_, at, _)| *at == key_at)
+        .unwrap_or(0);
+    if idx > 0 {
+        members[idx - 1].2.end..members[idx].2.end
+    } else if members.len() > 1 {
+        members[0].1..members[1].1
+    } else {
+        members[0].1..members[0].2.end
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const CMD: &str = "closegate agent stop-hook --target claude-code";
+
+    #[test]
+    fn install_then_uninstall_gives_back_the_original_bytes() {
+        for original in [
+            "{}",
+            "{ }\n",
+            "{\"model\":\"x\"}",
+            "{\n    \"hooks\" : {\"Stop\":[ {\"hooks\":[{\"type\":\"command\",\"command\":\"say done\"}]} ]},\n \"x\": [1,2]\n}\n",
+            "{\"hooks\": {\"PreToolUse\": [{\"matcher\": \"Bash\", \"hooks\": []}]}, \"z\": null}",
+        ] {
+            let installed = install(original, "f", CMD).unwrap().unwrap();
+            let value: Value = serde_json::from_str(&installed).unwrap();
+            for event in EVENTS {
+                let list = value["hooks"][event].as_array().unwrap();
+                assert!(
+                    list.iter().any(|g| g["hooks"][0]["command"] == CMD),
+                    "{installed}"
+                );
+            }
+            assert_eq!(install(&installed, "f", CMD).unwrap(), None, "idempotent");
+            let removed = uninstall(&installed, "f").unwrap().unwrap();
+            assert_eq!(
+                removed, original,
+                "round trip of {original:?} via {installed}"
+            );
+            assert_eq!(uninstall(original, "f").unwrap(), None);
+        }
+    }
+
+    #[test]
+    fn bad_files_are_refused() {
+        for bad in [
+            "[]",
+            "{",
+            "{\"hooks\": []}",
+            "{\"hooks\": {\"Stop\": {}}}",
+            "nul",
+        ] {
+            assert!(install(bad, "f", CMD).is_err(), "{bad}");
+        }
+    }
+}

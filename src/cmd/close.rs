@@ -1,0 +1,423 @@
+//! `closegate close`: write the worktree's status document for the agent, from git (SPEC §17).
+//!
+//! `close` decides nothing: it writes what `check` will verify — the H1, `state`, `last commit`
+//! exactly as the close gate compares it, `updated`, the artifacts and, for a returned state, the
+//! CLOSE-OK line — keeping the agent's prose keys. The result is linted before anything is
+//! written and is never written with a `doc-*` refusal.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result, bail};
+use git2::Oid;
+
+use crate::doc::items::{self, Part, RawItem};
+use crate::doc::{self, ParseOptions, State};
+use crate::finding::Severity;
+use crate::inputs;
+use crate::render::{self, Format};
+use crate::repo::Repo;
+
+/// Write the status document (and, for a returned state, the CLOSE-OK line) from git
+///
+/// Keys already in the document and not named on the command line (abstract, done,
+/// next / blocked-on, note, evidence, artifacts / return) are kept as written. Exit 0 written
+/// (or printed with --dry-run), 1 refused (the document would not lint, or tracked files have
+/// uncommitted changes), 2 error.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// The agent's worktree (default: the current directory)
+    pub worktree: Option<PathBuf>,
+    /// The slug of the H1 (default: the existing document's, else the branch after its last `/`)
+    #[arg(long)]
+    pub slug: Option<String>,
+    /// The state word: in-progress, blocked, stop-2-ready, close-ok, closed-without-merge
+    #[arg(long, default_value = "close-ok")]
+    pub state: String,
+    /// An artifact path (repeatable); replaces the document's artifacts
+    #[arg(long = "artifact", value_name = "PATH")]
+    pub artifacts: Vec<String>,
+    /// The abstract (at most five lines); replaces the document's
+    #[arg(long = "abstract", value_name = "TEXT")]
+    pub abstract_text: Option<String>,
+    /// One `done` claim (repeatable); replaces the document's
+    #[arg(long, value_name = "TEXT")]
+    pub done: Vec<String>,
+    /// The `next / blocked-on` text (what a `blocked` state waits on); replaces the document's
+    #[arg(long, value_name = "TEXT")]
+    pub blocked_on: Option<String>,
+    /// Commit the document alone as the single trailing status-only commit
+    #[arg(long)]
+    pub commit: bool,
+    /// Print the document instead of writing it
+    #[arg(long)]
+    pub dry_run: bool,
+}
+
+/// The keys `close` always writes itself; an existing item with one of them is replaced.
+const WRITTEN: [&str; 3] = ["state", "last commit", "updated"];
+
+pub fn run(args: Args, color: bool) -> Result<i32> {
+    let state = parse_state(&args.state)?;
+    let (repo, root) = inputs::open(args.worktree.as_deref())?;
+    let trusted = inputs::trusted_config(&repo, None, None)?;
+    let status_file = trusted.config.status_file.clone();
+    let Some(head) = repo.worktree_head(&root) else {
+        bail!(
+            "HEAD of {} names no commit: commit your work first",
+            root.display()
+        );
+    };
+    let branch = repo.head_branch();
+    if state.is_returned() && branch.is_none() {
+        bail!(
+            "HEAD of {} is detached: a returned state needs the branch the work is on",
+            root.display()
+        );
+    }
+    if state.is_returned() {
+        let status = repo.status_of(&root, &status_file)?;
+        if !status.dirty.is_empty() {
+            let mut err = std::io::stderr().lock();
+            writeln!(
+                err,
+                "closegate: close: commit your work first: the close line must name committed work, \
+                 and these tracked files have uncommitted changes: {}",
+                render::escape(&status.dirty.join(", "))
+            )?;
+            return Ok(1);
+        }
+    }
+    // A trailing commit that changes only the status document is the record of an earlier
+    // `close --commit`: the work commit is its parent.
+    let (work, restack) = match crate::covered::stands_for(&repo, head, &status_file) {
+        Some(parent) => (parent, true),
+        None => (head, false),
+    };
+    let path = root.join(&status_file);
+    let existing = existing_text(&repo, &trusted, head, &path, &status_file)?;
+    let written = Written {
+        state,
+        work,
+        subject: repo.summary(work).unwrap_or_default(),
+        branch: branch.clone().unwrap_or_default(),
+        worktree: crate::repo::canonical(&root),
+        updated: crate::record::now_rfc3339(),
+    };
+    let slug = args
+        .slug
+        .clone()
+        .or_else(|| existing.as_deref().and_then(existing_slug))
+        .or_else(|| {
+            branch
+                .as_deref()
+                .map(|b| b.rsplit('/').next().unwrap_or(b).to_string())
+        })
+        .unwrap_or_default();
+    let text = compose(&args, &slug, &written, existing.as_deref());
+
+    let report = crate::cmd::lint::lint(
+        text.as_bytes(),
+        status_file.clone(),
+        ParseOptions::default(),
+    );
+    let refused = report
+        .findings
+        .iter()
+        .any(|f| f.severity == Severity::Refusal && f.code.starts_with("doc-"));
+    if refused {
+        let mut err = std::io::stderr().lock();
+        writeln!(
+            err,
+            "closegate: close: the document would not lint; nothing was written"
+        )?;
+        let mut out = std::io::stdout().lock();
+        render::render(&report, Format::Human, color, &mut out)?;
+        return Ok(1);
+    }
+    let mut out = std::io::stdout().lock();
+    if args.dry_run {
+        out.write_all(text.as_bytes())?;
+        return Ok(0);
+    }
+    write_atomic(&path, text.as_bytes())?;
+    writeln!(
+        out,
+        "wrote {} (state {}, commit {})",
+        path.display(),
+        state.as_str(),
+        &work.to_string()[..12]
+    )?;
+    if args.commit {
+        commit_status(&root, &status_file, &slug, state, restack)?;
+        writeln!(
+            out,
+            "committed {status_file} alone as the trailing status commit"
+        )?;
+    }
+    if state.is_returned() {
+        writeln!(out, "now run: closegate check")?;
+    }
+    Ok(0)
+}
+
+/// What `close` writes from git.
+struct Written {
+    state: State,
+    work: Oid,
+    subject: String,
+    branch: String,
+    worktree: PathBuf,
+    updated: String,
+}
+
+/// A writable state word; an older spelling or any other word is an error naming the input.
+fn parse_state(word: &str) -> Result<State> {
+    if let Some(state) = State::parse(word) {
+        return Ok(state);
+    }
+    if let Some(state) = State::legacy(word) {
+        bail!(
+            "--state {word}: an older spelling; write `{}`",
+            state.as_str()
+        );
+    }
+    let all: Vec<&str> = State::ALL.iter().map(|s| s.as_str()).collect();
+    bail!(
+        "--state {word}: not a state word; write one of {}",
+        all.join(", ")
+    )
+}
+
+/// The existing document's text, or `None` when there is none or it is inherited from the base
+/// (SPEC §17: then it is not this agent's claim and is overwritten).
+fn existing_text(
+    repo: &Repo,
+    trusted: &inputs::Trusted,
+    head: Oid,
+    path: &Path,
+    status_file: &str,
+) -> Result<Option<String>> {
+    let bytes = match crate::input_file::read(path) {
+        Ok(bytes) => bytes,
+        Err(e)
+            if e.downcast_ref::<std::io::Error>()
+                .is_some_and(|e| e.kind() == std::io::ErrorKind::NotFound) =>
+        {
+            return Ok(None);
+        }
+        Err(e) => {
+            return Err(e).with_context(|| format!("cannot read {}", path.display()));
+        }
+    };
+    let base = trusted.base.as_ref().map(|(_, id)| *id);
+    if crate::inherited::is_inherited(repo, base, Some(head), status_file, &bytes) {
+        return Ok(None);
+    }
+    let body = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(&bytes);
+    match String::from_utf8(body.to_vec()) {
+        Ok(text) => Ok(Some(text)),
+        Err(_) => bail!(
+            "{} is not UTF-8: fix or remove it (close never overwrites bytes it cannot read)",
+            path.display()
+        ),
+    }
+}
+
+/// The slug of the existing document's H1, when it has a valid one.
+fn existing_slug(text: &str) -> Option<String> {
+    doc::parse(text.as_bytes(), ParseOptions::default())
+        .doc
+        .map(|d| d.slug)
+}
+
+/// The document: H1, state, abstract, last commit, done, next / blocked-on, artifacts, evidence,
+/// note, updated, any other item kept as written, then the close line for a returned state.
+fn compose(args: &Args, slug: &str, w: &Written, existing: Option<&str>) -> String {
+    let (kept, others) = kept_items(existing);
+    let find = |key: &str| -> Vec<String> {
+        kept.iter()
+            .filter(|(k, _)| *k == key)
+            .map(|(_, item)| item.render(&written_key(&item.key)))
+            .collect()
+    };
+    let mut out = format!("# STATUS — {slug}\n\n- state: {}\n", w.state.as_str());
+    match &args.abstract_text {
+        Some(text) => out.push_str(&prose("abstract", text)),
+        None => find("abstract").iter().for_each(|s| out.push_str(s)),
+    }
+    let sha = w.work.to_string();
+    out.push_str(&format!("- last commit: {sha} — {}\n", w.subject));
+    if args.done.is_empty() {
+        find("done").iter().for_each(|s| out.push_str(s));
+    } else {
+        out.push_str("- done:\n");
+        for claim in &args.done {
+            out.push_str(&format!("  - {}\n", one_line(claim)));
+        }
+    }
+    match &args.blocked_on {
+        Some(text) => out.push_str(&prose("next / blocked-on", text)),
+        None => find("next / blocked-on")
+            .iter()
+            .for_each(|s| out.push_str(s)),
+    }
+    let artifacts = find("artifacts");
+    if !args.artifacts.is_empty() {
+        out.push_str("- artifacts:\n");
+        for path in &args.artifacts {
+            out.push_str(&format!("  - {}\n", one_line(path)));
+        }
+    } else if !artifacts.is_empty() {
+        artifacts.iter().for_each(|s| out.push_str(s));
+    } else {
+        out.push_str("- artifacts:\n");
+    }
+    for key in ["evidence", "note"] {
+        find(key).iter().for_each(|s| out.push_str(s));
+    }
+    out.push_str(&format!("- updated: {}\n", w.updated));
+    for line in others {
+        out.push_str(&line);
+        out.push('\n');
+    }
+    if w.state.is_returned() {
+        out.push_str(&format!(
+            "\nCLOSE-OK · {slug} · commit {sha} · branch {} · worktree {}\n",
+            w.branch,
+            w.worktree.display()
+        ));
+    }
+    out
+}
+
+/// The existing document's items by canonical key (the keys `close` writes itself left out),
+/// and every other item or non-blank line kept as written (close lines left out).
+fn kept_items(existing: Option<&str>) -> (Vec<(&'static str, RawItem)>, Vec<String>) {
+    let mut kept = Vec::new();
+    let mut others = Vec::new();
+    let Some(text) = existing else {
+        return (kept, others);
+    };
+    let (_, parts) = items::split(text);
+    for part in parts {
+        match part {
+            Part::Item(item) => match items::canonical_key(&item.key) {
+                Some(key) if WRITTEN.contains(&key) => {}
+                Some(key) => kept.push((key, item)),
+                None => others.push(item.render(&item.key).trim_end().to_string()),
+            },
+            Part::Other(line) => {
+                if !line.trim().is_empty() && !items::is_close_like(&line) {
+                    others.push(line);
+                }
+            }
+        }
+    }
+    (kept, others)
+}
+
+/// The key an item is written with: as written when that is a valid spelling (the canonical key
+/// or an older one the parser reads), else the canonical key (`- Note:` becomes `- note:`).
+fn written_key(key: &str) -> String {
+    const VALID: [&str; 10] = [
+        "abstract",
+        "done",
+        "next / blocked-on",
+        "next",
+        "blocked-on",
+        "blocked on",
+        "artifacts",
+        "return",
+        "evidence",
+        "note",
+    ];
+    if VALID.contains(&key) {
+        key.to_string()
+    } else {
+        items::canonical_key(key).unwrap_or(key).to_string()
+    }
+}
+
+/// A prose item: the first line after the key, every further line indented as a continuation.
+fn prose(key: &str, text: &str) -> String {
+    let mut lines = text.lines().filter(|l| !l.trim().is_empty());
+    let first = lines.next().unwrap_or("").trim();
+    let mut out = if first.is_empty() {
+        format!("- {key}:\n")
+    } else {
+        format!("- {key}: {first}\n")
+    };
+    for line in lines {
+        out.push_str(&format!("  {}\n", line.trim()));
+    }
+    out
+}
+
+/// Text for one sub-bullet: line breaks folded into spaces.
+fn one_line(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// Write `bytes` to `path` through a temporary file in the same directory and a rename.
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    let mut tmp = tempfile::NamedTempFile::new_in(dir)
+        .with_context(|| format!("cannot write in {}", dir.display()))?;
+    tmp.write_all(bytes)
+        .with_context(|| format!("cannot write {}", path.display()))?;
+    // The file keeps its permissions; a new one gets the usual 0644 (less the umask is not
+    // applied by tempfile, whose files are 0600).
+    let permissions = match std::fs::metadata(path) {
+        Ok(meta) => meta.permissions(),
+        Err(_) => {
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::Permissions::from_mode(0o644)
+        }
+    };
+    tmp.as_file()
+        .set_permissions(permissions)
+        .with_context(|| format!("cannot write {}", path.display()))?;
+    tmp.as_file()
+        .sync_all()
+        .with_context(|| format!("cannot write {}", path.display()))?;
+    tmp.persist(path)
+        .with_context(|| format!("cannot write {}", path.display()))?;
+    Ok(())
+}
+
+/// Commit the status document alone on top of the work commit (`restack`: HEAD is already a
+/// status-only commit, which is replaced so there stays exactly one).
+fn commit_status(
+    root: &Path,
+    status_file: &str,
+    slug: &str,
+    state: State,
+    restack: bool,
+) -> Result<()> {
+    let git = |args: &[&str]| -> Result<()> {
+        let out = std::process::Command::new("git")
+            .arg("-C")
+            .arg(root)
+            .args(args)
+            .output()
+            .context("cannot run git")?;
+        if !out.status.success() {
+            bail!(
+                "git {} failed: {}",
+                args.join(" "),
+                String::from_utf8_lossy(&out.stderr).trim()
+            );
+        }
+        Ok(())
+    };
+    git(&["add", "-f", "--", status_file])?;
+    let message = format!("status: {slug} {}", state.as_str());
+    let mut args = vec!["commit", "-q", "-m", &message];
+    if restack {
+        args.push("--amend");
+    }
+    args.extend(["--only", "--", status_file]);
+    git(&args)
+}

@@ -1,0 +1,442 @@
+//! `closegate agent` (SPEC §18): the stop hook on hook input exactly as Claude Code and Codex
+//! document it, the loop guard, malformed input, and the settings files.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::{Value, json};
+
+use crate::fixture::{Fixture, closegate, closegate_stdin, parts};
+
+const PASSING_CONFIG: &str =
+    "[[checks]]\nname = \"smoke\"\nrun = \"test -f src/lib.rs\"\ntimeout_s = 60\n";
+const FALSE_DONE: &str = "VERIFIED: everything is done\n\n@signal done\n";
+const REAL_DONE: &str = "VERIFIED: x added, closegate check passed\n\n@signal done\n";
+
+struct Scene {
+    fx: Fixture,
+    wt: PathBuf,
+}
+
+impl Scene {
+    fn new() -> Scene {
+        let (fx, _) = Fixture::with_agent(Some(PASSING_CONFIG));
+        let wt = fx.worktree("x", "agent/x");
+        Scene { fx, wt }
+    }
+
+    /// The agent finishes honestly: `closegate close`.
+    fn close(&self) {
+        let out = closegate(
+            &self.wt,
+            &[
+                "close",
+                "--abstract",
+                "adds x, proven by the smoke check",
+                "--artifact",
+                "src/lib.rs",
+            ],
+        );
+        assert_eq!(out.status.code(), Some(0), "{:?}", parts(&out));
+    }
+
+    fn audit(&self) -> Vec<Value> {
+        let path = self.fx.git_dir().join("closegate/audit.jsonl");
+        std::fs::read_to_string(path)
+            .unwrap_or_default()
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect()
+    }
+}
+
+/// Claude Code's Stop input, as its hooks reference documents it.
+fn claude_stop(cwd: &Path, message: Option<&str>, transcript: &str) -> Value {
+    let mut input = json!({
+        "session_id": "abc123",
+        "transcript_path": transcript,
+        "cwd": cwd,
+        "permission_mode": "default",
+        "hook_event_name": "Stop",
+        "stop_hook_active": false,
+    });
+    if let Some(message) = message {
+        input["last_assistant_message"] = json!(message);
+    }
+    input
+}
+
+/// Codex's Stop input: every field its schema names, `last_assistant_message` nullable.
+fn codex_stop(cwd: &Path, message: Option<&str>) -> Value {
+    json!({
+        "cwd": cwd,
+        "hook_event_name": "Stop",
+        "last_assistant_message": message,
+        "model": "gpt-5-codex",
+        "permission_mode": "default",
+        "session_id": "019a-session",
+        "stop_hook_active": false,
+        "transcript_path": null,
+        "turn_id": "turn-1",
+    })
+}
+
+/// A Claude Code transcript: a user line, the assistant's text, a tool use, a tool result.
+fn transcript(dir: &Path, name: &str, last_text: &str) -> String {
+    let lines = [
+        json!({"type": "user", "message": {"role": "user", "content": "add x"}, "uuid": "u1"}),
+        json!({"type": "assistant", "message": {"role": "assistant", "model": "claude", "content": [
+            {"type": "text", "text": last_text}
+        ]}, "uuid": "a1"}),
+        json!({"type": "assistant", "message": {"role": "assistant", "content": [
+            {"type": "tool_use", "id": "toolu_1", "name": "Bash", "input": {"command": "ls"}}
+        ]}, "uuid": "a2"}),
+        json!({"type": "user", "message": {"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": "toolu_1", "content": "src"}
+        ]}, "uuid": "u2"}),
+    ];
+    let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
+    let path = dir.join(name);
+    std::fs::write(&path, text).unwrap();
+    path.display().to_string()
+}
+
+fn hook(dir: &Path, args: &[&str], input: &[u8]) -> (i32, String, String) {
+    let mut all = vec!["agent", "stop-hook"];
+    all.extend_from_slice(args);
+    parts(&closegate_stdin(dir, &all, Some(input)))
+}
+
+fn blocked(stdout: &str) -> Value {
+    let value: Value = serde_json::from_str(stdout.trim())
+        .unwrap_or_else(|e| panic!("not one JSON object: {e}: {stdout}"));
+    assert_eq!(value["decision"], "block", "{value}");
+    assert_eq!(value.as_object().unwrap().len(), 2, "{value}");
+    assert!(value["reason"].as_str().unwrap().chars().count() <= 2000);
+    assert_eq!(stdout.trim().lines().count(), 1, "exactly one JSON object");
+    value
+}
+
+#[test]
+fn claude_code_stop_blocks_a_false_done_and_lets_a_real_one_through() {
+    let s = Scene::new();
+    let input = claude_stop(&s.wt, Some(FALSE_DONE), "/nonexistent.jsonl");
+    let (code, stdout, stderr) = hook(&s.wt, &[], input.to_string().as_bytes());
+    assert_eq!(code, 0, "{stderr}");
+    let value = blocked(&stdout);
+    let reason = value["reason"].as_str().unwrap();
+    assert!(reason.contains("signal-done-contradicted"), "{reason}");
+    assert!(reason.contains("closegate close"), "{reason}");
+
+    s.close();
+    let input = claude_stop(&s.wt, Some(REAL_DONE), "/nonexistent.jsonl");
+    let (code, stdout, stderr) = hook(
+        &s.wt,
+        &["--target", "claude-code"],
+        input.to_string().as_bytes(),
+    );
+    assert_eq!((code, stdout.as_str()), (0, ""), "{stderr}");
+    // signal and guard recorded their decisions.
+    let events: Vec<String> = s
+        .audit()
+        .iter()
+        .map(|r| r["event"].as_str().unwrap().to_string())
+        .collect();
+    assert!(events.contains(&"signal".to_string()), "{events:?}");
+    assert!(events.contains(&"guard".to_string()), "{events:?}");
+}
+
+#[test]
+fn codex_stop_prints_an_empty_object_on_acceptance() {
+    let s = Scene::new();
+    let input = codex_stop(&s.wt, Some(FALSE_DONE));
+    let (code, stdout, _) = hook(&s.wt, &["--target", "codex"], input.to_string().as_bytes());
+    assert_eq!(code, 0);
+    let value = blocked(&stdout);
+    // Only keys Codex accepts.
+    for key in value.as_object().unwrap().keys() {
+        assert!(
+            [
+                "continue",
+                "decision",
+                "reason",
+                "stopReason",
+                "suppressOutput",
+                "systemMessage"
+            ]
+            .contains(&key.as_str())
+        );
+    }
+    s.close();
+    let input = codex_stop(&s.wt, Some(REAL_DONE));
+    let (code, stdout, stderr) = hook(&s.wt, &["--target", "codex"], input.to_string().as_bytes());
+    assert_eq!((code, stdout.trim()), (0, "{}"), "{stderr}");
+}
+
+#[test]
+fn the_message_comes_from_the_transcript_when_none_is_sent() {
+    let s = Scene::new();
+    let dir = s.fx.tmp.path();
+    let t = transcript(dir, "false.jsonl", FALSE_DONE);
+    let input = claude_stop(&s.wt, None, &t);
+    let (code, stdout, _) = hook(&s.wt, &[], input.to_string().as_bytes());
+    assert_eq!(code, 0);
+    blocked(&stdout);
+
+    s.close();
+    let t = transcript(dir, "real.jsonl", REAL_DONE);
+    let mut input = claude_stop(&s.wt, None, &t);
+    input["last_assistant_message"] = Value::Null;
+    let (code, stdout, stderr) = hook(&s.wt, &[], input.to_string().as_bytes());
+    assert_eq!((code, stdout.as_str()), (0, ""), "{stderr}");
+}
+
+#[test]
+fn subagent_stop_reads_the_subagents_own_transcript() {
+    let s = Scene::new();
+    s.close();
+    let dir = s.fx.tmp.path();
+    let session = transcript(dir, "session.jsonl", REAL_DONE);
+    let own = transcript(dir, "agent.jsonl", "all done, trust me\n");
+    let mut input = claude_stop(&s.wt, None, &session);
+    input["hook_event_name"] = json!("SubagentStop");
+    input["agent_id"] = json!("a-1");
+    input["agent_type"] = json!("general-purpose");
+    input["agent_transcript_path"] = json!(own);
+    let (code, stdout, _) = hook(&s.wt, &[], input.to_string().as_bytes());
+    assert_eq!(code, 0);
+    let reason = blocked(&stdout)["reason"].as_str().unwrap().to_string();
+    assert!(reason.contains("signal-missing"), "{reason}");
+}
+
+#[test]
+fn the_loop_guard_gives_up_after_max_blocks_and_resets_on_acceptance() {
+    let s = Scene::new();
+    let bad = claude_stop(&s.wt, Some(FALSE_DONE), "/x.jsonl").to_string();
+    for _ in 0..2 {
+        let (_, stdout, _) = hook(&s.wt, &["--max-blocks", "2"], bad.as_bytes());
+        blocked(&stdout);
+    }
+    let (code, stdout, stderr) = hook(&s.wt, &["--max-blocks", "2"], bad.as_bytes());
+    assert_eq!((code, stdout.as_str()), (0, ""), "gave up");
+    assert!(stderr.contains("let through"), "{stderr}");
+    let gave_up: Vec<Value> = s
+        .audit()
+        .into_iter()
+        .filter(|r| r["gave_up"] == true)
+        .collect();
+    assert_eq!(gave_up.len(), 1);
+    assert_eq!(gave_up[0]["event"], "signal");
+    assert_eq!(gave_up[0]["accepted"], false);
+    // The counter starts again.
+    let (_, stdout, _) = hook(&s.wt, &["--max-blocks", "2"], bad.as_bytes());
+    blocked(&stdout);
+    // Acceptance resets it: one block, then an accepted stop, then two blocks again.
+    s.close();
+    let good = claude_stop(&s.wt, Some(REAL_DONE), "/x.jsonl").to_string();
+    let (_, stdout, _) = hook(&s.wt, &["--max-blocks", "2"], good.as_bytes());
+    assert_eq!(stdout, "");
+    let overclaim = claude_stop(&s.wt, Some("VERIFIED\n@signal no_op\n"), "/x.jsonl").to_string();
+    for _ in 0..2 {
+        let (_, stdout, _) = hook(&s.wt, &["--max-blocks", "2"], overclaim.as_bytes());
+        blocked(&stdout);
+    }
+}
+
+#[test]
+fn malformed_input_never_wedges_the_harness() {
+    let s = Scene::new();
+    let wt = s.wt.display().to_string();
+    let inputs: Vec<Vec<u8>> = vec![
+        b"not json".to_vec(),
+        b"[1, 2]".to_vec(),
+        b"{\"cwd\": 5}".to_vec(),
+        b"{\"hook_event_name\": \"Stop\"}".to_vec(),
+        json!({"cwd": "/nonexistent/dir", "hook_event_name": "Stop"})
+            .to_string()
+            .into_bytes(),
+        json!({"cwd": wt, "hook_event_name": "Stop", "transcript_path": "/nonexistent.jsonl"})
+            .to_string()
+            .into_bytes(),
+        json!({"cwd": wt, "stop_hook_active": "yes"})
+            .to_string()
+            .into_bytes(),
+        vec![0xff, 0xfe, 0x00],
+    ];
+    for (i, input) in inputs.iter().enumerate() {
+        for (target, expected) in [("claude-code", ""), ("codex", "{}")] {
+            let (code, stdout, stderr) = hook(&s.wt, &["--target", target], input);
+            assert_eq!(code, 0, "{i} {target}: {stderr}");
+            assert_eq!(stdout.trim(), expected, "{i} {target}");
+            assert_eq!(stderr.trim_end().lines().count(), 1, "{i}: {stderr}");
+        }
+    }
+    let nulls = s
+        .audit()
+        .into_iter()
+        .filter(|r| r["event"] == "signal" && r["accepted"].is_null())
+        .count();
+    assert_eq!(
+        nulls,
+        inputs.len() * 2,
+        "a signal record with accepted: null for each"
+    );
+}
+
+fn settings_of(dir: &Path, rel: &str) -> String {
+    std::fs::read_to_string(dir.join(rel)).unwrap()
+}
+
+#[test]
+fn hooks_prints_the_snippet() {
+    let s = Scene::new();
+    for target in ["claude-code", "codex"] {
+        let (code, stdout, _) = parts(&closegate(&s.wt, &["agent", "hooks", "--target", target]));
+        assert_eq!(code, 0);
+        let value: Value = serde_json::from_str(&stdout).unwrap();
+        for event in ["Stop", "SubagentStop"] {
+            let hook = &value["hooks"][event][0]["hooks"][0];
+            assert_eq!(hook["type"], "command");
+            assert_eq!(
+                hook["command"],
+                format!("closegate agent stop-hook --target {target}")
+            );
+        }
+    }
+}
+
+#[test]
+fn install_keeps_every_other_byte_and_is_idempotent() {
+    let s = Scene::new();
+    let original = "{\n  \"model\" :\"opus\",   \"permissions\": {\"allow\": [\"Bash(ls:*)\"]},\n\
+                    \t\"hooks\": {\n    \"Stop\": [ { \"hooks\": [ {\"type\": \"command\", \"command\": \"notify-send done\"} ] } ],\n\
+                    \"PreToolUse\":[{\"matcher\":\"Bash\",\"hooks\":[{\"type\":\"command\",\"command\":\"guard.sh\"}]}]\n  },\n\
+                    \"unknownKey\": [1, 2.50, null, \"\\u00e9\"]\n}\n";
+    s.fx.write(&s.wt, ".claude/settings.json", original);
+    let (code, stdout, stderr) = parts(&closegate(
+        &s.wt,
+        &["agent", "install", "--target", "claude-code"],
+    ));
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stdout.contains("installed"), "{stdout}");
+    let installed = settings_of(&s.wt, ".claude/settings.json");
+    let value: Value = serde_json::from_str(&installed).unwrap();
+    assert_eq!(
+        value["hooks"]["Stop"][0]["hooks"][0]["command"],
+        "notify-send done"
+    );
+    assert_eq!(
+        value["hooks"]["Stop"][1]["hooks"][0]["command"],
+        "closegate agent stop-hook --target claude-code"
+    );
+    assert_eq!(
+        value["hooks"]["SubagentStop"][0]["hooks"][0]["command"],
+        "closegate agent stop-hook --target claude-code"
+    );
+    assert_eq!(value["unknownKey"][1], 2.5);
+    // Every original byte is still there, in order: the install only inserted text.
+    let mut rest = installed.as_str();
+    for ch in original.chars() {
+        let at = rest.find(ch).expect("original byte kept");
+        rest = &rest[at + ch.len_utf8()..];
+    }
+    // Idempotent.
+    let (code, stdout, _) = parts(&closegate(
+        &s.wt,
+        &["agent", "install", "--target", "claude-code"],
+    ));
+    assert_eq!(code, 0);
+    assert!(stdout.contains("already installed"), "{stdout}");
+    assert_eq!(settings_of(&s.wt, ".claude/settings.json"), installed);
+    // Uninstall removes only its entries: the original bytes come back.
+    let (code, _, stderr) = parts(&closegate(
+        &s.wt,
+        &["agent", "uninstall", "--target", "claude-code"],
+    ));
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(settings_of(&s.wt, ".claude/settings.json"), original);
+}
+
+#[test]
+fn install_scopes_and_targets_write_the_documented_files() {
+    let s = Scene::new();
+    let cases = [
+        (
+            vec!["--target", "claude-code", "--scope", "local"],
+            s.wt.join(".claude/settings.local.json"),
+        ),
+        (
+            vec!["--target", "claude-code", "--scope", "user"],
+            s.wt.join(".claude/settings.json"),
+        ),
+        (vec!["--target", "codex"], s.wt.join(".codex/hooks.json")),
+    ];
+    for (args, path) in cases {
+        let mut all = vec!["agent", "install"];
+        all.extend_from_slice(&args);
+        let (code, _, stderr) = parts(&closegate(&s.wt, &all));
+        assert_eq!(code, 0, "{args:?}: {stderr}");
+        let value: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        assert!(
+            value["hooks"]["Stop"][0]["hooks"][0]["command"]
+                .as_str()
+                .unwrap()
+                .starts_with("closegate agent stop-hook")
+        );
+        all[1] = "uninstall";
+        let (code, _, _) = parts(&closegate(&s.wt, &all));
+        assert_eq!(code, 0);
+        assert_eq!(std::fs::read_to_string(&path).unwrap().trim(), "{}");
+    }
+    let (code, _, stderr) = parts(&closegate(
+        &s.wt,
+        &["agent", "install", "--target", "codex", "--scope", "local"],
+    ));
+    assert_eq!(code, 2);
+    assert!(stderr.contains("local"), "{stderr}");
+}
+
+#[test]
+fn install_refuses_a_settings_file_that_is_not_a_json_object() {
+    let s = Scene::new();
+    for bad in ["{\"hooks\": [", "[]", "{\"hooks\": {\"Stop\": {}}}"] {
+        s.fx.write(&s.wt, ".claude/settings.json", bad);
+        let (code, _, stderr) = parts(&closegate(
+            &s.wt,
+            &["agent", "install", "--target", "claude-code"],
+        ));
+        assert_eq!(code, 2, "{bad}");
+        assert!(stderr.contains("settings.json"), "{stderr}");
+        assert_eq!(
+            settings_of(&s.wt, ".claude/settings.json"),
+            bad,
+            "nothing written"
+        );
+    }
+}
+
+#[test]
+fn uninstall_without_target_removes_from_both_harnesses_and_follows_symlinks() {
+    let s = Scene::new();
+    let real = s.fx.tmp.path().join("dotfiles-settings.json");
+    std::fs::write(&real, "{\"model\": \"opus\"}\n").unwrap();
+    std::fs::create_dir_all(s.wt.join(".claude")).unwrap();
+    std::os::unix::fs::symlink(&real, s.wt.join(".claude/settings.json")).unwrap();
+    for target in ["claude-code", "codex"] {
+        let (code, _, err) = parts(&closegate(&s.wt, &["agent", "install", "--target", target]));
+        assert_eq!(code, 0, "{err}");
+    }
+    let link = std::fs::symlink_metadata(s.wt.join(".claude/settings.json")).unwrap();
+    assert!(link.file_type().is_symlink(), "the symlink is kept");
+    assert!(
+        std::fs::read_to_string(&real)
+            .unwrap()
+            .contains("agent stop-hook")
+    );
+    let (code, _, err) = parts(&closegate(&s.wt, &["agent", "uninstall"]));
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(
+        std::fs::read_to_string(&real).unwrap(),
+        "{\"model\": \"opus\"}\n"
+    );
+    assert_eq!(settings_of(&s.wt, ".codex/hooks.json").trim(), "{}");
+}
