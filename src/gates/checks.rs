@@ -26,6 +26,7 @@ use git2::Oid;
 
 use crate::config::{CheckSpec, SandboxMode};
 use crate::finding::Finding;
+use crate::gates::reuse::{self, Key, Recorded};
 use crate::repo::Repo;
 use crate::report::CheckRun;
 use crate::sandbox::scratch::{self, Scratch};
@@ -60,6 +61,8 @@ pub struct Checked {
     pub runs: Vec<CheckRun>,
     pub findings: Vec<Finding>,
     pub sandbox: Option<&'static str>,
+    /// The `check` record's entry of each run, with its reuse key (SPEC §19).
+    pub entries: Vec<serde_json::Value>,
 }
 
 /// Check out `commit`'s tree into a fresh scratch directory outside every worktree, run each
@@ -73,13 +76,33 @@ pub fn run(
     env: &CheckEnv,
     mode: SandboxMode,
 ) -> Result<Checked> {
+    let key = Key {
+        tree: repo.tree_of(commit).unwrap_or(commit).to_string(),
+        config: None,
+        base_commit: None,
+    };
+    run_reusing(repo, commit, specs, env, mode, &key, &Recorded::default())
+}
+
+/// [`run`], taking from `recorded` the result of every check whose key (`key`, the check's name,
+/// `run` and `timeout_s`, and the sandbox word) was recorded before (SPEC §19): those checks do
+/// not run, and no checkout is made when none has to.
+pub fn run_reusing(
+    repo: &Repo,
+    commit: Oid,
+    specs: &[CheckSpec],
+    env: &CheckEnv,
+    mode: SandboxMode,
+    key: &Key,
+    recorded: &Recorded,
+) -> Result<Checked> {
     if specs.is_empty() {
         return Ok(Checked::default());
     }
-    scratch::sweep_stale(&std::env::temp_dir());
     let decision = sandbox::decide(mode, specs.iter().any(|s| !s.network));
+    let label = decision.label;
     let mut checked = Checked {
-        sandbox: Some(decision.label),
+        sandbox: Some(label),
         findings: decision.finding.into_iter().collect(),
         ..Checked::default()
     };
@@ -87,18 +110,36 @@ pub fn run(
         return Ok(checked);
     };
     let _signals = interrupt::Guard::install();
-    let scratch = Scratch::create()?;
-    repo.checkout_pristine(commit, &scratch.checkout())?;
+    let mut scratch: Option<Scratch> = None;
     let vars = env.bounded(repo);
     for spec in specs {
-        let policy = policy(repo, &scratch, spec)?;
-        let cmd = command(&confinement, &policy, spec, &vars, scratch.root())?;
-        let sandboxed = matches!(confinement, Confinement::Bwrap(_));
-        let (run, finding) = run_one(cmd, spec, sandboxed)?;
+        // SPEC §19: the same input gives the same answer; a recorded result stands for a run.
+        let (run, finding) = match recorded.find(key, spec, label) {
+            Some(found) => found,
+            None => {
+                let scratch = match &mut scratch {
+                    Some(scratch) => scratch,
+                    None => {
+                        scratch::sweep_stale(&std::env::temp_dir());
+                        let created = Scratch::create()?;
+                        repo.checkout_pristine(commit, &created.checkout())?;
+                        scratch.insert(created)
+                    }
+                };
+                let policy = policy(repo, scratch, spec)?;
+                let cmd = command(&confinement, &policy, spec, &vars, scratch.root())?;
+                let sandboxed = matches!(confinement, Confinement::Bwrap(_));
+                run_one(cmd, spec, sandboxed)?
+            }
+        };
+        let entry = reuse::entry(key, spec, label, &run, finding.as_ref());
+        checked.entries.push(entry);
         checked.runs.push(run);
         checked.findings.extend(finding);
     }
-    scratch.remove()?;
+    if let Some(scratch) = scratch {
+        scratch.remove()?;
+    }
     if interrupt::requested() {
         anyhow::bail!("interrupted by a signal while the checks ran");
     }
@@ -186,6 +227,7 @@ fn run_one(
         timed_out,
         duration_ms,
         output,
+        reused: None,
     };
     Ok((run, finding(spec, ended, timed_out)))
 }

@@ -21,6 +21,7 @@ mod objects;
 mod props;
 mod record;
 mod render;
+mod reuse;
 mod sandbox;
 mod scan;
 mod signal;
