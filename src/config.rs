@@ -19,7 +19,9 @@ pub const DEFAULT_TIMEOUT_S: u64 = 600;
 pub const DEFAULT_STATUS_FILE: &str = "_EXEC_STATUS.md";
 
 const TOP_KEYS: &str =
-    "base, status_file, agent_branches, protected, checks, require_contract, sandbox";
+    "base, status_file, agent_branches, protected, checks, require_contract, sandbox, jobs";
+/// The most checks `jobs` may run at once.
+pub const MAX_JOBS: u64 = 64;
 const CHECK_KEYS: &str = "name, run, timeout_s, writable, network";
 
 /// The default protected surfaces of SPEC §4.5, in order.
@@ -178,6 +180,8 @@ pub struct Config {
     pub sandbox: SandboxMode,
     /// Every returned state needs a task contract (SPEC §12 `contract-missing`).
     pub require_contract: bool,
+    /// How many independent checks run at once (SPEC §19 `jobs`, default 1).
+    pub jobs: usize,
     agent_set: Globs,
     /// Paths on surface `ci` whatever `[protected]` says: [`ALWAYS_CI`] and the repository paths
     /// the checks' `run` strings name ([`Config::protect_always`]).
@@ -197,6 +201,7 @@ impl Default for Config {
             checks: Vec::new(),
             sandbox: SandboxMode::Auto,
             require_contract: false,
+            jobs: 1,
             always_ci: Globs::paths(&ALWAYS_CI.map(String::from))
                 .expect("built-in globs are valid"),
             folds_case: false,
@@ -276,6 +281,7 @@ impl Config {
                         .as_bool()
                         .ok_or_else(|| wrong_type("require_contract", "a boolean", &value))?;
                 }
+                "jobs" => config.jobs = jobs(&value)?,
                 _ => bail!("unknown key `{key}` (expected one of {TOP_KEYS})"),
             }
         }
@@ -398,6 +404,17 @@ fn writable_paths(value: &Value, key: &str) -> Result<Vec<String>> {
         }
     }
     Ok(paths)
+}
+
+/// `jobs`: an integer from 1 to [`MAX_JOBS`].
+fn jobs(value: &Value) -> Result<usize> {
+    let n = value
+        .as_integer()
+        .ok_or_else(|| wrong_type("jobs", "an integer", value))?;
+    match u64::try_from(n) {
+        Ok(n @ 1..=MAX_JOBS) => Ok(n as usize),
+        _ => bail!("`jobs` must be from 1 to {MAX_JOBS}, found {n}"),
+    }
 }
 
 /// `sandbox`: one of `auto`, `required`, `off`.

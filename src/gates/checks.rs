@@ -81,25 +81,41 @@ pub fn run(
         config: None,
         base_commit: None,
     };
-    run_reusing(repo, commit, specs, env, mode, &key, &Recorded::default())
+    let plan = Plan {
+        mode,
+        jobs: 1,
+        key: &key,
+        recorded: &Recorded::default(),
+    };
+    run_reusing(repo, commit, specs, env, &plan)
 }
 
-/// [`run`], taking from `recorded` the result of every check whose key (`key`, the check's name,
-/// `run` and `timeout_s`, and the sandbox word) was recorded before (SPEC §19): those checks do
-/// not run, and no checkout is made when none has to.
+/// How one run of the checks goes: the sandbox mode, how many checks run at once, and the
+/// recorded results that stand for a run (SPEC §19).
+pub struct Plan<'a> {
+    pub mode: SandboxMode,
+    /// Independent checks run at once (`jobs`); each then gets its own checkout.
+    pub jobs: usize,
+    pub key: &'a Key,
+    pub recorded: &'a Recorded,
+}
+
+/// [`run`], taking from `plan.recorded` the result of every check whose key (`plan.key`, the
+/// check's name, `run` and `timeout_s`, and the sandbox word) was recorded before (SPEC §19):
+/// those checks do not run, and no checkout is made when none has to. With `plan.jobs` above 1
+/// the remaining checks run up to that many at once, each in its own checkout; the runs are
+/// reported in the configured order whatever order they end in.
 pub fn run_reusing(
     repo: &Repo,
     commit: Oid,
     specs: &[CheckSpec],
     env: &CheckEnv,
-    mode: SandboxMode,
-    key: &Key,
-    recorded: &Recorded,
+    plan: &Plan<'_>,
 ) -> Result<Checked> {
     if specs.is_empty() {
         return Ok(Checked::default());
     }
-    let decision = sandbox::decide(mode, specs.iter().any(|s| !s.network));
+    let decision = sandbox::decide(plan.mode, specs.iter().any(|s| !s.network));
     let label = decision.label;
     let mut checked = Checked {
         sandbox: Some(label),
@@ -109,41 +125,90 @@ pub fn run_reusing(
     let Some(confinement) = decision.confinement else {
         return Ok(checked);
     };
-    let _signals = interrupt::Guard::install();
-    let mut scratch: Option<Scratch> = None;
-    let vars = env.bounded(repo);
-    for spec in specs {
-        // SPEC §19: the same input gives the same answer; a recorded result stands for a run.
-        let (run, finding) = match recorded.find(key, spec, label) {
-            Some(found) => found,
-            None => {
-                let scratch = match &mut scratch {
-                    Some(scratch) => scratch,
-                    None => {
-                        scratch::sweep_stale(&std::env::temp_dir());
-                        let created = Scratch::create()?;
-                        repo.checkout_pristine(commit, &created.checkout())?;
-                        scratch.insert(created)
-                    }
-                };
-                let policy = policy(repo, scratch, spec)?;
-                let cmd = command(&confinement, &policy, spec, &vars, scratch.root())?;
-                let sandboxed = matches!(confinement, Confinement::Bwrap(_));
-                run_one(cmd, spec, sandboxed)?
+    // SPEC §19: the same input gives the same answer; a recorded result stands for a run.
+    let mut results: Vec<Option<Ran>> = specs
+        .iter()
+        .map(|spec| plan.recorded.find(plan.key, spec, label))
+        .collect();
+    let pending: Vec<usize> = (0..specs.len()).filter(|&i| results[i].is_none()).collect();
+    if !pending.is_empty() {
+        let _signals = interrupt::Guard::install();
+        scratch::sweep_stale(&std::env::temp_dir());
+        let vars = env.bounded(repo);
+        let sandboxed = matches!(confinement, Confinement::Bwrap(_));
+        let per_check = plan.jobs > 1 && pending.len() > 1;
+        let mut scratches: Vec<Scratch> = Vec::new();
+        let mut cmds = Vec::with_capacity(pending.len());
+        for &i in &pending {
+            if per_check || scratches.is_empty() {
+                let created = Scratch::create()?;
+                repo.checkout_pristine(commit, &created.checkout())?;
+                scratches.push(created);
             }
-        };
-        let entry = reuse::entry(key, spec, label, &run, finding.as_ref());
+            let scratch = scratches.last().expect("a scratch was just made");
+            let policy = policy(repo, scratch, &specs[i])?;
+            let cmd = command(&confinement, &policy, &specs[i], &vars, scratch.root())?;
+            cmds.push((i, cmd));
+        }
+        for (i, ran) in run_all(cmds, specs, plan.jobs, sandboxed)? {
+            results[i] = Some(ran);
+        }
+        for scratch in scratches {
+            scratch.remove()?;
+        }
+        if interrupt::requested() {
+            anyhow::bail!("interrupted by a signal while the checks ran");
+        }
+    }
+    for (spec, ran) in specs.iter().zip(results) {
+        let (run, finding) = ran.expect("every check ran or was reused");
+        let entry = reuse::entry(plan.key, spec, label, &run, finding.as_ref());
         checked.entries.push(entry);
         checked.runs.push(run);
         checked.findings.extend(finding);
     }
-    if let Some(scratch) = scratch {
-        scratch.remove()?;
-    }
-    if interrupt::requested() {
-        anyhow::bail!("interrupted by a signal while the checks ran");
-    }
     Ok(checked)
+}
+
+/// One check's run and its finding (`None` when it passed).
+type Ran = (CheckRun, Option<Finding>);
+
+/// Run the prepared commands, `jobs` at a time, each to completion or timeout; the results come
+/// back with the index of their check. Each worker thread waits for the checks it started, so
+/// `PR_SET_PDEATHSIG` (tied to the forking thread) only fires if closegate itself dies.
+fn run_all(
+    cmds: Vec<(usize, Command)>,
+    specs: &[CheckSpec],
+    jobs: usize,
+    sandboxed: bool,
+) -> Result<Vec<(usize, Ran)>> {
+    if jobs <= 1 || cmds.len() <= 1 {
+        let mut out = Vec::with_capacity(cmds.len());
+        for (i, cmd) in cmds {
+            out.push((i, run_one(cmd, &specs[i], sandboxed)?));
+        }
+        return Ok(out);
+    }
+    use std::sync::Mutex;
+    let workers = jobs.min(cmds.len());
+    let queue = Mutex::new(cmds.into_iter());
+    let done: Mutex<Vec<(usize, Result<Ran>)>> = Mutex::new(Vec::new());
+    std::thread::scope(|scope| {
+        for _ in 0..workers {
+            scope.spawn(|| {
+                loop {
+                    let next = queue.lock().unwrap_or_else(|e| e.into_inner()).next();
+                    let Some((i, cmd)) = next else { break };
+                    let ran = run_one(cmd, &specs[i], sandboxed);
+                    done.lock()
+                        .unwrap_or_else(|e| e.into_inner())
+                        .push((i, ran));
+                }
+            });
+        }
+    });
+    let done = done.into_inner().unwrap_or_else(|e| e.into_inner());
+    done.into_iter().map(|(i, ran)| Ok((i, ran?))).collect()
 }
 
 impl CheckEnv {

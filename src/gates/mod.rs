@@ -268,8 +268,13 @@ fn run_checks(inputs: &Inputs, doc: &StatusDoc, commit: Oid, report: &mut Report
         };
         let common = inputs.repo.common_dir();
         let recorded = reuse::Recorded::load(&common, &key, inputs.rerun)?;
-        let checked =
-            checks::run_reusing(&inputs.repo, commit, specs, &env, mode, &key, &recorded)?;
+        let plan = checks::Plan {
+            mode,
+            jobs: inputs.config.jobs,
+            key: &key,
+            recorded: &recorded,
+        };
+        let checked = checks::run_reusing(&inputs.repo, commit, specs, &env, &plan)?;
         report.checks = checked.runs;
         report.check_entries = checked.entries;
         report.sandbox = checked.sandbox.map(str::to_string);

@@ -13,6 +13,7 @@ mod guard;
 mod hook;
 mod inputs;
 mod integrity;
+mod jobs;
 mod keyed;
 mod layouts;
 mod lint;
