@@ -182,10 +182,15 @@ fn run_all(
     jobs: usize,
     sandboxed: bool,
 ) -> Result<Vec<(usize, Ran)>> {
+    let progress = progress::Progress::new();
+    let run = |i: usize, cmd: Command| {
+        let _line = progress.start(&specs[i].name);
+        run_one(cmd, &specs[i], sandboxed)
+    };
     if jobs <= 1 || cmds.len() <= 1 {
         let mut out = Vec::with_capacity(cmds.len());
         for (i, cmd) in cmds {
-            out.push((i, run_one(cmd, &specs[i], sandboxed)?));
+            out.push((i, run(i, cmd)?));
         }
         return Ok(out);
     }
@@ -199,7 +204,7 @@ fn run_all(
                 loop {
                     let next = queue.lock().unwrap_or_else(|e| e.into_inner()).next();
                     let Some((i, cmd)) = next else { break };
-                    let ran = run_one(cmd, &specs[i], sandboxed);
+                    let ran = run(i, cmd);
                     done.lock()
                         .unwrap_or_else(|e| e.into_inner())
                         .push((i, ran));
@@ -462,6 +467,51 @@ mod interrupt {
                 unsafe {
                     libc::sigaction(*signal, old, std::ptr::null_mut());
                 }
+            }
+        }
+    }
+}
+
+/// SPEC §19: while checks run on a terminal, one status line per running check (its name and
+/// the time it has run) on stderr; nothing at all when stderr is not a terminal. `indicatif`
+/// draws and clears the lines, so they never end up in a log or a pipe.
+mod progress {
+    use std::io::IsTerminal;
+    use std::time::Duration;
+
+    use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
+
+    pub struct Progress {
+        multi: Option<MultiProgress>,
+    }
+
+    /// One check's status line; dropping it removes the line.
+    pub struct Line(Option<ProgressBar>);
+
+    impl Progress {
+        pub fn new() -> Progress {
+            let on = std::io::stderr().is_terminal();
+            let multi = on.then(|| MultiProgress::with_draw_target(ProgressDrawTarget::stderr()));
+            Progress { multi }
+        }
+
+        pub fn start(&self, name: &str) -> Line {
+            let Some(multi) = &self.multi else {
+                return Line(None);
+            };
+            let style = ProgressStyle::with_template("{spinner} check {msg} {elapsed}")
+                .unwrap_or_else(|_| ProgressStyle::default_spinner());
+            let bar = multi.add(ProgressBar::new_spinner().with_style(style));
+            bar.set_message(name.to_string());
+            bar.enable_steady_tick(Duration::from_millis(200));
+            Line(Some(bar))
+        }
+    }
+
+    impl Drop for Line {
+        fn drop(&mut self) {
+            if let Some(bar) = self.0.take() {
+                bar.finish_and_clear();
             }
         }
     }

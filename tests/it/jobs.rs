@@ -88,3 +88,18 @@ fn jobs_out_of_range_is_an_error_naming_the_key() {
         assert!(err.contains("jobs"), "{err}");
     }
 }
+
+/// SPEC §19: status lines only on a terminal; with stderr a pipe, running checks (one at a time
+/// or in parallel) adds nothing to it.
+#[test]
+fn no_progress_lines_when_stderr_is_not_a_terminal() {
+    for jobs in [None, Some(2)] {
+        let dir = tempfile::tempdir().unwrap();
+        let s = Scene::with_config(Some(&config(dir.path(), jobs)));
+        let out = closegate(&s.wt, &["check", "--format", "json", "--no-record"]);
+        let (code, stdout, stderr) = parts(&out);
+        assert_eq!(code, 0, "{stdout}{stderr}");
+        assert_eq!(stderr, "", "jobs {jobs:?}");
+        assert!(dir.path().join("times").exists(), "the checks did not run");
+    }
+}
