@@ -27,6 +27,7 @@ pub enum Command {
     Signal(cmd::signal::Args),
     Board(cmd::board::Args),
     Key(cmd::key::Args),
+    Gc(cmd::gc::Args),
 }
 
 /// Colour only on a terminal, and never when `NO_COLOR` is set to a non-empty value.

@@ -22,7 +22,7 @@ const TOP_KEYS: &str =
     "base, status_file, agent_branches, protected, checks, require_contract, sandbox, jobs";
 /// The most checks `jobs` may run at once.
 pub const MAX_JOBS: u64 = 64;
-const CHECK_KEYS: &str = "name, run, timeout_s, writable, network";
+const CHECK_KEYS: &str = "name, run, timeout_s, writable, network, keep";
 
 /// The default protected surfaces of SPEC §4.5, in order.
 const DEFAULT_SURFACES: [(&str, &[&str]); 4] = [
@@ -106,6 +106,9 @@ pub struct CheckSpec {
     pub writable: Vec<String>,
     /// `network = false` leaves the sandboxed check only the loopback interface.
     pub network: bool,
+    /// Paths inside the checkout kept between runs (`keep`, SPEC §19), without a trailing `/`:
+    /// when not empty the check runs in a warm workspace.
+    pub keep: Vec<String>,
 }
 
 impl CheckSpec {
@@ -117,6 +120,7 @@ impl CheckSpec {
             timeout_s,
             writable: Vec::new(),
             network: true,
+            keep: Vec::new(),
         }
     }
 }
@@ -367,7 +371,7 @@ fn check(value: &Value, at: &str) -> Result<CheckSpec> {
         .as_table()
         .ok_or_else(|| wrong_type(at, "a table", value))?;
     let (mut name, mut run, mut timeout_s) = (None, None, DEFAULT_TIMEOUT_S);
-    let (mut writable, mut network) = (Vec::new(), true);
+    let (mut writable, mut network, mut keep) = (Vec::new(), true, Vec::new());
     for (key, value) in table {
         let path = format!("{at}.{key}");
         match key.as_str() {
@@ -375,6 +379,7 @@ fn check(value: &Value, at: &str) -> Result<CheckSpec> {
             "run" => run = Some(non_empty_string(value, &path)?),
             "timeout_s" => timeout_s = timeout(value, &path)?,
             "writable" => writable = writable_paths(value, &path)?,
+            "keep" => keep = keep_paths(value, &path)?,
             "network" => {
                 network = value
                     .as_bool()
@@ -391,7 +396,31 @@ fn check(value: &Value, at: &str) -> Result<CheckSpec> {
         timeout_s,
         writable,
         network,
+        keep,
     })
+}
+
+/// `checks[i].keep`: relative paths inside the checkout, without `.`, `..` or `.git` parts;
+/// stored without a trailing `/`.
+fn keep_paths(value: &Value, key: &str) -> Result<Vec<String>> {
+    let paths = toml_read::strings(value, key).map_err(anyhow::Error::msg)?;
+    let mut kept = Vec::with_capacity(paths.len());
+    for path in paths {
+        let trimmed = path.trim_end_matches('/');
+        let bad = trimmed.is_empty()
+            || trimmed.starts_with('/')
+            || trimmed.contains('\0')
+            || trimmed
+                .split('/')
+                .any(|part| matches!(part, "" | "." | ".." | ".git"));
+        if bad {
+            bail!(
+                "`{key}`: `{path}` must be a relative path inside the checkout (no `.`, `..` or `.git` parts)"
+            );
+        }
+        kept.push(trimmed.to_string());
+    }
+    Ok(kept)
 }
 
 /// `checks[i].writable`: absolute paths, or `~` / `~/…` (expanded when the check runs).

@@ -38,5 +38,6 @@ pub fn run(cli: cli::Cli, color: bool) -> anyhow::Result<i32> {
         Command::Signal(args) => cmd::signal::run(args, color),
         Command::Board(args) => cmd::board::run(args, color),
         Command::Key(args) => cmd::key::run(args),
+        Command::Gc(args) => cmd::gc::run(args),
     }
 }

@@ -4,6 +4,7 @@ pub mod approve;
 pub mod board;
 pub mod check;
 pub mod explain;
+pub mod gc;
 pub mod guard;
 pub mod hook;
 pub mod key;

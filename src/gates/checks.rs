@@ -17,7 +17,7 @@ use std::ffi::OsStr;
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};
 use std::os::unix::process::{CommandExt, ExitStatusExt};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
@@ -27,6 +27,7 @@ use git2::Oid;
 use crate::config::{CheckSpec, SandboxMode};
 use crate::finding::Finding;
 use crate::gates::reuse::{self, Key, Recorded};
+use crate::gates::workspace::Workspace;
 use crate::repo::Repo;
 use crate::report::CheckRun;
 use crate::sandbox::scratch::{self, Scratch};
@@ -138,16 +139,37 @@ pub fn run_reusing(
         let sandboxed = matches!(confinement, Confinement::Bwrap(_));
         let per_check = plan.jobs > 1 && pending.len() > 1;
         let mut scratches: Vec<Scratch> = Vec::new();
+        let mut workspaces: Vec<Workspace> = Vec::new();
         let mut cmds = Vec::with_capacity(pending.len());
         for &i in &pending {
-            if per_check || scratches.is_empty() {
-                let created = Scratch::create()?;
-                repo.checkout_pristine(commit, &created.checkout())?;
-                scratches.push(created);
-            }
-            let scratch = scratches.last().expect("a scratch was just made");
-            let policy = policy(repo, scratch, &specs[i])?;
-            let cmd = command(&confinement, &policy, &specs[i], &vars, scratch.root())?;
+            let spec = &specs[i];
+            let place = if spec.keep.is_empty() {
+                if per_check || scratches.is_empty() {
+                    let created = Scratch::create()?;
+                    repo.checkout_pristine(commit, &created.checkout())?;
+                    scratches.push(created);
+                }
+                let scratch = scratches.last().expect("a scratch was just made");
+                Place {
+                    root: scratch.root().to_path_buf(),
+                    checkout: scratch.checkout(),
+                    tmp: scratch.tmp(),
+                    empty: scratch.empty(),
+                }
+            } else {
+                let ws = Workspace::open(&repo.common_dir(), &spec.name)?;
+                repo.reset_workspace(commit, &ws.checkout(), &spec.keep)?;
+                let place = Place {
+                    root: ws.root().to_path_buf(),
+                    checkout: ws.checkout(),
+                    tmp: ws.tmp(),
+                    empty: ws.empty(),
+                };
+                workspaces.push(ws);
+                place
+            };
+            let policy = policy(repo, &place, spec)?;
+            let cmd = command(&confinement, &policy, spec, &vars, &place.root)?;
             cmds.push((i, cmd));
         }
         for (i, ran) in run_all(cmds, specs, plan.jobs, sandboxed)? {
@@ -156,6 +178,7 @@ pub fn run_reusing(
         for scratch in scratches {
             scratch.remove()?;
         }
+        drop(workspaces);
         if interrupt::requested() {
             anyhow::bail!("interrupted by a signal while the checks ran");
         }
@@ -238,9 +261,18 @@ impl CheckEnv {
     }
 }
 
+/// Where a check runs: a pristine scratch checkout, or its warm workspace (SPEC §19).
+struct Place {
+    /// The directory holding the checkout (`GIT_CEILING_DIRECTORIES`).
+    root: PathBuf,
+    checkout: PathBuf,
+    tmp: PathBuf,
+    empty: PathBuf,
+}
+
 /// What `spec` may write and what stays read-only (SPEC §4.6); `writable` paths are created
 /// when missing, so a tool cache can be listed before it exists.
-fn policy(repo: &Repo, scratch: &Scratch, spec: &CheckSpec) -> Result<Policy> {
+fn policy(repo: &Repo, place: &Place, spec: &CheckSpec) -> Result<Policy> {
     let mut writable = Vec::with_capacity(spec.writable.len());
     for entry in &spec.writable {
         let fail = || format!("check `{}`: `writable` path `{entry}`", spec.name);
@@ -260,11 +292,11 @@ fn policy(repo: &Repo, scratch: &Scratch, spec: &CheckSpec) -> Result<Policy> {
         .filter_map(|p| std::fs::canonicalize(p).ok())
         .collect();
     Ok(Policy {
-        checkout: scratch.checkout(),
-        tmp: scratch.tmp(),
+        checkout: place.checkout.clone(),
+        tmp: place.tmp.clone(),
         writable,
         read_only,
-        empty: scratch.empty(),
+        empty: place.empty.clone(),
         network: spec.network,
     })
 }

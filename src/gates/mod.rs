@@ -12,6 +12,7 @@ pub mod manifest;
 pub mod protected;
 pub mod reuse;
 pub mod state;
+pub mod workspace;
 
 use std::path::PathBuf;
 

@@ -28,4 +28,5 @@ mod scan;
 mod signal;
 mod teardown;
 mod teardown_safety;
+mod workspace;
 mod worktrees;
