@@ -107,3 +107,16 @@ fn the_workspace_is_reset_exactly_and_keeps_only_the_kept_paths() {
     assert_eq!(code, 0, "{out}{err}");
     assert!(!ws.exists(), "gc left the workspace");
 }
+
+/// `keep` names paths inside the checkout only: nothing a check could use to make the reset
+/// keep (or remove) something outside the workspace, nor the workspace's own `.git`.
+#[test]
+fn keep_paths_outside_the_checkout_are_an_error_naming_the_key() {
+    for bad in ["../up", "/abs", ".git", "a/../b", "", "./target"] {
+        let config = format!("[[checks]]\nname = \"warm\"\nrun = \"true\"\nkeep = [\"{bad}\"]\n");
+        let s = Scene::with_config(Some(&config));
+        let (code, out, err) = parts(&closegate(&s.wt, &["check"]));
+        assert_eq!(code, 2, "keep = {bad:?}: {out}{err}");
+        assert!(err.contains("keep"), "{err}");
+    }
+}
