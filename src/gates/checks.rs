@@ -116,6 +116,29 @@ pub fn run_reusing(
     if specs.is_empty() {
         return Ok(Checked::default());
     }
+    // SPEC §19: the same input gives the same answer; a recorded result stands for a run. A
+    // result obtained in the sandbox stands for any run (none is more confined), so when every
+    // check has one the sandbox is not even probed; an `off` result stands only for
+    // `sandbox = "off"` (the mode is in the configuration blob) and a `none` one only for a run
+    // that cannot set up the sandbox either.
+    let strongest = if plan.mode == SandboxMode::Off {
+        "off"
+    } else {
+        "bwrap"
+    };
+    let mut results: Vec<Option<(Ran, &'static str)>> = specs
+        .iter()
+        .map(|spec| plan.recorded.find(plan.key, spec, strongest))
+        .map(|found| found.map(|ran| (ran, strongest)))
+        .collect();
+    if results.iter().all(Option::is_some) {
+        let mut checked = Checked {
+            sandbox: Some(strongest),
+            ..Checked::default()
+        };
+        collect(&mut checked, plan.key, specs, results);
+        return Ok(checked);
+    }
     let decision = sandbox::decide(plan.mode, specs.iter().any(|s| !s.network));
     let label = decision.label;
     let mut checked = Checked {
@@ -126,11 +149,14 @@ pub fn run_reusing(
     let Some(confinement) = decision.confinement else {
         return Ok(checked);
     };
-    // SPEC §19: the same input gives the same answer; a recorded result stands for a run.
-    let mut results: Vec<Option<Ran>> = specs
-        .iter()
-        .map(|spec| plan.recorded.find(plan.key, spec, label))
-        .collect();
+    for (spec, result) in specs.iter().zip(results.iter_mut()) {
+        if result.is_none() && label != strongest {
+            *result = plan
+                .recorded
+                .find(plan.key, spec, label)
+                .map(|ran| (ran, label));
+        }
+    }
     let pending: Vec<usize> = (0..specs.len()).filter(|&i| results[i].is_none()).collect();
     if !pending.is_empty() {
         let _signals = interrupt::Guard::install();
@@ -173,7 +199,7 @@ pub fn run_reusing(
             cmds.push((i, cmd));
         }
         for (i, ran) in run_all(cmds, specs, plan.jobs, sandboxed)? {
-            results[i] = Some(ran);
+            results[i] = Some((ran, label));
         }
         for scratch in scratches {
             scratch.remove()?;
@@ -183,14 +209,25 @@ pub fn run_reusing(
             anyhow::bail!("interrupted by a signal while the checks ran");
         }
     }
-    for (spec, ran) in specs.iter().zip(results) {
-        let (run, finding) = ran.expect("every check ran or was reused");
-        let entry = reuse::entry(plan.key, spec, label, &run, finding.as_ref());
+    collect(&mut checked, plan.key, specs, results);
+    Ok(checked)
+}
+
+/// Fold the runs (each with the sandbox word it was obtained under) into `checked`, in the
+/// configured order, with their record entries.
+fn collect(
+    checked: &mut Checked,
+    key: &Key,
+    specs: &[CheckSpec],
+    results: Vec<Option<(Ran, &'static str)>>,
+) {
+    for (spec, result) in specs.iter().zip(results) {
+        let ((run, finding), word) = result.expect("every check ran or was reused");
+        let entry = reuse::entry(key, spec, word, &run, finding.as_ref());
         checked.entries.push(entry);
         checked.runs.push(run);
         checked.findings.extend(finding);
     }
-    Ok(checked)
 }
 
 /// One check's run and its finding (`None` when it passed).

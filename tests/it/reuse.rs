@@ -46,9 +46,14 @@ impl Counted {
     }
 
     fn run(&self, cwd: &Path, args: &[&str]) -> (i32, String, String) {
+        self.run_env(cwd, args, &[])
+    }
+
+    fn run_env(&self, cwd: &Path, args: &[&str], env: &[(&str, &str)]) -> (i32, String, String) {
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_closegate"));
         cmd.args(args).current_dir(cwd);
         hermetic(&mut cmd, cwd);
+        cmd.envs(env.iter().copied());
         if let Some(key) = &self.key {
             cmd.env("CLOSEGATE_RECORD_KEY_FILE", key);
         }
@@ -58,9 +63,13 @@ impl Counted {
 
     /// `check --format json` in the agent's worktree.
     fn check(&self, extra: &[&str]) -> (i32, Value) {
+        self.check_env(extra, &[])
+    }
+
+    fn check_env(&self, extra: &[&str], env: &[(&str, &str)]) -> (i32, Value) {
         let mut args = vec!["check", "--format", "json"];
         args.extend_from_slice(extra);
-        let (code, out, err) = self.run(&self.s.wt, &args);
+        let (code, out, err) = self.run_env(&self.s.wt, &args, env);
         let report = serde_json::from_str(&out)
             .unwrap_or_else(|e| panic!("no JSON report (exit {code}): {e}\n{out}\n{err}"));
         (code, report)
@@ -283,4 +292,23 @@ fn with_a_key_a_forged_result_is_not_reused() {
     // The genuine record just written is reused.
     c.check(&[]);
     assert_eq!(c.runs(), 2);
+}
+
+/// The sandbox word is part of the key: a result obtained unconfined (`none`, no sandbox could
+/// be set up) does not stand for a sandboxed run; a sandboxed result stands for any run.
+#[test]
+fn an_unconfined_result_does_not_stand_for_a_sandboxed_run() {
+    let no_sandbox = [("CLOSEGATE_TEST_NO_SANDBOX", "1")];
+    let c = Counted::new("true");
+    let (_, first) = c.check_env(&[], &no_sandbox);
+    assert_eq!(first["sandbox"], "none", "{first}");
+    let (_, second) = c.check(&[]);
+    if second["sandbox"] != "bwrap" {
+        return; // no sandbox on this machine: nothing more to tell apart
+    }
+    assert_eq!(c.runs(), 2, "an unconfined result was reused: {second}");
+    let (_, third) = c.check_env(&[], &no_sandbox);
+    assert_eq!(c.runs(), 2, "a sandboxed result was not reused: {third}");
+    assert_eq!(third["sandbox"], "bwrap");
+    assert_eq!(third["checks"][0]["reused"], c.check_records()[1]["ts"]);
 }
