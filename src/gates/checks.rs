@@ -183,7 +183,7 @@ pub fn run_reusing(
                     empty: scratch.empty(),
                 }
             } else {
-                let ws = Workspace::open(&repo.common_dir(), &spec.name)?;
+                let ws = Workspace::open(&repo.common_dir(), &spec.name, &interrupt::requested)?;
                 repo.reset_workspace(commit, &ws.checkout(), &spec.keep)?;
                 let place = Place {
                     root: ws.root().to_path_buf(),

@@ -39,6 +39,11 @@ pub fn dir_name(check: &str) -> String {
 
 /// Take `file`'s lock: waiting when `wait`, else `Ok(false)` when another run holds it.
 pub fn lock(file: &File, wait: bool) -> std::io::Result<bool> {
+    lock_unless(file, wait, &|| false)
+}
+
+/// [`lock`], giving up with an error when a wait is interrupted by a signal and `stop` says so.
+fn lock_unless(file: &File, wait: bool, stop: &dyn Fn() -> bool) -> std::io::Result<bool> {
     let op = if wait {
         libc::LOCK_EX
     } else {
@@ -51,6 +56,11 @@ pub fn lock(file: &File, wait: bool) -> std::io::Result<bool> {
         }
         let err = std::io::Error::last_os_error();
         match err.raw_os_error() {
+            Some(libc::EINTR) if stop() => {
+                return Err(std::io::Error::other(
+                    "interrupted by a signal while waiting for the workspace's lock",
+                ));
+            }
             Some(libc::EINTR) => continue,
             Some(libc::EWOULDBLOCK) if !wait => return Ok(false),
             _ => return Err(err),
@@ -59,9 +69,10 @@ pub fn lock(file: &File, wait: bool) -> std::io::Result<bool> {
 }
 
 impl Workspace {
-    /// Lock (waiting for another run to end) and prepare the workspace of check `name`: its
-    /// private temporary directory emptied, the sandbox's empty file present.
-    pub fn open(common_dir: &Path, name: &str) -> Result<Workspace> {
+    /// Lock (waiting for another run to end, unless `stop` says a signal asked to stop) and
+    /// prepare the workspace of check `name`: its private temporary directory emptied, the
+    /// sandbox's empty file present.
+    pub fn open(common_dir: &Path, name: &str, stop: &dyn Fn() -> bool) -> Result<Workspace> {
         let base = base(common_dir);
         let dir = dir_name(name);
         let fail = || {
@@ -77,7 +88,7 @@ impl Workspace {
             .write(true)
             .open(base.join(format!("{dir}.lock")))
             .with_context(fail)?;
-        lock(&lock_file, true).with_context(fail)?;
+        lock_unless(&lock_file, true, stop).with_context(fail)?;
         let root = base.join(dir);
         fs::create_dir_all(&root).with_context(fail)?;
         let ws = Workspace {
