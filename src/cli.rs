@@ -30,6 +30,7 @@ pub enum Command {
     Close(cmd::close::Args),
     Init(cmd::init::Args),
     Agent(cmd::agent::Args),
+    Gc(cmd::gc::Args),
 }
 
 /// Colour only on a terminal, and never when `NO_COLOR` is set to a non-empty value.

@@ -19,8 +19,10 @@ pub const DEFAULT_TIMEOUT_S: u64 = 600;
 pub const DEFAULT_STATUS_FILE: &str = "_EXEC_STATUS.md";
 
 const TOP_KEYS: &str =
-    "base, status_file, agent_branches, protected, checks, require_contract, sandbox";
-const CHECK_KEYS: &str = "name, run, timeout_s, writable, network";
+    "base, status_file, agent_branches, protected, checks, require_contract, sandbox, jobs";
+/// The most checks `jobs` may run at once.
+pub const MAX_JOBS: u64 = 64;
+const CHECK_KEYS: &str = "name, run, timeout_s, writable, network, keep";
 
 /// The default protected surfaces of SPEC §4.5, in order.
 const DEFAULT_SURFACES: [(&str, &[&str]); 4] = [
@@ -104,6 +106,9 @@ pub struct CheckSpec {
     pub writable: Vec<String>,
     /// `network = false` leaves the sandboxed check only the loopback interface.
     pub network: bool,
+    /// Paths inside the checkout kept between runs (`keep`, SPEC §19), without a trailing `/`:
+    /// when not empty the check runs in a warm workspace.
+    pub keep: Vec<String>,
 }
 
 impl CheckSpec {
@@ -115,6 +120,7 @@ impl CheckSpec {
             timeout_s,
             writable: Vec::new(),
             network: true,
+            keep: Vec::new(),
         }
     }
 }
@@ -178,6 +184,8 @@ pub struct Config {
     pub sandbox: SandboxMode,
     /// Every returned state needs a task contract (SPEC §12 `contract-missing`).
     pub require_contract: bool,
+    /// How many independent checks run at once (SPEC §19 `jobs`, default 1).
+    pub jobs: usize,
     agent_set: Globs,
     /// Paths on surface `ci` whatever `[protected]` says: [`ALWAYS_CI`] and the repository paths
     /// the checks' `run` strings name ([`Config::protect_always`]).
@@ -197,6 +205,7 @@ impl Default for Config {
             checks: Vec::new(),
             sandbox: SandboxMode::Auto,
             require_contract: false,
+            jobs: 1,
             always_ci: Globs::paths(&ALWAYS_CI.map(String::from))
                 .expect("built-in globs are valid"),
             folds_case: false,
@@ -276,6 +285,7 @@ impl Config {
                         .as_bool()
                         .ok_or_else(|| wrong_type("require_contract", "a boolean", &value))?;
                 }
+                "jobs" => config.jobs = jobs(&value)?,
                 _ => bail!("unknown key `{key}` (expected one of {TOP_KEYS})"),
             }
         }
@@ -361,7 +371,7 @@ fn check(value: &Value, at: &str) -> Result<CheckSpec> {
         .as_table()
         .ok_or_else(|| wrong_type(at, "a table", value))?;
     let (mut name, mut run, mut timeout_s) = (None, None, DEFAULT_TIMEOUT_S);
-    let (mut writable, mut network) = (Vec::new(), true);
+    let (mut writable, mut network, mut keep) = (Vec::new(), true, Vec::new());
     for (key, value) in table {
         let path = format!("{at}.{key}");
         match key.as_str() {
@@ -369,6 +379,7 @@ fn check(value: &Value, at: &str) -> Result<CheckSpec> {
             "run" => run = Some(non_empty_string(value, &path)?),
             "timeout_s" => timeout_s = timeout(value, &path)?,
             "writable" => writable = writable_paths(value, &path)?,
+            "keep" => keep = keep_paths(value, &path)?,
             "network" => {
                 network = value
                     .as_bool()
@@ -385,7 +396,31 @@ fn check(value: &Value, at: &str) -> Result<CheckSpec> {
         timeout_s,
         writable,
         network,
+        keep,
     })
+}
+
+/// `checks[i].keep`: relative paths inside the checkout, without `.`, `..` or `.git` parts;
+/// stored without a trailing `/`.
+fn keep_paths(value: &Value, key: &str) -> Result<Vec<String>> {
+    let paths = toml_read::strings(value, key).map_err(anyhow::Error::msg)?;
+    let mut kept = Vec::with_capacity(paths.len());
+    for path in paths {
+        let trimmed = path.trim_end_matches('/');
+        let bad = trimmed.is_empty()
+            || trimmed.starts_with('/')
+            || trimmed.contains('\0')
+            || trimmed
+                .split('/')
+                .any(|part| matches!(part, "" | "." | ".." | ".git"));
+        if bad {
+            bail!(
+                "`{key}`: `{path}` must be a relative path inside the checkout (no `.`, `..` or `.git` parts)"
+            );
+        }
+        kept.push(trimmed.to_string());
+    }
+    Ok(kept)
 }
 
 /// `checks[i].writable`: absolute paths, or `~` / `~/…` (expanded when the check runs).
@@ -398,6 +433,17 @@ fn writable_paths(value: &Value, key: &str) -> Result<Vec<String>> {
         }
     }
     Ok(paths)
+}
+
+/// `jobs`: an integer from 1 to [`MAX_JOBS`].
+fn jobs(value: &Value) -> Result<usize> {
+    let n = value
+        .as_integer()
+        .ok_or_else(|| wrong_type("jobs", "an integer", value))?;
+    match u64::try_from(n) {
+        Ok(n @ 1..=MAX_JOBS) => Ok(n as usize),
+        _ => bail!("`jobs` must be from 1 to {MAX_JOBS}, found {n}"),
+    }
 }
 
 /// `sandbox`: one of `auto`, `required`, `off`.

@@ -37,6 +37,9 @@ pub struct GateArgs {
     /// Do not run the configured checks (the verdict is then at best UNVERIFIED)
     #[arg(long)]
     pub no_checks: bool,
+    /// Run every check again even when a recorded result has the same key (SPEC §19)
+    #[arg(long, conflicts_with = "no_checks")]
+    pub rerun: bool,
     /// The agent's worktree cannot exist here (CI): skip the worktree checks
     #[arg(long)]
     pub no_worktree: bool,
@@ -118,6 +121,7 @@ pub fn resolve_in(repo: Repo, root: PathBuf, args: &GateArgs) -> Result<Inputs> 
         rev,
         legacy: args.legacy,
         no_checks: args.no_checks,
+        rerun: args.rerun,
         no_worktree: args.no_worktree,
         contract,
         config_blob: trusted.config_blob,

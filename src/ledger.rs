@@ -55,6 +55,7 @@ pub fn record_check(inputs: &Inputs, outcome: &Outcome) -> Result<()> {
     value["mergeable"] = json!(report.mergeable);
     value["approval"] = json!(report.approval);
     value["contract"] = json!(report.contract);
+    value["checks"] = json!(report.check_entries);
     record::append(&inputs.repo.common_dir(), &value)
 }
 

@@ -43,5 +43,6 @@ pub fn run(cli: cli::Cli, color: bool) -> anyhow::Result<i32> {
         Command::Close(args) => cmd::close::run(args, color),
         Command::Init(args) => cmd::init::run(args),
         Command::Agent(args) => cmd::agent::run(args, color),
+        Command::Gc(args) => cmd::gc::run(args),
     }
 }

@@ -40,6 +40,9 @@ pub struct CheckRun {
     pub duration_ms: u64,
     /// The last 40 lines of combined output.
     pub output: Vec<String>,
+    /// The `ts` of the `check` record whose result stands for this run (SPEC §19); null when the
+    /// check ran now.
+    pub reused: Option<String>,
 }
 
 /// A human's approval bound to a commit (SPEC §8).
@@ -127,6 +130,9 @@ pub struct Report {
     /// The document or file the report is about, for renderers that point at a file (lint).
     #[serde(skip)]
     pub source: Option<String>,
+    /// The `check` record's entry of each check, with its reuse key (SPEC §19).
+    #[serde(skip)]
+    pub check_entries: Vec<serde_json::Value>,
 }
 
 impl Default for Report {
@@ -156,6 +162,7 @@ impl Default for Report {
             claimed_commit: None,
             gates: Vec::new(),
             source: None,
+            check_entries: Vec::new(),
         }
     }
 }

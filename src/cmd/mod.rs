@@ -6,6 +6,7 @@ pub mod board;
 pub mod check;
 pub mod close;
 pub mod explain;
+pub mod gc;
 pub mod guard;
 pub mod hook;
 pub mod init;

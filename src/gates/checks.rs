@@ -17,7 +17,7 @@ use std::ffi::OsStr;
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};
 use std::os::unix::process::{CommandExt, ExitStatusExt};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
@@ -26,6 +26,8 @@ use git2::Oid;
 
 use crate::config::{CheckSpec, SandboxMode};
 use crate::finding::Finding;
+use crate::gates::reuse::{self, Key, Recorded};
+use crate::gates::workspace::Workspace;
 use crate::repo::Repo;
 use crate::report::CheckRun;
 use crate::sandbox::scratch::{self, Scratch};
@@ -60,6 +62,8 @@ pub struct Checked {
     pub runs: Vec<CheckRun>,
     pub findings: Vec<Finding>,
     pub sandbox: Option<&'static str>,
+    /// The `check` record's entry of each run, with its reuse key (SPEC §19).
+    pub entries: Vec<serde_json::Value>,
 }
 
 /// Check out `commit`'s tree into a fresh scratch directory outside every worktree, run each
@@ -73,36 +77,203 @@ pub fn run(
     env: &CheckEnv,
     mode: SandboxMode,
 ) -> Result<Checked> {
+    let key = Key {
+        tree: repo.tree_of(commit).unwrap_or(commit).to_string(),
+        config: None,
+        base_commit: None,
+    };
+    let plan = Plan {
+        mode,
+        jobs: 1,
+        key: &key,
+        recorded: &Recorded::default(),
+    };
+    run_reusing(repo, commit, specs, env, &plan)
+}
+
+/// How one run of the checks goes: the sandbox mode, how many checks run at once, and the
+/// recorded results that stand for a run (SPEC §19).
+pub struct Plan<'a> {
+    pub mode: SandboxMode,
+    /// Independent checks run at once (`jobs`); each then gets its own checkout.
+    pub jobs: usize,
+    pub key: &'a Key,
+    pub recorded: &'a Recorded,
+}
+
+/// [`run`], taking from `plan.recorded` the result of every check whose key (`plan.key`, the
+/// check's name, `run` and `timeout_s`, and the sandbox word) was recorded before (SPEC §19):
+/// those checks do not run, and no checkout is made when none has to. With `plan.jobs` above 1
+/// the remaining checks run up to that many at once, each in its own checkout; the runs are
+/// reported in the configured order whatever order they end in.
+pub fn run_reusing(
+    repo: &Repo,
+    commit: Oid,
+    specs: &[CheckSpec],
+    env: &CheckEnv,
+    plan: &Plan<'_>,
+) -> Result<Checked> {
     if specs.is_empty() {
         return Ok(Checked::default());
     }
-    scratch::sweep_stale(&std::env::temp_dir());
-    let decision = sandbox::decide(mode, specs.iter().any(|s| !s.network));
+    // SPEC §19: the same input gives the same answer; a recorded result stands for a run. A
+    // result obtained in the sandbox stands for any run (none is more confined), so when every
+    // check has one the sandbox is not even probed; an `off` result stands only for
+    // `sandbox = "off"` (the mode is in the configuration blob) and a `none` one only for a run
+    // that cannot set up the sandbox either.
+    let strongest = if plan.mode == SandboxMode::Off {
+        "off"
+    } else {
+        "bwrap"
+    };
+    let mut results: Vec<Option<(Ran, &'static str)>> = specs
+        .iter()
+        .map(|spec| plan.recorded.find(plan.key, spec, strongest))
+        .map(|found| found.map(|ran| (ran, strongest)))
+        .collect();
+    if results.iter().all(Option::is_some) {
+        let mut checked = Checked {
+            sandbox: Some(strongest),
+            ..Checked::default()
+        };
+        collect(&mut checked, plan.key, specs, results);
+        return Ok(checked);
+    }
+    let decision = sandbox::decide(plan.mode, specs.iter().any(|s| !s.network));
+    let label = decision.label;
     let mut checked = Checked {
-        sandbox: Some(decision.label),
+        sandbox: Some(label),
         findings: decision.finding.into_iter().collect(),
         ..Checked::default()
     };
     let Some(confinement) = decision.confinement else {
         return Ok(checked);
     };
-    let _signals = interrupt::Guard::install();
-    let scratch = Scratch::create()?;
-    repo.checkout_pristine(commit, &scratch.checkout())?;
-    let vars = env.bounded(repo);
-    for spec in specs {
-        let policy = policy(repo, &scratch, spec)?;
-        let cmd = command(&confinement, &policy, spec, &vars, scratch.root())?;
+    for (spec, result) in specs.iter().zip(results.iter_mut()) {
+        if result.is_none() && label != strongest {
+            *result = plan
+                .recorded
+                .find(plan.key, spec, label)
+                .map(|ran| (ran, label));
+        }
+    }
+    let pending: Vec<usize> = (0..specs.len()).filter(|&i| results[i].is_none()).collect();
+    if !pending.is_empty() {
+        let _signals = interrupt::Guard::install();
+        scratch::sweep_stale(&std::env::temp_dir());
+        let vars = env.bounded(repo);
         let sandboxed = matches!(confinement, Confinement::Bwrap(_));
-        let (run, finding) = run_one(cmd, spec, sandboxed)?;
+        let per_check = plan.jobs > 1 && pending.len() > 1;
+        let mut scratches: Vec<Scratch> = Vec::new();
+        let mut workspaces: Vec<Workspace> = Vec::new();
+        let mut cmds = Vec::with_capacity(pending.len());
+        for &i in &pending {
+            let spec = &specs[i];
+            let place = if spec.keep.is_empty() {
+                if per_check || scratches.is_empty() {
+                    let created = Scratch::create()?;
+                    repo.checkout_pristine(commit, &created.checkout())?;
+                    scratches.push(created);
+                }
+                let scratch = scratches.last().expect("a scratch was just made");
+                Place {
+                    root: scratch.root().to_path_buf(),
+                    checkout: scratch.checkout(),
+                    tmp: scratch.tmp(),
+                    empty: scratch.empty(),
+                }
+            } else {
+                let ws = Workspace::open(&repo.common_dir(), &spec.name, &interrupt::requested)?;
+                repo.reset_workspace(commit, &ws.checkout(), &spec.keep)?;
+                let place = Place {
+                    root: ws.root().to_path_buf(),
+                    checkout: ws.checkout(),
+                    tmp: ws.tmp(),
+                    empty: ws.empty(),
+                };
+                workspaces.push(ws);
+                place
+            };
+            let policy = policy(repo, &place, spec)?;
+            let cmd = command(&confinement, &policy, spec, &vars, &place.root)?;
+            cmds.push((i, cmd));
+        }
+        for (i, ran) in run_all(cmds, specs, plan.jobs, sandboxed)? {
+            results[i] = Some((ran, label));
+        }
+        for scratch in scratches {
+            scratch.remove()?;
+        }
+        drop(workspaces);
+        if interrupt::requested() {
+            anyhow::bail!("interrupted by a signal while the checks ran");
+        }
+    }
+    collect(&mut checked, plan.key, specs, results);
+    Ok(checked)
+}
+
+/// Fold the runs (each with the sandbox word it was obtained under) into `checked`, in the
+/// configured order, with their record entries.
+fn collect(
+    checked: &mut Checked,
+    key: &Key,
+    specs: &[CheckSpec],
+    results: Vec<Option<(Ran, &'static str)>>,
+) {
+    for (spec, result) in specs.iter().zip(results) {
+        let ((run, finding), word) = result.expect("every check ran or was reused");
+        let entry = reuse::entry(key, spec, word, &run, finding.as_ref());
+        checked.entries.push(entry);
         checked.runs.push(run);
         checked.findings.extend(finding);
     }
-    scratch.remove()?;
-    if interrupt::requested() {
-        anyhow::bail!("interrupted by a signal while the checks ran");
+}
+
+/// One check's run and its finding (`None` when it passed).
+type Ran = (CheckRun, Option<Finding>);
+
+/// Run the prepared commands, `jobs` at a time, each to completion or timeout; the results come
+/// back with the index of their check. Each worker thread waits for the checks it started, so
+/// `PR_SET_PDEATHSIG` (tied to the forking thread) only fires if closegate itself dies.
+fn run_all(
+    cmds: Vec<(usize, Command)>,
+    specs: &[CheckSpec],
+    jobs: usize,
+    sandboxed: bool,
+) -> Result<Vec<(usize, Ran)>> {
+    let progress = progress::Progress::new();
+    let run = |i: usize, cmd: Command| {
+        let _line = progress.start(&specs[i].name);
+        run_one(cmd, &specs[i], sandboxed)
+    };
+    if jobs <= 1 || cmds.len() <= 1 {
+        let mut out = Vec::with_capacity(cmds.len());
+        for (i, cmd) in cmds {
+            out.push((i, run(i, cmd)?));
+        }
+        return Ok(out);
     }
-    Ok(checked)
+    use std::sync::Mutex;
+    let workers = jobs.min(cmds.len());
+    let queue = Mutex::new(cmds.into_iter());
+    let done: Mutex<Vec<(usize, Result<Ran>)>> = Mutex::new(Vec::new());
+    std::thread::scope(|scope| {
+        for _ in 0..workers {
+            scope.spawn(|| {
+                loop {
+                    let next = queue.lock().unwrap_or_else(|e| e.into_inner()).next();
+                    let Some((i, cmd)) = next else { break };
+                    let ran = run(i, cmd);
+                    done.lock()
+                        .unwrap_or_else(|e| e.into_inner())
+                        .push((i, ran));
+                }
+            });
+        }
+    });
+    let done = done.into_inner().unwrap_or_else(|e| e.into_inner());
+    done.into_iter().map(|(i, ran)| Ok((i, ran?))).collect()
 }
 
 impl CheckEnv {
@@ -127,9 +298,18 @@ impl CheckEnv {
     }
 }
 
+/// Where a check runs: a pristine scratch checkout, or its warm workspace (SPEC §19).
+struct Place {
+    /// The directory holding the checkout (`GIT_CEILING_DIRECTORIES`).
+    root: PathBuf,
+    checkout: PathBuf,
+    tmp: PathBuf,
+    empty: PathBuf,
+}
+
 /// What `spec` may write and what stays read-only (SPEC §4.6); `writable` paths are created
 /// when missing, so a tool cache can be listed before it exists.
-fn policy(repo: &Repo, scratch: &Scratch, spec: &CheckSpec) -> Result<Policy> {
+fn policy(repo: &Repo, place: &Place, spec: &CheckSpec) -> Result<Policy> {
     let mut writable = Vec::with_capacity(spec.writable.len());
     for entry in &spec.writable {
         let fail = || format!("check `{}`: `writable` path `{entry}`", spec.name);
@@ -149,11 +329,11 @@ fn policy(repo: &Repo, scratch: &Scratch, spec: &CheckSpec) -> Result<Policy> {
         .filter_map(|p| std::fs::canonicalize(p).ok())
         .collect();
     Ok(Policy {
-        checkout: scratch.checkout(),
-        tmp: scratch.tmp(),
+        checkout: place.checkout.clone(),
+        tmp: place.tmp.clone(),
         writable,
         read_only,
-        empty: scratch.empty(),
+        empty: place.empty.clone(),
         network: spec.network,
     })
 }
@@ -186,6 +366,7 @@ fn run_one(
         timed_out,
         duration_ms,
         output,
+        reused: None,
     };
     Ok((run, finding(spec, ended, timed_out)))
 }
@@ -355,6 +536,51 @@ mod interrupt {
                 unsafe {
                     libc::sigaction(*signal, old, std::ptr::null_mut());
                 }
+            }
+        }
+    }
+}
+
+/// SPEC §19: while checks run on a terminal, one status line per running check (its name and
+/// the time it has run) on stderr; nothing at all when stderr is not a terminal. `indicatif`
+/// draws and clears the lines, so they never end up in a log or a pipe.
+mod progress {
+    use std::io::IsTerminal;
+    use std::time::Duration;
+
+    use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
+
+    pub struct Progress {
+        multi: Option<MultiProgress>,
+    }
+
+    /// One check's status line; dropping it removes the line.
+    pub struct Line(Option<ProgressBar>);
+
+    impl Progress {
+        pub fn new() -> Progress {
+            let on = std::io::stderr().is_terminal();
+            let multi = on.then(|| MultiProgress::with_draw_target(ProgressDrawTarget::stderr()));
+            Progress { multi }
+        }
+
+        pub fn start(&self, name: &str) -> Line {
+            let Some(multi) = &self.multi else {
+                return Line(None);
+            };
+            let style = ProgressStyle::with_template("{spinner} check {msg} {elapsed}")
+                .unwrap_or_else(|_| ProgressStyle::default_spinner());
+            let bar = multi.add(ProgressBar::new_spinner().with_style(style));
+            bar.set_message(name.to_string());
+            bar.enable_steady_tick(Duration::from_millis(200));
+            Line(Some(bar))
+        }
+    }
+
+    impl Drop for Line {
+        fn drop(&mut self) {
+            if let Some(bar) = self.0.take() {
+                bar.finish_and_clear();
             }
         }
     }

@@ -10,7 +10,9 @@ pub mod contract;
 pub mod doc;
 pub mod manifest;
 pub mod protected;
+pub mod reuse;
 pub mod state;
+pub mod workspace;
 
 use std::path::PathBuf;
 
@@ -41,6 +43,8 @@ pub struct Inputs {
     pub rev: Option<Oid>,
     pub legacy: bool,
     pub no_checks: bool,
+    /// `--rerun`: run every check even when a recorded result has the same key (SPEC §19).
+    pub rerun: bool,
     pub no_worktree: bool,
     /// Where the task contract is read once the slug is known (SPEC §12).
     pub contract: crate::contract::Lookup,
@@ -314,8 +318,22 @@ fn run_checks(inputs: &Inputs, doc: &StatusDoc, commit: Oid, report: &mut Report
             base: report.base.clone().unwrap_or_default(),
         };
         let mode = inputs.config.sandbox;
-        let checked = checks::run(&inputs.repo, commit, specs, &env, mode)?;
+        let key = reuse::Key {
+            tree: inputs.repo.tree_of(commit).unwrap_or(commit).to_string(),
+            config: report.config.clone(),
+            base_commit: report.base_commit.clone(),
+        };
+        let common = inputs.repo.common_dir();
+        let recorded = reuse::Recorded::load(&common, &key, inputs.rerun)?;
+        let plan = checks::Plan {
+            mode,
+            jobs: inputs.config.jobs,
+            key: &key,
+            recorded: &recorded,
+        };
+        let checked = checks::run_reusing(&inputs.repo, commit, specs, &env, &plan)?;
         report.checks = checked.runs;
+        report.check_entries = checked.entries;
         report.sandbox = checked.sandbox.map(str::to_string);
         checked.findings
     };

@@ -12,6 +12,7 @@ pub mod merged;
 mod objects;
 pub mod safety;
 mod scan;
+mod workspace;
 mod worktree;
 
 use std::path::{Path, PathBuf};

@@ -129,7 +129,7 @@ fn start_time(pid: u32) -> Option<u64> {
 
 /// `remove_dir_all`, after making every directory writable (a check may leave `chmod 500`
 /// directories behind). Symlinks are neither followed nor changed.
-fn remove_tree(path: &Path) -> std::io::Result<()> {
+pub fn remove_tree(path: &Path) -> std::io::Result<()> {
     use std::os::unix::fs::PermissionsExt;
     for entry in walkdir::WalkDir::new(path).into_iter().flatten() {
         if entry.file_type().is_dir() {

@@ -77,6 +77,7 @@ fn check(name: &str, exit_code: Option<i32>, output: Vec<String>) -> CheckRun {
         timed_out: false,
         duration_ms: 1234,
         output,
+        reused: None,
     }
 }
 

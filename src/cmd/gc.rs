@@ -1,0 +1,53 @@
+//! `closegate gc`: list and drop the warm workspaces (SPEC §19) and stale temporary checkouts.
+
+use std::io::Write;
+use std::path::PathBuf;
+
+use anyhow::Result;
+
+use crate::gates::workspace;
+use crate::repo::Repo;
+
+/// Drop the checks' warm workspaces and stale temporary checkouts
+///
+/// Warm workspaces (`keep = [...]` in a check) live in <git common dir>/closegate/work/ and belong
+/// to the repository: teardown leaves them. `gc` removes every one not in use by a running check,
+/// and the temporary checkouts a killed closegate left behind. Exit 0, or 2 on error
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Only list what would be removed
+    #[arg(long)]
+    pub dry_run: bool,
+    /// The repository (default: the current directory)
+    #[arg(value_name = "DIR")]
+    pub dir: Option<PathBuf>,
+}
+
+pub fn run(args: Args) -> Result<i32> {
+    let dir = match args.dir {
+        Some(dir) => dir,
+        None => std::env::current_dir()?,
+    };
+    let repo = Repo::discover(&dir)?;
+    let common = repo.common_dir();
+    let mut out = std::io::stdout().lock();
+    for (name, busy) in workspace::list(&common)? {
+        let path = workspace::base(&common).join(&name);
+        if busy {
+            writeln!(out, "in use, kept: {}", path.display())?;
+        } else if args.dry_run {
+            writeln!(out, "would remove: {}", path.display())?;
+        } else if workspace::drop_workspace(&common, &name)? {
+            writeln!(out, "removed: {}", path.display())?;
+        } else {
+            writeln!(out, "in use, kept: {}", path.display())?;
+        }
+    }
+    if !args.dry_run {
+        let swept = crate::sandbox::scratch::sweep_stale(&std::env::temp_dir());
+        if swept > 0 {
+            writeln!(out, "removed {swept} stale temporary checkout(s)")?;
+        }
+    }
+    Ok(0)
+}

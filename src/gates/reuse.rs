@@ -1,0 +1,152 @@
+//! Reuse of recorded check results (SPEC §19): a check's result is keyed by (the commit's tree
+//! id, the check's name, `run` and `timeout_s`, the configuration's blob id, `CLOSEGATE_BASE`'s
+//! commit), plus the sandbox word the check ran under (a result obtained unconfined is not
+//! reused by a confined run, nor the other way round). Each `check` record stores its checks
+//! with that key; a later run with the same key takes the recorded result instead of running
+//! the check again, a failed or timed-out one like a passing one.
+//!
+//! Only records that count are read: through `record::read_mentioning` (with a record key only
+//! authenticated lines, the reader the approval lookup uses), of the `check` event, and made
+//! with the base tip's configuration and the configured base (`ledger::is_trusted`).
+
+use std::path::Path;
+
+use anyhow::Result;
+use serde_json::{Value, json};
+
+use crate::config::CheckSpec;
+use crate::finding::Finding;
+use crate::report::CheckRun;
+
+/// The parts of a check's key shared by every check of one run.
+#[derive(Debug, Clone)]
+pub struct Key {
+    /// The commit's tree id.
+    pub tree: String,
+    /// The configuration's blob id (null for the built-in defaults).
+    pub config: Option<String>,
+    /// `CLOSEGATE_BASE`'s commit (null when the base did not resolve).
+    pub base_commit: Option<String>,
+}
+
+/// The trusted `check` records whose line mentions the tree, newest first.
+#[derive(Debug, Default)]
+pub struct Recorded {
+    records: Vec<Value>,
+}
+
+impl Recorded {
+    /// The records that may be reused for `key`; none with `--rerun`.
+    pub fn load(common_dir: &Path, key: &Key, rerun: bool) -> Result<Recorded> {
+        if rerun {
+            return Ok(Recorded::default());
+        }
+        let mut records = crate::record::read_mentioning(common_dir, &key.tree)?;
+        records.retain(|r| r["event"] == "check" && crate::ledger::is_trusted(r));
+        records.reverse();
+        Ok(Recorded { records })
+    }
+
+    /// The newest recorded result of `spec` under exactly this key and sandbox word, as the run
+    /// and finding it recorded; `reused` names the record it first came from.
+    pub fn find(
+        &self,
+        key: &Key,
+        spec: &CheckSpec,
+        sandbox: &str,
+    ) -> Option<(CheckRun, Option<Finding>)> {
+        self.records.iter().find_map(|r| {
+            let checks = r["checks"].as_array()?;
+            let entry = checks.iter().find(|e| matches(e, key, spec, sandbox))?;
+            let ts = entry["reused"]
+                .as_str()
+                .or_else(|| r["ts"].as_str())?
+                .to_string();
+            result(entry, spec, ts)
+        })
+    }
+}
+
+fn matches(e: &Value, key: &Key, spec: &CheckSpec, sandbox: &str) -> bool {
+    e["name"].as_str() == Some(spec.name.as_str())
+        && e["run"].as_str() == Some(spec.run.as_str())
+        && e["timeout_s"].as_u64() == Some(spec.timeout_s)
+        && e["tree"].as_str() == Some(key.tree.as_str())
+        && e["config"].as_str() == key.config.as_deref()
+        && e["base_commit"].as_str() == key.base_commit.as_deref()
+        && e["sandbox"].as_str() == Some(sandbox)
+}
+
+/// The recorded run and finding, when the entry is consistent: a passing exit has no finding,
+/// anything else has `check-failed` or `check-timeout`.
+fn result(e: &Value, spec: &CheckSpec, ts: String) -> Option<(CheckRun, Option<Finding>)> {
+    let timed_out = e["timed_out"].as_bool()?;
+    let exit_code = match &e["exit_code"] {
+        Value::Null => None,
+        v => Some(i32::try_from(v.as_i64()?).ok()?),
+    };
+    let passed = !timed_out && exit_code == Some(0);
+    let message = e["message"].as_str();
+    let finding = match (e["finding"].as_str(), passed) {
+        (None, true) => None,
+        (Some("check-timeout"), false) if timed_out => {
+            Some(Finding::new("check-timeout", reused_message(message?, &ts)))
+        }
+        (Some("check-failed"), false) if !timed_out => {
+            Some(Finding::new("check-failed", reused_message(message?, &ts)))
+        }
+        _ => return None,
+    };
+    let output = e["output"]
+        .as_array()?
+        .iter()
+        .map(|l| l.as_str().map(str::to_string))
+        .collect::<Option<Vec<_>>>()?;
+    let run = CheckRun {
+        name: spec.name.clone(),
+        command: spec.run.clone(),
+        exit_code: if timed_out { None } else { exit_code },
+        timed_out,
+        duration_ms: e["duration_ms"].as_u64()?,
+        output,
+        reused: Some(ts),
+    };
+    Some((run, finding))
+}
+
+fn reused_message(message: &str, ts: &str) -> String {
+    format!("{message} (result recorded at {ts}, reused; --rerun runs it again)")
+}
+
+/// The record's entry for one check: its key, the sandbox word, and its result.
+pub fn entry(
+    key: &Key,
+    spec: &CheckSpec,
+    sandbox: &str,
+    run: &CheckRun,
+    finding: Option<&Finding>,
+) -> Value {
+    let message = finding.map(|f| {
+        // A reused finding carries the note about reuse; the record keeps the original words.
+        let m = f.message.as_str();
+        m.find(" (result recorded at ")
+            .map_or(m, |i| &m[..i])
+            .to_string()
+    });
+    json!({
+        "name": spec.name,
+        "run": spec.run,
+        "timeout_s": spec.timeout_s,
+        "tree": key.tree,
+        "config": key.config,
+        "base_commit": key.base_commit,
+        "sandbox": sandbox,
+        "exit_code": run.exit_code,
+        "timed_out": run.timed_out,
+        "duration_ms": run.duration_ms,
+        "output": run.output,
+        "finding": finding.map(|f| f.code),
+        "message": message,
+        "reused": run.reused,
+    })
+}

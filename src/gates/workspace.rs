@@ -1,0 +1,170 @@
+//! Warm workspaces (SPEC §19): a check with `keep = [...]` runs in
+//! `<git common dir>/closegate/work/<check name>/checkout`, reset to the commit before each run
+//! (`Repo::reset_workspace`) with the kept paths left as they were. One run at a time per
+//! workspace: `work/<check name>.lock` is held (`flock`) from the reset to the check's end.
+//! The workspaces belong to the repository: teardown leaves them; `closegate gc` drops them.
+
+use std::fs::{self, File};
+use std::os::fd::AsRawFd;
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result};
+
+/// One locked workspace.
+pub struct Workspace {
+    root: PathBuf,
+    _lock: File,
+}
+
+/// `<git common dir>/closegate/work`.
+pub fn base(common_dir: &Path) -> PathBuf {
+    crate::record::dir(common_dir).join("work")
+}
+
+/// The directory name of a check's workspace: the name itself when it is a plain file name
+/// (letters, digits, `.`, `-`, `_`, not starting with `.` or `_`), else `_` and its hex bytes.
+pub fn dir_name(check: &str) -> String {
+    let plain = !check.is_empty()
+        && !check.starts_with(['.', '_'])
+        && check
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'-' | b'_'));
+    if plain {
+        check.to_string()
+    } else {
+        let hex: String = check.bytes().map(|b| format!("{b:02x}")).collect();
+        format!("_{hex}")
+    }
+}
+
+/// Take `file`'s lock: waiting when `wait`, else `Ok(false)` when another run holds it.
+pub fn lock(file: &File, wait: bool) -> std::io::Result<bool> {
+    lock_unless(file, wait, &|| false)
+}
+
+/// [`lock`], giving up with an error when a wait is interrupted by a signal and `stop` says so.
+fn lock_unless(file: &File, wait: bool, stop: &dyn Fn() -> bool) -> std::io::Result<bool> {
+    let op = if wait {
+        libc::LOCK_EX
+    } else {
+        libc::LOCK_EX | libc::LOCK_NB
+    };
+    loop {
+        // SAFETY: flock on a descriptor this process owns; no memory is touched.
+        if unsafe { libc::flock(file.as_raw_fd(), op) } == 0 {
+            return Ok(true);
+        }
+        let err = std::io::Error::last_os_error();
+        match err.raw_os_error() {
+            Some(libc::EINTR) if stop() => {
+                return Err(std::io::Error::other(
+                    "interrupted by a signal while waiting for the workspace's lock",
+                ));
+            }
+            Some(libc::EINTR) => continue,
+            Some(libc::EWOULDBLOCK) if !wait => return Ok(false),
+            _ => return Err(err),
+        }
+    }
+}
+
+impl Workspace {
+    /// Lock (waiting for another run to end, unless `stop` says a signal asked to stop) and
+    /// prepare the workspace of check `name`: its private temporary directory emptied, the
+    /// sandbox's empty file present.
+    pub fn open(common_dir: &Path, name: &str, stop: &dyn Fn() -> bool) -> Result<Workspace> {
+        let base = base(common_dir);
+        let dir = dir_name(name);
+        let fail = || {
+            format!(
+                "preparing the workspace of check `{name}` in {}",
+                base.display()
+            )
+        };
+        fs::create_dir_all(&base).with_context(fail)?;
+        let lock_file = File::options()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(base.join(format!("{dir}.lock")))
+            .with_context(fail)?;
+        lock_unless(&lock_file, true, stop).with_context(fail)?;
+        let root = base.join(dir);
+        fs::create_dir_all(&root).with_context(fail)?;
+        let ws = Workspace {
+            root,
+            _lock: lock_file,
+        };
+        let tmp = ws.tmp();
+        if fs::symlink_metadata(&tmp).is_ok() {
+            fs::remove_dir_all(&tmp).with_context(fail)?;
+        }
+        fs::create_dir(&tmp).with_context(fail)?;
+        fs::write(ws.empty(), b"").with_context(fail)?;
+        Ok(ws)
+    }
+
+    /// The workspace directory itself (the check's `GIT_CEILING_DIRECTORIES`).
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// Where the commit is checked out; the kept paths live inside it.
+    pub fn checkout(&self) -> PathBuf {
+        self.root.join("checkout")
+    }
+
+    /// The check's private temporary directory (`TMPDIR`), emptied before each run.
+    pub fn tmp(&self) -> PathBuf {
+        self.root.join("tmp")
+    }
+
+    /// An empty file the sandbox binds over the record key.
+    pub fn empty(&self) -> PathBuf {
+        self.root.join("empty")
+    }
+}
+
+/// Every workspace under `base`, as (directory name, whether it is in use).
+pub fn list(common_dir: &Path) -> Result<Vec<(String, bool)>> {
+    let base = base(common_dir);
+    let mut found = Vec::new();
+    let Ok(entries) = fs::read_dir(&base) else {
+        return Ok(found);
+    };
+    for entry in entries {
+        let entry = entry.with_context(|| format!("reading {}", base.display()))?;
+        if !entry.file_type()?.is_dir() {
+            continue;
+        }
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let busy = match File::open(base.join(format!("{name}.lock"))) {
+            Ok(file) => !lock(&file, false)?,
+            Err(_) => false,
+        };
+        found.push((name, busy));
+    }
+    found.sort();
+    Ok(found)
+}
+
+/// Remove the workspace `name` (a directory name from [`list`]) unless a run holds its lock;
+/// whether it was removed.
+pub fn drop_workspace(common_dir: &Path, name: &str) -> Result<bool> {
+    let base = base(common_dir);
+    let lock_path = base.join(format!("{name}.lock"));
+    let lock_file = File::options()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&lock_path)
+        .with_context(|| format!("opening {}", lock_path.display()))?;
+    if !lock(&lock_file, false)? {
+        return Ok(false);
+    }
+    let root = base.join(name);
+    crate::sandbox::scratch::remove_tree(&root)
+        .with_context(|| format!("removing {}", root.display()))?;
+    let _ = fs::remove_file(&lock_path);
+    Ok(true)
+}

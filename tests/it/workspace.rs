@@ -1,0 +1,122 @@
+//! Warm workspaces (SPEC §19): a check with `keep` runs in
+//! `<common dir>/closegate/work/<name>/checkout`, reset exactly to each commit — tracked files
+//! the commit's (content, mode, symlinks), everything else gone but the kept paths.
+
+use std::path::Path;
+
+use crate::fixture::{closegate, parts};
+use crate::teardown::{Scene, write_status};
+
+/// A check `warm` keeping `target/` that writes what it sees to `<dir>/seen-<n>` (n = its run
+/// number), then does its worst: an untracked file, a tracked file rewritten and made
+/// executable, the executable made plain, the symlink pointed elsewhere, and a build output in
+/// `target/`.
+fn config(dir: &Path) -> String {
+    let d = dir.display();
+    format!(
+        "[[checks]]\nname = \"warm\"\nkeep = [\"target/\"]\ntimeout_s = 60\nwritable = ['{d}']\n\
+         run = '''\nn=$(ls '{d}' | grep -c '^seen-'); n=$((n+1))\n\
+         {{ find . -path ./.git -prune -o -print | LC_ALL=C sort; stat -c '%n %a' data.txt run.sh; \
+         readlink link; cat data.txt; cat target/built 2>/dev/null; git status --porcelain; }} > '{d}/seen-'$n\n\
+         echo junk > junk.txt; echo evil > data.txt; chmod 755 data.txt; chmod 644 run.sh\n\
+         rm link; ln -s /etc link; mkdir -p target; echo $n >> target/built\n'''\n"
+    )
+}
+
+fn seen(dir: &Path, n: usize) -> String {
+    std::fs::read_to_string(dir.join(format!("seen-{n}"))).unwrap()
+}
+
+#[test]
+fn the_workspace_is_reset_exactly_and_keeps_only_the_kept_paths() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = Scene::with_config(Some(&config(dir.path())));
+    // The branch's first commit: data, an executable, a symlink and a file the next one drops.
+    let files = [
+        ("data.txt", Some("data\n")),
+        ("gone.txt", Some("gone\n")),
+        ("run.sh", Some("#!/bin/sh\n")),
+    ];
+    let first = s.fx.commit("agent/x", &files, "files");
+    crate::fixture::git(&s.wt, &["checkout", "-q", "agent/x"]);
+    crate::fixture::git(&s.wt, &["reset", "-q", "--hard", &first.to_string()]);
+    std::fs::set_permissions(
+        s.wt.join("run.sh"),
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
+    std::os::unix::fs::symlink("data.txt", s.wt.join("link")).unwrap();
+    crate::fixture::git(&s.wt, &["add", "-A", "run.sh", "link"]);
+    crate::fixture::git(&s.wt, &["commit", "-q", "-m", "exec and link"]);
+    let a = s.fx.repo.revparse_single("agent/x").unwrap().id();
+    write_status(&s.wt, "x", "close-ok", a, "exec and link");
+    let (code, out, err) = parts(&closegate(&s.wt, &["check", "--format", "json"]));
+    assert!(code == 0 || code == 1, "{out}{err}");
+    let one = seen(dir.path(), 1);
+    assert!(one.contains("./gone.txt"), "{one}");
+    assert!(
+        one.contains("data.txt 644") && one.contains("run.sh 755"),
+        "{one}"
+    );
+
+    // The next commit drops gone.txt; the check must see exactly that commit plus target/.
+    crate::fixture::git(&s.wt, &["rm", "-q", "gone.txt"]);
+    crate::fixture::git(&s.wt, &["commit", "-q", "-m", "drop gone"]);
+    let b = s.fx.repo.revparse_single("agent/x").unwrap().id();
+    write_status(&s.wt, "x", "close-ok", b, "drop gone");
+    let (code, out, err) = parts(&closegate(&s.wt, &["check", "--format", "json"]));
+    assert!(code == 0 || code == 1, "{out}{err}");
+    let two = seen(dir.path(), 2);
+    assert!(!two.contains("gone.txt"), "a dropped file survived:\n{two}");
+    assert!(
+        !two.contains("junk.txt"),
+        "an untracked file survived:\n{two}"
+    );
+    assert!(two.contains("data.txt 644\nrun.sh 755\n"), "modes:\n{two}");
+    assert!(
+        two.contains("\ndata.txt\ndata\n"),
+        "symlink or content:\n{two}"
+    );
+    assert!(
+        two.contains("\n1\n"),
+        "the kept target/ did not survive:\n{two}"
+    );
+    assert!(!two.contains("evil"), "{two}");
+    // The workspace's git sees the commit, clean but for the kept target/.
+    let status: Vec<_> = two
+        .lines()
+        .filter(|l| l.starts_with("?? ") || l.starts_with(" M"))
+        .collect();
+    assert!(status.iter().all(|l| l.contains("target")), "{status:?}");
+    let ws = s.fx.git_dir().join("closegate/work/warm/checkout");
+    assert!(ws.join("target/built").exists());
+
+    // Teardown leaves the workspace; gc lists and drops it.
+    let (code, out, err) = s.teardown(&[]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(
+        ws.join("target/built").exists(),
+        "teardown removed the workspace"
+    );
+    let root = s.fx.root();
+    let (code, out, err) = parts(&closegate(&root, &["gc", "--dry-run"]));
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("warm"), "{out}");
+    assert!(ws.exists());
+    let (code, out, err) = parts(&closegate(&root, &["gc"]));
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(!ws.exists(), "gc left the workspace");
+}
+
+/// `keep` names paths inside the checkout only: nothing a check could use to make the reset
+/// keep (or remove) something outside the workspace, nor the workspace's own `.git`.
+#[test]
+fn keep_paths_outside_the_checkout_are_an_error_naming_the_key() {
+    for bad in ["../up", "/abs", ".git", "a/../b", "", "./target"] {
+        let config = format!("[[checks]]\nname = \"warm\"\nrun = \"true\"\nkeep = [\"{bad}\"]\n");
+        let s = Scene::with_config(Some(&config));
+        let (code, out, err) = parts(&closegate(&s.wt, &["check"]));
+        assert_eq!(code, 2, "keep = {bad:?}: {out}{err}");
+        assert!(err.contains("keep"), "{err}");
+    }
+}
