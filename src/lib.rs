@@ -20,11 +20,23 @@ pub mod render;
 pub mod repo;
 pub mod report;
 pub mod teardown;
+pub mod term;
 pub mod toml_read;
 
 /// Run one parsed command line; `Ok` carries the exit code, `Err` means exit 2.
-pub fn run(cli: cli::Cli, color: bool) -> anyhow::Result<i32> {
+///
+/// The global flags first (SPEC §21): `-C DIR` moves into each DIR in turn, as git does, so every
+/// relative path given to another flag is relative to the last DIR; `-q` silences human output;
+/// `--color` decides colour.
+pub fn run(cli: cli::Cli) -> anyhow::Result<i32> {
+    use anyhow::Context;
     use cli::Command;
+    for dir in &cli.dir {
+        std::env::set_current_dir(dir)
+            .with_context(|| format!("-C {}: cannot change to that directory", dir.display()))?;
+    }
+    term::set_quiet(cli.quiet);
+    let color = cli::color_wanted(cli.color);
     match cli.command {
         Command::Lint(args) => cmd::lint::run(args, color),
         Command::Explain(args) => cmd::explain::run(args),
@@ -37,5 +49,8 @@ pub fn run(cli: cli::Cli, color: bool) -> anyhow::Result<i32> {
         Command::Signal(args) => cmd::signal::run(args, color),
         Command::Board(args) => cmd::board::run(args, color),
         Command::Key(args) => cmd::key::run(args),
+        Command::Completions(args) => cmd::manual::completions(args),
+        Command::Man(args) => cmd::manual::man(args),
+        Command::Version(args) => cmd::manual::version(args),
     }
 }

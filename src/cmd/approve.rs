@@ -56,7 +56,7 @@ pub fn run(args: Args) -> Result<i32> {
     }
     let note = args.note.as_deref();
     ledger::record_approve(&common, &report, by, note, refusal.as_deref())?;
-    let mut out = std::io::stdout().lock();
+    let mut out = crate::term::human();
     render::render(&report, Format::Human, false, &mut out)?;
     writeln!(out)?;
     match refusal {

@@ -40,7 +40,7 @@ pub fn run(args: Args, color: bool) -> anyhow::Result<i32> {
             legacy: args.legacy,
         },
     );
-    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+    let mut out = std::io::BufWriter::new(crate::term::report(args.format));
     render::render(&report, args.format, color, &mut out).context("cannot write the report")?;
     out.flush().context("cannot write the report")?;
     Ok(report.verdict.exit_code())

@@ -77,7 +77,11 @@ pub fn run(args: Args) -> Result<i32> {
     for (line, reason) in &read.skipped {
         eprintln!("closegate: audit.jsonl line {line} skipped: {reason}");
     }
-    let mut out = std::io::stdout().lock();
+    let mut out = if args.json {
+        crate::term::stdout()
+    } else {
+        crate::term::human()
+    };
     if args.stats {
         let forged = read.lines.iter().filter(|(_, a)| !a.counts()).count();
         let records: Vec<&Value> = read.counted().filter(|r| keep(&args, r)).collect();
@@ -116,7 +120,7 @@ fn verify(repo: &Repo) -> Result<i32> {
         ));
     };
     let verification = record::verify(&repo.common_dir(), &key)?;
-    let mut out = std::io::stdout().lock();
+    let mut out = crate::term::human();
     let Some(first) = verification.breaks.first() else {
         writeln!(
             out,

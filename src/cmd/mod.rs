@@ -9,5 +9,6 @@ pub mod hook;
 pub mod key;
 pub mod lint;
 pub mod log;
+pub mod manual;
 pub mod signal;
 pub mod teardown;

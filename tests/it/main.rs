@@ -4,6 +4,7 @@ mod approve;
 mod board;
 mod check;
 mod checks;
+mod cli;
 mod config;
 mod contract;
 mod doc;

@@ -1,0 +1,245 @@
+//! The command-line conventions (SPEC §11, §21) through the real binary: a closed stdout, the
+//! global flags, completions, the man page and `version --verbose`.
+
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+
+use crate::fixture::{Fixture, closegate, hermetic, parts};
+use crate::teardown::Scene;
+
+/// Run closegate in `cwd` with its stdout a pipe whose reading end is already closed: every
+/// write fails with EPIPE, as behind `| head -1` once head has gone.
+fn closed_stdout(cwd: &Path, args: &[&str]) -> Output {
+    let (reader, writer) = std::io::pipe().unwrap();
+    drop(reader);
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_closegate"));
+    cmd.args(args).current_dir(cwd);
+    hermetic(&mut cmd, cwd);
+    cmd.stdin(Stdio::null())
+        .stdout(writer)
+        .stderr(Stdio::piped());
+    cmd.output().unwrap()
+}
+
+/// Through a shell: `closegate ARGS | head -1`, with `pipefail` so the status is closegate's.
+fn piped_to_head(cwd: &Path, args: &str) -> (i32, String, String) {
+    let mut cmd = Command::new("bash");
+    let exe = env!("CARGO_BIN_EXE_closegate");
+    cmd.arg("-c")
+        .arg(format!("set -o pipefail; '{exe}' {args} | head -1"))
+        .current_dir(cwd);
+    hermetic(&mut cmd, cwd);
+    parts(&cmd.output().unwrap())
+}
+
+/// A scene whose return is FAIL (exit 1): the worktree has an uncommitted change.
+fn failing() -> Scene {
+    let scene = Scene::new();
+    scene.fx.write(&scene.wt, "src/lib.rs", "uncommitted\n");
+    scene
+}
+
+#[test]
+fn a_closed_stdout_ends_check_quietly_with_the_verdicts_exit_code() {
+    let scene = failing();
+    for format in ["human", "json", "github", "sarif"] {
+        let out = closed_stdout(&scene.wt, &["check", "--no-record", "--format", format]);
+        let (code, _, err) = parts(&out);
+        assert_eq!(
+            code, 1,
+            "--format {format}: FAIL's exit code, stderr: {err}"
+        );
+        assert_eq!(err, "", "--format {format}: nothing on stderr");
+    }
+    let out = closed_stdout(&scene.fx.root(), &["explain", "--list"]);
+    assert_eq!(parts(&out), (0, String::new(), String::new()));
+    let out = closed_stdout(&scene.fx.root(), &["explain", "checks-none"]);
+    assert_eq!(parts(&out), (0, String::new(), String::new()));
+    let out = closed_stdout(&scene.fx.root(), &["version", "--verbose"]);
+    assert_eq!(parts(&out), (0, String::new(), String::new()));
+    let out = closed_stdout(&scene.fx.root(), &["completions", "bash"]);
+    assert_eq!(parts(&out), (0, String::new(), String::new()));
+}
+
+#[test]
+fn log_piped_to_head_prints_one_line_and_no_broken_pipe() {
+    let fx = Fixture::new();
+    // Far more than a pipe buffer of records, so closegate is still writing when head exits.
+    for i in 0..3000 {
+        let line = serde_json::json!({"ts": "2026-11-29T00:00:00Z", "event": "check",
+            "slug": format!("s-{i}"), "commit": "0".repeat(40), "verdict": "VERIFIED",
+            "claimed": "close-ok", "codes": []});
+        closegate::record::append(&fx.git_dir(), &line).unwrap();
+    }
+    for args in ["log", "log --json", "board", "explain --list"] {
+        let (code, out, err) = piped_to_head(&fx.root(), args);
+        assert_eq!(code, 0, "{args}: {err}");
+        assert_eq!(out.lines().count(), 1, "{args}: {out}");
+        assert!(!err.contains("Broken pipe"), "{args}: {err}");
+        assert_eq!(err, "", "{args}");
+    }
+    let scene = failing();
+    let (code, out, err) = piped_to_head(&scene.wt, "check --no-record");
+    assert_eq!(code, 1, "{err}");
+    assert!(out.starts_with("FAIL"), "{out}");
+    assert_eq!(err, "");
+}
+
+#[test]
+fn dash_c_acts_as_if_started_in_dir_and_relative_flags_follow_it() {
+    let scene = Scene::new();
+    let tmp = scene.fx.tmp.path();
+    // From outside any repository, -C names the worktree: same verdict as running inside it.
+    let (code, out, err) = parts(&closegate(tmp, &["-C", "wt/x", "check", "--no-record"]));
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.starts_with("VERIFIED"), "{out}");
+    // Repeated -C, each relative to the one before, as git's; and after the subcommand too.
+    let (code, out, _) = parts(&closegate(
+        tmp,
+        &["-C", "wt", "-C", "x", "check", "--no-record"],
+    ));
+    assert_eq!(code, 0, "{out}");
+    let (code, _, _) = parts(&closegate(tmp, &["check", "--no-record", "-C", "wt/x"]));
+    assert_eq!(code, 0);
+    // A relative --config is read relative to DIR: a config there with a failing check.
+    std::fs::write(
+        scene.wt.join("failing.toml"),
+        "[[checks]]\nname = \"no\"\nrun = \"false\"\n",
+    )
+    .unwrap();
+    let (code, out, err) = parts(&closegate(
+        tmp,
+        &[
+            "-C",
+            "wt/x",
+            "check",
+            "--no-record",
+            "--config",
+            "failing.toml",
+            "--format",
+            "json",
+        ],
+    ));
+    assert_eq!(code, 1, "{out}{err}");
+    let report: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(report["checks"][0]["name"], "no");
+    // A DIR that does not exist: exit 2 naming it.
+    let (code, out, err) = parts(&closegate(tmp, &["-C", "nowhere", "log"]));
+    assert_eq!((code, out.as_str()), (2, ""));
+    assert!(err.contains("nowhere"), "{err}");
+}
+
+#[test]
+fn color_always_paints_never_and_no_color_do_not() {
+    let scene = Scene::new();
+    let esc = |out: &str| out.contains('\u{1b}');
+    // The hermetic environment sets NO_COLOR and stdout is a pipe: auto gives no colour.
+    let (_, out, _) = parts(&closegate(&scene.wt, &["check", "--no-record"]));
+    assert!(!esc(&out), "{out}");
+    let (code, out, _) = parts(&closegate(
+        &scene.wt,
+        &["--color", "always", "check", "--no-record"],
+    ));
+    assert_eq!(code, 0);
+    assert!(
+        esc(&out),
+        "always paints even on a pipe with NO_COLOR: {out:?}"
+    );
+    let (_, out, _) = parts(&closegate(
+        &scene.wt,
+        &["check", "--no-record", "--color", "never"],
+    ));
+    assert!(!esc(&out), "{out}");
+    let (code, _, err) = parts(&closegate(&scene.wt, &["--color", "sometimes", "check"]));
+    assert_eq!(code, 2, "{err}");
+}
+
+#[test]
+fn quiet_keeps_what_a_script_parses_and_the_exit_code() {
+    let scene = failing();
+    let quiet = |args: &[&str]| parts(&closegate(&scene.wt, args));
+    assert_eq!(
+        quiet(&["-q", "check", "--no-record"]),
+        (1, String::new(), String::new())
+    );
+    assert_eq!(quiet(&["check", "--quiet", "--no-record"]).0, 1);
+    assert_eq!(quiet(&["check", "--quiet", "--no-record"]).1, "");
+    let (code, out, _) = quiet(&["-q", "check", "--no-record", "--format", "json"]);
+    assert_eq!(code, 1);
+    let report: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(report["verdict"], "FAIL");
+    let (_, out, _) = quiet(&["-q", "check", "--no-record", "--format", "github"]);
+    assert!(out.starts_with("::"), "{out}");
+    let (_, out, _) = quiet(&["-q", "check", "--no-record", "--format", "sarif"]);
+    assert!(
+        serde_json::from_str::<serde_json::Value>(&out).is_ok(),
+        "{out}"
+    );
+    closegate(&scene.wt, &["check"]);
+    assert_eq!(quiet(&["-q", "log"]), (0, String::new(), String::new()));
+    let (code, out, _) = quiet(&["-q", "log", "--json"]);
+    assert_eq!((code, out.lines().count()), (0, 1), "{out}");
+    assert_eq!(
+        quiet(&["-q", "explain", "--list"]),
+        (0, String::new(), String::new())
+    );
+    let (code, out, _) = quiet(&["-q", "board", "--json"]);
+    assert_eq!(code, 0);
+    assert!(
+        serde_json::from_str::<serde_json::Value>(&out).is_ok(),
+        "{out}"
+    );
+    assert_eq!(quiet(&["-q", "board"]).1, "");
+}
+
+#[test]
+fn completions_and_man_come_from_the_clap_definition() {
+    let fx = Fixture::new();
+    for shell in ["bash", "zsh", "fish", "elvish", "powershell"] {
+        let (code, out, err) = parts(&closegate(&fx.root(), &["completions", shell]));
+        assert_eq!(code, 0, "{shell}: {err}");
+        // fish spells a long flag `-l format`, the others `--format`.
+        for word in ["closegate", "check", "teardown", "format", "color"] {
+            assert!(out.contains(word), "{shell} completion lacks {word}");
+        }
+    }
+    let (code, _, err) = parts(&closegate(&fx.root(), &["completions", "tcsh"]));
+    assert_eq!(code, 2, "{err}");
+    let (code, out, _) = parts(&closegate(&fx.root(), &["man"]));
+    assert_eq!(code, 0);
+    assert!(out.contains(".TH closegate 1"), "roff with a title header");
+    for word in ["check", "teardown", "approve", "completions"] {
+        assert!(out.contains(word), "man page lacks {word}");
+    }
+}
+
+#[test]
+fn version_verbose_names_the_build_commit_libgit2_and_features() {
+    let fx = Fixture::new();
+    let (code, out, _) = parts(&closegate(&fx.root(), &["--version"]));
+    assert_eq!(
+        (code, out.trim()),
+        (0, concat!("closegate ", env!("CARGO_PKG_VERSION")))
+    );
+    let (code, out, _) = parts(&closegate(&fx.root(), &["version"]));
+    assert_eq!(
+        (code, out.trim()),
+        (0, concat!("closegate ", env!("CARGO_PKG_VERSION")))
+    );
+    let (code, out, _) = parts(&closegate(&fx.root(), &["version", "--verbose"]));
+    assert_eq!(code, 0);
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines[0], concat!("closegate ", env!("CARGO_PKG_VERSION")));
+    let commit = lines[1].strip_prefix("commit: ").expect(&out);
+    assert!(
+        commit == "unknown"
+            || (commit.len() == 40 && commit.bytes().all(|b| b.is_ascii_hexdigit())),
+        "{commit}"
+    );
+    let (major, minor, patch) = git2::Version::get().libgit2_version();
+    assert!(
+        lines[2].starts_with(&format!("libgit2: {major}.{minor}.{patch} ")),
+        "{out}"
+    );
+    assert!(lines[3].starts_with("features: "), "{out}");
+}
