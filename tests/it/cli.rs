@@ -243,3 +243,111 @@ fn version_verbose_names_the_build_commit_libgit2_and_features() {
     );
     assert!(lines[3].starts_with("features: "), "{out}");
 }
+
+/// Records at known times: (ts, verdict, slug), appended in this order.
+fn dated_records(fx: &Fixture) {
+    for (ts, verdict, slug) in [
+        ("2026-11-27T23:59:59Z", "FAIL", "a"),
+        ("2026-11-28T00:00:00Z", "VERIFIED", "bb-long-slug"),
+        ("2026-11-28T12:30:00Z", "UNVERIFIED", "c"),
+        ("2026-11-29T08:00:00Z", "PENDING_REVIEW", "dd"),
+        ("2026-11-29T09:00:00Z", "VERIFIED", "e"),
+    ] {
+        let line = serde_json::json!({"ts": ts, "event": "check", "slug": slug,
+            "commit": "ab".repeat(20), "branch": format!("agent/{slug}"), "verdict": verdict,
+            "claimed": "close-ok", "codes": []});
+        closegate::record::append(&fx.git_dir(), &line).unwrap();
+    }
+}
+
+fn slugs(out: &str) -> Vec<String> {
+    out.lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap()["slug"].to_string())
+        .map(|s| s.trim_matches('"').to_string())
+        .collect()
+}
+
+#[test]
+fn log_limit_keeps_the_n_most_recent_records() {
+    let fx = Fixture::new();
+    dated_records(&fx);
+    let (code, out, _) = parts(&closegate(&fx.root(), &["log", "--json", "--limit", "2"]));
+    assert_eq!(code, 0);
+    assert_eq!(slugs(&out), ["dd", "e"]);
+    let (_, out, _) = parts(&closegate(&fx.root(), &["log", "--limit", "1"]));
+    assert_eq!(out.lines().count(), 1);
+    assert!(out.contains(" e "), "{out}");
+    // The limit applies after the filters: the most recent VERIFIED record.
+    let (_, out, _) = parts(&closegate(
+        &fx.root(),
+        &["log", "--json", "--verdict", "VERIFIED", "--limit", "1"],
+    ));
+    assert_eq!(slugs(&out), ["e"]);
+    let (_, out, _) = parts(&closegate(&fx.root(), &["log", "--json", "--limit", "0"]));
+    assert_eq!(out, "");
+    let (_, out, _) = parts(&closegate(&fx.root(), &["log", "--json", "--limit", "99"]));
+    assert_eq!(slugs(&out).len(), 5);
+    let (code, _, _) = parts(&closegate(&fx.root(), &["log", "--limit", "-1"]));
+    assert_eq!(code, 2);
+}
+
+#[test]
+fn log_since_takes_a_date_or_a_date_time() {
+    let fx = Fixture::new();
+    dated_records(&fx);
+    let since = |date: &str| {
+        let (code, out, err) = parts(&closegate(&fx.root(), &["log", "--json", "--since", date]));
+        assert_eq!(code, 0, "{date}: {err}");
+        slugs(&out)
+    };
+    assert_eq!(since("2026-11-28"), ["bb-long-slug", "c", "dd", "e"]);
+    assert_eq!(since("2026-11-28T12:30:00Z"), ["c", "dd", "e"]);
+    assert_eq!(since("2026-11-28T12:30:01Z"), ["dd", "e"]);
+    assert_eq!(since("2026-11-28T12:30"), ["c", "dd", "e"]);
+    // 09:30+01:00 is 08:30Z.
+    assert_eq!(since("2026-11-29T09:30:00+01:00"), ["e"]);
+    assert_eq!(since("2026-11-30"), Vec::<String>::new());
+    for bad in ["yesterday", "2026-02-30", "2026-11-28T25:00", "29.11.2026"] {
+        let (code, _, err) = parts(&closegate(&fx.root(), &["log", "--since", bad]));
+        assert_eq!(code, 2, "{bad}");
+        assert!(err.contains("--since"), "{err}");
+    }
+}
+
+#[test]
+fn log_verdict_in_any_case_and_aligned_columns() {
+    let fx = Fixture::new();
+    dated_records(&fx);
+    let (code, out, _) = parts(&closegate(
+        &fx.root(),
+        &["log", "--json", "--verdict", "verified"],
+    ));
+    assert_eq!(code, 0);
+    assert_eq!(slugs(&out), ["bb-long-slug", "e"]);
+    let (_, out, _) = parts(&closegate(
+        &fx.root(),
+        &["log", "--json", "--verdict", "Pending_Review"],
+    ));
+    assert_eq!(slugs(&out), ["dd"]);
+    let (code, _, err) = parts(&closegate(&fx.root(), &["log", "--verdict", "green"]));
+    assert_eq!(code, 2);
+    assert!(err.contains("--verdict green"), "{err}");
+
+    let (_, out, _) = parts(&closegate(&fx.root(), &["log"]));
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines.len(), 5);
+    // Every column starts at the same offset on every line: the slug, the commit, the branch.
+    for needle in ["abababababab", "agent/"] {
+        let at: Vec<usize> = lines.iter().map(|l| l.find(needle).unwrap()).collect();
+        assert!(at.iter().all(|&a| a == at[0]), "{needle} at {at:?}:\n{out}");
+    }
+    let verdict_at: Vec<usize> = lines
+        .iter()
+        .map(|l| l.find(['F', 'V', 'U', 'P']).unwrap())
+        .collect();
+    assert!(verdict_at.iter().all(|&a| a == verdict_at[0]), "{out}");
+    assert!(
+        lines[1].contains(" VERIFIED       bb-long-slug abababababab agent/bb-long-slug -"),
+        "{out}"
+    );
+}
