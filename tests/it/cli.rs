@@ -351,3 +351,80 @@ fn log_verdict_in_any_case_and_aligned_columns() {
         "{out}"
     );
 }
+
+fn approvals(scene: &Scene) -> Vec<serde_json::Value> {
+    crate::teardown::audit(&scene.fx)
+        .into_iter()
+        .filter(|r| r["event"] == "approve")
+        .collect()
+}
+
+#[test]
+fn approve_without_by_or_user_name_is_an_error_and_records_nothing() {
+    let scene = crate::approve::pending();
+    let (code, out, err) = parts(&closegate(&scene.wt, &["approve"]));
+    assert_eq!(code, 2, "{out}{err}");
+    assert!(err.contains("user.name") && err.contains("--by"), "{err}");
+    assert!(approvals(&scene).is_empty());
+}
+
+#[test]
+fn approve_defaults_by_to_user_name_and_shows_what_it_approves() {
+    let scene = crate::approve::pending();
+    crate::fixture::git(&scene.wt, &["config", "user.name", "Grace Hopper"]);
+    let (code, out, err) = parts(&closegate(&scene.wt, &["approve"]));
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.starts_with("VERIFIED"), "{out}");
+    let records = approvals(&scene);
+    assert_eq!(records.len(), 1);
+    assert_eq!(records[0]["by"], "Grace Hopper");
+
+    // The protected change as `git diff --stat` shows it, and the exact command to see it.
+    let base = scene.fx.repo.refname_to_id("refs/heads/main").unwrap();
+    let mb = scene.fx.repo.merge_base(base, scene.tip).unwrap();
+    let (mb, tip) = (mb.to_string(), scene.tip.to_string());
+    let stat = crate::fixture::git(
+        &scene.wt,
+        &["diff", "--stat", &mb, &tip, "--", "tests/smoke.rs"],
+    );
+    for line in stat.lines() {
+        assert!(
+            out.lines().any(|l| l == line),
+            "missing {line:?} in:\n{out}"
+        );
+    }
+    let command = format!("git diff {mb} {tip} -- tests/smoke.rs");
+    assert!(
+        out.contains(&format!("see them in full: {command}")),
+        "{out}"
+    );
+    let full = crate::fixture::git(&scene.wt, &["diff", &mb, &tip, "--", "tests/smoke.rs"]);
+    assert!(full.contains("+// weakened"), "{full}");
+    // The changes come before the approval is announced; the approval is announced once.
+    let changes_at = out.find("protected changes approved:").expect(&out);
+    let approved: Vec<&str> = out.lines().filter(|l| l.starts_with("approved")).collect();
+    assert_eq!(approved.len(), 1, "{out}");
+    assert!(
+        approved[0].starts_with(&format!("approved {tip} by Grace Hopper at ")),
+        "{out}"
+    );
+    assert!(changes_at < out.find(approved[0]).unwrap());
+    // No stale "have a human review" hint, neither here nor in a later check.
+    assert!(!out.contains("have a human review"), "{out}");
+    let (code, out, _) = parts(&closegate(&scene.wt, &["check"]));
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("protected-surface"), "{out}");
+    assert!(!out.contains("have a human review"), "{out}");
+    // --by still wins over user.name.
+    let (code, _, _) = parts(&closegate(&scene.wt, &["approve", "--by", "Ada"]));
+    assert_eq!(code, 0);
+    assert_eq!(approvals(&scene)[1]["by"], "Ada");
+}
+
+#[test]
+fn a_pending_review_still_asks_for_a_human() {
+    let scene = crate::approve::pending();
+    let (code, out, _) = parts(&closegate(&scene.wt, &["check", "--no-record"]));
+    assert_eq!(code, 3);
+    assert!(out.contains("have a human review"), "{out}");
+}
