@@ -428,3 +428,154 @@ fn a_pending_review_still_asks_for_a_human() {
     assert_eq!(code, 3);
     assert!(out.contains("have a human review"), "{out}");
 }
+
+/// The properties of a `::level props::message` workflow command, and its message.
+fn workflow_command(line: &str) -> (String, std::collections::BTreeMap<String, String>, String) {
+    let rest = line.strip_prefix("::").expect(line);
+    let (head, message) = rest.split_once("::").expect(line);
+    let (level, props) = head.split_once(' ').expect(line);
+    let props = props
+        .split(',')
+        .map(|p| {
+            let (k, v) = p.split_once('=').expect(p);
+            (k.to_string(), v.to_string())
+        })
+        .collect();
+    (level.to_string(), props, message.to_string())
+}
+
+/// A return that lists an artifact the commit does not have (`docs/x.md`): `artifact-missing`,
+/// with a line of the status document and the artifact's path.
+fn missing_artifact() -> Scene {
+    let scene = Scene::new();
+    let doc = scene.wt.join("_EXEC_STATUS.md");
+    let text = std::fs::read_to_string(&doc).unwrap();
+    let text = text.replace("  - src/lib.rs\n", "  - src/lib.rs\n  - docs/x.md\n");
+    std::fs::write(&doc, text).unwrap();
+    scene
+}
+
+fn json_finding(scene_dir: &Path, code: &str) -> serde_json::Value {
+    let (_, out, _) = parts(&closegate(
+        scene_dir,
+        &["check", "--no-record", "--format", "json"],
+    ));
+    let report: serde_json::Value = serde_json::from_str(&out).unwrap();
+    report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["code"] == code)
+        .unwrap_or_else(|| panic!("no {code} in {report}"))
+        .clone()
+}
+
+#[test]
+fn github_locates_a_finding_with_a_line_in_the_status_document() {
+    let scene = missing_artifact();
+    let finding = json_finding(&scene.wt, "artifact-missing");
+    assert_eq!(finding["path"], "docs/x.md");
+    let line = finding["line"]
+        .as_u64()
+        .expect("artifact-missing names its line");
+    let (code, out, _) = parts(&closegate(
+        &scene.wt,
+        &["check", "--no-record", "--format", "github"],
+    ));
+    assert_eq!(code, 1, "{out}");
+    let command = out
+        .lines()
+        .find(|l| l.contains("title=artifact-missing"))
+        .expect(&out);
+    let (level, props, message) = workflow_command(command);
+    assert_eq!(level, "error");
+    assert_eq!(
+        props["file"], "_EXEC_STATUS.md",
+        "not the missing file: {command}"
+    );
+    assert_eq!(props["line"], line.to_string());
+    assert_eq!(props["title"], "artifact-missing");
+    assert!(
+        message.contains("docs/x.md"),
+        "the path goes into the message: {message}"
+    );
+    assert_ne!(props["file"], "docs/x.md");
+}
+
+#[test]
+fn github_locates_a_finding_with_only_a_path_at_that_path() {
+    let scene = crate::approve::pending();
+    let finding = json_finding(&scene.wt, "protected-surface");
+    assert_eq!(finding["path"], "tests/smoke.rs");
+    assert!(finding["line"].is_null());
+    let (_, out, _) = parts(&closegate(
+        &scene.wt,
+        &["check", "--no-record", "--format", "github"],
+    ));
+    let command = out
+        .lines()
+        .find(|l| l.contains("title=protected-surface"))
+        .expect(&out);
+    let (level, props, _) = workflow_command(command);
+    assert_eq!(level, "warning");
+    assert_eq!(props["file"], "tests/smoke.rs");
+    assert!(!props.contains_key("line"), "{command}");
+}
+
+fn sarif(dir: &Path) -> serde_json::Value {
+    let (_, out, _) = parts(&closegate(
+        dir,
+        &["check", "--no-record", "--format", "sarif"],
+    ));
+    serde_json::from_str(&out).unwrap()
+}
+
+fn sarif_result<'a>(log: &'a serde_json::Value, rule: &str) -> &'a serde_json::Value {
+    log["runs"][0]["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["ruleId"] == rule)
+        .unwrap_or_else(|| panic!("no {rule} in {log}"))
+}
+
+#[test]
+fn sarif_locations_are_repository_relative_with_version_control_provenance() {
+    let scene = missing_artifact();
+    let line = json_finding(&scene.wt, "artifact-missing")["line"].clone();
+    let log = sarif(&scene.wt);
+    let result = sarif_result(&log, "artifact-missing");
+    assert_eq!(result["level"], "error");
+    let locations = result["locations"].as_array().unwrap();
+    assert_eq!(locations.len(), 1);
+    let physical = &locations[0]["physicalLocation"];
+    assert_eq!(physical["artifactLocation"]["uri"], "_EXEC_STATUS.md");
+    assert_eq!(physical["artifactLocation"]["uriBaseId"], "%SRCROOT%");
+    assert_eq!(physical["region"]["startLine"], line);
+    assert!(
+        result["message"]["text"]
+            .as_str()
+            .unwrap()
+            .contains("docs/x.md")
+    );
+
+    let run = &log["runs"][0];
+    let root = run["originalUriBaseIds"]["%SRCROOT%"]["uri"]
+        .as_str()
+        .unwrap();
+    let wt = scene.wt.canonicalize().unwrap();
+    assert_eq!(root, format!("file://{}/", wt.display()));
+    let vcs = &run["versionControlProvenance"][0];
+    assert_eq!(vcs["revisionId"], scene.tip.to_string());
+    assert_eq!(vcs["branch"], "agent/x");
+    assert_eq!(vcs["repositoryUri"], root);
+    assert_eq!(vcs["mappedTo"]["uriBaseId"], "%SRCROOT%");
+
+    let scene = crate::approve::pending();
+    let log = sarif(&scene.wt);
+    let result = sarif_result(&log, "protected-surface");
+    let physical = &result["locations"][0]["physicalLocation"];
+    assert_eq!(physical["artifactLocation"]["uri"], "tests/smoke.rs");
+    assert_eq!(physical["artifactLocation"]["uriBaseId"], "%SRCROOT%");
+    assert!(physical.get("region").is_none(), "{physical}");
+}
