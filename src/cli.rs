@@ -50,6 +50,7 @@ pub enum Command {
     Completions(cmd::manual::CompletionsArgs),
     Man(cmd::manual::ManArgs),
     Version(cmd::manual::VersionArgs),
+    Validate(cmd::validate::Args),
 }
 
 /// `--color`: `always` and `never` as said; `auto` colours only on a terminal, and never when

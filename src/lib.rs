@@ -52,5 +52,6 @@ pub fn run(cli: cli::Cli) -> anyhow::Result<i32> {
         Command::Completions(args) => cmd::manual::completions(args),
         Command::Man(args) => cmd::manual::man(args),
         Command::Version(args) => cmd::manual::version(args),
+        Command::Validate(args) => cmd::validate::run(args),
     }
 }

@@ -12,3 +12,4 @@ pub mod log;
 pub mod manual;
 pub mod signal;
 pub mod teardown;
+pub mod validate;

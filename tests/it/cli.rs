@@ -579,3 +579,162 @@ fn sarif_locations_are_repository_relative_with_version_control_provenance() {
     assert_eq!(physical["artifactLocation"]["uriBaseId"], "%SRCROOT%");
     assert!(physical.get("region").is_none(), "{physical}");
 }
+
+const TWO_CHECKS: &str =
+    "[[checks]]\nname = \"test\"\nrun = \"true\"\n\n[[checks]]\nname = \"lint\"\nrun = \"true\"\n";
+
+fn validate(fx: &Fixture, args: &[&str]) -> (i32, String, String) {
+    let mut all = vec!["validate"];
+    all.extend_from_slice(args);
+    parts(&closegate(&fx.root(), &all))
+}
+
+#[test]
+fn validate_passes_a_sound_set_up() {
+    let fx = Fixture::new();
+    fx.commit(
+        "main",
+        &[
+            (".closegate.toml", Some(TWO_CHECKS)),
+            (
+                ".closegate/contracts/inv.toml",
+                Some("goal = \"x\"\nbranch = \"agent/inv\"\nscope = [\"src/**\"]\nrequired_checks = [\"test\"]\n"),
+            ),
+            (".closegate/contracts/other.toml", Some("required_checks = [\"lint\", \"test\"]\n")),
+        ],
+        "set up",
+    );
+    let (code, out, err) = validate(&fx, &[]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(
+        out.starts_with("ok: configuration main:.closegate.toml (2 checks), 2 contracts"),
+        "{out}"
+    );
+    assert_eq!(validate(&fx, &["-q"]), (0, String::new(), String::new()));
+    // No configuration at all: the built-in defaults are sound.
+    let fx = Fixture::new();
+    let (code, out, _) = validate(&fx, &[]);
+    assert_eq!(code, 0, "{out}");
+}
+
+#[test]
+fn validate_names_file_key_and_reason_for_each_problem() {
+    let fx = Fixture::new();
+    fx.commit(
+        "main",
+        &[
+            (".closegate.toml", Some(TWO_CHECKS)),
+            (
+                ".closegate/contracts/a.toml",
+                Some("branch = \"agent/x\"\nrequired_checks = [\"test\", \"typecheck\"]\n"),
+            ),
+            (
+                ".closegate/contracts/b.toml",
+                Some("branch = \"agent/x\"\n"),
+            ),
+            (".closegate/contracts/c.toml", Some("scope = [\"src/[\"]\n")),
+            (".closegate/contracts/d.toml", Some("colour = \"blue\"\n")),
+            (".closegate/contracts/notes.md", Some("not a contract\n")),
+        ],
+        "set up",
+    );
+    let (code, out, err) = validate(&fx, &[]);
+    assert_eq!(code, 1, "{out}{err}");
+    let lines: Vec<&str> = out.lines().collect();
+    let find = |file: &str, key: &str| {
+        lines
+            .iter()
+            .find(|l| {
+                l.starts_with(&format!(
+                    "contract-malformed: main:.closegate/contracts/{file}: {key}"
+                ))
+            })
+            .unwrap_or_else(|| panic!("no {file} {key} problem in:\n{out}"))
+            .to_string()
+    };
+    let missing = find("a.toml", "required_checks: ");
+    assert!(
+        missing.contains("`typecheck`") && !missing.contains("`test` is"),
+        "{missing}"
+    );
+    let twice = find("a.toml", "branch: ");
+    assert!(
+        twice.contains("agent/x") && twice.contains("contracts/b.toml"),
+        "{twice}"
+    );
+    let twice = find("b.toml", "branch: ");
+    assert!(twice.contains("contracts/a.toml"), "{twice}");
+    let glob = find("c.toml", "");
+    assert!(glob.contains("scope"), "{glob}");
+    let unknown = find("d.toml", "");
+    assert!(unknown.contains("colour"), "{unknown}");
+    assert!(!out.contains("notes.md"), "{out}");
+    assert_eq!(lines.len(), 5, "{out}");
+    // -q keeps the problems: they are what a script reads.
+    assert_eq!(validate(&fx, &["-q"]).1, out);
+}
+
+#[test]
+fn validate_reports_a_bad_configuration_and_reads_the_flags() {
+    let fx = Fixture::new();
+    fx.commit(
+        "main",
+        &[(
+            ".closegate.toml",
+            Some("[protected]\ntests = [\"tests/[\"]\n"),
+        )],
+        "bad glob",
+    );
+    let (code, out, _) = validate(&fx, &[]);
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        out.contains("main:.closegate.toml") && out.contains("tests"),
+        "{out}"
+    );
+
+    fx.commit(
+        "next",
+        &[(
+            ".closegate.toml",
+            Some("[[checks]]\nname = \"test\"\nrun = \"true\"\nfrobnicate = 1\n"),
+        )],
+        "unknown key",
+    );
+    let (code, out, _) = validate(&fx, &["--base", "next"]);
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        out.contains("next:.closegate.toml") && out.contains("frobnicate"),
+        "{out}"
+    );
+
+    // --config and --contract files instead of the base tip's.
+    std::fs::write(fx.root().join("ok.toml"), TWO_CHECKS).unwrap();
+    std::fs::write(
+        fx.root().join("task.toml"),
+        "required_checks = [\"bench\"]\n",
+    )
+    .unwrap();
+    let (code, out, _) = validate(&fx, &["--config", "ok.toml", "--contract", "task.toml"]);
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        out.starts_with("contract-malformed: task.toml: required_checks: check `bench`"),
+        "{out}"
+    );
+    std::fs::write(
+        fx.root().join("task.toml"),
+        "required_checks = [\"lint\"]\n",
+    )
+    .unwrap();
+    let (code, out, _) = validate(&fx, &["--config", "ok.toml", "--contract", "task.toml"]);
+    assert_eq!(code, 0, "{out}");
+    // A --base that names no branch is a problem; an unreadable file or no repository is exit 2.
+    let (code, out, _) = validate(&fx, &["--base", "nope", "--config", "ok.toml"]);
+    assert_eq!(code, 1);
+    assert!(out.contains("--base nope"), "{out}");
+    let (code, _, err) = validate(&fx, &["--config", "missing.toml"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("missing.toml"), "{err}");
+    let outside = tempfile::tempdir().unwrap();
+    let (code, _, err) = parts(&closegate(outside.path(), &["validate"]));
+    assert_eq!(code, 2, "{err}");
+}
