@@ -36,7 +36,7 @@ pub struct Args {
     pub gate: GateArgs,
 }
 
-pub fn run(args: Args) -> Result<i32> {
+pub fn run(args: Args, color: bool) -> Result<i32> {
     let by = match &args.by {
         Some(by) => by.trim().to_string(),
         None => user_name(args.worktree.as_deref()).ok_or_else(|| {
@@ -71,7 +71,7 @@ pub fn run(args: Args) -> Result<i32> {
         approval: None,
         ..report.clone()
     };
-    render::render(&shown, Format::Human, false, &mut out)?;
+    render::render(&shown, Format::Human, color, &mut out)?;
     if refusal.is_none()
         && let Some(commit) = outcome.commit
     {
