@@ -23,18 +23,30 @@ pub mod repo;
 pub mod report;
 pub mod sandbox;
 pub mod teardown;
+pub mod term;
 pub mod toml_read;
 
 /// Run one parsed command line; `Ok` carries the exit code, `Err` means exit 2.
-pub fn run(cli: cli::Cli, color: bool) -> anyhow::Result<i32> {
+///
+/// The global flags first (SPEC §21): `-C DIR` moves into each DIR in turn, as git does, so every
+/// relative path given to another flag is relative to the last DIR; `-q` silences human output;
+/// `--color` decides colour.
+pub fn run(cli: cli::Cli) -> anyhow::Result<i32> {
+    use anyhow::Context;
     use cli::Command;
+    for dir in &cli.dir {
+        std::env::set_current_dir(dir)
+            .with_context(|| format!("-C {}: cannot change to that directory", dir.display()))?;
+    }
+    term::set_quiet(cli.quiet);
+    let color = cli::color_wanted(cli.color);
     match cli.command {
         Command::Lint(args) => cmd::lint::run(args, color),
         Command::Explain(args) => cmd::explain::run(args),
         Command::Check(args) => cmd::check::run(args, color),
         Command::Log(args) => cmd::log::run(args),
         Command::Teardown(args) => cmd::teardown::run(args, color),
-        Command::Approve(args) => cmd::approve::run(args),
+        Command::Approve(args) => cmd::approve::run(args, color),
         Command::Hook(args) => cmd::hook::run(args),
         Command::Guard(args) => cmd::guard::run(args, color),
         Command::Signal(args) => cmd::signal::run(args, color),
@@ -44,5 +56,9 @@ pub fn run(cli: cli::Cli, color: bool) -> anyhow::Result<i32> {
         Command::Init(args) => cmd::init::run(args),
         Command::Agent(args) => cmd::agent::run(args, color),
         Command::Gc(args) => cmd::gc::run(args),
+        Command::Completions(args) => cmd::manual::completions(args),
+        Command::Man(args) => cmd::manual::man(args),
+        Command::Version(args) => cmd::manual::version(args),
+        Command::Validate(args) => cmd::validate::run(args),
     }
 }

@@ -1,15 +1,17 @@
 //! closegate: the host side of the "done means done" protocol for coding agents.
 //!
-//! Parse arguments, decide colour, run one subcommand, map the outcome to an exit code
+//! Parse arguments, apply the global flags, run one subcommand, map the outcome to an exit code
 //! (SPEC §1.3). An error means no verdict was reached: exit 2, never 1 (which means FAIL).
 
 use clap::Parser;
 
 fn main() {
     let cli = closegate::cli::Cli::parse();
-    let color = closegate::cli::color_wanted();
-    let code = match closegate::run(cli, color) {
+    let code = match closegate::run(cli) {
         Ok(code) => code,
+        // Every write to stdout goes through `term`, which ends quietly at a closed pipe; one that
+        // did not (a library writing on its own) still ends without a message (SPEC §11).
+        Err(err) if closegate::term::is_broken_pipe(&err) => 0,
         Err(err) => {
             eprintln!("closegate: {err:#}");
             2

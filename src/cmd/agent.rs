@@ -76,7 +76,8 @@ pub fn run(args: Args, _color: bool) -> Result<i32> {
         } => Ok(stop_hook(target, max_blocks, no_checks)),
         AgentCommand::Hooks { target } => {
             let snippet = settings::snippet(&target.command());
-            println!("{}", serde_json::to_string_pretty(&snippet)?);
+            let text = serde_json::to_string_pretty(&snippet)?;
+            writeln!(crate::term::stdout(), "{text}")?;
             Ok(0)
         }
         AgentCommand::Install { target, scope } => install(target, scope, true),
@@ -116,7 +117,8 @@ fn stop_hook(target: Target, max_blocks: u32, no_checks: bool) -> i32 {
         Ok(_) => agent::parse_input(&bytes),
     };
     let outcome = input.and_then(|input| judge(&input, no_checks).map(|j| (input, j)));
-    let mut out = std::io::stdout().lock();
+    // What the harness parses: written under -q too.
+    let mut out = crate::term::stdout();
     match outcome {
         Err(why) => {
             let cwd = agent::parse_input(&bytes)
@@ -413,7 +415,7 @@ fn install(target: Target, scope: Scope, add: bool) -> Result<i32> {
         (false, Some(text)) => settings::uninstall(text, &name)?,
         (false, None) => None,
     };
-    let mut out = std::io::stdout().lock();
+    let mut out = crate::term::human();
     match changed {
         None if add => writeln!(out, "already installed in {name}")?,
         None => writeln!(out, "no closegate entries in {name}")?,

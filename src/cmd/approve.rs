@@ -26,9 +26,9 @@ pub struct Args {
     /// The commit being approved; must be the one the gate checks (full or abbreviated id)
     #[arg(long, value_name = "SHA")]
     pub commit: Option<String>,
-    /// Who approves (recorded)
+    /// Who approves (recorded; default: git's `user.name`)
     #[arg(long, value_name = "NAME")]
-    pub by: String,
+    pub by: Option<String>,
     /// Why (recorded)
     #[arg(long, value_name = "TEXT")]
     pub note: Option<String>,
@@ -36,8 +36,16 @@ pub struct Args {
     pub gate: GateArgs,
 }
 
-pub fn run(args: Args) -> Result<i32> {
-    let by = args.by.trim();
+pub fn run(args: Args, color: bool) -> Result<i32> {
+    let by = match &args.by {
+        Some(by) => by.trim().to_string(),
+        None => user_name(args.worktree.as_deref()).ok_or_else(|| {
+            anyhow::anyhow!(
+                "approve needs the approver's name: pass --by NAME or set git's user.name"
+            )
+        })?,
+    };
+    let by = by.as_str();
     if by.is_empty() {
         anyhow::bail!("--by needs a name");
     }
@@ -55,9 +63,26 @@ pub fn run(args: Args) -> Result<i32> {
         approve(&mut report, by);
     }
     let note = args.note.as_deref();
+    // Everything a reviewer needs is printed before the approval is recorded: the report (its
+    // approval block left out: it is announced once, below, after it is recorded), then the
+    // protected changes being approved and the command that shows them in full.
+    let mut out = crate::term::human();
+    let shown = Report {
+        approval: None,
+        ..report.clone()
+    };
+    render::render(&shown, Format::Human, color, &mut out)?;
+    if refusal.is_none()
+        && let Some(commit) = outcome.commit
+    {
+        let merge_base = inputs
+            .base
+            .as_ref()
+            .and_then(|(_, base)| inputs.repo.merge_base(*base, commit));
+        write_changes(&inputs.worktree, &report, merge_base, commit, &mut out)?;
+    }
+    out.flush()?;
     ledger::record_approve(&common, &report, by, note, refusal.as_deref())?;
-    let mut out = std::io::stdout().lock();
-    render::render(&report, Format::Human, false, &mut out)?;
     writeln!(out)?;
     match refusal {
         Some(why) => {
@@ -66,9 +91,152 @@ pub fn run(args: Args) -> Result<i32> {
         }
         None => {
             let commit = report.commit.as_deref().unwrap_or_default();
-            writeln!(out, "approved {commit} by {}", escape(by))?;
+            let at = report.approval.as_ref().map_or("", |a| a.at.as_str());
+            writeln!(out, "approved {commit} by {} at {at}", escape(by))?;
             Ok(0)
         }
+    }
+}
+
+/// git's `user.name` as the repository around `worktree` (or the current directory) sees it.
+fn user_name(worktree: Option<&std::path::Path>) -> Option<String> {
+    let dir = match worktree {
+        Some(dir) => dir.to_path_buf(),
+        None => std::env::current_dir().ok()?,
+    };
+    let repo = git2::Repository::discover(dir).ok()?;
+    let name = repo.config().ok()?.get_string("user.name").ok()?;
+    let name = name.trim().to_string();
+    (!name.is_empty()).then_some(name)
+}
+
+/// The protected changes being approved, `git diff --stat` style, and the exact `git diff`
+/// command that shows them in full. Display only: the gate has already judged these paths.
+fn write_changes(
+    worktree: &std::path::Path,
+    report: &Report,
+    merge_base: Option<git2::Oid>,
+    commit: git2::Oid,
+    out: &mut dyn Write,
+) -> Result<()> {
+    let mut paths: Vec<&str> = report.protected.iter().map(|p| p.path.as_str()).collect();
+    paths.dedup();
+    if paths.is_empty() {
+        return Ok(());
+    }
+    writeln!(out)?;
+    writeln!(out, "protected changes approved:")?;
+    let Some(merge_base) = merge_base else {
+        for change in &report.protected {
+            writeln!(out, " {} ({})", escape(&change.path), change.change)?;
+        }
+        writeln!(
+            out,
+            "no merge base with the base branch: the changes cannot be shown as a diff"
+        )?;
+        return Ok(());
+    };
+    let stats = diff_stat(worktree, merge_base, commit, &paths).unwrap_or_default();
+    let width = stats.iter().map(|s| s.0.chars().count()).max().unwrap_or(0);
+    let most = stats.iter().map(|s| s.1 + s.2).max().unwrap_or(0);
+    let digits = most.max(1).to_string().len();
+    let (mut added, mut deleted) = (0, 0);
+    for (path, plus, minus, binary) in &stats {
+        added += plus;
+        deleted += minus;
+        let pad = width - path.chars().count();
+        if *binary {
+            writeln!(out, " {path}{} | Bin", " ".repeat(pad))?;
+            continue;
+        }
+        // Scale the bar to at most 40 columns, keeping at least one mark for any change.
+        let scale = |n: usize| {
+            if most <= 40 || n == 0 {
+                n
+            } else {
+                (n * 40 / most).max(1)
+            }
+        };
+        writeln!(
+            out,
+            " {path}{} | {:>digits$} {}{}",
+            " ".repeat(pad),
+            plus + minus,
+            "+".repeat(scale(*plus)),
+            "-".repeat(scale(*minus))
+        )?;
+    }
+    // As git words it: a zero count is left out unless both are zero.
+    let n = stats.len();
+    let plural = |k: usize| if k == 1 { "" } else { "s" };
+    let mut summary = format!(" {n} file{} changed", plural(n));
+    if added > 0 || deleted == 0 {
+        summary.push_str(&format!(", {added} insertion{}(+)", plural(added)));
+    }
+    if deleted > 0 || added == 0 {
+        summary.push_str(&format!(", {deleted} deletion{}(-)", plural(deleted)));
+    }
+    writeln!(out, "{summary}")?;
+    let quoted: Vec<String> = paths.iter().map(|p| shell_quote(p)).collect();
+    writeln!(
+        out,
+        "see them in full: git diff {merge_base} {commit} -- {}",
+        escape(&quoted.join(" "))
+    )?;
+    Ok(())
+}
+
+/// Per path: (escaped path, insertions, deletions, binary), as `git diff --stat` counts them.
+fn diff_stat(
+    worktree: &std::path::Path,
+    from: git2::Oid,
+    to: git2::Oid,
+    paths: &[&str],
+) -> Result<Vec<(String, usize, usize, bool)>> {
+    let repo = git2::Repository::discover(worktree)?;
+    let old = repo.find_commit(from)?.tree()?;
+    let new = repo.find_commit(to)?.tree()?;
+    let mut opts = git2::DiffOptions::new();
+    opts.disable_pathspec_match(true);
+    for path in paths {
+        opts.pathspec(*path);
+    }
+    let diff = repo.diff_tree_to_tree(Some(&old), Some(&new), Some(&mut opts))?;
+    let mut stats = Vec::new();
+    for index in 0..diff.deltas().len() {
+        let Some(delta) = diff.get_delta(index) else {
+            continue;
+        };
+        let file = delta.new_file().path().or(delta.old_file().path());
+        let path = escape(
+            &file
+                .map(|p| p.to_string_lossy().into_owned())
+                .unwrap_or_default(),
+        );
+        let patch = git2::Patch::from_diff(&diff, index)?;
+        let binary = delta.flags().is_binary() || patch.is_none();
+        let (plus, minus) = match &patch {
+            Some(patch) => {
+                let (_, plus, minus) = patch.line_stats()?;
+                (plus, minus)
+            }
+            None => (0, 0),
+        };
+        stats.push((path, plus, minus, binary));
+    }
+    Ok(stats)
+}
+
+/// `path` as one shell word: bare when it is plain, else single-quoted.
+fn shell_quote(path: &str) -> String {
+    let plain = !path.is_empty()
+        && path
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"/._-+,@%=:".contains(&b));
+    if plain {
+        path.to_string()
+    } else {
+        format!("'{}'", path.replace('\'', "'\\''"))
     }
 }
 

@@ -62,7 +62,11 @@ pub fn run(args: Args, color: bool) -> Result<i32> {
             }
         }
     }
-    let mut stdout = std::io::stdout().lock();
+    let mut stdout = if args.json {
+        crate::term::stdout()
+    } else {
+        crate::term::human()
+    };
     if args.json {
         render::board::json(&rows, &mut stdout)?;
     } else {

@@ -32,7 +32,7 @@ pub fn run(args: Args, color: bool) -> Result<i32> {
     if !args.no_record {
         ledger::record_check(&inputs, &outcome)?;
     }
-    let mut stdout = std::io::stdout().lock();
+    let mut stdout = crate::term::report(args.format);
     render::render(&outcome.report, args.format, color, &mut stdout)?;
     Ok(outcome.report.verdict.exit_code())
 }

@@ -131,15 +131,16 @@ pub fn run(args: Args, color: bool) -> Result<i32> {
             err,
             "closegate: close: the document would not lint; nothing was written"
         )?;
-        let mut out = std::io::stdout().lock();
+        let mut out = crate::term::human();
         render::render(&report, Format::Human, color, &mut out)?;
         return Ok(1);
     }
-    let mut out = std::io::stdout().lock();
     if args.dry_run {
-        out.write_all(text.as_bytes())?;
+        // The document itself is what a script reads: printed under -q too.
+        crate::term::stdout().write_all(text.as_bytes())?;
         return Ok(0);
     }
+    let mut out = crate::term::human();
     write_atomic(&path, text.as_bytes())?;
     writeln!(
         out,

@@ -1,5 +1,7 @@
 //! `closegate explain`: what a finding code means, what causes it and how to fix it (SPEC §14).
 
+use std::io::Write;
+
 use crate::catalog::{self, CodeInfo};
 use crate::finding::Severity;
 use crate::render::escape;
@@ -23,13 +25,13 @@ const SUGGESTIONS: usize = 3;
 
 pub fn run(args: Args) -> anyhow::Result<i32> {
     if args.list {
-        print!("{}", list());
+        write!(crate::term::human(), "{}", list())?;
         return Ok(0);
     }
     let code = args.code.unwrap_or_default();
     match find(&code) {
         Some(info) => {
-            print!("{}", describe(info));
+            write!(crate::term::human(), "{}", describe(info))?;
             Ok(0)
         }
         None => anyhow::bail!(

@@ -30,7 +30,7 @@ pub fn run(args: Args) -> Result<i32> {
     };
     let repo = Repo::discover(&dir)?;
     let common = repo.common_dir();
-    let mut out = std::io::stdout().lock();
+    let mut out = crate::term::human();
     for (name, busy) in workspace::list(&common)? {
         let path = workspace::base(&common).join(&name);
         if busy {

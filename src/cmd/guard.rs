@@ -78,7 +78,7 @@ pub fn run(args: Args, color: bool) -> Result<i32> {
         accepted,
         verdict,
     )?;
-    let mut out = std::io::stdout().lock();
+    let mut out = crate::term::report(args.format);
     if args.format == Format::Human {
         print_human(&report, claimed, gate_ran, accepted, &mut out)?;
     } else {

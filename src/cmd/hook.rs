@@ -8,6 +8,14 @@ use crate::hook::install::{self, Installed, Uninstalled};
 use crate::hook::run;
 use crate::repo::Repo;
 
+/// Messages for a person: through `term` (quiet under `-q`, silent at a closed pipe).
+macro_rules! println {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(crate::term::human(), $($arg)*);
+    }};
+}
+
 /// Install, uninstall or run the git hook that guards agent branches
 ///
 /// The reference-transaction hook refuses to delete or merge an agent branch that has not passed

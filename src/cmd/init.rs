@@ -47,7 +47,7 @@ pub fn run(args: Args) -> Result<i32> {
         return Ok(1);
     }
     crate::cmd::close::write_atomic(&path, text.as_bytes())?;
-    let mut out = std::io::stdout().lock();
+    let mut out = crate::term::human();
     writeln!(out, "wrote {}", path.display())?;
     if args.contract.is_none()
         && let Some(check) = guess(&root)

@@ -46,7 +46,7 @@ fn init() -> Result<i32> {
         return Ok(1);
     }
     key::create(&loc.path)?;
-    let mut out = std::io::stdout().lock();
+    let mut out = crate::term::human();
     writeln!(out, "created the record key {}", loc.path.display())?;
     writeln!(
         out,

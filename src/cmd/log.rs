@@ -40,9 +40,16 @@ pub struct Args {
     /// Only records of this slug
     #[arg(long, value_name = "S")]
     pub slug: Option<String>,
-    /// Only records with this verdict (VERIFIED, UNVERIFIED, PENDING_REVIEW, FAIL)
+    /// Only records with this verdict (VERIFIED, UNVERIFIED, PENDING_REVIEW, FAIL; any case)
     #[arg(long, value_name = "V")]
     pub verdict: Option<String>,
+    /// Only the N most recent records that pass the other filters (listed oldest first)
+    #[arg(long, value_name = "N", conflicts_with_all = ["stats", "verify"])]
+    pub limit: Option<usize>,
+    /// Only records made at or after DATE: `2026-11-29` (midnight UTC) or a date-time
+    /// `2026-11-29T14:05[:09][Z|+01:00]` (UTC when no offset is given)
+    #[arg(long, value_name = "DATE", value_parser = parse_since)]
+    pub since: Option<i64>,
     /// Only records of this event (check, teardown, approve, guard, signal, hook)
     #[arg(long, value_name = "E")]
     pub event: Option<String>,
@@ -57,11 +64,15 @@ pub struct Args {
     pub verify: bool,
 }
 
-pub fn run(args: Args) -> Result<i32> {
-    if let Some(v) = &args.verdict
-        && Verdict::parse(v).is_none()
-    {
-        bail!("--verdict {v}: expected VERIFIED, UNVERIFIED, PENDING_REVIEW or FAIL");
+pub fn run(mut args: Args) -> Result<i32> {
+    if let Some(v) = &args.verdict {
+        match Verdict::parse(&v.to_ascii_uppercase()) {
+            Some(verdict) => args.verdict = Some(verdict.as_str().to_string()),
+            None => bail!(
+                "--verdict {}: expected VERIFIED, UNVERIFIED, PENDING_REVIEW or FAIL (any case)",
+                escape(v)
+            ),
+        }
     }
     if let Some(e) = &args.event
         && !EVENTS.contains(&e.as_str())
@@ -77,7 +88,11 @@ pub fn run(args: Args) -> Result<i32> {
     for (line, reason) in &read.skipped {
         eprintln!("closegate: audit.jsonl line {line} skipped: {reason}");
     }
-    let mut out = std::io::stdout().lock();
+    let mut out = if args.json {
+        crate::term::stdout()
+    } else {
+        crate::term::human()
+    };
     if args.stats {
         let forged = read.lines.iter().filter(|(_, a)| !a.counts()).count();
         let records: Vec<&Value> = read.counted().filter(|r| keep(&args, r)).collect();
@@ -89,20 +104,142 @@ pub fn run(args: Args) -> Result<i32> {
         }
         return Ok(0);
     }
-    for (record, (number, auth)) in read.records.iter().zip(&read.lines) {
-        if !keep(&args, record) {
-            continue;
-        }
-        if args.json {
+    let kept: Vec<(&Value, &(usize, Auth))> = read
+        .records
+        .iter()
+        .zip(&read.lines)
+        .filter(|(record, _)| keep(&args, record))
+        .collect();
+    let from = args
+        .limit
+        .map_or(0, |limit| kept.len().saturating_sub(limit));
+    let kept = &kept[from..];
+    if args.json {
+        for (record, (number, auth)) in kept {
             if let Auth::Forged(why) = auth {
                 eprintln!("closegate: audit.jsonl line {number} is forged: {why}");
             }
             writeln!(out, "{record}")?;
-        } else {
-            writeln!(out, "{}", human_line(record, *auth))?;
         }
+    } else {
+        let rows: Vec<(Vec<String>, String)> = kept
+            .iter()
+            .map(|(record, (_, auth))| human_row(record, *auth))
+            .collect();
+        write_aligned(&rows, &mut out)?;
     }
     Ok(0)
+}
+
+/// The rows' cells in columns as wide as their widest cell (the last column and the markers
+/// unpadded), so a listing reads down like `git log --format` tables do.
+fn write_aligned(rows: &[(Vec<String>, String)], out: &mut dyn Write) -> std::io::Result<()> {
+    let columns = rows.iter().map(|(cells, _)| cells.len()).max().unwrap_or(0);
+    let mut widths = vec![0; columns];
+    for (cells, _) in rows {
+        for (width, cell) in widths.iter_mut().zip(cells) {
+            *width = (*width).max(cell.chars().count());
+        }
+    }
+    for (cells, markers) in rows {
+        let mut line = String::new();
+        for (i, cell) in cells.iter().enumerate() {
+            if i + 1 < cells.len() {
+                line.push_str(cell);
+                let pad = widths[i] - cell.chars().count() + 1;
+                line.extend(std::iter::repeat_n(' ', pad));
+            } else {
+                line.push_str(cell);
+            }
+        }
+        line.push_str(markers);
+        writeln!(out, "{line}")?;
+    }
+    Ok(())
+}
+
+/// `--since DATE` as seconds since the epoch.
+fn parse_since(text: &str) -> std::result::Result<i64, String> {
+    instant(text).ok_or_else(|| {
+        format!(
+            "expected a date (2026-11-29) or a date-time (2026-11-29T14:05:09Z, +01:00 or no offset = UTC), got {}",
+            escape(text)
+        )
+    })
+}
+
+/// Seconds since the epoch of an ISO 8601 date (`YYYY-MM-DD`, midnight UTC) or date-time
+/// (`YYYY-MM-DDTHH:MM[:SS[.fraction]]` then `Z`, `±HH:MM` or nothing for UTC; a space may stand
+/// for the `T`). `None` for anything else, an impossible date included.
+fn instant(text: &str) -> Option<i64> {
+    let num = |s: &str| -> Option<i64> {
+        (!s.is_empty() && s.bytes().all(|b| b.is_ascii_digit())).then(|| s.parse().ok())?
+    };
+    let b = text.as_bytes();
+    if b.len() < 10 || b[4] != b'-' || b[7] != b'-' {
+        return None;
+    }
+    let (year, month, day) = (num(&text[..4])?, num(&text[5..7])?, num(&text[8..10])?);
+    let leap = (year % 4 == 0 && year % 100 != 0) || year % 400 == 0;
+    let days_in = [
+        31,
+        if leap { 29 } else { 28 },
+        31,
+        30,
+        31,
+        30,
+        31,
+        31,
+        30,
+        31,
+        30,
+        31,
+    ];
+    if !(1..=12).contains(&month) || day < 1 || day > days_in[month as usize - 1] {
+        return None;
+    }
+    let mut secs = days_from_civil(year, month, day) * 86_400;
+    let rest = &text[10..];
+    if rest.is_empty() {
+        return Some(secs);
+    }
+    let rest = rest.strip_prefix(['T', 't', ' '])?;
+    let zone_at = rest.find(['Z', 'z', '+', '-']).unwrap_or(rest.len());
+    let (clock, zone) = rest.split_at(zone_at);
+    let clock = clock.split('.').next()?; // a fraction of a second changes nothing here
+    let parts: Vec<&str> = clock.split(':').collect();
+    if !(2..=3).contains(&parts.len()) || parts.iter().any(|p| p.len() != 2) {
+        return None;
+    }
+    let (h, m) = (num(parts[0])?, num(parts[1])?);
+    let s = parts.get(2).map_or(Some(0), |p| num(p))?;
+    if h > 23 || m > 59 || s > 60 {
+        return None;
+    }
+    secs += h * 3600 + m * 60 + s;
+    let offset = match zone {
+        "" | "Z" | "z" => 0,
+        _ => {
+            let sign = if zone.starts_with('-') { -1 } else { 1 };
+            let (oh, om) = zone[1..].split_once(':')?;
+            if oh.len() != 2 || om.len() != 2 {
+                return None;
+            }
+            sign * (num(oh)? * 3600 + num(om)? * 60)
+        }
+    };
+    Some(secs - offset)
+}
+
+/// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's algorithm).
+fn days_from_civil(year: i64, month: i64, day: i64) -> i64 {
+    let y = if month <= 2 { year - 1 } else { year };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let mp = (month + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + day - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    era * 146_097 + doe - 719_468
 }
 
 /// `log --verify`: every line's mac and chain under the record key; exit 1 at any break.
@@ -116,7 +253,7 @@ fn verify(repo: &Repo) -> Result<i32> {
         ));
     };
     let verification = record::verify(&repo.common_dir(), &key)?;
-    let mut out = std::io::stdout().lock();
+    let mut out = crate::term::human();
     let Some(first) = verification.breaks.first() else {
         writeln!(
             out,
@@ -145,13 +282,19 @@ fn verify(repo: &Repo) -> Result<i32> {
 
 fn keep(args: &Args, r: &Value) -> bool {
     let is = |key: &str, want: &Option<String>| want.as_ref().is_none_or(|w| r[key] == w.as_str());
-    is("slug", &args.slug) && is("verdict", &args.verdict) && is("event", &args.event)
+    let since = args.since.is_none_or(|since| {
+        r["ts"]
+            .as_str()
+            .and_then(instant)
+            .is_some_and(|ts| ts >= since)
+    });
+    is("slug", &args.slug) && is("verdict", &args.verdict) && is("event", &args.event) && since
 }
 
-/// `ts event verdict slug commit branch codes`, `-` for what a record lacks, `forged (why)` after
-/// a line whose mac does not verify and `untrusted (why)` after one made with `--config` or
-/// another `--base` (SPEC §6: kept and listed, never trusted).
-fn human_line(r: &Value, auth: Auth) -> String {
+/// `ts event verdict slug commit branch codes`, `-` for what a record lacks, then the markers:
+/// `forged (why)` after a line whose mac does not verify and `untrusted (why)` after one made
+/// with `--config` or another `--base` (SPEC §6: kept and listed, never trusted).
+fn human_row(r: &Value, auth: Auth) -> (Vec<String>, String) {
     let text = |key: &str| escape(r[key].as_str().unwrap_or("-"));
     let commit: String = text("commit").chars().take(12).collect();
     let codes: Vec<String> = r["codes"]
@@ -163,16 +306,16 @@ fn human_line(r: &Value, auth: Auth) -> String {
     } else {
         codes.join(",")
     };
-    let mut line = format!(
-        "{} {:<8} {:<14} {} {} {} {}",
+    let cells = vec![
         text("ts"),
         text("event"),
         text("verdict"),
         text("slug"),
         commit,
         text("branch"),
-        codes
-    );
+        codes,
+    ];
+    let mut line = String::new();
     if let Auth::Forged(why) = auth {
         line.push_str(&format!(" forged ({why})"));
     }
@@ -184,7 +327,7 @@ fn human_line(r: &Value, auth: Auth) -> String {
         };
         line.push_str(&format!(" untrusted ({why})"));
     }
-    line
+    (cells, line)
 }
 
 /// Whether a record is an agent's return claimed done (SPEC §6), and the (slug, claimed commit)

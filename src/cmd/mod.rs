@@ -13,5 +13,7 @@ pub mod init;
 pub mod key;
 pub mod lint;
 pub mod log;
+pub mod manual;
 pub mod signal;
 pub mod teardown;
+pub mod validate;

@@ -157,7 +157,8 @@ pub fn run(args: Args, color: bool) -> Result<i32> {
         accepted,
         verdict,
     )?;
-    let mut out = std::io::stdout().lock();
+    // The relayed body is the data a script reads: kept under `-q`.
+    let mut out = crate::term::stdout();
     if args.format == Format::Human {
         write_body(&parsed.body, &mut out)?;
         if !accepted {

@@ -42,7 +42,7 @@ pub fn run(args: Args, color: bool) -> Result<i32> {
         allow_unverified: args.allow_unverified,
     };
     let done = teardown::run(&request)?;
-    let mut out = std::io::stdout().lock();
+    let mut out = crate::term::human();
     if let Some(report) = &done.report {
         render::render(report, Format::Human, color, &mut out)?;
         writeln!(out)?;

@@ -27,13 +27,15 @@ pub fn render(report: &Report, out: &mut dyn Write) -> std::io::Result<()> {
     Ok(())
 }
 
-/// `::error file=F,line=N,title=CODE::message` for one finding.
+/// `::error file=F,line=N,title=CODE::message` for one finding: `F` is the status document when
+/// the finding names a line of it, else the finding's path (SPEC §4.7).
 pub fn command(report: &Report, finding: &Finding) -> String {
+    let at = super::annotation(report, finding);
     let mut props = Vec::new();
-    if let Some(file) = super::location(report, finding) {
+    if let Some(file) = at.file {
         props.push(format!("file={}", property(file)));
     }
-    if let Some(line) = finding.line {
+    if let Some(line) = at.line {
         props.push(format!("line={line}"));
     }
     props.push(format!("title={}", property(finding.code)));
@@ -41,7 +43,7 @@ pub fn command(report: &Report, finding: &Finding) -> String {
         "::{} {}::{}",
         level(finding.severity),
         props.join(","),
-        data(&finding.message)
+        data(&at.message)
     )
 }
 
@@ -86,8 +88,9 @@ pub fn summary_table(report: &Report) -> String {
         report.findings.len()
     );
     for f in &report.findings {
-        let mut location = super::location(report, f).map(cell).unwrap_or_default();
-        if let Some(line) = f.line {
+        let at = super::annotation(report, f);
+        let mut location = at.file.map(cell).unwrap_or_default();
+        if let Some(line) = at.line {
             location.push_str(&format!(":{line}"));
         }
         let row = [f.severity.as_str(), f.code, f.gate.as_str()];
@@ -96,7 +99,7 @@ pub fn summary_table(report: &Report) -> String {
             row[0],
             row[1],
             row[2],
-            cell(&f.message)
+            cell(&at.message)
         ));
     }
     out

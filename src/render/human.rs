@@ -149,7 +149,11 @@ fn write_finding(
     for line in finding.message.lines() {
         writeln!(out, "    {}", escape(line))?;
     }
-    if let Some(info) = catalog::lookup(finding.code) {
+    // A protected change that is a warning has been approved: asking for a review is stale.
+    let approved = finding.code == "protected-surface" && finding.severity == Severity::Warning;
+    if let Some(info) = catalog::lookup(finding.code)
+        && !approved
+    {
         writeln!(out, "    {} {}", paint.dim("hint:"), info.fix)?;
     }
     Ok(())

@@ -50,6 +50,42 @@ pub(crate) fn location<'a>(report: &'a Report, finding: &'a Finding) -> Option<&
     }
 }
 
+/// Where the `github` and `sarif` formats locate a finding (SPEC §4.7), and the message they show.
+pub(crate) struct Annotation<'a> {
+    /// Repository-relative: the status document for a finding with a line, else its path.
+    pub file: Option<&'a str>,
+    /// A line of the status document.
+    pub line: Option<usize>,
+    /// The message; a finding located in the status document names its path here.
+    pub message: std::borrow::Cow<'a, str>,
+}
+
+/// A finding with a `line` is located in the status document at that line (its `path` goes into
+/// the message); one with only a `path` is located at that path (SPEC §4.7).
+pub(crate) fn annotation<'a>(report: &'a Report, finding: &'a Finding) -> Annotation<'a> {
+    let message = std::borrow::Cow::Borrowed(finding.message.as_str());
+    match (finding.line, &finding.path) {
+        (Some(line), path) => {
+            let message = match path {
+                Some(path) if !finding.message.contains(path.as_str()) => {
+                    std::borrow::Cow::Owned(format!("{} (path: {path})", finding.message))
+                }
+                _ => message,
+            };
+            Annotation {
+                file: report.source.as_deref(),
+                line: Some(line),
+                message,
+            }
+        }
+        (None, path) => Annotation {
+            file: path.as_deref(),
+            line: None,
+            message,
+        },
+    }
+}
+
 /// Escape control characters of agent-written text so it cannot drive the terminal.
 ///
 /// Besides C0, DEL and C1 controls this escapes the bidirectional overrides and isolates, which

@@ -1,8 +1,10 @@
 //! The sarif format: SARIF 2.1.0 with one rule per finding code present, for code-scanning UIs.
 //!
 //! Levels: refusal → `error`, review and gap → `warning`, warning → `note` (the same split as
-//! the github format). Locations are repository-relative URIs: the finding's path, else the
-//! report's source file.
+//! the github format). Locations follow SPEC §4.7: a finding with a line is located in the status
+//! document at that line (its path goes into the message), one with only a path at that path;
+//! URIs are repository-relative to `%SRCROOT%` (the worktree), and `versionControlProvenance`
+//! names the checked commit and branch.
 
 use std::io::Write;
 
@@ -29,10 +31,42 @@ pub struct Log<'a> {
 }
 
 #[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
 struct Run<'a> {
     tool: Tool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    original_uri_base_ids: Option<BaseIds>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    version_control_provenance: Vec<VersionControl>,
     results: Vec<SarifResult<'a>>,
     properties: RunProperties,
+}
+
+#[derive(Serialize)]
+struct BaseIds {
+    #[serde(rename = "%SRCROOT%")]
+    src_root: Uri,
+}
+
+#[derive(Serialize)]
+struct Uri {
+    uri: String,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct VersionControl {
+    repository_uri: String,
+    revision_id: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    branch: Option<String>,
+    mapped_to: MappedTo,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct MappedTo {
+    uri_base_id: &'static str,
 }
 
 #[derive(Serialize)]
@@ -87,7 +121,7 @@ struct SarifResult<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     rule_index: Option<usize>,
     level: &'static str,
-    message: Text<&'a str>,
+    message: Text<std::borrow::Cow<'a, str>>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     locations: Vec<Location>,
 }
@@ -107,8 +141,12 @@ struct PhysicalLocation {
 }
 
 #[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
 struct ArtifactLocation {
     uri: String,
+    /// `%SRCROOT%` for a repository-relative path; absent for an absolute one (a linted file).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    uri_base_id: Option<&'static str>,
 }
 
 #[derive(Serialize)]
@@ -142,6 +180,10 @@ pub fn document(report: &Report) -> Log<'_> {
                     rules,
                 },
             },
+            original_uri_base_ids: src_root(report).map(|uri| BaseIds {
+                src_root: Uri { uri },
+            }),
+            version_control_provenance: provenance(report),
             results,
             properties: RunProperties {
                 verdict: report.verdict,
@@ -184,11 +226,16 @@ fn result<'a>(
     finding: &'a Finding,
     rule_index: Option<usize>,
 ) -> SarifResult<'a> {
-    let locations = super::location(report, finding)
+    let at = super::annotation(report, finding);
+    let locations = at
+        .file
         .map(|path| Location {
             physical_location: PhysicalLocation {
-                artifact_location: ArtifactLocation { uri: uri(path) },
-                region: finding.line.map(|start_line| Region { start_line }),
+                artifact_location: ArtifactLocation {
+                    uri: uri(path),
+                    uri_base_id: (!path.starts_with('/')).then_some(SRCROOT),
+                },
+                region: at.line.map(|start_line| Region { start_line }),
             },
         })
         .into_iter()
@@ -197,11 +244,36 @@ fn result<'a>(
         rule_id: finding.code,
         rule_index,
         level: level(finding.severity),
-        message: Text {
-            text: &finding.message,
-        },
+        message: Text { text: at.message },
         locations,
     }
+}
+
+const SRCROOT: &str = "%SRCROOT%";
+
+/// The checked worktree as a `file:` URI ending in `/`, the base of every relative location.
+fn src_root(report: &Report) -> Option<String> {
+    let worktree = report.worktree.as_deref()?;
+    let mut uri = format!("file://{}", self::uri(worktree));
+    if !uri.ends_with('/') {
+        uri.push('/');
+    }
+    Some(uri)
+}
+
+/// The repository's commit (and branch) the results are about; none without a commit.
+fn provenance(report: &Report) -> Vec<VersionControl> {
+    let (Some(commit), Some(root)) = (&report.commit, src_root(report)) else {
+        return Vec::new();
+    };
+    vec![VersionControl {
+        repository_uri: root,
+        revision_id: commit.clone(),
+        branch: report.branch.clone(),
+        mapped_to: MappedTo {
+            uri_base_id: SRCROOT,
+        },
+    }]
 }
 
 /// The SARIF level for a severity.

@@ -7,7 +7,7 @@ use crate::fixture::{closegate, parts};
 use crate::teardown::{Scene, audit, write_status};
 
 /// A scene whose branch also weakens a test on `main`: PENDING_REVIEW.
-fn pending() -> Scene {
+pub fn pending() -> Scene {
     let s = Scene::new();
     s.fx.commit(
         "main",

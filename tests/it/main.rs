@@ -5,6 +5,7 @@ mod approve;
 mod board;
 mod check;
 mod checks;
+mod cli;
 mod close;
 mod config;
 mod contract;

@@ -1,0 +1,197 @@
+//! `closegate validate` (SPEC §17): before any agent is dispatched, check what a later `check`
+//! will read from the base tip, with the same parsers `check` uses.
+
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::path::PathBuf;
+
+use anyhow::{Context, Result};
+
+use crate::config::{self, Config};
+use crate::contract::{self, Contract};
+use crate::inputs;
+use crate::render::escape;
+use crate::term;
+
+/// Check the configuration and every task contract on the base tip before dispatching agents
+///
+/// The configuration parses and its globs compile; every contract under .closegate/contracts/
+/// parses, its required_checks name configured checks, its globs compile, and no two contracts
+/// bind the same branch. Prints each problem with file, key and reason. Exit 0 when all is well,
+/// 1 with problems, 2 when the repository cannot be read
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// The base branch to read from (default: as `check` chooses it)
+    #[arg(long, value_name = "NAME")]
+    pub base: Option<String>,
+    /// Validate this configuration file instead of the base tip's .closegate.toml
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// Validate this contract file instead of the base tip's contracts
+    #[arg(long, value_name = "FILE")]
+    pub contract: Option<PathBuf>,
+}
+
+/// One contract's origin and bytes.
+struct ContractFile {
+    origin: String,
+    bytes: Vec<u8>,
+}
+
+pub fn run(args: Args) -> Result<i32> {
+    let (repo, _) = inputs::open(None)?;
+    let mut problems: Vec<String> = Vec::new();
+    let tip = inputs::config_tip(&repo, args.base.as_deref());
+    if tip.is_none() {
+        problems.push(match &args.base {
+            Some(name) => format!(
+                "--base {}: no branch of that name (refs/heads/NAME or refs/remotes/NAME)",
+                escape(name)
+            ),
+            None => "base: no base branch resolves (main, master, origin/HEAD's target): every check would report base-unknown".to_string(),
+        });
+    }
+
+    // The configuration, as `check` would read it.
+    let (config, config_origin) = match &args.config {
+        Some(path) => {
+            let bytes = inputs::read_bytes(path)
+                .with_context(|| format!("cannot read the configuration {}", path.display()))?;
+            let origin = path.display().to_string();
+            (parse_config(&bytes, &origin, &mut problems), origin)
+        }
+        None => match &tip {
+            Some((name, id)) => {
+                let origin = format!("{name}:{}", config::FILE_NAME);
+                match repo
+                    .read_file(*id, config::FILE_NAME)
+                    .with_context(|| format!("cannot read {origin}"))?
+                {
+                    Some(bytes) => (parse_config(&bytes, &origin, &mut problems), origin),
+                    None => (Some(Config::default()), "built-in defaults".to_string()),
+                }
+            }
+            None => (Some(Config::default()), "built-in defaults".to_string()),
+        },
+    };
+    if let Some(config) = &config
+        && args.base.is_none()
+        && let Some(base) = &config.base
+        && repo.resolve_branch(base).is_none()
+    {
+        problems.push(format!(
+            "{}: base: branch `{}` does not resolve; every check would report base-unknown",
+            escape(&config_origin),
+            escape(base)
+        ));
+    }
+
+    // The contracts, as `check` would find them.
+    let contracts: Vec<ContractFile> = match (&args.contract, &tip) {
+        (Some(path), _) => {
+            let bytes = inputs::read_bytes(path)
+                .with_context(|| format!("cannot read the contract {}", path.display()))?;
+            vec![ContractFile {
+                origin: path.display().to_string(),
+                bytes,
+            }]
+        }
+        (None, Some((name, id))) => repo
+            .dir_files(*id, contract::DIR)
+            .into_iter()
+            .filter(|(file, _)| file.ends_with(".toml"))
+            .map(|(file, bytes)| ContractFile {
+                origin: format!("{name}:{}/{file}", contract::DIR),
+                bytes,
+            })
+            .collect(),
+        (None, None) => Vec::new(),
+    };
+    let mut bound: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for file in &contracts {
+        let malformed =
+            |reason: String| format!("contract-malformed: {}: {reason}", escape(&file.origin));
+        let parsed: Contract = match contract::parse(&file.bytes) {
+            Ok(parsed) => parsed,
+            Err(reason) => {
+                problems.push(malformed(escape(&reason)));
+                continue;
+            }
+        };
+        if let Some(config) = &config {
+            for name in &parsed.required_checks {
+                if !config.checks.iter().any(|c| &c.name == name) {
+                    let configured: Vec<&str> =
+                        config.checks.iter().map(|c| c.name.as_str()).collect();
+                    let configured = if configured.is_empty() {
+                        "none".to_string()
+                    } else {
+                        configured.join(", ")
+                    };
+                    problems.push(malformed(format!(
+                        "required_checks: check `{}` is not configured in {} (configured: {}); every return would get contract-check-missing",
+                        escape(name),
+                        escape(&config_origin),
+                        escape(&configured)
+                    )));
+                }
+            }
+        }
+        if let Some(branch) = parsed.branch {
+            bound.entry(branch).or_default().push(file.origin.clone());
+        }
+    }
+    for (branch, files) in &bound {
+        for (i, file) in files.iter().enumerate() {
+            let others: Vec<String> = files
+                .iter()
+                .enumerate()
+                .filter(|(j, _)| *j != i)
+                .map(|(_, f)| escape(f))
+                .collect();
+            if others.is_empty() {
+                continue;
+            }
+            problems.push(format!(
+                "contract-malformed: {}: branch: branch `{}` is also bound by {}; bind each branch once",
+                escape(file),
+                escape(branch),
+                others.join(", ")
+            ));
+        }
+    }
+
+    if problems.is_empty() {
+        let checks = config.as_ref().map_or(0, |c| c.checks.len());
+        writeln!(
+            term::human(),
+            "ok: configuration {} ({checks} check{}), {} contract{}",
+            escape(&config_origin),
+            if checks == 1 { "" } else { "s" },
+            contracts.len(),
+            if contracts.len() == 1 { "" } else { "s" }
+        )?;
+        return Ok(0);
+    }
+    let mut out = term::stdout();
+    for problem in &problems {
+        writeln!(out, "{problem}")?;
+    }
+    out.flush()?;
+    Ok(1)
+}
+
+/// The configuration, or `None` with its problem (the parser's own words: file, key, reason).
+fn parse_config(bytes: &[u8], origin: &str, problems: &mut Vec<String>) -> Option<Config> {
+    let parsed = match std::str::from_utf8(bytes) {
+        Ok(text) => Config::parse(text, origin),
+        Err(_) => Err(anyhow::anyhow!("{origin}: not valid UTF-8")),
+    };
+    match parsed {
+        Ok(config) => Some(config),
+        Err(err) => {
+            problems.push(escape(&format!("{err:#}")));
+            None
+        }
+    }
+}
