@@ -57,6 +57,19 @@ impl Scanner<'_> {
         }
     }
 
+    /// After a member or an item: `,` (another follows, `false`) or `close` (the end, `true`),
+    /// consumed; anything else is not JSON (`None`).
+    fn next_or_close(&mut self, close: u8) -> Option<bool> {
+        self.ws();
+        let byte = *self.b.get(self.i)?;
+        self.i += 1;
+        match byte {
+            b',' => Some(false),
+            b if b == close => Some(true),
+            _ => None,
+        }
+    }
+
     fn value(&mut self, depth: usize) -> Option<Node> {
         if depth > 512 {
             return None;
@@ -84,14 +97,8 @@ impl Scanner<'_> {
                         self.i += 1;
                         let value = self.value(depth + 1)?;
                         members.push((key, key_start, value));
-                        self.ws();
-                        match self.b.get(self.i)? {
-                            b',' => self.i += 1,
-                            b'}' => {
-                                self.i += 1;
-                                break;
-                            }
-                            _ => return None,
+                        if self.next_or_close(b'}')? {
+                            break;
                         }
                     }
                 }
@@ -110,14 +117,8 @@ impl Scanner<'_> {
                 } else {
                     loop {
                         items.push(self.value(depth + 1)?);
-                        self.ws();
-                        match self.b.get(self.i)? {
-                            b',' => self.i += 1,
-                            b']' => {
-                                self.i += 1;
-                                break;
-                            }
-                            _ => return None,
+                        if self.next_or_close(b']')? {
+                            break;
                         }
                     }
                 }
