@@ -1,0 +1,120 @@
+#!/usr/bin/env bash
+# Issue 15 — teardown of a clean 20,000-file worktree after a VERIFIED check. Builds closegate
+# (release), makes a scratch repository whose base holds 20,000 files and configures one cheap check
+# (`run = "true"`), commits one agent change on `work`, and each round adds two identical worktrees
+# of it (setup, not timed):
+#
+#   teardown:  `closegate teardown` of `agent/rN`, right after a VERIFIED `closegate check` there,
+#              so the check's result is reused and no check runs; the status document is written by
+#              `closegate close` (close-ok, with its CLOSE-OK line). All safety probes run.
+#   git:       `git worktree remove` of `ref/rN`, the same commit, the same 20,000 files
+#   ratio:     teardown / git (target <= 1.0x)
+#
+# Both are timed in the same round, in shuffled order; each must exit 0 and leave no directory.
+# Usage: scripts/bench-teardown.sh [rounds]   (default 5). Needs python3. No network.
+set -euo pipefail
+here=$(cd "$(dirname "$0")/.." && pwd)
+rounds=${1:-5}
+files=20000
+
+echo "building closegate (release)..."
+cargo build --release --quiet --manifest-path "$here/Cargo.toml"
+closegate="${CARGO_TARGET_DIR:-$here/target}/release/closegate"
+
+dir=$(mktemp -d)
+trap 'rm -rf "$dir"' EXIT
+export GIT_CONFIG_NOSYSTEM=1 HOME="$dir/home" XDG_CONFIG_HOME="$dir/home" TZ=UTC LC_ALL=C \
+  GIT_AUTHOR_NAME=bench GIT_AUTHOR_EMAIL=bench@example.com \
+  GIT_COMMITTER_NAME=bench GIT_COMMITTER_EMAIL=bench@example.com
+unset GIT_DIR GIT_WORK_TREE GIT_INDEX_FILE GIT_OBJECT_DIRECTORY GIT_COMMON_DIR
+mkdir -p "$HOME"
+
+echo "generating a repository of $files files..."
+git init -q -b main "$dir/repo"
+python3 - "$files" <<'PY' | git -C "$dir/repo" fast-import --quiet --done
+import sys
+files = int(sys.argv[1])
+out = sys.stdout.buffer
+def data(text):
+    raw = text.encode()
+    out.write(b"data %d\n" % len(raw) + raw + b"\n")
+def entry(path, text):
+    out.write(b"M 100644 inline " + path.encode() + b"\n")
+    data(text)
+out.write(b"commit refs/heads/main\nmark :1\ncommitter bench <bench@example.com> 1700000000 +0000\n")
+data(f"{files} files")
+for i in range(files):
+    entry(f"d{i // 1000:03d}/e{(i // 10) % 100:02d}/f{i % 10}.txt", f"file {i}\n" + "x" * (i % 200) + "\n")
+entry(".gitignore", "build/\n")
+entry(".closegate.toml", 'base = "main"\n\n[[checks]]\nname = "cheap"\nrun = "true"\n')
+# The agent's change: one file, on `work`.
+out.write(b"commit refs/heads/work\nmark :2\ncommitter bench <bench@example.com> 1700000060 +0000\n")
+data("agent: change one file")
+out.write(b"from :1\n")
+entry("d000/e00/f0.txt", "file 0, changed\n")
+out.write(b"done\n")
+PY
+git -C "$dir/repo" checkout -q -f main
+
+# setup <n>: the two worktrees of round n, closed and checked (VERIFIED), their indexes settled.
+setup() {
+  local a="$dir/a$1" r="$dir/r$1"
+  git -C "$dir/repo" worktree add -q -b "agent/r$1" "$a" work
+  git -C "$dir/repo" worktree add -q -b "ref/r$1" "$r" work
+  "$closegate" close --artifact d000/e00/f0.txt --abstract "changes one file for the benchmark" \
+    --done "the change is in, proven by the check cheap" "$a" > /dev/null
+  # Let the checkouts age past their indexes' timestamps, then let git refresh each index once, so
+  # neither tool meets racily-clean entries in the timed runs.
+  sleep 1
+  git -C "$a" status --porcelain > /dev/null
+  git -C "$r" status --porcelain > /dev/null
+  "$closegate" check "$a" > /dev/null || {
+    "$closegate" check "$a"; echo "bench-teardown: $a is not VERIFIED" >&2; exit 1; }
+}
+
+# time_round <n>: both removals of round n, in an order shuffled per round; appends the seconds
+# of each to $dir/times. Each must exit 0 and leave no directory behind.
+time_round() {
+  python3 - "$closegate" "$dir" "$1" <<'PY' >> "$dir/times"
+import os, random, subprocess, sys, time
+closegate, d, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
+cmds = {
+    "teardown": ([closegate, "teardown", f"{d}/a{n}"], f"{d}/a{n}"),
+    "git": (["git", "worktree", "remove", f"{d}/r{n}"], f"{d}/r{n}"),
+}
+order = list(cmds)
+random.Random(20261130 + n).shuffle(order)
+for name in order:
+    argv, wt = cmds[name]
+    t = time.perf_counter()
+    p = subprocess.run(argv, cwd=f"{d}/repo", stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    elapsed = time.perf_counter() - t
+    if p.returncode != 0 or os.path.lexists(wt):
+        left = ", the worktree is still there" if os.path.lexists(wt) else ""
+        sys.stderr.write(f"bench-teardown: {name} of {wt} exited {p.returncode}{left}:\n")
+        sys.stderr.write(p.stdout.decode(errors="replace"))
+        sys.exit(1)
+    print(name, elapsed)
+PY
+}
+
+for n in $(seq 1 "$rounds"); do
+  setup "$n"
+  time_round "$n"
+done
+
+python3 - "$dir/times" "$rounds" <<'PY'
+import statistics, sys
+times = {"teardown": [], "git": []}
+for line in open(sys.argv[1]):
+    name, secs = line.split()
+    times[name].append(float(secs))
+rounds = int(sys.argv[2])
+ms = {name: statistics.median(t) * 1000 for name, t in times.items()}
+ratio = ms["teardown"] / ms["git"]
+print(f"median of {rounds} interleaved rounds (order shuffled, fresh worktrees each round)")
+print(f"teardown of a clean 20,000-file worktree: {ms['teardown']:.0f} ms vs git worktree remove "
+      f"{ms['git']:.0f} ms = {ratio:.2f}x (target <= 1.0x) {'ok' if ratio <= 1.0 else 'MISSED'}")
+print("per round (ms): teardown " + " ".join(f"{t * 1000:.0f}" for t in times["teardown"])
+      + "; git worktree remove " + " ".join(f"{t * 1000:.0f}" for t in times["git"]))
+PY
