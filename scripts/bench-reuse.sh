@@ -17,21 +17,9 @@ here=$(cd "$(dirname "$0")/.." && pwd)
 rounds=${1:-31}
 profile=${BENCH_PROFILE:-release}
 
-if [ "$profile" = release ]; then
-  echo "building closegate (release)..."
-  cargo build --release --quiet --manifest-path "$here/Cargo.toml"
-else
-  cargo build --quiet --manifest-path "$here/Cargo.toml"
-fi
-closegate="${CARGO_TARGET_DIR:-$here/target}/$profile/closegate"
-
-dir=$(mktemp -d)
-trap 'rm -rf "$dir"' EXIT
-export GIT_CONFIG_NOSYSTEM=1 HOME="$dir/home" XDG_CONFIG_HOME="$dir/home" TZ=UTC LC_ALL=C \
-  GIT_AUTHOR_NAME=bench GIT_AUTHOR_EMAIL=bench@example.com \
-  GIT_COMMITTER_NAME=bench GIT_COMMITTER_EMAIL=bench@example.com
-unset GIT_DIR GIT_WORK_TREE GIT_INDEX_FILE GIT_OBJECT_DIRECTORY GIT_COMMON_DIR
-mkdir -p "$HOME" "$dir/count"
+. "$here/scripts/bench-env.sh"
+bench_setup "$profile"
+mkdir -p "$dir/count"
 
 status() { # worktree slug state sha subject
   {

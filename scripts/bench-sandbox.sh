@@ -16,17 +16,9 @@ here=$(cd "$(dirname "$0")/.." && pwd)
 rounds=${1:-101}
 command -v bwrap > /dev/null || { echo "bench-sandbox: bwrap is not installed" >&2; exit 1; }
 
-echo "building closegate (release)..."
-cargo build --release --quiet --manifest-path "$here/Cargo.toml"
-closegate="${CARGO_TARGET_DIR:-$here/target}/release/closegate"
-
-dir=$(mktemp -d)
-trap 'rm -rf "$dir"' EXIT
-export GIT_CONFIG_NOSYSTEM=1 HOME="$dir/home" XDG_CONFIG_HOME="$dir/home" TZ=UTC LC_ALL=C \
-  GIT_AUTHOR_NAME=bench GIT_AUTHOR_EMAIL=bench@example.com \
-  GIT_COMMITTER_NAME=bench GIT_COMMITTER_EMAIL=bench@example.com
-unset GIT_DIR GIT_WORK_TREE GIT_INDEX_FILE GIT_OBJECT_DIRECTORY GIT_COMMON_DIR CLOSEGATE_TEST_NO_SANDBOX
-mkdir -p "$HOME"
+. "$here/scripts/bench-env.sh"
+bench_setup release
+unset CLOSEGATE_TEST_NO_SANDBOX
 git init -q -b main "$dir/repo"
 echo hello > "$dir/repo/README.md"
 git -C "$dir/repo" add README.md
