@@ -24,6 +24,7 @@ mod lint;
 mod lint_fix;
 mod log;
 mod objects;
+mod policy;
 mod props;
 mod record;
 mod render;
