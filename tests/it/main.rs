@@ -23,6 +23,7 @@ mod layouts;
 mod lint;
 mod lint_fix;
 mod log;
+mod manual;
 mod objects;
 mod policy;
 mod props;
