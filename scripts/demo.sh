@@ -1,18 +1,34 @@
 #!/usr/bin/env bash
-# closegate's main job on a scratch repository it builds itself: four agents return, closegate
-# checks each against the repository and answers with one of the four verdicts. At the end, an
-# agent writes its status document with `closegate close`, and a Claude-Code-shaped stop hook
-# (`closegate agent stop-hook`) blocks its false "done" and lets the real one through.
-# No network; everything it creates lives in one temporary directory, removed at the end.
+# The protocol on a scratch repository the demo builds itself:
+#   1. four agents return; one status document and its close line are shown, then closegate checks
+#      each agent against the repository and answers with each of the four verdicts;
+#   2. teardown removes the verified worktree and refuses the one that edited its test;
+#   3. a fifth agent is held to a task contract, and the board shows every worktree's stage;
+#   4. the git hook refuses to merge a branch that never passed, and lets the verified one in;
+#   5. a sixth agent writes its document with `closegate close`, behind a Claude-Code-shaped stop
+#      hook (`closegate agent stop-hook`) that blocks its false "done" and lets the real one through.
+# No network. Everything it creates (repository, worktrees, the record) lives in one temporary
+# directory, removed at the end unless KEEP=1. CLOSEGATE=/path/to/closegate skips the build.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 
-echo "building closegate (release)..."
-cargo build --release --quiet --manifest-path "$here/Cargo.toml"
-closegate="${CARGO_TARGET_DIR:-$here/target}/release/closegate"
+if [ -n "${CLOSEGATE:-}" ]; then
+  closegate=$CLOSEGATE
+else
+  echo "building closegate (cargo build --release; a first build compiles every dependency and"
+  echo "takes a few minutes, cargo's progress follows)..."
+  cargo build --release --manifest-path "$here/Cargo.toml"
+  closegate="${CARGO_TARGET_DIR:-$here/target}/release/closegate"
+fi
 
 scratch=$(mktemp -d "${TMPDIR:-/tmp}/closegate-demo.XXXXXX")
-trap 'rm -rf "$scratch"' EXIT
+if [ "${KEEP:-}" = 1 ]; then
+  trap 'echo; echo "kept: $scratch (the repository, its worktrees and the record)"' EXIT
+else
+  trap 'rm -rf "$scratch"' EXIT
+fi
+# Paths under the scratch directory are shown as $scratch: it is removed when the demo ends.
+show() { sed "s|$scratch|\$scratch|g"; }
 export GIT_CONFIG_NOSYSTEM=1 HOME="$scratch" GIT_AUTHOR_NAME=demo GIT_AUTHOR_EMAIL=demo@example.com \
   GIT_COMMITTER_NAME=demo GIT_COMMITTER_EMAIL=demo@example.com
 unset GIT_DIR GIT_WORK_TREE GIT_INDEX_FILE
@@ -60,7 +76,12 @@ agent() {
   echo "$wt"
 }
 
+echo "== 1. four agents return =="
 honest=$(agent honest);   status "$honest" honest close-ok
+echo
+echo "the honest agent's status document (the last line is its close line):"
+show < "$honest/_EXEC_STATUS.md" | sed 's/^/  /'
+echo "(lint checks the document alone: $("$closegate" lint "$honest/_EXEC_STATUS.md" | head -n1 | show))"
 cheater=$(agent cheater)
 echo 'true' > "$cheater/tests/add_test.sh"           # "fixes" the test instead of the code
 git -C "$cheater" commit -qam "make the test pass"; status "$cheater" cheater close-ok
@@ -82,8 +103,9 @@ done
 
 # Teardown: the honest worktree goes (its status document archived first); the others are kept.
 echo
+echo "== 2. teardown =="
 echo "tearing down the honest worktree:"
-"$closegate" teardown "$honest" | sed -n '/^teardown /,$p'
+"$closegate" teardown "$honest" | sed -n '/^teardown /,$p' | show
 echo
 echo "the cheater's worktree is refused (it edited the test: a human must approve first):"
 set +e
@@ -92,7 +114,7 @@ set -e
 grep '^teardown ' "$scratch/cheater.out" | sed "s/\$/ (exit $code)/"
 echo
 echo "worktrees kept:"
-git worktree list | sed "s|$scratch|\$scratch|"
+git worktree list | show
 echo
 "$closegate" log --stats
 
@@ -110,13 +132,28 @@ TOML
 git add .closegate && git commit -q -m "contract for scoped"
 scoped=$(agent scoped); status "$scoped" scoped close-ok
 echo
+echo "== 3. a task contract and the board =="
 echo "contract for scoped on main (scope docs/**); scoped checked:"
 set +e
-"$closegate" check "$scoped" | grep -v 'hint:'
+"$closegate" check "$scoped" | grep -v 'hint:' | show
 set -e
 echo
-echo "closegate board:"
-"$closegate" board
+echo "closegate board --tree:"
+"$closegate" board --tree | show
+
+# --- the hook (SPEC §9): merging what never passed is refused by git itself ---
+echo
+echo "== 4. the hook refuses a merge that never passed =="
+"$closegate" hook install | show
+echo "git merge agent/stale (its last verdict is FAIL):"
+set +e
+git merge -q --no-edit agent/stale > "$scratch/merge.out" 2>&1; code=$?
+set -e
+show < "$scratch/merge.out" | sed 's/^/  /'
+echo "  -> git merge exited $code; main is still $(git rev-parse --short main)"
+git reset -q --merge
+echo "git merge agent/honest (VERIFIED, torn down, branch kept):"
+git merge -q --no-edit agent/honest && echo "  -> merged: main is now $(git rev-parse --short main)"
 
 # --- the agent's side: `closegate close` and a Claude-Code-shaped stop hook (SPEC §17, §18) ---
 # A sixth agent, `helper`, works in a harness whose Stop hook is `closegate agent stop-hook`.
@@ -125,6 +162,7 @@ echo "closegate board:"
 helper=$(agent helper)
 "$closegate" agent install --target claude-code --scope local > /dev/null   # wires the hook in
 echo
+echo "== 5. the agent's side: closegate close behind a stop hook =="
 echo "claude code settings written by 'closegate agent install --target claude-code --scope local':"
 sed 's/^/  /' "$repo/.claude/settings.local.json"; echo
 stop_input() {   # the Stop hook input Claude Code sends: JSON on stdin
@@ -137,14 +175,14 @@ echo "helper stops claiming done, with nothing to show:"
 stop_input '"VERIFIED: all done\n\n@signal done"' | "$closegate" agent stop-hook --target claude-code \
   | if command -v python3 > /dev/null; then
       python3 -c 'import json,sys; d=json.load(sys.stdin); print("  decision:", d["decision"]); print("\n".join("  " + l for l in d["reason"].splitlines()))'
-    else sed 's/^/  /'; fi
+    else sed 's/^/  /'; fi | show
 echo 'helper() { echo helping; }' > "$helper/src/helper.sh"
 git -C "$helper" add -A && git -C "$helper" commit -q -m "add helper"
 "$closegate" close "$helper" --abstract "adds the helper, proven by the unit check" \
-  --done "the unit check passes, proven by closegate check" --artifact src/helper.sh | sed 's/^/  /'
+  --done "the unit check passes, proven by closegate check" --artifact src/helper.sh | show | sed 's/^/  /'
 echo
 echo "the document 'closegate close' wrote:"
-sed "s|$scratch|\$scratch|; s/^/  /" "$helper/_EXEC_STATUS.md"
+show < "$helper/_EXEC_STATUS.md" | sed 's/^/  /'
 set +e
 "$closegate" check "$helper" > "$scratch/helper.out"; code=$?
 set -e

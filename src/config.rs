@@ -18,11 +18,16 @@ pub const DEFAULT_TIMEOUT_S: u64 = 600;
 /// The status document's default name.
 pub const DEFAULT_STATUS_FILE: &str = "_EXEC_STATUS.md";
 
-const TOP_KEYS: &str =
+/// Every top-level key, as error messages list them (the README's configuration reference
+/// names each; a test keeps the two in step).
+pub const TOP_KEYS: &str =
     "base, status_file, agent_branches, protected, checks, require_contract, sandbox, jobs";
 /// The most checks `jobs` may run at once.
 pub const MAX_JOBS: u64 = 64;
-const CHECK_KEYS: &str = "name, run, timeout_s, writable, network, keep";
+/// Every key of a `[[checks]]` table (kept in step with the README like [`TOP_KEYS`]).
+pub const CHECK_KEYS: &str = "name, run, timeout_s, writable, network, keep";
+/// The values of `[protected.policy]`: which changes on a surface need review.
+const POLICY_VALUES: &str = "\"all\", \"modify\"";
 
 /// The default protected surfaces of SPEC §4.5, in order.
 const DEFAULT_SURFACES: [(&str, &[&str]); 4] = [
@@ -148,11 +153,49 @@ impl SandboxMode {
     }
 }
 
+/// Files whose mere addition changes how the tests already there run (pytest's `conftest.py`
+/// and package `__init__.py`, Jest's automatic `__mocks__`, test-runner set-up and config
+/// files): under `[protected.policy] <surface> = "modify"` adding one still needs review.
+const RUNNER_WIRING: [&str; 9] = [
+    "**/conftest.py",
+    "**/__init__.py",
+    "**/__mocks__/**",
+    "**/pytest.ini",
+    "**/setupTests.*",
+    "**/jest.setup.*",
+    "**/jest.config.*",
+    "**/vitest.config.*",
+    "**/.mocharc*",
+];
+
+/// `[protected.policy] <surface> = "all" | "modify"`: which changes on a surface need review.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum SurfacePolicy {
+    /// Every change needs review: additions, modifications, deletions, renames, type changes.
+    #[default]
+    All,
+    /// Additions of new paths are allowed; every change to what is already there (modified,
+    /// deleted, renamed — both sides —, type-changed) still needs review.
+    Modify,
+}
+
+impl SurfacePolicy {
+    /// The configuration word.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SurfacePolicy::All => "all",
+            SurfacePolicy::Modify => "modify",
+        }
+    }
+}
+
 /// A named protected surface: the globs whose paths grade the work (SPEC §4.5).
 #[derive(Debug, Clone)]
 pub struct Surface {
     pub name: String,
     pub globs: Vec<String>,
+    /// Which changes on this surface need review (`[protected.policy]`, default all).
+    pub policy: SurfacePolicy,
     set: Globs,
 }
 
@@ -163,7 +206,12 @@ impl Surface {
         let set = Globs::paths(&globs)
             .map_err(anyhow::Error::msg)
             .with_context(|| format!("surface `{name}`"))?;
-        Ok(Surface { name, globs, set })
+        Ok(Surface {
+            name,
+            globs,
+            policy: SurfacePolicy::All,
+            set,
+        })
     }
 
     /// Whether a repo-relative path (with `/` separators) lies on this surface.
@@ -190,6 +238,8 @@ pub struct Config {
     /// Paths on surface `ci` whatever `[protected]` says: [`ALWAYS_CI`] and the repository paths
     /// the checks' `run` strings name ([`Config::protect_always`]).
     always_ci: Globs,
+    /// [`RUNNER_WIRING`]: additions that still need review under policy `modify`.
+    wiring: Globs,
     folds_case: bool,
 }
 
@@ -207,6 +257,8 @@ impl Default for Config {
             require_contract: false,
             jobs: 1,
             always_ci: Globs::paths(&ALWAYS_CI.map(String::from))
+                .expect("built-in globs are valid"),
+            wiring: Globs::paths(&RUNNER_WIRING.map(String::from))
                 .expect("built-in globs are valid"),
             folds_case: false,
         }
@@ -238,6 +290,21 @@ impl Config {
         names
     }
 
+    /// Whether adding the new path `path` needs review: it lies on a surface whose policy is
+    /// `all`, is always on `ci` (the configuration, `.gitattributes`, the paths the checks run),
+    /// or is a file that changes how the tests already there run ([`RUNNER_WIRING`]). A path on
+    /// no surface needs none.
+    pub fn addition_needs_review(&self, path: &str) -> bool {
+        let on: Vec<&Surface> = self.surfaces.iter().filter(|s| s.is_match(path)).collect();
+        if self.always_ci.is_match(path) {
+            return true;
+        }
+        if on.is_empty() {
+            return false;
+        }
+        on.iter().any(|s| s.policy == SurfacePolicy::All) || self.wiring.is_match(path)
+    }
+
     /// Put repository paths (files, or folders: everything under them) on surface `ci` whatever
     /// `[protected]` says: the paths the checks' `run` strings name (SPEC §4.5).
     pub fn protect_always(&mut self, paths: &[String]) {
@@ -260,6 +327,7 @@ impl Config {
     pub fn fold_case(&mut self) {
         self.folds_case = true;
         self.always_ci.fold_case();
+        self.wiring.fold_case();
         for surface in &mut self.surfaces {
             surface.set.fold_case();
         }
@@ -312,7 +380,13 @@ impl Config {
             .enumerate()
             .map(|(i, s)| (s.name.clone(), i))
             .collect();
+        let mut policy = None;
         for (name, globs) in table {
+            // `[protected.policy]` is a table; a surface named `policy` is an array of globs.
+            if name == "policy" && globs.is_table() {
+                policy = Some(globs);
+                continue;
+            }
             if name.trim().is_empty() {
                 bail!("`protected` has a surface with an empty name");
             }
@@ -324,6 +398,7 @@ impl Config {
             let surface = Surface {
                 name: name.clone(),
                 globs,
+                policy: SurfacePolicy::All,
                 set,
             };
             match index.get(name) {
@@ -333,6 +408,37 @@ impl Config {
                     self.surfaces.push(surface);
                 }
             }
+        }
+        match policy {
+            Some(policy) => self.set_policies(policy, &index),
+            None => Ok(()),
+        }
+    }
+
+    /// `[protected.policy]`: `<surface> = "all" | "modify"`, each naming a known surface.
+    fn set_policies(
+        &mut self,
+        value: &Value,
+        index: &std::collections::HashMap<String, usize>,
+    ) -> Result<()> {
+        let table = value.as_table().expect("checked by the caller");
+        for (name, word) in table {
+            let key = format!("protected.policy.{name}");
+            let Some(&i) = index.get(name) else {
+                bail!("unknown key `{key}`: no protected surface `{name}`");
+            };
+            let word = word
+                .as_str()
+                .ok_or_else(|| wrong_type(&key, "a string", word))?;
+            self.surfaces[i].policy = match word {
+                "all" => SurfacePolicy::All,
+                // A new workflow, hook or contract changes what grades every branch.
+                "modify" if name == "ci" => bail!(
+                    "`{key}`: surface `ci` grades every branch; every change to it needs review"
+                ),
+                "modify" => SurfacePolicy::Modify,
+                other => bail!("`{key}` must be one of {POLICY_VALUES}, found `{other}`"),
+            };
         }
         Ok(())
     }

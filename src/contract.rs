@@ -21,7 +21,9 @@ use crate::toml_read::{strings, syntax_error, wrong_type};
 /// Where contracts live on the base tip, one file per slug.
 pub const DIR: &str = ".closegate/contracts";
 
-const KEYS: &str = "goal, branch, scope, prohibited, required_artifacts, required_checks, \
+/// Every key a contract may hold, as error messages list them (the README's reference names
+/// each; a test keeps the two in step).
+pub const KEYS: &str = "goal, branch, scope, prohibited, required_artifacts, required_checks, \
                     approval, max_changed_files, max_commits";
 
 /// The contract file of `slug` inside the base tip's tree.

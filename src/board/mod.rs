@@ -5,6 +5,7 @@
 //! the record holds for that HEAD (or, with `--check`, a fresh one from `fresh`).
 
 pub mod fresh;
+pub mod tree;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -95,8 +96,14 @@ pub struct Row {
     pub verdict: Option<Verdict>,
     pub stage: Stage,
     pub main: bool,
+    /// The working-tree column (`board --tree`); omitted without it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tree: Option<tree::TreeState>,
     #[serde(skip)]
     pub doc: DocState,
+    /// The worktree's HEAD commit, when it has one.
+    #[serde(skip)]
+    pub head: Option<Oid>,
     /// The worktree's directory, when it is on this machine.
     #[serde(skip)]
     pub dir: Option<PathBuf>,
@@ -203,7 +210,9 @@ fn row(
         verdict,
         stage: stage(doc, verdict),
         main: wt.main,
+        tree: None,
         doc,
+        head,
         dir: wt.exists.then(|| wt.path.clone()),
         unreadable,
     }

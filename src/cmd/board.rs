@@ -23,10 +23,15 @@ pub struct Args {
     /// Print `{"schema": 1, "worktrees": [...]}` instead of aligned columns
     #[arg(long)]
     pub json: bool,
+    /// Add the working-tree column: clean / dirty / untracked (the close gate's scan, all
+    /// worktrees in parallel) and commits ahead/behind the base
+    #[arg(long)]
+    pub tree: bool,
 }
 
-/// Exit 0 when the board was printed; 2 when the repository could not be read or a `--check`
-/// gate reached no verdict (its row then shows no verdict and the reason goes to stderr).
+/// Exit 0 when the board was printed; 2 when the repository could not be read, a `--check`
+/// gate reached no verdict (its row then shows no verdict and the reason goes to stderr) or a
+/// `--tree` scan failed (its row then shows `unreadable`).
 pub fn run(args: Args, color: bool) -> Result<i32> {
     let cwd = std::env::current_dir().context("cannot read the current directory")?;
     let repo = Repo::discover(&cwd)?;
@@ -43,6 +48,24 @@ pub fn run(args: Args, color: bool) -> Result<i32> {
         eprintln!("closegate: board: {}", render::escape(why));
     }
     let mut code = 0;
+    if args.tree {
+        let base = trusted.base.as_ref().map(|(_, id)| *id);
+        let targets: Vec<_> = rows
+            .iter()
+            .map(|r| board::tree::Target {
+                dir: r.dir.clone(),
+                head: r.head,
+            })
+            .collect();
+        let states = board::tree::states(&repo, &targets, base, status_file);
+        for (row, (state, why)) in rows.iter_mut().zip(states) {
+            if let Some(why) = why {
+                eprintln!("closegate: board: {}", render::escape(&why));
+                code = 2;
+            }
+            row.tree = Some(state);
+        }
+    }
     if args.check {
         let targets: Vec<usize> = (0..rows.len())
             .filter(|&i| rows[i].dir.is_some() && rows[i].doc != board::DocState::Absent)

@@ -1,11 +1,15 @@
 //! Gate `protected` (SPEC §4.5): edits to what grades the work go to a human.
 //!
 //! Every changed path from the merge base to the commit (both sides of a rename) is matched
-//! against the protected surfaces of the trusted configuration.
+//! against the protected surfaces of the trusted configuration. A surface whose
+//! `[protected.policy]` is `modify` lets additions of new paths through (reported as a warning):
+//! every change to a path already there — modified, deleted, renamed, type-changed — still
+//! needs review, and so does an added file that rewires how the existing tests run
+//! ([`Config::addition_needs_review`]).
 
 use crate::config::Config;
-use crate::finding::Finding;
-use crate::repo::Change;
+use crate::finding::{Finding, Severity};
+use crate::repo::{Change, ChangeKind};
 use crate::report::ProtectedChange;
 
 /// One `protected-surface` finding per changed path on a surface.
@@ -19,11 +23,17 @@ pub fn run(config: &Config, changes: &[Change]) -> (Vec<ProtectedChange>, Vec<Fi
                 continue;
             };
             let kind = change.kind.as_str();
-            let msg = format!(
+            let on = format!(
                 "{kind} `{path}` on protected surface `{}`",
                 surfaces.join("`, `")
             );
-            findings.push(Finding::new("protected-surface", msg).at_path(path));
+            if change.kind == ChangeKind::Added && !config.addition_needs_review(path) {
+                let msg = format!("{on} (policy `modify`: an addition needs no review)");
+                let finding = Finding::new("protected-surface", msg).at_path(path);
+                findings.push(finding.with_severity(Severity::Warning));
+                continue;
+            }
+            findings.push(Finding::new("protected-surface", on).at_path(path));
             hits.push(ProtectedChange {
                 path: path.to_string(),
                 surface: first.clone(),

@@ -520,7 +520,7 @@ fn shell_word(text: &str) -> String {
 /// "not merged", so the hook then needs a passing record (fails closed).
 fn holds_changes(repo: &Repo, base: Oid, tip: Oid) -> bool {
     repo.merged_into(base, tip)
-        .is_ok_and(|merged| merged == crate::repo::merged::Merged::SameChanges)
+        .is_ok_and(|merged| merged.is_merged())
 }
 
 #[cfg(test)]

@@ -31,16 +31,21 @@ pub fn json(rows: &[Row], out: &mut dyn Write) -> std::io::Result<()> {
     write_json(&board, out)
 }
 
-/// A header, then one line per worktree in aligned columns; the main worktree is marked.
+/// A header, then one line per worktree in aligned columns; the main worktree is marked. The
+/// `TREE` column (before `WORKTREE`) is there when the rows carry it (`board --tree`).
 pub fn human(rows: &[Row], color: bool, out: &mut dyn Write) -> std::io::Result<()> {
-    let cells: Vec<[String; 6]> = rows.iter().map(cells).collect();
-    let mut widths = HEADER.map(measure_text_width);
+    let with_tree = rows.iter().any(|r| r.tree.is_some());
+    let mut header: Vec<String> = HEADER.map(str::to_string).to_vec();
+    if with_tree {
+        header.insert(TREE_AT, "TREE".to_string());
+    }
+    let cells: Vec<Vec<String>> = rows.iter().map(|r| cells(r, with_tree)).collect();
+    let mut widths: Vec<usize> = header.iter().map(|h| measure_text_width(h)).collect();
     for row in &cells {
         for (width, cell) in widths.iter_mut().zip(row) {
             *width = (*width).max(measure_text_width(cell));
         }
     }
-    let header = HEADER.map(str::to_string);
     writeln!(out, "{}", line(&header, &widths, None, false))?;
     for (row, cell) in rows.iter().zip(&cells) {
         writeln!(out, "{}", line(cell, &widths, Some(row.stage), color))?;
@@ -48,25 +53,33 @@ pub fn human(rows: &[Row], color: bool, out: &mut dyn Write) -> std::io::Result<
     Ok(())
 }
 
+/// Where the `TREE` column goes: just before `WORKTREE`.
+const TREE_AT: usize = 5;
+
 /// The text of each column, escaped.
-fn cells(row: &Row) -> [String; 6] {
+fn cells(row: &Row, with_tree: bool) -> Vec<String> {
     let text = |v: Option<&str>| v.map_or_else(|| NONE.to_string(), escape);
     let mut path = escape(&row.path);
     if row.main {
         path.push_str("  (main)");
     }
-    [
+    let mut cells = vec![
         row.stage.as_str().to_string(),
         text(row.verdict.map(|v| v.as_str())),
         text(row.state.map(|s| s.as_str())),
         text(row.slug.as_deref()),
         text(row.branch.as_deref()),
         path,
-    ]
+    ];
+    if with_tree {
+        let tree = row.tree.as_ref().map(|t| t.cell());
+        cells.insert(TREE_AT, text(tree.as_deref()));
+    }
+    cells
 }
 
 /// One line: each column padded to its width, the last one not padded; the stage painted.
-fn line(cells: &[String; 6], widths: &[usize; 6], stage: Option<Stage>, color: bool) -> String {
+fn line(cells: &[String], widths: &[usize], stage: Option<Stage>, color: bool) -> String {
     let mut parts = Vec::with_capacity(cells.len());
     for (i, (cell, width)) in cells.iter().zip(widths).enumerate() {
         let pad = " ".repeat(width.saturating_sub(measure_text_width(cell)));

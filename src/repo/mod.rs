@@ -177,6 +177,12 @@ impl Repo {
                 .unwrap_or(false)
     }
 
+    /// How many commits `tip` has that `base` lacks, and `base` has that `tip` lacks (git's
+    /// ahead/behind); `None` when the history cannot be walked.
+    pub fn ahead_behind(&self, tip: Oid, base: Oid) -> Option<(usize, usize)> {
+        self.git.graph_ahead_behind(tip, base).ok()
+    }
+
     /// The best common ancestor of two commits.
     pub fn merge_base(&self, one: Oid, two: Oid) -> Option<Oid> {
         self.git.merge_base(one, two).ok()

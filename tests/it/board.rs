@@ -322,3 +322,121 @@ fn human_board_has_aligned_columns_and_marks_main() {
     assert_eq!(column(lines[3], tmp), path_col);
     assert!(!text.contains('\x1b'));
 }
+
+/// `board --tree`: clean / dirty / untracked from the close gate's scan, ahead/behind the base,
+/// in both formats; plain `board` has no `tree` field at all.
+#[test]
+fn tree_column_shows_the_working_tree_and_ahead_behind() {
+    let b = Board::new();
+    let (clean, _) = b.returned("clean", "close-ok", &[("src/clean.rs", Some("c\n"))]);
+    let (dirty, _) = b.agent("dirty", &[("src/dirty.rs", Some("d\n"))]);
+    std::fs::write(dirty.join("src/dirty.rs"), "changed\n").unwrap();
+    std::fs::write(dirty.join("notes.txt"), "n\n").unwrap();
+    let (untracked, _) = b.agent("untracked", &[("src/u.rs", Some("u\n"))]);
+    std::fs::create_dir_all(untracked.join("new/deeper")).unwrap();
+    std::fs::write(untracked.join("new/deeper/a.txt"), "a\n").unwrap();
+    std::fs::write(untracked.join("new/b.txt"), "b\n").unwrap();
+    // Two more commits on the branch, and the base one ahead of where `clean` forked.
+    b.fx.commit("agent/clean", &[("src/c2.rs", Some("2\n"))], "two");
+    b.fx.checkout(&clean);
+    b.returned("gone", "close-ok", &[("src/g.rs", Some("g\n"))]);
+    b.fx.commit("main", &[("docs/later.md", Some("l\n"))], "base moves on");
+    b.fx.checkout(&b.fx.root());
+    std::fs::remove_dir_all(b.fx.tmp.path().join("wt/gone")).unwrap();
+
+    let plain = b.json(&[]);
+    for row in plain["worktrees"].as_array().unwrap() {
+        assert!(
+            row.get("tree").is_none(),
+            "plain board scans nothing: {row}"
+        );
+    }
+    let board = b.json(&["--tree"]);
+    let tree = |slug: &str| row(&board, slug)["tree"].clone();
+    assert_eq!(
+        tree("clean"),
+        serde_json::json!({"status": "clean", "dirty": 0, "untracked": 0, "ahead": 2, "behind": 1}),
+        "the status document is exempt, as in the close gate"
+    );
+    let rows = board["worktrees"].as_array().unwrap();
+    let by_branch = |branch: &str| {
+        rows.iter()
+            .find(|r| r["branch"] == branch)
+            .unwrap_or_else(|| panic!("{branch}: {board}"))["tree"]
+            .clone()
+    };
+    let d = by_branch("agent/dirty");
+    assert_eq!(
+        (
+            d["status"].as_str(),
+            d["dirty"].as_u64(),
+            d["untracked"].as_u64()
+        ),
+        (Some("dirty"), Some(1), Some(1))
+    );
+    let u = by_branch("agent/untracked");
+    assert_eq!(
+        (
+            u["status"].as_str(),
+            u["dirty"].as_u64(),
+            u["untracked"].as_u64()
+        ),
+        (Some("untracked"), Some(0), Some(2)),
+        "files inside untracked folders count one by one"
+    );
+    assert_eq!(by_branch("agent/gone")["status"], "absent");
+    let main = row(&board, "main")["tree"].clone();
+    assert_eq!(
+        (
+            main["status"].as_str(),
+            main["ahead"].as_u64(),
+            main["behind"].as_u64()
+        ),
+        (Some("clean"), Some(0), Some(0))
+    );
+    // The scan agrees with `git status` on each worktree.
+    for (wt, status) in [
+        (&dirty, "dirty"),
+        (&untracked, "untracked"),
+        (&clean, "clean"),
+    ] {
+        let porcelain = crate::fixture::git(wt, &["status", "--porcelain", "-uall"]);
+        let lines: Vec<&str> = porcelain
+            .lines()
+            .filter(|l| !l.ends_with("_EXEC_STATUS.md"))
+            .collect();
+        let git_says = if lines.iter().any(|l| !l.starts_with("??")) {
+            "dirty"
+        } else if lines.is_empty() {
+            "clean"
+        } else {
+            "untracked"
+        };
+        assert_eq!(git_says, status, "{porcelain}");
+    }
+
+    let (code, human) = b.board(&["--tree"]);
+    assert_eq!(code, 0, "{human}");
+    let header = human.lines().next().unwrap();
+    let words: Vec<&str> = header.split_whitespace().collect();
+    assert_eq!(words[words.len() - 2..], ["TREE", "WORKTREE"], "{header}");
+    let line = |needle: &str| {
+        human
+            .lines()
+            .find(|l| l.contains(needle))
+            .unwrap_or_else(|| panic!("{needle}: {human}"))
+    };
+    assert!(line("agent/clean").contains("clean +2 -1"), "{human}");
+    assert!(
+        line("agent/dirty").contains("dirty+untracked +1 -1"),
+        "{human}"
+    );
+    assert!(
+        line("agent/untracked").contains("untracked +1 -1"),
+        "{human}"
+    );
+    assert!(line("agent/gone").contains("absent"), "{human}");
+    let (_, plain) = b.board(&[]);
+    let header: Vec<&str> = plain.lines().next().unwrap().split_whitespace().collect();
+    assert!(!header.contains(&"TREE"), "{plain}");
+}

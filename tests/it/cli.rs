@@ -585,6 +585,27 @@ fn sarif_locations_are_repository_relative_with_version_control_provenance() {
     assert!(physical.get("region").is_none(), "{physical}");
 }
 
+#[test]
+fn sarif_from_the_binary_validates_against_the_2_1_0_schema() {
+    let missing = missing_artifact();
+    let pending = crate::approve::pending();
+    for log in [sarif(&missing.wt), sarif(&pending.wt)] {
+        let errors = crate::render::sarif_schema_errors(&log);
+        assert!(errors.is_empty(), "{errors:#?}\n{log}");
+    }
+    // `lint` locates findings in an absolute file outside any repository.
+    let doc = missing.fx.tmp.path().join("loose doc.md");
+    std::fs::write(&doc, "no h1 here\n").unwrap();
+    let (code, out, err) = parts(&closegate(
+        missing.fx.tmp.path(),
+        &["lint", doc.to_str().unwrap(), "--format", "sarif"],
+    ));
+    assert_eq!(code, 1, "{out}{err}");
+    let log: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let errors = crate::render::sarif_schema_errors(&log);
+    assert!(errors.is_empty(), "{errors:#?}\n{log}");
+}
+
 const TWO_CHECKS: &str =
     "[[checks]]\nname = \"test\"\nrun = \"true\"\n\n[[checks]]\nname = \"lint\"\nrun = \"true\"\n";
 

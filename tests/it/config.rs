@@ -466,3 +466,41 @@ fn bad_sandbox_keys_name_key_and_reason() {
         &["`checks[0].network`", "true or false"],
     );
 }
+
+#[test]
+fn protected_policy_names_surfaces_and_a_surface_may_still_be_called_policy() {
+    use closegate::config::SurfacePolicy;
+    let text = "[protected]\npolicy = [\"policy/**\"]\nmigrations = [\"db/**\"]\n\n\
+                [protected.policy]\ntests = \"modify\"\nmigrations = \"modify\"\n";
+    // TOML allows `[protected.policy]` only when `protected.policy` is not an array; each
+    // spelling is tried on its own.
+    assert!(Config::parse(text, ORIGIN).is_err());
+    let c = Config::parse("[protected]\npolicy = [\"policy/**\"]\n", ORIGIN).unwrap();
+    assert_eq!(surfaces(&c, "policy/x"), ["policy"]);
+    let c = Config::parse(
+        "[protected]\nmigrations = [\"db/**\"]\n[protected.policy]\ntests = \"modify\"\nmigrations = \"modify\"\n",
+        ORIGIN,
+    )
+    .unwrap();
+    let policy = |name: &str| c.surfaces.iter().find(|s| s.name == name).unwrap().policy;
+    assert_eq!(policy("tests"), SurfacePolicy::Modify);
+    assert_eq!(policy("migrations"), SurfacePolicy::Modify);
+    assert_eq!(policy("evals"), SurfacePolicy::All);
+    assert!(!c.addition_needs_review("tests/new_test.rs"));
+    assert!(c.addition_needs_review("evals/new.json"));
+    assert!(c.addition_needs_review("tests/conftest.py"));
+    assert!(c.addition_needs_review(".closegate.toml"));
+    assert!(!c.addition_needs_review("src/lib.rs"), "on no surface");
+    assert_err(
+        "[protected.policy]\ntests = \"sometimes\"\n",
+        &[
+            "`protected.policy.tests`",
+            "\"all\", \"modify\"",
+            "sometimes",
+        ],
+    );
+    assert_err(
+        "[protected.policy]\nnope = \"modify\"\n",
+        &["`protected.policy.nope`"],
+    );
+}

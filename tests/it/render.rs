@@ -352,3 +352,66 @@ fn a_finding_with_neither_line_nor_path_points_at_no_file() {
     assert!(results[0]["locations"].is_array());
     assert!(results[1].get("locations").is_none(), "{sarif}");
 }
+
+/// The official SARIF 2.1.0 schema (OASIS, `sarif-2.1/schema/sarif-schema-2.1.0.json`), kept as
+/// a fixture so the test runs offline.
+const SARIF_SCHEMA: &str = include_str!("../../testdata/schemas/sarif-schema-2.1.0.json");
+
+/// Every way `log` breaks the SARIF 2.1.0 schema (formats such as `uri` and `date-time`
+/// checked too), as `instance path: error` lines; empty when it is valid.
+pub fn sarif_schema_errors(log: &serde_json::Value) -> Vec<String> {
+    let schema: serde_json::Value = serde_json::from_str(SARIF_SCHEMA).unwrap();
+    let validator = jsonschema::options()
+        .with_draft(jsonschema::Draft::Draft4)
+        .should_validate_formats(true)
+        .build(&schema)
+        .expect("the SARIF schema compiles");
+    validator
+        .iter_errors(log)
+        .map(|e| format!("{}: {e}", e.instance_path()))
+        .collect()
+}
+
+#[test]
+fn sarif_schema_fixture_is_the_official_2_1_0_schema() {
+    let schema: serde_json::Value = serde_json::from_str(SARIF_SCHEMA).unwrap();
+    assert_eq!(
+        schema["id"],
+        "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
+    );
+    // The validator is not vacuous: a log without `runs`, or with a bad level, is refused.
+    let bad = serde_json::json!({"version": "2.1.0"});
+    assert!(!sarif_schema_errors(&bad).is_empty());
+    let bad = serde_json::json!({"version": "2.1.0", "runs": [{"tool": {"driver": {"name": "x"}},
+        "results": [{"message": {"text": "m"}, "level": "fatal"}]}]});
+    assert!(!sarif_schema_errors(&bad).is_empty());
+    let bad = serde_json::json!({"version": "2.1.0", "runs": [{"tool": {"driver": {"name": "x"}},
+        "versionControlProvenance": [{"repositoryUri": "not a uri"}]}]});
+    assert!(!sarif_schema_errors(&bad).is_empty(), "formats are checked");
+}
+
+#[test]
+fn sarif_validates_against_the_2_1_0_schema() {
+    let mut reports = vec![sample()];
+    // A lint report: an absolute file, line locations only, no commit.
+    let mut lint = Report {
+        source: Some("/tmp/some where/_EXEC_STATUS.md".into()),
+        ..Report::default()
+    };
+    lint.add_gate(
+        Gate::Doc,
+        [Finding::new("doc-h1-missing", "no h1").at_line(1)],
+    );
+    lint.finish();
+    reports.push(lint);
+    // An empty, verified report: no results, no rules.
+    let mut empty = Report::default();
+    empty.finish();
+    reports.push(empty);
+    for report in &reports {
+        let text = rendered(report, Format::Sarif, false);
+        let log: serde_json::Value = serde_json::from_str(&text).unwrap();
+        let errors = sarif_schema_errors(&log);
+        assert!(errors.is_empty(), "{errors:#?}\n{text}");
+    }
+}

@@ -440,6 +440,127 @@ fn squash_merged_branch_is_deleted() {
     assert_eq!(last["deleted"]["branch_tip"], s.tip.to_string());
 }
 
+/// `git merge --squash agent/x` on `main` (in the main worktree), committed, then a later base
+/// commit that changes the same file, so the branch's change no longer applies cleanly.
+fn squash_then_change(s: &Scene) {
+    let root = s.fx.root();
+    git(&root, &["merge", "-q", "--squash", "agent/x"]);
+    git(&root, &["commit", "-q", "-m", "squash: add x"]);
+    std::fs::write(root.join("src/lib.rs"), "pub fn x() { later() }\n").unwrap();
+    git(&root, &["commit", "-q", "-am", "base changes x later"]);
+}
+
+#[test]
+fn squash_merge_the_base_changed_later_is_merged_by_patch_id() {
+    let s = Scene::new();
+    squash_then_change(&s);
+    let repo = closegate::repo::Repo::discover(&s.fx.root()).unwrap();
+    let main = repo.branch_tip("main").unwrap();
+    assert_eq!(
+        repo.merged_into(main, s.tip).unwrap(),
+        closegate::repo::merged::Merged::SamePatch
+    );
+    let (exit, out, err) = s.teardown(&["--delete-branch"]);
+    assert_eq!(exit, 0, "{out}{err}");
+    assert!(
+        s.fx.repo.find_reference("refs/heads/agent/x").is_err(),
+        "{out}"
+    );
+}
+
+#[test]
+fn a_branch_with_work_beyond_its_squash_merge_is_still_refused() {
+    let s = Scene::new();
+    squash_then_change(&s);
+    // The agent went on after the squash merge: that commit is in no base commit.
+    let tip = s.fx.commit(
+        "agent/x",
+        &[("src/more.rs", Some("pub fn more() {}\n"))],
+        "add more",
+    );
+    s.fx.checkout(&s.wt);
+    write_status(&s.wt, "x", "close-ok", tip, "add more");
+    let repo = closegate::repo::Repo::discover(&s.fx.root()).unwrap();
+    let main = repo.branch_tip("main").unwrap();
+    assert_eq!(
+        repo.merged_into(main, tip).unwrap(),
+        closegate::repo::merged::Merged::No
+    );
+    let out = assert_refused(&s, &["--delete-branch"], "teardown-unmerged");
+    assert!(out.contains("agent/x"), "{out}");
+    assert_eq!(s.fx.repo.refname_to_id("refs/heads/agent/x").unwrap(), tip);
+}
+
+#[test]
+fn rebase_merge_the_base_changed_later_is_merged_by_patch_id() {
+    let s = Scene::new();
+    let second = s.fx.commit(
+        "agent/x",
+        &[("src/lib.rs", Some("pub fn x() {}\npub fn y() {}\n"))],
+        "add y",
+    );
+    let root = s.fx.root();
+    // The two commits picked one by one onto the base, then the base edits the file again.
+    git(
+        &root,
+        &["cherry-pick", &s.tip.to_string(), &second.to_string()],
+    );
+    std::fs::write(
+        root.join("src/lib.rs"),
+        "pub fn x() { later() }\npub fn y() {}\n",
+    )
+    .unwrap();
+    git(&root, &["commit", "-q", "-am", "base changes x later"]);
+    let repo = closegate::repo::Repo::discover(&root).unwrap();
+    let main = repo.branch_tip("main").unwrap();
+    assert_eq!(
+        repo.merged_into(main, second).unwrap(),
+        closegate::repo::merged::Merged::SamePatch
+    );
+    // Only the first commit picked: the second is truly unmerged.
+    let s = Scene::new();
+    let second = s.fx.commit(
+        "agent/x",
+        &[("src/lib.rs", Some("pub fn x() {}\npub fn y() {}\n"))],
+        "add y",
+    );
+    let root = s.fx.root();
+    git(&root, &["cherry-pick", &s.tip.to_string()]);
+    std::fs::write(root.join("src/lib.rs"), "pub fn x() { later() }\n").unwrap();
+    git(&root, &["commit", "-q", "-am", "base changes x later"]);
+    let repo = closegate::repo::Repo::discover(&root).unwrap();
+    let main = repo.branch_tip("main").unwrap();
+    assert_eq!(
+        repo.merged_into(main, second).unwrap(),
+        closegate::repo::merged::Merged::No
+    );
+}
+
+#[test]
+fn patch_ids_are_those_of_git_patch_id_stable() {
+    let s = Scene::new();
+    let edit = s.fx.commit(
+        "agent/x",
+        &[
+            ("src/lib.rs", Some("pub fn x() {\n    1\n}\n")),
+            ("docs/a.md", Some("a\n")),
+        ],
+        "edit",
+    );
+    let repo = closegate::repo::Repo::discover(&s.fx.root()).unwrap();
+    for commit in [s.tip, edit] {
+        let show = crate::fixture::git_output(
+            &s.fx.root(),
+            &["show", "--no-renames", "--format=", &commit.to_string()],
+        );
+        let out = crate::fixture::git_stdin(&s.fx.root(), &["patch-id", "--stable"], &show.stdout);
+        let text = String::from_utf8(out.stdout).unwrap();
+        let theirs = text.split_whitespace().next().expect(&text);
+        let ours = repo.patch_id(commit).unwrap().unwrap();
+        assert_eq!(ours.to_string(), theirs, "{commit}");
+    }
+}
+
 #[test]
 fn branch_reachable_from_the_base_is_deleted() {
     let s = Scene::new();
