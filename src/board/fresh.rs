@@ -19,8 +19,9 @@ use crate::{gates, ledger};
 /// How many gates run at once (each may run a test suite).
 pub const JOBS: usize = 2;
 
-/// Run the gate on each worktree in `dirs`; one result per entry, in order.
-pub fn verdicts(dirs: &[PathBuf], record: bool) -> Vec<Result<Verdict>> {
+/// Run the gate on each worktree in `dirs`; one result per entry, in order. `rerun` runs every
+/// check even when a recorded result has the same key (`--rerun`).
+pub fn verdicts(dirs: &[PathBuf], record: bool, rerun: bool) -> Vec<Result<Verdict>> {
     let next = AtomicUsize::new(0);
     let results: Mutex<Vec<Option<Result<Verdict>>>> =
         Mutex::new(dirs.iter().map(|_| None).collect());
@@ -30,7 +31,7 @@ pub fn verdicts(dirs: &[PathBuf], record: bool) -> Vec<Result<Verdict>> {
                 loop {
                     let i = next.fetch_add(1, Ordering::Relaxed);
                     let Some(dir) = dirs.get(i) else { break };
-                    let result = gate(dir, record);
+                    let result = gate(dir, record, rerun);
                     if let Ok(mut all) = results.lock() {
                         all[i] = Some(result);
                     }
@@ -44,10 +45,14 @@ pub fn verdicts(dirs: &[PathBuf], record: bool) -> Vec<Result<Verdict>> {
         .collect()
 }
 
-/// The whole gate on one worktree, with the defaults of `closegate check`.
-fn gate(dir: &Path, record: bool) -> Result<Verdict> {
+/// The whole gate on one worktree, with the defaults of `closegate check` (and its `--rerun`).
+fn gate(dir: &Path, record: bool, rerun: bool) -> Result<Verdict> {
     let run = || -> Result<Verdict> {
-        let inputs = inputs::resolve(Some(dir), &GateArgs::default())?;
+        let args = GateArgs {
+            rerun,
+            ..GateArgs::default()
+        };
+        let inputs = inputs::resolve(Some(dir), &args)?;
         let outcome = gates::evaluate(&inputs)?;
         if record {
             ledger::record_check(&inputs, &outcome)?;

@@ -20,6 +20,10 @@ pub struct Args {
     /// With --check: do not append the fresh verdicts to the audit log
     #[arg(long, requires = "check")]
     pub no_record: bool,
+    /// With --check: run every check again even when a recorded result has the same key
+    /// (SPEC §19), as `check --rerun` does
+    #[arg(long, requires = "check")]
+    pub rerun: bool,
     /// Print `{"schema": 1, "worktrees": [...]}` instead of aligned columns
     #[arg(long)]
     pub json: bool,
@@ -74,7 +78,10 @@ pub fn run(args: Args, color: bool) -> Result<i32> {
             .iter()
             .filter_map(|&i| rows[i].dir.clone())
             .collect();
-        for (&i, result) in targets.iter().zip(fresh::verdicts(&dirs, !args.no_record)) {
+        for (&i, result) in targets
+            .iter()
+            .zip(fresh::verdicts(&dirs, !args.no_record, args.rerun))
+        {
             match result {
                 Ok(verdict) => rows[i].set_verdict(Some(verdict)),
                 Err(err) => {

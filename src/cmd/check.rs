@@ -34,5 +34,9 @@ pub fn run(args: Args, color: bool) -> Result<i32> {
     }
     let mut stdout = crate::term::report(args.format);
     render::render(&outcome.report, args.format, color, &mut stdout)?;
-    Ok(outcome.report.verdict.exit_code())
+    let code = outcome.report.verdict.exit_code();
+    // The process ends next: the repository handle, its caches and the report are left to the
+    // exit instead of being freed one by one (0.08M instructions of a check, scripts/bench.sh).
+    std::mem::forget((inputs, outcome));
+    Ok(code)
 }

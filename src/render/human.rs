@@ -192,7 +192,8 @@ fn write_protected(report: &Report, out: &mut dyn Write) -> std::io::Result<()> 
     Ok(())
 }
 
-/// Name, outcome and duration of each check; a failed check's kept output lines, indented.
+/// Name, outcome and duration of each check (and the record a reused result came from); a
+/// failed check's kept output lines, indented.
 fn write_checks(checks: &[CheckRun], paint: Paint, out: &mut dyn Write) -> std::io::Result<()> {
     if checks.is_empty() {
         return Ok(());
@@ -216,9 +217,14 @@ fn write_checks(checks: &[CheckRun], paint: Paint, out: &mut dyn Write) -> std::
             paint.severity(Severity::Refusal, &outcome)
         };
         let name = escape(&check.name);
+        // A reused result says so, with the record it came from (SPEC §19).
+        let reused = match &check.reused {
+            Some(ts) => format!("  (reused from {})", escape(ts)),
+            None => String::new(),
+        };
         writeln!(
             out,
-            "  {name:<width$}  {outcome}  {}",
+            "  {name:<width$}  {outcome}  {}{reused}",
             duration(check.duration_ms)
         )?;
         if !passed {

@@ -42,7 +42,19 @@ pub struct HiddenChange {
 /// file is not a change: nothing is lost with it (sparse checkouts leave such files out).
 /// Content is hashed raw, without clean filters: a filter that rewrites the bytes makes a file
 /// look changed, so the teardown refuses rather than guesses.
-pub fn hidden_changes(worktree: &Path, commit: Oid) -> Result<Vec<HiddenChange>> {
+///
+/// `git_dir` is the worktree's administrative directory: its index is read there first with the
+/// scan's reader (checksum verified), and when no entry carries either flag — the usual case —
+/// there is nothing to compare, so the repository is not opened again and libgit2 does not read
+/// the index a second time (most of this probe's cost on a large worktree).
+pub fn hidden_changes(worktree: &Path, git_dir: &Path, commit: Oid) -> Result<Vec<HiddenChange>> {
+    if let Some(index) = super::index_file::read(git_dir)?
+        && !index.entries.iter().any(|e| {
+            (e.skip_worktree || e.assume_valid) && e.mode != 0o160000 && !e.is_sparse_dir()
+        })
+    {
+        return Ok(Vec::new());
+    }
     let repo = Repository::open(worktree)
         .with_context(|| format!("cannot open the worktree {}", worktree.display()))?;
     let index = super::scan::libgit2_index(&repo).context("cannot read the worktree's index")?;
@@ -110,10 +122,7 @@ pub struct Nested {
 /// the index) whose `.git` is a file counts only when it has changes, untracked files or a HEAD
 /// other than the recorded commit; its history lives in the common dir and survives.
 pub fn nested_repos(worktree: &Path) -> Result<Vec<Nested>> {
-    let repo = Repository::open(worktree)
-        .with_context(|| format!("cannot open the worktree {}", worktree.display()))?;
-    let index = super::scan::libgit2_index(&repo).context("cannot read the worktree's index")?;
-    let mut found = Vec::new();
+    let mut candidates = Vec::new();
     let mut walk = walkdir::WalkDir::new(worktree)
         .follow_links(false)
         .into_iter();
@@ -127,30 +136,66 @@ pub fn nested_repos(worktree: &Path) -> Result<Vec<Nested>> {
             continue;
         }
         let dot_git = entry.path().join(".git");
-        let Ok(meta) = dot_git.symlink_metadata() else {
-            if is_bare_repo(entry.path()) {
-                walk.skip_current_dir();
-                let path = relative(worktree, entry.path());
-                let reason = "a bare repository with its own history".to_string();
-                found.push(Nested { path, reason });
-            }
-            continue;
+        let git = match dot_git.symlink_metadata() {
+            Ok(meta) => Some(meta.is_dir()),
+            Err(_) if is_bare_repo(entry.path()) => None,
+            Err(_) => continue,
         };
         walk.skip_current_dir();
-        let rel = relative(worktree, entry.path());
-        let gitlink = index
-            .get_path(Path::new(&rel), 0)
-            .filter(|e| e.mode == 0o160000);
+        let path = entry.path().strip_prefix(worktree).unwrap_or(entry.path());
+        candidates.push(Candidate {
+            path: path.to_path_buf(),
+            git,
+        });
+    }
+    judge_nested(worktree, candidates)
+}
+
+/// A folder that holds a repository, found by a walk of the worktree.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Candidate {
+    /// Worktree-relative path (its bytes: a name that is not UTF-8 must find its entry).
+    pub path: PathBuf,
+    /// It holds a `.git` entry (`Some(true)`: a folder); `None`: it is a bare repository by
+    /// what it holds (`HEAD`, `objects/`, `refs/`).
+    pub git: Option<bool>,
+}
+
+/// Judge the repositories a walk found (none inside another): which would lose something.
+pub fn judge_nested(worktree: &Path, candidates: Vec<Candidate>) -> Result<Vec<Nested>> {
+    // The repository and its index are read only when a `.git` is found (rarely): a gitlink
+    // entry decides what kind of nested repository it is.
+    let mut index: Option<git2::Index> = None;
+    let mut found = Vec::new();
+    for Candidate { path: rel, git } in candidates {
+        let path = rel.to_string_lossy().into_owned();
+        let Some(git_is_dir) = git else {
+            let reason = "a bare repository with its own history".to_string();
+            found.push(Nested { path, reason });
+            continue;
+        };
+        let index = match &mut index {
+            Some(index) => index,
+            None => index.insert(worktree_index(worktree)?),
+        };
+        let gitlink = index.get_path(&rel, 0).filter(|e| e.mode == 0o160000);
         let reason = match gitlink {
-            Some(link) if !meta.is_dir() => submodule_changes(entry.path(), link.id)?,
+            Some(link) if !git_is_dir => submodule_changes(&worktree.join(&rel), link.id)?,
             Some(_) => Some("a submodule whose history lives inside the worktree".to_string()),
             None => Some("a repository with its own history".to_string()),
         };
         if let Some(reason) = reason {
-            found.push(Nested { path: rel, reason });
+            found.push(Nested { path, reason });
         }
     }
     Ok(found)
+}
+
+/// The index of the worktree at `worktree`, as libgit2's type.
+fn worktree_index(worktree: &Path) -> Result<git2::Index> {
+    let repo = Repository::open(worktree)
+        .with_context(|| format!("cannot open the worktree {}", worktree.display()))?;
+    super::scan::libgit2_index(&repo).context("cannot read the worktree's index")
 }
 
 /// A directory that is a repository by what it holds (`HEAD`, `objects/`, `refs/`), whatever
@@ -185,13 +230,6 @@ fn submodule_changes(path: &Path, recorded: Oid) -> Result<Option<String>> {
         .filter(|s| !s.status().is_empty() && !s.status().contains(git2::Status::IGNORED))
         .count();
     Ok((changed > 0).then(|| format!("a submodule with {changed} changed or untracked file(s)")))
-}
-
-fn relative(root: &Path, path: &Path) -> String {
-    path.strip_prefix(root)
-        .unwrap_or(path)
-        .to_string_lossy()
-        .into_owned()
 }
 
 /// The outcome of a compare-and-delete of a branch.
@@ -247,7 +285,8 @@ pub fn status_of_dir(dir: &Path, exempt: &str, tolerate_removed: bool) -> Result
     repo.set_workdir(dir, false)
         .with_context(|| format!("cannot use {} as the worktree", dir.display()))?;
     let mut status = super::worktree::status_in(&repo, dir, exempt)?;
-    if tolerate_removed {
+    // Only a dirty path needs the index and HEAD to tell a removal that stopped midway.
+    if tolerate_removed && !status.dirty.is_empty() {
         let index =
             super::scan::libgit2_index(&repo).context("cannot read the worktree's index")?;
         let head = repo.head().ok().and_then(|h| h.peel_to_tree().ok());

@@ -11,7 +11,7 @@ use serde_json::json;
 
 use super::handles::{Removal, Seen};
 use super::{
-    Admission, Branch, Done, Plan, Request, claimed, failpoint, finish_left, handles,
+    Admission, Branch, Done, Plan, Request, background, claimed, failpoint, finish_left, handles,
     keep_branch_step, remove, safety,
 };
 use crate::finding::{Finding, Gate};
@@ -94,6 +94,28 @@ pub(super) fn run(
         return put_back(&common, report, probe.findings, plan, &aside, done);
     }
     let removal = probe.removal();
+    let deleting_branch = matches!(plan.branch, Branch::Delete { .. });
+    if probe.seen.len() >= background::FROM && !deleting_branch {
+        let work = || {
+            let left = remove::finish(&aside, Some(&plan.admin), &removal);
+            // What is left is recorded (`incomplete`), for `closegate teardown` to finish.
+            let _ = finish_left(&common, &report, left, &plan.worktree, Done::default());
+        };
+        if let Ok(pid) = background::spawn(work) {
+            let what = format!(
+                "worktree {} (ignored files with it) from {}, then its administrative data {}, \
+                 in the background (process {pid}); anything that changes meanwhile is left and \
+                 recorded, and `closegate teardown {}` finishes an interrupted removal",
+                plan.worktree.display(),
+                aside.display(),
+                plan.admin.display(),
+                plan.worktree.display()
+            );
+            done.step("removing", what);
+            keep_branch_step(&mut done, &plan.branch, false);
+            return Ok(done);
+        }
+    }
     let left = remove::finish(&aside, Some(&plan.admin), &removal);
     let what = format!(
         "worktree {} (ignored files with it)",
@@ -150,7 +172,7 @@ pub(super) fn probe_aside(
 ) -> Result<Probe> {
     let seen = Seen::walk(ctx.dir)
         .with_context(|| format!("cannot read the directory {}", ctx.dir.display()))?;
-    let findings = safety::run(ctx)?;
+    let findings = safety::run_seen(ctx, Some(&seen))?;
     let mut keep = HashMap::new();
     let doc = ctx.status_file;
     let outcome = match archive {

@@ -269,6 +269,49 @@ impl Seen {
         self.entries.len()
     }
 
+    /// The folders the walk saw that hold a repository, as the nested-repository probe judges
+    /// them (`repo::safety::nested_repos` finds the same by walking): a `.git` entry of any kind
+    /// (`Some(is a folder)`), or `HEAD` (a file), `objects/` and `refs/` (folders) like a bare
+    /// repository (`None`). None lies inside another or inside the root's own `.git` folder.
+    /// The last probe uses this instead of walking the directory a second time, so it judges
+    /// exactly the entries the removal may delete.
+    pub fn repositories(&self) -> Vec<(Vec<u8>, Option<bool>)> {
+        let is = |path: Vec<u8>, dir: bool| {
+            self.entries.get(&path).is_some_and(|m| {
+                m.is_dir() == dir && (dir || m.mode & libc::S_IFMT == libc::S_IFREG)
+            })
+        };
+        let mut dirs: Vec<&Vec<u8>> = self
+            .entries
+            .iter()
+            .filter(|(path, meta)| meta.is_dir() && path.as_slice() != b".git")
+            .map(|(path, _)| path)
+            .collect();
+        dirs.sort();
+        let mut found: Vec<(Vec<u8>, Option<bool>)> = Vec::new();
+        let mut holders: std::collections::HashSet<&[u8]> = std::collections::HashSet::new();
+        holders.insert(b".git");
+        for dir in dirs {
+            let inside = dir
+                .iter()
+                .enumerate()
+                .any(|(i, b)| *b == b'/' && holders.contains(&dir[..i]));
+            if inside {
+                continue;
+            }
+            let git = self.entries.get(&join(dir, b".git")).map(Meta::is_dir);
+            let bare = git.is_none()
+                && is(join(dir, b"HEAD"), false)
+                && is(join(dir, b"objects"), true)
+                && is(join(dir, b"refs"), true);
+            if git.is_some() || bare {
+                holders.insert(dir);
+                found.push((dir.clone(), git));
+            }
+        }
+        found
+    }
+
     pub fn is_empty(&self) -> bool {
         self.entries.is_empty()
     }

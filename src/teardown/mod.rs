@@ -4,6 +4,7 @@
 //! `safety` holds every reason to refuse, `remove` the destructive steps. This module decides
 //! and returns what happened as data; `cmd::teardown` prints it.
 
+mod background;
 mod execute;
 mod failpoint;
 pub mod handles;

@@ -2,11 +2,13 @@
 //!
 //! Everything is checked before anything is removed, and every reason is reported together.
 
+use std::os::unix::ffi::OsStringExt;
 use std::path::Path;
 
 use anyhow::Result;
 use git2::Oid;
 
+use super::handles::Seen;
 use crate::finding::Finding;
 use crate::repo::{Repo, WorktreeInfo, merged::Merged, safety};
 
@@ -36,6 +38,12 @@ pub struct Ctx<'a> {
 /// Run every check; the main worktree is refused alone (its contents are not ours to judge).
 /// Every probe reads the directory now: nothing is taken from a scan made before the checks ran.
 pub fn run(ctx: &Ctx) -> Result<Vec<Finding>> {
+    run_seen(ctx, None)
+}
+
+/// [`run`], the nested repositories judged from `seen` (the last probe's walk of `ctx.dir`)
+/// instead of a second walk of the directory.
+pub fn run_seen(ctx: &Ctx, seen: Option<&Seen>) -> Result<Vec<Finding>> {
     let info = ctx.info;
     if info.main {
         let msg = format!(
@@ -60,7 +68,7 @@ pub fn run(ctx: &Ctx) -> Result<Vec<Finding>> {
     if let Some(head) = head {
         findings.extend(hidden(ctx, head)?);
     }
-    findings.extend(nested(ctx)?);
+    findings.extend(nested(ctx, seen)?);
     findings.extend(moved(ctx, head));
     let unmerged = if ctx.delete_branch && !ctx.abandoned {
         unmerged(ctx)?
@@ -132,7 +140,7 @@ fn status(ctx: &Ctx) -> Result<Vec<Finding>> {
 }
 
 fn hidden(ctx: &Ctx, head: Oid) -> Result<Vec<Finding>> {
-    let found = safety::hidden_changes(ctx.dir, head)?;
+    let found = safety::hidden_changes(ctx.dir, &ctx.info.admin_dir, head)?;
     Ok(found
         .into_iter()
         .map(|h| {
@@ -146,8 +154,21 @@ fn hidden(ctx: &Ctx, head: Oid) -> Result<Vec<Finding>> {
         .collect())
 }
 
-fn nested(ctx: &Ctx) -> Result<Vec<Finding>> {
-    let found = safety::nested_repos(ctx.dir)?;
+fn nested(ctx: &Ctx, seen: Option<&Seen>) -> Result<Vec<Finding>> {
+    let found = match seen {
+        Some(seen) => {
+            let candidates = seen
+                .repositories()
+                .into_iter()
+                .map(|(path, git)| safety::Candidate {
+                    path: std::ffi::OsString::from_vec(path).into(),
+                    git,
+                })
+                .collect();
+            safety::judge_nested(ctx.dir, candidates)?
+        }
+        None => safety::nested_repos(ctx.dir)?,
+    };
     Ok(found
         .into_iter()
         .map(|n| {

@@ -312,3 +312,53 @@ fn an_unconfined_result_does_not_stand_for_a_sandboxed_run() {
     assert_eq!(third["sandbox"], "bwrap");
     assert_eq!(third["checks"][0]["reused"], c.check_records()[1]["ts"]);
 }
+
+#[test]
+fn the_human_report_says_when_a_result_was_reused() {
+    let c = Counted::new("true");
+    let (code, out, err) = c.run(&c.s.wt, &["check"]);
+    assert_eq!(code, 0, "{out}{err}");
+    let line = out.lines().find(|l| l.trim_start().starts_with("count"));
+    let line = line.unwrap_or_else(|| panic!("no line for the check: {out}"));
+    assert!(!line.contains("reused"), "a fresh run is not reused: {out}");
+
+    let (code, out, err) = c.run(&c.s.wt, &["check"]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert_eq!(c.runs(), 1, "the check ran again");
+    let ts = c.check_records()[0]["ts"].as_str().unwrap().to_string();
+    let line = out.lines().find(|l| l.trim_start().starts_with("count"));
+    let line = line.unwrap_or_else(|| panic!("no line for the check: {out}"));
+    assert!(
+        line.contains(&format!("reused from {ts}")),
+        "the check's line names the record its result came from: {out}"
+    );
+}
+
+#[test]
+fn board_check_reuses_and_board_check_rerun_forces_a_fresh_run() {
+    let c = Counted::new("true");
+    let (code, _) = c.check(&[]);
+    assert_eq!(code, 0);
+    assert_eq!(c.runs(), 1);
+    let root = c.s.fx.root();
+    let (code, out, err) = c.run(&root, &["board", "--check", "--json"]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert_eq!(c.runs(), 1, "board --check reuses the recorded result");
+    let (code, out, err) = c.run(&root, &["board", "--check", "--rerun", "--json"]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert_eq!(c.runs(), 2, "board --check --rerun runs the check again");
+    let board: Value = serde_json::from_str(&out).unwrap();
+    let rows = board["worktrees"].as_array().unwrap();
+    assert!(
+        rows.iter()
+            .any(|r| r["verdict"] == "VERIFIED" && r["stage"] == "COMPLETED"),
+        "{board}"
+    );
+    // The fresh result is recorded: the next check reuses it.
+    let (_, next) = c.check(&[]);
+    assert_eq!(c.runs(), 2);
+    assert_eq!(next["checks"][0]["reused"], c.check_records()[1]["ts"]);
+    // --rerun means nothing without --check.
+    let (code, _, err) = c.run(&root, &["board", "--rerun"]);
+    assert_eq!(code, 2, "{err}");
+}

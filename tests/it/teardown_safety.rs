@@ -253,6 +253,36 @@ fn file_written_between_the_probes_puts_the_worktree_back() {
     assert_eq!(last["removed"], false);
 }
 
+#[test]
+fn repository_written_between_the_probes_puts_the_worktree_back() {
+    // The probe on the aside judges nested repositories from the walk the removal is limited
+    // to: one cloned into an ignored folder (bare, by what it holds) and one with a `.git`
+    // folder, both after the first probe, are seen there.
+    let s = scene_with_build_output();
+    let wt = s.wt.canonicalize().unwrap();
+    let paused = Paused::start(&s, "rename aside");
+    let bare = wt.join("target/deep/plain");
+    std::fs::create_dir_all(bare.parent().unwrap()).unwrap();
+    git(
+        &s.fx.root(),
+        &["clone", "-q", "--bare", ".", bare.to_str().unwrap()],
+    );
+    let own = wt.join("target/own");
+    std::fs::create_dir_all(&own).unwrap();
+    git(&own, &["init", "-q"]);
+    let (exit, out, err) = paused.resume();
+    assert_eq!(exit, 1, "{out}{err}");
+    assert!(out.contains("teardown-nested-repo"), "{out}");
+    assert!(
+        out.contains("target/deep/plain") && out.contains("target/own"),
+        "{out}"
+    );
+    assert!(out.contains("moved back"), "{out}");
+    assert!(bare.join("objects").is_dir() && own.join(".git/HEAD").is_file());
+    let last = s.audit().pop().unwrap();
+    assert_eq!(last["removed"], false);
+}
+
 fn head_of(dir: &Path) -> Oid {
     Oid::from_str(git(dir, &["rev-parse", "HEAD"]).trim()).unwrap()
 }
@@ -640,4 +670,130 @@ fn work_written_into_an_interrupted_aside_is_kept_by_the_rerun() {
     let (exit, out, err) = parts(&run_env(elsewhere.path(), &args, &[]));
     assert_eq!(exit, 0, "{out}{err}");
     assert!(!aside.exists());
+}
+
+/// The scene with build output, plus enough ignored files (hard links, cheap to make) that the
+/// last walk sees more entries than the background removal starts at (README: "Teardown in the
+/// background").
+fn large_scene() -> Scene {
+    let s = scene_with_build_output();
+    let template = s.fx.tmp.path().join("template.o");
+    std::fs::write(&template, "object\n").unwrap();
+    for d in 0..85 {
+        let dir = s.wt.join(format!("target/fill/d{d:02}"));
+        std::fs::create_dir_all(&dir).unwrap();
+        for f in 0..100 {
+            std::fs::hard_link(&template, dir.join(format!("o{f:03}.o"))).unwrap();
+        }
+    }
+    s
+}
+
+/// Wait (at most two minutes) until `done` holds: the background removal has no other signal.
+fn wait_for(what: &str, done: impl Fn() -> bool) {
+    let give_up = std::time::Instant::now() + std::time::Duration::from_secs(120);
+    while !done() {
+        assert!(
+            std::time::Instant::now() < give_up,
+            "gave up waiting for {what}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn large_worktree_is_removed_in_the_background_never_through_a_link() {
+    let s = large_scene();
+    let out_dir = outside(&s.fx, 20);
+    let before = tree(&out_dir);
+    std::os::unix::fs::symlink(&out_dir, s.wt.join("target/to-outside")).unwrap();
+    let wt = s.wt.canonicalize().unwrap();
+    let (exit, out, err) = parts(&run_env(
+        &s.fx.root(),
+        &["teardown", wt.to_str().unwrap()],
+        &[],
+    ));
+    assert_eq!(exit, 0, "{out}{err}");
+    assert!(out.contains("in the background"), "{out}");
+    assert!(
+        !wt.exists(),
+        "the worktree's path is free when the teardown returns"
+    );
+    let aside = recorded_aside(&s.audit());
+    wait_for("the background removal", || {
+        fully_removed(&s.fx, &wt, "x") && !breadcrumb(&aside).exists()
+    });
+    assert_eq!(tree(&out_dir), before, "a link's target was touched");
+    assert!(
+        s.audit().iter().all(|r| r["incomplete"].is_null()),
+        "nothing was left: {:?}",
+        s.audit()
+    );
+}
+
+#[test]
+fn folder_swapped_for_a_link_during_a_background_removal_deletes_nothing_outside() {
+    let s = large_scene();
+    let out_dir = outside(&s.fx, 200);
+    let before = tree(&out_dir);
+    let wt = s.wt.canonicalize().unwrap();
+    let sync = tempfile::tempdir().unwrap();
+    let env = [
+        ("CLOSEGATE_TEST_FAILPOINT", "pause:open target/sub"),
+        (
+            "CLOSEGATE_TEST_FAILPOINT_DIR",
+            sync.path().to_str().unwrap(),
+        ),
+    ];
+    let (exit, out, err) = parts(&run_env(
+        &s.fx.root(),
+        &["teardown", wt.to_str().unwrap()],
+        &env,
+    ));
+    assert_eq!(exit, 0, "{out}{err}");
+    assert!(out.contains("in the background"), "{out}");
+    // The detached removal stops before it opens `target/sub`; the folder is swapped for a link.
+    wait_for("the background removal to pause", || {
+        sync.path().join("paused").exists()
+    });
+    let aside = recorded_aside(&s.audit());
+    swap_for_link(&aside, &out_dir);
+    std::fs::write(sync.path().join("go"), "").unwrap();
+    wait_for("the incomplete record", || {
+        s.audit().last().is_some_and(|r| r["incomplete"] == true)
+    });
+    assert_eq!(tree(&out_dir), before, "files outside were touched");
+    let last = s.audit().pop().unwrap();
+    let left = last["left"].to_string();
+    assert!(left.contains("target/sub"), "the link is named: {last}");
+    let link = aside.join("target/sub");
+    assert!(link.symlink_metadata().unwrap().file_type().is_symlink());
+    assert!(
+        aside.join("target/moved").is_dir(),
+        "a name the last probe never saw is left"
+    );
+    assert!(
+        aside.join(".git").is_file(),
+        "the rerun can still find the repository"
+    );
+}
+
+#[test]
+fn a_killed_background_removal_is_finished_by_a_rerun_from_outside() {
+    let s = large_scene();
+    let wt = s.wt.canonicalize().unwrap();
+    let args = ["teardown", wt.to_str().unwrap()];
+    let env = [("CLOSEGATE_TEST_FAILPOINT", "kill:remove target/top.o")];
+    let (exit, out, err) = parts(&run_env(&s.fx.root(), &args, &env));
+    assert_eq!(exit, 0, "{out}{err}");
+    let aside = recorded_aside(&s.audit());
+    // The detached child kills itself at the failpoint; what it did not reach is left.
+    wait_for("the background removal to die", || {
+        aside.join("target/top.o").exists() && !aside.join("target/sub").exists()
+    });
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    let elsewhere = tempfile::tempdir().unwrap();
+    let (exit, out, err) = parts(&run_env(elsewhere.path(), &args, &[]));
+    assert_eq!(exit, 0, "{out}{err}");
+    wait_for("the rerun's removal", || fully_removed(&s.fx, &wt, "x"));
 }
