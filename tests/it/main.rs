@@ -2,6 +2,7 @@
 
 mod agent;
 mod approve;
+mod attest;
 mod board;
 mod check;
 mod checks;
