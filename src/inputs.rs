@@ -130,6 +130,7 @@ pub fn resolve_in(repo: Repo, root: PathBuf, args: &GateArgs) -> Result<Inputs> 
         provenance: trusted.provenance,
         require_attestation: false,
         trust,
+        pushed: Vec::new(),
     })
 }
 

@@ -58,6 +58,9 @@ pub struct Inputs {
     pub require_attestation: bool,
     /// Where attestations, signed approvals and the allowed signers are read (SPEC §20).
     pub trust: crate::attest::Trust,
+    /// Branch tips a push brings (short name, new value), standing for refs not yet moved in a
+    /// pre-receive hook (SPEC §20); empty elsewhere.
+    pub pushed: Vec<(String, Oid)>,
 }
 
 /// The report plus what later steps (teardown, approve, signal) need.
@@ -118,6 +121,7 @@ pub fn evaluate(inputs: &Inputs) -> Result<Outcome> {
                 repo: &inputs.repo,
                 worktree: &inputs.worktree,
                 status_file: &inputs.config.status_file,
+                pushed: &inputs.pushed,
                 no_worktree: inputs.no_worktree,
             };
             report.branch = Some(close.branch.clone());

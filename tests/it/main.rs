@@ -31,6 +31,7 @@ mod render;
 mod reuse;
 mod sandbox;
 mod scan;
+mod server;
 mod signal;
 mod teardown;
 mod teardown_safety;
