@@ -587,3 +587,58 @@ fn push_merge_until_decided(dir: &Path, name: &str) -> (String, Option<Oid>, boo
     }
     panic!("{name}: no decision after 40 attempts");
 }
+
+/// Run `scripts/ci/closegate-ci.sh` in `dir` with this build's closegate first on PATH.
+fn ci_script(dir: &Path, mode: &str, env: &[(&str, &str)]) -> (i32, String, String) {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/ci/closegate-ci.sh");
+    let bin = Path::new(env!("CARGO_BIN_EXE_closegate")).parent().unwrap();
+    let path = format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let mut cmd = Command::new("sh");
+    cmd.arg(&script).args([mode, "agent/x"]).current_dir(dir);
+    hermetic(&mut cmd, dir);
+    cmd.env("PATH", path).envs(env.iter().copied());
+    parts(&cmd.output().unwrap())
+}
+
+#[test]
+fn the_ci_recipe_checks_attests_and_pushes_the_note_the_server_accepts() {
+    let srv = Server::new(Transport::File);
+    let tmp = srv.s.fx.tmp.path().to_path_buf();
+    git(&tmp, &["clone", "-q", &srv.url, "ci"]);
+    let ci = tmp.join("ci");
+    git(&ci, &["config", "user.name", "CI"]);
+    git(&ci, &["config", "user.email", "ci@example.com"]);
+    // The recipe README used to give: git refuses to fetch into the checked-out branch.
+    let old = git_output(&ci, &["fetch", "origin", "agent/x:agent/x", "main:main"]);
+    assert!(!old.status.success());
+    assert!(String::from_utf8_lossy(&old.stderr).contains("refusing to fetch into branch"));
+    let (code, out, err) = ci_script(&ci, "check", &[]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.starts_with("VERIFIED"), "{out}");
+    let sarif: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(ci.join("closegate.sarif")).unwrap())
+            .unwrap();
+    assert_eq!(sarif["version"], "2.1.0");
+    let key = std::fs::read_to_string(&srv.s.ci.key).unwrap();
+    let keytmp = tmp.join("keytmp");
+    std::fs::create_dir(&keytmp).unwrap();
+    let keytmp_text = keytmp.display().to_string();
+    let env = [
+        ("CLOSEGATE_SIGNING_KEY", key.trim()),
+        ("TMPDIR", &keytmp_text),
+    ];
+    let (code, out, err) = ci_script(&ci, "attest", &env);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(srv.server_ref("refs/notes/closegate").is_some());
+    // The key was written for the signature only.
+    assert_eq!(std::fs::read_dir(&keytmp).unwrap().count(), 0);
+    // The developer merges and pushes main alone: the server reads the note CI pushed.
+    let merge = srv.merge("x");
+    let (ok, stderr) = srv.push(&["main"]);
+    assert!(ok, "{stderr}");
+    assert_eq!(srv.server_ref("refs/heads/main"), Some(merge.to_string()));
+}
