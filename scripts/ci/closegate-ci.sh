@@ -35,6 +35,10 @@ fetch() {
 case $mode in
   check)
     fetch
+    # Authenticated records (SPEC §6): the attest step signs on the strength of this step's
+    # recorded results only when no one else could have written them (without a record key it
+    # runs the checks again). An existing key is kept.
+    closegate -q key init >/dev/null 2>&1 || true
     status=0
     closegate check --no-worktree --rev "$branch" --base "$base" --format sarif >"$sarif" || status=$?
     closegate check --no-worktree --rev "$branch" --base "$base" --no-record || true

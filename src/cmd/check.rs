@@ -46,6 +46,16 @@ pub fn run(args: Args, color: bool) -> Result<i32> {
         true => Some(attest::ssh::signing_key(&inputs.repo, args.key.as_deref())?),
         false => None,
     };
+    if let Some(key) = &key {
+        // The checks run the agent's code: the signing key is covered in their sandbox.
+        crate::sandbox::hide(key);
+        // A recorded result stands for a run only when no one else could have written it: without
+        // a record key, anyone who can write the repository can append one (SPEC §6), so nothing
+        // is signed on the strength of an unauthenticated record.
+        if crate::record::key::load()?.is_none() {
+            inputs.rerun = true;
+        }
+    }
     let outcome = gates::evaluate(&inputs)?;
     if !args.no_record {
         ledger::record_check(&inputs, &outcome)?;
@@ -72,6 +82,14 @@ fn attest_outcome(inputs: &gates::Inputs, outcome: &gates::Outcome, key: &Path) 
             return Ok(());
         }
     };
+    // Checks that ran unconfined could have read the key or forged their own results.
+    if report.sandbox.as_deref() == Some("none") {
+        eprintln!(
+            "closegate: not attested: the checks could not be sandboxed (checks-unsandboxed), so \
+             the code they ran could have read the signing key"
+        );
+        return Ok(());
+    }
     let expect = attest::Expect {
         commit,
         tree: inputs.repo.tree_of(commit),

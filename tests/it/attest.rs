@@ -465,3 +465,43 @@ fn approve_sign_without_a_key_is_an_error_and_records_nothing() {
     let records = closegate::record::read(&s.fx.git_dir()).unwrap().records;
     assert!(!records.iter().any(|r| r["event"] == "approve"));
 }
+
+#[test]
+fn attest_reuses_recorded_results_only_when_they_are_authenticated() {
+    let s = Scene::new();
+    let key = s.ci.key_arg();
+    let reused = |s: &Scene| {
+        let (code, _, stderr) = s.check(&[]);
+        assert_eq!(code, 0, "{stderr}");
+        let (code, report, stderr) = s.check(&["--attest", "--key", &key]);
+        assert_eq!(code, 0, "{report}\n{stderr}");
+        !report["checks"][0]["reused"].is_null()
+    };
+    // Plain records can be written by anyone who can write the repository: the checks run again.
+    assert!(!reused(&s));
+    let (code, _, stderr) = parts(&closegate(&s.root(), &["key", "init"]));
+    assert_eq!(code, 0, "{stderr}");
+    assert!(reused(&s));
+}
+
+#[test]
+fn the_signing_key_is_hidden_from_the_checks_it_signs_for() {
+    let s = Scene::new();
+    // A check that fails if it can read the key (the sandbox covers it with an empty file).
+    let key = s.ci.key_arg();
+    let config = format!("[[checks]]\nname = \"peek\"\nrun = \"test ! -s '{key}'\"\n");
+    s.fx.commit(
+        "main",
+        &[(".closegate.toml", Some(config.as_str()))],
+        "peek",
+    );
+    let (code, report, stderr) = s.check(&["--attest", "--key", &key]);
+    if report["sandbox"] != "bwrap" {
+        eprintln!("skipped: no sandbox here ({})", report["sandbox"]);
+        return;
+    }
+    assert_eq!(code, 0, "{report}\n{stderr}");
+    // Without --attest the key is not this run's secret, and the same check sees it.
+    let (code, report, _) = s.check(&["--rerun"]);
+    assert_eq!(code, 1, "{report}");
+}
