@@ -169,10 +169,17 @@ fn base_updates(
 ) -> Result<()> {
     let setting = &push.setting;
     for u in heads.iter().filter(|u| is_base(setting, u)) {
+        let short = &u.refname["refs/heads/".len()..];
         let Some(new_base) = run::value(&u.new, &u.refname)? else {
+            // Without the base there is no trusted configuration: the next push could create it
+            // anywhere, unjudged. A base is deleted on the server by its administrator only.
+            if let Some(old) = run::value(&u.old, &u.refname)? {
+                let mut d = decision(setting, Action::Config, short, old);
+                d.reason = Some("the base branch cannot be deleted through the server gate".into());
+                decisions.push(d);
+            }
             continue;
         };
-        let short = &u.refname["refs/heads/".len()..];
         if let Some(error) = run::unparsable_config(repo, short, new_base) {
             let mut d = decision(setting, Action::Config, short, new_base);
             d.reason = Some(error);
@@ -257,6 +264,9 @@ fn answer(push: &Push, decisions: &[Decision], reports: &[Option<Report>]) -> Re
         let what = match d.action {
             Action::Delete => format!("deleting agent branch `{branch}` at {short}"),
             Action::Merge => format!("moving `{base}` onto agent branch `{branch}` at {short}"),
+            Action::Config if d.reason.as_deref().is_some_and(|r| r.contains("deleted")) => {
+                format!("deleting `{branch}` at {short}")
+            }
             Action::Config => format!("moving `{branch}` to {short}"),
         };
         if d.accepted {

@@ -642,3 +642,13 @@ fn the_ci_recipe_checks_attests_and_pushes_the_note_the_server_accepts() {
     assert!(ok, "{stderr}");
     assert_eq!(srv.server_ref("refs/heads/main"), Some(merge.to_string()));
 }
+
+#[test]
+fn deleting_the_base_branch_is_refused_so_it_cannot_be_recreated_unjudged() {
+    let srv = Server::new(Transport::File);
+    let before = srv.server_ref("refs/heads/main").unwrap();
+    let (ok, stderr) = srv.push(&[":main"]);
+    assert!(!ok, "{stderr}");
+    assert!(stderr.contains("deleting `main`"), "{stderr}");
+    assert_eq!(srv.server_ref("refs/heads/main"), Some(before));
+}
