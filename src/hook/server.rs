@@ -262,15 +262,15 @@ fn answer(push: &Push, decisions: &[Decision], reports: &[Option<Report>]) -> Re
         let branch = render::escape(&d.branch);
         let short = &d.commit.to_string()[..12];
         let what = match d.action {
-            Action::Delete => format!("deleting agent branch `{branch}` at {short}"),
-            Action::Merge => format!("moving `{base}` onto agent branch `{branch}` at {short}"),
+            Action::Delete => format!("delete agent branch `{branch}` at {short}"),
+            Action::Merge => format!("move `{base}` onto agent branch `{branch}` at {short}"),
             Action::Config if d.reason.as_deref().is_some_and(|r| r.contains("deleted")) => {
-                format!("deleting `{branch}` at {short}")
+                format!("delete `{branch}` at {short}")
             }
-            Action::Config => format!("moving `{branch}` to {short}"),
+            Action::Config => format!("move `{branch}` to {short}"),
         };
         if d.accepted {
-            eprintln!("closegate: accepted {what}");
+            eprintln!("closegate: accepted: {what}");
             continue;
         }
         refused = true;
@@ -279,7 +279,7 @@ fn answer(push: &Push, decisions: &[Decision], reports: &[Option<Report>]) -> Re
             (None, Action::Delete) => "it is not merged and its tip is not VERIFIED".into(),
             (None, _) => "the newest agent commit it brings in is not VERIFIED".into(),
         };
-        eprintln!("closegate: refusing {what}: {why}");
+        eprintln!("closegate: refusing to {what}: {why}");
     }
     if refused {
         eprintln!(

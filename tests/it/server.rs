@@ -184,8 +184,7 @@ fn a_merge_of_an_attested_agent_branch_is_accepted() {
         let (ok, stderr) = srv.push(&["main", "refs/notes/closegate"]);
         assert!(ok, "{t:?}: {stderr}");
         assert!(
-            stderr
-                .contains("remote: closegate: accepted moving `main` onto agent branch `agent/x`"),
+            stderr.contains("remote: closegate: accepted: move `main` onto agent branch `agent/x`"),
             "{stderr}"
         );
         assert_eq!(srv.server_ref("refs/heads/main"), Some(merge.to_string()));
@@ -203,7 +202,7 @@ fn an_unattested_merge_is_refused_with_attestation_missing_and_leaves_nothing() 
         assert!(stderr.contains("remote: UNVERIFIED"), "{stderr}");
         assert!(stderr.contains("attestation-missing"), "{stderr}");
         assert!(
-            stderr.contains("refusing moving `main` onto agent branch `agent/x`"),
+            stderr.contains("refusing to move `main` onto agent branch `agent/x`"),
             "{stderr}"
         );
         srv.assert_refused_cleanly(&before, merge);
@@ -303,7 +302,7 @@ fn agent_branch_pushes_are_accepted_and_deleting_an_unmerged_one_is_refused() {
         let (ok, stderr) = srv.push(&[":agent/y"]);
         assert!(!ok, "{t:?}: {stderr}");
         assert!(
-            stderr.contains("refusing deleting agent branch `agent/y`"),
+            stderr.contains("refusing to delete agent branch `agent/y`"),
             "{stderr}"
         );
         assert_eq!(srv.server_ref("refs/heads/agent/y"), Some(tip.to_string()));
@@ -649,6 +648,6 @@ fn deleting_the_base_branch_is_refused_so_it_cannot_be_recreated_unjudged() {
     let before = srv.server_ref("refs/heads/main").unwrap();
     let (ok, stderr) = srv.push(&[":main"]);
     assert!(!ok, "{stderr}");
-    assert!(stderr.contains("deleting `main`"), "{stderr}");
+    assert!(stderr.contains("refusing to delete `main`"), "{stderr}");
     assert_eq!(srv.server_ref("refs/heads/main"), Some(before));
 }
