@@ -92,11 +92,17 @@ struct Entry {
     kind: String,
     statement: String,
     signature: String,
+    /// Who the signer expected to be in `allowed_signers` (a hint only: `verify` decides).
+    signer: Option<String>,
 }
 
-/// The note line for a signed `statement`.
-pub fn entry_line(kind: &str, statement: &str, signature: &str) -> String {
-    json!({"closegate": kind, "statement": statement, "signature": signature}).to_string()
+/// The note line for a signed `statement`; `signer` is the principal hint, if one was found.
+pub fn entry_line(kind: &str, statement: &str, signature: &str, signer: Option<&str>) -> String {
+    let mut line = json!({"closegate": kind, "statement": statement, "signature": signature});
+    if let Some(signer) = signer {
+        line["signer"] = json!(signer);
+    }
+    line.to_string()
 }
 
 /// The attestation statement of a VERIFIED report (SPEC §20): commit, tree, configuration and
@@ -133,9 +139,11 @@ pub fn approve_statement(expect: &Expect<'_>, approval: &Approval, note: Option<
     .to_string()
 }
 
-/// Sign `statement` in `namespace` with `key` and append it to the note on `commit`.
+/// Sign `statement` in `namespace` with `key` and append it to the note on `commit`, with the
+/// principal the base's `allowed_signers` gives the key as a hint for verifiers.
 pub fn sign_and_store(
     repo: &Repo,
+    (config, trust): (&Config, &Trust),
     key: &std::path::Path,
     kind: &str,
     commit: Oid,
@@ -146,7 +154,14 @@ pub fn sign_and_store(
         _ => APPROVE_NAMESPACE,
     };
     let signature = ssh::sign(key, namespace, statement.as_bytes())?;
-    repo.append_note(NOTES_REF, commit, &entry_line(kind, statement, &signature))
+    let signer = match allowed_signers(repo, config, trust)? {
+        Ok(allowed) => ssh::principals_for(&allowed, &signature)?
+            .into_iter()
+            .next(),
+        Err(_) => None,
+    };
+    let line = entry_line(kind, statement, &signature, signer.as_deref());
+    repo.append_note(NOTES_REF, commit, &line)
 }
 
 /// Every line of the notes on `commit` in the trusted notes commits (each distinct line once):
@@ -181,6 +196,7 @@ fn parse_entry(line: &str) -> Result<Entry, Bad> {
             kind,
             statement,
             signature,
+            signer: field("signer"),
         }),
         (Some(kind), _, _) => Err(Bad {
             why: format!("an unsigned or incomplete `{kind}` entry"),
@@ -241,6 +257,7 @@ pub fn attested(
             ATTEST_NAMESPACE,
             entry.statement.as_bytes(),
             &entry.signature,
+            entry.signer.as_deref(),
         )? {
             Ok(principal) => principal,
             Err(why) => {
@@ -372,6 +389,7 @@ pub fn approvals(
             APPROVE_NAMESPACE,
             entry.statement.as_bytes(),
             &entry.signature,
+            entry.signer.as_deref(),
         )?;
         let principal = match verified {
             Ok(principal) => principal,

@@ -73,12 +73,15 @@ pub fn sign(key: &Path, namespace: &str, message: &[u8]) -> Result<String> {
 
 /// Verify `signature` over `message` in `namespace` against the allowed-signers file `allowed`:
 /// `Ok(principal)` when an allowed signer made it, `Err(reason)` when not. The outer error
-/// means ssh-keygen could not be run at all.
+/// means ssh-keygen could not be run at all. `hint` (the principal the signer expected to be,
+/// stored beside the signature) is tried first and saves the `find-principals` step; it is not
+/// trusted: `verify` checks that this principal's key made the signature.
 pub fn verify(
     allowed: &[u8],
     namespace: &str,
     message: &[u8],
     signature: &str,
+    hint: Option<&str>,
 ) -> Result<std::result::Result<String, String>> {
     let dir = tempfile::Builder::new()
         .prefix("closegate-verify.")
@@ -88,43 +91,88 @@ pub fn verify(
     let sig = dir.path().join("statement.sig");
     std::fs::write(&signers, allowed).context("cannot write the allowed signers")?;
     std::fs::write(&sig, signature).context("cannot write the signature")?;
-    let found = Command::new("ssh-keygen")
-        .args(["-Y", "find-principals", "-s"])
-        .arg(&sig)
-        .arg("-f")
-        .arg(&signers)
-        .stdin(Stdio::null())
-        .output()
-        .context("cannot run ssh-keygen (OpenSSH's; install openssh-client)")?;
-    if !found.status.success() {
+    let plain = |p: &&str| !p.is_empty() && !p.starts_with('-') && !p.contains(char::is_whitespace);
+    if let Some(hint) = hint.filter(plain)
+        && verify_as(&signers, &sig, namespace, message, hint)?
+    {
+        return Ok(Ok(hint.to_string()));
+    }
+    let principals = find_principals(&signers, &sig)?;
+    if principals.is_empty() {
         return Ok(Err(
             "the signing key is not in allowed_signers (or the signature is malformed)".into(),
         ));
     }
-    let principals = String::from_utf8_lossy(&found.stdout).into_owned();
-    for principal in principals.lines().map(str::trim).filter(|p| !p.is_empty()) {
-        let mut child = Command::new("ssh-keygen")
-            .args(["-Y", "verify", "-n", namespace, "-I", principal, "-s"])
-            .arg(&sig)
-            .arg("-f")
-            .arg(&signers)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .context("cannot run ssh-keygen")?;
-        // A verifier that exits early closes the pipe; its exit status decides.
-        let _ = child
-            .stdin
-            .take()
-            .expect("stdin is piped")
-            .write_all(message);
-        if child.wait().context("ssh-keygen -Y verify")?.success() {
-            return Ok(Ok(principal.to_string()));
+    for principal in &principals {
+        if verify_as(&signers, &sig, namespace, message, principal)? {
+            return Ok(Ok(principal.clone()));
         }
     }
     Ok(Err(format!(
         "the signature does not verify in namespace {namespace} for the allowed signer(s) {}",
-        principals.split_whitespace().collect::<Vec<_>>().join(", ")
+        principals.join(", ")
     )))
+}
+
+/// The principals of `allowed` whose key made `signature` (`ssh-keygen -Y find-principals`):
+/// the hint [`verify`] takes, computed once where the signature is made.
+pub fn principals_for(allowed: &[u8], signature: &str) -> Result<Vec<String>> {
+    let dir = tempfile::Builder::new()
+        .prefix("closegate-verify.")
+        .tempdir()
+        .context("cannot create a temporary directory for ssh-keygen")?;
+    let signers = dir.path().join("allowed_signers");
+    let sig = dir.path().join("statement.sig");
+    std::fs::write(&signers, allowed).context("cannot write the allowed signers")?;
+    std::fs::write(&sig, signature).context("cannot write the signature")?;
+    find_principals(&signers, &sig)
+}
+
+fn find_principals(signers: &Path, sig: &Path) -> Result<Vec<String>> {
+    let found = Command::new("ssh-keygen")
+        .args(["-Y", "find-principals", "-s"])
+        .arg(sig)
+        .arg("-f")
+        .arg(signers)
+        .stdin(Stdio::null())
+        .stderr(Stdio::null())
+        .output()
+        .context("cannot run ssh-keygen (OpenSSH's; install openssh-client)")?;
+    if !found.status.success() {
+        return Ok(Vec::new());
+    }
+    let text = String::from_utf8_lossy(&found.stdout);
+    Ok(text
+        .lines()
+        .map(str::trim)
+        .filter(|p| !p.is_empty())
+        .map(str::to_string)
+        .collect())
+}
+
+/// Whether `principal`'s key in `signers` made `sig` over `message` in `namespace`.
+fn verify_as(
+    signers: &Path,
+    sig: &Path,
+    namespace: &str,
+    message: &[u8],
+    principal: &str,
+) -> Result<bool> {
+    let mut child = Command::new("ssh-keygen")
+        .args(["-Y", "verify", "-n", namespace, "-I", principal, "-s"])
+        .arg(sig)
+        .arg("-f")
+        .arg(signers)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .context("cannot run ssh-keygen")?;
+    // A verifier that exits early closes the pipe; its exit status decides.
+    let _ = child
+        .stdin
+        .take()
+        .expect("stdin is piped")
+        .write_all(message);
+    Ok(child.wait().context("ssh-keygen -Y verify")?.success())
 }

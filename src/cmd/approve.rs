@@ -104,7 +104,8 @@ pub fn run(args: Args, color: bool) -> Result<i32> {
             contract: report.contract.as_deref(),
         };
         let statement = attest::approve_statement(&expect, approval, note);
-        attest::sign_and_store(&inputs.repo, key, "approve", commit, &statement)?;
+        let trust = (&inputs.config, &inputs.trust);
+        attest::sign_and_store(&inputs.repo, trust, key, "approve", commit, &statement)?;
     }
     ledger::record_approve(&common, &report, by, note, refusal.as_deref())?;
     writeln!(out)?;

@@ -97,7 +97,8 @@ fn attest_outcome(inputs: &gates::Inputs, outcome: &gates::Outcome, key: &Path) 
         contract: report.contract.as_deref(),
     };
     let statement = attest::attest_statement(&expect, &report.checks, report.verdict.as_str());
-    attest::sign_and_store(&inputs.repo, key, "attest", commit, &statement)?;
+    let trust = (&inputs.config, &inputs.trust);
+    attest::sign_and_store(&inputs.repo, trust, key, "attest", commit, &statement)?;
     eprintln!(
         "closegate: attested {commit} under {} (push it: git push <remote> {})",
         attest::NOTES_REF,
