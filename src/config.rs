@@ -20,14 +20,17 @@ pub const DEFAULT_STATUS_FILE: &str = "_EXEC_STATUS.md";
 
 /// Every top-level key, as error messages list them (the README's configuration reference
 /// names each; a test keeps the two in step).
-pub const TOP_KEYS: &str =
-    "base, status_file, agent_branches, protected, checks, require_contract, sandbox, jobs";
+pub const TOP_KEYS: &str = "base, status_file, agent_branches, protected, checks, require_contract, sandbox, jobs, \
+     allowed_signers, require_signed_approvals, server_checks";
 /// The most checks `jobs` may run at once.
 pub const MAX_JOBS: u64 = 64;
 /// Every key of a `[[checks]]` table (kept in step with the README like [`TOP_KEYS`]).
 pub const CHECK_KEYS: &str = "name, run, timeout_s, writable, network, keep";
 /// The values of `[protected.policy]`: which changes on a surface need review.
 const POLICY_VALUES: &str = "\"all\", \"modify\"";
+
+/// Where the signers of attestations and approvals are listed by default (SPEC §20).
+pub const DEFAULT_ALLOWED_SIGNERS: &str = ".closegate/allowed_signers";
 
 /// The default protected surfaces of SPEC §4.5, in order.
 const DEFAULT_SURFACES: [(&str, &[&str]); 4] = [
@@ -234,6 +237,13 @@ pub struct Config {
     pub require_contract: bool,
     /// How many independent checks run at once (SPEC §19 `jobs`, default 1).
     pub jobs: usize,
+    /// `allowed_signers`: the path, in the base tip's tree, of git's allowed-signers file (SPEC §20).
+    pub allowed_signers: String,
+    /// `require_signed_approvals = true`: only approvals signed by an allowed signer count.
+    pub require_signed_approvals: bool,
+    /// `server_checks = "run"`: the server gate runs the checks instead of requiring an
+    /// attestation (SPEC §20; default `"attest"`).
+    pub server_checks_run: bool,
     agent_set: Globs,
     /// Paths on surface `ci` whatever `[protected]` says: [`ALWAYS_CI`] and the repository paths
     /// the checks' `run` strings name ([`Config::protect_always`]).
@@ -256,6 +266,9 @@ impl Default for Config {
             sandbox: SandboxMode::Auto,
             require_contract: false,
             jobs: 1,
+            allowed_signers: DEFAULT_ALLOWED_SIGNERS.to_string(),
+            require_signed_approvals: false,
+            server_checks_run: false,
             always_ci: Globs::paths(&ALWAYS_CI.map(String::from))
                 .expect("built-in globs are valid"),
             wiring: Globs::paths(&RUNNER_WIRING.map(String::from))
@@ -354,6 +367,15 @@ impl Config {
                         .ok_or_else(|| wrong_type("require_contract", "a boolean", &value))?;
                 }
                 "jobs" => config.jobs = jobs(&value)?,
+                "allowed_signers" => {
+                    config.allowed_signers = repo_path(&value, "allowed_signers")?;
+                }
+                "require_signed_approvals" => {
+                    config.require_signed_approvals = value.as_bool().ok_or_else(|| {
+                        wrong_type("require_signed_approvals", "a boolean", &value)
+                    })?;
+                }
+                "server_checks" => config.server_checks_run = server_checks(&value)?,
                 _ => bail!("unknown key `{key}` (expected one of {TOP_KEYS})"),
             }
         }
@@ -575,18 +597,33 @@ fn timeout(value: &Value, key: &str) -> Result<u64> {
     Ok(n as u64)
 }
 
+/// `server_checks`: `"attest"` (the default: an attestation stands for the checks) or `"run"`.
+fn server_checks(value: &Value) -> Result<bool> {
+    let word = value
+        .as_str()
+        .ok_or_else(|| wrong_type("server_checks", "a string", value))?;
+    match word {
+        "attest" => Ok(false),
+        "run" => Ok(true),
+        other => bail!("`server_checks` must be \"attest\" or \"run\", found `{other}`"),
+    }
+}
+
 /// `status_file`: a non-empty relative path with no `.`/`..` component.
 fn status_file(value: &Value) -> Result<String> {
-    let path = non_empty_string(value, "status_file")?;
+    repo_path(value, "status_file")
+}
+
+/// A non-empty path inside the repository, relative, with no `.`/`..` component.
+fn repo_path(value: &Value, key: &str) -> Result<String> {
+    let path = non_empty_string(value, key)?;
     let bad = path.starts_with('/')
         || path.contains('\\')
         || path
             .split('/')
             .any(|c| c.is_empty() || c == "." || c == "..");
     if bad {
-        bail!(
-            "`status_file` must be a relative path without `.` or `..` components, found `{path}`"
-        );
+        bail!("`{key}` must be a relative path without `.` or `..` components, found `{path}`");
     }
     Ok(path)
 }

@@ -105,6 +105,7 @@ pub fn resolve_in(repo: Repo, root: PathBuf, args: &GateArgs) -> Result<Inputs> 
         ),
         None => None,
     };
+    let trust = crate::attest::Trust::new(&repo, trusted.tip.clone());
     let contract = contract_lookup(args.contract.as_deref(), trusted.tip)?;
     let mut findings = trusted.findings;
     if !args.no_worktree {
@@ -127,6 +128,9 @@ pub fn resolve_in(repo: Repo, root: PathBuf, args: &GateArgs) -> Result<Inputs> 
         config_blob: trusted.config_blob,
         config_origin: trusted.config_origin,
         provenance: trusted.provenance,
+        require_attestation: false,
+        trust,
+        pushed: Vec::new(),
     })
 }
 

@@ -1,6 +1,7 @@
 //! closegate as a library: the gates, the record and the subcommands that drive them.
 
 pub mod agent;
+pub mod attest;
 pub mod board;
 pub mod catalog;
 pub mod cli;

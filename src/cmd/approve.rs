@@ -11,7 +11,7 @@ use crate::inputs::{self, GateArgs};
 use crate::render::{self, Format, escape};
 use crate::repo::CommitLookup;
 use crate::report::{Approval, Report};
-use crate::{gates, ledger, record};
+use crate::{attest, gates, ledger, record};
 
 /// Record a human's approval of a PENDING_REVIEW return, bound to the exact commit
 ///
@@ -32,6 +32,13 @@ pub struct Args {
     /// Why (recorded)
     #[arg(long, value_name = "TEXT")]
     pub note: Option<String>,
+    /// Sign the approval with an SSH key and store it as a note under refs/notes/closegate
+    /// (SPEC §20)
+    #[arg(long)]
+    pub sign: bool,
+    /// The SSH key that signs (default: git's user.signingKey when gpg.format = ssh)
+    #[arg(long, value_name = "FILE", requires = "sign")]
+    pub key: Option<PathBuf>,
     #[command(flatten)]
     pub gate: GateArgs,
 }
@@ -50,6 +57,11 @@ pub fn run(args: Args, color: bool) -> Result<i32> {
         anyhow::bail!("--by needs a name");
     }
     let inputs = inputs::resolve(args.worktree.as_deref(), &args.gate)?;
+    // The key is found before anything is judged or recorded: no key is an error (exit 2).
+    let key = match args.sign {
+        true => Some(attest::ssh::signing_key(&inputs.repo, args.key.as_deref())?),
+        false => None,
+    };
     let outcome = gates::evaluate(&inputs)?;
     let mut report = outcome.report;
     let common = inputs.repo.common_dir();
@@ -82,6 +94,19 @@ pub fn run(args: Args, color: bool) -> Result<i32> {
         write_changes(&inputs.worktree, &report, merge_base, commit, &mut out)?;
     }
     out.flush()?;
+    if let (Some(key), None, Some(commit), Some(approval)) =
+        (&key, &refusal, outcome.commit, &report.approval)
+    {
+        let expect = attest::Expect {
+            commit,
+            tree: None,
+            config: report.config.as_deref(),
+            contract: report.contract.as_deref(),
+        };
+        let statement = attest::approve_statement(&expect, approval, note);
+        let trust = (&inputs.config, &inputs.trust);
+        attest::sign_and_store(&inputs.repo, trust, key, "approve", commit, &statement)?;
+    }
     ledger::record_approve(&common, &report, by, note, refusal.as_deref())?;
     writeln!(out)?;
     match refusal {
@@ -93,6 +118,14 @@ pub fn run(args: Args, color: bool) -> Result<i32> {
             let commit = report.commit.as_deref().unwrap_or_default();
             let at = report.approval.as_ref().map_or("", |a| a.at.as_str());
             writeln!(out, "approved {commit} by {} at {at}", escape(by))?;
+            if key.is_some() {
+                writeln!(
+                    out,
+                    "signed under {} (push it: git push <remote> {})",
+                    attest::NOTES_REF,
+                    attest::NOTES_REF
+                )?;
+            }
             Ok(0)
         }
     }

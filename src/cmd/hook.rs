@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use anyhow::Result;
 
-use crate::hook::install::{self, Installed, Uninstalled};
+use crate::hook::install::{self, Installed, Uninstalled, Which};
 use crate::hook::run;
 use crate::repo::Repo;
 
@@ -37,17 +37,24 @@ pub enum HookCommand {
         /// The repository or worktree to install into (default: the current directory)
         #[arg(long, value_name = "DIR")]
         repo: Option<PathBuf>,
+        /// Install the server gate instead: a pre-receive hook for the bare repository agents
+        /// push to (SPEC §20)
+        #[arg(long)]
+        server: bool,
     },
     /// Remove closegate's hook (and put back the hook --force kept); never a foreign one
     Uninstall {
         /// The repository or worktree to uninstall from (default: the current directory)
         #[arg(long, value_name = "DIR")]
         repo: Option<PathBuf>,
+        /// Remove the server gate's pre-receive hook instead
+        #[arg(long)]
+        server: bool,
     },
-    /// Run as git's hook: `closegate hook run reference-transaction <state>` with the ref updates
-    /// on standard input (what the installed script calls)
+    /// Run as git's hook: `closegate hook run reference-transaction <state>` or `closegate hook
+    /// run pre-receive`, with the ref updates on standard input (what the installed script calls)
     Run {
-        /// The hook git runs (reference-transaction)
+        /// The hook git runs (reference-transaction, pre-receive)
         hook: String,
         /// The transaction state: prepared, committed or aborted
         state: Option<String>,
@@ -59,10 +66,17 @@ pub enum HookCommand {
 
 pub fn run(args: Args) -> Result<i32> {
     match args.command {
-        HookCommand::Install { force, repo } => install(repo, force),
-        HookCommand::Uninstall { repo } => uninstall(repo),
+        HookCommand::Install {
+            force,
+            repo,
+            server,
+        } => install(repo, force, server),
+        HookCommand::Uninstall { repo, server } => uninstall(repo, server),
         HookCommand::Run { hook, state, .. } => {
             let mut stdin = std::io::stdin().lock();
+            if hook == "pre-receive" {
+                return Ok(crate::hook::server::main(&mut stdin));
+            }
             Ok(run::main(&hook, state.as_deref(), &mut stdin))
         }
     }
@@ -79,31 +93,32 @@ fn repo_dir(repo: Option<PathBuf>) -> Result<PathBuf> {
     })
 }
 
-fn install(repo: Option<PathBuf>, force: bool) -> Result<i32> {
+fn install(repo: Option<PathBuf>, force: bool, server: bool) -> Result<i32> {
     let dir = hooks_dir(repo.clone())?;
     let bases = crate::hook::run::guarded_bases(&Repo::discover(&repo_dir(repo)?)?);
     // The script calls this very executable; without one it falls back to PATH.
     let exe = std::env::current_exe().ok();
-    match install::install(&dir, exe.as_deref(), force, &bases)? {
+    let (which, name) = match server {
+        true => (Which::Server, "pre-receive"),
+        false => (Which::Transaction(&bases), "reference-transaction"),
+    };
+    match install::install_which(&dir, exe.as_deref(), force, which)? {
         Installed::Written { hook, backup: None } => {
-            println!(
-                "installed closegate's reference-transaction hook at {}",
-                hook.display()
-            );
+            println!("installed closegate's {name} hook at {}", hook.display());
         }
         Installed::Written {
             hook,
             backup: Some(backup),
         } => {
             println!(
-                "installed closegate's reference-transaction hook at {}; the previous hook was kept as {} and runs first",
+                "installed closegate's {name} hook at {}; the previous hook was kept as {} and runs first",
                 hook.display(),
                 backup.display()
             );
         }
         Installed::Unchanged { hook } => {
             println!(
-                "closegate's reference-transaction hook is already installed at {}",
+                "closegate's {name} hook is already installed at {}",
                 hook.display()
             );
         }
@@ -115,28 +130,26 @@ fn install(repo: Option<PathBuf>, force: bool) -> Result<i32> {
     Ok(0)
 }
 
-fn uninstall(repo: Option<PathBuf>) -> Result<i32> {
+fn uninstall(repo: Option<PathBuf>, server: bool) -> Result<i32> {
     let dir = hooks_dir(repo)?;
-    match install::uninstall(&dir)? {
+    let (which, name) = match server {
+        true => (Which::Server, "pre-receive"),
+        false => (Which::Transaction(&[]), "reference-transaction"),
+    };
+    match install::uninstall_which(&dir, which)? {
         Uninstalled::Removed {
             hook,
             restored: false,
-        } => println!(
-            "removed closegate's reference-transaction hook {}",
-            hook.display()
-        ),
+        } => println!("removed closegate's {name} hook {}", hook.display()),
         Uninstalled::Removed {
             hook,
             restored: true,
         } => println!(
-            "removed closegate's reference-transaction hook and restored the previous hook at {}",
+            "removed closegate's {name} hook and restored the previous hook at {}",
             hook.display()
         ),
         Uninstalled::Absent { hook } => {
-            println!(
-                "no reference-transaction hook at {}; nothing to remove",
-                hook.display()
-            );
+            println!("no {name} hook at {}; nothing to remove", hook.display());
         }
         Uninstalled::Refused { reason } => {
             eprintln!("closegate: refusing to uninstall: {reason}");

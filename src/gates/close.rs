@@ -15,6 +15,9 @@ pub struct Ctx<'a> {
     pub worktree: &'a Path,
     /// The status document's repo-relative path (exempt from dirty/untracked and "not tip").
     pub status_file: &'a str,
+    /// Branch tips being pushed (short name, new value): in a pre-receive hook the pushed value
+    /// stands for a branch whose ref does not exist or has not moved yet (SPEC §20).
+    pub pushed: &'a [(String, Oid)],
     /// `--no-worktree`: the worktree cannot exist here (CI).
     pub no_worktree: bool,
 }
@@ -32,7 +35,10 @@ pub struct Closed {
 pub fn run(ctx: &Ctx, doc: &StatusDoc, close: &CloseLine) -> Closed {
     let mut findings = Vec::new();
     let commit = resolve_commit(ctx.repo, close, &mut findings);
-    let tip = ctx.repo.branch_tip(&close.branch);
+    let pushed = ctx.pushed.iter().find(|(name, _)| *name == close.branch);
+    let tip = pushed
+        .map(|(_, id)| *id)
+        .or_else(|| ctx.repo.branch_tip(&close.branch));
     if tip.is_none() {
         let msg = format!("no branch `refs/heads/{}` in this repository", close.branch);
         findings.push(Finding::new("close-branch-unknown", msg).at_line(close.line));

@@ -54,6 +54,13 @@ pub struct Inputs {
     pub provenance: crate::report::Provenance,
     /// Where the configuration came from (`main:.closegate.toml`); `None` for the defaults.
     pub config_origin: Option<String>,
+    /// `--require-attestation`: a signed attestation stands for the checks (SPEC §20).
+    pub require_attestation: bool,
+    /// Where attestations, signed approvals and the allowed signers are read (SPEC §20).
+    pub trust: crate::attest::Trust,
+    /// Branch tips a push brings (short name, new value), standing for refs not yet moved in a
+    /// pre-receive hook (SPEC §20); empty elsewhere.
+    pub pushed: Vec<(String, Oid)>,
 }
 
 /// The report plus what later steps (teardown, approve, signal) need.
@@ -114,6 +121,7 @@ pub fn evaluate(inputs: &Inputs) -> Result<Outcome> {
                 repo: &inputs.repo,
                 worktree: &inputs.worktree,
                 status_file: &inputs.config.status_file,
+                pushed: &inputs.pushed,
                 no_worktree: inputs.no_worktree,
             };
             report.branch = Some(close.branch.clone());
@@ -300,7 +308,9 @@ fn run_contract(inputs: &Inputs, ctx: &contract::Ctx<'_>, report: &mut Report) -
 
 fn run_checks(inputs: &Inputs, doc: &StatusDoc, commit: Oid, report: &mut Report) -> Result<()> {
     let specs = &inputs.config.checks;
-    let findings = if inputs.no_checks {
+    let findings = if inputs.require_attestation && !inputs.no_checks {
+        attestation(inputs, doc, commit, report)?
+    } else if inputs.no_checks {
         vec![Finding::new(
             "checks-skipped",
             "checks were not run: --no-checks was given",
@@ -341,14 +351,100 @@ fn run_checks(inputs: &Inputs, doc: &StatusDoc, commit: Oid, report: &mut Report
     Ok(())
 }
 
+/// SPEC §20: the checks are not run; a valid attestation by an allowed signer for this commit,
+/// tree, configuration blob and contract blob stands for them.
+fn attestation(
+    inputs: &Inputs,
+    doc: &StatusDoc,
+    commit: Oid,
+    report: &mut Report,
+) -> Result<Vec<Finding>> {
+    let repo = &inputs.repo;
+    // The contract is judged after the checks; its blob is bound into the attestation.
+    let contract = inputs
+        .contract
+        .find(repo, &doc.slug, report.branch.as_deref())
+        .and_then(|found| found.source)
+        .map(|source| source.blob_id());
+    let expect = crate::attest::Expect {
+        commit,
+        tree: repo.tree_of(commit),
+        config: report.config.as_deref(),
+        contract: contract.as_deref(),
+    };
+    let short = &commit.to_string()[..12];
+    let found = crate::attest::attested(repo, &inputs.config, &inputs.trust, &expect)?;
+    Ok(match found {
+        crate::attest::Attested::Valid {
+            principal,
+            mut runs,
+        } => {
+            for run in &mut runs {
+                run.output = vec![format!("attested by {principal}")];
+            }
+            report.checks = runs;
+            Vec::new()
+        }
+        crate::attest::Attested::Missing => vec![Finding::new(
+            "attestation-missing",
+            format!(
+                "no signed check attestation for {short} under {}: the checks were not run here \
+                 (run `closegate check --attest` in CI and push {} with the branch)",
+                crate::attest::NOTES_REF,
+                crate::attest::NOTES_REF
+            ),
+        )],
+        crate::attest::Attested::Invalid(reasons) => vec![Finding::new(
+            "attestation-invalid",
+            format!(
+                "the attestation for {short} under {} does not stand: {}",
+                crate::attest::NOTES_REF,
+                reasons.join("; ")
+            ),
+        )],
+    })
+}
+
 /// With an approval for this exact commit, configuration and contract, review findings become
-/// warnings (SPEC §8).
+/// warnings (SPEC §8). An approval signed by an allowed signer (SPEC §20) counts too; under
+/// `require_signed_approvals` only such an approval counts, and an unsigned one that would have
+/// applied is `approval-unsigned`.
 fn apply_approval(inputs: &Inputs, commit: Oid, report: &mut Report) -> Result<()> {
     let common = inputs.repo.common_dir();
     let contract = report.contract.as_deref();
     let config = report.config.as_deref();
+    let expect = crate::attest::Expect {
+        commit,
+        tree: None,
+        config,
+        contract,
+    };
+    let signed = crate::attest::approvals(&inputs.repo, &inputs.config, &inputs.trust, &expect)?;
     let commit = commit.to_string();
-    let Some(approval) = crate::ledger::approval_for(&common, &commit, contract, config)? else {
+    let recorded = crate::ledger::approval_for(&common, &commit, contract, config)?;
+    let approval = if inputs.config.require_signed_approvals {
+        let needed = report
+            .findings
+            .iter()
+            .any(|f| f.severity == Severity::Review);
+        let unsigned = recorded.is_some() || !signed.invalid.is_empty();
+        if signed.valid.is_none() && unsigned && needed {
+            let why = match signed.invalid.first() {
+                Some(why) => format!(": {why}"),
+                None => String::new(),
+            };
+            let msg = format!(
+                "require_signed_approvals = true and the approval of {} is not signed by an \
+                 allowed signer{why}; have an allowed signer run `closegate approve --sign`",
+                &commit[..12]
+            );
+            report.add_gate(Gate::Protected, [Finding::new("approval-unsigned", msg)]);
+        }
+        signed.valid
+    } else {
+        signed.valid.or(recorded)
+    };
+    let Some(approval) = approval else {
         return Ok(());
     };
     for finding in &mut report.findings {

@@ -10,7 +10,45 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 
-use super::script::{self, BACKUP_NAME, HOOK_NAME};
+use super::script::{self, BACKUP_NAME, HOOK_NAME, SERVER_BACKUP_NAME, SERVER_HOOK_NAME};
+
+/// Which hook: the local reference-transaction hook (with the bases it hands to closegate), or
+/// the server's pre-receive hook (SPEC §20).
+#[derive(Debug, Clone, Copy)]
+pub enum Which<'a> {
+    Transaction(&'a [String]),
+    Server,
+}
+
+impl Which<'_> {
+    fn name(self) -> &'static str {
+        match self {
+            Which::Transaction(_) => HOOK_NAME,
+            Which::Server => SERVER_HOOK_NAME,
+        }
+    }
+
+    fn backup(self) -> &'static str {
+        match self {
+            Which::Transaction(_) => BACKUP_NAME,
+            Which::Server => SERVER_BACKUP_NAME,
+        }
+    }
+
+    fn text(self, exe: Option<&Path>, chained: bool) -> Vec<u8> {
+        match self {
+            Which::Transaction(bases) => script::script(exe, chained, bases),
+            Which::Server => script::server_script(exe, chained),
+        }
+    }
+
+    fn is_ours(self, bytes: &[u8]) -> bool {
+        match self {
+            Which::Transaction(_) => script::is_ours(bytes),
+            Which::Server => script::is_ours_server(bytes),
+        }
+    }
+}
 
 /// What `install` did.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -37,6 +75,16 @@ pub enum Uninstalled {
 /// Install closegate's hook into `dir`, calling `exe` (or `closegate` on PATH when `None`).
 /// `bases` are the branch names the script hands to closegate when they move (see `script`).
 pub fn install(dir: &Path, exe: Option<&Path>, force: bool, bases: &[String]) -> Result<Installed> {
+    install_which(dir, exe, force, Which::Transaction(bases))
+}
+
+/// [`install`] for either hook.
+pub fn install_which(
+    dir: &Path,
+    exe: Option<&Path>,
+    force: bool,
+    which: Which<'_>,
+) -> Result<Installed> {
     if dir.exists() && !dir.is_dir() {
         return Ok(Installed::Refused {
             reason: format!(
@@ -46,12 +94,12 @@ pub fn install(dir: &Path, exe: Option<&Path>, force: bool, bases: &[String]) ->
         });
     }
     fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
-    let hook = dir.join(HOOK_NAME);
-    let backup = dir.join(BACKUP_NAME);
+    let hook = dir.join(which.name());
+    let backup = dir.join(which.backup());
     let existing = read_if_present(&hook)?;
-    let ours = existing.as_deref().is_none_or(script::is_ours);
+    let ours = existing.as_deref().is_none_or(|b| which.is_ours(b));
     if ours {
-        let text = script::script(exe, exists(&backup), bases);
+        let text = which.text(exe, exists(&backup));
         if existing.as_deref() == Some(text.as_slice()) && is_executable(&hook) {
             return Ok(Installed::Unchanged { hook });
         }
@@ -61,8 +109,9 @@ pub fn install(dir: &Path, exe: Option<&Path>, force: bool, bases: &[String]) ->
     if !force {
         return Ok(Installed::Refused {
             reason: format!(
-                "{} is a hook closegate did not write; pass --force to keep it as {BACKUP_NAME} and chain it",
-                hook.display()
+                "{} is a hook closegate did not write; pass --force to keep it as {} and chain it",
+                hook.display(),
+                which.backup()
             ),
         });
     }
@@ -77,7 +126,7 @@ pub fn install(dir: &Path, exe: Option<&Path>, force: bool, bases: &[String]) ->
     }
     fs::rename(&hook, &backup)
         .with_context(|| format!("cannot move {} to {}", hook.display(), backup.display()))?;
-    write_hook(&hook, &script::script(exe, true, bases))?;
+    write_hook(&hook, &which.text(exe, true))?;
     Ok(Installed::Written {
         hook,
         backup: Some(backup),
@@ -86,12 +135,17 @@ pub fn install(dir: &Path, exe: Option<&Path>, force: bool, bases: &[String]) ->
 
 /// Remove closegate's hook from `dir` and put back the hook `--force` kept, if any.
 pub fn uninstall(dir: &Path) -> Result<Uninstalled> {
-    let hook = dir.join(HOOK_NAME);
-    let backup = dir.join(BACKUP_NAME);
+    uninstall_which(dir, Which::Transaction(&[]))
+}
+
+/// [`uninstall`] for either hook.
+pub fn uninstall_which(dir: &Path, which: Which<'_>) -> Result<Uninstalled> {
+    let hook = dir.join(which.name());
+    let backup = dir.join(which.backup());
     let Some(existing) = read_if_present(&hook)? else {
         return Ok(Uninstalled::Absent { hook });
     };
-    if !script::is_ours(&existing) {
+    if !which.is_ours(&existing) {
         return Ok(Uninstalled::Refused {
             reason: format!(
                 "{} is a hook closegate did not write; it was left alone",
@@ -137,8 +191,9 @@ fn is_executable(path: &Path) -> bool {
 /// Write `text` to a temporary file beside `hook`, make it executable, rename it into place.
 fn write_hook(hook: &Path, text: &[u8]) -> Result<()> {
     let dir = hook.parent().unwrap_or(Path::new("."));
+    let name = hook.file_name().unwrap_or_default().to_string_lossy();
     let mut tmp = tempfile::Builder::new()
-        .prefix(".reference-transaction.")
+        .prefix(&format!(".{name}."))
         .tempfile_in(dir)
         .with_context(|| format!("cannot create a temporary file in {}", dir.display()))?;
     tmp.write_all(text)

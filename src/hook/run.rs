@@ -94,7 +94,7 @@ pub fn parse(bytes: &[u8]) -> Result<Vec<Update>> {
 
 /// A ref value from the input: `None` for the all-zero id (absent), an error for anything that is
 /// not an object id (a symbolic value under `refs/heads/` is refused rather than guessed at).
-fn value(raw: &str, refname: &str) -> Result<Option<Oid>> {
+pub(super) fn value(raw: &str, refname: &str) -> Result<Option<Oid>> {
     let id = Oid::from_str(raw)
         .ok()
         .filter(|_| matches!(raw.len(), 40 | 64) && raw.bytes().all(|b| b.is_ascii_hexdigit()))
@@ -109,7 +109,7 @@ fn value(raw: &str, refname: &str) -> Result<Option<Oid>> {
 
 /// What a decision is about.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Action {
+pub(super) enum Action {
     /// Deleting an agent branch.
     Delete,
     /// Moving the base onto agent commits.
@@ -119,7 +119,7 @@ enum Action {
 }
 
 impl Action {
-    fn as_str(self) -> &'static str {
+    pub(super) fn as_str(self) -> &'static str {
         match self {
             Action::Delete => "delete",
             Action::Merge => "merge",
@@ -130,33 +130,33 @@ impl Action {
 
 /// One decision of the hook.
 #[derive(Debug, Clone)]
-struct Decision {
-    action: Action,
+pub(super) struct Decision {
+    pub(super) action: Action,
     /// The agent branch, or for `Config` the base branch.
-    branch: String,
+    pub(super) branch: String,
     /// The commit judged: a deleted branch's tip, the newest agent commit a merge brings in, the
     /// base's new tip.
-    commit: Oid,
-    accepted: bool,
-    base: Option<String>,
+    pub(super) commit: Oid,
+    pub(super) accepted: bool,
+    pub(super) base: Option<String>,
     /// Why it was refused beyond "no passing record" (the unreadable or broken configuration).
-    reason: Option<String>,
+    pub(super) reason: Option<String>,
 }
 
 /// What the hook decides with: the trusted configuration, or the fallback when it cannot be read.
-struct Setting {
-    config: Config,
+pub(super) struct Setting {
+    pub(super) config: Config,
     /// The local branches guarded as the base (the diff base and the branch the configuration
     /// is read from; usually one).
-    bases: Vec<String>,
+    pub(super) bases: Vec<String>,
     /// The base's name for messages and records.
-    base: Option<String>,
+    pub(super) base: Option<String>,
     /// The configuration at the base tip could not be read: the file and the error (SPEC §9).
-    broken: Option<String>,
+    pub(super) broken: Option<String>,
 }
 
 impl Setting {
-    fn read(repo: &Repo) -> Setting {
+    pub(super) fn read(repo: &Repo) -> Setting {
         match inputs::trusted_config(repo, None, None) {
             Ok(trusted) => {
                 let names = [trusted.base.as_ref(), trusted.tip.as_ref()];
@@ -315,7 +315,7 @@ fn decide(updates: &[Update]) -> Result<i32> {
 
 /// Why the configuration or a contract committed at `commit` (the base's new tip) does not
 /// parse, if it does not (SPEC §9: a broken configuration must never reach the base).
-fn unparsable_config(repo: &Repo, branch: &str, commit: Oid) -> Option<String> {
+pub(super) fn unparsable_config(repo: &Repo, branch: &str, commit: Oid) -> Option<String> {
     if let Err(err) = inputs::base_config(repo, branch, commit) {
         return Some(format!("{err:#}"));
     }
@@ -344,7 +344,7 @@ fn unparsable_config(repo: &Repo, branch: &str, commit: Oid) -> Option<String> {
 /// For each agent branch whose commits the base newly contains after `update`, the newest such
 /// commit: the merge base of the new base tip and the agent tip (SPEC §9), when the old base did
 /// not already reach it. Agent tips are taken before and after this transaction.
-fn newly_merged(
+pub(super) fn newly_merged(
     repo: &Repo,
     config: &Config,
     heads: &[&Update],
@@ -396,7 +396,7 @@ fn base_branch(repo: &Repo, name: &str) -> Option<String> {
 }
 
 /// The audit line of one decision: event `hook`, verdict VERIFIED when accepted, FAIL when refused.
-fn audit_line(d: &Decision) -> serde_json::Value {
+pub(super) fn audit_line(d: &Decision) -> serde_json::Value {
     let report = Report {
         commit: Some(d.commit.to_string()),
         branch: Some(d.branch.clone()),
@@ -483,7 +483,7 @@ fn refusal(repo: &Repo, d: &Decision) -> String {
 
 /// The exact `closegate check` and `closegate approve` commands for `branch`: in its worktree
 /// when one is checked out on it, else from the branch itself with `--rev --no-worktree`.
-fn next_commands(repo: &Repo, branch: &str, commit: &str) -> (String, String) {
+pub(super) fn next_commands(repo: &Repo, branch: &str, commit: &str) -> (String, String) {
     let wanted = format!("refs/heads/{branch}");
     let worktree = repo
         .worktrees()
@@ -518,7 +518,7 @@ fn shell_word(text: &str) -> String {
 
 /// Whether `base` already holds `tip`'s changes (a squash or rebase merge); an error reads as
 /// "not merged", so the hook then needs a passing record (fails closed).
-fn holds_changes(repo: &Repo, base: Oid, tip: Oid) -> bool {
+pub(super) fn holds_changes(repo: &Repo, base: Oid, tip: Oid) -> bool {
     repo.merged_into(base, tip)
         .is_ok_and(|merged| merged.is_merged())
 }

@@ -117,6 +117,46 @@ fi
 exec <"$input"
 "#;
 
+/// The server hook's file name (SPEC §20).
+pub const SERVER_HOOK_NAME: &str = "pre-receive";
+/// Where `install --server --force` keeps a pre-receive hook closegate did not write.
+pub const SERVER_BACKUP_NAME: &str = "pre-receive.closegate-backup";
+/// The second line of the server hook closegate writes.
+pub const SERVER_MARKER: &str =
+    "# closegate pre-receive hook: written by `closegate hook install --server`";
+
+/// The pre-receive hook script (SPEC §20): every push is handed to `closegate hook run
+/// pre-receive`, after the kept backup when `chained` (same input; it must accept first).
+pub fn server_script(exe: Option<&Path>, chained: bool) -> Vec<u8> {
+    let mut text = Vec::new();
+    text.extend_from_slice(b"#!/bin/sh\n");
+    text.extend_from_slice(SERVER_MARKER.as_bytes());
+    text.extend_from_slice(SERVER_ABOUT.as_bytes());
+    if chained {
+        text.extend_from_slice(CHAIN.replace(HOOK_NAME, SERVER_HOOK_NAME).as_bytes());
+    }
+    text.extend_from_slice(b"closegate=");
+    match exe {
+        Some(path) => text.extend_from_slice(&sh_quote(path.as_os_str().as_bytes())),
+        None => text.extend_from_slice(b"closegate"),
+    }
+    text.extend_from_slice(FIND.as_bytes());
+    text.extend_from_slice(b"exec \"$closegate\" hook run pre-receive \"$@\"\n");
+    text
+}
+
+/// What the server hook is for, after the marker line.
+const SERVER_ABOUT: &str = "
+# `closegate hook uninstall --server` removes it. It refuses a push that moves the base onto
+# agent commits short of VERIFIED (an attestation, or the checks run here), or deletes an
+# unmerged agent branch (SPEC §20). The report goes to the pusher as `remote:` lines.
+";
+
+/// Whether `bytes` is the server hook closegate wrote: its second line is `SERVER_MARKER`.
+pub fn is_ours_server(bytes: &[u8]) -> bool {
+    bytes.split(|b| *b == b'\n').nth(1) == Some(SERVER_MARKER.as_bytes())
+}
+
 /// Whether `bytes` is a hook closegate wrote: its second line is `MARKER`.
 pub fn is_ours(bytes: &[u8]) -> bool {
     bytes.split(|b| *b == b'\n').nth(1) == Some(MARKER.as_bytes())

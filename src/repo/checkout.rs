@@ -25,11 +25,15 @@ impl Repo {
             .path()
             .to_path_buf();
         let objects = super::canonical(&self.common_dir().join("objects"));
-        std::fs::write(
-            git_dir.join("objects/info/alternates"),
-            format!("{}\n", objects.display()),
-        )
-        .with_context(fail)?;
+        let mut alternates = format!("{}\n", objects.display());
+        // In a pre-receive hook the pushed objects are still in quarantine (SPEC §20).
+        if let Some(quarantine) = std::env::var_os("GIT_QUARANTINE_PATH") {
+            alternates.push_str(&format!(
+                "{}\n",
+                super::canonical(std::path::Path::new(&quarantine)).display()
+            ));
+        }
+        std::fs::write(git_dir.join("objects/info/alternates"), alternates).with_context(fail)?;
         // Opened again so the object database reads the alternates file just written.
         let checkout = Repository::open(&git_dir).with_context(fail)?;
         checkout

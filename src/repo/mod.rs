@@ -9,6 +9,7 @@ mod diff;
 mod hooks;
 mod index_file;
 pub mod merged;
+pub mod notes;
 mod objects;
 pub mod safety;
 mod scan;

@@ -192,7 +192,8 @@ pub fn command(bwrap: &Path, policy: &Policy, program: &OsStr, args: &[&OsStr]) 
     for path in [&policy.checkout, &policy.tmp] {
         cmd.arg("--bind").arg(path).arg(path);
     }
-    let (files, dirs) = record_key_paths();
+    let (mut files, dirs) = record_key_paths();
+    files.extend(hidden_files());
     for dir in dirs {
         cmd.arg("--tmpfs").arg(dir);
     }
@@ -229,6 +230,23 @@ fn base_args(network: bool) -> Vec<&'static str> {
         args.push("--unshare-net");
     }
     args
+}
+
+/// Files this process holds secret besides the record key (the SSH key `check --attest` signs
+/// with, SPEC §20): covered with an empty file in every sandboxed check, like the record key.
+static HIDDEN: std::sync::Mutex<Vec<PathBuf>> = std::sync::Mutex::new(Vec::new());
+
+/// Hide `path` (when it exists) from every check run by this process from now on.
+pub fn hide(path: &Path) {
+    if let Ok(path) = std::fs::canonicalize(path)
+        && path.is_file()
+    {
+        HIDDEN.lock().unwrap_or_else(|e| e.into_inner()).push(path);
+    }
+}
+
+fn hidden_files() -> Vec<PathBuf> {
+    HIDDEN.lock().unwrap_or_else(|e| e.into_inner()).clone()
 }
 
 /// Where the record key may live (SPEC §6), as (files to cover, directories to cover), each

@@ -2,6 +2,7 @@
 
 mod agent;
 mod approve;
+mod attest;
 mod board;
 mod check;
 mod checks;
@@ -32,6 +33,7 @@ mod render;
 mod reuse;
 mod sandbox;
 mod scan;
+mod server;
 mod signal;
 mod teardown;
 mod teardown_safety;

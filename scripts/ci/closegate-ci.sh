@@ -1,0 +1,73 @@
+#!/bin/sh
+# closegate in CI (SPEC §20): check an agent branch from its status commit, then attest it.
+#
+#   closegate-ci.sh check  BRANCH   run the gate (checks included), write SARIF; exit = verdict
+#   closegate-ci.sh attest BRANCH   sign the VERIFIED verdict and push refs/notes/closegate
+#
+# Run the two modes as two CI steps, and give only the second the signing key: the checks run
+# the branch's code, and whatever the first step's environment holds, that code can read. The
+# second step runs no check: every result was recorded by the first and is reused (SPEC §19).
+#
+# Environment: CLOSEGATE_REMOTE (default origin), CLOSEGATE_BASE (default main),
+# CLOSEGATE_SARIF (default closegate.sarif); for attest, CLOSEGATE_SIGNING_KEY (the private key
+# itself, e.g. a CI secret) or CLOSEGATE_KEY (a key file).
+#
+# Run this script from the base branch's checkout, never from the branch under test: the
+# branch's copy is the agent's to edit.
+set -eu
+
+mode=${1:?usage: closegate-ci.sh check|attest BRANCH}
+branch=${2:?usage: closegate-ci.sh check|attest BRANCH}
+remote=${CLOSEGATE_REMOTE:-origin}
+base=${CLOSEGATE_BASE:-main}
+sarif=${CLOSEGATE_SARIF:-closegate.sarif}
+
+fetch() {
+  # The close line names a local branch (refs/heads/<branch>), and the configuration comes from
+  # the base's tip: fetch both as local branches. git refuses to fetch into the branch that is
+  # checked out ("refusing to fetch into branch 'refs/heads/main' checked out"), so detach first.
+  git checkout -q --detach
+  git fetch -q "$remote" "+refs/heads/$branch:refs/heads/$branch" "+refs/heads/$base:refs/heads/$base"
+  # Earlier notes, so this one is appended to them (none yet is fine).
+  git fetch -q "$remote" "+refs/notes/closegate:refs/notes/closegate" 2>/dev/null || true
+}
+
+case $mode in
+  check)
+    fetch
+    # Authenticated records (SPEC §6): the attest step signs on the strength of this step's
+    # recorded results only when no one else could have written them (without a record key it
+    # runs the checks again). An existing key is kept.
+    closegate -q key init >/dev/null 2>&1 || true
+    status=0
+    closegate check --no-worktree --rev "$branch" --base "$base" --format sarif >"$sarif" || status=$?
+    closegate check --no-worktree --rev "$branch" --base "$base" --no-record || true
+    exit "$status"
+    ;;
+  attest)
+    fetch
+    umask 077
+    keyfile=${CLOSEGATE_KEY:-}
+    if [ -n "${CLOSEGATE_SIGNING_KEY:-}" ]; then
+      keyfile=$(mktemp "${TMPDIR:-/tmp}/closegate-key.XXXXXX")
+      trap 'rm -f "$keyfile"' EXIT
+      printf '%s\n' "$CLOSEGATE_SIGNING_KEY" >"$keyfile"
+      unset CLOSEGATE_SIGNING_KEY
+    fi
+    [ -n "$keyfile" ] || { echo "closegate-ci.sh: attest needs CLOSEGATE_SIGNING_KEY or CLOSEGATE_KEY" >&2; exit 2; }
+    closegate -q check --no-worktree --rev "$branch" --base "$base" --attest --key "$keyfile"
+    # Another job may have pushed notes meanwhile: merge them (one JSON line per entry, so
+    # cat_sort_uniq keeps every entry) and push again.
+    for _ in 1 2 3 4 5; do
+      if git push -q "$remote" refs/notes/closegate; then exit 0; fi
+      git fetch -q "$remote" "+refs/notes/closegate:refs/notes/closegate-remote"
+      git notes --ref closegate merge -q -s cat_sort_uniq refs/notes/closegate-remote
+    done
+    echo "closegate-ci.sh: could not push refs/notes/closegate" >&2
+    exit 2
+    ;;
+  *)
+    echo "closegate-ci.sh: unknown mode $mode (check or attest)" >&2
+    exit 2
+    ;;
+esac

@@ -1,0 +1,291 @@
+//! `hook run pre-receive`: the server gate (SPEC §20), run by git in the repository agents push
+//! to, where no agent can write.
+//!
+//! In `pre-receive` the pushed objects sit in a quarantine directory (`GIT_QUARANTINE_PATH`;
+//! git names it in `GIT_OBJECT_DIRECTORY`, with the repository's own objects in
+//! `GIT_ALTERNATE_OBJECT_DIRECTORIES`) and no ref has moved yet; `Repo::from_env` reads both.
+//! Each update is judged as the reference-transaction hook judges it (SPEC §9): a push that moves
+//! the base onto agent commits is decided by running the gate on the newest such commit with
+//! `--no-worktree --rev` semantics, the base tip's configuration and, for the checks, a valid
+//! attestation (or, with `server_checks = "run"`, the checks run here). Anything short of VERIFIED
+//! refuses the whole push, with the report on stderr (the pusher sees it as `remote:` lines);
+//! git then drops the quarantine, so a refused push leaves no ref and no object. Creating or
+//! moving an agent branch is accepted (and with `server_checks = "run"` checked and recorded);
+//! deleting one is accepted only when its tip is merged into the base or passes the gate.
+
+use std::io::Read;
+
+use anyhow::{Context, Result};
+use git2::Oid;
+
+use super::run::{self, Action, Decision, Setting, Update};
+use crate::finding::Verdict;
+use crate::inputs::{self, GateArgs};
+use crate::render::{self, Format};
+use crate::repo::Repo;
+use crate::report::Report;
+use crate::{attest, gates, ledger, record};
+
+/// Run the server gate on the updates on `input`; returns the exit code (0 accept, 1 refuse).
+/// Never returns an error and never lets a panic escape: both refuse the push.
+pub fn main(input: &mut dyn Read) -> i32 {
+    let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| decide(input)));
+    let err = match outcome {
+        Ok(Ok(code)) => return code,
+        Ok(Err(err)) => format!("{err:#}"),
+        Err(_) => "the hook panicked".to_string(),
+    };
+    eprintln!(
+        "closegate: refusing the push because the server gate could not decide: {err}\n\
+         closegate: an administrator can bypass it deliberately by moving hooks/pre-receive aside"
+    );
+    1
+}
+
+/// What the server knows about one push: the trusted setting and the notes to read.
+struct Push {
+    setting: Setting,
+    /// Notes commits to read attestations and approvals from: the pushed value of
+    /// `refs/notes/closegate` (in quarantine) and the current one.
+    notes: Vec<Oid>,
+    /// The branch tips being pushed (short name, new value).
+    pushed: Vec<(String, Oid)>,
+}
+
+fn decide(input: &mut dyn Read) -> Result<i32> {
+    let mut bytes = Vec::new();
+    input
+        .read_to_end(&mut bytes)
+        .context("cannot read the ref updates on standard input")?;
+    let updates = run::parse(&bytes)?;
+    let heads: Vec<&Update> = updates
+        .iter()
+        .filter(|u| u.refname.starts_with("refs/heads/"))
+        .collect();
+    if heads.is_empty() {
+        return Ok(0); // tags, notes and other refs carry no claim of their own
+    }
+    let repo = Repo::from_env()?;
+    let mut notes = Vec::new();
+    for u in updates.iter().filter(|u| u.refname == attest::NOTES_REF) {
+        notes.extend(run::value(&u.new, &u.refname)?);
+    }
+    notes.extend(repo.ref_target(attest::NOTES_REF));
+    let mut pushed = Vec::new();
+    for u in &heads {
+        if let Some(new) = run::value(&u.new, &u.refname)? {
+            pushed.push((u.refname["refs/heads/".len()..].to_string(), new));
+        }
+    }
+    let push = Push {
+        setting: Setting::read(&repo),
+        notes,
+        pushed,
+    };
+    let mut decisions = Vec::new();
+    let mut reports = Vec::new();
+    agent_updates(&repo, &push, &heads, &mut decisions, &mut reports)?;
+    base_updates(&repo, &push, &heads, &mut decisions, &mut reports)?;
+    let common = repo.common_dir();
+    for d in &decisions {
+        record::append(&common, &run::audit_line(d)).context("cannot record the decision")?;
+    }
+    answer(&push, &decisions, &reports)
+}
+
+/// Agent branches created, moved or deleted by the push.
+fn agent_updates(
+    repo: &Repo,
+    push: &Push,
+    heads: &[&Update],
+    decisions: &mut Vec<Decision>,
+    reports: &mut Vec<Option<Report>>,
+) -> Result<()> {
+    let setting = &push.setting;
+    let config = &setting.config;
+    let base_tips = base_tips(repo, setting, heads)?;
+    for u in heads {
+        let short = &u.refname["refs/heads/".len()..];
+        if !config.is_agent_branch(short) {
+            continue;
+        }
+        if let Some(new) = run::value(&u.new, &u.refname)? {
+            // The agent's own work: accepted; with server_checks = "run", checked on arrival.
+            if config.server_checks_run && setting.broken.is_none() {
+                let _ = judge(push, new, true);
+            }
+            continue;
+        }
+        let Some(tip) = run::value(&u.old, &u.refname)?.or_else(|| repo.ref_target(&u.refname))
+        else {
+            continue;
+        };
+        let mut decision = decision(setting, Action::Delete, short, tip);
+        if let Some(broken) = &setting.broken {
+            decision.reason = Some(broken.clone());
+        } else {
+            let mut merged = false;
+            for b in &base_tips {
+                merged = merged || repo.reaches(*b, tip)? || run::holds_changes(repo, *b, tip);
+            }
+            if merged {
+                decision.accepted = true;
+            } else {
+                let (accepted, report, reason) = verdict_of(push, tip);
+                decision.accepted = accepted;
+                decision.reason = reason;
+                reports.push(report);
+            }
+        }
+        decisions.push(decision);
+    }
+    Ok(())
+}
+
+/// The base's tips now and after this push.
+fn base_tips(repo: &Repo, setting: &Setting, heads: &[&Update]) -> Result<Vec<Oid>> {
+    let mut tips: Vec<Oid> = setting
+        .bases
+        .iter()
+        .filter_map(|b| repo.branch_tip(b))
+        .collect();
+    for u in heads.iter().filter(|u| is_base(setting, u)) {
+        tips.extend(run::value(&u.new, &u.refname)?);
+    }
+    Ok(tips)
+}
+
+fn is_base(setting: &Setting, u: &Update) -> bool {
+    setting.bases.iter().any(|b| u.refname[11..] == **b)
+}
+
+/// Updates of the base: a configuration that parses, and every agent commit newly merged passes.
+fn base_updates(
+    repo: &Repo,
+    push: &Push,
+    heads: &[&Update],
+    decisions: &mut Vec<Decision>,
+    reports: &mut Vec<Option<Report>>,
+) -> Result<()> {
+    let setting = &push.setting;
+    for u in heads.iter().filter(|u| is_base(setting, u)) {
+        let short = &u.refname["refs/heads/".len()..];
+        let Some(new_base) = run::value(&u.new, &u.refname)? else {
+            // Without the base there is no trusted configuration: the next push could create it
+            // anywhere, unjudged. A base is deleted on the server by its administrator only.
+            if let Some(old) = run::value(&u.old, &u.refname)? {
+                let mut d = decision(setting, Action::Config, short, old);
+                d.reason = Some("the base branch cannot be deleted through the server gate".into());
+                decisions.push(d);
+            }
+            continue;
+        };
+        if let Some(error) = run::unparsable_config(repo, short, new_base) {
+            let mut d = decision(setting, Action::Config, short, new_base);
+            d.reason = Some(error);
+            decisions.push(d);
+        }
+        for (branch, newest) in run::newly_merged(repo, &setting.config, heads, u, new_base)? {
+            let mut d = decision(setting, Action::Merge, &branch, newest);
+            match &setting.broken {
+                Some(broken) => d.reason = Some(broken.clone()),
+                None => {
+                    let (accepted, report, reason) = verdict_of(push, newest);
+                    d.accepted = accepted;
+                    d.reason = reason;
+                    reports.push(report);
+                }
+            }
+            decisions.push(d);
+        }
+    }
+    Ok(())
+}
+
+fn decision(setting: &Setting, action: Action, branch: &str, commit: Oid) -> Decision {
+    Decision {
+        action,
+        branch: branch.to_string(),
+        commit,
+        accepted: false,
+        base: setting.base.clone(),
+        reason: None,
+    }
+}
+
+/// Judge `commit`: accepted on VERIFIED (approval applied); the report, or why no verdict.
+fn verdict_of(push: &Push, commit: Oid) -> (bool, Option<Report>, Option<String>) {
+    let run = push.setting.config.server_checks_run;
+    match judge(push, commit, run) {
+        Ok(report) => (report.verdict == Verdict::Verified, Some(report), None),
+        Err(err) => (
+            false,
+            None,
+            Some(format!("no verdict for {commit}: {err:#}")),
+        ),
+    }
+}
+
+/// The gate on `rev` with `--no-worktree --rev` semantics against the quarantined objects: an
+/// attestation stands for the checks unless `run_checks` (then they run here and are recorded).
+fn judge(push: &Push, rev: Oid, run_checks: bool) -> Result<Report> {
+    let repo = Repo::from_env()?;
+    let root = repo.git_dir();
+    let args = GateArgs {
+        rev: Some(rev.to_string()),
+        no_worktree: true,
+        ..GateArgs::default()
+    };
+    let mut inputs = inputs::resolve_in(repo, root, &args)?;
+    inputs.require_attestation = !run_checks;
+    inputs.trust.notes = push.notes.clone();
+    inputs.pushed = push.pushed.clone();
+    let outcome = gates::evaluate(&inputs)?;
+    if run_checks {
+        ledger::record_check(&inputs, &outcome)?;
+    }
+    Ok(outcome.report)
+}
+
+/// Tell the pusher: the report of every judged commit that was refused, one line per decision;
+/// exit 1 when anything was refused.
+fn answer(push: &Push, decisions: &[Decision], reports: &[Option<Report>]) -> Result<i32> {
+    let mut err = std::io::stderr().lock();
+    for report in reports.iter().flatten() {
+        if report.verdict != Verdict::Verified {
+            render::render(report, Format::Human, false, &mut err)?;
+        }
+    }
+    let base = push.setting.base.as_deref().unwrap_or("the base");
+    let mut refused = false;
+    for d in decisions {
+        let branch = render::escape(&d.branch);
+        let short = &d.commit.to_string()[..12];
+        let what = match d.action {
+            Action::Delete => format!("delete agent branch `{branch}` at {short}"),
+            Action::Merge => format!("move `{base}` onto agent branch `{branch}` at {short}"),
+            Action::Config if d.reason.as_deref().is_some_and(|r| r.contains("deleted")) => {
+                format!("delete `{branch}` at {short}")
+            }
+            Action::Config => format!("move `{branch}` to {short}"),
+        };
+        if d.accepted {
+            eprintln!("closegate: accepted: {what}");
+            continue;
+        }
+        refused = true;
+        let why = match (&d.reason, d.action) {
+            (Some(reason), _) => render::escape(reason),
+            (None, Action::Delete) => "it is not merged and its tip is not VERIFIED".into(),
+            (None, _) => "the newest agent commit it brings in is not VERIFIED".into(),
+        };
+        eprintln!("closegate: refusing to {what}: {why}");
+    }
+    if refused {
+        eprintln!(
+            "closegate: next: run `closegate check --attest` on the commit in CI and push \
+             refs/notes/closegate with it (or have an allowed signer run `closegate approve --sign`)"
+        );
+    }
+    Ok(i32::from(refused))
+}
