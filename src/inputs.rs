@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result, bail};
 use git2::Oid;
 
+use crate::catalog::Code;
 use crate::config::{self, Config};
 use crate::contract::{Lookup, Source};
 use crate::finding::Finding;
@@ -157,7 +158,7 @@ fn config_drift(root: &Path, read: Option<&str>) -> Option<Finding> {
         config::FILE_NAME,
         &here[..7]
     );
-    Some(Finding::new("config-not-from-worktree", msg).at_path(config::FILE_NAME))
+    Some(Finding::new(Code::ConfigNotFromWorktree, msg).at_path(config::FILE_NAME))
 }
 
 /// SPEC §12: `--contract FILE` (an operator's choice), else the trusted tip's contract directory.
@@ -223,7 +224,7 @@ pub fn trusted_config(
     let findings = match &base {
         Some(_) => Vec::new(),
         None => vec![Finding::new(
-            "base-unknown",
+            Code::BaseUnknown,
             base_unknown_message(base_flag, config.base.as_deref()),
         )],
     };

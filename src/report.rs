@@ -3,7 +3,7 @@
 use serde::Serialize;
 
 use crate::doc::State;
-use crate::finding::{Finding, Gate, Verdict};
+use crate::finding::{Code, Finding, Gate, Verdict};
 
 /// The JSON schema version of the report.
 pub const SCHEMA: u32 = 1;
@@ -184,7 +184,7 @@ impl Report {
     }
 
     /// The finding codes, in report order.
-    pub fn codes(&self) -> Vec<&'static str> {
+    pub fn codes(&self) -> Vec<Code> {
         self.findings.iter().map(|f| f.code).collect()
     }
 }

@@ -124,7 +124,7 @@ pub fn run(args: Args, color: bool) -> Result<i32> {
     let refused = report
         .findings
         .iter()
-        .any(|f| f.severity == Severity::Refusal && f.code.starts_with("doc-"));
+        .any(|f| f.severity == Severity::Refusal && f.code.as_str().starts_with("doc-"));
     if refused {
         let mut err = std::io::stderr().lock();
         writeln!(

@@ -15,6 +15,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result};
 use serde_json::json;
 
+use crate::catalog::Code;
 use crate::finding::{Finding, Gate, Severity, Verdict};
 use crate::inputs::{self, GateArgs};
 use crate::render::{self, Format, escape};
@@ -123,7 +124,7 @@ fn no_document(dir: &Path, gate: &GateArgs, path: &Path) -> Result<(Report, Path
         "no status document at {}: the agent has not returned",
         path.display()
     );
-    report.add_gate(Gate::State, [Finding::new("state-not-returned", msg)]);
+    report.add_gate(Gate::State, [Finding::new(Code::StateNotReturned, msg)]);
     report.finish();
     Ok((report, repo.common_dir()))
 }
@@ -145,14 +146,14 @@ pub fn read_claim(text: &str) -> Claim {
         );
         return Claim {
             token: None,
-            findings: vec![Finding::new("claim-token-missing", msg).at_line(1)],
+            findings: vec![Finding::new(Code::ClaimTokenMissing, msg).at_line(1)],
         };
     };
     let mut findings = Vec::new();
     let names_something = |s: &str| s.chars().any(char::is_alphanumeric);
     if token == Verdict::Unverified && !names_something(rest) && !lines.any(names_something) {
         findings.push(Finding::new(
-            "claim-gap-unnamed",
+            Code::ClaimGapUnnamed,
             "the report claims UNVERIFIED but names no gap; say what could not be verified, \
              e.g. `UNVERIFIED: no check covers the export`",
         ));
@@ -167,14 +168,14 @@ pub fn read_claim(text: &str) -> Claim {
 pub fn compare(claimed: Verdict, gate: Verdict) -> Option<Finding> {
     match (claimed, gate) {
         (Verdict::Verified, v) if v != Verdict::Verified => Some(Finding::new(
-            "claim-overclaimed",
+            Code::ClaimOverclaimed,
             format!(
                 "the report claims VERIFIED but closegate's verdict is {}: a false green",
                 v.as_str()
             ),
         )),
         (Verdict::Fail, Verdict::Verified) => Some(Finding::new(
-            "claim-underclaimed",
+            Code::ClaimUnderclaimed,
             "the report claims FAIL but closegate verifies the work",
         )),
         _ => None,
@@ -234,7 +235,7 @@ fn print_human(
     if let Some(f) = report
         .findings
         .iter()
-        .find(|f| f.code == "claim-token-missing")
+        .find(|f| f.code == Code::ClaimTokenMissing)
     {
         writeln!(out, "{}", f.message)?;
         return Ok(());
@@ -280,7 +281,7 @@ pub(crate) fn print_findings(report: &Report, out: &mut dyn Write) -> Result<()>
 mod tests {
     use super::*;
 
-    fn codes(text: &str) -> (Option<Verdict>, Vec<&'static str>) {
+    fn codes(text: &str) -> (Option<Verdict>, Vec<Code>) {
         let claim = read_claim(text);
         (claim.token, claim.findings.iter().map(|f| f.code).collect())
     }
@@ -307,14 +308,17 @@ mod tests {
             "",
             "Done.\nVERIFIED",
         ] {
-            assert_eq!(codes(bad), (None, vec!["claim-token-missing"]), "{bad:?}");
+            assert_eq!(codes(bad), (None, vec![Code::ClaimTokenMissing]), "{bad:?}");
         }
     }
 
     #[test]
     fn unverified_must_name_its_gap() {
-        assert_eq!(codes("UNVERIFIED").1, vec!["claim-gap-unnamed"]);
-        assert_eq!(codes("UNVERIFIED: -\n\n  \n").1, vec!["claim-gap-unnamed"]);
+        assert_eq!(codes("UNVERIFIED").1, vec![Code::ClaimGapUnnamed]);
+        assert_eq!(
+            codes("UNVERIFIED: -\n\n  \n").1,
+            vec![Code::ClaimGapUnnamed]
+        );
         assert!(codes("UNVERIFIED: no linter configured").1.is_empty());
         assert!(
             codes("UNVERIFIED\n\nthe test runner is missing a dependency")
@@ -328,17 +332,17 @@ mod tests {
         use Verdict::*;
         assert_eq!(
             compare(Verified, Fail).map(|f| f.code),
-            Some("claim-overclaimed")
+            Some(Code::ClaimOverclaimed)
         );
         assert_eq!(
             compare(Verified, Unverified).map(|f| f.code),
-            Some("claim-overclaimed")
+            Some(Code::ClaimOverclaimed)
         );
         assert_eq!(compare(Verified, Verified), None);
         let under = compare(Fail, Verified).unwrap();
         assert_eq!(
             (under.code, under.severity),
-            ("claim-underclaimed", Severity::Warning)
+            (Code::ClaimUnderclaimed, Severity::Warning)
         );
         assert_eq!(compare(Fail, Fail), None);
         assert_eq!(compare(Unverified, Fail), None);

@@ -12,6 +12,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Result;
 
+use crate::catalog::Code;
 use crate::cmd::guard::{self, print_findings, read_message, record_decision};
 use crate::doc::{ParseOptions, State};
 use crate::finding::{Finding, Gate, Severity};
@@ -99,7 +100,7 @@ pub fn parse(text: &str) -> Parsed {
             signal: None,
             body,
             finding: Some(Finding::new(
-                "signal-unknown",
+                Code::SignalUnknown,
                 format!(
                     "expected `@signal done`, `@signal no_op` or `@signal blocked`, found `{}`",
                     escape(line)
@@ -114,7 +115,7 @@ fn missing(text: &str, found: &str) -> Parsed {
         signal: None,
         body: text.to_string(),
         finding: Some(Finding::new(
-            "signal-missing",
+            Code::SignalMissing,
             format!(
                 "expected the last non-blank line to be `@signal done`, `@signal no_op` or \
                  `@signal blocked`; {found}"
@@ -202,7 +203,7 @@ fn judge(signal: Signal, repo: Repo, root: &Path, args: &GateArgs) -> Result<Jud
         Signal::Done => {
             let Some(inputs) = inputs_with_status(repo, root, args)? else {
                 let finding = Finding::new(
-                    "signal-done-contradicted",
+                    Code::SignalDoneContradicted,
                     "`@signal done` but the worktree has no status document",
                 );
                 return Ok(Judged {
@@ -222,7 +223,7 @@ fn judge(signal: Signal, repo: Repo, root: &Path, args: &GateArgs) -> Result<Jud
         Signal::Blocked => {
             let finding = match inputs_with_status(repo, root, args)? {
                 None => Some(Finding::new(
-                    "signal-blocked-contradicted",
+                    Code::SignalBlockedContradicted,
                     "`@signal blocked` but the worktree has no status document",
                 )),
                 Some(inputs) => {
@@ -264,7 +265,7 @@ fn no_op_contradiction(repo: &Repo, root: &Path, args: &GateArgs) -> Result<Opti
     let trusted = inputs::trusted_config(repo, args.base.as_deref(), args.config.as_deref())?;
     let contradicted = |what: String| {
         Some(Finding::new(
-            "signal-no-op-contradicted",
+            Code::SignalNoOpContradicted,
             format!("`@signal no_op` but {what}"),
         ))
     };
@@ -306,7 +307,7 @@ fn done_contradiction(report: &Report) -> Option<Finding> {
             format!("state `{}`", s.as_str())
         });
         return Some(Finding::new(
-            "signal-done-contradicted",
+            Code::SignalDoneContradicted,
             format!("`@signal done` but the status document is not returned: {found}"),
         ));
     }
@@ -314,11 +315,11 @@ fn done_contradiction(report: &Report) -> Option<Finding> {
         .findings
         .iter()
         .filter(|f| f.severity == Severity::Refusal)
-        .map(|f| f.code)
+        .map(|f| f.code.as_str())
         .collect();
     (!refusals.is_empty()).then(|| {
         Finding::new(
-            "signal-done-contradicted",
+            Code::SignalDoneContradicted,
             format!(
                 "`@signal done` but the gate refuses the return: {}",
                 refusals.join(", ")
@@ -331,7 +332,7 @@ fn done_contradiction(report: &Report) -> Option<Finding> {
 fn blocked_contradiction(parsed: &crate::doc::Parsed) -> Option<Finding> {
     let contradicted = |what: &str| {
         Some(Finding::new(
-            "signal-blocked-contradicted",
+            Code::SignalBlockedContradicted,
             format!("`@signal blocked` but {what}"),
         ))
     };
@@ -346,7 +347,7 @@ fn blocked_contradiction(parsed: &crate::doc::Parsed) -> Option<Finding> {
         && !parsed
             .findings
             .iter()
-            .any(|f| f.code == "doc-blocked-on-none");
+            .any(|f| f.code == Code::DocBlockedOnNone);
     if named {
         None
     } else {
@@ -367,7 +368,7 @@ fn write_body(body: &str, out: &mut dyn Write) -> std::io::Result<()> {
 mod tests {
     use super::*;
 
-    fn code(p: &Parsed) -> Option<&'static str> {
+    fn code(p: &Parsed) -> Option<Code> {
         p.finding.as_ref().map(|f| f.code)
     }
 
@@ -385,10 +386,10 @@ mod tests {
 
     #[test]
     fn missing_and_unknown_signals() {
-        assert_eq!(code(&parse("")), Some("signal-missing"));
-        assert_eq!(code(&parse("done.\n")), Some("signal-missing"));
+        assert_eq!(code(&parse("")), Some(Code::SignalMissing));
+        assert_eq!(code(&parse("done.\n")), Some(Code::SignalMissing));
         let after = parse("@signal done\nand one more thing\n");
-        assert_eq!(code(&after), Some("signal-missing"));
+        assert_eq!(code(&after), Some(Code::SignalMissing));
         assert_eq!(after.body, "@signal done\nand one more thing\n");
         for bad in [
             "@signal finished",
@@ -401,7 +402,7 @@ mod tests {
             let p = parse(&format!("text\n{bad}\n"));
             assert_eq!(
                 (p.signal, code(&p)),
-                (None, Some("signal-unknown")),
+                (None, Some(Code::SignalUnknown)),
                 "{bad}"
             );
             assert_eq!(p.body, "text\n");

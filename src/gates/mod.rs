@@ -19,6 +19,7 @@ use std::path::PathBuf;
 use anyhow::Result;
 use git2::Oid;
 
+use crate::catalog::Code;
 use crate::config::Config;
 use crate::doc::{ParseOptions, StatusDoc};
 use crate::finding::{Finding, Gate, Severity};
@@ -171,7 +172,10 @@ fn inherited(
         ..StatusDoc::default()
     };
     report.state = doc.state;
-    let finding = Finding::new("state-not-returned", crate::inherited::message(status_file));
+    let finding = Finding::new(
+        Code::StateNotReturned,
+        crate::inherited::message(status_file),
+    );
     report.add_gate(Gate::State, [finding]);
     report.branch = inputs.repo.head_branch();
     report.commit = head.map(|c| c.to_string());
@@ -218,7 +222,7 @@ fn gates_on_commit(
     if let (Some((name, base)), None) = (&inputs.base, merge_base) {
         // SPEC §4.5: never silently empty; the contract gate judges no path either.
         let finding = Finding::new(
-            "base-unrelated",
+            Code::BaseUnrelated,
             unrelated_message(repo, name, *base, commit),
         );
         report.add_gate(Gate::Protected, [finding]);
@@ -274,7 +278,7 @@ fn run_contract(inputs: &Inputs, ctx: &contract::Ctx<'_>, report: &mut Report) -
             let msg = format!(
                 "require_contract = true and no contract applies to this return: none for slug `{slug}` and none bound to {on}"
             );
-            report.add_gate(Gate::Contract, [Finding::new("contract-missing", msg)]);
+            report.add_gate(Gate::Contract, [Finding::new(Code::ContractMissing, msg)]);
         }
         return Ok(());
     };
@@ -289,7 +293,7 @@ fn run_contract(inputs: &Inputs, ctx: &contract::Ctx<'_>, report: &mut Report) -
             }
             Err(reason) => {
                 let msg = format!("{}: {reason}", source.origin);
-                findings.push(Finding::new("contract-malformed", msg));
+                findings.push(Finding::new(Code::ContractMalformed, msg));
             }
         }
         report.contract = Some(source.blob_id());
@@ -302,12 +306,12 @@ fn run_checks(inputs: &Inputs, doc: &StatusDoc, commit: Oid, report: &mut Report
     let specs = &inputs.config.checks;
     let findings = if inputs.no_checks {
         vec![Finding::new(
-            "checks-skipped",
+            Code::ChecksSkipped,
             "checks were not run: --no-checks was given",
         )]
     } else if specs.is_empty() {
         vec![Finding::new(
-            "checks-none",
+            Code::ChecksNone,
             "no checks are configured in the base branch's .closegate.toml",
         )]
     } else {

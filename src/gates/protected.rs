@@ -3,6 +3,7 @@
 //! Every changed path from the merge base to the commit (both sides of a rename) is matched
 //! against the protected surfaces of the trusted configuration.
 
+use crate::catalog::Code;
 use crate::config::Config;
 use crate::finding::Finding;
 use crate::repo::Change;
@@ -23,7 +24,7 @@ pub fn run(config: &Config, changes: &[Change]) -> (Vec<ProtectedChange>, Vec<Fi
                 "{kind} `{path}` on protected surface `{}`",
                 surfaces.join("`, `")
             );
-            findings.push(Finding::new("protected-surface", msg).at_path(path));
+            findings.push(Finding::new(Code::ProtectedSurface, msg).at_path(path));
             hits.push(ProtectedChange {
                 path: path.to_string(),
                 surface: first.clone(),

@@ -14,6 +14,7 @@ use std::path::Path;
 use anyhow::Result;
 use serde_json::{Value, json};
 
+use crate::catalog::Code;
 use crate::config::CheckSpec;
 use crate::finding::Finding;
 use crate::report::CheckRun;
@@ -87,14 +88,16 @@ fn result(e: &Value, spec: &CheckSpec, ts: String) -> Option<(CheckRun, Option<F
     };
     let passed = !timed_out && exit_code == Some(0);
     let message = e["message"].as_str();
-    let finding = match (e["finding"].as_str(), passed) {
+    let finding = match (e["finding"].as_str().and_then(Code::parse), passed) {
         (None, true) => None,
-        (Some("check-timeout"), false) if timed_out => {
-            Some(Finding::new("check-timeout", reused_message(message?, &ts)))
-        }
-        (Some("check-failed"), false) if !timed_out => {
-            Some(Finding::new("check-failed", reused_message(message?, &ts)))
-        }
+        (Some(Code::CheckTimeout), false) if timed_out => Some(Finding::new(
+            Code::CheckTimeout,
+            reused_message(message?, &ts),
+        )),
+        (Some(Code::CheckFailed), false) if !timed_out => Some(Finding::new(
+            Code::CheckFailed,
+            reused_message(message?, &ts),
+        )),
         _ => return None,
     };
     let output = e["output"]

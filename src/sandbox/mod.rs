@@ -25,6 +25,7 @@ use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use crate::catalog::Code;
 use crate::config::SandboxMode;
 use crate::finding::{Finding, Severity};
 
@@ -91,7 +92,7 @@ pub fn decide(mode: SandboxMode, network_off: bool) -> Decision {
         let msg = format!(
             "no check ran: `sandbox = \"required\"` and no sandbox can be set up ({reason})"
         );
-        let finding = Finding::new("checks-unsandboxed", msg).with_severity(Severity::Gap);
+        let finding = Finding::new(Code::ChecksUnsandboxed, msg).with_severity(Severity::Gap);
         return Decision {
             confinement: None,
             finding: Some(finding),
@@ -101,7 +102,7 @@ pub fn decide(mode: SandboxMode, network_off: bool) -> Decision {
     let msg = format!("the checks ran without a sandbox, with every right of this user: {reason}");
     Decision {
         confinement: Some(Confinement::None),
-        finding: Some(Finding::new("checks-unsandboxed", msg)),
+        finding: Some(Finding::new(Code::ChecksUnsandboxed, msg)),
         label: "none",
     }
 }

@@ -17,6 +17,7 @@ use anyhow::{Context, Result, bail};
 use git2::Oid;
 use serde_json::json;
 
+use crate::catalog::Code;
 use crate::doc::State;
 use crate::finding::{Finding, Gate, Verdict};
 use crate::gates::{self, Inputs, Outcome};
@@ -154,7 +155,7 @@ fn refuse_main(req: &Request, repo: &Repo, info: &WorktreeInfo) -> Result<Done> 
     );
     report.add_gate(
         Gate::Teardown,
-        [Finding::new("teardown-main-worktree", msg)],
+        [Finding::new(Code::TeardownMainWorktree, msg)],
     );
     report.finish();
     if !req.dry_run {

@@ -17,6 +17,7 @@ use serde_json::{Value, json};
 use super::execute::{aside_info, probe_aside};
 use super::handles::{Left, Removal, Seen};
 use super::{Done, Request, finish_left, remove, safety};
+use crate::catalog::Code;
 use crate::finding::{Finding, Gate, Verdict};
 use crate::ledger;
 use crate::record;
@@ -272,7 +273,7 @@ fn prune(req: &Request, repo: &Repo, info: &WorktreeInfo, prior: Option<Value>) 
             "the worktree is locked: {}",
             crate::render::escape(reason.trim())
         );
-        report.add_gate(Gate::Teardown, [Finding::new("teardown-locked", msg)]);
+        report.add_gate(Gate::Teardown, [Finding::new(Code::TeardownLocked, msg)]);
         report.finish();
         if !req.dry_run {
             ledger::record_teardown(&common, &report, None, false, json!({"pruned": false}))?;
