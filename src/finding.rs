@@ -58,7 +58,7 @@ impl Finding {
 }
 
 /// The four verdict tokens.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, serde::Deserialize)]
 pub enum Verdict {
     #[serde(rename = "VERIFIED")]
     Verified,

@@ -46,7 +46,7 @@ pub struct CheckRun {
 }
 
 /// A human's approval bound to a commit (SPEC §8).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
 pub struct Approval {
     pub by: String,
     pub at: String,

@@ -13,15 +13,15 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
-use serde_json::json;
 
 use crate::catalog::Code;
 use crate::finding::{Finding, Gate, Severity, Verdict};
 use crate::inputs::{self, GateArgs};
+use crate::ledger::{Event, GuardFields};
 use crate::render::{self, Format, escape};
 use crate::repo::Repo;
 use crate::report::Report;
-use crate::{gates, ledger, record};
+use crate::{gates, ledger};
 
 /// Check the verdict token that begins an agent's report
 ///
@@ -73,10 +73,9 @@ pub fn run(args: Args, color: bool) -> Result<i32> {
     let verdict = gate_ran.then(|| gate_verdict(&report));
     record_decision(
         common.as_deref(),
-        "guard",
+        Event::Guard(GuardFields { accepted }),
         &report,
         claimed,
-        accepted,
         verdict,
     )?;
     let mut out = crate::term::report(args.format);
@@ -203,24 +202,18 @@ pub(crate) fn cwd_common_dir() -> Option<PathBuf> {
     Repo::discover(&cwd).ok().map(|r| r.common_dir())
 }
 
-/// Append the decision to the audit log when inside a repository. `verdict` is closegate's
-/// verdict on the work when the gate ran, else `None`, recorded as null (no verdict on the work
-/// was reached; the claim's own acceptance is in `accepted`).
+/// Append the decision to the audit log when inside a repository (`ledger::record_decision`).
 pub(crate) fn record_decision(
     common: Option<&Path>,
-    event: &str,
+    event: Event,
     report: &Report,
     claimed: Option<&str>,
-    accepted: bool,
     verdict: Option<Verdict>,
 ) -> Result<()> {
-    let Some(common) = common else {
-        return Ok(());
-    };
-    let mut line = ledger::line(event, report, claimed);
-    line["verdict"] = json!(verdict);
-    line["accepted"] = json!(accepted);
-    record::append(common, &line)
+    match common {
+        Some(common) => ledger::record_decision(common, event, report, claimed, verdict),
+        None => Ok(()),
+    }
 }
 
 /// `accepted|refused · claimed TOKEN · gate VERDICT`, then one line per finding; a missing token

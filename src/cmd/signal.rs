@@ -18,6 +18,7 @@ use crate::doc::{ParseOptions, State};
 use crate::finding::{Finding, Gate, Severity};
 use crate::gates::{self, Inputs};
 use crate::inputs::{self, GateArgs};
+use crate::ledger::{Event, SignalFields};
 use crate::render::{self, Format, escape};
 use crate::repo::{self, Repo};
 use crate::report::Report;
@@ -150,12 +151,15 @@ pub fn run(args: Args, color: bool) -> Result<i32> {
     let accepted = guard::accepted(&report);
     let claimed = parsed.signal.map(Signal::as_str);
     let verdict = gate_ran.then(|| guard::gate_verdict(&report));
+    let fields = SignalFields {
+        accepted: Some(accepted),
+        ..SignalFields::default()
+    };
     record_decision(
         common.as_deref(),
-        "signal",
+        Event::Signal(fields),
         &report,
         claimed,
-        accepted,
         verdict,
     )?;
     // The relayed body is the data a script reads: kept under `-q`.

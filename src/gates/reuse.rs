@@ -17,6 +17,7 @@ use serde_json::{Value, json};
 use crate::catalog::Code;
 use crate::config::CheckSpec;
 use crate::finding::Finding;
+use crate::ledger::Record;
 use crate::report::CheckRun;
 
 /// The parts of a check's key shared by every check of one run.
@@ -33,7 +34,7 @@ pub struct Key {
 /// The trusted `check` records whose line mentions the tree, newest first.
 #[derive(Debug, Default)]
 pub struct Recorded {
-    records: Vec<Value>,
+    records: Vec<Record>,
 }
 
 impl Recorded {
@@ -42,8 +43,12 @@ impl Recorded {
         if rerun {
             return Ok(Recorded::default());
         }
-        let mut records = crate::record::read_mentioning(common_dir, &key.tree)?;
-        records.retain(|r| r["event"] == "check" && crate::ledger::is_trusted(r));
+        let records = crate::record::read_mentioning(common_dir, &key.tree)?;
+        let mut records: Vec<Record> = records
+            .iter()
+            .filter_map(Record::read)
+            .filter(|r| r.checks().is_some() && r.is_trusted())
+            .collect();
         records.reverse();
         Ok(Recorded { records })
     }
@@ -57,12 +62,9 @@ impl Recorded {
         sandbox: &str,
     ) -> Option<(CheckRun, Option<Finding>)> {
         self.records.iter().find_map(|r| {
-            let checks = r["checks"].as_array()?;
+            let checks = r.checks()?;
             let entry = checks.iter().find(|e| matches(e, key, spec, sandbox))?;
-            let ts = entry["reused"]
-                .as_str()
-                .or_else(|| r["ts"].as_str())?
-                .to_string();
+            let ts = entry["reused"].as_str().unwrap_or(&r.ts).to_string();
             result(entry, spec, ts)
         })
     }

@@ -138,7 +138,7 @@ pub fn run(req: &Request) -> Result<Done> {
     let inputs = inputs::resolve_in(repo, root, &req.gate)?;
     let outcome = gates::evaluate(&inputs)?;
     if !req.dry_run {
-        ledger::record_check(&inputs, &outcome)?;
+        ledger::record_check(&inputs.repo.common_dir(), &outcome.report)?;
     }
     decide(req, &inputs, &outcome, &info)
 }

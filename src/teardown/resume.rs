@@ -12,14 +12,14 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
 use git2::Oid;
-use serde_json::{Value, json};
+use serde_json::json;
 
 use super::execute::{aside_info, probe_aside};
 use super::handles::{Left, Removal, Seen};
 use super::{Done, Request, finish_left, remove, safety};
 use crate::catalog::Code;
 use crate::finding::{Finding, Gate, Verdict};
-use crate::ledger;
+use crate::ledger::{self, Record};
 use crate::record;
 use crate::repo::{Repo, WorktreeInfo};
 use crate::report::Report;
@@ -71,7 +71,7 @@ pub fn leftover(req: &Request, target: &Path) -> Result<Done> {
     let Some(prior) = prior else {
         bail!("{} is not a worktree of this repository", target.display());
     };
-    let at = prior["ts"].as_str().unwrap_or("an unknown time");
+    let at = &prior.ts;
     done.step(
         "nothing",
         format!("{} was torn down at {at}", target.display()),
@@ -125,7 +125,7 @@ fn common_of(admin: &Path) -> Option<PathBuf> {
 }
 
 /// The repository and the teardown record that named `aside` for `target`, if any.
-fn recorded(target: &Path, aside: &Path) -> Result<Option<(Repo, Value)>> {
+fn recorded(target: &Path, aside: &Path) -> Result<Option<(Repo, Record)>> {
     let Some(common) = admin_of(aside).as_deref().and_then(common_of) else {
         return Ok(None);
     };
@@ -134,11 +134,10 @@ fn recorded(target: &Path, aside: &Path) -> Result<Option<(Repo, Value)>> {
     };
     let (want_aside, want_wt) = (aside.display().to_string(), target.display().to_string());
     let records = record::read(&repo.common_dir())?.records;
-    let prior = records.into_iter().rev().find(|r| {
-        r["event"] == "teardown"
-            && r["removed"] == true
-            && r["aside"] == want_aside.as_str()
-            && r["worktree"] == want_wt.as_str()
+    let prior = records.iter().rev().filter_map(Record::read).find(|r| {
+        r.removal().is_some()
+            && r.step("aside") == Some(want_aside.as_str())
+            && r.worktree.as_deref() == Some(want_wt.as_str())
     });
     Ok(prior.map(|p| (repo, p)))
 }
@@ -148,13 +147,13 @@ fn recorded(target: &Path, aside: &Path) -> Result<Option<(Repo, Value)>> {
 fn resume(
     req: &Request,
     repo: &Repo,
-    prior: &Value,
+    prior: &Record,
     target: &Path,
     aside: &Path,
     mut done: Done,
 ) -> Result<Done> {
     let common = repo.common_dir();
-    let at = prior["ts"].as_str().unwrap_or("an unknown time");
+    let at = &prior.ts;
     let what = format!("{} (left by the teardown at {at})", aside.display());
     if req.dry_run {
         done.step("would remove", what);
@@ -181,8 +180,8 @@ fn resume(
         }
         (Some(admin), true, None) => {
             let info = aside_info(target, admin);
-            let status_file = prior["status_file"]
-                .as_str()
+            let status_file = prior
+                .step("status_file")
                 .unwrap_or(crate::config::DEFAULT_STATUS_FILE);
             let ctx = safety::Ctx {
                 repo,
@@ -194,9 +193,9 @@ fn resume(
                 branch: None,
                 base: None,
                 delete_branch: false,
-                abandoned: prior["claimed"] == "closed-without-merge",
+                abandoned: prior.claimed.as_deref() == Some("closed-without-merge"),
             };
-            let archive = prior["archive"].as_str().map(PathBuf::from);
+            let archive = prior.step("archive").map(PathBuf::from);
             let probe = probe_aside(&ctx, archive.as_deref(), &mut done)?;
             if probe.findings.is_empty() {
                 remove::finish(aside, Some(admin), &probe.removal())
@@ -225,7 +224,7 @@ fn resume(
     };
     if left.is_empty() {
         let fields = json!({"resumed": true, "aside": aside.display().to_string()});
-        ledger::record_teardown(&common, &report, prior["claimed"].as_str(), true, fields)?;
+        ledger::record_teardown(&common, &report, prior.claimed.as_deref(), true, fields)?;
         done.step("removed", what);
     }
     done.report = done
@@ -236,7 +235,7 @@ fn resume(
 }
 
 /// A registered worktree whose directory is gone: remove its administrative data, as prune would.
-fn prune(req: &Request, repo: &Repo, info: &WorktreeInfo, prior: Option<Value>) -> Result<Done> {
+fn prune(req: &Request, repo: &Repo, info: &WorktreeInfo, prior: Option<Record>) -> Result<Done> {
     let common = repo.common_dir();
     let path = &info.path;
     let mut report = prior.as_ref().map_or_else(
@@ -299,7 +298,7 @@ fn prune(req: &Request, repo: &Repo, info: &WorktreeInfo, prior: Option<Value>) 
     }
     let fields =
         json!({"pruned": true, "deleted": {"admin": info.admin_dir.display().to_string()}});
-    let claimed = prior.as_ref().and_then(|p| p["claimed"].as_str());
+    let claimed = prior.as_ref().and_then(|p| p.claimed.as_deref());
     ledger::record_teardown(&common, &report, claimed, true, fields)?;
     let mut left = Left::new();
     if path.symlink_metadata().is_ok() {
@@ -323,17 +322,13 @@ fn only_gitlink(aside: &Path) -> Result<Option<Seen>> {
 }
 
 /// The report fields of an earlier teardown record, for the lines that finish its work.
-fn report_from(prior: &Value, worktree: &Path) -> Report {
-    let text = |key: &str| prior[key].as_str().map(str::to_string);
+fn report_from(prior: &Record, worktree: &Path) -> Report {
     Report {
-        slug: text("slug"),
-        commit: text("commit"),
-        branch: text("branch"),
+        slug: prior.slug.clone(),
+        commit: prior.commit.clone(),
+        branch: prior.branch.clone(),
         worktree: Some(worktree.display().to_string()),
-        verdict: prior["verdict"]
-            .as_str()
-            .and_then(Verdict::parse)
-            .unwrap_or(Verdict::Unverified),
+        verdict: prior.verdict.unwrap_or(Verdict::Unverified),
         ..Report::default()
     }
 }
