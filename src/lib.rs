@@ -3,6 +3,7 @@
 pub mod agent;
 pub mod board;
 pub mod catalog;
+pub mod claim;
 pub mod cli;
 pub mod cmd;
 pub mod config;

@@ -268,10 +268,7 @@ fn prune(req: &Request, repo: &Repo, info: &WorktreeInfo, prior: Option<Record>)
         );
     }
     if let Some(reason) = &info.locked {
-        let msg = format!(
-            "the worktree is locked: {}",
-            crate::render::escape(reason.trim())
-        );
+        let msg = format!("the worktree is locked: {}", reason.trim());
         report.add_gate(Gate::Teardown, [Finding::new(Code::TeardownLocked, msg)]);
         report.finish();
         if !req.dry_run {

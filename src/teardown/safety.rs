@@ -50,7 +50,7 @@ pub fn run(ctx: &Ctx) -> Result<Vec<Finding>> {
         let why = if reason.is_empty() {
             String::new()
         } else {
-            format!(": {}", crate::render::escape(reason.trim()))
+            format!(": {}", reason.trim())
         };
         let msg = format!("the worktree is locked{why}");
         findings.push(Finding::new(Code::TeardownLocked, msg));
@@ -119,14 +119,11 @@ fn status(ctx: &Ctx) -> Result<Vec<Finding>> {
         ctx.repo.status_of(ctx.dir, ctx.status_file)?
     };
     let dirty = status.dirty.into_iter().map(|path| {
-        let msg = format!("`{}` has uncommitted changes", crate::render::escape(&path));
+        let msg = format!("`{path}` has uncommitted changes");
         Finding::new(Code::TeardownDirty, msg).at_path(path)
     });
     let untracked = status.untracked.into_iter().map(|path| {
-        let msg = format!(
-            "`{}` is untracked and not ignored",
-            crate::render::escape(&path)
-        );
+        let msg = format!("`{path}` is untracked and not ignored");
         Finding::new(Code::TeardownUntracked, msg).at_path(path)
     });
     Ok(dirty.chain(untracked).collect())
@@ -139,8 +136,7 @@ fn hidden(ctx: &Ctx, head: Oid) -> Result<Vec<Finding>> {
         .map(|h| {
             let msg = format!(
                 "`{}` is marked {} and differs from the commit",
-                crate::render::escape(&h.path),
-                h.flag
+                h.path, h.flag
             );
             Finding::new(Code::TeardownHiddenChanges, msg).at_path(h.path)
         })
@@ -152,7 +148,7 @@ fn nested(ctx: &Ctx) -> Result<Vec<Finding>> {
     Ok(found
         .into_iter()
         .map(|n| {
-            let msg = format!("`{}` is {}", crate::render::escape(&n.path), n.reason);
+            let msg = format!("`{}` is {}", n.path, n.reason);
             Finding::new(Code::TeardownNestedRepo, msg).at_path(n.path)
         })
         .collect())
