@@ -9,7 +9,7 @@ use crate::catalog::Code;
 use crate::finding::Gate;
 use crate::inputs::GateArgs;
 use crate::render::{self, Format, escape};
-use crate::teardown::{self, Done, Request};
+use crate::teardown::{self, Done, Request, Verb};
 
 /// Remove an agent's worktree once its return passed the gate and nothing can be lost
 ///
@@ -59,7 +59,7 @@ pub fn run(args: Args, color: bool) -> Result<i32> {
 }
 
 fn headline(done: &Done) -> String {
-    if !done.steps.is_empty() && done.steps.iter().all(|s| s.verb == "nothing") {
+    if !done.steps.is_empty() && done.steps.iter().all(|s| s.verb == Verb::Nothing) {
         return "nothing to tear down".into();
     }
     match (&done.barred, done.exit, done.dry_run) {

@@ -11,7 +11,7 @@ use serde_json::json;
 
 use super::handles::{Removal, Seen};
 use super::{
-    Admission, Branch, Done, Plan, Request, claimed, failpoint, finish_left, handles,
+    Admission, Branch, Done, Plan, Request, Verb, claimed, failpoint, finish_left, handles,
     keep_branch_step, remove, safety,
 };
 use crate::finding::{Finding, Gate};
@@ -34,12 +34,15 @@ pub(super) fn run(
     if let Some(path) = &plan.archive {
         failpoint::step("archive");
         remove::archive(path, &inputs.status)?;
-        done.step("archived", format!("{status_file} to {}", path.display()));
+        done.step(
+            Verb::Archived,
+            format!("{status_file} to {}", path.display()),
+        );
         // A document given with --status or --rev leaves the worktree's own one to archive too;
         // one that cannot be read now is kept by the probe on the aside.
         if let Ok(Some(to)) = archive_worktree_doc(&plan.worktree, status_file, path) {
             let what = format!("{status_file} of the worktree to {}", to.display());
-            done.step("archived", what);
+            done.step(Verb::Archived, what);
         }
     }
     let aside = remove::aside_path(&plan.worktree, &handles::token());
@@ -100,9 +103,9 @@ pub(super) fn run(
         plan.worktree.display()
     );
     if left.is_empty() {
-        done.step("removed", what);
+        done.step(Verb::Removed, what);
         let admin = format!("administrative data {}", plan.admin.display());
-        done.step("removed", admin);
+        done.step(Verb::Removed, admin);
         delete_branch(&common, &plan.branch, &mut done, &report)?;
     } else {
         keep_branch_step(&mut done, &plan.branch, true);
@@ -164,7 +167,7 @@ pub(super) fn probe_aside(
     match outcome {
         Ok(Some(to)) => {
             done.step(
-                "archived",
+                Verb::Archived,
                 format!("{doc} of the worktree to {}", to.display()),
             );
         }
@@ -225,14 +228,14 @@ fn put_back(
     done.exit = 1;
     match back {
         Ok(()) => done.step(
-            "kept",
+            Verb::Kept,
             format!(
                 "worktree {} (moved back; nothing was removed)",
                 plan.worktree.display()
             ),
         ),
         Err(e) => {
-            done.step("left", format!("{} ({e})", aside.display()));
+            done.step(Verb::Left, format!("{} ({e})", aside.display()));
             done.error = Some(format!(
                 "the worktree could not be moved back from {}: move it back by hand",
                 aside.display()
@@ -253,11 +256,11 @@ fn delete_branch(common: &Path, branch: &Branch, done: &mut Done, report: &Repor
     failpoint::step("delete the branch");
     let repo = Repo::discover(common)?;
     match repo.delete_branch_if_at(name, *at)? {
-        BranchDeletion::Deleted => done.step("deleted", format!("branch {name} (was {at})")),
+        BranchDeletion::Deleted => done.step(Verb::Deleted, format!("branch {name} (was {at})")),
         BranchDeletion::Moved(now) => {
             let now = now.map_or("nowhere (deleted)".into(), |id| id.to_string());
             let why = format!("it moved from the verified {at} to {now}, so it was not deleted");
-            done.step("kept", format!("branch {name}: {why}"));
+            done.step(Verb::Kept, format!("branch {name}: {why}"));
             let fields = json!({"branch_kept": why});
             ledger::record_teardown(common, report, claimed(report), true, fields)?;
         }

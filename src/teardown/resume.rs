@@ -16,7 +16,7 @@ use serde_json::json;
 
 use super::execute::{aside_info, probe_aside};
 use super::handles::{Left, Removal, Seen};
-use super::{Done, Request, finish_left, remove, safety};
+use super::{Done, Request, Verb, finish_left, remove, safety};
 use crate::catalog::Code;
 use crate::finding::{Finding, Gate, Verdict};
 use crate::ledger::{self, Record};
@@ -39,7 +39,7 @@ pub fn leftover(req: &Request, target: &Path) -> Result<Done> {
                 resumed = true;
             }
             None => done.step(
-                "kept",
+                Verb::Kept,
                 format!("{} (no teardown record names it)", aside.display()),
             ),
         }
@@ -73,7 +73,7 @@ pub fn leftover(req: &Request, target: &Path) -> Result<Done> {
     };
     let at = &prior.ts;
     done.step(
-        "nothing",
+        Verb::Nothing,
         format!("{} was torn down at {at}", target.display()),
     );
     Ok(done)
@@ -156,7 +156,7 @@ fn resume(
     let at = &prior.ts;
     let what = format!("{} (left by the teardown at {at})", aside.display());
     if req.dry_run {
-        done.step("would remove", what);
+        done.step(Verb::WouldRemove, what);
         return Ok(done);
     }
     let mut report = report_from(prior, target);
@@ -225,7 +225,7 @@ fn resume(
     if left.is_empty() {
         let fields = json!({"resumed": true, "aside": aside.display().to_string()});
         ledger::record_teardown(&common, &report, prior.claimed.as_deref(), true, fields)?;
-        done.step("removed", what);
+        done.step(Verb::Removed, what);
     }
     done.report = done
         .report
@@ -274,7 +274,10 @@ fn prune(req: &Request, repo: &Repo, info: &WorktreeInfo, prior: Option<Record>)
         if !req.dry_run {
             ledger::record_teardown(&common, &report, None, false, json!({"pruned": false}))?;
         }
-        done.step("kept", format!("the registration of {}", path.display()));
+        done.step(
+            Verb::Kept,
+            format!("the registration of {}", path.display()),
+        );
         done.report = Some(report);
         done.exit = 1;
         return Ok(done);
@@ -285,12 +288,12 @@ fn prune(req: &Request, repo: &Repo, info: &WorktreeInfo, prior: Option<Record>)
     );
     if req.delete_branch {
         done.step(
-            "kept",
+            Verb::Kept,
             "the branch: closegate deletes a branch only in the teardown that verified it",
         );
     }
     if req.dry_run {
-        done.step("would remove", what);
+        done.step(Verb::WouldRemove, what);
         return Ok(done);
     }
     let fields =
@@ -306,7 +309,7 @@ fn prune(req: &Request, repo: &Repo, info: &WorktreeInfo, prior: Option<Record>)
     }
     remove::remove_admin(&info.admin_dir, &mut left);
     if left.is_empty() {
-        done.step("removed", what);
+        done.step(Verb::Removed, what);
     }
     finish_left(&common, &report, left, path, done)
 }
