@@ -13,6 +13,10 @@
 //! also ends the check's PID namespace, so no background child outlives its check (unsandboxed, a
 //! child that leaves the group with `setsid` escapes this).
 
+// Unsafe code is denied crate-wide (Cargo.toml [lints]); this module calls libc: process groups,
+// waitid and kill for check timeouts.
+#![allow(unsafe_code)]
+
 use std::ffi::OsStr;
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};

@@ -21,6 +21,10 @@
 //! `unsafe` here: `fork` + `unshare` to ask the kernel for namespaces without starting a
 //! process image (see [`probe`]), and `geteuid`.
 
+// Unsafe code is denied crate-wide (Cargo.toml [lints]); this module calls libc: fork/waitpid for
+// the sandboxed check process, geteuid.
+#![allow(unsafe_code)]
+
 use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
 use std::process::Command;
