@@ -538,7 +538,7 @@ mod tests {
     }
 
     #[test]
-    fn every_event_writes_the_bytes_the_ad_hoc_objects_wrote() {
+    fn check_and_teardown_write_the_bytes_the_ad_hoc_objects_wrote() {
         use serde_json::json;
         let mut r = report();
         r.add_gate(
@@ -584,7 +584,12 @@ mod tests {
             line(&Record::new(&r, None, Event::Teardown(fields))),
             teardown.to_string()
         );
+    }
 
+    #[test]
+    fn decisions_write_the_bytes_the_ad_hoc_objects_wrote() {
+        use serde_json::json;
+        let r = report();
         let mut guard = before("guard", &r, Some("VERIFIED"));
         guard["verdict"] = json!(null);
         guard["accepted"] = json!(false);

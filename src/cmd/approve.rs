@@ -36,7 +36,8 @@ pub struct Args {
     pub gate: GateArgs,
 }
 
-pub fn run(args: Args, color: bool) -> Result<i32> {
+/// The approver: `--by`, else git's `user.name`; never empty.
+fn approver(args: &Args) -> Result<String> {
     let by = match &args.by {
         Some(by) => by.trim().to_string(),
         None => user_name(args.worktree.as_deref()).ok_or_else(|| {
@@ -45,10 +46,15 @@ pub fn run(args: Args, color: bool) -> Result<i32> {
             )
         })?,
     };
-    let by = by.as_str();
     if by.is_empty() {
         anyhow::bail!("--by needs a name");
     }
+    Ok(by)
+}
+
+pub fn run(args: Args, color: bool) -> Result<i32> {
+    let by = approver(&args)?;
+    let by = by.as_str();
     let inputs = inputs::resolve(args.worktree.as_deref(), &args.gate)?;
     let outcome = gates::evaluate(&inputs)?;
     let mut report = outcome.report;

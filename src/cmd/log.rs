@@ -64,7 +64,8 @@ pub struct Args {
     pub verify: bool,
 }
 
-pub fn run(mut args: Args) -> Result<i32> {
+/// `--verdict` in any case read as its token; `--event` one of the events SPEC §6 names.
+fn normalise_filters(args: &mut Args) -> Result<()> {
     if let Some(v) = &args.verdict {
         match Verdict::parse(&v.to_ascii_uppercase()) {
             Some(verdict) => args.verdict = Some(verdict.as_str().to_string()),
@@ -79,6 +80,11 @@ pub fn run(mut args: Args) -> Result<i32> {
     {
         bail!("--event {e}: expected one of {}", EVENTS.join(", "));
     }
+    Ok(())
+}
+
+pub fn run(mut args: Args) -> Result<i32> {
+    normalise_filters(&mut args)?;
     let cwd = std::env::current_dir()?;
     let repo = Repo::discover(&cwd)?;
     if args.verify {

@@ -26,30 +26,13 @@ pub fn fix(text: &str) -> (String, Vec<Fix>) {
         Some(body) => ("\u{feff}", body),
         None => ("", text),
     };
-    // A key written more than once (counting other spellings) is left as written: renaming one
-    // of them could change which one the parser reads.
-    let mut counts: std::collections::HashMap<&'static str, usize> = Default::default();
-    for line in body.lines() {
-        if let Some(key) = line
-            .strip_prefix("- ")
-            .and_then(|r| r.split_once(':'))
-            .and_then(|(k, _)| canonical_key(k))
-        {
-            *counts.entry(key).or_default() += 1;
-        }
-    }
+    let counts = key_counts(body);
     let mut out = String::from(bom);
     let mut fixes = Vec::new();
     let mut seen_h1 = false;
     let raws: Vec<&str> = body.split_inclusive('\n').collect();
     // Several close-line candidates: fixing one could change which one is read.
-    let candidates = raws
-        .iter()
-        .filter(|r| {
-            let l = split_ending(r).0;
-            !l.starts_with("- ") && (close_line::is_candidate(l) || starts_closeish(l))
-        })
-        .count();
+    let candidates = close_candidates(&raws);
     for (i, raw) in raws.iter().enumerate() {
         let (line, ending) = split_ending(raw);
         // An item with continuation lines is not a one-line value: its value is left alone.
@@ -87,6 +70,32 @@ pub fn fix(text: &str) -> (String, Vec<Fix>) {
         out.push_str(ending);
     }
     (out, fixes)
+}
+
+/// How often each canonical key is written. A key written more than once (counting other
+/// spellings) is left as written: renaming one of them could change which one the parser reads.
+fn key_counts(body: &str) -> std::collections::HashMap<&'static str, usize> {
+    let mut counts: std::collections::HashMap<&'static str, usize> = Default::default();
+    for line in body.lines() {
+        if let Some(key) = line
+            .strip_prefix("- ")
+            .and_then(|r| r.split_once(':'))
+            .and_then(|(k, _)| canonical_key(k))
+        {
+            *counts.entry(key).or_default() += 1;
+        }
+    }
+    counts
+}
+
+/// The lines that are, or start like, a close line.
+fn close_candidates(raws: &[&str]) -> usize {
+    raws.iter()
+        .filter(|r| {
+            let l = split_ending(r).0;
+            !l.starts_with("- ") && (close_line::is_candidate(l) || starts_closeish(l))
+        })
+        .count()
 }
 
 fn split_ending(raw: &str) -> (&str, &str) {

@@ -108,27 +108,7 @@ pub fn evaluate(inputs: &Inputs) -> Result<Outcome> {
     let (returned, findings) = state::run(&doc);
     report.add_gate(Gate::State, findings);
 
-    let mut worktree_status = None;
-    let commit = match (returned, &doc.close) {
-        (true, Some(close)) => {
-            let ctx = close::Ctx {
-                repo: &inputs.repo,
-                worktree: &inputs.worktree,
-                status_file: &inputs.config.status_file,
-                no_worktree: inputs.no_worktree,
-            };
-            report.branch = Some(close.branch.clone());
-            let closed = close::run(&ctx, &doc, close);
-            report.add_gate(Gate::Close, closed.findings);
-            worktree_status = closed.status;
-            closed.commit
-        }
-        _ => {
-            report.branch = inputs.repo.head_branch();
-            let head = || inputs.repo.worktree_head(&inputs.worktree);
-            inputs.rev.or_else(head)
-        }
-    };
+    let (commit, worktree_status) = commit_to_check(inputs, &doc, returned, &mut report);
     report.commit = commit.map(|c| c.to_string());
     if let Some(commit) = commit {
         gates_on_commit(inputs, &doc, commit, returned, known, &mut report)?;
@@ -141,6 +121,38 @@ pub fn evaluate(inputs: &Inputs) -> Result<Outcome> {
         commit,
         worktree_status,
     })
+}
+
+/// The commit the gates on the commit read: the close line's, checked by the close gate (which
+/// scans the worktree), for a returned document with a close line; else the checked HEAD.
+fn commit_to_check(
+    inputs: &Inputs,
+    doc: &StatusDoc,
+    returned: bool,
+    report: &mut Report,
+) -> (Option<Oid>, Option<crate::repo::WorktreeStatus>) {
+    let mut worktree_status = None;
+    let commit = match (returned, &doc.close) {
+        (true, Some(close)) => {
+            let ctx = close::Ctx {
+                repo: &inputs.repo,
+                worktree: &inputs.worktree,
+                status_file: &inputs.config.status_file,
+                no_worktree: inputs.no_worktree,
+            };
+            report.branch = Some(close.branch.clone());
+            let closed = close::run(&ctx, doc, close);
+            report.add_gate(Gate::Close, closed.findings);
+            worktree_status = closed.status;
+            closed.commit
+        }
+        _ => {
+            report.branch = inputs.repo.head_branch();
+            let head = || inputs.repo.worktree_head(&inputs.worktree);
+            inputs.rev.or_else(head)
+        }
+    };
+    (commit, worktree_status)
 }
 
 /// SPEC §17: a status document byte-identical to the one at the merge base is not this agent's

@@ -23,7 +23,7 @@ mod walk;
 
 use lstat::{Joined, lstat_all};
 use tree::staged_paths;
-use walk::Walk;
+use walk::{Walk, Walked};
 
 use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt;
@@ -34,7 +34,7 @@ use anyhow::{Context, Result};
 use git2::{Repository, Status};
 
 use super::WorktreeStatus;
-use super::index_file::{self, Entry, Index};
+use super::index_file::{self, CacheTree, Entry, Index};
 
 /// What the lstat of one entry says.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -87,35 +87,72 @@ pub(super) fn scan(repo: &Repository, exempt: &str) -> Result<Scanned> {
         cache_tree,
         beyond_libgit2,
     } = index;
-    let (walked, staged, verdicts) = if entries.len() < PARALLEL_LSTAT {
-        let verdicts = lstat_all(workdir, &entries, index_mtime);
-        let walked = Walk::run(repo, workdir, &entries, exempt);
-        let staged = staged_paths(repo, &entries, cache_tree.as_ref());
-        (walked, staged, verdicts)
-    } else {
-        std::thread::scope(|s| {
-            let half = entries.len() / 2;
-            let (first, second) = entries.split_at(half);
-            let a = s.spawn(|| lstat_all(workdir, first, index_mtime));
-            let b = s.spawn(|| lstat_all(workdir, second, index_mtime));
-            let walked = Walk::run(repo, workdir, &entries, exempt);
-            let staged = staged_paths(repo, &entries, cache_tree.as_ref());
-            let mut verdicts = a.join().expect("lstat thread");
-            verdicts.extend(b.join().expect("lstat thread"));
-            (walked, staged, verdicts)
-        })
-    };
+    let (walked, staged, verdicts) = three_passes(
+        repo,
+        workdir,
+        &entries,
+        cache_tree.as_ref(),
+        exempt,
+        index_mtime,
+    );
     let (walked, staged) = (walked?, staged?);
+    let mut judge = Judge::new(repo, beyond_libgit2);
+    let dirty = fold(&entries, &verdicts, &walked, staged, &mut judge);
+    Ok(Scanned::Status(WorktreeStatus {
+        dirty: finish(dirty, exempt),
+        untracked: finish(walked.untracked, exempt),
+    }))
+}
+
+type Passes = (Result<Walked>, Result<Vec<Vec<u8>>>, Vec<Verdict>);
+
+/// The lstat pass, the untracked walk and the index against HEAD: on this thread for a small
+/// index, else the lstat on two threads while this one walks.
+fn three_passes(
+    repo: &Repository,
+    workdir: &Path,
+    entries: &[Entry],
+    cache_tree: Option<&CacheTree>,
+    exempt: &str,
+    index_mtime: i64,
+) -> Passes {
+    if entries.len() < PARALLEL_LSTAT {
+        let verdicts = lstat_all(workdir, entries, index_mtime);
+        let walked = Walk::run(repo, workdir, entries, exempt);
+        let staged = staged_paths(repo, entries, cache_tree);
+        return (walked, staged, verdicts);
+    }
+    std::thread::scope(|s| {
+        let half = entries.len() / 2;
+        let (first, second) = entries.split_at(half);
+        let a = s.spawn(|| lstat_all(workdir, first, index_mtime));
+        let b = s.spawn(|| lstat_all(workdir, second, index_mtime));
+        let walked = Walk::run(repo, workdir, entries, exempt);
+        let staged = staged_paths(repo, entries, cache_tree);
+        let mut verdicts = a.join().expect("lstat thread");
+        verdicts.extend(b.join().expect("lstat thread"));
+        (walked, staged, verdicts)
+    })
+}
+
+/// The dirty paths: staged changes, the walk's, and each entry by its lstat verdict (asking
+/// libgit2 about the unsure).
+fn fold(
+    entries: &[Entry],
+    verdicts: &[Verdict],
+    walked: &Walked,
+    staged: Vec<Vec<u8>>,
+    judge: &mut Judge,
+) -> Vec<Vec<u8>> {
     // Entries under a tracked folder that is no longer a folder: dirty whatever their lstat says
     // (through a symlink to a folder, it can still succeed).
     let mut moved = vec![false; entries.len()];
     for range in &walked.not_dirs {
         moved[range.clone()].fill(true);
     }
-    let mut dirty: Vec<Vec<u8>> = staged;
-    dirty.extend(walked.dirty);
-    let mut judge = Judge::new(repo, beyond_libgit2);
-    for (i, (entry, verdict)) in entries.iter().zip(&verdicts).enumerate() {
+    let mut dirty = staged;
+    dirty.extend(walked.dirty.iter().cloned());
+    for (i, (entry, verdict)) in entries.iter().zip(verdicts).enumerate() {
         let under_moved = moved[i];
         let is_dirty = match verdict {
             Verdict::Clean => under_moved,
@@ -126,10 +163,7 @@ pub(super) fn scan(repo: &Repository, exempt: &str) -> Result<Scanned> {
             dirty.push(entry.path.clone());
         }
     }
-    Ok(Scanned::Status(WorktreeStatus {
-        dirty: finish(dirty, exempt),
-        untracked: finish(walked.untracked, exempt),
-    }))
+    dirty
 }
 
 /// Sorted, deduplicated, as text, the exempt path left out.
