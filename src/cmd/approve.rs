@@ -172,16 +172,7 @@ fn write_changes(
             "-".repeat(scale(*minus))
         )?;
     }
-    // As git words it: a zero count is left out unless both are zero.
-    let n = stats.len();
-    let plural = |k: usize| if k == 1 { "" } else { "s" };
-    let mut summary = format!(" {n} file{} changed", plural(n));
-    if added > 0 || deleted == 0 {
-        summary.push_str(&format!(", {added} insertion{}(+)", plural(added)));
-    }
-    if deleted > 0 || added == 0 {
-        summary.push_str(&format!(", {deleted} deletion{}(-)", plural(deleted)));
-    }
+    let summary = stat_summary(stats.len(), added, deleted);
     writeln!(out, "{summary}")?;
     let quoted: Vec<String> = paths.iter().map(|p| shell_quote(p)).collect();
     writeln!(
@@ -190,6 +181,19 @@ fn write_changes(
         escape(&quoted.join(" "))
     )?;
     Ok(())
+}
+
+/// `git diff --stat`'s last line, as git words it: a zero count is left out unless both are zero.
+fn stat_summary(n: usize, added: usize, deleted: usize) -> String {
+    let plural = |k: usize| if k == 1 { "" } else { "s" };
+    let mut summary = format!(" {n} file{} changed", plural(n));
+    if added > 0 || deleted == 0 {
+        summary.push_str(&format!(", {added} insertion{}(+)", plural(added)));
+    }
+    if deleted > 0 || added == 0 {
+        summary.push_str(&format!(", {deleted} deletion{}(-)", plural(deleted)));
+    }
+    summary
 }
 
 /// Per path: (escaped path, insertions, deletions, binary), as `git diff --stat` counts them.
