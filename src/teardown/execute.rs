@@ -31,36 +31,13 @@ pub(super) fn run(
     let common = inputs.repo.common_dir();
     let report = done.report.clone().unwrap_or_default();
     let status_file = &inputs.config.status_file;
-    if let Some(path) = &plan.archive {
-        failpoint::step("archive");
-        remove::archive(path, &inputs.status)?;
-        done.step(
-            Verb::Archived,
-            format!("{status_file} to {}", path.display()),
-        );
-        // A document given with --status or --rev leaves the worktree's own one to archive too;
-        // one that cannot be read now is kept by the probe on the aside.
-        if let Ok(Some(to)) = archive_worktree_doc(&plan.worktree, status_file, path) {
-            let what = format!("{status_file} of the worktree to {}", to.display());
-            done.step(Verb::Archived, what);
-        }
-    }
+    archive(inputs, plan, &mut done)?;
     let aside = remove::aside_path(&plan.worktree, &handles::token());
-    let (branch, branch_tip) = match &plan.branch {
-        Branch::Delete { name, at } => (Some(name.clone()), Some(at.to_string())),
-        Branch::Keep { .. } => (None, None),
+    let branch = match &plan.branch {
+        Branch::Delete { name, .. } => Some(name.clone()),
+        Branch::Keep { .. } => None,
     };
-    let fields = json!({
-        "admission": admission.as_str(),
-        "allow_unverified": req.allow_unverified,
-        "archive": plan.archive.as_ref().map(|p| p.display().to_string()),
-        "artifacts": report.artifacts,
-        "aside": aside.display().to_string(),
-        "status_file": status_file,
-        "deleted": {"worktree": plan.worktree.display().to_string(),
-                    "admin": plan.admin.display().to_string(),
-                    "branch": branch, "branch_tip": branch_tip},
-    });
+    let fields = removal_fields(req, plan, admission, &report, &aside, status_file);
     failpoint::step("record");
     ledger::record_teardown(&common, &report, claimed(&report), true, fields)?;
     if let Err(err) = remove::move_aside(&plan.worktree, &aside) {
@@ -96,8 +73,20 @@ pub(super) fn run(
     if !probe.findings.is_empty() {
         return put_back(&common, report, probe.findings, plan, &aside, done);
     }
+    remove_aside(&common, &report, plan, &aside, &probe, done)
+}
+
+/// Remove the probed aside and the administrative data, then delete the branch when asked.
+fn remove_aside(
+    common: &Path,
+    report: &Report,
+    plan: &Plan,
+    aside: &Path,
+    probe: &Probe,
+    mut done: Done,
+) -> Result<Done> {
     let removal = probe.removal();
-    let left = remove::finish(&aside, Some(&plan.admin), &removal);
+    let left = remove::finish(aside, Some(&plan.admin), &removal);
     let what = format!(
         "worktree {} (ignored files with it)",
         plan.worktree.display()
@@ -106,11 +95,57 @@ pub(super) fn run(
         done.step(Verb::Removed, what);
         let admin = format!("administrative data {}", plan.admin.display());
         done.step(Verb::Removed, admin);
-        delete_branch(&common, &plan.branch, &mut done, &report)?;
+        delete_branch(common, &plan.branch, &mut done, report)?;
     } else {
         keep_branch_step(&mut done, &plan.branch, true);
     }
-    finish_left(&common, &report, left, &plan.worktree, done)
+    finish_left(common, report, left, &plan.worktree, done)
+}
+
+/// Archive the status document (and the worktree's own, when another one was judged).
+fn archive(inputs: &Inputs, plan: &Plan, done: &mut Done) -> Result<()> {
+    let status_file = &inputs.config.status_file;
+    if let Some(path) = &plan.archive {
+        failpoint::step("archive");
+        remove::archive(path, &inputs.status)?;
+        done.step(
+            Verb::Archived,
+            format!("{status_file} to {}", path.display()),
+        );
+        // A document given with --status or --rev leaves the worktree's own one to archive too;
+        // one that cannot be read now is kept by the probe on the aside.
+        if let Ok(Some(to)) = archive_worktree_doc(&plan.worktree, status_file, path) {
+            let what = format!("{status_file} of the worktree to {}", to.display());
+            done.step(Verb::Archived, what);
+        }
+    }
+    Ok(())
+}
+
+/// The fields of the `teardown` record written before anything is moved.
+fn removal_fields(
+    req: &Request,
+    plan: &Plan,
+    admission: Admission,
+    report: &Report,
+    aside: &Path,
+    status_file: &str,
+) -> serde_json::Value {
+    let (branch, branch_tip) = match &plan.branch {
+        Branch::Delete { name, at } => (Some(name.clone()), Some(at.to_string())),
+        Branch::Keep { .. } => (None, None),
+    };
+    json!({
+        "admission": admission.as_str(),
+        "allow_unverified": req.allow_unverified,
+        "archive": plan.archive.as_ref().map(|p| p.display().to_string()),
+        "artifacts": report.artifacts,
+        "aside": aside.display().to_string(),
+        "status_file": status_file,
+        "deleted": {"worktree": plan.worktree.display().to_string(),
+                    "admin": plan.admin.display().to_string(),
+                    "branch": branch, "branch_tip": branch_tip},
+    })
 }
 
 /// The worktree as seen through its administrative directory, for the probes on its aside.

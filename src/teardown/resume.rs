@@ -171,50 +171,16 @@ fn resume(
             // Only the `.git` file is left: the administrative data goes next. A kill while it
             // was being removed may have left it half gone, so nothing is probed through it.
             // The walk that found only `.git` is what the removal goes by.
-            let removal = Removal {
-                seen: &seen,
-                keep: Default::default(),
-                hold: [(b".git".to_vec(), ())].into(),
-            };
-            remove::finish(aside, Some(admin), &removal)
+            finish_gitlink(aside, Some(admin), &seen)
         }
         (Some(admin), true, None) => {
-            let info = aside_info(target, admin);
-            let status_file = prior
-                .step("status_file")
-                .unwrap_or(crate::config::DEFAULT_STATUS_FILE);
-            let ctx = safety::Ctx {
-                repo,
-                info: &info,
-                dir: aside,
-                aside: true,
-                status_file,
-                verified: report.commit.as_deref().and_then(|c| Oid::from_str(c).ok()),
-                branch: None,
-                base: None,
-                delete_branch: false,
-                abandoned: prior.claimed.as_deref() == Some("closed-without-merge"),
-            };
-            let archive = prior.step("archive").map(PathBuf::from);
-            let probe = probe_aside(&ctx, archive.as_deref(), &mut done)?;
-            if probe.findings.is_empty() {
-                remove::finish(aside, Some(admin), &probe.removal())
-            } else {
-                report.add_gate(Gate::Teardown, probe.findings);
-                report.finish();
-                vec![(aside.to_path_buf(), "the last probe refused it".to_string())]
-            }
+            probe_again(repo, prior, target, aside, admin, &mut report, &mut done)?
         }
         _ if aside.is_dir() => {
             // The administrative data is gone: only the `.git` file may still be removed.
             let seen = Seen::root_only(aside)
                 .with_context(|| format!("cannot read the directory {}", aside.display()))?;
-            let removal = Removal {
-                seen: &seen,
-                keep: Default::default(),
-                hold: [(b".git".to_vec(), ())].into(),
-            };
-            remove::finish(aside, None, &removal)
+            finish_gitlink(aside, None, &seen)
         }
         _ => {
             let mut left = Left::new();
@@ -232,6 +198,57 @@ fn resume(
         .or(Some(report.clone()))
         .filter(|r| !r.findings.is_empty());
     finish_left(&common, &report, left, target, done)
+}
+
+/// Remove what `seen` found of the aside, holding its `.git` file for last, then `admin`.
+fn finish_gitlink(aside: &Path, admin: Option<&Path>, seen: &Seen) -> Left {
+    let removal = Removal {
+        seen,
+        keep: Default::default(),
+        hold: [(b".git".to_vec(), ())].into(),
+    };
+    remove::finish(aside, admin, &removal)
+}
+
+/// Probe the aside of an interrupted teardown again and remove it when the probe passes; its
+/// findings go into `report` when it does not.
+fn probe_again(
+    repo: &Repo,
+    prior: &Record,
+    target: &Path,
+    aside: &Path,
+    admin: &Path,
+    report: &mut Report,
+    done: &mut Done,
+) -> Result<Left> {
+    let info = aside_info(target, admin);
+    let status_file = prior
+        .step("status_file")
+        .unwrap_or(crate::config::DEFAULT_STATUS_FILE);
+    let ctx = safety::Ctx {
+        repo,
+        info: &info,
+        dir: aside,
+        aside: true,
+        status_file,
+        verified: report.commit.as_deref().and_then(|c| Oid::from_str(c).ok()),
+        branch: None,
+        base: None,
+        delete_branch: false,
+        abandoned: prior.claimed.as_deref() == Some("closed-without-merge"),
+    };
+    let archive = prior.step("archive").map(PathBuf::from);
+    let probe = probe_aside(&ctx, archive.as_deref(), done)?;
+    if probe.findings.is_empty() {
+        Ok(remove::finish(aside, Some(admin), &probe.removal()))
+    } else {
+        report.add_gate(Gate::Teardown, probe.findings);
+        report.finish();
+        Ok(vec![(
+            aside.to_path_buf(),
+            "the last probe refused it".to_string(),
+        )])
+    }
 }
 
 /// A registered worktree whose directory is gone: remove its administrative data, as prune would.
