@@ -143,11 +143,29 @@ fn write_changes(
         return Ok(());
     };
     let stats = diff_stat(worktree, merge_base, commit, &paths).unwrap_or_default();
+    let (added, deleted) = write_stat_lines(&stats, out)?;
+    let summary = stat_summary(stats.len(), added, deleted);
+    writeln!(out, "{summary}")?;
+    let quoted: Vec<String> = paths.iter().map(|p| shell_quote(p)).collect();
+    writeln!(
+        out,
+        "see them in full: git diff {merge_base} {commit} -- {}",
+        escape(&quoted.join(" "))
+    )?;
+    Ok(())
+}
+
+/// One `git diff --stat` line per path, the bars scaled to 40 columns; the total insertions and
+/// deletions.
+fn write_stat_lines(
+    stats: &[(String, usize, usize, bool)],
+    out: &mut dyn Write,
+) -> Result<(usize, usize)> {
     let width = stats.iter().map(|s| s.0.chars().count()).max().unwrap_or(0);
     let most = stats.iter().map(|s| s.1 + s.2).max().unwrap_or(0);
     let digits = most.max(1).to_string().len();
     let (mut added, mut deleted) = (0, 0);
-    for (path, plus, minus, binary) in &stats {
+    for (path, plus, minus, binary) in stats {
         added += plus;
         deleted += minus;
         let pad = width - path.chars().count();
@@ -172,15 +190,7 @@ fn write_changes(
             "-".repeat(scale(*minus))
         )?;
     }
-    let summary = stat_summary(stats.len(), added, deleted);
-    writeln!(out, "{summary}")?;
-    let quoted: Vec<String> = paths.iter().map(|p| shell_quote(p)).collect();
-    writeln!(
-        out,
-        "see them in full: git diff {merge_base} {commit} -- {}",
-        escape(&quoted.join(" "))
-    )?;
-    Ok(())
+    Ok((added, deleted))
 }
 
 /// `git diff --stat`'s last line, as git words it: a zero count is left out unless both are zero.

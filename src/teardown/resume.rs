@@ -255,24 +255,9 @@ fn probe_again(
 fn prune(req: &Request, repo: &Repo, info: &WorktreeInfo, prior: Option<Record>) -> Result<Done> {
     let common = repo.common_dir();
     let path = &info.path;
-    let mut report = prior.as_ref().map_or_else(
-        || {
-            let branch = info
-                .head_ref()
-                .and_then(|r| r.strip_prefix("refs/heads/").map(str::to_string));
-            let commit = branch
-                .as_ref()
-                .and_then(|b| repo.branch_tip(b))
-                .map(|c| c.to_string());
-            Report {
-                worktree: Some(path.display().to_string()),
-                branch,
-                commit,
-                ..Report::default()
-            }
-        },
-        |p| report_from(p, path),
-    );
+    let mut report = prior
+        .as_ref()
+        .map_or_else(|| registered_report(repo, info), |p| report_from(p, path));
     let mut done = Done {
         dry_run: req.dry_run,
         ..Done::default()
@@ -317,18 +302,42 @@ fn prune(req: &Request, repo: &Repo, info: &WorktreeInfo, prior: Option<Record>)
         json!({"pruned": true, "deleted": {"admin": info.admin_dir.display().to_string()}});
     let claimed = prior.as_ref().and_then(|p| p.claimed.as_deref());
     ledger::record_teardown(&common, &report, claimed, true, fields)?;
+    let left = remove_registration(info);
+    if left.is_empty() {
+        done.step(Verb::Removed, what);
+    }
+    finish_left(&common, &report, left, path, done)
+}
+
+/// The report of a registered worktree no teardown record names: its branch and that tip.
+fn registered_report(repo: &Repo, info: &WorktreeInfo) -> Report {
+    let branch = info
+        .head_ref()
+        .and_then(|r| r.strip_prefix("refs/heads/").map(str::to_string));
+    let commit = branch
+        .as_ref()
+        .and_then(|b| repo.branch_tip(b))
+        .map(|c| c.to_string());
+    Report {
+        worktree: Some(info.path.display().to_string()),
+        branch,
+        commit,
+        ..Report::default()
+    }
+}
+
+/// Remove the (empty) directory of a pruned worktree and its administrative data.
+fn remove_registration(info: &WorktreeInfo) -> Left {
+    let path = &info.path;
     let mut left = Left::new();
     if path.symlink_metadata().is_ok() {
-        // Checked empty above: removing it loses nothing (and never follows a link).
+        // Checked empty before: removing it loses nothing (and never follows a link).
         if let Err(e) = std::fs::remove_dir(path) {
             left.push((path.clone(), e.to_string()));
         }
     }
     remove::remove_admin(&info.admin_dir, &mut left);
-    if left.is_empty() {
-        done.step(Verb::Removed, what);
-    }
-    finish_left(&common, &report, left, path, done)
+    left
 }
 
 /// The walk of the aside when it holds nothing but its `.git` file.
