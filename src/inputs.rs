@@ -172,17 +172,15 @@ fn contract_lookup(flag: Option<&Path>, tip: Option<(String, Oid)>) -> Result<Lo
     Ok(tip.map_or(Lookup::Nothing, |(name, id)| Lookup::Tip(name, id)))
 }
 
-/// SPEC §5: the configuration comes from the base tip (or `--config`), never from the branch.
-pub fn trusted_config(
+/// The configuration and its blob id: `--config FILE`, else the base tip's `.closegate.toml`,
+/// else the built-in defaults (no blob).
+fn read_config(
     repo: &Repo,
-    base_flag: Option<&str>,
     config_flag: Option<&Path>,
-) -> Result<Trusted> {
-    let tip = config_tip(repo, base_flag);
-    let tip_blob = tip
-        .as_ref()
-        .and_then(|(_, id)| repo.blob_id(*id, config::FILE_NAME));
-    let (mut config, config_blob) = match (config_flag, &tip) {
+    tip: Option<&(String, Oid)>,
+    tip_blob: Option<Oid>,
+) -> Result<(Config, Option<String>)> {
+    Ok(match (config_flag, tip) {
         (Some(path), _) => {
             let bytes = read_bytes(path)
                 .with_context(|| format!("cannot read the configuration {}", path.display()))?;
@@ -198,7 +196,20 @@ pub fn trusted_config(
             None => (Config::default(), None),
         },
         (None, None) => (Config::default(), None),
-    };
+    })
+}
+
+/// SPEC §5: the configuration comes from the base tip (or `--config`), never from the branch.
+pub fn trusted_config(
+    repo: &Repo,
+    base_flag: Option<&str>,
+    config_flag: Option<&Path>,
+) -> Result<Trusted> {
+    let tip = config_tip(repo, base_flag);
+    let tip_blob = tip
+        .as_ref()
+        .and_then(|(_, id)| repo.blob_id(*id, config::FILE_NAME));
+    let (mut config, config_blob) = read_config(repo, config_flag, tip.as_ref(), tip_blob)?;
     let config_origin = match (config_flag, &tip) {
         (Some(path), _) => Some(path.display().to_string()),
         (None, Some((name, _))) if config_blob.is_some() => {
