@@ -2,13 +2,80 @@
 //!
 //! Codes are never renumbered or renamed; scripts outside this repository match on them.
 //! `closegate explain` and README.md's code table are both generated from this list.
+//!
+//! Each entry declares a variant of [`Code`] beside its kebab-case spelling, so a code is a type:
+//! a misspelt code is a compile error, not a panic at run time. The kebab-case spelling written
+//! here is the only one output ever uses ([`Code::as_str`]); the variant name is the spelling in
+//! CamelCase (`attestation-missing` → `AttestationMissing`, checked by a test), so
+//! `scripts/codes-to-enum.sh` converts string call sites mechanically.
+//!
+//! This module depends on nothing else in the crate: [`Severity`] and [`Gate`] live here, and
+//! `finding` builds on them.
 
-use crate::finding::{Gate, Severity};
+use serde::Serialize;
+
+/// How a finding affects the verdict.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    /// The claim is refused: verdict FAIL.
+    Refusal,
+    /// A human must look: verdict PENDING_REVIEW.
+    Review,
+    /// Something could not be verified: verdict UNVERIFIED.
+    Gap,
+    /// Reported, never changes the verdict.
+    Warning,
+}
+
+impl Severity {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Severity::Refusal => "refusal",
+            Severity::Review => "review",
+            Severity::Gap => "gap",
+            Severity::Warning => "warning",
+        }
+    }
+}
+
+/// The gate a finding belongs to, in the order the gates run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Gate {
+    Doc,
+    State,
+    Close,
+    Manifest,
+    Protected,
+    Checks,
+    Contract,
+    Claim,
+    Signal,
+    Teardown,
+}
+
+impl Gate {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Gate::Doc => "doc",
+            Gate::State => "state",
+            Gate::Close => "close",
+            Gate::Manifest => "manifest",
+            Gate::Protected => "protected",
+            Gate::Checks => "checks",
+            Gate::Contract => "contract",
+            Gate::Claim => "claim",
+            Gate::Signal => "signal",
+            Gate::Teardown => "teardown",
+        }
+    }
+}
 
 /// Everything closegate knows about one finding code.
 #[derive(Debug, Clone, Copy)]
 pub struct CodeInfo {
-    pub code: &'static str,
+    pub code: Code,
     pub severity: Severity,
     pub gate: Gate,
     /// One line: when the code is reported.
@@ -19,10 +86,92 @@ pub struct CodeInfo {
     pub fix: &'static str,
 }
 
-/// Every code, grouped by gate in the order the gates run.
-pub const CODES: &[CodeInfo] = &[
+/// Declares [`Code`] (one variant per entry, in entry order), its spellings, and [`CODES`].
+macro_rules! catalog {
+    ($(CodeInfo {
+        code: $variant:ident = $kebab:literal,
+        severity: $severity:expr,
+        gate: $gate:expr,
+        summary: $summary:expr,
+        cause: $cause:expr,
+        fix: $fix:expr $(,)?
+    }),* $(,)?) => {
+        /// A finding code (SPEC §2–§12). Serialized, printed and recorded as its kebab-case
+        /// spelling, [`Code::as_str`].
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+        pub enum Code {
+            $($variant),*
+        }
+
+        impl Code {
+            /// Every code, in catalog order.
+            pub const ALL: &'static [Code] = &[$(Code::$variant),*];
+
+            /// The code as SPEC spells it: the one spelling any output uses.
+            pub const fn as_str(self) -> &'static str {
+                match self {
+                    $(Code::$variant => $kebab),*
+                }
+            }
+
+            /// The variant's name as written in the source (for the test that names are
+            /// mechanical).
+            #[cfg(test)]
+            const fn variant_name(self) -> &'static str {
+                match self {
+                    $(Code::$variant => stringify!($variant)),*
+                }
+            }
+        }
+
+        /// Every code, grouped by gate in the order the gates run.
+        pub const CODES: &[CodeInfo] = &[$(CodeInfo {
+            code: Code::$variant,
+            severity: $severity,
+            gate: $gate,
+            summary: $summary,
+            cause: $cause,
+            fix: $fix,
+        }),*];
+    };
+}
+
+impl Code {
+    /// The catalog entry for this code.
+    pub fn info(self) -> &'static CodeInfo {
+        // CODES holds one entry per variant, in declaration order.
+        &CODES[self as usize]
+    }
+
+    /// The code SPEC spells `s`, if there is one.
+    pub fn parse(s: &str) -> Option<Code> {
+        lookup(s).map(|info| info.code)
+    }
+
+    pub fn severity(self) -> Severity {
+        self.info().severity
+    }
+
+    pub fn gate(self) -> Gate {
+        self.info().gate
+    }
+}
+
+impl std::fmt::Display for Code {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.pad(self.as_str())
+    }
+}
+
+impl Serialize for Code {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
+    }
+}
+
+catalog! {
     CodeInfo {
-        code: "doc-not-utf8",
+        code: DocNotUtf8 = "doc-not-utf8",
         severity: Severity::Refusal,
         gate: Gate::Doc,
         summary: "the status document is not valid UTF-8",
@@ -30,7 +179,7 @@ pub const CODES: &[CodeInfo] = &[
         fix: "re-save the status document as UTF-8 (a leading BOM and CRLF line ends are accepted) and run the gate again",
     },
     CodeInfo {
-        code: "doc-h1-missing",
+        code: DocH1Missing = "doc-h1-missing",
         severity: Severity::Refusal,
         gate: Gate::Doc,
         summary: "the first non-blank line is not `# STATUS — <slug>`",
@@ -38,7 +187,7 @@ pub const CODES: &[CodeInfo] = &[
         fix: "make the first non-blank line exactly `# STATUS — <slug>` with a U+2014 em dash and a slug of 1–100 letters, digits, `.`, `_` or `-` that starts with a letter or digit",
     },
     CodeInfo {
-        code: "doc-stray-line",
+        code: DocStrayLine = "doc-stray-line",
         severity: Severity::Warning,
         gate: Gate::Doc,
         summary: "a line before the close line that is neither a header item nor a continuation",
@@ -46,7 +195,7 @@ pub const CODES: &[CodeInfo] = &[
         fix: "move the text into a header item (usually `note`), indent continuation lines by at least two spaces or a tab, or delete it; the line is ignored, so nothing it says counts",
     },
     CodeInfo {
-        code: "doc-key-unknown",
+        code: DocKeyUnknown = "doc-key-unknown",
         severity: Severity::Refusal,
         gate: Gate::Doc,
         summary: "a header key outside the closed key set",
@@ -54,7 +203,7 @@ pub const CODES: &[CodeInfo] = &[
         fix: "rename the key to the one the message names (keys are case-sensitive), or move the content under `note`",
     },
     CodeInfo {
-        code: "doc-key-duplicated",
+        code: DocKeyDuplicated = "doc-key-duplicated",
         severity: Severity::Refusal,
         gate: Gate::Doc,
         summary: "a header key (counting its aliases) appears twice",
@@ -62,7 +211,7 @@ pub const CODES: &[CodeInfo] = &[
         fix: "merge the two items on the lines the message names into one item under the canonical key",
     },
     CodeInfo {
-        code: "doc-key-alias",
+        code: DocKeyAlias = "doc-key-alias",
         severity: Severity::Warning,
         gate: Gate::Doc,
         summary: "an older key spelling was read as its canonical key",
@@ -70,7 +219,7 @@ pub const CODES: &[CodeInfo] = &[
         fix: "write the canonical key: `last commit`, `next / blocked-on` or `artifacts`; the warning does not change the verdict",
     },
     CodeInfo {
-        code: "doc-state-missing",
+        code: DocStateMissing = "doc-state-missing",
         severity: Severity::Refusal,
         gate: Gate::Doc,
         summary: "no `state` key, or it is empty",
@@ -78,7 +227,7 @@ pub const CODES: &[CodeInfo] = &[
         fix: "add `- state: <word>` with exactly one of `in-progress`, `blocked`, `stop-2-ready`, `close-ok`, `closed-without-merge` on the same line",
     },
     CodeInfo {
-        code: "doc-state-decorated",
+        code: DocStateDecorated = "doc-state-decorated",
         severity: Severity::Refusal,
         gate: Gate::Doc,
         summary: "the state carries more than the single word",
@@ -86,7 +235,7 @@ pub const CODES: &[CodeInfo] = &[
         fix: "leave the single word alone on its line and move every qualification into `note`; a qualified claim usually means `stop-2-ready` or `blocked`, not `close-ok`",
     },
     CodeInfo {
-        code: "doc-state-legacy",
+        code: DocStateLegacy = "doc-state-legacy",
         severity: Severity::Refusal,
         gate: Gate::Doc,
         summary: "the state uses an older spelling that is no longer writable (a warning with `--legacy`)",
@@ -94,7 +243,7 @@ pub const CODES: &[CodeInfo] = &[
         fix: "write the canonical word the message names; pass `--legacy` only when reading archived records, where the spelling is read and reported as a warning",
     },
     CodeInfo {
-        code: "doc-state-unknown",
+        code: DocStateUnknown = "doc-state-unknown",
         severity: Severity::Refusal,
         gate: Gate::Doc,
         summary: "the state word is not in the vocabulary",
@@ -102,7 +251,7 @@ pub const CODES: &[CodeInfo] = &[
         fix: "write one of `in-progress`, `blocked`, `stop-2-ready`, `close-ok`, `closed-without-merge`",
     },
     CodeInfo {
-        code: "doc-abstract-missing",
+        code: DocAbstractMissing = "doc-abstract-missing",
         severity: Severity::Refusal,
         gate: Gate::Doc,
         summary: "a returned state with no `abstract`",
@@ -110,7 +259,7 @@ pub const CODES: &[CodeInfo] = &[
         fix: "add `- abstract:` with one to five lines saying what was done and where it stands",
     },
     CodeInfo {
-        code: "doc-abstract-overflow",
+        code: DocAbstractOverflow = "doc-abstract-overflow",
         severity: Severity::Refusal,
         gate: Gate::Doc,
         summary: "`abstract` is longer than five lines",
@@ -118,7 +267,7 @@ pub const CODES: &[CodeInfo] = &[
         fix: "cut `abstract` to at most five lines and move the detail into `done` (one claim per sub-bullet), `note` or `evidence`",
     },
     CodeInfo {
-        code: "doc-prose-key-empty",
+        code: DocProseKeyEmpty = "doc-prose-key-empty",
         severity: Severity::Refusal,
         gate: Gate::Doc,
         summary: "a prose key (`abstract`, `done`, `next / blocked-on`, `note`) is present with no text",
@@ -126,7 +275,7 @@ pub const CODES: &[CodeInfo] = &[
         fix: "fill in the item or delete it; for `next / blocked-on` with nothing pending write `none`",
     },
     CodeInfo {
-        code: "doc-blocked-on-none",
+        code: DocBlockedOnNone = "doc-blocked-on-none",
         severity: Severity::Refusal,
         gate: Gate::Doc,
         summary: "state `blocked` but `next / blocked-on` is `none` or missing",
@@ -134,7 +283,7 @@ pub const CODES: &[CodeInfo] = &[
         fix: "name the blocker in `- next / blocked-on:` (who or what, and what is needed), or write the state that is true if nothing blocks the work",
     },
     CodeInfo {
-        code: "doc-last-commit-malformed",
+        code: DocLastCommitMalformed = "doc-last-commit-malformed",
         severity: Severity::Refusal,
         gate: Gate::Doc,
         summary: "`last commit` is not `<sha> — <subject>`",
@@ -142,7 +291,7 @@ pub const CODES: &[CodeInfo] = &[
         fix: "write `- last commit: <sha> — <subject>` with the commit's id and its summary line, as `git log -1 --format='%h — %s'` prints them",
     },
     CodeInfo {
-        code: "doc-updated-malformed",
+        code: DocUpdatedMalformed = "doc-updated-malformed",
         severity: Severity::Warning,
         gate: Gate::Doc,
         summary: "`updated` is not an ISO 8601 date or date-time",
@@ -150,7 +299,7 @@ pub const CODES: &[CodeInfo] = &[
         fix: "write an ISO 8601 date or date-time, e.g. `2025-03-12` or `2025-03-12T14:05:00Z`",
     },
     CodeInfo {
-        code: "doc-return-manifest-missing",
+        code: DocReturnManifestMissing = "doc-return-manifest-missing",
         severity: Severity::Warning,
         gate: Gate::Doc,
         summary: "a returned state with neither `artifacts` nor `return`",
@@ -158,7 +307,7 @@ pub const CODES: &[CodeInfo] = &[
         fix: "add `- artifacts:` with one path per sub-bullet, or a bare `- artifacts:` to declare that the work produced no artifact",
     },
     CodeInfo {
-        code: "doc-artifact-path-invalid",
+        code: DocArtifactPathInvalid = "doc-artifact-path-invalid",
         severity: Severity::Refusal,
         gate: Gate::Doc,
         summary: "an artifact entry is not a clean repository-relative path",
@@ -166,7 +315,7 @@ pub const CODES: &[CodeInfo] = &[
         fix: "list each artifact as a repository-relative path with forward slashes (e.g. `src/export.rs`; surrounding backticks are fine), one per sub-bullet",
     },
     CodeInfo {
-        code: "doc-artifact-duplicated",
+        code: DocArtifactDuplicated = "doc-artifact-duplicated",
         severity: Severity::Warning,
         gate: Gate::Doc,
         summary: "the same artifact path is listed twice",
@@ -174,7 +323,7 @@ pub const CODES: &[CodeInfo] = &[
         fix: "delete the repeated entry",
     },
     CodeInfo {
-        code: "doc-claim-no-instrument",
+        code: DocClaimNoInstrument = "doc-claim-no-instrument",
         severity: Severity::Warning,
         gate: Gate::Doc,
         summary: "a `done` claim names no instrument",
@@ -182,7 +331,7 @@ pub const CODES: &[CodeInfo] = &[
         fix: "end the claim with its instrument, e.g. `empty input exports a header row — proven by test export::empty`; the phrases read are `proven by`, `proved by`, `shown by`, `verified by`, `checked by`, `measured by`",
     },
     CodeInfo {
-        code: "doc-soft-claim",
+        code: DocSoftClaim = "doc-soft-claim",
         severity: Severity::Warning,
         gate: Gate::Doc,
         summary: "`abstract` or `done` uses soft language",
@@ -190,7 +339,7 @@ pub const CODES: &[CodeInfo] = &[
         fix: "check the claim and state the result with its instrument, or move the doubt into `note` and write the state that admits it (`stop-2-ready` or `blocked`)",
     },
     CodeInfo {
-        code: "doc-close-missing",
+        code: DocCloseMissing = "doc-close-missing",
         severity: Severity::Refusal,
         gate: Gate::Doc,
         summary: "state `stop-2-ready` or `close-ok` and no close line",
@@ -198,7 +347,7 @@ pub const CODES: &[CodeInfo] = &[
         fix: "end the document with `CLOSE-OK · <slug> · commit <sha> · branch <branch> · worktree <path>` naming the branch tip; a coordinator holding the final message can pass it with `--message FILE`",
     },
     CodeInfo {
-        code: "doc-close-malformed",
+        code: DocCloseMalformed = "doc-close-malformed",
         severity: Severity::Refusal,
         gate: Gate::Doc,
         summary: "a line meant as a close line breaks the close-line grammar",
@@ -206,7 +355,7 @@ pub const CODES: &[CodeInfo] = &[
         fix: "rewrite the line exactly as `CLOSE-OK · <slug> · commit <sha> · branch <branch> · worktree <absolute path>` with an ASCII `-` and ` · ` (U+00B7 with one space each side); the message names the fault and the code point",
     },
     CodeInfo {
-        code: "doc-close-duplicated",
+        code: DocCloseDuplicated = "doc-close-duplicated",
         severity: Severity::Refusal,
         gate: Gate::Doc,
         summary: "more than one close line",
@@ -214,7 +363,7 @@ pub const CODES: &[CodeInfo] = &[
         fix: "delete every close line but one: the last non-blank line, naming the current tip",
     },
     CodeInfo {
-        code: "doc-close-not-last",
+        code: DocCloseNotLast = "doc-close-not-last",
         severity: Severity::Refusal,
         gate: Gate::Doc,
         summary: "non-blank text after the close line",
@@ -222,7 +371,7 @@ pub const CODES: &[CodeInfo] = &[
         fix: "move that text into the header items above and make the close line the last non-blank line",
     },
     CodeInfo {
-        code: "doc-close-unexpected",
+        code: DocCloseUnexpected = "doc-close-unexpected",
         severity: Severity::Refusal,
         gate: Gate::Doc,
         summary: "a close line while the state is `in-progress` or `blocked`",
@@ -230,7 +379,7 @@ pub const CODES: &[CodeInfo] = &[
         fix: "set the state the close line claims (`stop-2-ready` or `close-ok`) or delete the close line",
     },
     CodeInfo {
-        code: "doc-close-slug-mismatch",
+        code: DocCloseSlugMismatch = "doc-close-slug-mismatch",
         severity: Severity::Refusal,
         gate: Gate::Doc,
         summary: "the close line's slug differs from the H1 slug",
@@ -238,7 +387,7 @@ pub const CODES: &[CodeInfo] = &[
         fix: "make the close line's slug identical to the one in `# STATUS — <slug>`",
     },
     CodeInfo {
-        code: "state-not-returned",
+        code: StateNotReturned = "state-not-returned",
         severity: Severity::Gap,
         gate: Gate::State,
         summary: "the agent has not returned (state `in-progress` or `blocked`)",
@@ -246,7 +395,7 @@ pub const CODES: &[CodeInfo] = &[
         fix: "let the agent finish and write a returned state (`stop-2-ready`, `close-ok`, `closed-without-merge`), or resolve what `next / blocked-on` names and resume it",
     },
     CodeInfo {
-        code: "close-commit-unknown",
+        code: CloseCommitUnknown = "close-commit-unknown",
         severity: Severity::Refusal,
         gate: Gate::Close,
         summary: "no commit with the close line's id",
@@ -254,7 +403,7 @@ pub const CODES: &[CodeInfo] = &[
         fix: "write the branch tip's id (`git rev-parse HEAD` in the worktree) into the close line",
     },
     CodeInfo {
-        code: "close-commit-ambiguous",
+        code: CloseCommitAmbiguous = "close-commit-ambiguous",
         severity: Severity::Refusal,
         gate: Gate::Close,
         summary: "the abbreviated commit id matches several objects",
@@ -262,7 +411,7 @@ pub const CODES: &[CodeInfo] = &[
         fix: "write more digits of the id, or the full id from `git rev-parse HEAD`",
     },
     CodeInfo {
-        code: "close-branch-unknown",
+        code: CloseBranchUnknown = "close-branch-unknown",
         severity: Severity::Refusal,
         gate: Gate::Close,
         summary: "no `refs/heads/<branch>` for the close line's branch",
@@ -270,7 +419,7 @@ pub const CODES: &[CodeInfo] = &[
         fix: "write the short branch name exactly as `git branch --show-current` prints it in the worktree (e.g. `agent/x`)",
     },
     CodeInfo {
-        code: "close-commit-not-on-branch",
+        code: CloseCommitNotOnBranch = "close-commit-not-on-branch",
         severity: Severity::Refusal,
         gate: Gate::Close,
         summary: "the commit is not reachable from the branch tip",
@@ -278,7 +427,7 @@ pub const CODES: &[CodeInfo] = &[
         fix: "commit the work on the named branch and write its tip's id; after a rewrite of the branch, write the close line again",
     },
     CodeInfo {
-        code: "close-commit-not-tip",
+        code: CloseCommitNotTip = "close-commit-not-tip",
         severity: Severity::Refusal,
         gate: Gate::Close,
         summary: "the branch has moved past the close commit",
@@ -286,7 +435,7 @@ pub const CODES: &[CodeInfo] = &[
         fix: "re-run the close step and write the tip's id (`git rev-parse HEAD`); exactly one trailing commit that changes only the status document is accepted, anything more is not",
     },
     CodeInfo {
-        code: "close-last-commit-mismatch",
+        code: CloseLastCommitMismatch = "close-last-commit-mismatch",
         severity: Severity::Refusal,
         gate: Gate::Close,
         summary: "`last commit` names another commit or another subject",
@@ -294,7 +443,7 @@ pub const CODES: &[CodeInfo] = &[
         fix: "set `last commit` to the close commit's id and its exact summary line (`git log -1 --format='%h — %s' <sha>`)",
     },
     CodeInfo {
-        code: "close-worktree-unknown",
+        code: CloseWorktreeUnknown = "close-worktree-unknown",
         severity: Severity::Refusal,
         gate: Gate::Close,
         summary: "the close line's path is not a worktree of this repository",
@@ -302,7 +451,7 @@ pub const CODES: &[CodeInfo] = &[
         fix: "write the absolute path `git rev-parse --show-toplevel` prints in the agent's worktree",
     },
     CodeInfo {
-        code: "close-worktree-mismatch",
+        code: CloseWorktreeMismatch = "close-worktree-mismatch",
         severity: Severity::Refusal,
         gate: Gate::Close,
         summary: "the close line names another worktree than the one checked",
@@ -310,7 +459,7 @@ pub const CODES: &[CodeInfo] = &[
         fix: "check the worktree the close line names, or correct the close line to this worktree's absolute path",
     },
     CodeInfo {
-        code: "close-worktree-absent",
+        code: CloseWorktreeAbsent = "close-worktree-absent",
         severity: Severity::Gap,
         gate: Gate::Close,
         summary: "the worktree is registered but not on this machine or unreadable (a warning with `--no-worktree`)",
@@ -318,7 +467,7 @@ pub const CODES: &[CodeInfo] = &[
         fix: "run the check where the worktree lives, or restore it (`git worktree repair` after a move); on a CI runner pass `--no-worktree`, which makes this a warning",
     },
     CodeInfo {
-        code: "close-worktree-branch",
+        code: CloseWorktreeBranch = "close-worktree-branch",
         severity: Severity::Refusal,
         gate: Gate::Close,
         summary: "the worktree's HEAD is not the close line's branch",
@@ -326,7 +475,7 @@ pub const CODES: &[CodeInfo] = &[
         fix: "check out the named branch in the worktree (`git switch <branch>`), or correct the close line",
     },
     CodeInfo {
-        code: "close-worktree-dirty",
+        code: CloseWorktreeDirty = "close-worktree-dirty",
         severity: Severity::Refusal,
         gate: Gate::Close,
         summary: "tracked files in the worktree have staged or unstaged changes",
@@ -334,7 +483,7 @@ pub const CODES: &[CodeInfo] = &[
         fix: "commit the changes and write the new tip's id into the close line, or discard them (`git restore --staged --worktree <path>`); the status document itself is exempt",
     },
     CodeInfo {
-        code: "close-worktree-untracked",
+        code: CloseWorktreeUntracked = "close-worktree-untracked",
         severity: Severity::Warning,
         gate: Gate::Close,
         summary: "untracked, not-ignored files in the worktree",
@@ -342,7 +491,7 @@ pub const CODES: &[CodeInfo] = &[
         fix: "commit what belongs to the work, add build output to `.gitignore` and delete the rest; `closegate teardown` refuses while they remain",
     },
     CodeInfo {
-        code: "config-not-from-worktree",
+        code: ConfigNotFromWorktree = "config-not-from-worktree",
         severity: Severity::Warning,
         gate: Gate::Close,
         summary: "the checked worktree's `.closegate.toml` differs from the configuration read from the base",
@@ -350,7 +499,7 @@ pub const CODES: &[CodeInfo] = &[
         fix: "commit the configuration change to the base branch (where it is reviewed like any protected change) and check again; or discard the edit in this worktree",
     },
     CodeInfo {
-        code: "artifact-missing",
+        code: ArtifactMissing = "artifact-missing",
         severity: Severity::Refusal,
         gate: Gate::Manifest,
         summary: "a declared artifact is not in the commit's tree",
@@ -358,7 +507,7 @@ pub const CODES: &[CodeInfo] = &[
         fix: "commit the file at the listed path and close on the new tip, or correct the entry to the path that is in the commit",
     },
     CodeInfo {
-        code: "artifact-unchanged",
+        code: ArtifactUnchanged = "artifact-unchanged",
         severity: Severity::Warning,
         gate: Gate::Manifest,
         summary: "a declared artifact is identical to the merge base",
@@ -366,7 +515,7 @@ pub const CODES: &[CodeInfo] = &[
         fix: "commit the change that produces the artifact, or drop the entry from `artifacts`",
     },
     CodeInfo {
-        code: "protected-surface",
+        code: ProtectedSurface = "protected-surface",
         severity: Severity::Review,
         gate: Gate::Protected,
         summary: "the branch changed a path on a protected surface (a warning once the commit is approved)",
@@ -374,7 +523,7 @@ pub const CODES: &[CodeInfo] = &[
         fix: "have a human review the change and record `closegate approve --commit <sha> --by <name>`, which turns these findings into warnings for that commit only; or revert the protected change",
     },
     CodeInfo {
-        code: "base-unknown",
+        code: BaseUnknown = "base-unknown",
         severity: Severity::Gap,
         gate: Gate::Protected,
         summary: "the base branch could not be resolved",
@@ -382,7 +531,7 @@ pub const CODES: &[CodeInfo] = &[
         fix: "pass `--base <ref>` or set `base` in `.closegate.toml` on the base branch; in CI fetch the base branch too",
     },
     CodeInfo {
-        code: "base-unrelated",
+        code: BaseUnrelated = "base-unrelated",
         severity: Severity::Gap,
         gate: Gate::Protected,
         summary: "the commit has no merge base with the base branch in the available history",
@@ -390,7 +539,7 @@ pub const CODES: &[CodeInfo] = &[
         fix: "in a shallow clone run `git fetch --unshallow` (or fetch with a `--depth` large enough to reach the fork point); otherwise branch the work from the base and commit it there",
     },
     CodeInfo {
-        code: "approval-unsigned",
+        code: ApprovalUnsigned = "approval-unsigned",
         severity: Severity::Review,
         gate: Gate::Protected,
         summary: "`require_signed_approvals = true` and the approval is not signed by an allowed signer",
@@ -398,7 +547,7 @@ pub const CODES: &[CodeInfo] = &[
         fix: "have an allowed signer approve with `closegate approve --sign [--key FILE]`, or add the reviewer's public key to the base branch's `allowed_signers`",
     },
     CodeInfo {
-        code: "check-failed",
+        code: CheckFailed = "check-failed",
         severity: Severity::Refusal,
         gate: Gate::Checks,
         summary: "a configured check exited non-zero",
@@ -406,7 +555,7 @@ pub const CODES: &[CodeInfo] = &[
         fix: "read the kept output in the report, reproduce in a clean checkout of the commit (`git worktree add <dir> <sha>` and the check's command), commit the fix and close on the new tip",
     },
     CodeInfo {
-        code: "check-timeout",
+        code: CheckTimeout = "check-timeout",
         severity: Severity::Refusal,
         gate: Gate::Checks,
         summary: "a configured check ran past its timeout and was killed",
@@ -414,7 +563,7 @@ pub const CODES: &[CodeInfo] = &[
         fix: "find what hangs, or raise that check's `timeout_s` in `.closegate.toml` on the base branch",
     },
     CodeInfo {
-        code: "checks-none",
+        code: ChecksNone = "checks-none",
         severity: Severity::Gap,
         gate: Gate::Checks,
         summary: "no checks are configured",
@@ -422,7 +571,7 @@ pub const CODES: &[CodeInfo] = &[
         fix: "add `[[checks]]` entries (`name`, `run`, `timeout_s`) to `.closegate.toml` on the base branch; the agent's branch cannot add them",
     },
     CodeInfo {
-        code: "checks-skipped",
+        code: ChecksSkipped = "checks-skipped",
         severity: Severity::Gap,
         gate: Gate::Checks,
         summary: "`--no-checks` was given",
@@ -430,7 +579,7 @@ pub const CODES: &[CodeInfo] = &[
         fix: "run `closegate check` without `--no-checks` to reach VERIFIED",
     },
     CodeInfo {
-        code: "checks-unsandboxed",
+        code: ChecksUnsandboxed = "checks-unsandboxed",
         severity: Severity::Warning,
         gate: Gate::Checks,
         summary: "the checks could not be sandboxed (a warning under `sandbox = \"auto\"`, a gap under `\"required\"`)",
@@ -438,7 +587,7 @@ pub const CODES: &[CodeInfo] = &[
         fix: "install bubblewrap (`apt-get install bubblewrap`) and allow unprivileged user namespaces; the message names what failed",
     },
     CodeInfo {
-        code: "attestation-missing",
+        code: AttestationMissing = "attestation-missing",
         severity: Severity::Gap,
         gate: Gate::Checks,
         summary: "no valid signed check attestation for the commit",
@@ -446,7 +595,7 @@ pub const CODES: &[CodeInfo] = &[
         fix: "run `closegate check --attest` in CI on the exact commit and push `refs/notes/closegate` with the branch",
     },
     CodeInfo {
-        code: "attestation-invalid",
+        code: AttestationInvalid = "attestation-invalid",
         severity: Severity::Refusal,
         gate: Gate::Checks,
         summary: "an attestation whose signature does not verify against `allowed_signers`",
@@ -454,7 +603,7 @@ pub const CODES: &[CodeInfo] = &[
         fix: "re-run `closegate check --attest` with a key listed in the base branch's `allowed_signers` and push the new note",
     },
     CodeInfo {
-        code: "teardown-dirty",
+        code: TeardownDirty = "teardown-dirty",
         severity: Severity::Refusal,
         gate: Gate::Teardown,
         summary: "tracked files in the worktree have changes",
@@ -462,7 +611,7 @@ pub const CODES: &[CodeInfo] = &[
         fix: "commit the changes, or discard them deliberately (`git restore`, `git stash`), then run the teardown again",
     },
     CodeInfo {
-        code: "teardown-untracked",
+        code: TeardownUntracked = "teardown-untracked",
         severity: Severity::Refusal,
         gate: Gate::Teardown,
         summary: "untracked, not-ignored files would be lost",
@@ -470,7 +619,7 @@ pub const CODES: &[CodeInfo] = &[
         fix: "commit what should be kept or move it out, add build output to `.gitignore`, delete the rest yourself, then run the teardown again",
     },
     CodeInfo {
-        code: "teardown-locked",
+        code: TeardownLocked = "teardown-locked",
         severity: Severity::Refusal,
         gate: Gate::Teardown,
         summary: "the worktree is locked",
@@ -478,7 +627,7 @@ pub const CODES: &[CodeInfo] = &[
         fix: "ask whoever locked it (the reason shows in `git worktree list --porcelain`), then `git worktree unlock <path>` and run the teardown again",
     },
     CodeInfo {
-        code: "teardown-main-worktree",
+        code: TeardownMainWorktree = "teardown-main-worktree",
         severity: Severity::Refusal,
         gate: Gate::Teardown,
         summary: "the main worktree is never torn down",
@@ -486,7 +635,7 @@ pub const CODES: &[CodeInfo] = &[
         fix: "run the teardown on the agent's linked worktree (`git worktree list` shows them)",
     },
     CodeInfo {
-        code: "teardown-unmerged",
+        code: TeardownUnmerged = "teardown-unmerged",
         severity: Severity::Refusal,
         gate: Gate::Teardown,
         summary: "`--delete-branch` and the branch is not merged into the base",
@@ -494,7 +643,7 @@ pub const CODES: &[CodeInfo] = &[
         fix: "merge the branch first, or run the teardown without `--delete-branch` to keep the branch",
     },
     CodeInfo {
-        code: "teardown-operation-in-progress",
+        code: TeardownOperationInProgress = "teardown-operation-in-progress",
         severity: Severity::Refusal,
         gate: Gate::Teardown,
         summary: "a merge, rebase, cherry-pick, revert or bisect is in progress",
@@ -502,7 +651,7 @@ pub const CODES: &[CodeInfo] = &[
         fix: "finish or abort it there (`git merge --abort`, `git rebase --continue`, `git bisect reset`, …), then run the teardown again",
     },
     CodeInfo {
-        code: "teardown-hidden-changes",
+        code: TeardownHiddenChanges = "teardown-hidden-changes",
         severity: Severity::Refusal,
         gate: Gate::Teardown,
         summary: "skip-worktree or assume-unchanged files differ from the commit",
@@ -510,7 +659,7 @@ pub const CODES: &[CodeInfo] = &[
         fix: "list them with `git ls-files -v | grep '^[a-zS]'`, clear the flags (`git update-index --no-skip-worktree --no-assume-unchanged <path>`), then commit or discard the changes",
     },
     CodeInfo {
-        code: "teardown-nested-repo",
+        code: TeardownNestedRepo = "teardown-nested-repo",
         severity: Severity::Refusal,
         gate: Gate::Teardown,
         summary: "a nested repository or changed submodule lies inside the worktree",
@@ -518,7 +667,7 @@ pub const CODES: &[CodeInfo] = &[
         fix: "push or move the nested repository out, or commit or discard the submodule's changes, then run the teardown again",
     },
     CodeInfo {
-        code: "teardown-moved",
+        code: TeardownMoved = "teardown-moved",
         severity: Severity::Refusal,
         gate: Gate::Teardown,
         summary: "the worktree's HEAD is no longer the verified commit",
@@ -526,7 +675,7 @@ pub const CODES: &[CodeInfo] = &[
         fix: "run `closegate check` on the new HEAD and tear down only after it passes",
     },
     CodeInfo {
-        code: "teardown-unreachable-commits",
+        code: TeardownUnreachableCommits = "teardown-unreachable-commits",
         severity: Severity::Refusal,
         gate: Gate::Teardown,
         summary: "the worktree's HEAD or reflog holds commits no branch or tag reaches",
@@ -534,7 +683,7 @@ pub const CODES: &[CodeInfo] = &[
         fix: "keep them with `git branch <name> <commit>` (or a tag) for each commit named, or check out a branch that holds them, then run the teardown again",
     },
     CodeInfo {
-        code: "claim-token-missing",
+        code: ClaimTokenMissing = "claim-token-missing",
         severity: Severity::Refusal,
         gate: Gate::Claim,
         summary: "the report does not begin with a verdict token",
@@ -542,7 +691,7 @@ pub const CODES: &[CodeInfo] = &[
         fix: "re-emit the report with its first line starting with `VERIFIED`, `UNVERIFIED`, `PENDING_REVIEW` or `FAIL`, followed by the end of the line, a space or `:`",
     },
     CodeInfo {
-        code: "claim-gap-unnamed",
+        code: ClaimGapUnnamed = "claim-gap-unnamed",
         severity: Severity::Refusal,
         gate: Gate::Claim,
         summary: "`UNVERIFIED` with no text naming the gap",
@@ -550,7 +699,7 @@ pub const CODES: &[CodeInfo] = &[
         fix: "name the gap after the token, e.g. `UNVERIFIED: no check covers the export; tested by hand only`",
     },
     CodeInfo {
-        code: "claim-overclaimed",
+        code: ClaimOverclaimed = "claim-overclaimed",
         severity: Severity::Refusal,
         gate: Gate::Claim,
         summary: "the agent claimed VERIFIED but the gate does not verify",
@@ -558,7 +707,7 @@ pub const CODES: &[CodeInfo] = &[
         fix: "run `closegate check` on the worktree, fix what its findings name, and report the token closegate gives",
     },
     CodeInfo {
-        code: "claim-underclaimed",
+        code: ClaimUnderclaimed = "claim-underclaimed",
         severity: Severity::Warning,
         gate: Gate::Claim,
         summary: "the agent claimed FAIL but the gate verifies",
@@ -566,7 +715,7 @@ pub const CODES: &[CodeInfo] = &[
         fix: "re-run `closegate check` and report the token it gives; nothing blocks the work",
     },
     CodeInfo {
-        code: "signal-missing",
+        code: SignalMissing = "signal-missing",
         severity: Severity::Refusal,
         gate: Gate::Claim,
         summary: "the message does not end with an `@signal` line",
@@ -574,7 +723,7 @@ pub const CODES: &[CodeInfo] = &[
         fix: "make the last non-blank line of the message `@signal done`, `@signal no_op` or `@signal blocked`",
     },
     CodeInfo {
-        code: "signal-unknown",
+        code: SignalUnknown = "signal-unknown",
         severity: Severity::Refusal,
         gate: Gate::Claim,
         summary: "the `@signal` word is not `done`, `no_op` or `blocked`",
@@ -582,7 +731,7 @@ pub const CODES: &[CodeInfo] = &[
         fix: "write exactly `done`, `no_op` or `blocked` after `@signal`",
     },
     CodeInfo {
-        code: "signal-no-op-contradicted",
+        code: SignalNoOpContradicted = "signal-no-op-contradicted",
         severity: Severity::Refusal,
         gate: Gate::Claim,
         summary: "`@signal no_op` but the branch or worktree holds changes",
@@ -590,7 +739,7 @@ pub const CODES: &[CodeInfo] = &[
         fix: "signal `done` with a returned status document for work that changed something, or revert the changes if nothing should have changed",
     },
     CodeInfo {
-        code: "signal-done-contradicted",
+        code: SignalDoneContradicted = "signal-done-contradicted",
         severity: Severity::Refusal,
         gate: Gate::Claim,
         summary: "`@signal done` but the status is not returned or the gate refuses",
@@ -598,7 +747,7 @@ pub const CODES: &[CodeInfo] = &[
         fix: "write a returned state and fix the refusals `closegate check` reports before signalling `done`, or signal `blocked`",
     },
     CodeInfo {
-        code: "signal-blocked-contradicted",
+        code: SignalBlockedContradicted = "signal-blocked-contradicted",
         severity: Severity::Refusal,
         gate: Gate::Claim,
         summary: "`@signal blocked` but the status is not blocked with a named blocked-on",
@@ -606,7 +755,7 @@ pub const CODES: &[CodeInfo] = &[
         fix: "write `- state: blocked` with the blocker named in `next / blocked-on`, or send the signal that matches the state",
     },
     CodeInfo {
-        code: "contract-out-of-scope",
+        code: ContractOutOfScope = "contract-out-of-scope",
         severity: Severity::Refusal,
         gate: Gate::Contract,
         summary: "a changed path lies outside the contract's scope",
@@ -614,7 +763,7 @@ pub const CODES: &[CodeInfo] = &[
         fix: "revert the out-of-scope change on the branch, or have the coordinator widen `scope` in `.closegate/contracts/<slug>.toml` on the base branch",
     },
     CodeInfo {
-        code: "contract-prohibited",
+        code: ContractProhibited = "contract-prohibited",
         severity: Severity::Refusal,
         gate: Gate::Contract,
         summary: "a changed path matches the contract's prohibited globs",
@@ -622,7 +771,7 @@ pub const CODES: &[CodeInfo] = &[
         fix: "revert the change to the prohibited path; only the coordinator can change the contract, on the base branch",
     },
     CodeInfo {
-        code: "contract-artifact-missing",
+        code: ContractArtifactMissing = "contract-artifact-missing",
         severity: Severity::Refusal,
         gate: Gate::Contract,
         summary: "a required artifact is not declared or not in the commit",
@@ -630,7 +779,7 @@ pub const CODES: &[CodeInfo] = &[
         fix: "commit the artifact at that path, list it under `artifacts`, and close on the new tip",
     },
     CodeInfo {
-        code: "contract-check-missing",
+        code: ContractCheckMissing = "contract-check-missing",
         severity: Severity::Gap,
         gate: Gate::Contract,
         summary: "a required check is not configured or did not run",
@@ -638,7 +787,7 @@ pub const CODES: &[CodeInfo] = &[
         fix: "add the check to `.closegate.toml` on the base branch and run without `--no-checks`, or have the coordinator drop it from `required_checks`",
     },
     CodeInfo {
-        code: "contract-budget-exceeded",
+        code: ContractBudgetExceeded = "contract-budget-exceeded",
         severity: Severity::Refusal,
         gate: Gate::Contract,
         summary: "more changed files or commits than the contract allows",
@@ -646,7 +795,7 @@ pub const CODES: &[CodeInfo] = &[
         fix: "drop unrelated changes, squash commits or split the task; only the coordinator can raise the budget in the contract",
     },
     CodeInfo {
-        code: "contract-approval-required",
+        code: ContractApprovalRequired = "contract-approval-required",
         severity: Severity::Review,
         gate: Gate::Contract,
         summary: "the contract requires a human approval",
@@ -654,7 +803,7 @@ pub const CODES: &[CodeInfo] = &[
         fix: "have a human review the commit and record `closegate approve --commit <sha> --by <name>`; the approval is bound to this commit and this contract",
     },
     CodeInfo {
-        code: "contract-malformed",
+        code: ContractMalformed = "contract-malformed",
         severity: Severity::Refusal,
         gate: Gate::Contract,
         summary: "the contract file does not parse",
@@ -662,7 +811,7 @@ pub const CODES: &[CodeInfo] = &[
         fix: "correct the key the message names in `.closegate/contracts/<slug>.toml` (or the `--contract` file) on the base branch",
     },
     CodeInfo {
-        code: "contract-slug-mismatch",
+        code: ContractSlugMismatch = "contract-slug-mismatch",
         severity: Severity::Refusal,
         gate: Gate::Contract,
         summary: "a contract bound to this branch is for another slug, or the slug's contract is bound to another branch",
@@ -670,20 +819,20 @@ pub const CODES: &[CodeInfo] = &[
         fix: "write the slug of the contract bound to this branch in the H1 and the close line, or return from the branch the contract is bound to; a bound contract applies to its branch whatever the slug",
     },
     CodeInfo {
-        code: "contract-missing",
+        code: ContractMissing = "contract-missing",
         severity: Severity::Gap,
         gate: Gate::Contract,
         summary: "`require_contract = true` and no contract applies to this return",
         cause: "the base branch's configuration requires a task contract for every return, and there is neither `.closegate/contracts/<slug>.toml` for the claimed slug nor a contract whose `branch` is the checked branch (nor a `--contract` file)",
         fix: "commit a contract for the task to the base branch (`.closegate/contracts/<slug>.toml`, ideally with `branch = \"<the agent's branch>\"`) before dispatch, or pass `--contract FILE`",
     },
-];
+}
 
 /// The catalog entry for `code`, if it exists.
 pub fn lookup(code: &str) -> Option<&'static CodeInfo> {
     static INDEX: std::sync::OnceLock<std::collections::HashMap<&'static str, &'static CodeInfo>> =
         std::sync::OnceLock::new();
-    let index = INDEX.get_or_init(|| CODES.iter().map(|c| (c.code, c)).collect());
+    let index = INDEX.get_or_init(|| CODES.iter().map(|c| (c.code.as_str(), c)).collect());
     index.get(code).copied()
 }
 
@@ -798,13 +947,57 @@ mod tests {
     fn codes_are_unique() {
         let mut seen = HashSet::new();
         for info in CODES {
-            assert!(seen.insert(info.code), "duplicate code {}", info.code);
+            assert!(
+                seen.insert(info.code.as_str()),
+                "duplicate code {}",
+                info.code
+            );
         }
+    }
+
+    /// `Code::info` indexes CODES by the variant's discriminant.
+    #[test]
+    fn every_code_finds_its_own_entry() {
+        assert_eq!(Code::ALL.len(), CODES.len());
+        for code in Code::ALL {
+            assert_eq!(code.info().code, *code);
+            assert_eq!(Code::parse(code.as_str()), Some(*code));
+        }
+        assert_eq!(Code::parse("close-commit-unknwn"), None);
+    }
+
+    /// Variant names are the kebab-case spelling in CamelCase, so string call sites convert
+    /// mechanically (scripts/codes-to-enum.sh).
+    #[test]
+    fn variant_names_are_the_spelling_in_camel_case() {
+        for code in Code::ALL {
+            let camel: String = code
+                .as_str()
+                .split('-')
+                .map(|part| {
+                    let mut chars = part.chars();
+                    let first = chars.next().map(|c| c.to_ascii_uppercase());
+                    first.into_iter().chain(chars).collect::<String>()
+                })
+                .collect();
+            assert_eq!(code.variant_name(), camel, "{code}");
+        }
+    }
+
+    /// The spelling is what output uses: JSON, Display, and padding in aligned lists.
+    #[test]
+    fn code_serializes_and_displays_as_its_spelling() {
+        let code = Code::CloseCommitNotTip;
+        assert_eq!(
+            serde_json::to_string(&code).unwrap(),
+            "\"close-commit-not-tip\""
+        );
+        assert_eq!(format!("[{code:<22}]"), "[close-commit-not-tip  ]");
     }
 
     #[test]
     fn catalog_holds_exactly_the_spec_codes() {
-        let catalog: HashSet<&str> = CODES.iter().map(|c| c.code).collect();
+        let catalog: HashSet<&str> = CODES.iter().map(|c| c.code.as_str()).collect();
         let spec: HashSet<&str> = SPEC_CODES.iter().copied().collect();
         assert_eq!(
             SPEC_CODES.len(),
@@ -850,7 +1043,7 @@ mod tests {
     #[test]
     fn gates_follow_the_code_prefix() {
         for info in CODES {
-            let expected = match info.code.split('-').next().unwrap() {
+            let expected = match info.code.as_str().split('-').next().unwrap() {
                 "doc" => Gate::Doc,
                 "state" => Gate::State,
                 "close" | "config" => Gate::Close,
@@ -900,7 +1093,7 @@ mod tests {
         for info in CODES {
             let expected = not_refusal
                 .iter()
-                .find(|(code, _)| *code == info.code)
+                .find(|(code, _)| *code == info.code.as_str())
                 .map_or(Severity::Refusal, |(_, s)| *s);
             assert_eq!(info.severity, expected, "{}", info.code);
         }

@@ -13,6 +13,7 @@
 use git2::Oid;
 use toml::{Table, Value};
 
+use crate::catalog::Code;
 use crate::finding::Finding;
 use crate::globs::Globs;
 use crate::repo::Repo;
@@ -159,7 +160,7 @@ fn from_tip(repo: &Repo, name: &str, tip: Oid, slug: &str, branch: Option<&str>)
                     "the contract {} is bound to branch `{branch}` and is for slug `{stem}`, but the document claims slug `{slug}`: write `{stem}`",
                     source.origin
                 );
-                Finding::new("contract-slug-mismatch", msg)
+                Finding::new(Code::ContractSlugMismatch, msg)
             })
             .collect();
         if let [_, second, ..] = &bound[..] {
@@ -167,7 +168,7 @@ fn from_tip(repo: &Repo, name: &str, tip: Oid, slug: &str, branch: Option<&str>)
                 "{}: `branch`: branch `{branch}` is also bound by {}; bind each branch once",
                 first.origin, second.1.origin
             );
-            findings.push(Finding::new("contract-malformed", msg));
+            findings.push(Finding::new(Code::ContractMalformed, msg));
         }
         return Some(Found {
             source: Some(first.clone()),
@@ -201,7 +202,7 @@ fn bound_elsewhere(origin: &str, bound: &str, branch: Option<&str>) -> Finding {
     let msg = format!(
         "the contract {origin} is bound to branch `{bound}`, but this return is on {on}: a bound contract is met only on its branch"
     );
-    Finding::new("contract-slug-mismatch", msg)
+    Finding::new(Code::ContractSlugMismatch, msg)
 }
 
 /// Parse a contract; the error names the key (or line) and the reason.

@@ -3,70 +3,17 @@
 //! A finding is data: gates return them, renderers print them, and the verdict is derived
 //! from them mechanically. Nothing here prints or touches git.
 
+use std::io::Write;
+use std::sync::OnceLock;
+
 use serde::Serialize;
 
-/// How a finding affects the verdict.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Severity {
-    /// The claim is refused: verdict FAIL.
-    Refusal,
-    /// A human must look: verdict PENDING_REVIEW.
-    Review,
-    /// Something could not be verified: verdict UNVERIFIED.
-    Gap,
-    /// Reported, never changes the verdict.
-    Warning,
-}
-
-impl Severity {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Severity::Refusal => "refusal",
-            Severity::Review => "review",
-            Severity::Gap => "gap",
-            Severity::Warning => "warning",
-        }
-    }
-}
-
-/// The gate a finding belongs to, in the order the gates run.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Gate {
-    Doc,
-    State,
-    Close,
-    Manifest,
-    Protected,
-    Checks,
-    Contract,
-    Claim,
-    Signal,
-    Teardown,
-}
-
-impl Gate {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Gate::Doc => "doc",
-            Gate::State => "state",
-            Gate::Close => "close",
-            Gate::Manifest => "manifest",
-            Gate::Protected => "protected",
-            Gate::Checks => "checks",
-            Gate::Contract => "contract",
-            Gate::Claim => "claim",
-            Gate::Signal => "signal",
-            Gate::Teardown => "teardown",
-        }
-    }
-}
+pub use crate::catalog::{Code, Gate, Severity};
 
 /// One problem closegate reports: `{code, severity, gate, message, line?, path?}`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Finding {
-    pub code: &'static str,
+    pub code: Code,
     pub severity: Severity,
     pub gate: Gate,
     pub message: String,
@@ -78,13 +25,11 @@ pub struct Finding {
 
 impl Finding {
     /// A finding with the catalog's severity and gate for `code`.
-    ///
-    /// Panics only on a code missing from the catalog, which the catalog tests rule out.
-    pub fn new(code: &'static str, message: impl Into<String>) -> Finding {
-        let info = crate::catalog::lookup(code)
-            .unwrap_or_else(|| panic!("finding code {code:?} is not in the catalog"));
+    pub fn new(code: Code, message: impl Into<String>) -> Finding {
+        trace(code);
+        let info = code.info();
         Finding {
-            code: info.code,
+            code,
             severity: info.severity,
             gate: info.gate,
             message: message.into(),
@@ -113,7 +58,7 @@ impl Finding {
 }
 
 /// The four verdict tokens.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, serde::Deserialize)]
 pub enum Verdict {
     #[serde(rename = "VERIFIED")]
     Verified,
@@ -171,11 +116,32 @@ impl Verdict {
     }
 }
 
+/// The environment variable naming a file to which every finding code produced is appended, one
+/// per line. A test hook, not a feature: tests/it/explain.rs runs each code's producing test under
+/// it to prove the code is produced by the binary or a gate, not merely named in a test.
+pub const TRACE_ENV: &str = "CLOSEGATE_TRACE_CODES";
+
+/// Append `code` to the [`TRACE_ENV`] file when that variable is set; otherwise nothing.
+fn trace(code: Code) {
+    static FILE: OnceLock<Option<std::path::PathBuf>> = OnceLock::new();
+    let Some(path) = FILE.get_or_init(|| std::env::var_os(TRACE_ENV).map(Into::into)) else {
+        return;
+    };
+    let line = format!("{code}\n");
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path);
+    // One write of one short line in append mode: concurrent processes never tear it. A trace
+    // that cannot be written is not the run's business.
+    let _ = file.and_then(|mut f| f.write_all(line.as_bytes()));
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn f(code: &'static str) -> Finding {
+    fn f(code: Code) -> Finding {
         Finding::new(code, "x")
     }
 
@@ -183,19 +149,19 @@ mod tests {
     fn verdict_first_match_wins() {
         assert_eq!(Verdict::from_findings(&[]), Verdict::Verified);
         assert_eq!(
-            Verdict::from_findings(&[f("doc-key-alias")]),
+            Verdict::from_findings(&[f(Code::DocKeyAlias)]),
             Verdict::Verified
         );
         assert_eq!(
-            Verdict::from_findings(&[f("checks-none")]),
+            Verdict::from_findings(&[f(Code::ChecksNone)]),
             Verdict::Unverified
         );
-        let mixed = [f("checks-none"), f("protected-surface")];
+        let mixed = [f(Code::ChecksNone), f(Code::ProtectedSurface)];
         assert_eq!(Verdict::from_findings(&mixed), Verdict::PendingReview);
         let all = [
-            f("checks-none"),
-            f("protected-surface"),
-            f("doc-h1-missing"),
+            f(Code::ChecksNone),
+            f(Code::ProtectedSurface),
+            f(Code::DocH1Missing),
         ];
         assert_eq!(Verdict::from_findings(&all), Verdict::Fail);
     }

@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result, bail};
 use git2::Oid;
 
+use crate::catalog::Code;
 use crate::config::{self, Config};
 use crate::contract::{Lookup, Source};
 use crate::finding::Finding;
@@ -161,7 +162,7 @@ fn config_drift(root: &Path, read: Option<&str>) -> Option<Finding> {
         config::FILE_NAME,
         &here[..7]
     );
-    Some(Finding::new("config-not-from-worktree", msg).at_path(config::FILE_NAME))
+    Some(Finding::new(Code::ConfigNotFromWorktree, msg).at_path(config::FILE_NAME))
 }
 
 /// SPEC §12: `--contract FILE` (an operator's choice), else the trusted tip's contract directory.
@@ -175,17 +176,15 @@ fn contract_lookup(flag: Option<&Path>, tip: Option<(String, Oid)>) -> Result<Lo
     Ok(tip.map_or(Lookup::Nothing, |(name, id)| Lookup::Tip(name, id)))
 }
 
-/// SPEC §5: the configuration comes from the base tip (or `--config`), never from the branch.
-pub fn trusted_config(
+/// The configuration and its blob id: `--config FILE`, else the base tip's `.closegate.toml`,
+/// else the built-in defaults (no blob).
+fn read_config(
     repo: &Repo,
-    base_flag: Option<&str>,
     config_flag: Option<&Path>,
-) -> Result<Trusted> {
-    let tip = config_tip(repo, base_flag);
-    let tip_blob = tip
-        .as_ref()
-        .and_then(|(_, id)| repo.blob_id(*id, config::FILE_NAME));
-    let (mut config, config_blob) = match (config_flag, &tip) {
+    tip: Option<&(String, Oid)>,
+    tip_blob: Option<Oid>,
+) -> Result<(Config, Option<String>)> {
+    Ok(match (config_flag, tip) {
         (Some(path), _) => {
             let bytes = read_bytes(path)
                 .with_context(|| format!("cannot read the configuration {}", path.display()))?;
@@ -201,7 +200,20 @@ pub fn trusted_config(
             None => (Config::default(), None),
         },
         (None, None) => (Config::default(), None),
-    };
+    })
+}
+
+/// SPEC §5: the configuration comes from the base tip (or `--config`), never from the branch.
+pub fn trusted_config(
+    repo: &Repo,
+    base_flag: Option<&str>,
+    config_flag: Option<&Path>,
+) -> Result<Trusted> {
+    let tip = config_tip(repo, base_flag);
+    let tip_blob = tip
+        .as_ref()
+        .and_then(|(_, id)| repo.blob_id(*id, config::FILE_NAME));
+    let (mut config, config_blob) = read_config(repo, config_flag, tip.as_ref(), tip_blob)?;
     let config_origin = match (config_flag, &tip) {
         (Some(path), _) => Some(path.display().to_string()),
         (None, Some((name, _))) if config_blob.is_some() => {
@@ -227,7 +239,7 @@ pub fn trusted_config(
     let findings = match &base {
         Some(_) => Vec::new(),
         None => vec![Finding::new(
-            "base-unknown",
+            Code::BaseUnknown,
             base_unknown_message(base_flag, config.base.as_deref()),
         )],
     };

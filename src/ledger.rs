@@ -1,62 +1,329 @@
-//! What each decision writes to the record (SPEC §6): one JSON line per event, and which
-//! records count when a later decision reads them.
+//! The record as a type (SPEC §6): every audit line closegate writes is a [`Record`], built here,
+//! written by [`Record::append`] and read back by [`Record::read`]; and which records count when a
+//! later decision reads them.
 //!
 //! A record counts only when it is authenticated (with a record key: `record::read_mentioning`
 //! and `record::read_authentic` return nothing else) and, for a verdict that passes or approves,
 //! when it was made with the base tip's configuration and the configured base
 //! (`config_source: "base"`, `base_source: "configured"`): a run under `--config FILE` or another
 //! `--base` is kept and listed, never trusted.
+//!
+//! The bytes of a line are the record serialized to a JSON object (serde_json's map keeps its keys
+//! sorted), so a line written through this type is byte for byte the line the ad-hoc objects wrote
+//! before it, and the `mac` covers it as SPEC §6 says.
 
 use std::collections::HashSet;
 use std::path::Path;
 
 use anyhow::Result;
-use serde_json::{Value, json};
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Deserializer, Serialize};
+use serde_json::{Map, Value};
 
-use crate::gates::{Inputs, Outcome};
+use crate::finding::Verdict;
 use crate::record;
 use crate::report::{Approval, Report};
 
-/// The fields every audit line carries, from a report: who claimed what, the verdict, and the
-/// provenance of the run (configuration blob and how it was chosen, the base and its commit).
-pub fn line(event: &str, report: &Report, claimed: Option<&str>) -> Value {
-    let provenance = report.provenance;
-    json!({
-        "ts": record::now_rfc3339(),
-        "event": event,
-        "slug": report.slug,
-        "commit": report.commit,
-        "claimed_commit": report.claimed_commit,
-        "branch": report.branch,
-        "worktree": report.worktree,
-        "verdict": report.verdict,
-        "claimed": claimed,
-        "codes": report.codes(),
-        "tool": report.tool,
-        "config": report.config,
-        "config_source": provenance.map(|p| p.config_source.as_str()),
-        "base": report.base,
-        "base_commit": report.base_commit,
-        "base_source": provenance.map(|p| if p.base_configured { "configured" } else { "other" }),
-    })
+/// One audit line: the fields every event carries, then the event and its own fields.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Record {
+    #[serde(default, deserialize_with = "lenient")]
+    pub ts: String,
+    #[serde(default, deserialize_with = "lenient")]
+    pub slug: Option<String>,
+    #[serde(default, deserialize_with = "lenient")]
+    pub commit: Option<String>,
+    /// The commit the close line names, exactly as written.
+    #[serde(default, deserialize_with = "lenient")]
+    pub claimed_commit: Option<String>,
+    #[serde(default, deserialize_with = "lenient")]
+    pub branch: Option<String>,
+    #[serde(default, deserialize_with = "lenient")]
+    pub worktree: Option<String>,
+    /// Null when no verdict on the work was reached (a guard without its gate, a signal).
+    #[serde(default, deserialize_with = "lenient")]
+    pub verdict: Option<Verdict>,
+    /// The agent's state word or, for `guard`, its token.
+    #[serde(default, deserialize_with = "lenient")]
+    pub claimed: Option<String>,
+    #[serde(default, deserialize_with = "lenient")]
+    pub codes: Vec<String>,
+    #[serde(default, deserialize_with = "lenient")]
+    pub tool: Option<String>,
+    /// Blob id of the configuration the run used.
+    #[serde(default, deserialize_with = "lenient")]
+    pub config: Option<String>,
+    /// `base` or `file`.
+    #[serde(default, deserialize_with = "lenient")]
+    pub config_source: Option<String>,
+    #[serde(default, deserialize_with = "lenient")]
+    pub base: Option<String>,
+    #[serde(default, deserialize_with = "lenient")]
+    pub base_commit: Option<String>,
+    /// `configured` or `other`.
+    #[serde(default, deserialize_with = "lenient")]
+    pub base_source: Option<String>,
+    #[serde(flatten)]
+    pub event: Event,
 }
 
-/// Whether a record was made with the base tip's configuration and the configured (or default)
-/// base: only such a record passes, approves or is reused (SPEC §6 provenance).
-pub fn is_trusted(r: &Value) -> bool {
-    r["config_source"] == "base" && r["base_source"] == "configured"
+/// The event (`"event"` in the line) and the fields only it carries.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(tag = "event", rename_all = "lowercase")]
+pub enum Event {
+    Check(CheckFields),
+    Teardown(TeardownFields),
+    Approve(ApproveFields),
+    Guard(GuardFields),
+    Signal(SignalFields),
+    Hook(HookFields),
+    /// Read only: an event this version does not write (a foreign or later line). Never passes,
+    /// approves or is reused.
+    #[serde(other, skip_serializing)]
+    Unknown,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct CheckFields {
+    #[serde(default, deserialize_with = "lenient")]
+    pub mergeable: bool,
+    #[serde(default, deserialize_with = "lenient")]
+    pub approval: Option<Approval>,
+    /// Blob id of the task contract, or null.
+    #[serde(default, deserialize_with = "lenient")]
+    pub contract: Option<String>,
+    /// One entry per check, with its reuse key (its shape is `gates::reuse`'s business).
+    #[serde(default, deserialize_with = "lenient")]
+    pub checks: Vec<Value>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct TeardownFields {
+    /// Whether this teardown removed (or began removing) the worktree.
+    #[serde(default, deserialize_with = "lenient")]
+    pub removed: bool,
+    /// The step's own fields (`deleted`, `aside`, `pruned`, `incomplete`, …).
+    #[serde(flatten)]
+    pub steps: Map<String, Value>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ApproveFields {
+    #[serde(default, deserialize_with = "lenient")]
+    pub note: Option<String>,
+    #[serde(default, deserialize_with = "lenient")]
+    pub contract: Option<String>,
+    /// Who approved; null on a refused approval, so it can never be taken for one.
+    #[serde(default, deserialize_with = "lenient")]
+    pub by: Option<String>,
+    #[serde(
+        default,
+        deserialize_with = "lenient",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub requested_by: Option<String>,
+    #[serde(
+        default,
+        deserialize_with = "lenient",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub refused: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct GuardFields {
+    /// Whether the agent's claim was accepted.
+    #[serde(default, deserialize_with = "lenient")]
+    pub accepted: bool,
+}
+
+/// A `signal` decision; the agent harness's stop hook writes the optional fields.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct SignalFields {
+    /// Null when the hook could not judge the signal at all.
+    #[serde(default, deserialize_with = "lenient")]
+    pub accepted: Option<bool>,
+    #[serde(
+        default,
+        deserialize_with = "lenient",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub gave_up: Option<bool>,
+    #[serde(
+        default,
+        deserialize_with = "lenient",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub max_blocks: Option<u32>,
+    #[serde(
+        default,
+        deserialize_with = "lenient",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub hook: Option<String>,
+    #[serde(
+        default,
+        deserialize_with = "lenient",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub error: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct HookFields {
+    #[serde(default, deserialize_with = "lenient")]
+    pub action: String,
+    #[serde(default, deserialize_with = "lenient")]
+    pub accepted: bool,
+    #[serde(
+        default,
+        deserialize_with = "lenient",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub reason: Option<String>,
+}
+
+/// A field that does not hold its type reads as its default: a foreign or damaged line never
+/// fails the read, and a decision on a default (no commit, no verdict) never passes.
+fn lenient<'de, D: Deserializer<'de>, T: DeserializeOwned + Default>(d: D) -> Result<T, D::Error> {
+    let value = Value::deserialize(d)?;
+    Ok(serde_json::from_value(value).unwrap_or_default())
+}
+
+impl Record {
+    /// The fields every line carries, from a report: who claimed what, the verdict, and the
+    /// provenance of the run (configuration blob and how it was chosen, the base and its commit).
+    pub fn new(report: &Report, claimed: Option<&str>, event: Event) -> Record {
+        let provenance = report.provenance;
+        Record {
+            ts: record::now_rfc3339(),
+            slug: report.slug.clone(),
+            commit: report.commit.clone(),
+            claimed_commit: report.claimed_commit.clone(),
+            branch: report.branch.clone(),
+            worktree: report.worktree.clone(),
+            verdict: Some(report.verdict),
+            claimed: claimed.map(str::to_string),
+            codes: report
+                .codes()
+                .iter()
+                .map(|c| c.as_str().to_string())
+                .collect(),
+            tool: Some(report.tool.clone()),
+            config: report.config.clone(),
+            config_source: provenance.map(|p| p.config_source.as_str().to_string()),
+            base: report.base.clone(),
+            base_commit: report.base_commit.clone(),
+            base_source: provenance.map(|p| {
+                if p.base_configured {
+                    "configured"
+                } else {
+                    "other"
+                }
+                .to_string()
+            }),
+            event,
+        }
+    }
+
+    /// The line as written: a JSON object (before `prev` and `mac`, which `record` adds).
+    pub fn to_value(&self) -> Value {
+        serde_json::to_value(self).expect("a record serializes to a JSON object")
+    }
+
+    /// Append this record to the audit log (SPEC §6): one whole line, under the log's lock.
+    pub fn append(&self, common_dir: &Path) -> Result<()> {
+        record::append(common_dir, &self.to_value())
+    }
+
+    /// One stored line as a record; `None` for a line that is not one (not an object, or no
+    /// `event`).
+    pub fn read(value: &Value) -> Option<Record> {
+        Record::deserialize(value).ok()
+    }
+
+    /// The event's name as written in the line.
+    pub fn event_name(&self) -> &'static str {
+        match self.event {
+            Event::Check(_) => "check",
+            Event::Teardown(_) => "teardown",
+            Event::Approve(_) => "approve",
+            Event::Guard(_) => "guard",
+            Event::Signal(_) => "signal",
+            Event::Hook(_) => "hook",
+            Event::Unknown => "unknown",
+        }
+    }
+
+    /// Whether the record was made with the base tip's configuration and the configured (or
+    /// default) base: only such a record passes, approves or is reused (SPEC §6 provenance).
+    pub fn is_trusted(&self) -> bool {
+        self.config_source.as_deref() == Some("base")
+            && self.base_source.as_deref() == Some("configured")
+    }
+
+    /// A passing verdict from a trusted record (SPEC §9): VERIFIED from `check`, `approve` (the
+    /// verdict with the approval applied) or `teardown`, or a `teardown` that removed a clean
+    /// `closed-without-merge` return.
+    pub fn is_passing(&self) -> bool {
+        let verified = self.verdict == Some(Verdict::Verified)
+            && matches!(
+                self.event,
+                Event::Check(_) | Event::Approve(_) | Event::Teardown(_)
+            );
+        let stopped = matches!(&self.event, Event::Teardown(t) if t.removed)
+            && self.claimed.as_deref() == Some("closed-without-merge");
+        (verified || stopped) && self.is_trusted()
+    }
+
+    /// The approval this record grants: an `approve` line with a named approver.
+    pub fn approval(&self) -> Option<&ApproveFields> {
+        match &self.event {
+            Event::Approve(a) if a.by.is_some() => Some(a),
+            _ => None,
+        }
+    }
+
+    /// The check entries of a `check` record.
+    pub fn checks(&self) -> Option<&[Value]> {
+        match &self.event {
+            Event::Check(c) => Some(&c.checks),
+            _ => None,
+        }
+    }
+
+    /// A string field of a `teardown` record's step (`aside`, `archive`, `status_file`).
+    pub fn step(&self, key: &str) -> Option<&str> {
+        match &self.event {
+            Event::Teardown(t) => t.steps.get(key).and_then(Value::as_str),
+            _ => None,
+        }
+    }
+
+    /// The fields of a `teardown` record that removed (or began removing) its worktree.
+    pub fn removal(&self) -> Option<&TeardownFields> {
+        match &self.event {
+            Event::Teardown(t) if t.removed => Some(t),
+            _ => None,
+        }
+    }
+}
+
+/// Parse stored lines into the records they are, dropping any that are not.
+fn records(values: Vec<Value>) -> Vec<Record> {
+    values.iter().filter_map(Record::read).collect()
 }
 
 /// Append the `check` line of one evaluation.
-pub fn record_check(inputs: &Inputs, outcome: &Outcome) -> Result<()> {
-    let report = &outcome.report;
+pub fn record_check(common_dir: &Path, report: &Report) -> Result<()> {
     let claimed = report.state.map(|s| s.as_str());
-    let mut value = line("check", report, claimed);
-    value["mergeable"] = json!(report.mergeable);
-    value["approval"] = json!(report.approval);
-    value["contract"] = json!(report.contract);
-    value["checks"] = json!(report.check_entries);
-    record::append(&inputs.repo.common_dir(), &value)
+    let fields = CheckFields {
+        mergeable: report.mergeable,
+        approval: report.approval.clone(),
+        contract: report.contract.clone(),
+        checks: report.check_entries.clone(),
+    };
+    Record::new(report, claimed, Event::Check(fields)).append(common_dir)
 }
 
 /// The latest approval recorded by `approve` for exactly this commit, configuration blob and
@@ -68,53 +335,41 @@ pub fn approval_for(
     contract: Option<&str>,
     config: Option<&str>,
 ) -> Result<Option<Approval>> {
-    let records = record::read_mentioning(common_dir, commit)?;
-    let found = records.iter().rev().find(|r| {
-        r["event"] == "approve"
-            && r["commit"].as_str() == Some(commit)
-            && r["contract"].as_str() == contract
-            && r["config"].as_str() == config
-            && r["by"].is_string()
-            && is_trusted(r)
+    let records = records(record::read_mentioning(common_dir, commit)?);
+    let found = records.iter().rev().find_map(|r| {
+        let a = r.approval()?;
+        let matches = r.commit.as_deref() == Some(commit)
+            && a.contract.as_deref() == contract
+            && r.config.as_deref() == config
+            && r.is_trusted();
+        matches.then(|| Approval {
+            by: a.by.clone().unwrap_or_default(),
+            at: r.ts.clone(),
+            commit: commit.to_string(),
+        })
     });
-    Ok(found.map(|r| Approval {
-        by: r["by"].as_str().unwrap_or_default().to_string(),
-        at: r["ts"].as_str().unwrap_or_default().to_string(),
-        commit: commit.to_string(),
-    }))
+    Ok(found)
 }
 
-/// Whether `commit` has a passing record (SPEC §9): a VERIFIED verdict from `check`, `approve`
-/// (the verdict with the approval applied) or `teardown`, or a `teardown` that removed a clean
-/// `closed-without-merge` return — authenticated, and made with the base tip's configuration and
-/// the configured base.
+/// Whether `commit` has a passing record (SPEC §9, [`Record::is_passing`]): authenticated, and
+/// made with the base tip's configuration and the configured base.
 pub fn has_passing_record(common_dir: &Path, commit: &str) -> Result<bool> {
-    let records = record::read_mentioning(common_dir, commit)?;
+    let records = records(record::read_mentioning(common_dir, commit)?);
     Ok(records
         .iter()
-        .any(|r| is_passing(r) && r["commit"].as_str() == Some(commit)))
+        .any(|r| r.is_passing() && r.commit.as_deref() == Some(commit)))
 }
 
 /// Every commit with a passing record (as [`has_passing_record`] counts them), from one pass
 /// over the audit log (the hook asks about several agent tips in one transaction).
 pub fn passing_commits(common_dir: &Path) -> Result<HashSet<String>> {
-    let records = record::read_authentic_where(common_dir, is_passing)?;
-    Ok(records
-        .iter()
-        .filter_map(|r| r["commit"].as_str().map(str::to_string))
-        .collect())
+    let passing = |v: &Value| Record::read(v).is_some_and(|r| r.is_passing());
+    let records = records(record::read_authentic_where(common_dir, passing)?);
+    Ok(records.into_iter().filter_map(|r| r.commit).collect())
 }
 
-/// A passing verdict from a trusted record.
-fn is_passing(r: &Value) -> bool {
-    let event = r["event"].as_str().unwrap_or_default();
-    let verified = r["verdict"] == "VERIFIED" && matches!(event, "check" | "approve" | "teardown");
-    let stopped =
-        event == "teardown" && r["claimed"] == "closed-without-merge" && r["removed"] == true;
-    (verified || stopped) && is_trusted(r)
-}
-
-/// Append a `teardown` line: the common fields plus `removed` and the event's own `fields`.
+/// Append a `teardown` line: the common fields plus `removed` and the step's own `fields` (a
+/// JSON object).
 pub fn record_teardown(
     common_dir: &Path,
     report: &Report,
@@ -122,10 +377,12 @@ pub fn record_teardown(
     removed: bool,
     fields: Value,
 ) -> Result<()> {
-    let mut value = line("teardown", report, claimed);
-    value["removed"] = json!(removed);
-    merge(&mut value, fields);
-    record::append(common_dir, &value)
+    let steps = match fields {
+        Value::Object(map) => map,
+        _ => Map::new(),
+    };
+    let event = Event::Teardown(TeardownFields { removed, steps });
+    Record::new(report, claimed, event).append(common_dir)
 }
 
 /// Append an `approve` line. An accepted approval carries `by`, `note`, the full `commit`, the
@@ -140,33 +397,318 @@ pub fn record_approve(
     refused: Option<&str>,
 ) -> Result<()> {
     let claimed = report.state.map(|s| s.as_str());
-    let mut value = line("approve", report, claimed);
-    value["note"] = json!(note);
-    value["contract"] = json!(report.contract);
-    match refused {
-        None => value["by"] = json!(by),
-        Some(reason) => {
-            value["by"] = Value::Null;
-            value["requested_by"] = json!(by);
-            value["refused"] = json!(reason);
-        }
+    let fields = ApproveFields {
+        note: note.map(str::to_string),
+        contract: report.contract.clone(),
+        by: refused.is_none().then(|| by.to_string()),
+        requested_by: refused.is_some().then(|| by.to_string()),
+        refused: refused.map(str::to_string),
+    };
+    Record::new(report, claimed, Event::Approve(fields)).append(common_dir)
+}
+
+/// Append a `guard` or `signal` decision. `verdict` is closegate's verdict on the work when the
+/// gate ran, else `None`, recorded as null (no verdict on the work was reached; the claim's own
+/// acceptance is in `accepted`).
+pub fn record_decision(
+    common_dir: &Path,
+    event: Event,
+    report: &Report,
+    claimed: Option<&str>,
+    verdict: Option<Verdict>,
+) -> Result<()> {
+    let mut record = Record::new(report, claimed, event);
+    record.verdict = verdict;
+    record.append(common_dir)
+}
+
+/// The `hook` line of one decision on a ref update.
+pub fn hook_record(report: &Report, fields: HookFields) -> Record {
+    Record::new(report, None, Event::Hook(fields))
+}
+
+/// A `signal` line from the agent harness's stop hook, which judged no work (`verdict` null).
+pub fn stop_hook_record(
+    worktree: Option<String>,
+    codes: Vec<String>,
+    fields: SignalFields,
+) -> Record {
+    let mut record = Record::new(&Report::default(), None, Event::Signal(fields));
+    record.verdict = None;
+    if worktree.is_some() {
+        record.worktree = worktree;
     }
-    record::append(common_dir, &value)
+    if !codes.is_empty() {
+        record.codes = codes;
+    }
+    record
 }
 
 /// The latest `teardown` record for the worktree at `worktree` that removed (or began removing)
 /// it: how a second teardown of the same path knows the first one passed.
-pub fn last_removal(common_dir: &Path, worktree: &str) -> Result<Option<Value>> {
-    let records = record::read_authentic(common_dir)?;
+pub fn last_removal(common_dir: &Path, worktree: &str) -> Result<Option<Record>> {
+    let records = records(record::read_authentic(common_dir)?);
     Ok(records
         .into_iter()
         .rev()
-        .find(|r| r["event"] == "teardown" && r["worktree"] == worktree && r["removed"] == true))
+        .find(|r| r.removal().is_some() && r.worktree.as_deref() == Some(worktree)))
 }
 
-/// Copy the members of the object `extra` into the object `value`.
-fn merge(value: &mut Value, extra: Value) {
-    if let (Some(target), Value::Object(extra)) = (value.as_object_mut(), extra) {
-        target.extend(extra);
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::{ConfigSource, Provenance};
+
+    fn report() -> Report {
+        Report {
+            slug: Some("t-1".into()),
+            commit: Some("c".repeat(40)),
+            claimed_commit: Some("cccc".into()),
+            branch: Some("agent/t".into()),
+            worktree: Some("/w".into()),
+            tool: "closegate 0.1.0".into(),
+            config: Some("f".repeat(40)),
+            provenance: Some(Provenance {
+                config_source: ConfigSource::Base,
+                base_configured: true,
+            }),
+            base: Some("main".into()),
+            base_commit: Some("b".repeat(40)),
+            ..Report::default()
+        }
+    }
+
+    fn line(record: &Record) -> String {
+        let mut record = record.clone();
+        record.ts = "2026-01-01T00:00:00Z".into();
+        serde_json::to_string(&record.to_value()).unwrap()
+    }
+
+    /// The bytes SPEC §6 fixes: the field names the ad-hoc objects wrote, in the order written
+    /// (serde_json's sorted map), nulls kept; the mac is computed over exactly this text.
+    #[test]
+    fn a_check_line_is_byte_for_byte_the_line_written_before() {
+        let fields = CheckFields {
+            mergeable: false,
+            approval: None,
+            contract: None,
+            checks: vec![],
+        };
+        let got = line(&Record::new(
+            &report(),
+            Some("close-ok"),
+            Event::Check(fields),
+        ));
+        let want = format!(
+            "{{\"approval\":null,\"base\":\"main\",\"base_commit\":\"{b}\",\
+             \"base_source\":\"configured\",\"branch\":\"agent/t\",\"checks\":[],\
+             \"claimed\":\"close-ok\",\"claimed_commit\":\"cccc\",\"codes\":[],\
+             \"commit\":\"{c}\",\"config\":\"{f}\",\"config_source\":\"base\",\
+             \"contract\":null,\"event\":\"check\",\"mergeable\":false,\"slug\":\"t-1\",\
+             \"tool\":\"closegate 0.1.0\",\"ts\":\"2026-01-01T00:00:00Z\",\
+             \"verdict\":\"UNVERIFIED\",\"worktree\":\"/w\"}}",
+            b = "b".repeat(40),
+            c = "c".repeat(40),
+            f = "f".repeat(40),
+        );
+        assert_eq!(got, want);
+    }
+
+    /// The ad-hoc object the writers built before `Record` (ledger.rs before this type), verbatim.
+    fn before(event: &str, report: &Report, claimed: Option<&str>) -> Value {
+        let provenance = report.provenance;
+        serde_json::json!({
+            "ts": "2026-01-01T00:00:00Z",
+            "event": event,
+            "slug": report.slug,
+            "commit": report.commit,
+            "claimed_commit": report.claimed_commit,
+            "branch": report.branch,
+            "worktree": report.worktree,
+            "verdict": report.verdict,
+            "claimed": claimed,
+            "codes": report.codes(),
+            "tool": report.tool,
+            "config": report.config,
+            "config_source": provenance.map(|p| p.config_source.as_str()),
+            "base": report.base,
+            "base_commit": report.base_commit,
+            "base_source": provenance.map(|p| if p.base_configured { "configured" } else { "other" }),
+        })
+    }
+
+    #[test]
+    fn check_and_teardown_write_the_bytes_the_ad_hoc_objects_wrote() {
+        use serde_json::json;
+        let mut r = report();
+        r.add_gate(
+            crate::finding::Gate::Checks,
+            [crate::finding::Finding::new(
+                crate::catalog::Code::ChecksNone,
+                "none",
+            )],
+        );
+        r.approval = Some(Approval {
+            by: "ann".into(),
+            at: "t".into(),
+            commit: "c".into(),
+        });
+        r.contract = Some("d".repeat(40));
+        r.check_entries = vec![json!({"name": "test", "finding": null})];
+        let mut check = before("check", &r, Some("close-ok"));
+        check["mergeable"] = json!(r.mergeable);
+        check["approval"] = json!(r.approval);
+        check["contract"] = json!(r.contract);
+        check["checks"] = json!(r.check_entries);
+        let fields = CheckFields {
+            mergeable: r.mergeable,
+            approval: r.approval.clone(),
+            contract: r.contract.clone(),
+            checks: r.check_entries.clone(),
+        };
+        assert_eq!(
+            line(&Record::new(&r, Some("close-ok"), Event::Check(fields))),
+            check.to_string()
+        );
+
+        let mut teardown = before("teardown", &r, None);
+        teardown["removed"] = json!(true);
+        teardown["deleted"] = json!({"admin": "/a"});
+        teardown["pruned"] = json!(true);
+        let steps = json!({"deleted": {"admin": "/a"}, "pruned": true});
+        let fields = TeardownFields {
+            removed: true,
+            steps: steps.as_object().unwrap().clone(),
+        };
+        assert_eq!(
+            line(&Record::new(&r, None, Event::Teardown(fields))),
+            teardown.to_string()
+        );
+    }
+
+    #[test]
+    fn decisions_write_the_bytes_the_ad_hoc_objects_wrote() {
+        use serde_json::json;
+        let r = report();
+        let mut guard = before("guard", &r, Some("VERIFIED"));
+        guard["verdict"] = json!(null);
+        guard["accepted"] = json!(false);
+        let mut got = Record::new(
+            &r,
+            Some("VERIFIED"),
+            Event::Guard(GuardFields { accepted: false }),
+        );
+        got.verdict = None;
+        assert_eq!(line(&got), guard.to_string());
+
+        let mut hook = before("hook", &r, None);
+        hook["action"] = json!("delete");
+        hook["accepted"] = json!(true);
+        hook["base"] = json!(r.base);
+        let fields = HookFields {
+            action: "delete".into(),
+            accepted: true,
+            reason: None,
+        };
+        assert_eq!(line(&hook_record(&r, fields)), hook.to_string());
+
+        let mut stop = before("signal", &Report::default(), None);
+        stop["verdict"] = json!(null);
+        stop["accepted"] = json!(null);
+        stop["hook"] = json!("stop");
+        stop["error"] = json!("bad json");
+        let fields = SignalFields {
+            hook: Some("stop".into()),
+            error: Some("bad json".into()),
+            ..SignalFields::default()
+        };
+        assert_eq!(
+            line(&stop_hook_record(None, vec![], fields)),
+            stop.to_string()
+        );
+    }
+
+    #[test]
+    fn an_approval_and_a_refused_one_differ_only_where_spec_says() {
+        let approve = |refused: Option<&str>| ApproveFields {
+            note: None,
+            contract: None,
+            by: refused.is_none().then(|| "ann".to_string()),
+            requested_by: refused.is_some().then(|| "ann".to_string()),
+            refused: refused.map(str::to_string),
+        };
+        let ok = Record::new(&report(), None, Event::Approve(approve(None))).to_value();
+        assert_eq!(ok["by"], "ann");
+        assert!(ok["note"].is_null() && ok.get("note").is_some());
+        assert!(ok.get("requested_by").is_none() && ok.get("refused").is_none());
+        let no = Record::new(&report(), None, Event::Approve(approve(Some("failing"))));
+        let no = no.to_value();
+        assert!(no["by"].is_null() && no.get("by").is_some());
+        assert_eq!(
+            (no["requested_by"].as_str(), no["refused"].as_str()),
+            (Some("ann"), Some("failing"))
+        );
+        let read = Record::read(&no).unwrap();
+        assert!(
+            read.approval().is_none(),
+            "a refused approval is never an approval"
+        );
+    }
+
+    /// A line written before the type existed, as stored (with `prev` and `mac`), reads back.
+    #[test]
+    fn a_stored_teardown_line_reads_back_with_its_step_fields() {
+        let stored = r#"{"aside":"/w.closegate-aside","base":"main","base_commit":null,"base_source":"configured","branch":"agent/t","claimed":"closed-without-merge","claimed_commit":null,"codes":[],"commit":"abc","config":null,"config_source":"base","deleted":null,"event":"teardown","mac":"00","prev":"","removed":true,"slug":"t","tool":"closegate 0.1.0","ts":"2026-01-01T00:00:00Z","verdict":"VERIFIED","worktree":"/w"}"#;
+        let r = Record::read(&serde_json::from_str(stored).unwrap()).unwrap();
+        assert_eq!(r.event_name(), "teardown");
+        assert_eq!(r.step("aside"), Some("/w.closegate-aside"));
+        assert!(r.removal().is_some() && r.is_trusted() && r.is_passing());
+    }
+
+    /// Foreign or damaged lines never fail the read and never pass.
+    #[test]
+    fn foreign_lines_read_leniently_and_never_pass() {
+        let read = |s: &str| Record::read(&serde_json::from_str(s).unwrap());
+        assert!(read(r#"[1, 2]"#).is_none());
+        assert!(read(r#"{"commit": "abc"}"#).is_none(), "no event");
+        let odd = read(r#"{"event":"merge","verdict":"VERIFIED","commit":"abc","config_source":"base","base_source":"configured"}"#).unwrap();
+        assert!(matches!(odd.event, Event::Unknown) && !odd.is_passing());
+        let bad = read(r#"{"event":"check","verdict":"GREEN","commit":7,"codes":"x","config_source":"base","base_source":"configured"}"#).unwrap();
+        assert_eq!(
+            (bad.verdict, bad.commit.as_deref(), bad.codes.len()),
+            (None, None, 0)
+        );
+        assert!(!bad.is_passing());
+    }
+
+    #[test]
+    fn only_trusted_verified_or_removed_stops_pass() {
+        let check = |verdict, source: ConfigSource| {
+            let mut report = report();
+            report.verdict = verdict;
+            report.provenance = Some(Provenance {
+                config_source: source,
+                base_configured: true,
+            });
+            let fields = CheckFields {
+                mergeable: true,
+                approval: None,
+                contract: None,
+                checks: vec![],
+            };
+            Record::read(&Record::new(&report, None, Event::Check(fields)).to_value()).unwrap()
+        };
+        assert!(check(Verdict::Verified, ConfigSource::Base).is_passing());
+        assert!(!check(Verdict::Verified, ConfigSource::File).is_passing());
+        assert!(!check(Verdict::PendingReview, ConfigSource::Base).is_passing());
+        let mut verified = report();
+        verified.verdict = Verdict::Verified;
+        let guard = Record::new(
+            &verified,
+            None,
+            Event::Guard(GuardFields { accepted: true }),
+        );
+        let guard = Record::read(&guard.to_value()).unwrap();
+        assert!(guard.verdict == Some(Verdict::Verified) && !guard.is_passing());
     }
 }

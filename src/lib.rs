@@ -4,6 +4,7 @@ pub mod agent;
 pub mod attest;
 pub mod board;
 pub mod catalog;
+pub mod claim;
 pub mod cli;
 pub mod cmd;
 pub mod config;

@@ -23,7 +23,11 @@ fn main() {
         // did not (a library writing on its own) still ends without a message (SPEC §11).
         Err(err) if closegate::term::is_broken_pipe(&err) => 0,
         Err(err) => {
-            eprintln!("closegate: {err:#}");
+            // Errors quote their inputs raw; escaped here, line by line, where they reach the
+            // terminal.
+            let text = format!("{err:#}");
+            let lines: Vec<String> = text.lines().map(closegate::render::escape).collect();
+            eprintln!("closegate: {}", lines.join("\n"));
             2
         }
     };

@@ -3,7 +3,7 @@
 use serde::Serialize;
 
 use crate::doc::State;
-use crate::finding::{Finding, Gate, Verdict};
+use crate::finding::{Code, Finding, Gate, Verdict};
 
 /// The JSON schema version of the report.
 pub const SCHEMA: u32 = 1;
@@ -46,7 +46,7 @@ pub struct CheckRun {
 }
 
 /// A human's approval bound to a commit (SPEC §8).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
 pub struct Approval {
     pub by: String,
     pub at: String,
@@ -184,7 +184,7 @@ impl Report {
     }
 
     /// The finding codes, in report order.
-    pub fn codes(&self) -> Vec<&'static str> {
+    pub fn codes(&self) -> Vec<Code> {
         self.findings.iter().map(|f| f.code).collect()
     }
 }

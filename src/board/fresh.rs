@@ -55,7 +55,7 @@ fn gate(dir: &Path, record: bool, rerun: bool) -> Result<Verdict> {
         let inputs = inputs::resolve(Some(dir), &args)?;
         let outcome = gates::evaluate(&inputs)?;
         if record {
-            ledger::record_check(&inputs, &outcome)?;
+            ledger::record_check(&inputs.repo.common_dir(), &outcome.report)?;
         }
         Ok(outcome.report.verdict)
     };

@@ -18,12 +18,9 @@ use serde_json::Value;
 use crate::doc::{self, ParseOptions, State};
 use crate::finding::Verdict;
 use crate::input_file;
+use crate::ledger::{Event, Record};
 use crate::record;
 use crate::repo::{CommitLookup, Repo, WorktreeInfo};
-
-/// The record events whose `verdict` is the gate's verdict for `commit` (with any approval
-/// applied): `check`, `approve` and `teardown` all run the whole gate.
-const VERDICT_EVENTS: [&str; 3] = ["check", "approve", "teardown"];
 
 /// A task's lifecycle stage.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
@@ -131,11 +128,11 @@ impl Ledger {
     /// count (authenticated when a record key exists) and that were made with the base tip's
     /// configuration and the configured base (SPEC §6).
     pub fn read(common: &Path) -> Result<Ledger> {
-        let trusted = |r: &Value| verdict_of(r).is_some() && crate::ledger::is_trusted(r);
+        let trusted = |v: &Value| Record::read(v).is_some_and(|r| verdict_of(&r).is_some());
         let records = record::read_authentic_where(common, trusted)?;
         let mut last = HashMap::new();
-        for r in &records {
-            if let Some((commit, verdict)) = verdict_of(r) {
+        for r in records.iter().filter_map(Record::read) {
+            if let Some((commit, verdict)) = verdict_of(&r) {
                 last.insert(commit.to_string(), verdict);
             }
         }
@@ -147,15 +144,16 @@ impl Ledger {
     }
 }
 
-fn verdict_of(r: &Value) -> Option<(&str, Verdict)> {
-    let event = r["event"].as_str()?;
-    if !VERDICT_EVENTS.contains(&event) {
+/// The commit and verdict of a trusted `check`, `approve` or `teardown` record.
+fn verdict_of(r: &Record) -> Option<(&str, Verdict)> {
+    let event = matches!(
+        r.event,
+        Event::Check(_) | Event::Approve(_) | Event::Teardown(_)
+    );
+    if !event || !r.is_trusted() {
         return None;
     }
-    Some((
-        r["commit"].as_str()?,
-        Verdict::parse(r["verdict"].as_str()?)?,
-    ))
+    Some((r.commit.as_deref()?, r.verdict?))
 }
 
 /// One row per worktree: the main one first, then the linked ones by path.

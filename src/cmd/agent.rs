@@ -9,6 +9,7 @@ use serde_json::{Value, json};
 
 use crate::agent::{self, StopInput, Target, settings};
 use crate::finding::Severity;
+use crate::ledger::{self, SignalFields};
 use crate::repo::Repo;
 
 /// Plug closegate into the stop hooks of Claude Code and Codex
@@ -335,27 +336,28 @@ fn record_malformed(cwd: Option<&Path>, target: Target, why: &str) {
     else {
         return;
     };
-    let mut line = crate::ledger::line("signal", &crate::report::Report::default(), None);
-    line["verdict"] = Value::Null;
-    line["accepted"] = Value::Null;
-    line["hook"] = json!(target.as_str());
-    line["error"] = json!(why);
-    let _ = crate::record::append(&common, &line);
+    let fields = SignalFields {
+        hook: Some(target.as_str().to_string()),
+        error: Some(why.to_string()),
+        ..SignalFields::default()
+    };
+    let _ = ledger::stop_hook_record(None, Vec::new(), fields).append(&common);
 }
 
 /// The record that the loop guard let a refused stop through.
 fn record_gave_up(judged: &Judged, target: Target, max_blocks: u32) {
     // SPEC §6 closes the set of events: the stop hook judged a signal, so this is a `signal`
     // record — not accepted, but let through (`gave_up`).
-    let mut line = crate::ledger::line("signal", &crate::report::Report::default(), None);
-    line["verdict"] = Value::Null;
-    line["worktree"] = json!(judged.root.display().to_string());
-    line["accepted"] = json!(false);
-    line["gave_up"] = json!(true);
-    line["max_blocks"] = json!(max_blocks);
-    line["hook"] = json!(target.as_str());
-    line["codes"] = json!(judged.refused.iter().map(|(c, _)| c).collect::<Vec<_>>());
-    let _ = crate::record::append(&judged.common, &line);
+    let fields = SignalFields {
+        accepted: Some(false),
+        gave_up: Some(true),
+        max_blocks: Some(max_blocks),
+        hook: Some(target.as_str().to_string()),
+        error: None,
+    };
+    let worktree = Some(judged.root.display().to_string());
+    let codes = judged.refused.iter().map(|(c, _)| c.to_string()).collect();
+    let _ = ledger::stop_hook_record(worktree, codes, fields).append(&judged.common);
 }
 
 /// The settings file of a harness at a scope.

@@ -43,7 +43,8 @@ pub struct Args {
     pub gate: GateArgs,
 }
 
-pub fn run(args: Args, color: bool) -> Result<i32> {
+/// The approver: `--by`, else git's `user.name`; never empty.
+fn approver(args: &Args) -> Result<String> {
     let by = match &args.by {
         Some(by) => by.trim().to_string(),
         None => user_name(args.worktree.as_deref()).ok_or_else(|| {
@@ -52,10 +53,15 @@ pub fn run(args: Args, color: bool) -> Result<i32> {
             )
         })?,
     };
-    let by = by.as_str();
     if by.is_empty() {
         anyhow::bail!("--by needs a name");
     }
+    Ok(by)
+}
+
+pub fn run(args: Args, color: bool) -> Result<i32> {
+    let by = approver(&args)?;
+    let by = by.as_str();
     let inputs = inputs::resolve(args.worktree.as_deref(), &args.gate)?;
     // The key is found before anything is judged or recorded: no key is an error (exit 2).
     let key = match args.sign {
@@ -170,11 +176,29 @@ fn write_changes(
         return Ok(());
     };
     let stats = diff_stat(worktree, merge_base, commit, &paths).unwrap_or_default();
+    let (added, deleted) = write_stat_lines(&stats, out)?;
+    let summary = stat_summary(stats.len(), added, deleted);
+    writeln!(out, "{summary}")?;
+    let quoted: Vec<String> = paths.iter().map(|p| shell_quote(p)).collect();
+    writeln!(
+        out,
+        "see them in full: git diff {merge_base} {commit} -- {}",
+        escape(&quoted.join(" "))
+    )?;
+    Ok(())
+}
+
+/// One `git diff --stat` line per path, the bars scaled to 40 columns; the total insertions and
+/// deletions.
+fn write_stat_lines(
+    stats: &[(String, usize, usize, bool)],
+    out: &mut dyn Write,
+) -> Result<(usize, usize)> {
     let width = stats.iter().map(|s| s.0.chars().count()).max().unwrap_or(0);
     let most = stats.iter().map(|s| s.1 + s.2).max().unwrap_or(0);
     let digits = most.max(1).to_string().len();
     let (mut added, mut deleted) = (0, 0);
-    for (path, plus, minus, binary) in &stats {
+    for (path, plus, minus, binary) in stats {
         added += plus;
         deleted += minus;
         let pad = width - path.chars().count();
@@ -199,8 +223,11 @@ fn write_changes(
             "-".repeat(scale(*minus))
         )?;
     }
-    // As git words it: a zero count is left out unless both are zero.
-    let n = stats.len();
+    Ok((added, deleted))
+}
+
+/// `git diff --stat`'s last line, as git words it: a zero count is left out unless both are zero.
+fn stat_summary(n: usize, added: usize, deleted: usize) -> String {
     let plural = |k: usize| if k == 1 { "" } else { "s" };
     let mut summary = format!(" {n} file{} changed", plural(n));
     if added > 0 || deleted == 0 {
@@ -209,14 +236,7 @@ fn write_changes(
     if deleted > 0 || added == 0 {
         summary.push_str(&format!(", {deleted} deletion{}(-)", plural(deleted)));
     }
-    writeln!(out, "{summary}")?;
-    let quoted: Vec<String> = paths.iter().map(|p| shell_quote(p)).collect();
-    writeln!(
-        out,
-        "see them in full: git diff {merge_base} {commit} -- {}",
-        escape(&quoted.join(" "))
-    )?;
-    Ok(())
+    summary
 }
 
 /// Per path: (escaped path, insertions, deletions, binary), as `git diff --stat` counts them.

@@ -58,7 +58,7 @@ pub fn run(args: Args, color: bool) -> Result<i32> {
     }
     let outcome = gates::evaluate(&inputs)?;
     if !args.no_record {
-        ledger::record_check(&inputs, &outcome)?;
+        ledger::record_check(&inputs.repo.common_dir(), &outcome.report)?;
     }
     let mut stdout = crate::term::report(args.format);
     render::render(&outcome.report, args.format, color, &mut stdout)?;

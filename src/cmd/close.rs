@@ -62,31 +62,9 @@ pub fn run(args: Args, color: bool) -> Result<i32> {
     let (repo, root) = inputs::open(args.worktree.as_deref())?;
     let trusted = inputs::trusted_config(&repo, None, None)?;
     let status_file = trusted.config.status_file.clone();
-    let Some(head) = repo.worktree_head(&root) else {
-        bail!(
-            "HEAD of {} names no commit: commit your work first",
-            root.display()
-        );
-    };
-    let branch = repo.head_branch();
-    if state.is_returned() && branch.is_none() {
-        bail!(
-            "HEAD of {} is detached: a returned state needs the branch the work is on",
-            root.display()
-        );
-    }
-    if state.is_returned() {
-        let status = repo.status_of(&root, &status_file)?;
-        if !status.dirty.is_empty() {
-            let mut err = std::io::stderr().lock();
-            writeln!(
-                err,
-                "closegate: close: commit your work first: the close line must name committed work, \
-                 and these tracked files have uncommitted changes: {}",
-                render::escape(&status.dirty.join(", "))
-            )?;
-            return Ok(1);
-        }
+    let (head, branch) = head_and_branch(&repo, &root, state)?;
+    if state.is_returned() && uncommitted(&repo, &root, &status_file)? {
+        return Ok(1);
     }
     // A trailing commit that changes only the status document is the record of an earlier
     // `close --commit`: the work commit is its parent.
@@ -104,35 +82,10 @@ pub fn run(args: Args, color: bool) -> Result<i32> {
         worktree: crate::repo::canonical(&root),
         updated: crate::record::now_rfc3339(),
     };
-    let slug = args
-        .slug
-        .clone()
-        .or_else(|| existing.as_deref().and_then(existing_slug))
-        .or_else(|| {
-            branch
-                .as_deref()
-                .map(|b| b.rsplit('/').next().unwrap_or(b).to_string())
-        })
-        .unwrap_or_default();
+    let slug = slug_for(&args, existing.as_deref(), branch.as_deref());
     let text = compose(&args, &slug, &written, existing.as_deref());
 
-    let report = crate::cmd::lint::lint(
-        text.as_bytes(),
-        status_file.clone(),
-        ParseOptions::default(),
-    );
-    let refused = report
-        .findings
-        .iter()
-        .any(|f| f.severity == Severity::Refusal && f.code.starts_with("doc-"));
-    if refused {
-        let mut err = std::io::stderr().lock();
-        writeln!(
-            err,
-            "closegate: close: the document would not lint; nothing was written"
-        )?;
-        let mut out = crate::term::human();
-        render::render(&report, Format::Human, color, &mut out)?;
+    if !lints(&text, &status_file, color)? {
         return Ok(1);
     }
     if args.dry_run {
@@ -160,6 +113,81 @@ pub fn run(args: Args, color: bool) -> Result<i32> {
         writeln!(out, "now run: closegate check")?;
     }
     Ok(0)
+}
+
+/// HEAD's commit and branch; a returned state needs both.
+fn head_and_branch(
+    repo: &crate::repo::Repo,
+    root: &std::path::Path,
+    state: State,
+) -> Result<(git2::Oid, Option<String>)> {
+    let Some(head) = repo.worktree_head(root) else {
+        bail!(
+            "HEAD of {} names no commit: commit your work first",
+            root.display()
+        );
+    };
+    let branch = repo.head_branch();
+    if state.is_returned() && branch.is_none() {
+        bail!(
+            "HEAD of {} is detached: a returned state needs the branch the work is on",
+            root.display()
+        );
+    }
+    Ok((head, branch))
+}
+
+/// Whether tracked files have uncommitted changes, said on stderr: a returned state's close
+/// line must name committed work.
+fn uncommitted(
+    repo: &crate::repo::Repo,
+    root: &std::path::Path,
+    status_file: &str,
+) -> Result<bool> {
+    let status = repo.status_of(root, status_file)?;
+    if status.dirty.is_empty() {
+        return Ok(false);
+    }
+    let mut err = std::io::stderr().lock();
+    writeln!(
+        err,
+        "closegate: close: commit your work first: the close line must name committed work, \
+         and these tracked files have uncommitted changes: {}",
+        render::escape(&status.dirty.join(", "))
+    )?;
+    Ok(true)
+}
+
+/// `--slug`, else the existing document's, else the branch's last component.
+fn slug_for(args: &Args, existing: Option<&str>, branch: Option<&str>) -> String {
+    args.slug
+        .clone()
+        .or_else(|| existing.and_then(existing_slug))
+        .or_else(|| branch.map(|b| b.rsplit('/').next().unwrap_or(b).to_string()))
+        .unwrap_or_default()
+}
+
+/// Whether the composed document lints without a refusal; if not, the report is printed.
+fn lints(text: &str, status_file: &str, color: bool) -> Result<bool> {
+    let report = crate::cmd::lint::lint(
+        text.as_bytes(),
+        status_file.to_string(),
+        ParseOptions::default(),
+    );
+    let refused = report
+        .findings
+        .iter()
+        .any(|f| f.severity == Severity::Refusal && f.code.as_str().starts_with("doc-"));
+    if refused {
+        let mut err = std::io::stderr().lock();
+        writeln!(
+            err,
+            "closegate: close: the document would not lint; nothing was written"
+        )?;
+        let mut out = crate::term::human();
+        render::render(&report, Format::Human, color, &mut out)?;
+    }
+    Ok(!refused)
 }
 
 /// What `close` writes from git.

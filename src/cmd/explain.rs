@@ -45,7 +45,7 @@ pub fn run(args: Args) -> anyhow::Result<i32> {
 /// The catalog entry for `code`, ignoring ASCII case and surrounding whitespace or backticks.
 pub fn find(code: &str) -> Option<&'static CodeInfo> {
     let wanted = normalise(code);
-    catalog::CODES.iter().find(|c| c.code == wanted)
+    catalog::CODES.iter().find(|c| c.code.as_str() == wanted)
 }
 
 /// The explanation `closegate explain CODE` prints.
@@ -71,7 +71,7 @@ pub fn describe(info: &CodeInfo) -> String {
 pub fn list() -> String {
     let width = catalog::CODES
         .iter()
-        .map(|c| c.code.len())
+        .map(|c| c.code.as_str().len())
         .max()
         .unwrap_or(0);
     catalog::CODES
@@ -79,7 +79,7 @@ pub fn list() -> String {
         .map(|c| {
             format!(
                 "{:<width$}  {:<8}  {}\n",
-                c.code,
+                c.code.as_str(),
                 c.severity.as_str(),
                 c.gate.as_str()
             )
@@ -95,14 +95,14 @@ pub fn closest(code: &str, n: usize) -> Vec<&'static str> {
         .iter()
         .enumerate()
         .map(|(i, c)| {
-            let contains = !wanted.is_empty() && c.code.contains(&wanted);
-            let prefix = shared_prefix(&wanted, c.code);
+            let contains = !wanted.is_empty() && c.code.as_str().contains(&wanted);
+            let prefix = shared_prefix(&wanted, c.code.as_str());
             (
                 !contains,
-                levenshtein(&wanted, c.code),
+                levenshtein(&wanted, c.code.as_str()),
                 std::cmp::Reverse(prefix),
                 i,
-                c.code,
+                c.code.as_str(),
             )
         })
         .collect();
@@ -170,7 +170,7 @@ mod tests {
     #[test]
     fn find_ignores_case_and_backticks() {
         assert_eq!(
-            find("`Close-Commit-Not-Tip`").unwrap().code,
+            find("`Close-Commit-Not-Tip`").unwrap().code.as_str(),
             "close-commit-not-tip"
         );
         assert!(find("close-commit").is_none());

@@ -2,25 +2,22 @@
 //! must name its gap, and with `--worktree` the claim is compared with the gate's own verdict
 //! (SPEC §10).
 //!
-//! The first line is the first non-blank line after an optional BOM; it must begin at column 0
-//! with `VERIFIED`, `UNVERIFIED`, `PENDING_REVIEW` or `FAIL` followed by the end of the line, a
-//! space or `:`. An UNVERIFIED claim names its gap when the text after the token (the rest of the
-//! first line and every later line) holds at least one letter or digit. A worktree with no status
-//! document is judged UNVERIFIED (`state-not-returned`), so a VERIFIED claim there is a recorded
-//! overclaim, not an error.
+//! The claim and the rules judging it are `claim::token`; this reads the arguments, records
+//! the decision and prints it.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
-use serde_json::json;
 
-use crate::finding::{Finding, Gate, Severity, Verdict};
+use crate::catalog::Code;
+use crate::claim::token::{accepted, compare, gate_verdict, judge, read_claim};
+use crate::finding::{Gate, Verdict};
 use crate::inputs::{self, GateArgs};
+use crate::ledger::{self, Event, GuardFields};
 use crate::render::{self, Format, escape};
 use crate::repo::Repo;
 use crate::report::Report;
-use crate::{gates, ledger, record};
 
 /// Check the verdict token that begins an agent's report
 ///
@@ -39,14 +36,6 @@ pub struct Args {
     /// Output format
     #[arg(long, value_enum, default_value_t = Format::Human)]
     pub format: Format,
-}
-
-/// The token a report claims and what is wrong with its shape.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Claim {
-    /// `None` when the first line does not begin with a token.
-    pub token: Option<Verdict>,
-    pub findings: Vec<Finding>,
 }
 
 pub fn run(args: Args, color: bool) -> Result<i32> {
@@ -72,10 +61,9 @@ pub fn run(args: Args, color: bool) -> Result<i32> {
     let verdict = gate_ran.then(|| gate_verdict(&report));
     record_decision(
         common.as_deref(),
-        "guard",
+        Event::Guard(GuardFields { accepted }),
         &report,
         claimed,
-        accepted,
         verdict,
     )?;
     let mut out = crate::term::report(args.format);
@@ -85,108 +73,6 @@ pub fn run(args: Args, color: bool) -> Result<i32> {
         render::render(&report, args.format, color, &mut out)?;
     }
     Ok(if accepted { 0 } else { 1 })
-}
-
-/// Run the gate on the worktree at `dir`. A worktree with no status document at all is judged,
-/// not an error: the agent has not returned (`state-not-returned`, UNVERIFIED), so a VERIFIED
-/// claim is an overclaim that is recorded like any other (SPEC §10).
-fn judge(dir: &Path, gate: &GateArgs) -> Result<(Report, PathBuf)> {
-    match inputs::resolve(Some(dir), gate) {
-        Ok(inputs) => {
-            let outcome = gates::evaluate(&inputs)?;
-            Ok((outcome.report, inputs.repo.common_dir()))
-        }
-        Err(e) => match e.downcast_ref::<inputs::StatusAbsent>() {
-            Some(absent) => no_document(dir, gate, &absent.0),
-            None => Err(e),
-        },
-    }
-}
-
-/// The report for a worktree without a status document: its HEAD, branch, base and the
-/// configuration's provenance, and one gap.
-fn no_document(dir: &Path, gate: &GateArgs, path: &Path) -> Result<(Report, PathBuf)> {
-    let (repo, root) = inputs::open(Some(dir))?;
-    let trusted = inputs::trusted_config(&repo, gate.base.as_deref(), gate.config.as_deref())?;
-    let mut report = Report {
-        worktree: Some(root.display().to_string()),
-        branch: repo.head_branch(),
-        commit: repo.worktree_head(&root).map(|id| id.to_string()),
-        base: trusted.base.as_ref().map(|(name, _)| name.clone()),
-        base_commit: trusted.base.as_ref().map(|(_, id)| id.to_string()),
-        config: trusted.config_blob,
-        provenance: Some(trusted.provenance),
-        ..Report::default()
-    };
-    report.findings.extend(trusted.findings);
-    let msg = format!(
-        "no status document at {}: the agent has not returned",
-        path.display()
-    );
-    report.add_gate(Gate::State, [Finding::new("state-not-returned", msg)]);
-    report.finish();
-    Ok((report, repo.common_dir()))
-}
-
-/// Read the token and check the shape of the report (no repository needed).
-pub fn read_claim(text: &str) -> Claim {
-    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
-    let mut lines = text.lines().skip_while(|l| l.trim().is_empty());
-    let first = lines.next().unwrap_or_default();
-    let Some((token, rest)) = Verdict::ALL.into_iter().find_map(|v| {
-        let rest = first.strip_prefix(v.as_str())?;
-        matches!(rest.chars().next(), None | Some(' ' | ':' | '\r')).then_some((v, rest))
-    }) else {
-        let found = first.chars().take(40).collect::<String>();
-        let msg = format!(
-            "re-emit the report with its first line starting with one of VERIFIED, UNVERIFIED, \
-             PENDING_REVIEW, FAIL, then the end of the line, a space or `:`; found `{}`",
-            escape(&found)
-        );
-        return Claim {
-            token: None,
-            findings: vec![Finding::new("claim-token-missing", msg).at_line(1)],
-        };
-    };
-    let mut findings = Vec::new();
-    let names_something = |s: &str| s.chars().any(char::is_alphanumeric);
-    if token == Verdict::Unverified && !names_something(rest) && !lines.any(names_something) {
-        findings.push(Finding::new(
-            "claim-gap-unnamed",
-            "the report claims UNVERIFIED but names no gap; say what could not be verified, \
-             e.g. `UNVERIFIED: no check covers the export`",
-        ));
-    }
-    Claim {
-        token: Some(token),
-        findings,
-    }
-}
-
-/// Compare the claimed token with the gate's verdict.
-pub fn compare(claimed: Verdict, gate: Verdict) -> Option<Finding> {
-    match (claimed, gate) {
-        (Verdict::Verified, v) if v != Verdict::Verified => Some(Finding::new(
-            "claim-overclaimed",
-            format!(
-                "the report claims VERIFIED but closegate's verdict is {}: a false green",
-                v.as_str()
-            ),
-        )),
-        (Verdict::Fail, Verdict::Verified) => Some(Finding::new(
-            "claim-underclaimed",
-            "the report claims FAIL but closegate verifies the work",
-        )),
-        _ => None,
-    }
-}
-
-/// Accepted when no finding of the claim gate is a refusal.
-pub(crate) fn accepted(report: &Report) -> bool {
-    !report
-        .findings
-        .iter()
-        .any(|f| f.gate == Gate::Claim && f.severity == Severity::Refusal)
 }
 
 /// The agent's message as text (invalid UTF-8 replaced); `-` reads standard input.
@@ -202,24 +88,18 @@ pub(crate) fn cwd_common_dir() -> Option<PathBuf> {
     Repo::discover(&cwd).ok().map(|r| r.common_dir())
 }
 
-/// Append the decision to the audit log when inside a repository. `verdict` is closegate's
-/// verdict on the work when the gate ran, else `None`, recorded as null (no verdict on the work
-/// was reached; the claim's own acceptance is in `accepted`).
+/// Append the decision to the audit log when inside a repository (`ledger::record_decision`).
 pub(crate) fn record_decision(
     common: Option<&Path>,
-    event: &str,
+    event: Event,
     report: &Report,
     claimed: Option<&str>,
-    accepted: bool,
     verdict: Option<Verdict>,
 ) -> Result<()> {
-    let Some(common) = common else {
-        return Ok(());
-    };
-    let mut line = ledger::line(event, report, claimed);
-    line["verdict"] = json!(verdict);
-    line["accepted"] = json!(accepted);
-    record::append(common, &line)
+    match common {
+        Some(common) => ledger::record_decision(common, event, report, claimed, verdict),
+        None => Ok(()),
+    }
 }
 
 /// `accepted|refused · claimed TOKEN · gate VERDICT`, then one line per finding; a missing token
@@ -234,9 +114,9 @@ fn print_human(
     if let Some(f) = report
         .findings
         .iter()
-        .find(|f| f.code == "claim-token-missing")
+        .find(|f| f.code == Code::ClaimTokenMissing)
     {
-        writeln!(out, "{}", f.message)?;
+        writeln!(out, "{}", escape(&f.message))?;
         return Ok(());
     }
     let mut head = format!(
@@ -251,17 +131,6 @@ fn print_human(
     print_findings(report, out)
 }
 
-/// closegate's verdict on the work: the findings of every gate but the claim's.
-pub(crate) fn gate_verdict(report: &Report) -> Verdict {
-    let work: Vec<Finding> = report
-        .findings
-        .iter()
-        .filter(|f| f.gate != Gate::Claim)
-        .cloned()
-        .collect();
-    Verdict::from_findings(&work)
-}
-
 /// One line per finding: `  severity code: message`.
 pub(crate) fn print_findings(report: &Report, out: &mut dyn Write) -> Result<()> {
     for f in &report.findings {
@@ -274,73 +143,4 @@ pub(crate) fn print_findings(report: &Report, out: &mut dyn Write) -> Result<()>
         )?;
     }
     Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn codes(text: &str) -> (Option<Verdict>, Vec<&'static str>) {
-        let claim = read_claim(text);
-        (claim.token, claim.findings.iter().map(|f| f.code).collect())
-    }
-
-    #[test]
-    fn tokens_followed_by_end_space_or_colon() {
-        assert_eq!(codes("VERIFIED\n"), (Some(Verdict::Verified), vec![]));
-        assert_eq!(codes("FAIL: tests red"), (Some(Verdict::Fail), vec![]));
-        assert_eq!(
-            codes("\u{feff}\n\nPENDING_REVIEW touched tests/"),
-            (Some(Verdict::PendingReview), vec![])
-        );
-        assert_eq!(
-            codes("VERIFIED\r\nall checks ran"),
-            (Some(Verdict::Verified), vec![])
-        );
-        for bad in [
-            "Verified",
-            "**VERIFIED**",
-            "VERIFIED.",
-            "VERIFIEDX",
-            " VERIFIED",
-            "PASS",
-            "",
-            "Done.\nVERIFIED",
-        ] {
-            assert_eq!(codes(bad), (None, vec!["claim-token-missing"]), "{bad:?}");
-        }
-    }
-
-    #[test]
-    fn unverified_must_name_its_gap() {
-        assert_eq!(codes("UNVERIFIED").1, vec!["claim-gap-unnamed"]);
-        assert_eq!(codes("UNVERIFIED: -\n\n  \n").1, vec!["claim-gap-unnamed"]);
-        assert!(codes("UNVERIFIED: no linter configured").1.is_empty());
-        assert!(
-            codes("UNVERIFIED\n\nthe test runner is missing a dependency")
-                .1
-                .is_empty()
-        );
-    }
-
-    #[test]
-    fn compare_names_over_and_under_claims() {
-        use Verdict::*;
-        assert_eq!(
-            compare(Verified, Fail).map(|f| f.code),
-            Some("claim-overclaimed")
-        );
-        assert_eq!(
-            compare(Verified, Unverified).map(|f| f.code),
-            Some("claim-overclaimed")
-        );
-        assert_eq!(compare(Verified, Verified), None);
-        let under = compare(Fail, Verified).unwrap();
-        assert_eq!(
-            (under.code, under.severity),
-            ("claim-underclaimed", Severity::Warning)
-        );
-        assert_eq!(compare(Fail, Fail), None);
-        assert_eq!(compare(Unverified, Fail), None);
-    }
 }

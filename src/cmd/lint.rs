@@ -128,7 +128,11 @@ fn print_fixes(
             "fixed {}:{} ({}): `{}` -> `{}`",
             file.display(),
             f.line,
-            f.codes.join(", "),
+            f.codes
+                .iter()
+                .map(|c| c.as_str())
+                .collect::<Vec<_>>()
+                .join(", "),
             render::escape(&f.before),
             render::escape(&f.after)
         )?;

@@ -18,7 +18,7 @@ use anyhow::{Result, anyhow, bail};
 use serde_json::{Value, json};
 
 use crate::finding::Verdict;
-use crate::ledger;
+use crate::ledger::{Event, Record};
 use crate::record::{self, Auth, key};
 use crate::render::escape;
 use crate::repo::Repo;
@@ -64,7 +64,8 @@ pub struct Args {
     pub verify: bool,
 }
 
-pub fn run(mut args: Args) -> Result<i32> {
+/// `--verdict` in any case read as its token; `--event` one of the events SPEC §6 names.
+fn normalise_filters(args: &mut Args) -> Result<()> {
     if let Some(v) = &args.verdict {
         match Verdict::parse(&v.to_ascii_uppercase()) {
             Some(verdict) => args.verdict = Some(verdict.as_str().to_string()),
@@ -79,6 +80,11 @@ pub fn run(mut args: Args) -> Result<i32> {
     {
         bail!("--event {e}: expected one of {}", EVENTS.join(", "));
     }
+    Ok(())
+}
+
+pub fn run(mut args: Args) -> Result<i32> {
+    normalise_filters(&mut args)?;
     let cwd = std::env::current_dir()?;
     let repo = Repo::discover(&cwd)?;
     if args.verify {
@@ -319,7 +325,8 @@ fn human_row(r: &Value, auth: Auth) -> (Vec<String>, String) {
     if let Auth::Forged(why) = auth {
         line.push_str(&format!(" forged ({why})"));
     }
-    if r["config_source"].is_string() && !ledger::is_trusted(r) {
+    let trusted = Record::read(r).is_some_and(|r| r.is_trusted());
+    if r["config_source"].is_string() && !trusted {
         let why = if r["config_source"] == "base" {
             "made with another --base"
         } else {
@@ -334,27 +341,24 @@ fn human_row(r: &Value, auth: Auth) -> (Vec<String>, String) {
 /// that makes it one return. The claimed commit is the close line's text; a record without a
 /// close line falls back to the commit it judged.
 fn return_key(r: &Value) -> Option<(String, String)> {
-    let claimed = r["claimed"].as_str().unwrap_or_default();
-    let done = match r["event"].as_str().unwrap_or_default() {
-        "check" => matches!(claimed, "close-ok" | "stop-2-ready"),
+    let r = Record::read(r)?;
+    let claimed = r.claimed.as_deref().unwrap_or_default();
+    let done = match r.event {
+        Event::Check(_) => matches!(claimed, "close-ok" | "stop-2-ready"),
         // A guard run without `--worktree` judged only the token: no verdict, no return.
-        "guard" => {
-            r["verdict"].is_string()
+        Event::Guard(_) => {
+            r.verdict.is_some()
                 && claimed
                     .split(|c: char| !c.is_ascii_alphabetic() && c != '_')
                     .any(|w| w == "VERIFIED")
         }
         _ => false,
     };
-    if !done || !ledger::is_trusted(r) {
+    if !done || !r.is_trusted() {
         return None;
     }
-    let slug = r["slug"].as_str().unwrap_or_default().to_string();
-    let commit = r["claimed_commit"]
-        .as_str()
-        .or_else(|| r["commit"].as_str())
-        .unwrap_or_default();
-    Some((slug, commit.to_string()))
+    let commit = r.claimed_commit.or(r.commit).unwrap_or_default();
+    Some((r.slug.unwrap_or_default(), commit))
 }
 
 /// The slug up to its first `-`; `-` for a record without a slug.
@@ -404,7 +408,7 @@ fn stats(records: &[&Value], skipped: usize, forged: usize) -> Value {
             .entry(r["event"].as_str().unwrap_or("none").to_string())
             .or_default() += 1;
         if let Some(key) = return_key(r) {
-            let verdict = r["verdict"].as_str().and_then(Verdict::parse);
+            let verdict = Record::read(r).and_then(|r| r.verdict);
             first.entry(key).or_insert(verdict);
         }
     }

@@ -5,10 +5,11 @@ use std::path::PathBuf;
 
 use anyhow::Result;
 
+use crate::catalog::Code;
 use crate::finding::Gate;
 use crate::inputs::GateArgs;
 use crate::render::{self, Format, escape};
-use crate::teardown::{self, Done, Request};
+use crate::teardown::{self, Done, Request, Verb};
 
 /// Remove an agent's worktree once its return passed the gate and nothing can be lost
 ///
@@ -58,7 +59,7 @@ pub fn run(args: Args, color: bool) -> Result<i32> {
 }
 
 fn headline(done: &Done) -> String {
-    if !done.steps.is_empty() && done.steps.iter().all(|s| s.verb == "nothing") {
+    if !done.steps.is_empty() && done.steps.iter().all(|s| s.verb == Verb::Nothing) {
         return "nothing to tear down".into();
     }
     match (&done.barred, done.exit, done.dry_run) {
@@ -72,47 +73,47 @@ fn headline(done: &Done) -> String {
 
 /// The teardown's own refusals, by their real cause, each with the one step that moves it on.
 fn refused(done: &Done) -> String {
-    let mut codes: Vec<&str> = Vec::new();
+    let mut codes: Vec<Code> = Vec::new();
     let findings = done.report.iter().flat_map(|r| &r.findings);
     for finding in findings.filter(|f| f.gate == Gate::Teardown) {
         if !codes.contains(&finding.code) {
             codes.push(finding.code);
         }
     }
-    let causes: Vec<&str> = codes.iter().map(|c| next_step(c)).collect();
+    let causes: Vec<&str> = codes.iter().map(|c| next_step(*c)).collect();
     if causes.is_empty() {
         return "teardown refused".into();
     }
     format!("teardown refused: {}", causes.join("; "))
 }
 
-fn next_step(code: &str) -> &'static str {
+fn next_step(code: Code) -> &'static str {
     match code {
-        "teardown-dirty" => "tracked files have uncommitted changes (commit or discard them)",
-        "teardown-untracked" => {
+        Code::TeardownDirty => "tracked files have uncommitted changes (commit or discard them)",
+        Code::TeardownUntracked => {
             "untracked files would be lost (commit, move out or delete them, or ignore build \
              output)"
         }
-        "teardown-locked" => "the worktree is locked (`git worktree unlock <path>`)",
-        "teardown-main-worktree" => "this is the main worktree, which is never removed",
-        "teardown-unmerged" => {
+        Code::TeardownLocked => "the worktree is locked (`git worktree unlock <path>`)",
+        Code::TeardownMainWorktree => "this is the main worktree, which is never removed",
+        Code::TeardownUnmerged => {
             "the branch is not merged into the base, so --delete-branch cannot delete it (run \
              again without --delete-branch to keep the branch, or merge it first)"
         }
-        "teardown-operation-in-progress" => {
+        Code::TeardownOperationInProgress => {
             "an operation is unfinished in the worktree (finish or abort it)"
         }
-        "teardown-hidden-changes" => {
+        Code::TeardownHiddenChanges => {
             "skip-worktree or assume-unchanged files differ from the commit (clear the flags, \
              then commit or discard)"
         }
-        "teardown-nested-repo" => {
+        Code::TeardownNestedRepo => {
             "a repository inside the worktree would be lost (push or move it out)"
         }
-        "teardown-moved" => {
+        Code::TeardownMoved => {
             "HEAD moved after the verified commit (run `closegate check` on the new HEAD)"
         }
-        "teardown-unreachable-commits" => {
+        Code::TeardownUnreachableCommits => {
             "commits only the worktree's HEAD reaches would be orphaned (`git branch <name> \
              <commit>` keeps them)"
         }

@@ -4,6 +4,7 @@
 use super::Entry;
 use super::scan::Item;
 use super::text::{contains_phrase, snippet};
+use crate::catalog::Code;
 use crate::finding::Finding;
 
 /// Phrases that name the instrument behind a claim.
@@ -54,7 +55,7 @@ pub fn done(item: &Item<'_>, out: &mut Vec<Finding>) -> Vec<Entry> {
     let claims: Vec<Entry> = segments(item).iter().flat_map(split_claims).collect();
     if claims.is_empty() {
         let msg = "expected at least one claim after `- done:`, found nothing";
-        out.push(Finding::new("doc-prose-key-empty", msg).at_line(item.line));
+        out.push(Finding::new(Code::DocProseKeyEmpty, msg).at_line(item.line));
     }
     for claim in &claims {
         let lower = claim.text.to_ascii_lowercase();
@@ -64,7 +65,7 @@ pub fn done(item: &Item<'_>, out: &mut Vec<Finding>) -> Vec<Entry> {
                  `verified by`, …), found none",
                 snippet(&claim.text)
             );
-            out.push(Finding::new("doc-claim-no-instrument", msg).at_line(claim.line));
+            out.push(Finding::new(Code::DocClaimNoInstrument, msg).at_line(claim.line));
         }
         soft_language("done", &lower, claim.line, out);
     }
@@ -129,6 +130,6 @@ pub fn soft_language(key: &str, lower: &str, line: usize, out: &mut Vec<Finding>
             "expected `{key}` to state what was shown and by what, found soft language: {}",
             found.join(", ")
         );
-        out.push(Finding::new("doc-soft-claim", msg).at_line(line));
+        out.push(Finding::new(Code::DocSoftClaim, msg).at_line(line));
     }
 }

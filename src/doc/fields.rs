@@ -5,6 +5,7 @@ use super::LastCommit;
 use super::date::is_iso8601;
 use super::scan::Item;
 use super::text::{describe, is_dash_like, snippet};
+use crate::catalog::Code;
 use crate::finding::Finding;
 
 /// Lines an abstract may have before the rest is rendered nowhere.
@@ -15,7 +16,7 @@ pub fn prose(item: &Item<'_>, out: &mut Vec<Finding>) -> Option<String> {
     let lines: Vec<&str> = item.text_lines().map(|l| l.text).collect();
     if lines.is_empty() {
         let msg = format!("expected text after `- {}:`, found nothing", item.key);
-        out.push(Finding::new("doc-prose-key-empty", msg).at_line(item.line));
+        out.push(Finding::new(Code::DocProseKeyEmpty, msg).at_line(item.line));
         return None;
     }
     Some(lines.join("\n"))
@@ -31,7 +32,7 @@ pub fn abstract_text(item: &Item<'_>, out: &mut Vec<Finding>) -> Option<String> 
              and beyond are rendered nowhere",
             sixth.no
         );
-        out.push(Finding::new("doc-abstract-overflow", msg).at_line(item.line));
+        out.push(Finding::new(Code::DocAbstractOverflow, msg).at_line(item.line));
     }
     Some(text)
 }
@@ -66,7 +67,7 @@ pub fn last_commit(item: &Item<'_>, out: &mut Vec<Finding>) -> Option<LastCommit
          found `{}`: {fault}",
         snippet(item.value)
     );
-    out.push(Finding::new("doc-last-commit-malformed", msg).at_line(item.line));
+    out.push(Finding::new(Code::DocLastCommitMalformed, msg).at_line(item.line));
     None
 }
 
@@ -122,6 +123,6 @@ pub fn updated(item: &Item<'_>, out: &mut Vec<Finding>) -> Option<String> {
     let msg = format!(
         "expected an ISO 8601 date or date-time (e.g. 2026-09-02 or 2026-09-02T14:05:00Z), found {found}"
     );
-    out.push(Finding::new("doc-updated-malformed", msg).at_line(item.line));
+    out.push(Finding::new(Code::DocUpdatedMalformed, msg).at_line(item.line));
     None
 }

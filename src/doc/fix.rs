@@ -8,13 +8,14 @@ use super::close_line;
 use super::items::canonical_key;
 use super::model::State;
 use super::text::{is_dash_like, is_dot_like};
+use crate::catalog::Code;
 
 /// One change `--fix` made: the 1-based line, what changed, and the finding code it fixes.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Fix {
     pub line: usize,
     /// The finding codes the change fixes (a line can have several faults).
-    pub codes: Vec<&'static str>,
+    pub codes: Vec<Code>,
     pub before: String,
     pub after: String,
 }
@@ -25,30 +26,13 @@ pub fn fix(text: &str) -> (String, Vec<Fix>) {
         Some(body) => ("\u{feff}", body),
         None => ("", text),
     };
-    // A key written more than once (counting other spellings) is left as written: renaming one
-    // of them could change which one the parser reads.
-    let mut counts: std::collections::HashMap<&'static str, usize> = Default::default();
-    for line in body.lines() {
-        if let Some(key) = line
-            .strip_prefix("- ")
-            .and_then(|r| r.split_once(':'))
-            .and_then(|(k, _)| canonical_key(k))
-        {
-            *counts.entry(key).or_default() += 1;
-        }
-    }
+    let counts = key_counts(body);
     let mut out = String::from(bom);
     let mut fixes = Vec::new();
     let mut seen_h1 = false;
     let raws: Vec<&str> = body.split_inclusive('\n').collect();
     // Several close-line candidates: fixing one could change which one is read.
-    let candidates = raws
-        .iter()
-        .filter(|r| {
-            let l = split_ending(r).0;
-            !l.starts_with("- ") && (close_line::is_candidate(l) || starts_closeish(l))
-        })
-        .count();
+    let candidates = close_candidates(&raws);
     for (i, raw) in raws.iter().enumerate() {
         let (line, ending) = split_ending(raw);
         // An item with continuation lines is not a one-line value: its value is left alone.
@@ -67,7 +51,7 @@ pub fn fix(text: &str) -> (String, Vec<Fix>) {
         } else if let Some(rest) = line.strip_prefix("- ") {
             fix_item(rest, &counts, continued).map(|(codes, l)| (codes, format!("- {l}")))
         } else if candidates == 1 && (close_line::is_candidate(line) || starts_closeish(line)) {
-            fix_close(line).map(|l| (vec!["doc-close-malformed"], l))
+            fix_close(line).map(|l| (vec![Code::DocCloseMalformed], l))
         } else {
             None
         };
@@ -88,6 +72,32 @@ pub fn fix(text: &str) -> (String, Vec<Fix>) {
     (out, fixes)
 }
 
+/// How often each canonical key is written. A key written more than once (counting other
+/// spellings) is left as written: renaming one of them could change which one the parser reads.
+fn key_counts(body: &str) -> std::collections::HashMap<&'static str, usize> {
+    let mut counts: std::collections::HashMap<&'static str, usize> = Default::default();
+    for line in body.lines() {
+        if let Some(key) = line
+            .strip_prefix("- ")
+            .and_then(|r| r.split_once(':'))
+            .and_then(|(k, _)| canonical_key(k))
+        {
+            *counts.entry(key).or_default() += 1;
+        }
+    }
+    counts
+}
+
+/// The lines that are, or start like, a close line.
+fn close_candidates(raws: &[&str]) -> usize {
+    raws.iter()
+        .filter(|r| {
+            let l = split_ending(r).0;
+            !l.starts_with("- ") && (close_line::is_candidate(l) || starts_closeish(l))
+        })
+        .count()
+}
+
 fn split_ending(raw: &str) -> (&str, &str) {
     if let Some(l) = raw.strip_suffix("\r\n") {
         (l, "\r\n")
@@ -99,7 +109,7 @@ fn split_ending(raw: &str) -> (&str, &str) {
 }
 
 /// `# STATUS - slug` (any dash, any case of `status`) → `# STATUS — slug`.
-fn fix_h1(line: &str) -> Option<(Vec<&'static str>, String)> {
+fn fix_h1(line: &str) -> Option<(Vec<Code>, String)> {
     if super::h1::parse(line).is_ok() {
         return None;
     }
@@ -117,7 +127,7 @@ fn fix_h1(line: &str) -> Option<(Vec<&'static str>, String)> {
     let slug = chars.as_str().strip_prefix(' ')?;
     let fixed = format!("# STATUS \u{2014} {slug}");
     super::h1::parse(&fixed).ok()?;
-    Some((vec!["doc-h1-missing"], fixed))
+    Some((vec![Code::DocH1Missing], fixed))
 }
 
 /// A header item `KEY: VALUE` (without the leading `- `).
@@ -125,7 +135,7 @@ fn fix_item(
     rest: &str,
     counts: &std::collections::HashMap<&'static str, usize>,
     continued: bool,
-) -> Option<(Vec<&'static str>, String)> {
+) -> Option<(Vec<Code>, String)> {
     let (key, value) = rest.split_once(':')?;
     let canonical = canonical_key(key)?;
     let mut codes = Vec::new();
@@ -134,9 +144,9 @@ fn fix_item(
     if once && key != canonical && !(canonical == "artifacts" && key == "return") {
         new_key = canonical.to_string();
         codes.push(if is_alias(key) {
-            "doc-key-alias"
+            Code::DocKeyAlias
         } else {
-            "doc-key-unknown"
+            Code::DocKeyUnknown
         });
     }
     let mut new_value = value.to_string();
@@ -147,19 +157,19 @@ fn fix_item(
                 && let Some(state) = State::legacy(trimmed)
             {
                 new_value = format!(" {}", state.as_str());
-                codes.push("doc-state-legacy");
+                codes.push(Code::DocStateLegacy);
             }
         }
         "last commit" if !continued => {
             if let Some(fixed) = fix_last_commit(trimmed) {
                 new_value = format!(" {fixed}");
-                codes.push("doc-last-commit-malformed");
+                codes.push(Code::DocLastCommitMalformed);
             }
         }
         "updated" if !continued => {
             if let Some(fixed) = fix_updated(trimmed) {
                 new_value = format!(" {fixed}");
-                codes.push("doc-updated-malformed");
+                codes.push(Code::DocUpdatedMalformed);
             }
         }
         _ => {}

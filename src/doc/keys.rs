@@ -2,6 +2,7 @@
 
 use super::scan::Item;
 use super::text::snippet;
+use crate::catalog::Code;
 use crate::finding::Finding;
 
 /// The canonical keys of the header.
@@ -99,7 +100,7 @@ fn canonical(item: &Item<'_>, findings: &mut Vec<Finding>) -> Option<Key> {
             key.name(),
             key.name()
         );
-        findings.push(Finding::new("doc-key-alias", msg).at_line(item.line));
+        findings.push(Finding::new(Code::DocKeyAlias, msg).at_line(item.line));
         return Some(*key);
     }
     findings.push(unknown(item));
@@ -119,7 +120,7 @@ fn unknown(item: &Item<'_>) -> Finding {
             known_keys()
         ),
     };
-    Finding::new("doc-key-unknown", msg).at_line(item.line)
+    Finding::new(Code::DocKeyUnknown, msg).at_line(item.line)
 }
 
 /// The known key that `key` equals once case, spaces and punctuation are ignored.
@@ -172,7 +173,7 @@ fn duplicated(key: Key, first: &Item<'_>, again: &Item<'_>) -> Finding {
         "key {written} on line {} repeats the key of line {}; only line {} is read, delete one",
         again.line, first.line, first.line
     );
-    Finding::new("doc-key-duplicated", msg).at_line(again.line)
+    Finding::new(Code::DocKeyDuplicated, msg).at_line(again.line)
 }
 
 #[cfg(test)]

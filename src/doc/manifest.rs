@@ -6,6 +6,7 @@ use std::collections::HashMap;
 use super::Entry;
 use super::scan::{Item, Line};
 use super::text::{describe, snippet};
+use crate::catalog::Code;
 use crate::finding::Finding;
 
 /// The valid, distinct paths of the manifest; invalid and repeated entries are reported.
@@ -18,7 +19,7 @@ pub fn artifacts(item: &Item<'_>, out: &mut Vec<Finding>) -> Vec<Entry> {
                 "artifact `{}` is not a relative path inside the repository: {fault}",
                 snippet(entry.text)
             );
-            out.push(Finding::new("doc-artifact-path-invalid", msg).at_line(entry.no));
+            out.push(Finding::new(Code::DocArtifactPathInvalid, msg).at_line(entry.no));
             continue;
         }
         if let Some(first) = seen.get(entry.text) {
@@ -27,7 +28,7 @@ pub fn artifacts(item: &Item<'_>, out: &mut Vec<Finding>) -> Vec<Entry> {
                 snippet(entry.text),
                 entry.no
             );
-            out.push(Finding::new("doc-artifact-duplicated", msg).at_line(entry.no));
+            out.push(Finding::new(Code::DocArtifactDuplicated, msg).at_line(entry.no));
             continue;
         }
         seen.insert(entry.text, entry.no);
@@ -62,7 +63,7 @@ fn entries<'a>(item: &Item<'a>, out: &mut Vec<Finding>) -> Vec<Line<'a>> {
                     item.key,
                     snippet(text)
                 );
-                out.push(Finding::new("doc-stray-line", msg).at_line(line.no));
+                out.push(Finding::new(Code::DocStrayLine, msg).at_line(line.no));
             }
         }
     }

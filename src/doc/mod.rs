@@ -22,6 +22,7 @@ mod text;
 pub use manifest::path_fault as artifact_path_fault;
 pub use model::{CloseLine, Entry, LastCommit, Parsed, State, StatusDoc};
 
+use crate::catalog::Code;
 use crate::finding::Finding;
 use scan::Line;
 
@@ -48,11 +49,11 @@ pub fn parse(bytes: &[u8], opts: ParseOptions) -> Parsed {
     let Some(h1) = lines.find(|l| !l.text.trim().is_empty()) else {
         let msg =
             "expected `# STATUS — <slug>` as the first non-blank line, found an empty document";
-        return refused(Finding::new("doc-h1-missing", msg).at_line(1));
+        return refused(Finding::new(Code::DocH1Missing, msg).at_line(1));
     };
     let slug = match h1::parse(h1.text) {
         Ok(slug) => slug,
-        Err(msg) => return refused(Finding::new("doc-h1-missing", msg).at_line(h1.no)),
+        Err(msg) => return refused(Finding::new(Code::DocH1Missing, msg).at_line(h1.no)),
     };
     let (doc, mut findings) = rules::body(slug, h1.no, lines, opts);
     findings.sort_by_key(|f| f.line);
@@ -83,5 +84,5 @@ fn not_utf8(bytes: &[u8], at: usize) -> Finding {
     let msg = format!(
         "expected UTF-8 text, found an invalid byte sequence at byte offset {at}; nothing else was read"
     );
-    Finding::new("doc-not-utf8", msg).at_line(line)
+    Finding::new(Code::DocNotUtf8, msg).at_line(line)
 }

@@ -4,6 +4,7 @@
 use super::keys::{self, Header, Key};
 use super::scan::{self, Line};
 use super::{ParseOptions, State, StatusDoc, claims, close_line, fields, manifest, state};
+use crate::catalog::Code;
 use crate::finding::Finding;
 
 /// Read the body: every key, the close line, and the rules between them.
@@ -78,7 +79,7 @@ fn close(
                 "expected a `CLOSE-OK · …` line at the end of the document for state `{}`, found none",
                 s.as_str()
             );
-            out.push(Finding::new("doc-close-missing", msg).at_line(state_line));
+            out.push(Finding::new(Code::DocCloseMissing, msg).at_line(state_line));
         }
         return None;
     };
@@ -90,14 +91,14 @@ fn close(
             "expected no close line while the state is `{}`, found one",
             s.as_str()
         );
-        out.push(Finding::new("doc-close-unexpected", msg).at_line(first.no));
+        out.push(Finding::new(Code::DocCloseUnexpected, msg).at_line(first.no));
     }
     for again in candidates.iter().skip(1) {
         let msg = format!(
             "expected one close line, found another on line {} after line {}; keep one",
             again.no, first.no
         );
-        out.push(Finding::new("doc-close-duplicated", msg).at_line(again.no));
+        out.push(Finding::new(Code::DocCloseDuplicated, msg).at_line(again.no));
     }
     let mut parsed = None;
     for line in candidates {
@@ -105,7 +106,7 @@ fn close(
             Ok(c) => {
                 parsed.get_or_insert(c);
             }
-            Err(fault) => out.push(Finding::new("doc-close-malformed", fault).at_line(line.no)),
+            Err(fault) => out.push(Finding::new(Code::DocCloseMalformed, fault).at_line(line.no)),
         }
     }
     if let Some(c) = parsed.as_ref().filter(|c| c.slug != doc.slug) {
@@ -113,7 +114,7 @@ fn close(
             "expected the close line's slug to be `{}` as in the H1, found `{}`",
             doc.slug, c.slug
         );
-        out.push(Finding::new("doc-close-slug-mismatch", msg).at_line(c.line));
+        out.push(Finding::new(Code::DocCloseSlugMismatch, msg).at_line(c.line));
     }
     parsed
 }
@@ -125,14 +126,14 @@ fn requirements(doc: &StatusDoc, header: &Header<'_, '_>, h1_line: usize, out: &
     let word = state.as_str();
     if state.is_returned() && header.get(Key::Abstract).is_none() {
         let msg = format!("expected `- abstract:` for the returned state `{word}`, found none");
-        out.push(Finding::new("doc-abstract-missing", msg).at_line(line));
+        out.push(Finding::new(Code::DocAbstractMissing, msg).at_line(line));
     }
     if state.is_returned() && header.get(Key::Artifacts).is_none() {
         let msg = format!(
             "expected `- artifacts:` for the returned state `{word}`, found neither `artifacts` nor \
              `return`; a bare `- artifacts:` declares that nothing was produced"
         );
-        out.push(Finding::new("doc-return-manifest-missing", msg).at_line(line));
+        out.push(Finding::new(Code::DocReturnManifestMissing, msg).at_line(line));
     }
     if state == State::Blocked {
         blocked_on(doc, header, line, out);
@@ -150,5 +151,5 @@ fn blocked_on(doc: &StatusDoc, header: &Header<'_, '_>, line: usize, out: &mut V
     let msg = format!(
         "expected `- next / blocked-on:` to name what the blocked work waits on, found {found}"
     );
-    out.push(Finding::new("doc-blocked-on-none", msg).at_line(at));
+    out.push(Finding::new(Code::DocBlockedOnNone, msg).at_line(at));
 }

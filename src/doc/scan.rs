@@ -3,6 +3,7 @@
 
 use super::close_line;
 use super::text::snippet;
+use crate::catalog::Code;
 use crate::finding::Finding;
 
 /// One line of the document with its 1-based number.
@@ -137,7 +138,7 @@ fn is_indented(text: &str) -> bool {
 
 fn stray(line: Line<'_>) -> Finding {
     Finding::new(
-        "doc-stray-line",
+        Code::DocStrayLine,
         format!(
             "expected a header item `- KEY: VALUE` or a line indented by two spaces continuing one, \
              found `{}`; the line is ignored",
@@ -149,7 +150,7 @@ fn stray(line: Line<'_>) -> Finding {
 
 fn not_last(close: usize, line: Line<'_>) -> Finding {
     Finding::new(
-        "doc-close-not-last",
+        Code::DocCloseNotLast,
         format!(
             "expected the close line (line {close}) to be the last non-blank line, found `{}` after it",
             snippet(line.text)

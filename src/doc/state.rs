@@ -3,6 +3,7 @@
 use super::State;
 use super::scan::Item;
 use super::text::snippet;
+use crate::catalog::Code;
 use crate::finding::{Finding, Severity};
 
 /// A recognised word: writable, or an older spelling and its canonical reading.
@@ -38,12 +39,12 @@ pub fn check(
     let Some(item) = item else {
         let msg =
             "expected a `- state:` item with one of the five state words, found no `state` key";
-        out.push(Finding::new("doc-state-missing", msg).at_line(h1_line));
+        out.push(Finding::new(Code::DocStateMissing, msg).at_line(h1_line));
         return None;
     };
     if item.value.is_empty() && item.cont.is_empty() {
         let msg = "expected one of the five state words after `- state:`, found nothing";
-        out.push(Finding::new("doc-state-missing", msg).at_line(item.line));
+        out.push(Finding::new(Code::DocStateMissing, msg).at_line(item.line));
         return None;
     }
     let whole = word(item.value).filter(|_| item.cont.is_empty());
@@ -98,7 +99,7 @@ fn decorated(item: &Item<'_>, found: Word<'_>) -> Finding {
          qualification to `- note:`",
         found.text
     );
-    Finding::new("doc-state-decorated", msg).at_line(item.line)
+    Finding::new(Code::DocStateDecorated, msg).at_line(item.line)
 }
 
 fn legacy_finding(line: usize, found: Word<'_>, legacy: bool) -> Finding {
@@ -108,7 +109,7 @@ fn legacy_finding(line: usize, found: Word<'_>, legacy: bool) -> Finding {
             "older state spelling `{}` read as `{canonical}` (--legacy)",
             found.text
         );
-        Finding::new("doc-state-legacy", msg)
+        Finding::new(Code::DocStateLegacy, msg)
             .at_line(line)
             .with_severity(Severity::Warning)
     } else {
@@ -116,7 +117,7 @@ fn legacy_finding(line: usize, found: Word<'_>, legacy: bool) -> Finding {
             "state `{}` is an older spelling that is no longer writable; write `{canonical}`",
             found.text
         );
-        Finding::new("doc-state-legacy", msg).at_line(line)
+        Finding::new(Code::DocStateLegacy, msg).at_line(line)
     }
 }
 
@@ -131,5 +132,5 @@ fn unknown(item: &Item<'_>) -> Finding {
         words.join(", "),
         snippet(item.value)
     );
-    Finding::new("doc-state-unknown", msg).at_line(item.line)
+    Finding::new(Code::DocStateUnknown, msg).at_line(item.line)
 }

@@ -13,6 +13,10 @@
 //! also ends the check's PID namespace, so no background child outlives its check (unsandboxed, a
 //! child that leaves the group with `setsid` escapes this).
 
+// Unsafe code is denied crate-wide (Cargo.toml [lints]); this module calls libc: process groups,
+// waitid and kill for check timeouts.
+#![allow(unsafe_code)]
+
 use std::ffi::OsStr;
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};
@@ -24,6 +28,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result};
 use git2::Oid;
 
+use crate::catalog::Code;
 use crate::config::{CheckSpec, SandboxMode};
 use crate::finding::Finding;
 use crate::gates::reuse::{self, Key, Recorded};
@@ -630,7 +635,7 @@ fn finding(spec: &CheckSpec, ended: Ended, timed_out: bool) -> Option<Finding> {
             "check `{name}` ran past its timeout of {} s and was killed",
             spec.timeout_s
         );
-        return Some(Finding::new("check-timeout", msg));
+        return Some(Finding::new(Code::CheckTimeout, msg));
     }
     let found = match (ended.code, ended.signal) {
         (Some(0), _) => return None,
@@ -639,7 +644,7 @@ fn finding(spec: &CheckSpec, ended: Ended, timed_out: bool) -> Option<Finding> {
         (None, None) => "ended with an unknown status".to_string(),
     };
     let msg = format!("check `{name}` {found}, expected exit code 0");
-    Some(Finding::new("check-failed", msg))
+    Some(Finding::new(Code::CheckFailed, msg))
 }
 
 #[cfg(test)]

@@ -4,6 +4,7 @@ use std::path::Path;
 
 use git2::Oid;
 
+use crate::catalog::Code;
 use crate::doc::{CloseLine, StatusDoc};
 use crate::finding::{Finding, Severity};
 use crate::repo::{self, CommitLookup, Repo};
@@ -41,7 +42,7 @@ pub fn run(ctx: &Ctx, doc: &StatusDoc, close: &CloseLine) -> Closed {
         .or_else(|| ctx.repo.branch_tip(&close.branch));
     if tip.is_none() {
         let msg = format!("no branch `refs/heads/{}` in this repository", close.branch);
-        findings.push(Finding::new("close-branch-unknown", msg).at_line(close.line));
+        findings.push(Finding::new(Code::CloseBranchUnknown, msg).at_line(close.line));
     }
     if let (Some(commit), Some(tip)) = (commit, tip) {
         findings.extend(branch_position(ctx, close, commit, tip));
@@ -62,15 +63,15 @@ fn resolve_commit(repo: &Repo, close: &CloseLine, findings: &mut Vec<Finding>) -
     let (code, msg) = match repo.lookup_commit(&close.commit) {
         CommitLookup::Found(id) => return Some(id),
         CommitLookup::Unknown => (
-            "close-commit-unknown",
+            Code::CloseCommitUnknown,
             format!("no commit `{}` in this repository", close.commit),
         ),
         CommitLookup::NotACommit(kind) => (
-            "close-commit-unknown",
+            Code::CloseCommitUnknown,
             format!("`{}` names a {kind}, not a commit", close.commit),
         ),
         CommitLookup::Ambiguous => (
-            "close-commit-ambiguous",
+            Code::CloseCommitAmbiguous,
             format!(
                 "`{}` matches several objects; write more digits of the commit id",
                 close.commit
@@ -94,7 +95,7 @@ fn branch_position(ctx: &Ctx, close: &CloseLine, commit: Oid, tip: Oid) -> Optio
             short(commit),
             short(tip)
         );
-        return Some(Finding::new("close-commit-not-on-branch", msg).at_line(close.line));
+        return Some(Finding::new(Code::CloseCommitNotOnBranch, msg).at_line(close.line));
     }
     if is_status_only_commit(ctx, commit, tip) {
         return None;
@@ -105,7 +106,7 @@ fn branch_position(ctx: &Ctx, close: &CloseLine, commit: Oid, tip: Oid) -> Optio
         short(commit),
         short(tip)
     );
-    Some(Finding::new("close-commit-not-tip", msg).at_line(close.line))
+    Some(Finding::new(Code::CloseCommitNotTip, msg).at_line(close.line))
 }
 
 /// Exactly one commit after `commit` that changes only the status document (the same rule the
@@ -134,13 +135,13 @@ fn last_commit(repo: &Repo, doc: &StatusDoc, commit: Oid) -> Option<Finding> {
             last.subject, summary
         )
     };
-    Some(Finding::new("close-last-commit-mismatch", msg).at_line(last.line))
+    Some(Finding::new(Code::CloseLastCommitMismatch, msg).at_line(last.line))
 }
 
 /// The worktree checks: registered, the one checked, on the branch, clean, untracked.
 fn worktree(ctx: &Ctx, close: &CloseLine) -> (Vec<Finding>, Option<repo::WorktreeStatus>) {
     let named = Path::new(&close.worktree);
-    let at = |code: &'static str, msg: String| Finding::new(code, msg).at_line(close.line);
+    let at = |code: Code, msg: String| Finding::new(code, msg).at_line(close.line);
     if ctx.no_worktree {
         if named.is_dir() {
             return (Vec::new(), None);
@@ -150,20 +151,20 @@ fn worktree(ctx: &Ctx, close: &CloseLine) -> (Vec<Finding>, Option<repo::Worktre
             close.worktree
         );
         return (
-            vec![at("close-worktree-absent", msg).with_severity(Severity::Warning)],
+            vec![at(Code::CloseWorktreeAbsent, msg).with_severity(Severity::Warning)],
             None,
         );
     }
     let Some(info) = ctx.repo.worktree_at(named) else {
         let msg = format!("{} is not a worktree of this repository", close.worktree);
-        return (vec![at("close-worktree-unknown", msg)], None);
+        return (vec![at(Code::CloseWorktreeUnknown, msg)], None);
     };
     if !info.exists {
         let msg = format!(
             "worktree {} is registered but not on this machine",
             close.worktree
         );
-        return (vec![at("close-worktree-absent", msg)], None);
+        return (vec![at(Code::CloseWorktreeAbsent, msg)], None);
     }
     if info.path != ctx.worktree {
         let msg = format!(
@@ -171,7 +172,7 @@ fn worktree(ctx: &Ctx, close: &CloseLine) -> (Vec<Finding>, Option<repo::Worktre
             info.path.display(),
             ctx.worktree.display()
         );
-        return (vec![at("close-worktree-mismatch", msg)], None);
+        return (vec![at(Code::CloseWorktreeMismatch, msg)], None);
     }
     let mut findings = Vec::new();
     let want = format!("refs/heads/{}", close.branch);
@@ -179,7 +180,7 @@ fn worktree(ctx: &Ctx, close: &CloseLine) -> (Vec<Finding>, Option<repo::Worktre
     if head.as_deref() != Some(want.as_str()) {
         let found = head.unwrap_or_else(|| "a detached HEAD".into());
         findings.push(at(
-            "close-worktree-branch",
+            Code::CloseWorktreeBranch,
             format!("the worktree's HEAD is {found}, expected {want}"),
         ));
     }
@@ -190,7 +191,7 @@ fn worktree(ctx: &Ctx, close: &CloseLine) -> (Vec<Finding>, Option<repo::Worktre
         }
         Err(err) => {
             let msg = format!("cannot read the worktree: {err:#}");
-            findings.push(at("close-worktree-absent", msg));
+            findings.push(at(Code::CloseWorktreeAbsent, msg));
             (findings, None)
         }
     }
@@ -203,14 +204,14 @@ fn status_findings(status: &repo::WorktreeStatus, line: usize) -> Vec<Finding> {
             "uncommitted changes to tracked files: {}",
             list(&status.dirty)
         );
-        findings.push(Finding::new("close-worktree-dirty", msg).at_line(line));
+        findings.push(Finding::new(Code::CloseWorktreeDirty, msg).at_line(line));
     }
     if !status.untracked.is_empty() {
         let msg = format!(
             "untracked files (teardown refuses them): {}",
             list(&status.untracked)
         );
-        findings.push(Finding::new("close-worktree-untracked", msg).at_line(line));
+        findings.push(Finding::new(Code::CloseWorktreeUntracked, msg).at_line(line));
     }
     findings
 }

@@ -10,6 +10,7 @@
 use anyhow::Result;
 use git2::Oid;
 
+use crate::catalog::Code;
 use crate::config::CheckSpec;
 use crate::contract::{ApprovalPolicy, Contract};
 use crate::doc::{State, StatusDoc};
@@ -67,7 +68,7 @@ fn paths(ctx: &Ctx<'_>, contract: &Contract, changes: &[&Change]) -> Vec<Finding
             let prohibited = contract.prohibited.as_ref();
             if let Some(glob) = prohibited.and_then(|p| p.first_match(path)) {
                 let msg = format!("{kind} `{path}` matches the prohibited glob `{glob}`");
-                findings.push(Finding::new("contract-prohibited", msg).at_path(path));
+                findings.push(Finding::new(Code::ContractProhibited, msg).at_path(path));
             } else if let Some(scope) = &contract.scope
                 && scope.first_match(path).is_none()
             {
@@ -75,7 +76,7 @@ fn paths(ctx: &Ctx<'_>, contract: &Contract, changes: &[&Change]) -> Vec<Finding
                     "{kind} `{path}` lies outside the scope [{}]",
                     quoted(scope.patterns())
                 );
-                findings.push(Finding::new("contract-out-of-scope", msg).at_path(path));
+                findings.push(Finding::new(Code::ContractOutOfScope, msg).at_path(path));
             }
         }
     }
@@ -97,7 +98,7 @@ fn budget(
         let msg = format!(
             "the branch changes {changed} files, the contract allows at most {max} (max_changed_files)"
         );
-        findings.push(Finding::new("contract-budget-exceeded", msg));
+        findings.push(Finding::new(Code::ContractBudgetExceeded, msg));
     }
     if let Some(max) = contract.max_commits {
         let commits = ctx.repo.count_commits(Some(merge_base), ctx.commit)?;
@@ -105,7 +106,7 @@ fn budget(
             let msg = format!(
                 "the branch has {commits} commits beyond the merge base, the contract allows at most {max} (max_commits)"
             );
-            findings.push(Finding::new("contract-budget-exceeded", msg));
+            findings.push(Finding::new(Code::ContractBudgetExceeded, msg));
         }
     }
     Ok(findings)
@@ -145,7 +146,7 @@ fn artifacts(ctx: &Ctx<'_>, contract: &Contract) -> Vec<Finding> {
                 "required artifact `{path}` is neither declared under `artifacts` nor in the tree of commit {short}"
             ),
         };
-        findings.push(Finding::new("contract-artifact-missing", msg).at_path(bare));
+        findings.push(Finding::new(Code::ContractArtifactMissing, msg).at_path(bare));
     }
     findings
 }
@@ -165,7 +166,7 @@ fn checks(ctx: &Ctx<'_>, contract: &Contract) -> Vec<Finding> {
             continue;
         };
         let msg = format!("required check `{name}` {why}");
-        findings.push(Finding::new("contract-check-missing", msg));
+        findings.push(Finding::new(Code::ContractCheckMissing, msg));
     }
     findings
 }
@@ -176,7 +177,7 @@ fn approval(ctx: &Ctx<'_>, contract: &Contract) -> Option<Finding> {
     let merge_wanted = ctx.returned && ctx.doc.state != Some(State::ClosedWithoutMerge);
     (contract.approval == ApprovalPolicy::Always && merge_wanted).then(|| {
         Finding::new(
-            "contract-approval-required",
+            Code::ContractApprovalRequired,
             "the contract requires a human approval of every return (approval = \"always\")",
         )
     })

@@ -1,6 +1,7 @@
 //! Gate `doc` (SPEC §2): the status document's grammar, plus the close line of the agent's
 //! final message when the coordinator passes one and the document has none (SPEC §3).
 
+use crate::catalog::Code;
 use crate::doc::{self, ParseOptions, Parsed, close_line};
 use crate::finding::Finding;
 
@@ -16,7 +17,7 @@ pub fn run(bytes: &[u8], opts: ParseOptions, message: Option<&str>) -> Parsed {
     match close_line::find_in_message(message) {
         None => {}
         Some(Ok(close)) => {
-            parsed.findings.retain(|f| f.code != "doc-close-missing");
+            parsed.findings.retain(|f| f.code != Code::DocCloseMissing);
             if close.slug != doc.slug {
                 let msg = format!(
                     "the close line of the message names slug `{}` but the H1 names `{}`",
@@ -24,7 +25,7 @@ pub fn run(bytes: &[u8], opts: ParseOptions, message: Option<&str>) -> Parsed {
                 );
                 parsed
                     .findings
-                    .push(Finding::new("doc-close-slug-mismatch", msg).at_line(close.line));
+                    .push(Finding::new(Code::DocCloseSlugMismatch, msg).at_line(close.line));
             }
             doc.close = Some(close);
         }
@@ -32,7 +33,7 @@ pub fn run(bytes: &[u8], opts: ParseOptions, message: Option<&str>) -> Parsed {
             let msg = format!("in the message: {fault}");
             parsed
                 .findings
-                .push(Finding::new("doc-close-malformed", msg));
+                .push(Finding::new(Code::DocCloseMalformed, msg));
         }
     }
     parsed

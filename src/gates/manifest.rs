@@ -4,6 +4,7 @@
 
 use git2::Oid;
 
+use crate::catalog::Code;
 use crate::doc::Entry;
 use crate::finding::Finding;
 use crate::repo::Repo;
@@ -37,7 +38,7 @@ pub fn run(
             let msg =
                 format!("`{path}` is identical at the merge base: the branch did not produce it");
             findings.push(
-                Finding::new("artifact-unchanged", msg)
+                Finding::new(Code::ArtifactUnchanged, msg)
                     .at_line(artifact.line)
                     .at_path(path),
             );
@@ -53,5 +54,5 @@ fn missing(path: &str, wants_dir: bool, exists_as_file: bool, commit: Oid) -> Fi
     } else {
         format!("`{path}` is not in the tree of commit {short}")
     };
-    Finding::new("artifact-missing", msg).at_path(path.trim_end_matches('/'))
+    Finding::new(Code::ArtifactMissing, msg).at_path(path.trim_end_matches('/'))
 }

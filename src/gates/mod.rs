@@ -19,6 +19,7 @@ use std::path::PathBuf;
 use anyhow::Result;
 use git2::Oid;
 
+use crate::catalog::Code;
 use crate::config::Config;
 use crate::doc::{ParseOptions, StatusDoc};
 use crate::finding::{Finding, Gate, Severity};
@@ -114,28 +115,7 @@ pub fn evaluate(inputs: &Inputs) -> Result<Outcome> {
     let (returned, findings) = state::run(&doc);
     report.add_gate(Gate::State, findings);
 
-    let mut worktree_status = None;
-    let commit = match (returned, &doc.close) {
-        (true, Some(close)) => {
-            let ctx = close::Ctx {
-                repo: &inputs.repo,
-                worktree: &inputs.worktree,
-                status_file: &inputs.config.status_file,
-                pushed: &inputs.pushed,
-                no_worktree: inputs.no_worktree,
-            };
-            report.branch = Some(close.branch.clone());
-            let closed = close::run(&ctx, &doc, close);
-            report.add_gate(Gate::Close, closed.findings);
-            worktree_status = closed.status;
-            closed.commit
-        }
-        _ => {
-            report.branch = inputs.repo.head_branch();
-            let head = || inputs.repo.worktree_head(&inputs.worktree);
-            inputs.rev.or_else(head)
-        }
-    };
+    let (commit, worktree_status) = commit_to_check(inputs, &doc, returned, &mut report);
     report.commit = commit.map(|c| c.to_string());
     if let Some(commit) = commit {
         gates_on_commit(inputs, &doc, commit, returned, known, &mut report)?;
@@ -148,6 +128,39 @@ pub fn evaluate(inputs: &Inputs) -> Result<Outcome> {
         commit,
         worktree_status,
     })
+}
+
+/// The commit the gates on the commit read: the close line's, checked by the close gate (which
+/// scans the worktree), for a returned document with a close line; else the checked HEAD.
+fn commit_to_check(
+    inputs: &Inputs,
+    doc: &StatusDoc,
+    returned: bool,
+    report: &mut Report,
+) -> (Option<Oid>, Option<crate::repo::WorktreeStatus>) {
+    let mut worktree_status = None;
+    let commit = match (returned, &doc.close) {
+        (true, Some(close)) => {
+            let ctx = close::Ctx {
+                repo: &inputs.repo,
+                worktree: &inputs.worktree,
+                status_file: &inputs.config.status_file,
+                pushed: &inputs.pushed,
+                no_worktree: inputs.no_worktree,
+            };
+            report.branch = Some(close.branch.clone());
+            let closed = close::run(&ctx, doc, close);
+            report.add_gate(Gate::Close, closed.findings);
+            worktree_status = closed.status;
+            closed.commit
+        }
+        _ => {
+            report.branch = inputs.repo.head_branch();
+            let head = || inputs.repo.worktree_head(&inputs.worktree);
+            inputs.rev.or_else(head)
+        }
+    };
+    (commit, worktree_status)
 }
 
 /// SPEC §17: a status document byte-identical to the one at the merge base is not this agent's
@@ -179,7 +192,10 @@ fn inherited(
         ..StatusDoc::default()
     };
     report.state = doc.state;
-    let finding = Finding::new("state-not-returned", crate::inherited::message(status_file));
+    let finding = Finding::new(
+        Code::StateNotReturned,
+        crate::inherited::message(status_file),
+    );
     report.add_gate(Gate::State, [finding]);
     report.branch = inputs.repo.head_branch();
     report.commit = head.map(|c| c.to_string());
@@ -226,7 +242,7 @@ fn gates_on_commit(
     if let (Some((name, base)), None) = (&inputs.base, merge_base) {
         // SPEC §4.5: never silently empty; the contract gate judges no path either.
         let finding = Finding::new(
-            "base-unrelated",
+            Code::BaseUnrelated,
             unrelated_message(repo, name, *base, commit),
         );
         report.add_gate(Gate::Protected, [finding]);
@@ -282,7 +298,7 @@ fn run_contract(inputs: &Inputs, ctx: &contract::Ctx<'_>, report: &mut Report) -
             let msg = format!(
                 "require_contract = true and no contract applies to this return: none for slug `{slug}` and none bound to {on}"
             );
-            report.add_gate(Gate::Contract, [Finding::new("contract-missing", msg)]);
+            report.add_gate(Gate::Contract, [Finding::new(Code::ContractMissing, msg)]);
         }
         return Ok(());
     };
@@ -297,7 +313,7 @@ fn run_contract(inputs: &Inputs, ctx: &contract::Ctx<'_>, report: &mut Report) -
             }
             Err(reason) => {
                 let msg = format!("{}: {reason}", source.origin);
-                findings.push(Finding::new("contract-malformed", msg));
+                findings.push(Finding::new(Code::ContractMalformed, msg));
             }
         }
         report.contract = Some(source.blob_id());
@@ -312,12 +328,12 @@ fn run_checks(inputs: &Inputs, doc: &StatusDoc, commit: Oid, report: &mut Report
         attestation(inputs, doc, commit, report)?
     } else if inputs.no_checks {
         vec![Finding::new(
-            "checks-skipped",
+            Code::ChecksSkipped,
             "checks were not run: --no-checks was given",
         )]
     } else if specs.is_empty() {
         vec![Finding::new(
-            "checks-none",
+            Code::ChecksNone,
             "no checks are configured in the base branch's .closegate.toml",
         )]
     } else {
@@ -386,7 +402,7 @@ fn attestation(
             Vec::new()
         }
         crate::attest::Attested::Missing => vec![Finding::new(
-            "attestation-missing",
+            Code::AttestationMissing,
             format!(
                 "no signed check attestation for {short} under {}: the checks were not run here \
                  (run `closegate check --attest` in CI and push {} with the branch)",
@@ -395,7 +411,7 @@ fn attestation(
             ),
         )],
         crate::attest::Attested::Invalid(reasons) => vec![Finding::new(
-            "attestation-invalid",
+            Code::AttestationInvalid,
             format!(
                 "the attestation for {short} under {} does not stand: {}",
                 crate::attest::NOTES_REF,
@@ -438,7 +454,7 @@ fn apply_approval(inputs: &Inputs, commit: Oid, report: &mut Report) -> Result<(
                  allowed signer{why}; have an allowed signer run `closegate approve --sign`",
                 &commit[..12]
             );
-            report.add_gate(Gate::Protected, [Finding::new("approval-unsigned", msg)]);
+            report.add_gate(Gate::Protected, [Finding::new(Code::ApprovalUnsigned, msg)]);
         }
         signed.valid
     } else {

@@ -7,6 +7,7 @@
 //! needs review, and so does an added file that rewires how the existing tests run
 //! ([`Config::addition_needs_review`]).
 
+use crate::catalog::Code;
 use crate::config::Config;
 use crate::finding::{Finding, Severity};
 use crate::repo::{Change, ChangeKind};
@@ -29,11 +30,11 @@ pub fn run(config: &Config, changes: &[Change]) -> (Vec<ProtectedChange>, Vec<Fi
             );
             if change.kind == ChangeKind::Added && !config.addition_needs_review(path) {
                 let msg = format!("{on} (policy `modify`: an addition needs no review)");
-                let finding = Finding::new("protected-surface", msg).at_path(path);
+                let finding = Finding::new(Code::ProtectedSurface, msg).at_path(path);
                 findings.push(finding.with_severity(Severity::Warning));
                 continue;
             }
-            findings.push(Finding::new("protected-surface", on).at_path(path));
+            findings.push(Finding::new(Code::ProtectedSurface, on).at_path(path));
             hits.push(ProtectedChange {
                 path: path.to_string(),
                 surface: first.clone(),

@@ -14,8 +14,10 @@ use std::path::Path;
 use anyhow::Result;
 use serde_json::{Value, json};
 
+use crate::catalog::Code;
 use crate::config::CheckSpec;
 use crate::finding::Finding;
+use crate::ledger::Record;
 use crate::report::CheckRun;
 
 /// The parts of a check's key shared by every check of one run.
@@ -32,7 +34,7 @@ pub struct Key {
 /// The trusted `check` records whose line mentions the tree, newest first.
 #[derive(Debug, Default)]
 pub struct Recorded {
-    records: Vec<Value>,
+    records: Vec<Record>,
 }
 
 impl Recorded {
@@ -41,8 +43,12 @@ impl Recorded {
         if rerun {
             return Ok(Recorded::default());
         }
-        let mut records = crate::record::read_mentioning(common_dir, &key.tree)?;
-        records.retain(|r| r["event"] == "check" && crate::ledger::is_trusted(r));
+        let records = crate::record::read_mentioning(common_dir, &key.tree)?;
+        let mut records: Vec<Record> = records
+            .iter()
+            .filter_map(Record::read)
+            .filter(|r| r.checks().is_some() && r.is_trusted())
+            .collect();
         records.reverse();
         Ok(Recorded { records })
     }
@@ -56,12 +62,9 @@ impl Recorded {
         sandbox: &str,
     ) -> Option<(CheckRun, Option<Finding>)> {
         self.records.iter().find_map(|r| {
-            let checks = r["checks"].as_array()?;
+            let checks = r.checks()?;
             let entry = checks.iter().find(|e| matches(e, key, spec, sandbox))?;
-            let ts = entry["reused"]
-                .as_str()
-                .or_else(|| r["ts"].as_str())?
-                .to_string();
+            let ts = entry["reused"].as_str().unwrap_or(&r.ts).to_string();
             result(entry, spec, ts)
         })
     }
@@ -87,14 +90,16 @@ fn result(e: &Value, spec: &CheckSpec, ts: String) -> Option<(CheckRun, Option<F
     };
     let passed = !timed_out && exit_code == Some(0);
     let message = e["message"].as_str();
-    let finding = match (e["finding"].as_str(), passed) {
+    let finding = match (e["finding"].as_str().and_then(Code::parse), passed) {
         (None, true) => None,
-        (Some("check-timeout"), false) if timed_out => {
-            Some(Finding::new("check-timeout", reused_message(message?, &ts)))
-        }
-        (Some("check-failed"), false) if !timed_out => {
-            Some(Finding::new("check-failed", reused_message(message?, &ts)))
-        }
+        (Some(Code::CheckTimeout), false) if timed_out => Some(Finding::new(
+            Code::CheckTimeout,
+            reused_message(message?, &ts),
+        )),
+        (Some(Code::CheckFailed), false) if !timed_out => Some(Finding::new(
+            Code::CheckFailed,
+            reused_message(message?, &ts),
+        )),
         _ => return None,
     };
     let output = e["output"]

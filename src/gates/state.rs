@@ -1,5 +1,6 @@
 //! Gate `state` (SPEC §4.2): has the agent returned at all?
 
+use crate::catalog::Code;
 use crate::doc::{State, StatusDoc};
 use crate::finding::Finding;
 
@@ -9,7 +10,7 @@ pub fn run(doc: &StatusDoc) -> (bool, Vec<Finding>) {
     match doc.state {
         Some(state @ (State::InProgress | State::Blocked)) => {
             let mut finding = Finding::new(
-                "state-not-returned",
+                Code::StateNotReturned,
                 format!("the agent has not returned: state is `{}`", state.as_str()),
             );
             finding.line = doc.state_line;

@@ -4,6 +4,10 @@
 //! workspace: `work/<check name>.lock` is held (`flock`) from the reset to the check's end.
 //! The workspaces belong to the repository: teardown leaves them; `closegate gc` drops them.
 
+// Unsafe code is denied crate-wide (Cargo.toml [lints]); this module calls libc: flock on the
+// shared workspace lock.
+#![allow(unsafe_code)]
+
 use std::fs::{self, File};
 use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};

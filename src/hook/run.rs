@@ -16,7 +16,7 @@ use crate::config::Config;
 use crate::finding::Verdict;
 use crate::repo::Repo;
 use crate::report::Report;
-use crate::{inputs, ledger, record};
+use crate::{inputs, ledger};
 
 /// How to get past the hook on purpose, named in every fail-closed message.
 pub const BYPASS: &str = "git -c core.hooksPath=/dev/null <command>";
@@ -308,7 +308,9 @@ fn decide(updates: &[Update]) -> Result<i32> {
         }
     }
     for d in &decisions {
-        record::append(&common, &audit_line(d)).context("cannot record the hook's decision")?;
+        audit_line(d)
+            .append(&common)
+            .context("cannot record the hook's decision")?;
     }
     report_refusals(&repo, &decisions)
 }
@@ -396,7 +398,7 @@ fn base_branch(repo: &Repo, name: &str) -> Option<String> {
 }
 
 /// The audit line of one decision: event `hook`, verdict VERIFIED when accepted, FAIL when refused.
-pub(super) fn audit_line(d: &Decision) -> serde_json::Value {
+pub(super) fn audit_line(d: &Decision) -> ledger::Record {
     let report = Report {
         commit: Some(d.commit.to_string()),
         branch: Some(d.branch.clone()),
@@ -408,14 +410,12 @@ pub(super) fn audit_line(d: &Decision) -> serde_json::Value {
         },
         ..Report::default()
     };
-    let mut line = ledger::line("hook", &report, None);
-    line["action"] = serde_json::json!(d.action.as_str());
-    line["accepted"] = serde_json::json!(d.accepted);
-    line["base"] = serde_json::json!(d.base);
-    if let Some(reason) = &d.reason {
-        line["reason"] = serde_json::json!(reason);
-    }
-    line
+    let fields = ledger::HookFields {
+        action: d.action.as_str().to_string(),
+        accepted: d.accepted,
+        reason: d.reason.clone(),
+    };
+    ledger::hook_record(&report, fields)
 }
 
 /// Print one reason per refused decision, each with what to run next; exit 1 when there is any.

@@ -24,7 +24,7 @@ use crate::inputs::{self, GateArgs};
 use crate::render::{self, Format};
 use crate::repo::Repo;
 use crate::report::Report;
-use crate::{attest, gates, ledger, record};
+use crate::{attest, gates, ledger};
 
 /// Run the server gate on the updates on `input`; returns the exit code (0 accept, 1 refuse).
 /// Never returns an error and never lets a panic escape: both refuse the push.
@@ -88,7 +88,9 @@ fn decide(input: &mut dyn Read) -> Result<i32> {
     base_updates(&repo, &push, &heads, &mut decisions, &mut reports)?;
     let common = repo.common_dir();
     for d in &decisions {
-        record::append(&common, &run::audit_line(d)).context("cannot record the decision")?;
+        run::audit_line(d)
+            .append(&common)
+            .context("cannot record the decision")?;
     }
     answer(&push, &decisions, &reports)
 }
@@ -242,7 +244,7 @@ fn judge(push: &Push, rev: Oid, run_checks: bool) -> Result<Report> {
     inputs.pushed = push.pushed.clone();
     let outcome = gates::evaluate(&inputs)?;
     if run_checks {
-        ledger::record_check(&inputs, &outcome)?;
+        ledger::record_check(&inputs.repo.common_dir(), &outcome.report)?;
     }
     Ok(outcome.report)
 }

@@ -38,7 +38,7 @@ pub fn command(report: &Report, finding: &Finding) -> String {
     if let Some(line) = at.line {
         props.push(format!("line={line}"));
     }
-    props.push(format!("title={}", property(finding.code)));
+    props.push(format!("title={}", property(finding.code.as_str())));
     format!(
         "::{} {}::{}",
         level(finding.severity),
@@ -93,7 +93,7 @@ pub fn summary_table(report: &Report) -> String {
         if let Some(line) = at.line {
             location.push_str(&format!(":{line}"));
         }
-        let row = [f.severity.as_str(), f.code, f.gate.as_str()];
+        let row = [f.severity.as_str(), f.code.as_str(), f.gate.as_str()];
         out.push_str(&format!(
             "| {} | `{}` | {} | {location} | {} |\n",
             row[0],
@@ -119,11 +119,12 @@ fn cell(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::catalog::Code;
 
     fn report(n: usize) -> Report {
         let mut report = Report::default();
         let findings = (0..n)
-            .map(|i| Finding::new("doc-stray-line", format!("stray {i} a|b <x>")).at_line(i + 1));
+            .map(|i| Finding::new(Code::DocStrayLine, format!("stray {i} a|b <x>")).at_line(i + 1));
         report.add_gate(crate::finding::Gate::Doc, findings);
         report.source = Some("_EXEC_STATUS.md".into());
         report

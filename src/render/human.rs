@@ -8,7 +8,7 @@ use std::io::Write;
 use console::Style;
 
 use super::escape;
-use crate::catalog;
+use crate::catalog::Code;
 use crate::finding::{Finding, Gate, Severity, Verdict};
 use crate::report::{CheckRun, Report};
 
@@ -135,7 +135,7 @@ fn write_finding(
     let mut head = format!(
         "{} {} ({})",
         paint.severity(finding.severity, finding.severity.as_str()),
-        paint.bold(finding.code),
+        paint.bold(finding.code.as_str()),
         finding.gate.as_str()
     );
     if let Some(line) = finding.line {
@@ -150,11 +150,14 @@ fn write_finding(
         writeln!(out, "    {}", escape(line))?;
     }
     // A protected change that is a warning has been approved: asking for a review is stale.
-    let approved = finding.code == "protected-surface" && finding.severity == Severity::Warning;
-    if let Some(info) = catalog::lookup(finding.code)
-        && !approved
-    {
-        writeln!(out, "    {} {}", paint.dim("hint:"), info.fix)?;
+    let approved = finding.code == Code::ProtectedSurface && finding.severity == Severity::Warning;
+    if !approved {
+        writeln!(
+            out,
+            "    {} {}",
+            paint.dim("hint:"),
+            finding.code.info().fix
+        )?;
     }
     Ok(())
 }

@@ -10,7 +10,7 @@ use std::io::Write;
 
 use serde::Serialize;
 
-use crate::catalog::{self, CodeInfo};
+use crate::catalog::{Code, CodeInfo};
 use crate::finding::{Finding, Gate, Severity, Verdict};
 use crate::report::Report;
 
@@ -158,12 +158,8 @@ struct Region {
 /// The whole SARIF log for `report`.
 pub fn document(report: &Report) -> Log<'_> {
     let codes = distinct_codes(report);
-    let rules = codes
-        .iter()
-        .filter_map(|c| catalog::lookup(c))
-        .map(rule)
-        .collect();
-    let index = |code: &str| codes.iter().position(|c| *c == code);
+    let rules = codes.iter().map(|c| rule(c.info())).collect();
+    let index = |code: Code| codes.iter().position(|c| *c == code);
     let results = report
         .findings
         .iter()
@@ -194,7 +190,7 @@ pub fn document(report: &Report) -> Log<'_> {
 }
 
 /// The finding codes of the report, each once, in order of first appearance.
-fn distinct_codes(report: &Report) -> Vec<&'static str> {
+fn distinct_codes(report: &Report) -> Vec<Code> {
     let mut codes = Vec::new();
     for finding in &report.findings {
         if !codes.contains(&finding.code) {
@@ -207,7 +203,7 @@ fn distinct_codes(report: &Report) -> Vec<&'static str> {
 fn rule(info: &CodeInfo) -> Rule {
     let text = format!("{}; fix: {}", info.cause, info.fix);
     Rule {
-        id: info.code,
+        id: info.code.as_str(),
         short_description: Text { text: info.summary },
         full_description: Text { text: text.clone() },
         help: Text { text },
@@ -241,7 +237,7 @@ fn result<'a>(
         .into_iter()
         .collect();
     SarifResult {
-        rule_id: finding.code,
+        rule_id: finding.code.as_str(),
         rule_index,
         level: level(finding.severity),
         message: Text { text: at.message },

@@ -21,10 +21,15 @@
 //! `unsafe` here: `fork` + `unshare` to ask the kernel for namespaces without starting a
 //! process image (see [`probe`]), and `geteuid`.
 
+// Unsafe code is denied crate-wide (Cargo.toml [lints]); this module calls libc: fork/waitpid for
+// the sandboxed check process, geteuid.
+#![allow(unsafe_code)]
+
 use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use crate::catalog::Code;
 use crate::config::SandboxMode;
 use crate::finding::{Finding, Severity};
 
@@ -91,7 +96,7 @@ pub fn decide(mode: SandboxMode, network_off: bool) -> Decision {
         let msg = format!(
             "no check ran: `sandbox = \"required\"` and no sandbox can be set up ({reason})"
         );
-        let finding = Finding::new("checks-unsandboxed", msg).with_severity(Severity::Gap);
+        let finding = Finding::new(Code::ChecksUnsandboxed, msg).with_severity(Severity::Gap);
         return Decision {
             confinement: None,
             finding: Some(finding),
@@ -101,7 +106,7 @@ pub fn decide(mode: SandboxMode, network_off: bool) -> Decision {
     let msg = format!("the checks ran without a sandbox, with every right of this user: {reason}");
     Decision {
         confinement: Some(Confinement::None),
-        finding: Some(Finding::new("checks-unsandboxed", msg)),
+        finding: Some(Finding::new(Code::ChecksUnsandboxed, msg)),
         label: "none",
     }
 }

@@ -7,6 +7,9 @@
 //! scratch directory; the next run that finds one whose owner is gone removes it. Entries of
 //! another PID namespace or another user, and names of any other shape, are left alone.
 
+// Unsafe code is denied crate-wide (Cargo.toml [lints]); this module calls libc: geteuid.
+#![allow(unsafe_code)]
+
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};

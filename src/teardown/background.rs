@@ -16,6 +16,7 @@
 //!
 //! `unsafe` here: `fork`, `setsid`, `dup2`, `close_range` and `_exit` — the child must not run
 //! the parent's destructors nor keep its descriptors (a lock, the caller's pipes).
+#![allow(unsafe_code)]
 
 use std::os::fd::AsRawFd;
 

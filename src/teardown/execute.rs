@@ -11,8 +11,8 @@ use serde_json::json;
 
 use super::handles::{Removal, Seen};
 use super::{
-    Admission, Branch, Done, Plan, Request, background, claimed, failpoint, finish_left, handles,
-    keep_branch_step, remove, safety,
+    Admission, Branch, Done, Plan, Request, Verb, background, claimed, failpoint, finish_left,
+    handles, keep_branch_step, remove, safety,
 };
 use crate::finding::{Finding, Gate};
 use crate::gates::Inputs;
@@ -31,33 +31,13 @@ pub(super) fn run(
     let common = inputs.repo.common_dir();
     let report = done.report.clone().unwrap_or_default();
     let status_file = &inputs.config.status_file;
-    if let Some(path) = &plan.archive {
-        failpoint::step("archive");
-        remove::archive(path, &inputs.status)?;
-        done.step("archived", format!("{status_file} to {}", path.display()));
-        // A document given with --status or --rev leaves the worktree's own one to archive too;
-        // one that cannot be read now is kept by the probe on the aside.
-        if let Ok(Some(to)) = archive_worktree_doc(&plan.worktree, status_file, path) {
-            let what = format!("{status_file} of the worktree to {}", to.display());
-            done.step("archived", what);
-        }
-    }
+    archive(inputs, plan, &mut done)?;
     let aside = remove::aside_path(&plan.worktree, &handles::token());
-    let (branch, branch_tip) = match &plan.branch {
-        Branch::Delete { name, at } => (Some(name.clone()), Some(at.to_string())),
-        Branch::Keep { .. } => (None, None),
+    let branch = match &plan.branch {
+        Branch::Delete { name, .. } => Some(name.clone()),
+        Branch::Keep { .. } => None,
     };
-    let fields = json!({
-        "admission": admission.as_str(),
-        "allow_unverified": req.allow_unverified,
-        "archive": plan.archive.as_ref().map(|p| p.display().to_string()),
-        "artifacts": report.artifacts,
-        "aside": aside.display().to_string(),
-        "status_file": status_file,
-        "deleted": {"worktree": plan.worktree.display().to_string(),
-                    "admin": plan.admin.display().to_string(),
-                    "branch": branch, "branch_tip": branch_tip},
-    });
+    let fields = removal_fields(req, plan, admission, &report, &aside, status_file);
     failpoint::step("record");
     ledger::record_teardown(&common, &report, claimed(&report), true, fields)?;
     if let Err(err) = remove::move_aside(&plan.worktree, &aside) {
@@ -93,13 +73,25 @@ pub(super) fn run(
     if !probe.findings.is_empty() {
         return put_back(&common, report, probe.findings, plan, &aside, done);
     }
+    remove_aside(&common, &report, plan, &aside, &probe, done)
+}
+
+/// Remove the probed aside and the administrative data, then delete the branch when asked.
+fn remove_aside(
+    common: &Path,
+    report: &Report,
+    plan: &Plan,
+    aside: &Path,
+    probe: &Probe,
+    mut done: Done,
+) -> Result<Done> {
     let removal = probe.removal();
     let deleting_branch = matches!(plan.branch, Branch::Delete { .. });
     if probe.seen.len() >= background::FROM && !deleting_branch {
         let work = || {
-            let left = remove::finish(&aside, Some(&plan.admin), &removal);
+            let left = remove::finish(aside, Some(&plan.admin), &removal);
             // What is left is recorded (`incomplete`), for `closegate teardown` to finish.
-            let _ = finish_left(&common, &report, left, &plan.worktree, Done::default());
+            let _ = finish_left(common, report, left, &plan.worktree, Done::default());
         };
         if let Ok(pid) = background::spawn(work) {
             let what = format!(
@@ -111,25 +103,71 @@ pub(super) fn run(
                 plan.admin.display(),
                 plan.worktree.display()
             );
-            done.step("removing", what);
+            done.step(Verb::Removing, what);
             keep_branch_step(&mut done, &plan.branch, false);
             return Ok(done);
         }
     }
-    let left = remove::finish(&aside, Some(&plan.admin), &removal);
+    let left = remove::finish(aside, Some(&plan.admin), &removal);
     let what = format!(
         "worktree {} (ignored files with it)",
         plan.worktree.display()
     );
     if left.is_empty() {
-        done.step("removed", what);
+        done.step(Verb::Removed, what);
         let admin = format!("administrative data {}", plan.admin.display());
-        done.step("removed", admin);
-        delete_branch(&common, &plan.branch, &mut done, &report)?;
+        done.step(Verb::Removed, admin);
+        delete_branch(common, &plan.branch, &mut done, report)?;
     } else {
         keep_branch_step(&mut done, &plan.branch, true);
     }
-    finish_left(&common, &report, left, &plan.worktree, done)
+    finish_left(common, report, left, &plan.worktree, done)
+}
+
+/// Archive the status document (and the worktree's own, when another one was judged).
+fn archive(inputs: &Inputs, plan: &Plan, done: &mut Done) -> Result<()> {
+    let status_file = &inputs.config.status_file;
+    if let Some(path) = &plan.archive {
+        failpoint::step("archive");
+        remove::archive(path, &inputs.status)?;
+        done.step(
+            Verb::Archived,
+            format!("{status_file} to {}", path.display()),
+        );
+        // A document given with --status or --rev leaves the worktree's own one to archive too;
+        // one that cannot be read now is kept by the probe on the aside.
+        if let Ok(Some(to)) = archive_worktree_doc(&plan.worktree, status_file, path) {
+            let what = format!("{status_file} of the worktree to {}", to.display());
+            done.step(Verb::Archived, what);
+        }
+    }
+    Ok(())
+}
+
+/// The fields of the `teardown` record written before anything is moved.
+fn removal_fields(
+    req: &Request,
+    plan: &Plan,
+    admission: Admission,
+    report: &Report,
+    aside: &Path,
+    status_file: &str,
+) -> serde_json::Value {
+    let (branch, branch_tip) = match &plan.branch {
+        Branch::Delete { name, at } => (Some(name.clone()), Some(at.to_string())),
+        Branch::Keep { .. } => (None, None),
+    };
+    json!({
+        "admission": admission.as_str(),
+        "allow_unverified": req.allow_unverified,
+        "archive": plan.archive.as_ref().map(|p| p.display().to_string()),
+        "artifacts": report.artifacts,
+        "aside": aside.display().to_string(),
+        "status_file": status_file,
+        "deleted": {"worktree": plan.worktree.display().to_string(),
+                    "admin": plan.admin.display().to_string(),
+                    "branch": branch, "branch_tip": branch_tip},
+    })
 }
 
 /// The worktree as seen through its administrative directory, for the probes on its aside.
@@ -186,7 +224,7 @@ pub(super) fn probe_aside(
     match outcome {
         Ok(Some(to)) => {
             done.step(
-                "archived",
+                Verb::Archived,
                 format!("{doc} of the worktree to {}", to.display()),
             );
         }
@@ -247,14 +285,14 @@ fn put_back(
     done.exit = 1;
     match back {
         Ok(()) => done.step(
-            "kept",
+            Verb::Kept,
             format!(
                 "worktree {} (moved back; nothing was removed)",
                 plan.worktree.display()
             ),
         ),
         Err(e) => {
-            done.step("left", format!("{} ({e})", aside.display()));
+            done.step(Verb::Left, format!("{} ({e})", aside.display()));
             done.error = Some(format!(
                 "the worktree could not be moved back from {}: move it back by hand",
                 aside.display()
@@ -275,11 +313,11 @@ fn delete_branch(common: &Path, branch: &Branch, done: &mut Done, report: &Repor
     failpoint::step("delete the branch");
     let repo = Repo::discover(common)?;
     match repo.delete_branch_if_at(name, *at)? {
-        BranchDeletion::Deleted => done.step("deleted", format!("branch {name} (was {at})")),
+        BranchDeletion::Deleted => done.step(Verb::Deleted, format!("branch {name} (was {at})")),
         BranchDeletion::Moved(now) => {
             let now = now.map_or("nowhere (deleted)".into(), |id| id.to_string());
             let why = format!("it moved from the verified {at} to {now}, so it was not deleted");
-            done.step("kept", format!("branch {name}: {why}"));
+            done.step(Verb::Kept, format!("branch {name}: {why}"));
             let fields = json!({"branch_kept": why});
             ledger::record_teardown(common, report, claimed(report), true, fields)?;
         }

@@ -18,6 +18,7 @@ use anyhow::{Context, Result, bail};
 use git2::Oid;
 use serde_json::json;
 
+use crate::catalog::Code;
 use crate::doc::State;
 use crate::finding::{Finding, Gate, Verdict};
 use crate::gates::{self, Inputs, Outcome};
@@ -56,11 +57,51 @@ impl Admission {
     }
 }
 
-/// One thing the teardown did, would do, or left in place: `("removed", "worktree /x")`.
+/// One thing the teardown did, would do, or left in place: `(Verb::Removed, "worktree /x")`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Step {
-    pub verb: &'static str,
+    pub verb: Verb,
     pub what: String,
+}
+
+/// What a teardown step did (or, in a dry run, would do), as the human output words it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Verb {
+    Archived,
+    Removed,
+    Removing,
+    Deleted,
+    Kept,
+    Left,
+    Nothing,
+    WouldArchive,
+    WouldRemove,
+    WouldDelete,
+    WouldKeep,
+}
+
+impl Verb {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Verb::Archived => "archived",
+            Verb::Removed => "removed",
+            Verb::Removing => "removing",
+            Verb::Deleted => "deleted",
+            Verb::Kept => "kept",
+            Verb::Left => "left",
+            Verb::Nothing => "nothing",
+            Verb::WouldArchive => "would archive",
+            Verb::WouldRemove => "would remove",
+            Verb::WouldDelete => "would delete",
+            Verb::WouldKeep => "would keep",
+        }
+    }
+}
+
+impl std::fmt::Display for Verb {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.pad(self.as_str())
+    }
 }
 
 /// What a teardown did.
@@ -78,7 +119,7 @@ pub struct Done {
 }
 
 impl Done {
-    pub(crate) fn step(&mut self, verb: &'static str, what: impl Into<String>) {
+    pub(crate) fn step(&mut self, verb: Verb, what: impl Into<String>) {
         self.steps.push(Step {
             verb,
             what: what.into(),
@@ -138,7 +179,7 @@ pub fn run(req: &Request) -> Result<Done> {
     let inputs = inputs::resolve_in(repo, root, &req.gate)?;
     let outcome = gates::evaluate(&inputs)?;
     if !req.dry_run {
-        ledger::record_check(&inputs, &outcome)?;
+        ledger::record_check(&inputs.repo.common_dir(), &outcome.report)?;
     }
     decide(req, &inputs, &outcome, &info)
 }
@@ -155,7 +196,7 @@ fn refuse_main(req: &Request, repo: &Repo, info: &WorktreeInfo) -> Result<Done> 
     );
     report.add_gate(
         Gate::Teardown,
-        [Finding::new("teardown-main-worktree", msg)],
+        [Finding::new(Code::TeardownMainWorktree, msg)],
     );
     report.finish();
     if !req.dry_run {
@@ -167,7 +208,7 @@ fn refuse_main(req: &Request, repo: &Repo, info: &WorktreeInfo) -> Result<Done> 
         exit: 1,
         ..Done::default()
     };
-    done.step("kept", format!("worktree {}", info.path.display()));
+    done.step(Verb::Kept, format!("worktree {}", info.path.display()));
     done.report = Some(report);
     Ok(done)
 }
@@ -229,7 +270,7 @@ fn decide(req: &Request, inputs: &Inputs, outcome: &Outcome, info: &WorktreeInfo
             )?;
         }
         done.step(
-            "kept",
+            Verb::Kept,
             format!("worktree {} (nothing was removed)", info.path.display()),
         );
         keep_branch_step(&mut done, &plan.branch, true);
@@ -312,30 +353,30 @@ pub(crate) fn claimed(report: &Report) -> Option<&'static str> {
 fn plan_steps(done: &mut Done, plan: &Plan, inputs: &Inputs) {
     if let Some(path) = &plan.archive {
         let what = format!("{} to {}", inputs.config.status_file, path.display());
-        done.step("would archive", what);
+        done.step(Verb::WouldArchive, what);
         let status_file = &inputs.config.status_file;
         match remove::read_doc(&plan.worktree, status_file) {
             Ok(Some(bytes)) if bytes != inputs.status => {
                 let to = remove::worktree_archive_path(path);
                 let what = format!("{status_file} of the worktree to {}", to.display());
-                done.step("would archive", what);
+                done.step(Verb::WouldArchive, what);
             }
             Ok(_) => {}
-            Err(why) => done.step("would keep", format!("{status_file} ({why})")),
+            Err(why) => done.step(Verb::WouldKeep, format!("{status_file} ({why})")),
         }
     }
     let what = format!(
         "worktree {} (ignored files with it)",
         plan.worktree.display()
     );
-    done.step("would remove", what);
+    done.step(Verb::WouldRemove, what);
     done.step(
-        "would remove",
+        Verb::WouldRemove,
         format!("administrative data {}", plan.admin.display()),
     );
     match &plan.branch {
         Branch::Delete { name, at } => {
-            done.step("would delete", format!("branch {name} (at {at})"))
+            done.step(Verb::WouldDelete, format!("branch {name} (at {at})"))
         }
         keep => keep_branch_step(done, keep, false),
     }
@@ -346,9 +387,9 @@ fn keep_branch_step(done: &mut Done, branch: &Branch, refused: bool) {
         Branch::Keep {
             name: Some(name),
             why,
-        } => done.step("kept", format!("branch {name}: {why}")),
-        Branch::Keep { name: None, why } => done.step("kept", why.clone()),
-        Branch::Delete { name, .. } if refused => done.step("kept", format!("branch {name}")),
+        } => done.step(Verb::Kept, format!("branch {name}: {why}")),
+        Branch::Keep { name: None, why } => done.step(Verb::Kept, why.clone()),
+        Branch::Delete { name, .. } if refused => done.step(Verb::Kept, format!("branch {name}")),
         Branch::Delete { .. } => {}
     }
 }
@@ -366,7 +407,7 @@ pub(crate) fn finish_left(
     }
     let paths: Vec<String> = left.iter().map(|(p, _)| p.display().to_string()).collect();
     for (path, why) in &left {
-        done.step("left", format!("{} ({why})", path.display()));
+        done.step(Verb::Left, format!("{} ({why})", path.display()));
     }
     let fields = json!({"incomplete": true, "left": paths});
     ledger::record_teardown(common, report, claimed(report), false, fields)?;

@@ -12,13 +12,14 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
 use git2::Oid;
-use serde_json::{Value, json};
+use serde_json::json;
 
 use super::execute::{aside_info, probe_aside};
 use super::handles::{Left, Removal, Seen};
-use super::{Done, Request, finish_left, remove, safety};
+use super::{Done, Request, Verb, finish_left, remove, safety};
+use crate::catalog::Code;
 use crate::finding::{Finding, Gate, Verdict};
-use crate::ledger;
+use crate::ledger::{self, Record};
 use crate::record;
 use crate::repo::{Repo, WorktreeInfo};
 use crate::report::Report;
@@ -38,7 +39,7 @@ pub fn leftover(req: &Request, target: &Path) -> Result<Done> {
                 resumed = true;
             }
             None => done.step(
-                "kept",
+                Verb::Kept,
                 format!("{} (no teardown record names it)", aside.display()),
             ),
         }
@@ -70,9 +71,9 @@ pub fn leftover(req: &Request, target: &Path) -> Result<Done> {
     let Some(prior) = prior else {
         bail!("{} is not a worktree of this repository", target.display());
     };
-    let at = prior["ts"].as_str().unwrap_or("an unknown time");
+    let at = &prior.ts;
     done.step(
-        "nothing",
+        Verb::Nothing,
         format!("{} was torn down at {at}", target.display()),
     );
     Ok(done)
@@ -124,7 +125,7 @@ fn common_of(admin: &Path) -> Option<PathBuf> {
 }
 
 /// The repository and the teardown record that named `aside` for `target`, if any.
-fn recorded(target: &Path, aside: &Path) -> Result<Option<(Repo, Value)>> {
+fn recorded(target: &Path, aside: &Path) -> Result<Option<(Repo, Record)>> {
     let Some(common) = admin_of(aside).as_deref().and_then(common_of) else {
         return Ok(None);
     };
@@ -133,11 +134,10 @@ fn recorded(target: &Path, aside: &Path) -> Result<Option<(Repo, Value)>> {
     };
     let (want_aside, want_wt) = (aside.display().to_string(), target.display().to_string());
     let records = record::read(&repo.common_dir())?.records;
-    let prior = records.into_iter().rev().find(|r| {
-        r["event"] == "teardown"
-            && r["removed"] == true
-            && r["aside"] == want_aside.as_str()
-            && r["worktree"] == want_wt.as_str()
+    let prior = records.iter().rev().filter_map(Record::read).find(|r| {
+        r.removal().is_some()
+            && r.step("aside") == Some(want_aside.as_str())
+            && r.worktree.as_deref() == Some(want_wt.as_str())
     });
     Ok(prior.map(|p| (repo, p)))
 }
@@ -147,16 +147,16 @@ fn recorded(target: &Path, aside: &Path) -> Result<Option<(Repo, Value)>> {
 fn resume(
     req: &Request,
     repo: &Repo,
-    prior: &Value,
+    prior: &Record,
     target: &Path,
     aside: &Path,
     mut done: Done,
 ) -> Result<Done> {
     let common = repo.common_dir();
-    let at = prior["ts"].as_str().unwrap_or("an unknown time");
+    let at = &prior.ts;
     let what = format!("{} (left by the teardown at {at})", aside.display());
     if req.dry_run {
-        done.step("would remove", what);
+        done.step(Verb::WouldRemove, what);
         return Ok(done);
     }
     let mut report = report_from(prior, target);
@@ -171,50 +171,16 @@ fn resume(
             // Only the `.git` file is left: the administrative data goes next. A kill while it
             // was being removed may have left it half gone, so nothing is probed through it.
             // The walk that found only `.git` is what the removal goes by.
-            let removal = Removal {
-                seen: &seen,
-                keep: Default::default(),
-                hold: [(b".git".to_vec(), ())].into(),
-            };
-            remove::finish(aside, Some(admin), &removal)
+            finish_gitlink(aside, Some(admin), &seen)
         }
         (Some(admin), true, None) => {
-            let info = aside_info(target, admin);
-            let status_file = prior["status_file"]
-                .as_str()
-                .unwrap_or(crate::config::DEFAULT_STATUS_FILE);
-            let ctx = safety::Ctx {
-                repo,
-                info: &info,
-                dir: aside,
-                aside: true,
-                status_file,
-                verified: report.commit.as_deref().and_then(|c| Oid::from_str(c).ok()),
-                branch: None,
-                base: None,
-                delete_branch: false,
-                abandoned: prior["claimed"] == "closed-without-merge",
-            };
-            let archive = prior["archive"].as_str().map(PathBuf::from);
-            let probe = probe_aside(&ctx, archive.as_deref(), &mut done)?;
-            if probe.findings.is_empty() {
-                remove::finish(aside, Some(admin), &probe.removal())
-            } else {
-                report.add_gate(Gate::Teardown, probe.findings);
-                report.finish();
-                vec![(aside.to_path_buf(), "the last probe refused it".to_string())]
-            }
+            probe_again(repo, prior, target, aside, admin, &mut report, &mut done)?
         }
         _ if aside.is_dir() => {
             // The administrative data is gone: only the `.git` file may still be removed.
             let seen = Seen::root_only(aside)
                 .with_context(|| format!("cannot read the directory {}", aside.display()))?;
-            let removal = Removal {
-                seen: &seen,
-                keep: Default::default(),
-                hold: [(b".git".to_vec(), ())].into(),
-            };
-            remove::finish(aside, None, &removal)
+            finish_gitlink(aside, None, &seen)
         }
         _ => {
             let mut left = Left::new();
@@ -224,8 +190,8 @@ fn resume(
     };
     if left.is_empty() {
         let fields = json!({"resumed": true, "aside": aside.display().to_string()});
-        ledger::record_teardown(&common, &report, prior["claimed"].as_str(), true, fields)?;
-        done.step("removed", what);
+        ledger::record_teardown(&common, &report, prior.claimed.as_deref(), true, fields)?;
+        done.step(Verb::Removed, what);
     }
     done.report = done
         .report
@@ -234,28 +200,64 @@ fn resume(
     finish_left(&common, &report, left, target, done)
 }
 
+/// Remove what `seen` found of the aside, holding its `.git` file for last, then `admin`.
+fn finish_gitlink(aside: &Path, admin: Option<&Path>, seen: &Seen) -> Left {
+    let removal = Removal {
+        seen,
+        keep: Default::default(),
+        hold: [(b".git".to_vec(), ())].into(),
+    };
+    remove::finish(aside, admin, &removal)
+}
+
+/// Probe the aside of an interrupted teardown again and remove it when the probe passes; its
+/// findings go into `report` when it does not.
+fn probe_again(
+    repo: &Repo,
+    prior: &Record,
+    target: &Path,
+    aside: &Path,
+    admin: &Path,
+    report: &mut Report,
+    done: &mut Done,
+) -> Result<Left> {
+    let info = aside_info(target, admin);
+    let status_file = prior
+        .step("status_file")
+        .unwrap_or(crate::config::DEFAULT_STATUS_FILE);
+    let ctx = safety::Ctx {
+        repo,
+        info: &info,
+        dir: aside,
+        aside: true,
+        status_file,
+        verified: report.commit.as_deref().and_then(|c| Oid::from_str(c).ok()),
+        branch: None,
+        base: None,
+        delete_branch: false,
+        abandoned: prior.claimed.as_deref() == Some("closed-without-merge"),
+    };
+    let archive = prior.step("archive").map(PathBuf::from);
+    let probe = probe_aside(&ctx, archive.as_deref(), done)?;
+    if probe.findings.is_empty() {
+        Ok(remove::finish(aside, Some(admin), &probe.removal()))
+    } else {
+        report.add_gate(Gate::Teardown, probe.findings);
+        report.finish();
+        Ok(vec![(
+            aside.to_path_buf(),
+            "the last probe refused it".to_string(),
+        )])
+    }
+}
+
 /// A registered worktree whose directory is gone: remove its administrative data, as prune would.
-fn prune(req: &Request, repo: &Repo, info: &WorktreeInfo, prior: Option<Value>) -> Result<Done> {
+fn prune(req: &Request, repo: &Repo, info: &WorktreeInfo, prior: Option<Record>) -> Result<Done> {
     let common = repo.common_dir();
     let path = &info.path;
-    let mut report = prior.as_ref().map_or_else(
-        || {
-            let branch = info
-                .head_ref()
-                .and_then(|r| r.strip_prefix("refs/heads/").map(str::to_string));
-            let commit = branch
-                .as_ref()
-                .and_then(|b| repo.branch_tip(b))
-                .map(|c| c.to_string());
-            Report {
-                worktree: Some(path.display().to_string()),
-                branch,
-                commit,
-                ..Report::default()
-            }
-        },
-        |p| report_from(p, path),
-    );
+    let mut report = prior
+        .as_ref()
+        .map_or_else(|| registered_report(repo, info), |p| report_from(p, path));
     let mut done = Done {
         dry_run: req.dry_run,
         ..Done::default()
@@ -268,16 +270,16 @@ fn prune(req: &Request, repo: &Repo, info: &WorktreeInfo, prior: Option<Value>) 
         );
     }
     if let Some(reason) = &info.locked {
-        let msg = format!(
-            "the worktree is locked: {}",
-            crate::render::escape(reason.trim())
-        );
-        report.add_gate(Gate::Teardown, [Finding::new("teardown-locked", msg)]);
+        let msg = format!("the worktree is locked: {}", reason.trim());
+        report.add_gate(Gate::Teardown, [Finding::new(Code::TeardownLocked, msg)]);
         report.finish();
         if !req.dry_run {
             ledger::record_teardown(&common, &report, None, false, json!({"pruned": false}))?;
         }
-        done.step("kept", format!("the registration of {}", path.display()));
+        done.step(
+            Verb::Kept,
+            format!("the registration of {}", path.display()),
+        );
         done.report = Some(report);
         done.exit = 1;
         return Ok(done);
@@ -288,30 +290,54 @@ fn prune(req: &Request, repo: &Repo, info: &WorktreeInfo, prior: Option<Value>) 
     );
     if req.delete_branch {
         done.step(
-            "kept",
+            Verb::Kept,
             "the branch: closegate deletes a branch only in the teardown that verified it",
         );
     }
     if req.dry_run {
-        done.step("would remove", what);
+        done.step(Verb::WouldRemove, what);
         return Ok(done);
     }
     let fields =
         json!({"pruned": true, "deleted": {"admin": info.admin_dir.display().to_string()}});
-    let claimed = prior.as_ref().and_then(|p| p["claimed"].as_str());
+    let claimed = prior.as_ref().and_then(|p| p.claimed.as_deref());
     ledger::record_teardown(&common, &report, claimed, true, fields)?;
+    let left = remove_registration(info);
+    if left.is_empty() {
+        done.step(Verb::Removed, what);
+    }
+    finish_left(&common, &report, left, path, done)
+}
+
+/// The report of a registered worktree no teardown record names: its branch and that tip.
+fn registered_report(repo: &Repo, info: &WorktreeInfo) -> Report {
+    let branch = info
+        .head_ref()
+        .and_then(|r| r.strip_prefix("refs/heads/").map(str::to_string));
+    let commit = branch
+        .as_ref()
+        .and_then(|b| repo.branch_tip(b))
+        .map(|c| c.to_string());
+    Report {
+        worktree: Some(info.path.display().to_string()),
+        branch,
+        commit,
+        ..Report::default()
+    }
+}
+
+/// Remove the (empty) directory of a pruned worktree and its administrative data.
+fn remove_registration(info: &WorktreeInfo) -> Left {
+    let path = &info.path;
     let mut left = Left::new();
     if path.symlink_metadata().is_ok() {
-        // Checked empty above: removing it loses nothing (and never follows a link).
+        // Checked empty before: removing it loses nothing (and never follows a link).
         if let Err(e) = std::fs::remove_dir(path) {
             left.push((path.clone(), e.to_string()));
         }
     }
     remove::remove_admin(&info.admin_dir, &mut left);
-    if left.is_empty() {
-        done.step("removed", what);
-    }
-    finish_left(&common, &report, left, path, done)
+    left
 }
 
 /// The walk of the aside when it holds nothing but its `.git` file.
@@ -322,17 +348,13 @@ fn only_gitlink(aside: &Path) -> Result<Option<Seen>> {
 }
 
 /// The report fields of an earlier teardown record, for the lines that finish its work.
-fn report_from(prior: &Value, worktree: &Path) -> Report {
-    let text = |key: &str| prior[key].as_str().map(str::to_string);
+fn report_from(prior: &Record, worktree: &Path) -> Report {
     Report {
-        slug: text("slug"),
-        commit: text("commit"),
-        branch: text("branch"),
+        slug: prior.slug.clone(),
+        commit: prior.commit.clone(),
+        branch: prior.branch.clone(),
         worktree: Some(worktree.display().to_string()),
-        verdict: prior["verdict"]
-            .as_str()
-            .and_then(Verdict::parse)
-            .unwrap_or(Verdict::Unverified),
+        verdict: prior.verdict.unwrap_or(Verdict::Unverified),
         ..Report::default()
     }
 }

@@ -9,6 +9,7 @@ use anyhow::Result;
 use git2::Oid;
 
 use super::handles::Seen;
+use crate::catalog::Code;
 use crate::finding::Finding;
 use crate::repo::{Repo, WorktreeInfo, merged::Merged, safety};
 
@@ -50,17 +51,17 @@ pub fn run_seen(ctx: &Ctx, seen: Option<&Seen>) -> Result<Vec<Finding>> {
             "{} is the main worktree of the repository; closegate never removes it",
             info.path.display()
         );
-        return Ok(vec![Finding::new("teardown-main-worktree", msg)]);
+        return Ok(vec![Finding::new(Code::TeardownMainWorktree, msg)]);
     }
     let mut findings = Vec::new();
     if let Some(reason) = &info.locked {
         let why = if reason.is_empty() {
             String::new()
         } else {
-            format!(": {}", crate::render::escape(reason.trim()))
+            format!(": {}", reason.trim())
         };
         let msg = format!("the worktree is locked{why}");
-        findings.push(Finding::new("teardown-locked", msg));
+        findings.push(Finding::new(Code::TeardownLocked, msg));
     }
     findings.extend(operations(info));
     findings.extend(status(ctx)?);
@@ -105,7 +106,7 @@ fn unreachable(ctx: &Ctx, deleting: Option<&str>) -> Result<Option<Finding>> {
         lost.len(),
         shown.join(", ")
     );
-    Ok(Some(Finding::new("teardown-unreachable-commits", msg)))
+    Ok(Some(Finding::new(Code::TeardownUnreachableCommits, msg)))
 }
 
 fn operations(info: &WorktreeInfo) -> Vec<Finding> {
@@ -113,7 +114,7 @@ fn operations(info: &WorktreeInfo) -> Vec<Finding> {
         .into_iter()
         .map(|(marker, what)| {
             let msg = format!("{what} is in progress in the worktree ({marker} exists)");
-            Finding::new("teardown-operation-in-progress", msg)
+            Finding::new(Code::TeardownOperationInProgress, msg)
         })
         .collect()
 }
@@ -126,15 +127,12 @@ fn status(ctx: &Ctx) -> Result<Vec<Finding>> {
         ctx.repo.status_of(ctx.dir, ctx.status_file)?
     };
     let dirty = status.dirty.into_iter().map(|path| {
-        let msg = format!("`{}` has uncommitted changes", crate::render::escape(&path));
-        Finding::new("teardown-dirty", msg).at_path(path)
+        let msg = format!("`{path}` has uncommitted changes");
+        Finding::new(Code::TeardownDirty, msg).at_path(path)
     });
     let untracked = status.untracked.into_iter().map(|path| {
-        let msg = format!(
-            "`{}` is untracked and not ignored",
-            crate::render::escape(&path)
-        );
-        Finding::new("teardown-untracked", msg).at_path(path)
+        let msg = format!("`{path}` is untracked and not ignored");
+        Finding::new(Code::TeardownUntracked, msg).at_path(path)
     });
     Ok(dirty.chain(untracked).collect())
 }
@@ -146,10 +144,9 @@ fn hidden(ctx: &Ctx, head: Oid) -> Result<Vec<Finding>> {
         .map(|h| {
             let msg = format!(
                 "`{}` is marked {} and differs from the commit",
-                crate::render::escape(&h.path),
-                h.flag
+                h.path, h.flag
             );
-            Finding::new("teardown-hidden-changes", msg).at_path(h.path)
+            Finding::new(Code::TeardownHiddenChanges, msg).at_path(h.path)
         })
         .collect())
 }
@@ -172,8 +169,8 @@ fn nested(ctx: &Ctx, seen: Option<&Seen>) -> Result<Vec<Finding>> {
     Ok(found
         .into_iter()
         .map(|n| {
-            let msg = format!("`{}` is {}", crate::render::escape(&n.path), n.reason);
-            Finding::new("teardown-nested-repo", msg).at_path(n.path)
+            let msg = format!("`{}` is {}", n.path, n.reason);
+            Finding::new(Code::TeardownNestedRepo, msg).at_path(n.path)
         })
         .collect())
 }
@@ -187,7 +184,7 @@ fn moved(ctx: &Ctx, head: Option<Oid>) -> Option<Finding> {
     }
     let now = head.map_or("no commit".to_string(), |h| h.to_string());
     let msg = format!("the worktree's HEAD is {now}, not the verified commit {verified}");
-    Some(Finding::new("teardown-moved", msg))
+    Some(Finding::new(Code::TeardownMoved, msg))
 }
 
 /// `child` is the one commit after `commit` and changes only the status document.
@@ -206,7 +203,7 @@ fn unmerged(ctx: &Ctx) -> Result<Option<Finding>> {
     let Some(base) = ctx.base else {
         let msg =
             format!("no base resolved, so closegate cannot tell whether `{branch}` is merged");
-        return Ok(Some(Finding::new("teardown-unmerged", msg)));
+        return Ok(Some(Finding::new(Code::TeardownUnmerged, msg)));
     };
     let mut merged = ctx.repo.merged_into(base, tip)?;
     // A trailing status-only commit holds nothing but the archived document.
@@ -225,7 +222,7 @@ fn unmerged(ctx: &Ctx) -> Result<Option<Finding>> {
          teardown without --delete-branch to keep the branch",
         short(tip)
     );
-    Ok(Some(Finding::new("teardown-unmerged", msg)))
+    Ok(Some(Finding::new(Code::TeardownUnmerged, msg)))
 }
 
 pub fn short(id: Oid) -> String {

@@ -53,7 +53,7 @@ fn run_checks(
 ) -> (Vec<CheckRun>, Vec<&'static str>, Vec<String>) {
     let checked = checks::run(&repo(fx), commit, specs, &env(commit), SandboxMode::Auto).unwrap();
     let findings = checked.findings;
-    let codes = findings.iter().map(|f| f.code).collect();
+    let codes = findings.iter().map(|f| f.code.as_str()).collect();
     let messages = findings.iter().map(|f| f.message.clone()).collect();
     (checked.runs, codes, messages)
 }

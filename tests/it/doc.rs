@@ -15,7 +15,7 @@ fn codes(bytes: &[u8], legacy: bool) -> Vec<&'static str> {
     let mut codes: Vec<_> = doc::parse(bytes, ParseOptions { legacy })
         .findings
         .iter()
-        .map(|f| f.code)
+        .map(|f| f.code.as_str())
         .collect();
     codes.sort_unstable();
     codes
@@ -48,10 +48,10 @@ fn corpus_produces_exactly_the_listed_codes() {
     assert!(docs >= 32, "the corpus shrank to {docs} documents");
     for info in closegate::catalog::CODES
         .iter()
-        .filter(|c| c.code.starts_with("doc-"))
+        .filter(|c| c.code.as_str().starts_with("doc-"))
     {
         assert!(
-            covered.contains(info.code),
+            covered.contains(info.code.as_str()),
             "no document under testdata/docs produces {}",
             info.code
         );
@@ -131,7 +131,7 @@ fn not_utf8_reads_nothing_else_and_names_the_line() {
     assert!(parsed.doc.is_none());
     assert_eq!(parsed.findings.len(), 1);
     assert_eq!(
-        (parsed.findings[0].code, parsed.findings[0].line),
+        (parsed.findings[0].code.as_str(), parsed.findings[0].line),
         ("doc-not-utf8", Some(2))
     );
 }
@@ -141,7 +141,7 @@ fn h1_missing_reads_nothing_else() {
     let parsed = doc::parse(b"\n\n# STATUS - t\n- bogus: x\n", ParseOptions::default());
     assert_eq!(parsed.findings.len(), 1);
     let f = &parsed.findings[0];
-    assert_eq!((f.code, f.line), ("doc-h1-missing", Some(3)));
+    assert_eq!((f.code.as_str(), f.line), ("doc-h1-missing", Some(3)));
     assert!(
         f.message
             .contains("'-' after `STATUS`; write U+2014 EM DASH"),
@@ -162,7 +162,7 @@ fn look_alike_dashes_are_named_by_code_point() {
         let f = parsed
             .findings
             .iter()
-            .find(|f| f.code == "doc-close-malformed")
+            .find(|f| f.code.as_str() == "doc-close-malformed")
             .expect("malformed");
         assert_eq!(f.message, format!("{name} in the marker; write ASCII '-'"));
         assert_eq!(f.line, Some(7));
@@ -170,7 +170,7 @@ fn look_alike_dashes_are_named_by_code_point() {
             !parsed
                 .findings
                 .iter()
-                .any(|f| f.code == "doc-close-missing"),
+                .any(|f| f.code.as_str() == "doc-close-missing"),
             "a malformed line is not a missing one"
         );
     }
@@ -183,7 +183,7 @@ fn legacy_state_is_refused_unless_legacy() {
     let f = strict
         .findings
         .iter()
-        .find(|f| f.code == "doc-state-legacy")
+        .find(|f| f.code.as_str() == "doc-state-legacy")
         .expect("legacy finding");
     assert_eq!((f.severity, f.line), (Severity::Refusal, Some(3)));
     assert!(f.message.contains("write `close-ok`"), "{}", f.message);
@@ -213,7 +213,7 @@ fn every_legacy_spelling_names_its_canonical_word() {
         let f = parsed
             .findings
             .iter()
-            .find(|f| f.code == "doc-state-legacy")
+            .find(|f| f.code.as_str() == "doc-state-legacy")
             .expect(old);
         assert!(
             f.message.contains(&format!("write `{new}`")),
@@ -231,7 +231,7 @@ fn unknown_keys_name_the_near_known_key() {
     let unknown: Vec<_> = parsed
         .findings
         .iter()
-        .filter(|f| f.code == "doc-key-unknown")
+        .filter(|f| f.code.as_str() == "doc-key-unknown")
         .collect();
     assert_eq!(unknown.len(), 4);
     let hints = [
@@ -259,7 +259,7 @@ fn duplicated_keys_name_both_lines() {
     let f = parsed
         .findings
         .iter()
-        .find(|f| f.code == "doc-key-duplicated")
+        .find(|f| f.code.as_str() == "doc-key-duplicated")
         .expect("duplicated");
     assert_eq!(f.line, Some(5));
     assert!(
@@ -347,7 +347,7 @@ fn large_inputs_are_read_whole() {
         parsed
             .findings
             .iter()
-            .filter(|f| f.code == "doc-key-unknown")
+            .filter(|f| f.code.as_str() == "doc-key-unknown")
             .count(),
         20_000
     );
@@ -396,7 +396,7 @@ fn splice() -> impl Strategy<Value = Vec<u8>> {
 fn well_formed(bytes: &[u8], parsed: &closegate::doc::Parsed) {
     let lines = 1 + bytes.iter().filter(|b| **b == b'\n').count();
     for f in &parsed.findings {
-        assert!(f.code.starts_with("doc-"), "{}", f.code);
+        assert!(f.code.as_str().starts_with("doc-"), "{}", f.code);
         let line = f.line.expect("every doc finding has a line");
         assert!(
             (1..=lines).contains(&line),

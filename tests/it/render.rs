@@ -1,7 +1,7 @@
 //! The four report formats against the contract (SPEC §1.3, §4.7, §11), from hand-built reports.
 
 use closegate::doc::State;
-use closegate::finding::{Finding, Gate};
+use closegate::finding::{Code, Finding, Gate};
 use closegate::render::{Format, render};
 use closegate::report::{ArtifactStatus, CheckRun, ProtectedChange, Report};
 
@@ -20,27 +20,27 @@ fn sample() -> Report {
     };
     report.add_gate(
         Gate::Doc,
-        [Finding::new("doc-stray-line", format!("stray {ESC}line")).at_line(3)],
+        [Finding::new(Code::DocStrayLine, format!("stray {ESC}line")).at_line(3)],
     );
     report.add_gate(
         Gate::Close,
         [Finding::new(
-            "close-commit-not-tip",
+            Code::CloseCommitNotTip,
             "the branch moved: 100%, a:b\nsecond line",
         )
         .at_line(12)],
     );
     report.add_gate(
         Gate::Manifest,
-        [Finding::new("artifact-missing", "not in the tree").at_path("out, v1:a.txt")],
+        [Finding::new(Code::ArtifactMissing, "not in the tree").at_path("out, v1:a.txt")],
     );
     report.add_gate(
         Gate::Protected,
-        [Finding::new("protected-surface", "tests modified").at_path("tests/a.rs")],
+        [Finding::new(Code::ProtectedSurface, "tests modified").at_path("tests/a.rs")],
     );
     report.add_gate(
         Gate::Checks,
-        [Finding::new("check-failed", "check `test` exited 1")],
+        [Finding::new(Code::CheckFailed, "check `test` exited 1")],
     );
     report.artifacts = vec![
         ArtifactStatus {
@@ -241,7 +241,7 @@ fn github_points_at_the_source_file_of_a_lint_report() {
     };
     report.add_gate(
         Gate::Doc,
-        [Finding::new("doc-state-missing", "no state").at_line(4)],
+        [Finding::new(Code::DocStateMissing, "no state").at_line(4)],
     );
     report.finish();
     let text = rendered(&report, Format::Github, false);
@@ -258,7 +258,7 @@ fn sarif_is_2_1_0_with_one_rule_per_code() {
     let mut report = sample();
     report.add_gate(
         Gate::Doc,
-        [Finding::new("doc-stray-line", "again").at_line(5)],
+        [Finding::new(Code::DocStrayLine, "again").at_line(5)],
     );
     let text = rendered(&report, Format::Sarif, false);
     let value: serde_json::Value = serde_json::from_str(&text).unwrap();
@@ -317,7 +317,7 @@ fn sarif_region_uses_the_line_and_the_source_file() {
     };
     report.add_gate(
         Gate::Doc,
-        [Finding::new("doc-h1-missing", "no h1").at_line(1)],
+        [Finding::new(Code::DocH1Missing, "no h1").at_line(1)],
     );
     report.finish();
     let value: serde_json::Value =
@@ -335,9 +335,9 @@ fn a_finding_with_neither_line_nor_path_points_at_no_file() {
     };
     report.add_gate(
         Gate::Doc,
-        [Finding::new("doc-stray-line", "stray").at_line(4)],
+        [Finding::new(Code::DocStrayLine, "stray").at_line(4)],
     );
-    report.add_gate(Gate::Checks, [Finding::new("checks-none", "no checks")]);
+    report.add_gate(Gate::Checks, [Finding::new(Code::ChecksNone, "no checks")]);
     report.finish();
     let github = rendered(&report, Format::Github, false);
     let lines: Vec<&str> = github.lines().collect();
@@ -400,7 +400,7 @@ fn sarif_validates_against_the_2_1_0_schema() {
     };
     lint.add_gate(
         Gate::Doc,
-        [Finding::new("doc-h1-missing", "no h1").at_line(1)],
+        [Finding::new(Code::DocH1Missing, "no h1").at_line(1)],
     );
     lint.finish();
     reports.push(lint);

@@ -149,3 +149,30 @@ fn blocked_holds_only_with_a_named_blocker() {
     assert_eq!(code, 1);
     assert!(stderr.contains("not `blocked`"), "{stderr}");
 }
+
+/// Agent text with terminal escapes is carried raw in a finding (JSON holds the real characters)
+/// and escaped exactly once where it is printed (SPEC §11): never pre-escaped by the gate.
+#[test]
+fn agent_text_is_escaped_once_when_printed_and_raw_in_json() {
+    let tmp = tempfile::tempdir().unwrap();
+    let message = "x\n@signal d\u{1b}[31mone\u{202e}\n";
+    let (code, stdout, _) = signal(tmp.path(), &["--format", "json"], message);
+    assert_eq!(code, 1);
+    let report: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    let text = report["findings"][0]["message"].as_str().unwrap();
+    assert!(text.contains("@signal d\u{1b}[31mone\u{202e}"), "{text:?}");
+    assert!(!text.contains("\\u{1b}"), "pre-escaped: {text:?}");
+
+    let (code, _, stderr) = signal(tmp.path(), &[], message);
+    assert_eq!(code, 1);
+    assert!(
+        !stderr.contains('\u{1b}') && !stderr.contains('\u{202e}'),
+        "{stderr:?}"
+    );
+    assert_eq!(
+        stderr.matches("@signal d\\u{1b}[31mone\\u{202e}").count(),
+        1,
+        "{stderr:?}"
+    );
+    assert!(!stderr.contains("\\\\u{1b}"), "escaped twice: {stderr:?}");
+}
