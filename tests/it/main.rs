@@ -31,6 +31,7 @@ mod reuse;
 mod sandbox;
 mod scan;
 mod signal;
+mod snapshots;
 mod teardown;
 mod teardown_safety;
 mod workspace;
