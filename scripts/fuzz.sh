@@ -39,5 +39,5 @@ for target in "${targets[@]}"; do
     echo "$target: libFuzzer exited $status (input under fuzz/artifacts/$target/)"
     exit "$status"
   fi
-  printf '%-12s %s\n' "$target" "$(grep -E '^#[0-9]+ +DONE' "$log" | tail -n 1)"
+  printf '%-12s %s\n' "$target" "$(grep -E '^#[0-9]+[[:space:]]+DONE' "$log" | tail -n 1)"
 done
