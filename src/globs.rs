@@ -7,7 +7,7 @@
 //! with exactly globset's semantics (a property test holds the two together). Any other glob
 //! (`?`, `[…]`, `{…}`, escapes, `**` inside a segment) is compiled by globset.
 
-use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
+use globset::{Glob, GlobBuilder, GlobSet, GlobSetBuilder};
 
 /// A compiled set of globs, the patterns kept for messages.
 #[derive(Debug, Clone)]
@@ -15,13 +15,47 @@ pub struct Globs {
     patterns: Vec<String>,
     /// The globs matched without globset.
     simple: Vec<Simple>,
-    /// The other globs, in sets of at most [`CHUNK`], and the pattern index of each: one regex
-    /// set of tens of thousands of globs exceeds the regex engine's size limit.
-    complex: Vec<(GlobSet, Vec<usize>)>,
+    /// The other globs, in sets of at most [`CHUNK`]: one regex set of tens of thousands of
+    /// globs exceeds the regex engine's size limit.
+    complex: Vec<Chunk>,
     /// Path patterns (SPEC §4.5): a pattern without glob characters covers everything under it.
     under: bool,
     /// Match ignoring (ASCII) case, as git does with `core.ignorecase = true`.
     fold: bool,
+}
+
+/// Globs compiled by globset: the set, and per glob its pattern index and the glob itself.
+#[derive(Debug, Clone)]
+struct Chunk {
+    set: GlobSet,
+    index: Vec<usize>,
+    globs: Vec<Glob>,
+}
+
+impl Chunk {
+    fn new(builder: GlobSetBuilder, index: Vec<usize>, globs: Vec<Glob>) -> Result<Chunk, String> {
+        let set = builder.build().map_err(|e| format!("bad glob set: {e}"))?;
+        Ok(Chunk { set, index, globs })
+    }
+
+    /// The pattern index of the first glob matching `path`. A `GlobSet` takes a path whose last
+    /// segment is `..` to have no file name, so its file-name and extension shortcuts miss it
+    /// where the glob's own regex matches (`[a]/..` on `a/..`); a crafted tree can hold such an
+    /// entry, so that path is matched glob by glob.
+    fn first(&self, path: &str) -> Option<usize> {
+        if path.rsplit('/').next() == Some("..") {
+            let hit = self
+                .globs
+                .iter()
+                .position(|g| g.compile_matcher().is_match(path));
+            return hit.map(|i| self.index[i]);
+        }
+        self.set
+            .matches(path)
+            .iter()
+            .map(|&hit| self.index[hit])
+            .min()
+    }
 }
 
 /// A glob matched segment by segment.
@@ -70,6 +104,7 @@ impl Globs {
         let mut simple = Vec::new();
         let mut complex = Vec::new();
         let (mut builder, mut complex_index) = (GlobSetBuilder::new(), Vec::new());
+        let mut complex_globs = Vec::new();
         for (index, pattern) in patterns.iter().enumerate() {
             let literal = under && is_literal(pattern);
             let mut text = if fold {
@@ -112,20 +147,20 @@ impl Globs {
                             .case_insensitive(fold)
                             .build()
                             .map_err(|e| format!("bad glob `{pattern}`: {}", e.kind()))?;
-                        builder.add(glob);
+                        builder.add(glob.clone());
                         complex_index.push(index);
+                        complex_globs.push(glob);
                     }
                     if complex_index.len() >= CHUNK {
                         let full = std::mem::replace(&mut builder, GlobSetBuilder::new());
-                        let set = full.build().map_err(|e| format!("bad glob set: {e}"))?;
-                        complex.push((set, std::mem::take(&mut complex_index)));
+                        let index = std::mem::take(&mut complex_index);
+                        complex.push(Chunk::new(full, index, std::mem::take(&mut complex_globs))?);
                     }
                 }
             }
         }
         if !complex_index.is_empty() {
-            let set = builder.build().map_err(|e| format!("bad glob set: {e}"))?;
-            complex.push((set, complex_index));
+            complex.push(Chunk::new(builder, complex_index, complex_globs)?);
         }
         let patterns = patterns.to_vec();
         Ok(Globs {
@@ -168,9 +203,7 @@ impl Globs {
                     )
             })
             .map(|glob| glob.index);
-        let complex = (self.complex.iter())
-            .filter_map(|(set, index)| set.matches(path).iter().map(|&hit| index[hit]).min())
-            .min();
+        let complex = self.complex.iter().filter_map(|c| c.first(path)).min();
         let first = match (simple, complex) {
             (Some(a), Some(b)) => a.min(b),
             (a, b) => a.or(b)?,
@@ -409,6 +442,26 @@ mod tests {
         }
     }
 
+    /// globset's `GlobSet` misses a path whose last segment is `..` where the glob's regex
+    /// matches it: a protected glob must still see a crafted `..` entry under it.
+    #[test]
+    fn a_path_ending_in_dot_dot_matches_complex_globs_as_their_regex_does() {
+        let cases = [
+            ("[a]/..", "a/.."),
+            ("**/[.].", "x/.."),
+            (".github/[w]orkflows/**", ".github/workflows/.."),
+            ("/**/..", "/.."),
+            ("src/{a,b*}/**", "src/bc/.."),
+        ];
+        for (pattern, path) in cases {
+            let ours = Globs::new(&[pattern.to_string(), "z[z]".to_string()]).unwrap();
+            assert!(!ours.complex.is_empty(), "{pattern} is compiled by globset");
+            assert!(globset(pattern).is_match(path), "{pattern} on {path}");
+            assert_eq!(ours.first_match(path), Some(pattern), "{pattern} on {path}");
+            assert_eq!(ours.first_match("zz"), Some("z[z]"), "{pattern}");
+        }
+    }
+
     #[test]
     fn thousands_of_complex_globs_compile_in_chunks_and_keep_the_order() {
         let patterns: Vec<String> = (0..2500).map(|i| format!("src/m[ab]{i:05}/**")).collect();
@@ -533,5 +586,76 @@ mod tests {
                 "{} on {:?}", pattern, path
             );
         }
+
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(5000))]
+
+        /// The same on the edges a crafted path or glob reaches for: non-ASCII text (multi-byte,
+        /// combining marks, case pairs outside ASCII), a leading `/`, empty and `.`/`..`
+        /// segments, `**` at either end, a trailing `/`. A mismatch would hide a protected
+        /// change (or widen a contract's scope), so the fast matcher must say what globset says.
+        #[test]
+        fn edge_globs_agree_with_globset(
+            pattern in proptest::collection::vec(edge_piece(), 1..5),
+            path in proptest::collection::vec(edge_piece(), 0..6),
+            (lead, any_start, any_end) in (any::<bool>(), any::<bool>(), any::<bool>()),
+            (path_lead, path_trail) in (any::<bool>(), any::<bool>()),
+        ) {
+            let mut pattern = pattern.join("/");
+            if any_start {
+                pattern = format!("**/{pattern}");
+            }
+            if any_end {
+                pattern.push_str("/**");
+            }
+            if lead {
+                pattern.insert(0, '/');
+            }
+            let mut path = path.join("/");
+            if path_lead {
+                path.insert(0, '/');
+            }
+            if path_trail {
+                path.push('/');
+            }
+            let Ok(theirs) = GlobBuilder::new(&pattern).literal_separator(true).build() else {
+                prop_assert!(Globs::new(std::slice::from_ref(&pattern)).is_err(), "{}", pattern);
+                return Ok(());
+            };
+            let theirs = theirs.compile_matcher();
+            let ours = Globs::new(std::slice::from_ref(&pattern)).unwrap();
+            prop_assert_eq!(ours.is_match(&path), theirs.is_match(&path), "{} on {:?}", pattern, path);
+            // As a path pattern: a glob-free one also covers everything under it.
+            let ours = Globs::paths(std::slice::from_ref(&pattern)).unwrap();
+            let mut expected = theirs.is_match(&path);
+            if is_literal(&pattern) {
+                let trimmed = match pattern.len() > 1 {
+                    true => pattern.trim_end_matches('/'),
+                    false => pattern.as_str(),
+                };
+                expected |= globset(trimmed).is_match(&path)
+                    || globset(&format!("{}/**", pattern.trim_end_matches('/'))).is_match(&path);
+            }
+            prop_assert_eq!(ours.is_match(&path), expected, "paths {} on {:?}", pattern, path);
+            // Folded: ASCII case ignored, as on a `core.ignorecase` checkout.
+            let mut folded = Globs::new(std::slice::from_ref(&pattern)).unwrap();
+            folded.fold_case();
+            let upper = path.to_ascii_uppercase();
+            prop_assert_eq!(
+                folded.is_match(&upper),
+                globset(&pattern.to_ascii_lowercase()).is_match(path.to_ascii_lowercase()),
+                "folded {} on {:?}", pattern, upper
+            );
+        }
+    }
+
+    fn edge_piece() -> impl Strategy<Value = &'static str> {
+        proptest::sample::select(vec![
+            "", ".", "..", "a", "A", "tests", "é", "É", "e\u{301}", "日本", "ß", "SS", "ǅ", "ǆ",
+            "🦀", "k", "\u{212a}", "x.é", "*", "**", "*é", "日*", "a*b", "*.rs", "[é]", "?",
+            "{a,é}", "**a", "a**", " ", "a b",
+        ])
     }
 }

@@ -86,6 +86,9 @@ pub(super) fn read(git_dir: &Path) -> Result<Option<Index>> {
     let Some(parsed) = parse_index(&bytes) else {
         return Ok(None);
     };
+    if parsed.bad_name_length {
+        bail!("{} is corrupt: {BAD_NAME_LENGTH}", path.display());
+    }
     // git refuses an index whose entries are out of order (`check_ce_order`); the scan's binary
     // searches rely on the order, so an index crafted out of it must not reach them.
     if !in_order(&parsed.entries) {
@@ -120,6 +123,9 @@ pub(super) fn read(git_dir: &Path) -> Result<Option<Index>> {
     let Some(base) = parse_index(&shared).filter(|b| b.link.is_none()) else {
         return Ok(None);
     };
+    if base.bad_name_length {
+        bail!("{} is corrupt: {BAD_NAME_LENGTH}", shared_path.display());
+    }
     if !in_order(&base.entries) {
         bail!(
             "{} is corrupt: its entries are out of order",
@@ -294,6 +300,22 @@ pub(super) struct Parsed {
     link: Option<Link>,
     /// The `sdir` extension: folder entries may appear.
     sparse: bool,
+    /// An entry's name length (the low 12 bits of its flags) is not the length of its name; the
+    /// entries stop there.
+    bad_name_length: bool,
+}
+
+const BAD_NAME_LENGTH: &str = "an entry's name length field does not match its name";
+
+/// Whether the name length in an entry's flags fits its NUL-terminated name. git reads the name
+/// (and finds the next entry) by the length, libgit2 partly by the NUL, and git2's `IndexEntry`
+/// copies as many bytes as the length says: an index where the two disagree is read three ways
+/// (found by the `index_file` fuzz target), so it is corrupt here, never left to libgit2.
+fn name_length_fits(flags: u16, name: &[u8]) -> bool {
+    match usize::from(flags & 0x0fff) {
+        0x0fff => name.len() >= 0x0fff,
+        n => n == name.len(),
+    }
 }
 
 /// Parse an index file (versions 2–4), its checksum aside; `None` for anything this scan does
@@ -349,6 +371,15 @@ pub(super) fn parse_index(bytes: &[u8]) -> Option<Parsed> {
             at = start + (at + nul - start + 8) / 8 * 8; // 1–8 NULs pad the entry to 8 bytes
             path
         };
+        if !name_length_fits(flags, &path) {
+            return Some(Parsed {
+                entries,
+                cache_tree: None,
+                link: None,
+                sparse: false,
+                bad_name_length: true,
+            });
+        }
         let skip_worktree = extended & 0x4000 != 0;
         let kind = mode & 0o170000;
         // A folder entry is a sparse index's, always skip-worktree and named `dir/`.
@@ -374,6 +405,7 @@ pub(super) fn parse_index(bytes: &[u8]) -> Option<Parsed> {
         cache_tree: None,
         link: None,
         sparse: false,
+        bad_name_length: false,
     };
     while at + 8 <= end {
         let signature = &bytes[at..at + 4];
@@ -511,6 +543,52 @@ mod tests {
         bytes[len - HASH..].fill(0);
         assert!(checksum_ok(&bytes), "a null checksum is index.skipHash's");
         assert!(!checksum_ok(&[0; 19]));
+    }
+
+    /// Found by the `index_file` fuzz target: a v4 entry whose flags say its name is 263 bytes
+    /// long while its NUL-terminated name has 10. git would read it by the length, libgit2 by
+    /// the NUL, and git2's `IndexEntry` copies 263 bytes of a 10-byte name; it is corrupt.
+    #[test]
+    fn a_name_length_that_does_not_fit_the_name_is_corrupt() {
+        for version in [2u32, 4] {
+            let dir = tempfile::tempdir().unwrap();
+            let mut body = b"DIRC".to_vec();
+            body.extend(version.to_be_bytes());
+            body.extend(1u32.to_be_bytes());
+            body.extend([0u8; 24]); // ctime, mtime, dev, ino
+            body.extend(0o100644u32.to_be_bytes());
+            body.extend([0u8; 12]); // uid, gid, size
+            body.extend([7u8; 20]);
+            let name = b"src/a/y\x01\x07x";
+            body.extend(0x0107u16.to_be_bytes());
+            if version == 4 {
+                body.push(0); // strip nothing of the previous name
+            }
+            body.extend(name);
+            body.extend([0u8; 8]);
+            let mut good = body.clone();
+            let at = 12 + 60;
+            good[at..at + 2].copy_from_slice(&(name.len() as u16).to_be_bytes());
+            for (bytes, fits) in [(body, false), (good, true)] {
+                let mut file = bytes.clone();
+                file.extend(Sha1::digest(&bytes));
+                std::fs::write(dir.path().join("index"), &file).unwrap();
+                let read = read(dir.path());
+                match fits {
+                    true => assert_eq!(read.unwrap().unwrap().entries[0].path, name),
+                    false => {
+                        let err = format!("{:#}", read.unwrap_err());
+                        assert!(err.contains("name length"), "v{version}: {err}");
+                    }
+                }
+            }
+        }
+        assert!(name_length_fits(0x0fff, &[b'a'; 5000]));
+        assert!(!name_length_fits(0x0fff, b"short"));
+        assert!(
+            name_length_fits(0x3005, b"short"),
+            "stage bits are not the length"
+        );
     }
 
     /// An EWAH bitmap as git's `ewah_serialize` lays it out.

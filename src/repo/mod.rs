@@ -6,6 +6,8 @@
 
 mod checkout;
 mod diff;
+#[doc(hidden)]
+pub mod fuzzing;
 mod hooks;
 mod index_file;
 pub mod merged;

@@ -126,11 +126,12 @@ impl RawEntry<'_> {
 const MODE_TREE: i32 = 0o040000;
 const TYPE_BITS: i32 = 0o170000;
 
-/// libgit2's `normalize_filemode`: any tree bits are a tree, any x bit an executable blob.
+/// libgit2's `normalize_filemode`: any tree bits are a tree, the owner's x bit an executable
+/// blob (`GIT_PERMS_IS_EXEC`: `0o100` alone; a group or other x bit is not).
 fn normalize(mode: i32) -> i32 {
     match mode & TYPE_BITS {
         MODE_TREE => MODE_TREE,
-        _ if mode & 0o111 != 0 => 0o100755,
+        _ if mode & 0o100 != 0 => 0o100755,
         0o160000 => 0o160000,
         0o120000 => 0o120000,
         _ => 0o100644,
@@ -324,6 +325,34 @@ mod tests {
                 .collect();
             proptest::prop_assert_eq!(ours, theirs);
         }
+    }
+
+    /// Found by the `raw_tree` fuzz target: a mode with only a group or other x bit (`100010`,
+    /// `150210`) is a plain blob to libgit2, which only looks at the owner's x bit; this parser
+    /// called it executable. Odd modes, each as libgit2 reads the same raw tree.
+    #[test]
+    fn odd_modes_normalise_as_libgit2_reads_them() {
+        let modes = [
+            "100010", "100001", "100100", "100011", "150210", "150100", "120001", "120100",
+            "160010", "160100", "40010", "47777", "0", "7", "177777", "1000644",
+        ];
+        let dir = tempfile::tempdir().unwrap();
+        let repo = Repository::init_bare(dir.path()).unwrap();
+        for mode in modes {
+            let mut raw = format!("{mode} name\0").into_bytes();
+            raw.extend_from_slice(&[9u8; 20]);
+            let id = repo.odb().unwrap().write(ObjectType::Tree, &raw).unwrap();
+            let ours = entries(&raw).map(|e| e.unwrap().mode).collect::<Vec<_>>();
+            let theirs = repo
+                .find_tree(id)
+                .map(|t| t.iter().map(|e| e.filemode()).collect::<Vec<_>>());
+            match theirs {
+                Ok(theirs) => assert_eq!(ours, theirs, "mode {mode}"),
+                Err(_) => assert_eq!(ours.len(), 1, "mode {mode}: libgit2 refuses it"),
+            }
+        }
+        assert_eq!(normalize(0o100010), 0o100644);
+        assert_eq!(normalize(0o100100), 0o100755);
     }
 
     #[test]

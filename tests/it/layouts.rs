@@ -649,3 +649,164 @@ fn sha1_of(bytes: &[u8]) -> Vec<u8> {
         .map(|i| u8::from_str_radix(&hex[2 * i..2 * i + 2], 16).unwrap())
         .collect()
 }
+
+/// `git ls-files --stage -z` (with `--sparse`: a sparse index's folder entries as they are) as
+/// (path, id, stage, mode), in index order.
+fn git_ls_files(wt: &Path) -> Vec<(Vec<u8>, String, u16, u32)> {
+    let out = crate::fixture::git_output(wt, &["ls-files", "--stage", "--sparse", "-z"]);
+    assert!(out.status.success());
+    let records = out.stdout.split(|&b| b == 0).filter(|r| !r.is_empty());
+    let entry = |record: &[u8]| {
+        let tab = record.iter().position(|&b| b == b'\t').unwrap();
+        let head = std::str::from_utf8(&record[..tab]).unwrap().to_string();
+        let fields: Vec<&str> = head.split(' ').collect();
+        let path = record[tab + 1..].to_vec();
+        let mode = u32::from_str_radix(fields[0], 8).unwrap();
+        (
+            path,
+            fields[1].to_string(),
+            fields[2].parse().unwrap(),
+            mode,
+        )
+    };
+    records.map(entry).collect()
+}
+
+/// Issue 18: the fast scan's own index reader (not libgit2, to which it leaves what it does not
+/// read) reads the index files real git writes, extension by extension and version by version,
+/// to the entries `git ls-files --stage` lists; its trailing checksum is verified, and a null
+/// one (`index.skipHash`) is accepted as git accepts it; and the scan agrees with `git status`.
+#[test]
+fn the_index_reader_reads_every_layout_git_writes() {
+    use closegate::repo::fuzzing::read_index;
+    type Setup = fn(&Fixture, &Path);
+    let layouts: [(&str, Setup, &[u8; 4]); 9] = [
+        (
+            "TREE",
+            |_, wt| {
+                git(wt, &["read-tree", "HEAD"]);
+            },
+            b"TREE",
+        ),
+        (
+            "REUC",
+            |fx, wt| {
+                git(wt, &["checkout", "-q", "-b", "side"]);
+                fx.write(wt, "in/a.txt", "side\n");
+                commit_all(wt, "side");
+                git(wt, &["checkout", "-q", "agent/x"]);
+                fx.write(wt, "in/a.txt", "ours\n");
+                commit_all(wt, "ours");
+                let _ = crate::fixture::git_output(wt, &["merge", "-q", "side"]);
+                fx.write(wt, "in/a.txt", "resolved\n");
+                git(wt, &["add", "in/a.txt"]);
+            },
+            b"REUC",
+        ),
+        (
+            "UNTR",
+            |fx, wt| {
+                git(wt, &["config", "core.untrackedCache", "true"]);
+                git(wt, &["update-index", "--untracked-cache"]);
+                fx.write(wt, "loose/one.txt", "1\n");
+                git(wt, &["status", "--porcelain"]);
+            },
+            b"UNTR",
+        ),
+        (
+            "EOIE/IEOT",
+            |fx, wt| {
+                git(wt, &["config", "index.threads", "2"]);
+                git(wt, &["config", "index.recordOffsetTable", "true"]);
+                git(wt, &["config", "index.recordEndOfIndexEntries", "true"]);
+                for i in 0..40 {
+                    fx.write(wt, &format!("many/f{i}.txt"), "x\n");
+                }
+                git(wt, &["add", "many"]);
+            },
+            b"IEOT",
+        ),
+        (
+            "FSMN",
+            |fx, wt| {
+                let hook = fx.tmp.path().join("fsmonitor.sh");
+                std::fs::write(&hook, "#!/bin/sh\nprintf '/\\0'\n").unwrap();
+                let mode = std::os::unix::fs::PermissionsExt::from_mode(0o755);
+                std::fs::set_permissions(&hook, mode).unwrap();
+                git(wt, &["config", "core.fsmonitor", hook.to_str().unwrap()]);
+                git(wt, &["config", "core.fsmonitorHookVersion", "1"]);
+                git(wt, &["update-index", "--fsmonitor"]);
+            },
+            b"FSMN",
+        ),
+        (
+            "v3 intent-to-add",
+            |fx, wt| {
+                fx.write(wt, "in/ita.txt", "intent\n");
+                git(wt, &["add", "-N", "in/ita.txt"]);
+            },
+            b"DIRC",
+        ),
+        (
+            "v4",
+            |_, wt| {
+                git(wt, &["update-index", "--index-version", "4"]);
+            },
+            b"DIRC",
+        ),
+        (
+            "split",
+            |_, wt| {
+                git(wt, &["update-index", "--split-index"]);
+            },
+            b"link",
+        ),
+        (
+            "sparse",
+            |_, wt| {
+                let args = ["sparse-checkout", "set", "--cone", "--sparse-index", "in"];
+                git(wt, &args);
+            },
+            b"sdir",
+        ),
+    ];
+    for (name, setup, signature) in layouts {
+        let (fx, wt) = index_scene();
+        setup(&fx, &wt);
+        fx.write(&wt, "in/a.txt", "edited, unstaged\n");
+        fx.write(&wt, "in/untracked.txt", "u\n");
+        assert!(has_extension(&fx, signature), "{name}: no {signature:?}");
+        let read = read_index(&admin(&fx)).unwrap_or_else(|e| panic!("{name}: {e:#}"));
+        let read = read.unwrap_or_else(|| panic!("{name}: left to libgit2"));
+        let ours: Vec<_> = (read.into_iter())
+            .map(|e| (e.path, e.oid.to_string(), e.stage, e.mode))
+            .collect();
+        assert_eq!(ours, git_ls_files(&wt), "{name}");
+        assert_eq!(scan(&wt), git_status(&wt), "{name}");
+    }
+    let index = std::fs::read(admin(&index_scene().0).join("index")).unwrap();
+    assert_eq!(index[7], 2, "the plain layout is version 2");
+}
+
+/// Issue 18: `index.skipHash` (git 2.40+): git writes a null trailing checksum; the reader
+/// accepts it as git does, reads the entries, and the scan agrees with `git status`. Any other
+/// wrong checksum is an error (`an_index_whose_checksum_does_not_match_is_an_error`).
+#[test]
+fn an_index_with_a_null_checksum_from_index_skiphash_is_read() {
+    let (fx, wt) = index_scene();
+    git(&wt, &["config", "index.skipHash", "true"]);
+    fx.write(&wt, "in/new.txt", "added\n");
+    git(&wt, &["add", "in/new.txt"]);
+    let index = std::fs::read(admin(&fx).join("index")).unwrap();
+    assert_eq!(
+        index[index.len() - 20..],
+        [0; 20],
+        "git wrote a null checksum"
+    );
+    let read = closegate::repo::fuzzing::read_index(&admin(&fx)).unwrap();
+    let paths: Vec<Vec<u8>> = read.unwrap().into_iter().map(|e| e.path).collect();
+    let expected: Vec<Vec<u8>> = git_ls_files(&wt).into_iter().map(|e| e.0).collect();
+    assert_eq!(paths, expected);
+    fx.write(&wt, "in/a.txt", "edited\n");
+    assert_eq!(scan(&wt), git_status(&wt));
+}

@@ -35,6 +35,7 @@ mod sandbox;
 mod scan;
 mod server;
 mod signal;
+mod snapshots;
 mod teardown;
 mod teardown_safety;
 mod workspace;
