@@ -156,7 +156,8 @@ fn same_file(git: &Repository, full: &Path, meta: &fs::Metadata, id: Oid, exec: 
     let Ok(blob) = git.find_blob(id) else {
         return false;
     };
-    let is_exec = meta.permissions().mode() & 0o111 != 0;
+    // Executable as git sees it: the owner's x bit alone (git's and libgit2's rule).
+    let is_exec = meta.permissions().mode() & 0o100 != 0;
     is_exec == exec
         && meta.len() == blob.size() as u64
         && Oid::hash_file(ObjectType::Blob, full).is_ok_and(|h| h == id)

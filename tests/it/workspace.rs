@@ -9,7 +9,8 @@ use crate::teardown::{Scene, write_status};
 
 /// A check `warm` keeping `target/` that writes what it sees to `<dir>/seen-<n>` (n = its run
 /// number), then does its worst: an untracked file, a tracked file rewritten and made
-/// executable, the executable made plain, the symlink pointed elsewhere, and a build output in
+/// executable, the executable made plain for git (owner x gone; group and other x left, which git
+/// ignores), the symlink pointed elsewhere, and a build output in
 /// `target/`.
 fn config(dir: &Path) -> String {
     let d = dir.display();
@@ -18,7 +19,7 @@ fn config(dir: &Path) -> String {
          run = '''\nn=$(ls '{d}' | grep -c '^seen-'); n=$((n+1))\n\
          {{ find . -path ./.git -prune -o -print | LC_ALL=C sort; stat -c '%n %a' data.txt run.sh; \
          readlink link; cat data.txt; cat target/built 2>/dev/null; git status --porcelain; }} > '{d}/seen-'$n\n\
-         echo junk > junk.txt; echo evil > data.txt; chmod 755 data.txt; chmod 644 run.sh\n\
+         echo junk > junk.txt; echo evil > data.txt; chmod 755 data.txt; chmod 611 run.sh\n\
          rm link; ln -s /etc link; mkdir -p target; echo $n >> target/built\n'''\n"
     )
 }
