@@ -58,6 +58,71 @@ impl Chunk {
     }
 }
 
+/// Complex globs compiled and not yet in a [`Chunk`].
+struct Pending {
+    builder: GlobSetBuilder,
+    /// Each glob's index in `patterns`.
+    index: Vec<usize>,
+    globs: Vec<Glob>,
+}
+
+impl Pending {
+    fn new() -> Pending {
+        Pending {
+            builder: GlobSetBuilder::new(),
+            index: Vec::new(),
+            globs: Vec::new(),
+        }
+    }
+
+    /// Compile `pattern` (pattern number `index`) as globset reads it, and for a `literal` path
+    /// pattern also what lies under it; the error names the bad glob.
+    fn add(
+        &mut self,
+        pattern: &str,
+        index: usize,
+        literal: bool,
+        fold: bool,
+    ) -> Result<(), String> {
+        let mut texts = vec![pattern.to_string()];
+        if literal {
+            texts.push(format!("{}/**", pattern.trim_end_matches('/')));
+        }
+        for text in texts {
+            let glob = GlobBuilder::new(&text)
+                .literal_separator(true)
+                .case_insensitive(fold)
+                .build()
+                .map_err(|e| format!("bad glob `{pattern}`: {}", e.kind()))?;
+            self.builder.add(glob.clone());
+            self.index.push(index);
+            self.globs.push(glob);
+        }
+        Ok(())
+    }
+
+    /// The globs so far as one chunk, leaving none pending.
+    fn take(&mut self) -> Result<Chunk, String> {
+        let full = std::mem::replace(&mut self.builder, GlobSetBuilder::new());
+        let index = std::mem::take(&mut self.index);
+        Chunk::new(full, index, std::mem::take(&mut self.globs))
+    }
+}
+
+/// The text of a pattern as the simple matcher reads it: lower case when matching ignores
+/// case, and a `literal` path pattern without its trailing `/`.
+fn simple_text(pattern: &str, literal: bool, fold: bool) -> String {
+    let mut text = if fold {
+        pattern.to_ascii_lowercase()
+    } else {
+        pattern.to_string()
+    };
+    if literal && text.len() > 1 {
+        text = text.trim_end_matches('/').to_string();
+    }
+    text
+}
+
 /// A glob matched segment by segment.
 #[derive(Debug, Clone)]
 struct Simple {
@@ -103,18 +168,10 @@ impl Globs {
     fn build(patterns: &[String], under: bool, fold: bool) -> Result<Globs, String> {
         let mut simple = Vec::new();
         let mut complex = Vec::new();
-        let (mut builder, mut complex_index) = (GlobSetBuilder::new(), Vec::new());
-        let mut complex_globs = Vec::new();
+        let mut pending = Pending::new();
         for (index, pattern) in patterns.iter().enumerate() {
             let literal = under && is_literal(pattern);
-            let mut text = if fold {
-                pattern.to_ascii_lowercase()
-            } else {
-                pattern.clone()
-            };
-            if literal && text.len() > 1 {
-                text = text.trim_end_matches('/').to_string();
-            }
+            let text = simple_text(pattern, literal, fold);
             // `{a,b}` of plain words: one simple glob per alternative.
             let expanded: Option<Vec<Vec<Segment>>> = expand_braces(&text)
                 .unwrap_or_else(|| vec![text.clone()])
@@ -137,30 +194,15 @@ impl Globs {
                     }
                 }
                 None => {
-                    let mut texts = vec![pattern.clone()];
-                    if literal {
-                        texts.push(format!("{}/**", pattern.trim_end_matches('/')));
-                    }
-                    for text in texts {
-                        let glob = GlobBuilder::new(&text)
-                            .literal_separator(true)
-                            .case_insensitive(fold)
-                            .build()
-                            .map_err(|e| format!("bad glob `{pattern}`: {}", e.kind()))?;
-                        builder.add(glob.clone());
-                        complex_index.push(index);
-                        complex_globs.push(glob);
-                    }
-                    if complex_index.len() >= CHUNK {
-                        let full = std::mem::replace(&mut builder, GlobSetBuilder::new());
-                        let index = std::mem::take(&mut complex_index);
-                        complex.push(Chunk::new(full, index, std::mem::take(&mut complex_globs))?);
+                    pending.add(pattern, index, literal, fold)?;
+                    if pending.index.len() >= CHUNK {
+                        complex.push(pending.take()?);
                     }
                 }
             }
         }
-        if !complex_index.is_empty() {
-            complex.push(Chunk::new(builder, complex_index, complex_globs)?);
+        if !pending.index.is_empty() {
+            complex.push(pending.take()?);
         }
         let patterns = patterns.to_vec();
         Ok(Globs {

@@ -76,81 +76,82 @@ impl Scanner<'_> {
         }
         self.ws();
         let start = self.i;
-        match *self.b.get(self.i)? {
-            b'{' => {
-                self.i += 1;
-                let mut members = Vec::new();
-                self.ws();
-                if self.b.get(self.i) == Some(&b'}') {
-                    self.i += 1;
-                } else {
-                    loop {
-                        self.ws();
-                        let key_start = self.i;
-                        self.string()?;
-                        let key: String =
-                            serde_json::from_slice(&self.b[key_start..self.i]).ok()?;
-                        self.ws();
-                        if self.b.get(self.i) != Some(&b':') {
-                            return None;
-                        }
-                        self.i += 1;
-                        let value = self.value(depth + 1)?;
-                        members.push((key, key_start, value));
-                        if self.next_or_close(b'}')? {
-                            break;
-                        }
-                    }
-                }
-                Some(Node {
-                    start,
-                    end: self.i,
-                    kind: Kind::Object(members),
-                })
-            }
-            b'[' => {
-                self.i += 1;
-                let mut items = Vec::new();
-                self.ws();
-                if self.b.get(self.i) == Some(&b']') {
-                    self.i += 1;
-                } else {
-                    loop {
-                        items.push(self.value(depth + 1)?);
-                        if self.next_or_close(b']')? {
-                            break;
-                        }
-                    }
-                }
-                Some(Node {
-                    start,
-                    end: self.i,
-                    kind: Kind::Array(items),
-                })
-            }
+        let kind = match *self.b.get(self.i)? {
+            b'{' => Kind::Object(self.members(depth)?),
+            b'[' => Kind::Array(self.items(depth)?),
             b'"' => {
                 self.string()?;
-                Some(Node {
-                    start,
-                    end: self.i,
-                    kind: Kind::Scalar,
-                })
+                Kind::Scalar
             }
             _ => {
-                while self.i < self.b.len()
-                    && !matches!(
-                        self.b[self.i],
-                        b',' | b']' | b'}' | b' ' | b'\t' | b'\n' | b'\r'
-                    )
-                {
-                    self.i += 1;
+                self.bare_scalar();
+                if self.i == start {
+                    return None;
                 }
-                (self.i > start).then_some(Node {
-                    start,
-                    end: self.i,
-                    kind: Kind::Scalar,
-                })
+                Kind::Scalar
             }
+        };
+        Some(Node {
+            start,
+            end: self.i,
+            kind,
+        })
+    }
+
+    /// An object's members from its `{` to past its `}`: each key, where its string starts, and
+    /// its value.
+    fn members(&mut self, depth: usize) -> Option<Vec<(String, usize, Node)>> {
+        self.i += 1;
+        let mut members = Vec::new();
+        self.ws();
+        if self.b.get(self.i) == Some(&b'}') {
+            self.i += 1;
+            return Some(members);
+        }
+        loop {
+            self.ws();
+            let key_start = self.i;
+            self.string()?;
+            let key: String = serde_json::from_slice(&self.b[key_start..self.i]).ok()?;
+            self.ws();
+            if self.b.get(self.i) != Some(&b':') {
+                return None;
+            }
+            self.i += 1;
+            let value = self.value(depth + 1)?;
+            members.push((key, key_start, value));
+            if self.next_or_close(b'}')? {
+                return Some(members);
+            }
+        }
+    }
+
+    /// An array's items from its `[` to past its `]`.
+    fn items(&mut self, depth: usize) -> Option<Vec<Node>> {
+        self.i += 1;
+        let mut items = Vec::new();
+        self.ws();
+        if self.b.get(self.i) == Some(&b']') {
+            self.i += 1;
+            return Some(items);
+        }
+        loop {
+            items.push(self.value(depth + 1)?);
+            if self.next_or_close(b']')? {
+                return Some(items);
+            }
+        }
+    }
+
+    /// Past a number, `true`, `false` or `null` (or whatever stands there up to a delimiter).
+    fn bare_scalar(&mut self) {
+        while self.i < self.b.len()
+            && !matches!(
+                self.b[self.i],
+                b',' | b']' | b'}' | b' ' | b'\t' | b'\n' | b'\r'
+            )
+        {
+            self.i += 1;
         }
     }
 

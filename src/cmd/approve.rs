@@ -81,28 +81,10 @@ pub fn run(args: Args, color: bool) -> Result<i32> {
         approve(&mut report, by);
     }
     let note = args.note.as_deref();
-    // Everything a reviewer needs is printed before the approval is recorded: the report (its
-    // approval block left out: it is announced once, below, after it is recorded), then the
-    // protected changes being approved and the command that shows them in full.
     let mut out = crate::term::human();
-    let shown = Report {
-        approval: None,
-        ..report.clone()
-    };
-    render::render(&shown, Format::Human, color, &mut out)?;
-    if refusal.is_none()
-        && let Some(commit) = outcome.commit
-    {
-        let merge_base = inputs
-            .base
-            .as_ref()
-            .and_then(|(_, base)| inputs.repo.merge_base(*base, commit));
-        write_changes(&inputs.worktree, &report, merge_base, commit, &mut out)?;
-    }
-    out.flush()?;
-    if let (Some(key), None, Some(commit), Some(approval)) =
-        (&key, &refusal, outcome.commit, &report.approval)
-    {
+    let approved = outcome.commit.filter(|_| refusal.is_none());
+    show(&inputs, &report, approved, color, &mut out)?;
+    if let (Some(key), Some(commit), Some(approval)) = (&key, approved, &report.approval) {
         let expect = attest::Expect {
             commit,
             tree: None,
@@ -114,27 +96,60 @@ pub fn run(args: Args, color: bool) -> Result<i32> {
         attest::sign_and_store(&inputs.repo, trust, key, "approve", commit, &statement)?;
     }
     ledger::record_approve(&common, &report, by, note, refusal.as_deref())?;
-    writeln!(out)?;
-    match refusal {
-        Some(why) => {
-            writeln!(out, "approval refused: {}", escape(&why))?;
-            Ok(1)
-        }
-        None => {
-            let commit = report.commit.as_deref().unwrap_or_default();
-            let at = report.approval.as_ref().map_or("", |a| a.at.as_str());
-            writeln!(out, "approved {commit} by {} at {at}", escape(by))?;
-            if key.is_some() {
-                writeln!(
-                    out,
-                    "signed under {} (push it: git push <remote> {})",
-                    attest::NOTES_REF,
-                    attest::NOTES_REF
-                )?;
-            }
-            Ok(0)
-        }
+    announce(&report, by, refusal.as_deref(), key.is_some(), &mut out)
+}
+
+/// Everything a reviewer needs, printed before the approval is recorded: the report (its
+/// approval block left out: it is announced once, after it is recorded), then, for an approved
+/// commit, the protected changes being approved and the command that shows them in full.
+fn show(
+    inputs: &gates::Inputs,
+    report: &Report,
+    approved: Option<git2::Oid>,
+    color: bool,
+    out: &mut dyn Write,
+) -> Result<()> {
+    let shown = Report {
+        approval: None,
+        ..report.clone()
+    };
+    render::render(&shown, Format::Human, color, out)?;
+    if let Some(commit) = approved {
+        let merge_base = inputs
+            .base
+            .as_ref()
+            .and_then(|(_, base)| inputs.repo.merge_base(*base, commit));
+        write_changes(&inputs.worktree, report, merge_base, commit, out)?;
     }
+    out.flush()?;
+    Ok(())
+}
+
+/// The approval (or its refusal) as recorded, and the exit code: 0 approved, 1 refused.
+fn announce(
+    report: &Report,
+    by: &str,
+    refusal: Option<&str>,
+    signed: bool,
+    out: &mut dyn Write,
+) -> Result<i32> {
+    writeln!(out)?;
+    if let Some(why) = refusal {
+        writeln!(out, "approval refused: {}", escape(why))?;
+        return Ok(1);
+    }
+    let commit = report.commit.as_deref().unwrap_or_default();
+    let at = report.approval.as_ref().map_or("", |a| a.at.as_str());
+    writeln!(out, "approved {commit} by {} at {at}", escape(by))?;
+    if signed {
+        writeln!(
+            out,
+            "signed under {} (push it: git push <remote> {})",
+            attest::NOTES_REF,
+            attest::NOTES_REF
+        )?;
+    }
+    Ok(0)
 }
 
 /// git's `user.name` as the repository around `worktree` (or the current directory) sees it.

@@ -1,8 +1,9 @@
 //! `closegate board`: one row per worktree with its lifecycle stage (SPEC §13).
 
 use anyhow::{Context, Result};
+use git2::Oid;
 
-use crate::board::{self, Ledger, fresh};
+use crate::board::{self, Ledger, Row, fresh};
 use crate::inputs;
 use crate::render;
 use crate::repo::Repo;
@@ -42,55 +43,17 @@ pub fn run(args: Args, color: bool) -> Result<i32> {
     let trusted = inputs::trusted_config(&repo, None, None)?;
     let status_file = &trusted.config.status_file;
     let ledger = Ledger::read(&repo.common_dir())?;
-    let mut rows = board::rows(
-        &repo,
-        status_file,
-        &ledger,
-        trusted.base.as_ref().map(|(_, id)| *id),
-    );
+    let base = trusted.base.as_ref().map(|(_, id)| *id);
+    let mut rows = board::rows(&repo, status_file, &ledger, base);
     for why in rows.iter().filter_map(|r| r.unreadable.as_deref()) {
         eprintln!("closegate: board: {}", render::escape(why));
     }
     let mut code = 0;
-    if args.tree {
-        let base = trusted.base.as_ref().map(|(_, id)| *id);
-        let targets: Vec<_> = rows
-            .iter()
-            .map(|r| board::tree::Target {
-                dir: r.dir.clone(),
-                head: r.head,
-            })
-            .collect();
-        let states = board::tree::states(&repo, &targets, base, status_file);
-        for (row, (state, why)) in rows.iter_mut().zip(states) {
-            if let Some(why) = why {
-                eprintln!("closegate: board: {}", render::escape(&why));
-                code = 2;
-            }
-            row.tree = Some(state);
-        }
+    if args.tree && !add_tree_states(&repo, &mut rows, base, status_file) {
+        code = 2;
     }
-    if args.check {
-        let targets: Vec<usize> = (0..rows.len())
-            .filter(|&i| rows[i].dir.is_some() && rows[i].doc != board::DocState::Absent)
-            .collect();
-        let dirs: Vec<_> = targets
-            .iter()
-            .filter_map(|&i| rows[i].dir.clone())
-            .collect();
-        for (&i, result) in targets
-            .iter()
-            .zip(fresh::verdicts(&dirs, !args.no_record, args.rerun))
-        {
-            match result {
-                Ok(verdict) => rows[i].set_verdict(Some(verdict)),
-                Err(err) => {
-                    eprintln!("closegate: board: {}", render::escape(&format!("{err:#}")));
-                    rows[i].set_verdict(None);
-                    code = 2;
-                }
-            }
-        }
+    if args.check && !add_fresh_verdicts(&mut rows, &args) {
+        code = 2;
     }
     let mut stdout = if args.json {
         crate::term::stdout()
@@ -103,4 +66,53 @@ pub fn run(args: Args, color: bool) -> Result<i32> {
         render::board::human(&rows, color, &mut stdout)?;
     }
     Ok(code)
+}
+
+/// `--tree`: each row's working-tree state, from all worktrees scanned in parallel; `false` when
+/// a scan failed (the reason goes to stderr, the row shows `unreadable`).
+fn add_tree_states(repo: &Repo, rows: &mut [Row], base: Option<Oid>, status_file: &str) -> bool {
+    let targets: Vec<_> = rows
+        .iter()
+        .map(|r| board::tree::Target {
+            dir: r.dir.clone(),
+            head: r.head,
+        })
+        .collect();
+    let states = board::tree::states(repo, &targets, base, status_file);
+    let mut ok = true;
+    for (row, (state, why)) in rows.iter_mut().zip(states) {
+        if let Some(why) = why {
+            eprintln!("closegate: board: {}", render::escape(&why));
+            ok = false;
+        }
+        row.tree = Some(state);
+    }
+    ok
+}
+
+/// `--check`: a fresh verdict for each worktree with a status document; `false` when a gate
+/// reached none (the reason goes to stderr, the row shows no verdict).
+fn add_fresh_verdicts(rows: &mut [Row], args: &Args) -> bool {
+    let targets: Vec<usize> = (0..rows.len())
+        .filter(|&i| rows[i].dir.is_some() && rows[i].doc != board::DocState::Absent)
+        .collect();
+    let dirs: Vec<_> = targets
+        .iter()
+        .filter_map(|&i| rows[i].dir.clone())
+        .collect();
+    let mut ok = true;
+    for (&i, result) in targets
+        .iter()
+        .zip(fresh::verdicts(&dirs, !args.no_record, args.rerun))
+    {
+        match result {
+            Ok(verdict) => rows[i].set_verdict(Some(verdict)),
+            Err(err) => {
+                eprintln!("closegate: board: {}", render::escape(&format!("{err:#}")));
+                rows[i].set_verdict(None);
+                ok = false;
+            }
+        }
+    }
+    ok
 }

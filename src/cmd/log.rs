@@ -69,9 +69,9 @@ fn normalise_filters(args: &mut Args) -> Result<()> {
     if let Some(v) = &args.verdict {
         match Verdict::parse(&v.to_ascii_uppercase()) {
             Some(verdict) => args.verdict = Some(verdict.as_str().to_string()),
+            // Raw: main escapes an error's text once, where it is printed.
             None => bail!(
-                "--verdict {}: expected VERIFIED, UNVERIFIED, PENDING_REVIEW or FAIL (any case)",
-                escape(v)
+                "--verdict {v}: expected VERIFIED, UNVERIFIED, PENDING_REVIEW or FAIL (any case)"
             ),
         }
     }
@@ -164,7 +164,8 @@ fn write_aligned(rows: &[(Vec<String>, String)], out: &mut dyn Write) -> std::io
     Ok(())
 }
 
-/// `--since DATE` as seconds since the epoch.
+/// `--since DATE` as seconds since the epoch. clap prints this error itself (not main), so the
+/// text it quotes is escaped here.
 fn parse_since(text: &str) -> std::result::Result<i64, String> {
     instant(text).ok_or_else(|| {
         format!(

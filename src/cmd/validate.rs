@@ -6,11 +6,13 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use anyhow::{Context, Result};
+use git2::Oid;
 
 use crate::config::{self, Config};
 use crate::contract::{self, Contract};
 use crate::inputs;
 use crate::render::escape;
+use crate::repo::Repo;
 use crate::term;
 
 /// Check the configuration and every task contract on the base tip before dispatching agents
@@ -43,37 +45,9 @@ pub fn run(args: Args) -> Result<i32> {
     let mut problems: Vec<String> = Vec::new();
     let tip = inputs::config_tip(&repo, args.base.as_deref());
     if tip.is_none() {
-        problems.push(match &args.base {
-            Some(name) => format!(
-                "--base {}: no branch of that name (refs/heads/NAME or refs/remotes/NAME)",
-                escape(name)
-            ),
-            None => "base: no base branch resolves (main, master, origin/HEAD's target): every check would report base-unknown".to_string(),
-        });
+        problems.push(no_base_problem(args.base.as_deref()));
     }
-
-    // The configuration, as `check` would read it.
-    let (config, config_origin) = match &args.config {
-        Some(path) => {
-            let bytes = inputs::read_bytes(path)
-                .with_context(|| format!("cannot read the configuration {}", path.display()))?;
-            let origin = path.display().to_string();
-            (parse_config(&bytes, &origin, &mut problems), origin)
-        }
-        None => match &tip {
-            Some((name, id)) => {
-                let origin = format!("{name}:{}", config::FILE_NAME);
-                match repo
-                    .read_file(*id, config::FILE_NAME)
-                    .with_context(|| format!("cannot read {origin}"))?
-                {
-                    Some(bytes) => (parse_config(&bytes, &origin, &mut problems), origin),
-                    None => (Some(Config::default()), "built-in defaults".to_string()),
-                }
-            }
-            None => (Some(Config::default()), "built-in defaults".to_string()),
-        },
-    };
+    let (config, config_origin) = read_config(&repo, &args, tip.as_ref(), &mut problems)?;
     if let Some(config) = &config
         && args.base.is_none()
         && let Some(base) = &config.base
@@ -85,82 +59,9 @@ pub fn run(args: Args) -> Result<i32> {
             escape(base)
         ));
     }
-
-    // The contracts, as `check` would find them.
-    let contracts: Vec<ContractFile> = match (&args.contract, &tip) {
-        (Some(path), _) => {
-            let bytes = inputs::read_bytes(path)
-                .with_context(|| format!("cannot read the contract {}", path.display()))?;
-            vec![ContractFile {
-                origin: path.display().to_string(),
-                bytes,
-            }]
-        }
-        (None, Some((name, id))) => repo
-            .dir_files(*id, contract::DIR)
-            .into_iter()
-            .filter(|(file, _)| file.ends_with(".toml"))
-            .map(|(file, bytes)| ContractFile {
-                origin: format!("{name}:{}/{file}", contract::DIR),
-                bytes,
-            })
-            .collect(),
-        (None, None) => Vec::new(),
-    };
-    let mut bound: BTreeMap<String, Vec<String>> = BTreeMap::new();
-    for file in &contracts {
-        let malformed =
-            |reason: String| format!("contract-malformed: {}: {reason}", escape(&file.origin));
-        let parsed: Contract = match contract::parse(&file.bytes) {
-            Ok(parsed) => parsed,
-            Err(reason) => {
-                problems.push(malformed(escape(&reason)));
-                continue;
-            }
-        };
-        if let Some(config) = &config {
-            for name in &parsed.required_checks {
-                if !config.checks.iter().any(|c| &c.name == name) {
-                    let configured: Vec<&str> =
-                        config.checks.iter().map(|c| c.name.as_str()).collect();
-                    let configured = if configured.is_empty() {
-                        "none".to_string()
-                    } else {
-                        configured.join(", ")
-                    };
-                    problems.push(malformed(format!(
-                        "required_checks: check `{}` is not configured in {} (configured: {}); every return would get contract-check-missing",
-                        escape(name),
-                        escape(&config_origin),
-                        escape(&configured)
-                    )));
-                }
-            }
-        }
-        if let Some(branch) = parsed.branch {
-            bound.entry(branch).or_default().push(file.origin.clone());
-        }
-    }
-    for (branch, files) in &bound {
-        for (i, file) in files.iter().enumerate() {
-            let others: Vec<String> = files
-                .iter()
-                .enumerate()
-                .filter(|(j, _)| *j != i)
-                .map(|(_, f)| escape(f))
-                .collect();
-            if others.is_empty() {
-                continue;
-            }
-            problems.push(format!(
-                "contract-malformed: {}: branch: branch `{}` is also bound by {}; bind each branch once",
-                escape(file),
-                escape(branch),
-                others.join(", ")
-            ));
-        }
-    }
-
+    let contracts = read_contracts(&repo, &args, tip.as_ref())?;
+    let bound = judge_contracts(&contracts, config.as_ref(), &config_origin, &mut problems);
+    bound_twice(&bound, &mut problems);
     if problems.is_empty() {
         let checks = config.as_ref().map_or(0, |c| c.checks.len());
         writeln!(
@@ -179,6 +80,146 @@ pub fn run(args: Args) -> Result<i32> {
     }
     out.flush()?;
     Ok(1)
+}
+
+/// The problem when no base branch resolves: the `--base` given, or none of the defaults.
+fn no_base_problem(base: Option<&str>) -> String {
+    match base {
+        Some(name) => format!(
+            "--base {}: no branch of that name (refs/heads/NAME or refs/remotes/NAME)",
+            escape(name)
+        ),
+        None => "base: no base branch resolves (main, master, origin/HEAD's target): every check would report base-unknown".to_string(),
+    }
+}
+
+/// The configuration as `check` would read it (`--config`, the base tip's file, or the
+/// built-in defaults), with where it came from; `None` when it does not parse.
+fn read_config(
+    repo: &Repo,
+    args: &Args,
+    tip: Option<&(String, Oid)>,
+    problems: &mut Vec<String>,
+) -> Result<(Option<Config>, String)> {
+    if let Some(path) = &args.config {
+        let bytes = inputs::read_bytes(path)
+            .with_context(|| format!("cannot read the configuration {}", path.display()))?;
+        let origin = path.display().to_string();
+        return Ok((parse_config(&bytes, &origin, problems), origin));
+    }
+    let defaults = || (Some(Config::default()), "built-in defaults".to_string());
+    let Some((name, id)) = tip else {
+        return Ok(defaults());
+    };
+    let origin = format!("{name}:{}", config::FILE_NAME);
+    Ok(
+        match repo
+            .read_file(*id, config::FILE_NAME)
+            .with_context(|| format!("cannot read {origin}"))?
+        {
+            Some(bytes) => (parse_config(&bytes, &origin, problems), origin),
+            None => defaults(),
+        },
+    )
+}
+
+/// The contracts as `check` would find them: `--contract`, or the base tip's contract files.
+fn read_contracts(
+    repo: &Repo,
+    args: &Args,
+    tip: Option<&(String, Oid)>,
+) -> Result<Vec<ContractFile>> {
+    Ok(match (&args.contract, tip) {
+        (Some(path), _) => {
+            let bytes = inputs::read_bytes(path)
+                .with_context(|| format!("cannot read the contract {}", path.display()))?;
+            vec![ContractFile {
+                origin: path.display().to_string(),
+                bytes,
+            }]
+        }
+        (None, Some((name, id))) => repo
+            .dir_files(*id, contract::DIR)
+            .into_iter()
+            .filter(|(file, _)| file.ends_with(".toml"))
+            .map(|(file, bytes)| ContractFile {
+                origin: format!("{name}:{}/{file}", contract::DIR),
+                bytes,
+            })
+            .collect(),
+        (None, None) => Vec::new(),
+    })
+}
+
+/// Each contract's parse and required_checks problems; the files binding each branch.
+fn judge_contracts(
+    contracts: &[ContractFile],
+    config: Option<&Config>,
+    config_origin: &str,
+    problems: &mut Vec<String>,
+) -> BTreeMap<String, Vec<String>> {
+    let mut bound: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for file in contracts {
+        let malformed =
+            |reason: String| format!("contract-malformed: {}: {reason}", escape(&file.origin));
+        let parsed: Contract = match contract::parse(&file.bytes) {
+            Ok(parsed) => parsed,
+            Err(reason) => {
+                problems.push(malformed(escape(&reason)));
+                continue;
+            }
+        };
+        if let Some(config) = config {
+            for name in &parsed.required_checks {
+                if !config.checks.iter().any(|c| &c.name == name) {
+                    problems.push(malformed(unconfigured_check(name, config, config_origin)));
+                }
+            }
+        }
+        if let Some(branch) = parsed.branch {
+            bound.entry(branch).or_default().push(file.origin.clone());
+        }
+    }
+    bound
+}
+
+/// The reason a contract's required check `name` is not one the configuration defines.
+fn unconfigured_check(name: &str, config: &Config, config_origin: &str) -> String {
+    let configured: Vec<&str> = config.checks.iter().map(|c| c.name.as_str()).collect();
+    let configured = if configured.is_empty() {
+        "none".to_string()
+    } else {
+        configured.join(", ")
+    };
+    format!(
+        "required_checks: check `{}` is not configured in {} (configured: {}); every return would get contract-check-missing",
+        escape(name),
+        escape(config_origin),
+        escape(&configured)
+    )
+}
+
+/// One problem per file binding a branch another file binds too.
+fn bound_twice(bound: &BTreeMap<String, Vec<String>>, problems: &mut Vec<String>) {
+    for (branch, files) in bound {
+        for (i, file) in files.iter().enumerate() {
+            let others: Vec<String> = files
+                .iter()
+                .enumerate()
+                .filter(|(j, _)| *j != i)
+                .map(|(_, f)| escape(f))
+                .collect();
+            if others.is_empty() {
+                continue;
+            }
+            problems.push(format!(
+                "contract-malformed: {}: branch: branch `{}` is also bound by {}; bind each branch once",
+                escape(file),
+                escape(branch),
+                others.join(", ")
+            ));
+        }
+    }
 }
 
 /// The configuration, or `None` with its problem (the parser's own words: file, key, reason).

@@ -154,68 +154,117 @@ pub fn run_reusing(
     let Some(confinement) = decision.confinement else {
         return Ok(checked);
     };
+    if label != strongest {
+        fill_recorded(plan, specs, label, &mut results);
+    }
+    let pending: Vec<usize> = (0..specs.len()).filter(|&i| results[i].is_none()).collect();
+    if !pending.is_empty() {
+        let ran = run_pending(repo, commit, specs, env, plan, &confinement, &pending)?;
+        for (i, ran) in ran {
+            results[i] = Some((ran, label));
+        }
+    }
+    collect(&mut checked, plan.key, specs, results);
+    Ok(checked)
+}
+
+/// Fill each missing result with one recorded under the sandbox word `label`.
+fn fill_recorded(
+    plan: &Plan<'_>,
+    specs: &[CheckSpec],
+    label: &'static str,
+    results: &mut [Option<(Ran, &'static str)>],
+) {
     for (spec, result) in specs.iter().zip(results.iter_mut()) {
-        if result.is_none() && label != strongest {
+        if result.is_none() {
             *result = plan
                 .recorded
                 .find(plan.key, spec, label)
                 .map(|ran| (ran, label));
         }
     }
-    let pending: Vec<usize> = (0..specs.len()).filter(|&i| results[i].is_none()).collect();
-    if !pending.is_empty() {
-        let _signals = interrupt::Guard::install();
-        scratch::sweep_stale(&std::env::temp_dir());
-        let vars = env.bounded(repo);
-        let sandboxed = matches!(confinement, Confinement::Bwrap(_));
-        let per_check = plan.jobs > 1 && pending.len() > 1;
-        let mut scratches: Vec<Scratch> = Vec::new();
-        let mut workspaces: Vec<Workspace> = Vec::new();
-        let mut cmds = Vec::with_capacity(pending.len());
-        for &i in &pending {
-            let spec = &specs[i];
-            let place = if spec.keep.is_empty() {
-                if per_check || scratches.is_empty() {
-                    let created = Scratch::create()?;
-                    repo.checkout_pristine(commit, &created.checkout())?;
-                    scratches.push(created);
-                }
-                let scratch = scratches.last().expect("a scratch was just made");
-                Place {
-                    root: scratch.root().to_path_buf(),
-                    checkout: scratch.checkout(),
-                    tmp: scratch.tmp(),
-                    empty: scratch.empty(),
-                }
-            } else {
-                let ws = Workspace::open(&repo.common_dir(), &spec.name, &interrupt::requested)?;
-                repo.reset_workspace(commit, &ws.checkout(), &spec.keep)?;
-                let place = Place {
-                    root: ws.root().to_path_buf(),
-                    checkout: ws.checkout(),
-                    tmp: ws.tmp(),
-                    empty: ws.empty(),
-                };
-                workspaces.push(ws);
-                place
-            };
-            let policy = policy(repo, &place, spec)?;
-            let cmd = command(&confinement, &policy, spec, &vars, &place.root)?;
-            cmds.push((i, cmd));
-        }
-        for (i, ran) in run_all(cmds, specs, plan.jobs, sandboxed)? {
-            results[i] = Some((ran, label));
-        }
-        for scratch in scratches {
-            scratch.remove()?;
-        }
-        drop(workspaces);
-        if interrupt::requested() {
-            anyhow::bail!("interrupted by a signal while the checks ran");
-        }
+}
+
+/// Run the checks at `pending` (indexes into `specs`) under `confinement`, each in a place of its
+/// own when they run at once, and remove the scratch checkouts after; the runs with their index.
+fn run_pending(
+    repo: &Repo,
+    commit: Oid,
+    specs: &[CheckSpec],
+    env: &CheckEnv,
+    plan: &Plan<'_>,
+    confinement: &Confinement,
+    pending: &[usize],
+) -> Result<Vec<(usize, Ran)>> {
+    let _signals = interrupt::Guard::install();
+    scratch::sweep_stale(&std::env::temp_dir());
+    let vars = env.bounded(repo);
+    let sandboxed = matches!(confinement, Confinement::Bwrap(_));
+    let per_check = plan.jobs > 1 && pending.len() > 1;
+    let mut scratches: Vec<Scratch> = Vec::new();
+    let mut workspaces: Vec<Workspace> = Vec::new();
+    let mut cmds = Vec::with_capacity(pending.len());
+    for &i in pending {
+        let spec = &specs[i];
+        let place = if spec.keep.is_empty() {
+            scratch_place(repo, commit, per_check, &mut scratches)?
+        } else {
+            workspace_place(repo, commit, spec, &mut workspaces)?
+        };
+        let policy = policy(repo, &place, spec)?;
+        let cmd = command(confinement, &policy, spec, &vars, &place.root)?;
+        cmds.push((i, cmd));
     }
-    collect(&mut checked, plan.key, specs, results);
-    Ok(checked)
+    let ran = run_all(cmds, specs, plan.jobs, sandboxed)?;
+    for scratch in scratches {
+        scratch.remove()?;
+    }
+    drop(workspaces);
+    if interrupt::requested() {
+        anyhow::bail!("interrupted by a signal while the checks ran");
+    }
+    Ok(ran)
+}
+
+/// A pristine checkout of `commit` for a check without `keep`: a new one per check when checks
+/// run at once, else the one all such checks share.
+fn scratch_place(
+    repo: &Repo,
+    commit: Oid,
+    per_check: bool,
+    scratches: &mut Vec<Scratch>,
+) -> Result<Place> {
+    if per_check || scratches.is_empty() {
+        let created = Scratch::create()?;
+        repo.checkout_pristine(commit, &created.checkout())?;
+        scratches.push(created);
+    }
+    let scratch = scratches.last().expect("a scratch was just made");
+    Ok(Place {
+        root: scratch.root().to_path_buf(),
+        checkout: scratch.checkout(),
+        tmp: scratch.tmp(),
+        empty: scratch.empty(),
+    })
+}
+
+/// The check's persistent workspace (it keeps paths between runs), reset to `commit`.
+fn workspace_place(
+    repo: &Repo,
+    commit: Oid,
+    spec: &CheckSpec,
+    workspaces: &mut Vec<Workspace>,
+) -> Result<Place> {
+    let ws = Workspace::open(&repo.common_dir(), &spec.name, &interrupt::requested)?;
+    repo.reset_workspace(commit, &ws.checkout(), &spec.keep)?;
+    let place = Place {
+        root: ws.root().to_path_buf(),
+        checkout: ws.checkout(),
+        tmp: ws.tmp(),
+        empty: ws.empty(),
+    };
+    workspaces.push(ws);
+    Ok(place)
 }
 
 /// Fold the runs (each with the sandbox word it was obtained under) into `checked`, in the

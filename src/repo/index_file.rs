@@ -86,17 +86,7 @@ pub(super) fn read(git_dir: &Path) -> Result<Option<Index>> {
     let Some(parsed) = parse_index(&bytes) else {
         return Ok(None);
     };
-    if parsed.bad_name_length {
-        bail!("{} is corrupt: {BAD_NAME_LENGTH}", path.display());
-    }
-    // git refuses an index whose entries are out of order (`check_ce_order`); the scan's binary
-    // searches rely on the order, so an index crafted out of it must not reach them.
-    if !in_order(&parsed.entries) {
-        bail!(
-            "{} is corrupt: its entries are out of order",
-            path.display()
-        );
-    }
+    check_entries(&parsed, &path)?;
     let sparse = parsed.sparse || parsed.entries.iter().any(Entry::is_sparse_dir);
     let split = parsed.link.is_some();
     let Some(link) = parsed.link.filter(|l| !l.base.is_zero()) else {
@@ -107,7 +97,43 @@ pub(super) fn read(git_dir: &Path) -> Result<Option<Index>> {
         }));
     };
     let shared_path = git_dir.join(format!("sharedindex.{}", link.base));
-    let Some(shared) = read_regular(&shared_path)? else {
+    let Some(base) = read_shared(&path, &shared_path, &link)? else {
+        return Ok(None);
+    };
+    let Some(entries) = merge(base.entries, parsed.entries, &link) else {
+        bail!(
+            "{} is corrupt: its link extension does not fit {}",
+            path.display(),
+            shared_path.display()
+        );
+    };
+    Ok(Some(Index {
+        entries,
+        cache_tree: parsed.cache_tree.or(base.cache_tree),
+        beyond_libgit2: true,
+    }))
+}
+
+/// An error when a parsed index at `path` stopped at an entry whose name length is wrong, or
+/// its entries are out of order: git refuses such an index (`check_ce_order`), and the scan's
+/// binary searches rely on the order, so an index crafted out of it must not reach them.
+fn check_entries(parsed: &Parsed, path: &Path) -> Result<()> {
+    if parsed.bad_name_length {
+        bail!("{} is corrupt: {BAD_NAME_LENGTH}", path.display());
+    }
+    if !in_order(&parsed.entries) {
+        bail!(
+            "{} is corrupt: its entries are out of order",
+            path.display()
+        );
+    }
+    Ok(())
+}
+
+/// The shared index at `shared_path` that the split index at `path` links to, checked to be the
+/// one `link` names; `None` when it is in a form this reader does not handle.
+fn read_shared(path: &Path, shared_path: &Path, link: &Link) -> Result<Option<Parsed>> {
+    let Some(shared) = read_regular(shared_path)? else {
         bail!(
             "{} is a split index whose shared index {} is missing",
             path.display(),
@@ -123,27 +149,8 @@ pub(super) fn read(git_dir: &Path) -> Result<Option<Index>> {
     let Some(base) = parse_index(&shared).filter(|b| b.link.is_none()) else {
         return Ok(None);
     };
-    if base.bad_name_length {
-        bail!("{} is corrupt: {BAD_NAME_LENGTH}", shared_path.display());
-    }
-    if !in_order(&base.entries) {
-        bail!(
-            "{} is corrupt: its entries are out of order",
-            shared_path.display()
-        );
-    }
-    let Some(entries) = merge(base.entries, parsed.entries, &link) else {
-        bail!(
-            "{} is corrupt: its link extension does not fit {}",
-            path.display(),
-            shared_path.display()
-        );
-    };
-    Ok(Some(Index {
-        entries,
-        cache_tree: parsed.cache_tree.or(base.cache_tree),
-        beyond_libgit2: true,
-    }))
+    check_entries(&base, shared_path)?;
+    Ok(Some(base))
 }
 
 /// The bytes of the index file at `path`, `None` when there is none. It lies in the agent's
@@ -336,16 +343,8 @@ pub(super) fn parse_index(bytes: &[u8]) -> Option<Parsed> {
     let mut previous: Vec<u8> = Vec::new();
     for _ in 0..count {
         let start = at;
-        let word = |i: usize| be32(bytes, start + 4 * i);
-        let stat = StatData {
-            ctime: (word(0)?, word(1)?),
-            mtime: (word(2)?, word(3)?),
-            ino: word(5)?,
-            uid: word(7)?,
-            gid: word(8)?,
-            size: word(9)?,
-        };
-        let mode = word(6)?;
+        let stat = stat_data(bytes, start)?;
+        let mode = be32(bytes, start + 24)?;
         let oid = Oid::from_bytes(bytes.get(start + 40..start + 60)?).ok()?;
         let flags = be16(bytes, start + 60)?;
         at = start + 62;
@@ -357,28 +356,9 @@ pub(super) fn parse_index(bytes: &[u8]) -> Option<Parsed> {
             extended = be16(bytes, at)?;
             at += 2;
         }
-        let path = if version == 4 {
-            let (strip, used) = varint(bytes.get(at..end)?)?;
-            at += used;
-            let nul = bytes.get(at..end)?.iter().position(|&b| b == 0)?;
-            let keep = previous.len().checked_sub(strip)?;
-            let path = [&previous[..keep], &bytes[at..at + nul]].concat();
-            at += nul + 1;
-            path
-        } else {
-            let nul = bytes.get(at..end)?.iter().position(|&b| b == 0)?;
-            let path = bytes[at..at + nul].to_vec();
-            at = start + (at + nul - start + 8) / 8 * 8; // 1–8 NULs pad the entry to 8 bytes
-            path
-        };
+        let path = entry_path(bytes, start, &mut at, end, version, &previous)?;
         if !name_length_fits(flags, &path) {
-            return Some(Parsed {
-                entries,
-                cache_tree: None,
-                link: None,
-                sparse: false,
-                bad_name_length: true,
-            });
+            return Some(Parsed::of(entries, true));
         }
         let skip_worktree = extended & 0x4000 != 0;
         let kind = mode & 0o170000;
@@ -400,13 +380,67 @@ pub(super) fn parse_index(bytes: &[u8]) -> Option<Parsed> {
         });
         previous = path;
     }
-    let mut parsed = Parsed {
-        entries,
-        cache_tree: None,
-        link: None,
-        sparse: false,
-        bad_name_length: false,
-    };
+    let mut parsed = Parsed::of(entries, false);
+    parse_extensions(bytes, at, end, &mut parsed)?;
+    Some(parsed)
+}
+
+impl Parsed {
+    /// The entries read, no extension yet.
+    fn of(entries: Vec<Entry>, bad_name_length: bool) -> Parsed {
+        Parsed {
+            entries,
+            cache_tree: None,
+            link: None,
+            sparse: false,
+            bad_name_length,
+        }
+    }
+}
+
+/// The stat data of the entry at `start` (ctime, mtime, ino, uid, gid, size).
+fn stat_data(bytes: &[u8], start: usize) -> Option<StatData> {
+    let word = |i: usize| be32(bytes, start + 4 * i);
+    Some(StatData {
+        ctime: (word(0)?, word(1)?),
+        mtime: (word(2)?, word(3)?),
+        ino: word(5)?,
+        uid: word(7)?,
+        gid: word(8)?,
+        size: word(9)?,
+    })
+}
+
+/// The path of the entry at `start` whose name begins at `at` (moved past the name and, before
+/// version 4, its padding): NUL-terminated, in version 4 prefix-compressed against `previous`.
+fn entry_path(
+    bytes: &[u8],
+    start: usize,
+    at: &mut usize,
+    end: usize,
+    version: u32,
+    previous: &[u8],
+) -> Option<Vec<u8>> {
+    if version == 4 {
+        let (strip, used) = varint(bytes.get(*at..end)?)?;
+        *at += used;
+        let nul = bytes.get(*at..end)?.iter().position(|&b| b == 0)?;
+        let keep = previous.len().checked_sub(strip)?;
+        let path = [&previous[..keep], &bytes[*at..*at + nul]].concat();
+        *at += nul + 1;
+        Some(path)
+    } else {
+        let nul = bytes.get(*at..end)?.iter().position(|&b| b == 0)?;
+        let path = bytes[*at..*at + nul].to_vec();
+        *at = start + (*at + nul - start + 8) / 8 * 8; // 1–8 NULs pad the entry to 8 bytes
+        Some(path)
+    }
+}
+
+/// The extensions whose headers start between `at` and `end` (where the checksum begins) that
+/// the scan needs: the cache tree, a split index's link, a sparse index's marker. `None` for an
+/// extension that is malformed, or unknown and required (its signature not upper case).
+fn parse_extensions(bytes: &[u8], mut at: usize, end: usize, parsed: &mut Parsed) -> Option<()> {
     while at + 8 <= end {
         let signature = &bytes[at..at + 4];
         let size = be32(bytes, at + 4)? as usize;
@@ -420,7 +454,7 @@ pub(super) fn parse_index(bytes: &[u8]) -> Option<Parsed> {
         }
         at += 8 + size;
     }
-    Some(parsed)
+    Some(())
 }
 
 /// The `link` extension: the shared index's id, then (when anything is split off) the delete

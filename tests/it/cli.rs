@@ -764,3 +764,21 @@ fn validate_reports_a_bad_configuration_and_reads_the_flags() {
     let (code, _, err) = parts(&closegate(outside.path(), &["validate"]));
     assert_eq!(code, 2, "{err}");
 }
+
+/// validate's exit-2 errors carry the file name raw and main escapes it once on stderr; its
+/// problems on stdout (a --base naming no branch) are escaped once too.
+#[test]
+fn validate_escapes_an_ansi_input_exactly_once() {
+    let fx = Fixture::new();
+    fx.commit("main", &[(".closegate.toml", Some(TWO_CHECKS))], "base");
+    let (code, _, err) = validate(&fx, &["--config", "\x1b[31mmissing.toml"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(!err.contains('\x1b'), "raw escape on stderr: {err:?}");
+    // The name is quoted twice (the context and the OS error), each time escaped once.
+    assert!(err.contains("\\u{1b}[31mmissing.toml"), "{err}");
+    assert!(!err.contains("\\\\u{1b}"), "escaped twice: {err}");
+    let (code, out, _) = validate(&fx, &["--base", "\x1b[31mnope"]);
+    assert_eq!(code, 1, "{out}");
+    assert!(!out.contains('\x1b'), "raw escape on stdout: {out:?}");
+    assert_eq!(out.matches("--base \\u{1b}[31mnope").count(), 1, "{out}");
+}

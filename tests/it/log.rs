@@ -182,3 +182,25 @@ fn sixteen_concurrent_checks_write_sixteen_whole_lines() {
         assert_eq!(record["slug"], "many");
     }
 }
+
+/// A filter's value carrying an ANSI escape is quoted in the error escaped exactly once: never
+/// raw (it would drive the terminal), never escaped twice (`\\u{1b}`).
+#[test]
+fn bad_filter_values_are_escaped_once_on_stderr() {
+    let fx = Fixture::new();
+    fx.commit("main", &[("a.txt", Some("a\n"))], "base");
+    for args in [
+        ["--verdict", "\x1b[31mred"],
+        ["--since", "\x1b[31mred"],
+        ["--event", "\x1b[31mred"],
+    ] {
+        let (code, _, err) = log(&fx, &args);
+        assert_eq!(code, 2, "{args:?}: {err}");
+        assert!(
+            !err.contains('\x1b'),
+            "{args:?}: raw escape on stderr: {err:?}"
+        );
+        assert_eq!(err.matches("\\u{1b}[31mred").count(), 1, "{args:?}: {err}");
+        assert!(!err.contains("\\\\u{1b}"), "{args:?}: escaped twice: {err}");
+    }
+}
