@@ -202,117 +202,165 @@ pub fn guarded_bases(repo: &Repo) -> Vec<String> {
 fn decide(updates: &[Update]) -> Result<i32> {
     let repo = Repo::from_env()?;
     let setting = Setting::read(&repo);
-    let config = &setting.config;
     let heads: Vec<&Update> = updates
         .iter()
         .filter(|u| u.refname.starts_with("refs/heads/"))
         .collect();
-    let is_base = |u: &Update| setting.bases.iter().any(|b| u.refname[11..] == **b);
-    let guarded = |u: &&Update| -> Result<bool> {
-        let short = &u.refname["refs/heads/".len()..];
-        let agent = config.is_agent_branch(short);
-        let deleted = value(&u.new, &u.refname)?.is_none();
-        Ok(is_base(u) || (agent && deleted))
-    };
+    let judge = Judge::new(&repo, &setting, &heads)?;
     // Most updates (a commit on a feature branch or on an agent branch) need nothing more.
-    let mut any = false;
-    for u in &heads {
-        any = any || guarded(u)?;
-    }
-    if !any {
+    if !judge.needs_judging()? {
         return Ok(0);
     }
+    let mut decisions = judge.deletions()?;
+    decisions.extend(judge.base_moves()?);
     let common = repo.common_dir();
-    // The audit log is read at most once per transaction, and only when a decision needs it.
-    let passed = std::cell::OnceCell::new();
-    let covered = |id: Oid| -> Result<bool> {
-        if passed.get().is_none() {
-            let _ = passed.set(ledger::passing_commits(&common)?);
-        }
-        let set = passed.get().expect("just set");
-        Ok(crate::covered::is_covered_by(
-            &repo,
-            set,
-            id,
-            &config.status_file,
-        ))
-    };
-    let base_updates: Vec<&Update> = heads.iter().copied().filter(|u| is_base(u)).collect();
-    // The base's tips: now, and after this transaction when it moves the base too.
-    let mut base_tips: Vec<Oid> = setting
-        .bases
-        .iter()
-        .filter_map(|b| repo.branch_tip(b))
-        .collect();
-    for u in &base_updates {
-        base_tips.extend(value(&u.new, &u.refname)?);
-    }
-    let decision = |action, branch: &str, commit, accepted, reason: Option<String>| Decision {
-        action,
-        branch: branch.to_string(),
-        commit,
-        accepted,
-        base: setting.base.clone(),
-        reason,
-    };
-
-    let mut decisions = Vec::new();
-    for u in &heads {
-        let short = &u.refname["refs/heads/".len()..];
-        if !config.is_agent_branch(short) {
-            continue;
-        }
-        if value(&u.new, &u.refname)?.is_some() {
-            continue; // creating or moving an agent branch is the agent's work
-        }
-        let Some(tip) = value(&u.old, &u.refname)?.or_else(|| repo.ref_target(&u.refname)) else {
-            continue;
-        };
-        if let Some(broken) = &setting.broken {
-            decisions.push(decision(
-                Action::Delete,
-                short,
-                tip,
-                false,
-                Some(broken.clone()),
-            ));
-            continue;
-        }
-        let mut merged = false;
-        for b in &base_tips {
-            merged = merged || repo.reaches(*b, tip)? || holds_changes(&repo, *b, tip);
-        }
-        let accepted = merged || covered(tip)?;
-        decisions.push(decision(Action::Delete, short, tip, accepted, None));
-    }
-    for u in &base_updates {
-        let Some(new_base) = value(&u.new, &u.refname)? else {
-            continue;
-        };
-        let short = &u.refname["refs/heads/".len()..];
-        if let Some(error) = unparsable_config(&repo, short, new_base) {
-            decisions.push(decision(
-                Action::Config,
-                short,
-                new_base,
-                false,
-                Some(error),
-            ));
-        }
-        for (branch, newest) in newly_merged(&repo, config, &heads, u, new_base)? {
-            let (accepted, reason) = match &setting.broken {
-                Some(broken) => (false, Some(broken.clone())),
-                None => (covered(newest)?, None),
-            };
-            decisions.push(decision(Action::Merge, &branch, newest, accepted, reason));
-        }
-    }
     for d in &decisions {
         audit_line(d)
             .append(&common)
             .context("cannot record the hook's decision")?;
     }
     report_refusals(&repo, &decisions)
+}
+
+/// One transaction's branch updates, with what judging them needs: the base's tips (now, and
+/// after this transaction when it moves the base too) and the passing records, read at most
+/// once per transaction and only when a decision needs them.
+struct Judge<'a> {
+    repo: &'a Repo,
+    setting: &'a Setting,
+    heads: &'a [&'a Update],
+    base_tips: Vec<Oid>,
+    passed: std::cell::OnceCell<std::collections::HashSet<String>>,
+}
+
+impl<'a> Judge<'a> {
+    fn new(repo: &'a Repo, setting: &'a Setting, heads: &'a [&'a Update]) -> Result<Judge<'a>> {
+        let mut judge = Judge {
+            repo,
+            setting,
+            heads,
+            base_tips: Vec::new(),
+            passed: std::cell::OnceCell::new(),
+        };
+        let mut tips: Vec<Oid> = setting
+            .bases
+            .iter()
+            .filter_map(|b| repo.branch_tip(b))
+            .collect();
+        for u in judge.base_updates() {
+            tips.extend(value(&u.new, &u.refname)?);
+        }
+        judge.base_tips = tips;
+        Ok(judge)
+    }
+
+    fn short(u: &Update) -> &str {
+        &u.refname["refs/heads/".len()..]
+    }
+
+    fn is_base(&self, u: &Update) -> bool {
+        self.setting
+            .bases
+            .iter()
+            .any(|b| Self::short(u) == b.as_str())
+    }
+
+    fn base_updates(&self) -> impl Iterator<Item = &'a Update> + '_ {
+        self.heads.iter().copied().filter(|u| self.is_base(u))
+    }
+
+    /// Does any update move the base or delete an agent branch?
+    fn needs_judging(&self) -> Result<bool> {
+        for u in self.heads {
+            let agent = self.setting.config.is_agent_branch(Self::short(u));
+            if self.is_base(u) || (agent && value(&u.new, &u.refname)?.is_none()) {
+                return Ok(true);
+            }
+        }
+        Ok(false)
+    }
+
+    /// Is `id` covered by a passing record (SPEC §9)?
+    fn covered(&self, id: Oid) -> Result<bool> {
+        if self.passed.get().is_none() {
+            let common = self.repo.common_dir();
+            let _ = self.passed.set(ledger::passing_commits(&common)?);
+        }
+        let set = self.passed.get().expect("just set");
+        let status_file = &self.setting.config.status_file;
+        Ok(crate::covered::is_covered_by(
+            self.repo,
+            set,
+            id,
+            status_file,
+        ))
+    }
+
+    fn decision(&self, action: Action, branch: &str, commit: Oid, accepted: bool) -> Decision {
+        Decision {
+            action,
+            branch: branch.to_string(),
+            commit,
+            accepted,
+            base: self.setting.base.clone(),
+            reason: None,
+        }
+    }
+
+    /// Deleting an agent branch: accepted when its tip is merged into a base tip or covered.
+    fn deletions(&self) -> Result<Vec<Decision>> {
+        let mut decisions = Vec::new();
+        for u in self.heads {
+            let short = Self::short(u);
+            if !self.setting.config.is_agent_branch(short) || value(&u.new, &u.refname)?.is_some() {
+                continue; // creating or moving an agent branch is the agent's work
+            }
+            let old = value(&u.old, &u.refname)?;
+            let Some(tip) = old.or_else(|| self.repo.ref_target(&u.refname)) else {
+                continue;
+            };
+            if let Some(broken) = &self.setting.broken {
+                let mut refused = self.decision(Action::Delete, short, tip, false);
+                refused.reason = Some(broken.clone());
+                decisions.push(refused);
+                continue;
+            }
+            let mut merged = false;
+            for b in &self.base_tips {
+                merged = merged || self.repo.reaches(*b, tip)? || holds_changes(self.repo, *b, tip);
+            }
+            let accepted = merged || self.covered(tip)?;
+            decisions.push(self.decision(Action::Delete, short, tip, accepted));
+        }
+        Ok(decisions)
+    }
+
+    /// Moving the base: refused onto a broken configuration, or onto agent commits whose newest
+    /// is not covered.
+    fn base_moves(&self) -> Result<Vec<Decision>> {
+        let mut decisions = Vec::new();
+        for u in self.base_updates() {
+            let Some(new_base) = value(&u.new, &u.refname)? else {
+                continue;
+            };
+            let short = Self::short(u);
+            if let Some(error) = unparsable_config(self.repo, short, new_base) {
+                let mut refused = self.decision(Action::Config, short, new_base, false);
+                refused.reason = Some(error);
+                decisions.push(refused);
+            }
+            let config = &self.setting.config;
+            for (branch, newest) in newly_merged(self.repo, config, self.heads, u, new_base)? {
+                let mut d = self.decision(Action::Merge, &branch, newest, false);
+                match &self.setting.broken {
+                    Some(broken) => d.reason = Some(broken.clone()),
+                    None => d.accepted = self.covered(newest)?,
+                }
+                decisions.push(d);
+            }
+        }
+        Ok(decisions)
+    }
 }
 
 /// Why the configuration or a contract committed at `commit` (the base's new tip) does not
