@@ -384,41 +384,48 @@ pub fn approvals(
                 continue;
             }
         };
-        let verified = ssh::verify(
-            allowed,
-            APPROVE_NAMESPACE,
-            entry.statement.as_bytes(),
-            &entry.signature,
-            entry.signer.as_deref(),
-        )?;
-        let principal = match verified {
-            Ok(principal) => principal,
-            Err(why) => {
-                found.invalid.push(why);
-                continue;
+        match signed_approval(allowed, &entry, expect)? {
+            Ok(approval) => {
+                if found.valid.as_ref().is_none_or(|v| v.at <= approval.at) {
+                    found.valid = Some(approval);
+                }
             }
-        };
-        let value: Value = serde_json::from_str(&entry.statement).unwrap_or(Value::Null);
-        let checked = if value["type"] == APPROVE_TYPE {
-            bound_to(&value, expect)
-        } else {
-            Err(format!("its statement is not a {APPROVE_TYPE} statement"))
-        };
-        if let Err(why) = checked {
-            found
-                .invalid
-                .push(format!("signed by {principal}, but {why}"));
-            continue;
-        }
-        let at = value["at"].as_str().unwrap_or_default().to_string();
-        let newer = found.valid.as_ref().is_none_or(|v| v.at <= at);
-        if newer {
-            found.valid = Some(Approval {
-                by: value["by"].as_str().unwrap_or(&principal).to_string(),
-                at,
-                commit: expect.commit.to_string(),
-            });
+            Err(why) => found.invalid.push(why),
         }
     }
     Ok(found)
+}
+
+/// One approval entry checked against the allowed signers: the approval it stands for (signed by
+/// an allowed signer, bound to this commit, configuration and contract), or why it does not count.
+fn signed_approval(
+    allowed: &[u8],
+    entry: &Entry,
+    expect: &Expect<'_>,
+) -> Result<std::result::Result<Approval, String>> {
+    let verified = ssh::verify(
+        allowed,
+        APPROVE_NAMESPACE,
+        entry.statement.as_bytes(),
+        &entry.signature,
+        entry.signer.as_deref(),
+    )?;
+    let principal = match verified {
+        Ok(principal) => principal,
+        Err(why) => return Ok(Err(why)),
+    };
+    let value: Value = serde_json::from_str(&entry.statement).unwrap_or(Value::Null);
+    let checked = if value["type"] == APPROVE_TYPE {
+        bound_to(&value, expect)
+    } else {
+        Err(format!("its statement is not a {APPROVE_TYPE} statement"))
+    };
+    if let Err(why) = checked {
+        return Ok(Err(format!("signed by {principal}, but {why}")));
+    }
+    Ok(Ok(Approval {
+        by: value["by"].as_str().unwrap_or(&principal).to_string(),
+        at: value["at"].as_str().unwrap_or_default().to_string(),
+        commit: expect.commit.to_string(),
+    }))
 }

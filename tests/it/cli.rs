@@ -782,3 +782,21 @@ fn validate_escapes_an_ansi_input_exactly_once() {
     assert!(!out.contains('\x1b'), "raw escape on stdout: {out:?}");
     assert_eq!(out.matches("--base \\u{1b}[31mnope").count(), 1, "{out}");
 }
+
+/// Issue 18: no function in src/ is over 60 lines; scripts/fn-lengths.sh counts them and exits 1
+/// naming each one that is.
+#[test]
+fn no_function_in_src_is_over_sixty_lines() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let out = std::process::Command::new("bash")
+        .arg(root.join("scripts/fn-lengths.sh"))
+        .current_dir(root)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
