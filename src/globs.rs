@@ -84,7 +84,13 @@ impl Pending {
         literal: bool,
         fold: bool,
     ) -> Result<(), String> {
-        let mut texts = vec![pattern.to_string()];
+        // A literal path pattern names its path without the trailing `/`, as the segment
+        // matcher reads it (`simple_text`): `/a/` covers `/a` and what lies under it.
+        let own = match literal && pattern.len() > 1 {
+            true => pattern.trim_end_matches('/'),
+            false => pattern,
+        };
+        let mut texts = vec![own.to_string()];
         if literal {
             texts.push(format!("{}/**", pattern.trim_end_matches('/')));
         }
