@@ -222,6 +222,49 @@ fn allowed_signers(repo: &Repo, config: &Config, trust: &Trust) -> Result<Result
     }
 }
 
+/// The allowed signers of the base tip, read the first time an entry needs them, and the one
+/// way an entry's signature is checked against them.
+struct Signers<'a> {
+    repo: &'a Repo,
+    config: &'a Config,
+    trust: &'a Trust,
+    read: Option<std::result::Result<Vec<u8>, String>>,
+}
+
+impl<'a> Signers<'a> {
+    fn new(repo: &'a Repo, config: &'a Config, trust: &'a Trust) -> Signers<'a> {
+        Signers {
+            repo,
+            config,
+            trust,
+            read: None,
+        }
+    }
+
+    /// The principal that signed `entry` in `namespace`, or why it does not verify (including
+    /// why there are no allowed signers to check it against).
+    fn verify(
+        &mut self,
+        namespace: &str,
+        entry: &Entry,
+    ) -> Result<std::result::Result<String, String>> {
+        if self.read.is_none() {
+            self.read = Some(allowed_signers(self.repo, self.config, self.trust)?);
+        }
+        let allowed = match self.read.as_ref().expect("just read") {
+            Ok(bytes) => bytes,
+            Err(why) => return Ok(Err(why.clone())),
+        };
+        ssh::verify(
+            allowed,
+            namespace,
+            entry.statement.as_bytes(),
+            &entry.signature,
+            entry.signer.as_deref(),
+        )
+    }
+}
+
 /// Look for a valid attestation of `expect` (SPEC §20).
 pub fn attested(
     repo: &Repo,
@@ -230,7 +273,7 @@ pub fn attested(
     expect: &Expect<'_>,
 ) -> Result<Attested> {
     let mut reasons = Vec::new();
-    let mut signers = None;
+    let mut signers = Signers::new(repo, config, trust);
     for entry in entries(repo, trust, expect.commit)? {
         let entry = match entry {
             Ok(entry) if entry.kind == "attest" => entry,
@@ -242,23 +285,7 @@ pub fn attested(
             }
             _ => continue,
         };
-        if signers.is_none() {
-            signers = Some(allowed_signers(repo, config, trust)?);
-        }
-        let allowed = match signers.as_ref().expect("just read") {
-            Ok(bytes) => bytes,
-            Err(why) => {
-                reasons.push(why.clone());
-                continue;
-            }
-        };
-        let principal = match ssh::verify(
-            allowed,
-            ATTEST_NAMESPACE,
-            entry.statement.as_bytes(),
-            &entry.signature,
-            entry.signer.as_deref(),
-        )? {
+        let principal = match signers.verify(ATTEST_NAMESPACE, &entry)? {
             Ok(principal) => principal,
             Err(why) => {
                 reasons.push(why);
@@ -364,7 +391,7 @@ pub fn approvals(
     expect: &Expect<'_>,
 ) -> Result<Approvals> {
     let mut found = Approvals::default();
-    let mut signers = None;
+    let mut signers = Signers::new(repo, config, trust);
     for entry in entries(repo, trust, expect.commit)? {
         let entry = match entry {
             Ok(entry) if entry.kind == "approve" => entry,
@@ -374,17 +401,8 @@ pub fn approvals(
             }
             _ => continue,
         };
-        if signers.is_none() {
-            signers = Some(allowed_signers(repo, config, trust)?);
-        }
-        let allowed = match signers.as_ref().expect("just read") {
-            Ok(bytes) => bytes,
-            Err(why) => {
-                found.invalid.push(why.clone());
-                continue;
-            }
-        };
-        match signed_approval(allowed, &entry, expect)? {
+        let signed = signers.verify(APPROVE_NAMESPACE, &entry)?;
+        match signed.and_then(|principal| signed_approval(&principal, &entry, expect)) {
             Ok(approval) => {
                 if found.valid.as_ref().is_none_or(|v| v.at <= approval.at) {
                     found.valid = Some(approval);
@@ -396,24 +414,13 @@ pub fn approvals(
     Ok(found)
 }
 
-/// One approval entry checked against the allowed signers: the approval it stands for (signed by
-/// an allowed signer, bound to this commit, configuration and contract), or why it does not count.
+/// One approval entry whose signature verified (by `principal`): the approval it stands for
+/// (bound to this commit, configuration and contract), or why it does not count.
 fn signed_approval(
-    allowed: &[u8],
+    principal: &str,
     entry: &Entry,
     expect: &Expect<'_>,
-) -> Result<std::result::Result<Approval, String>> {
-    let verified = ssh::verify(
-        allowed,
-        APPROVE_NAMESPACE,
-        entry.statement.as_bytes(),
-        &entry.signature,
-        entry.signer.as_deref(),
-    )?;
-    let principal = match verified {
-        Ok(principal) => principal,
-        Err(why) => return Ok(Err(why)),
-    };
+) -> std::result::Result<Approval, String> {
     let value: Value = serde_json::from_str(&entry.statement).unwrap_or(Value::Null);
     let checked = if value["type"] == APPROVE_TYPE {
         bound_to(&value, expect)
@@ -421,11 +428,11 @@ fn signed_approval(
         Err(format!("its statement is not a {APPROVE_TYPE} statement"))
     };
     if let Err(why) = checked {
-        return Ok(Err(format!("signed by {principal}, but {why}")));
+        return Err(format!("signed by {principal}, but {why}"));
     }
-    Ok(Ok(Approval {
-        by: value["by"].as_str().unwrap_or(&principal).to_string(),
+    Ok(Approval {
+        by: value["by"].as_str().unwrap_or(principal).to_string(),
         at: value["at"].as_str().unwrap_or_default().to_string(),
         commit: expect.commit.to_string(),
-    }))
+    })
 }
