@@ -168,6 +168,14 @@ pub fn push_from(dir: &Path, refs: &[&str]) -> (bool, String) {
     )
 }
 
+/// `closegate check --rev REV --no-worktree [EXTRA…] --attest --key KEY` in `dir`, as CI runs it.
+fn attest_rev(dir: &Path, rev: &str, key: &str, extra: &[&str]) -> (i32, String, String) {
+    let mut args = vec!["check", "--rev", rev, "--no-worktree"];
+    args.extend_from_slice(extra);
+    args.extend(["--attest", "--key", key]);
+    parts(&closegate(dir, &args))
+}
+
 fn head(dir: &Path) -> Oid {
     Oid::from_str(git(dir, &["rev-parse", "HEAD"]).trim()).unwrap()
 }
@@ -238,16 +246,8 @@ fn badly_signed_foreign_or_misplaced_attestations_are_refused_as_invalid() {
         }),
         ("for another commit", |srv| {
             let (other, _) = agent_branch(&srv.s.fx, "y");
-            let args = [
-                "check",
-                "--rev",
-                "agent/y",
-                "--no-worktree",
-                "--attest",
-                "--key",
-                &srv.s.ci.key_arg(),
-            ];
-            assert_eq!(closegate(&srv.root(), &args).status.code(), Some(0));
+            let (code, out, err) = attest_rev(&srv.root(), "agent/y", &srv.s.ci.key_arg(), &[]);
+            assert_eq!(code, 0, "{out}{err}");
             let from = other.to_string();
             let to = srv.s.work.to_string();
             git(
@@ -260,18 +260,8 @@ fn badly_signed_foreign_or_misplaced_attestations_are_refused_as_invalid() {
             std::fs::write(&other, format!("jobs = 1\n{PASSING_CONFIG}")).unwrap();
             let other = other.display().to_string();
             let key = srv.s.ci.key_arg();
-            let args = [
-                "check",
-                "--rev",
-                "agent/x",
-                "--no-worktree",
-                "--config",
-                &other,
-                "--attest",
-                "--key",
-                &key,
-            ];
-            assert_eq!(closegate(&srv.root(), &args).status.code(), Some(0));
+            let (code, out, err) = attest_rev(&srv.root(), "agent/x", &key, &["--config", &other]);
+            assert_eq!(code, 0, "{out}{err}");
         }),
     ];
     for t in TRANSPORTS {
@@ -323,17 +313,7 @@ fn review_server(t: Transport) -> Server {
     let s = Scene::with_config(&config);
     agent_branch_with(&s.fx, "t", &[("tests/t.rs", Some("#[test] fn t() {}\n"))]);
     let srv = Server::from_scene(s, t);
-    let key = srv.s.ci.key_arg();
-    let args = [
-        "check",
-        "--rev",
-        "agent/t",
-        "--no-worktree",
-        "--attest",
-        "--key",
-        &key,
-    ];
-    let (code, out, err) = parts(&closegate(&srv.root(), &args));
+    let (code, out, err) = attest_rev(&srv.root(), "agent/t", &srv.s.ci.key_arg(), &[]);
     assert_eq!(code, 3, "{out}{err}");
     srv
 }
@@ -385,17 +365,7 @@ fn under_require_signed_approvals_an_unsigned_approval_note_is_refused_and_a_sig
         git(&srv.root(), &["reset", "-q", "--hard", "HEAD~1"]);
         let (code, out, err) = approve(&["--sign", "--key", &srv.s.ci.key_arg()]);
         assert_eq!(code, 0, "{out}{err}");
-        let key = srv.s.ci.key_arg();
-        let args = [
-            "check",
-            "--rev",
-            "agent/t",
-            "--no-worktree",
-            "--attest",
-            "--key",
-            &key,
-        ];
-        let (code, out, err) = parts(&closegate(&srv.root(), &args));
+        let (code, out, err) = attest_rev(&srv.root(), "agent/t", &srv.s.ci.key_arg(), &[]);
         assert_eq!(code, 0, "{out}{err}");
         let merge = srv.merge("t");
         let (ok, stderr) = srv.push(&["main", "refs/notes/closegate"]);
@@ -491,18 +461,8 @@ fn eight_clones(t: Transport) {
     for (i, name) in names.iter().enumerate() {
         agent_branch(&s.fx, name);
         if i % 2 == 0 {
-            let key = s.ci.key_arg();
             let rev = format!("agent/{name}");
-            let args = [
-                "check",
-                "--rev",
-                &rev,
-                "--no-worktree",
-                "--attest",
-                "--key",
-                &key,
-            ];
-            let (code, out, err) = parts(&closegate(&s.root(), &args));
+            let (code, out, err) = attest_rev(&s.root(), &rev, &s.ci.key_arg(), &[]);
             assert_eq!(code, 0, "{out}{err}");
         }
     }
