@@ -2,7 +2,9 @@
 
 use std::path::PathBuf;
 
-use clap::{Parser, Subcommand};
+use std::ffi::OsString;
+
+use clap::{Args as _, CommandFactory, FromArgMatches, Parser, Subcommand};
 
 use crate::cmd;
 
@@ -12,6 +14,15 @@ use crate::cmd;
 #[derive(Debug, Parser)]
 #[command(name = "closegate", version, about, long_about = None)]
 pub struct Cli {
+    #[command(flatten)]
+    pub global: Global,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// The flags every subcommand takes.
+#[derive(Debug, clap::Args)]
+pub struct Global {
     /// Run as if closegate was started in DIR (as git's -C; repeatable, each relative to the last)
     #[arg(short = 'C', value_name = "DIR", global = true, action = clap::ArgAction::Append)]
     pub dir: Vec<PathBuf>,
@@ -22,8 +33,6 @@ pub struct Cli {
     /// still carries the verdict
     #[arg(short, long, global = true)]
     pub quiet: bool,
-    #[command(subcommand)]
-    pub command: Command,
 }
 
 /// `--color auto|always|never` (SPEC §21).
@@ -55,6 +64,95 @@ pub enum Command {
     Man(cmd::manual::ManArgs),
     Version(cmd::manual::VersionArgs),
     Validate(cmd::validate::Args),
+}
+
+/// Every subcommand by name, with what builds its arguments: the fast path of [`parse`] builds
+/// only the one a command line names. `cli::every_subcommand_is_in_the_fast_table` holds this
+/// list to [`Command`].
+type Build = fn(clap::Command) -> clap::Command;
+const SUBCOMMANDS: [(&str, Build); 19] = [
+    ("lint", cmd::lint::Args::augment_args),
+    ("explain", cmd::explain::Args::augment_args),
+    ("check", cmd::check::Args::augment_args),
+    ("log", cmd::log::Args::augment_args),
+    ("teardown", cmd::teardown::Args::augment_args),
+    ("approve", cmd::approve::Args::augment_args),
+    ("hook", cmd::hook::Args::augment_args),
+    ("guard", cmd::guard::Args::augment_args),
+    ("signal", cmd::signal::Args::augment_args),
+    ("board", cmd::board::Args::augment_args),
+    ("key", cmd::key::Args::augment_args),
+    ("close", cmd::close::Args::augment_args),
+    ("init", cmd::init::Args::augment_args),
+    ("agent", cmd::agent::Args::augment_args),
+    ("gc", cmd::gc::Args::augment_args),
+    ("completions", cmd::manual::CompletionsArgs::augment_args),
+    ("man", cmd::manual::ManArgs::augment_args),
+    ("version", cmd::manual::VersionArgs::augment_args),
+    ("validate", cmd::validate::Args::augment_args),
+];
+
+/// Parse the command line as `Cli::parse()` does (exiting on `--help`, `--version` and errors).
+///
+/// clap builds its tree of every subcommand and flag before it reads a word, and for a check
+/// that was a tenth of the work of the git-object part (scripts/bench.sh, callgrind). So the
+/// subcommand named is parsed first against a tree holding only it and the global flags; that
+/// parse is used only when it succeeds. Everything else — help, a version flag, any error, a
+/// command line this does not recognise — goes through the whole tree, so what a user sees
+/// is clap's own answer, word for word.
+pub fn parse(args: Vec<OsString>) -> Cli {
+    if let Some(cli) = parse_fast(&args) {
+        return cli;
+    }
+    let mut command = Cli::command();
+    let mut matches = command
+        .try_get_matches_from_mut(args)
+        .unwrap_or_else(|e| e.exit());
+    let cli =
+        Cli::from_arg_matches_mut(&mut matches).unwrap_or_else(|e| e.format(&mut command).exit());
+    // The process ends soon after: freeing clap's tree would cost and buy nothing.
+    std::mem::forget(matches);
+    std::mem::forget(command);
+    cli
+}
+
+/// The fast path of [`parse`]: `None` unless the words before the subcommand are only global
+/// flags, the subcommand is one of [`SUBCOMMANDS`] and the reduced tree parses the line.
+pub fn parse_fast(args: &[OsString]) -> Option<Cli> {
+    let mut command = reduced(subcommand_named(args)?)?;
+    let mut matches = command.try_get_matches_from_mut(args).ok()?;
+    let cli = Cli::from_arg_matches_mut(&mut matches).ok();
+    std::mem::forget(matches);
+    std::mem::forget(command);
+    cli
+}
+
+/// The tree of [`parse`]'s fast path: the global flags and the one subcommand `name`.
+pub fn reduced(name: &str) -> Option<clap::Command> {
+    let (name, build) = SUBCOMMANDS.iter().find(|(n, _)| *n == name)?;
+    let command = Global::augment_args(clap::Command::new("closegate"))
+        .subcommand(build(clap::Command::new(*name)))
+        .subcommand_required(true);
+    Some(command)
+}
+
+/// The subcommand word, when everything before it is a global flag this recognises
+/// (`-C DIR`, `-CDIR`, `--color WHEN`, `--color=WHEN`, `-q`, `--quiet`).
+fn subcommand_named(args: &[OsString]) -> Option<&str> {
+    let mut words = args.iter().skip(1).map(|a| a.to_str());
+    while let Some(word) = words.next() {
+        let word = word?;
+        match word {
+            "-C" | "--color" => {
+                words.next()?;
+            }
+            "-q" | "--quiet" => {}
+            _ if word.starts_with("--color=") || (word.starts_with("-C") && word.len() > 2) => {}
+            _ if word.starts_with('-') => return None,
+            _ => return Some(word),
+        }
+    }
+    None
 }
 
 /// `--color`: `always` and `never` as said; `auto` colours only on a terminal, and never when

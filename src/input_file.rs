@@ -20,7 +20,7 @@ pub const LIMIT: u64 = 16 * 1024 * 1024;
 /// not a regular file, larger than [`LIMIT`] (with its size), or unreadable.
 pub fn read(path: &Path) -> Result<Vec<u8>> {
     if path == Path::new("-") {
-        return read_capped(std::io::stdin().lock(), "standard input");
+        return read_capped(std::io::stdin().lock(), "standard input", 0);
     }
     let shown = path.display();
     // Judged before the open too: opening some devices acts on them (a tape rewinds). The
@@ -51,12 +51,15 @@ pub fn read(path: &Path) -> Result<Vec<u8>> {
             size(meta.len())
         );
     }
-    read_capped(file, &shown.to_string())
+    // Sized from the stat, so a status document is one read and the end-of-file one.
+    let expected = usize::try_from(meta.len()).unwrap_or(0).saturating_add(1);
+    read_capped(file, &shown.to_string(), expected)
 }
 
-/// Read all of `from`, failing once it passes [`LIMIT`] (a file may grow while it is read).
-fn read_capped(from: impl Read, name: &str) -> Result<Vec<u8>> {
-    let mut bytes = Vec::new();
+/// Read all of `from`, failing once it passes [`LIMIT`] (a file may grow while it is read);
+/// `expected` bytes of room are made first.
+fn read_capped(from: impl Read, name: &str, expected: usize) -> Result<Vec<u8>> {
+    let mut bytes = Vec::with_capacity(expected);
     from.take(LIMIT + 1)
         .read_to_end(&mut bytes)
         .with_context(|| format!("cannot read {name}"))?;

@@ -36,12 +36,12 @@ pub mod toml_read;
 pub fn run(cli: cli::Cli) -> anyhow::Result<i32> {
     use anyhow::Context;
     use cli::Command;
-    for dir in &cli.dir {
+    for dir in &cli.global.dir {
         std::env::set_current_dir(dir)
             .with_context(|| format!("-C {}: cannot change to that directory", dir.display()))?;
     }
-    term::set_quiet(cli.quiet);
-    let color = cli::color_wanted(cli.color);
+    term::set_quiet(cli.global.quiet);
+    let color = cli::color_wanted(cli.global.color);
     match cli.command {
         Command::Lint(args) => cmd::lint::run(args, color),
         Command::Explain(args) => cmd::explain::run(args),

@@ -47,7 +47,11 @@ impl Repo {
     /// Discover the repository that `path` lies in, like `git -C path`.
     pub fn discover(path: &Path) -> Result<Repo> {
         tune();
-        let git = Repository::discover(path).map_err(|e| open_error(path, e))?;
+        // One pass (`git_repository_open_ext`): `Repository::discover` finds the `.git` and
+        // then opens it again, reading the gitlink and commondir files twice.
+        let none: [&std::ffi::OsStr; 0] = [];
+        let git = Repository::open_ext(path, git2::RepositoryOpenFlags::CROSS_FS, none)
+            .map_err(|e| open_error(path, e))?;
         Ok(Repo::new(git))
     }
 

@@ -200,7 +200,28 @@ pub(super) fn find<'t>(raw: &'t [u8], name: &[u8]) -> Result<Option<RawEntry<'t>
 /// A loose object's type and content, or `None` when it is not a readable loose object here
 /// (packed, in an alternate, corrupt): the caller then asks libgit2.
 fn read_loose(path: &Path) -> Option<(ObjectType, Vec<u8>)> {
-    inflate_loose(&std::fs::read(path).ok()?)
+    inflate_loose(&read_small(path)?)
+}
+
+/// A file's bytes in as few system calls as may be: open, one read, close for the small
+/// files loose trees are (`std::fs::read` adds a stat for the size and a read that finds the
+/// end). A read that does not fill the room left is taken as the end of the file, which for a
+/// regular file it is; should it not be, the zlib stream ends short or the content fails its
+/// size or its hash, and the object is read by libgit2 instead.
+fn read_small(path: &Path) -> Option<Vec<u8>> {
+    use std::io::Read;
+    let mut file = std::fs::File::open(path).ok()?;
+    let mut bytes = vec![0; 16 * 1024];
+    let mut len = 0;
+    loop {
+        let n = file.read(&mut bytes[len..]).ok()?;
+        len += n;
+        if len < bytes.len() {
+            bytes.truncate(len);
+            return Some(bytes);
+        }
+        bytes.resize(bytes.len() * 2, 0);
+    }
 }
 
 /// Inflate `<type> <size>\0<content>` and check the size. The output buffer keeps room to spare
@@ -261,6 +282,30 @@ mod tests {
         let (kind, bytes) = inflate_loose(&loose(&object)).unwrap();
         assert_eq!(kind, ObjectType::Blob);
         assert_eq!(bytes, content);
+    }
+
+    #[test]
+    fn a_file_is_read_whole_at_every_size_around_the_first_read() {
+        let dir = tempfile::tempdir().unwrap();
+        for len in [
+            0,
+            1,
+            16 * 1024 - 1,
+            16 * 1024,
+            16 * 1024 + 1,
+            40_000,
+            64 * 1024,
+        ] {
+            let path = dir.path().join(format!("f{len}"));
+            let bytes: Vec<u8> = (0..len).map(|i| (i % 251) as u8).collect();
+            std::fs::write(&path, &bytes).unwrap();
+            assert_eq!(
+                read_small(&path).as_deref(),
+                Some(&bytes[..]),
+                "{len} bytes"
+            );
+        }
+        assert_eq!(read_small(&dir.path().join("absent")), None);
     }
 
     #[test]

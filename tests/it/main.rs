@@ -26,6 +26,7 @@ mod lint_fix;
 mod log;
 mod manual;
 mod objects;
+mod parse;
 mod policy;
 mod props;
 mod record;
