@@ -50,6 +50,7 @@ pub struct GateArgs {
 }
 
 /// The trusted configuration and the base it was resolved with.
+#[derive(Debug, Clone)]
 pub struct Trusted {
     pub config: Config,
     /// The diff base as named and resolved.
@@ -91,6 +92,17 @@ pub fn resolve(worktree: Option<&Path>, args: &GateArgs) -> Result<Inputs> {
 /// [`resolve`] with the repository already opened (by [`open`]) at the worktree `root`.
 pub fn resolve_in(repo: Repo, root: PathBuf, args: &GateArgs) -> Result<Inputs> {
     let trusted = trusted_config(&repo, args.base.as_deref(), args.config.as_deref())?;
+    resolve_trusted(repo, root, args, trusted)
+}
+
+/// [`resolve_in`] with the trusted configuration already read: `trusted_config(&repo,
+/// args.base, args.config)` of this very repository (the server gate reads it once per push).
+pub fn resolve_trusted(
+    repo: Repo,
+    root: PathBuf,
+    args: &GateArgs,
+    trusted: Trusted,
+) -> Result<Inputs> {
     let rev = match &args.rev {
         Some(rev) => Some(
             repo.resolve_rev(rev)

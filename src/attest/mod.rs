@@ -4,14 +4,16 @@
 //! `{"closegate": "attest" | "approve", "statement": <the exact signed text>, "signature":
 //! <ssh-keygen's armored signature>}`. The statement is stored as the very bytes that were
 //! signed, so verification needs no canonical form; it is parsed only after its signature
-//! verifies. Signatures are checked with `ssh-keygen -Y verify` against the allowed-signers file
-//! named by the trusted configuration, read from the base tip's tree (never from the branch, the
-//! worktree or the notes). A note is only a carrier: whoever can push can write one, so nothing
+//! verifies. Signatures are checked as `ssh-keygen -Y verify` checks them (in process for a plain
+//! ed25519 key in the narrow case [`sshsig`] understands exactly, by ssh-keygen otherwise and for
+//! every failure) against the allowed-signers file named by the trusted configuration, read from
+//! the base tip's tree (never from the branch, the worktree or the notes). A note is only a carrier: whoever can push can write one, so nothing
 //! in it counts unless an allowed signer signed it for exactly this commit, tree, configuration
 //! blob and contract blob. An entry that is unsigned, garbled or signed for anything else is
 //! invalid, never a pass.
 
 pub mod ssh;
+pub mod sshsig;
 
 use anyhow::{Context, Result};
 use git2::Oid;

@@ -1,7 +1,10 @@
 //! Signing and verifying through `ssh-keygen -Y` (SPEC §20): the machinery git uses for SSH
 //! commit signing, with git's allowed-signers format, so a key that signs commits signs
 //! attestations and `allowed_signers` means what it means to git (namespaces, validity dates,
-//! certificate authorities, keys held by ssh-agent or a hardware token).
+//! certificate authorities, keys held by ssh-agent or a hardware token). [`verify`] first asks
+//! the in-process fast path ([`super::sshsig`]), which accepts only a plain ed25519 signature in
+//! the narrow case it understands exactly as ssh-keygen does; everything else, and every
+//! rejection, is ssh-keygen's to decide, with its reason.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -74,8 +77,9 @@ pub fn sign(key: &Path, namespace: &str, message: &[u8]) -> Result<String> {
 /// Verify `signature` over `message` in `namespace` against the allowed-signers file `allowed`:
 /// `Ok(principal)` when an allowed signer made it, `Err(reason)` when not. The outer error
 /// means ssh-keygen could not be run at all. `hint` (the principal the signer expected to be,
-/// stored beside the signature) is tried first and saves the `find-principals` step; it is not
-/// trusted: `verify` checks that this principal's key made the signature.
+/// stored beside the signature) is tried first, in process and then with ssh-keygen, and saves
+/// the `find-principals` step; it is not trusted: both check that this principal's key in
+/// `allowed` made the signature.
 pub fn verify(
     allowed: &[u8],
     namespace: &str,
@@ -83,6 +87,13 @@ pub fn verify(
     signature: &str,
     hint: Option<&str>,
 ) -> Result<std::result::Result<String, String>> {
+    let plain = |p: &&str| !p.is_empty() && !p.starts_with('-') && !p.contains(char::is_whitespace);
+    // The common case, decided without a process; everything else is ssh-keygen's to decide.
+    if let Some(hint) = hint.filter(plain)
+        && super::sshsig::accepts(allowed, namespace, message, signature, hint)
+    {
+        return Ok(Ok(hint.to_string()));
+    }
     let dir = tempfile::Builder::new()
         .prefix("closegate-verify.")
         .tempdir()
@@ -91,7 +102,6 @@ pub fn verify(
     let sig = dir.path().join("statement.sig");
     std::fs::write(&signers, allowed).context("cannot write the allowed signers")?;
     std::fs::write(&sig, signature).context("cannot write the signature")?;
-    let plain = |p: &&str| !p.is_empty() && !p.starts_with('-') && !p.contains(char::is_whitespace);
     if let Some(hint) = hint.filter(plain)
         && verify_as(&signers, &sig, namespace, message, hint)?
     {

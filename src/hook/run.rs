@@ -153,6 +153,16 @@ pub(super) struct Setting {
     pub(super) base: Option<String>,
     /// The configuration at the base tip could not be read: the file and the error (SPEC §9).
     pub(super) broken: Option<String>,
+    /// The whole read when it succeeded, for judging a commit without reading it again.
+    pub(super) trusted: Option<inputs::Trusted>,
+}
+
+impl Setting {
+    /// The blob id of the trusted configuration, which parsed: the same bytes at a pushed tip
+    /// need no second parse.
+    pub(super) fn parsed_blob(&self) -> Option<&str> {
+        self.trusted.as_ref()?.config_blob.as_deref()
+    }
 }
 
 impl Setting {
@@ -167,10 +177,11 @@ impl Setting {
                     .collect();
                 bases.dedup();
                 Setting {
-                    base: trusted.base.map(|(name, _)| name),
-                    config: trusted.config,
+                    base: trusted.base.as_ref().map(|(name, _)| name.clone()),
+                    config: trusted.config.clone(),
                     bases,
                     broken: None,
+                    trusted: Some(trusted),
                 }
             }
             Err(err) => {
@@ -180,6 +191,7 @@ impl Setting {
                     bases: tip.iter().filter_map(|n| base_branch(repo, n)).collect(),
                     base: tip,
                     broken: Some(format!("{err:#}")),
+                    trusted: None,
                 }
             }
         }
@@ -344,7 +356,8 @@ impl<'a> Judge<'a> {
                 continue;
             };
             let short = Self::short(u);
-            if let Some(error) = unparsable_config(self.repo, short, new_base) {
+            let parsed = self.setting.parsed_blob();
+            if let Some(error) = unparsable_config(self.repo, short, new_base, parsed) {
                 let mut refused = self.decision(Action::Config, short, new_base, false);
                 refused.reason = Some(error);
                 decisions.push(refused);
@@ -365,8 +378,15 @@ impl<'a> Judge<'a> {
 
 /// Why the configuration or a contract committed at `commit` (the base's new tip) does not
 /// parse, if it does not (SPEC §9: a broken configuration must never reach the base).
-pub(super) fn unparsable_config(repo: &Repo, branch: &str, commit: Oid) -> Option<String> {
-    if let Err(err) = inputs::base_config(repo, branch, commit) {
+pub(super) fn unparsable_config(
+    repo: &Repo,
+    branch: &str,
+    commit: Oid,
+    parsed: Option<&str>,
+) -> Option<String> {
+    let blob = repo.blob_id(commit, crate::config::FILE_NAME);
+    let known = blob.is_some_and(|b| parsed == Some(b.to_string().as_str()));
+    if !known && let Err(err) = inputs::base_config(repo, branch, commit) {
         return Some(format!("{err:#}"));
     }
     const DIR: &str = ".closegate/contracts";

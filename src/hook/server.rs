@@ -182,7 +182,8 @@ fn base_updates(
             }
             continue;
         };
-        if let Some(error) = run::unparsable_config(repo, short, new_base) {
+        let parsed = setting.parsed_blob();
+        if let Some(error) = run::unparsable_config(repo, short, new_base, parsed) {
             let mut d = decision(setting, Action::Config, short, new_base);
             d.reason = Some(error);
             decisions.push(d);
@@ -238,7 +239,11 @@ fn judge(push: &Push, rev: Oid, run_checks: bool) -> Result<Report> {
         no_worktree: true,
         ..GateArgs::default()
     };
-    let mut inputs = inputs::resolve_in(repo, root, &args)?;
+    // The trusted configuration of this push, read once (Setting::read, the same call).
+    let mut inputs = match &push.setting.trusted {
+        Some(trusted) => inputs::resolve_trusted(repo, root, &args, trusted.clone())?,
+        None => inputs::resolve_in(repo, root, &args)?,
+    };
     inputs.require_attestation = !run_checks;
     inputs.trust.notes = push.notes.clone();
     inputs.pushed = push.pushed.clone();

@@ -611,3 +611,26 @@ fn deleting_the_base_branch_is_refused_so_it_cannot_be_recreated_unjudged() {
     assert!(stderr.contains("refusing to delete `main`"), "{stderr}");
     assert_eq!(srv.server_ref("refs/heads/main"), Some(before));
 }
+
+#[test]
+fn a_base_push_is_judged_on_its_own_configuration_not_the_one_already_read() {
+    let srv = Server::new(Transport::File);
+    // The configuration unchanged (the same blob the gate read as trusted): accepted.
+    srv.s
+        .fx
+        .commit("main", &[("README.md", Some("docs\n"))], "docs");
+    let (ok, stderr) = srv.push(&["main"]);
+    assert!(ok, "{stderr}");
+    // A configuration that does not parse never reaches the base.
+    let before = srv.server_ref("refs/heads/main").unwrap();
+    let broken = srv.s.fx.commit(
+        "main",
+        &[(".closegate.toml", Some("[[checks]]\nname = \n"))],
+        "break the configuration",
+    );
+    let (ok, stderr) = srv.push(&["main"]);
+    assert!(!ok, "{stderr}");
+    assert!(stderr.contains("refusing to move `main`"), "{stderr}");
+    assert!(stderr.contains(".closegate.toml"), "{stderr}");
+    srv.assert_refused_cleanly(&before, broken);
+}
