@@ -31,6 +31,8 @@ pub struct Repo {
     git: Repository,
     /// Raw trees read so far (the gates' walks and path lookups).
     trees: objects::Trees,
+    /// [`Repo::workdir`], canonicalised once (a `readlink` per path component each time).
+    workdir: std::cell::OnceCell<Option<PathBuf>>,
 }
 
 /// The outcome of looking up a (possibly abbreviated) commit id.
@@ -65,7 +67,11 @@ impl Repo {
 
     fn new(git: Repository) -> Repo {
         let trees = objects::Trees::new(git.commondir());
-        Repo { git, trees }
+        Repo {
+            git,
+            trees,
+            workdir: std::cell::OnceCell::new(),
+        }
     }
 
     /// The git common dir, shared by every worktree (`.git` of the main worktree).
@@ -75,7 +81,10 @@ impl Repo {
 
     /// The root of the worktree this handle was opened from, canonicalised; `None` when bare.
     pub fn workdir(&self) -> Option<PathBuf> {
-        self.git.workdir().map(canonical)
+        let dir = self
+            .workdir
+            .get_or_init(|| self.git.workdir().map(canonical));
+        dir.clone()
     }
 
     /// Look up a commit by full or abbreviated hex id.

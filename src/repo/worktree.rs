@@ -137,8 +137,10 @@ impl Repo {
     /// Run `f` on a handle opened in the worktree at `path`: this one when it was opened there
     /// (the usual case: the checked worktree), so the repository is not opened twice.
     fn in_worktree<T>(&self, path: &Path, f: impl FnOnce(&Repository) -> T) -> Result<T> {
-        match self.git.workdir() {
-            Some(dir) if canonical(dir) == canonical(path) => Ok(f(&self.git)),
+        // `path` is most often the canonical workdir itself (`inputs::open` passes it on).
+        let here = self.workdir();
+        match here {
+            Some(dir) if dir == path || dir == canonical(path) => Ok(f(&self.git)),
             _ => {
                 let repo = Repository::open(path)
                     .with_context(|| format!("cannot open the worktree {}", path.display()))?;
