@@ -43,6 +43,8 @@ pub(super) struct Trees {
     cache: RefCell<HashMap<Oid, RawTree>>,
     /// `likely` per commit asked about (one stat each).
     commits: RefCell<HashMap<Oid, Likely>>,
+    /// The bytes of the loose file read last: one buffer for every read, zeroed once.
+    file: RefCell<Vec<u8>>,
 }
 
 impl Trees {
@@ -51,6 +53,7 @@ impl Trees {
             objects_dir: common_dir.join("objects"),
             cache: RefCell::new(HashMap::new()),
             commits: RefCell::new(HashMap::new()),
+            file: RefCell::new(Vec::new()),
         }
     }
 
@@ -77,7 +80,7 @@ impl Trees {
             return Ok(Rc::clone(tree));
         }
         let loose = match likely {
-            Likely::Loose => read_loose(&self.loose_path(id)),
+            Likely::Loose => read_loose(&self.loose_path(id), &mut self.file.borrow_mut()),
             Likely::Packed => None,
         };
         let bytes: RawTree = match loose {
@@ -199,28 +202,30 @@ pub(super) fn find<'t>(raw: &'t [u8], name: &[u8]) -> Result<Option<RawEntry<'t>
 
 /// A loose object's type and content, or `None` when it is not a readable loose object here
 /// (packed, in an alternate, corrupt): the caller then asks libgit2.
-fn read_loose(path: &Path) -> Option<(ObjectType, Vec<u8>)> {
-    inflate_loose(&read_small(path)?)
+fn read_loose(path: &Path, buf: &mut Vec<u8>) -> Option<(ObjectType, Vec<u8>)> {
+    let len = read_small(path, buf)?;
+    inflate_loose(&buf[..len])
 }
 
-/// A file's bytes in as few system calls as may be: open, one read, close for the small
-/// files loose trees are (`std::fs::read` adds a stat for the size and a read that finds the
-/// end). A read that does not fill the room left is taken as the end of the file, which for a
-/// regular file it is; should it not be, the zlib stream ends short or the content fails its
-/// size or its hash, and the object is read by libgit2 instead.
-fn read_small(path: &Path) -> Option<Vec<u8>> {
+/// Read a file into `buf` (grown as needed, never shrunk: one buffer serves every read) in as
+/// few system calls as may be: open, one read, close for the small files loose trees are
+/// (`std::fs::read` adds a stat for the size and a read that finds the end, and zeroes a fresh
+/// buffer each time). A read that does not fill the room left is taken as the end of the file,
+/// which for a regular file it is; should it not be, the zlib stream ends short or the content
+/// fails its size or its hash, and the object is read by libgit2 instead. Returns the length.
+fn read_small(path: &Path, buf: &mut Vec<u8>) -> Option<usize> {
     use std::io::Read;
     let mut file = std::fs::File::open(path).ok()?;
-    let mut bytes = vec![0; 16 * 1024];
+    if buf.len() < 16 * 1024 {
+        buf.resize(16 * 1024, 0);
+    }
     let mut len = 0;
     loop {
-        let n = file.read(&mut bytes[len..]).ok()?;
-        len += n;
-        if len < bytes.len() {
-            bytes.truncate(len);
-            return Some(bytes);
+        len += file.read(&mut buf[len..]).ok()?;
+        if len < buf.len() {
+            return Some(len);
         }
-        bytes.resize(bytes.len() * 2, 0);
+        buf.resize(buf.len() * 2, 0);
     }
 }
 
@@ -287,6 +292,8 @@ mod tests {
     #[test]
     fn a_file_is_read_whole_at_every_size_around_the_first_read() {
         let dir = tempfile::tempdir().unwrap();
+        let mut buf = Vec::new();
+        // Small files after large ones too: the grown buffer serves them, its tail ignored.
         for len in [
             0,
             1,
@@ -295,17 +302,17 @@ mod tests {
             16 * 1024 + 1,
             40_000,
             64 * 1024,
+            3,
+            0,
         ] {
             let path = dir.path().join(format!("f{len}"));
             let bytes: Vec<u8> = (0..len).map(|i| (i % 251) as u8).collect();
             std::fs::write(&path, &bytes).unwrap();
-            assert_eq!(
-                read_small(&path).as_deref(),
-                Some(&bytes[..]),
-                "{len} bytes"
-            );
+            let read = read_small(&path, &mut buf);
+            assert_eq!(read, Some(len), "{len} bytes");
+            assert_eq!(&buf[..len], &bytes[..], "{len} bytes");
         }
-        assert_eq!(read_small(&dir.path().join("absent")), None);
+        assert_eq!(read_small(&dir.path().join("absent"), &mut buf), None);
     }
 
     #[test]
