@@ -93,6 +93,15 @@ impl Scene {
 
     /// `closegate check --rev agent/x --no-worktree <extra…> --format json`: exit code and report.
     pub fn check(&self, extra: &[&str]) -> (i32, Value, String) {
+        self.check_in(extra, |_| {})
+    }
+
+    /// [`Scene::check`] with `adjust` applied to the command first (its environment).
+    pub fn check_in(
+        &self,
+        extra: &[&str],
+        adjust: impl FnOnce(&mut std::process::Command),
+    ) -> (i32, Value, String) {
         let mut args = vec![
             "check",
             "--rev",
@@ -102,7 +111,11 @@ impl Scene {
             "json",
         ];
         args.extend_from_slice(extra);
-        let (code, stdout, stderr) = parts(&closegate(&self.root(), &args));
+        let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_closegate"));
+        cmd.args(&args).current_dir(self.root());
+        crate::fixture::hermetic(&mut cmd, &self.root());
+        adjust(&mut cmd);
+        let (code, stdout, stderr) = parts(&cmd.output().unwrap());
         let report = serde_json::from_str(&stdout).unwrap_or(Value::Null);
         (code, report, stderr)
     }
@@ -806,25 +819,9 @@ fn a_good_attestation_is_verified_without_starting_ssh_keygen() {
     s.attest_with(&s.ci);
     let (marker, path) = marking_ssh_keygen(s.fx.tmp.path());
     let require = |s: &Scene| {
-        let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_closegate"));
-        let args = [
-            "check",
-            "--rev",
-            "agent/x",
-            "--no-worktree",
-            "--format",
-            "json",
-        ];
-        cmd.args(args)
-            .arg("--require-attestation")
-            .current_dir(s.root());
-        crate::fixture::hermetic(&mut cmd, &s.root());
-        let (code, stdout, stderr) = parts(&cmd.env("PATH", &path).output().unwrap());
-        (
-            code,
-            serde_json::from_str::<Value>(&stdout).unwrap_or(Value::Null),
-            stderr,
-        )
+        s.check_in(&["--require-attestation"], |cmd| {
+            cmd.env("PATH", &path);
+        })
     };
     let (code, report, stderr) = require(&s);
     assert_eq!(code, 0, "{report}\n{stderr}");
