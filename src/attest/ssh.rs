@@ -94,27 +94,21 @@ pub fn verify(
     {
         return Ok(Ok(hint.to_string()));
     }
-    let dir = tempfile::Builder::new()
-        .prefix("closegate-verify.")
-        .tempdir()
-        .context("cannot create a temporary directory for ssh-keygen")?;
-    let signers = dir.path().join("allowed_signers");
-    let sig = dir.path().join("statement.sig");
-    std::fs::write(&signers, allowed).context("cannot write the allowed signers")?;
-    std::fs::write(&sig, signature).context("cannot write the signature")?;
+    let files = Files::new(allowed, signature)?;
+    let (signers, sig) = (&files.signers, &files.sig);
     if let Some(hint) = hint.filter(plain)
-        && verify_as(&signers, &sig, namespace, message, hint)?
+        && verify_as(signers, sig, namespace, message, hint)?
     {
         return Ok(Ok(hint.to_string()));
     }
-    let principals = find_principals(&signers, &sig)?;
+    let principals = find_principals(signers, sig)?;
     if principals.is_empty() {
         return Ok(Err(
             "the signing key is not in allowed_signers (or the signature is malformed)".into(),
         ));
     }
     for principal in &principals {
-        if verify_as(&signers, &sig, namespace, message, principal)? {
+        if verify_as(signers, sig, namespace, message, principal)? {
             return Ok(Ok(principal.clone()));
         }
     }
@@ -127,15 +121,34 @@ pub fn verify(
 /// The principals of `allowed` whose key made `signature` (`ssh-keygen -Y find-principals`):
 /// the hint [`verify`] takes, computed once where the signature is made.
 pub fn principals_for(allowed: &[u8], signature: &str) -> Result<Vec<String>> {
-    let dir = tempfile::Builder::new()
-        .prefix("closegate-verify.")
-        .tempdir()
-        .context("cannot create a temporary directory for ssh-keygen")?;
-    let signers = dir.path().join("allowed_signers");
-    let sig = dir.path().join("statement.sig");
-    std::fs::write(&signers, allowed).context("cannot write the allowed signers")?;
-    std::fs::write(&sig, signature).context("cannot write the signature")?;
-    find_principals(&signers, &sig)
+    let files = Files::new(allowed, signature)?;
+    find_principals(&files.signers, &files.sig)
+}
+
+/// The allowed signers and the signature as the files ssh-keygen reads, in a private temporary
+/// directory removed when this is dropped.
+struct Files {
+    _dir: tempfile::TempDir,
+    signers: std::path::PathBuf,
+    sig: std::path::PathBuf,
+}
+
+impl Files {
+    fn new(allowed: &[u8], signature: &str) -> Result<Files> {
+        let dir = tempfile::Builder::new()
+            .prefix("closegate-verify.")
+            .tempdir()
+            .context("cannot create a temporary directory for ssh-keygen")?;
+        let signers = dir.path().join("allowed_signers");
+        let sig = dir.path().join("statement.sig");
+        std::fs::write(&signers, allowed).context("cannot write the allowed signers")?;
+        std::fs::write(&sig, signature).context("cannot write the signature")?;
+        Ok(Files {
+            _dir: dir,
+            signers,
+            sig,
+        })
+    }
 }
 
 fn find_principals(signers: &Path, sig: &Path) -> Result<Vec<String>> {
