@@ -133,10 +133,7 @@ fn agent_updates(
             if merged {
                 decision.accepted = true;
             } else {
-                let (accepted, report, reason) = verdict_of(push, tip);
-                decision.accepted = accepted;
-                decision.reason = reason;
-                reports.push(report);
+                judge_into(push, tip, &mut decision, reports);
             }
         }
         decisions.push(decision);
@@ -193,16 +190,21 @@ fn base_updates(
             match &setting.broken {
                 Some(broken) => d.reason = Some(broken.clone()),
                 None => {
-                    let (accepted, report, reason) = verdict_of(push, newest);
-                    d.accepted = accepted;
-                    d.reason = reason;
-                    reports.push(report);
+                    judge_into(push, newest, &mut d, reports);
                 }
             }
             decisions.push(d);
         }
     }
     Ok(())
+}
+
+/// Decide `d` by the gate's verdict on `commit`, keeping the report for the answer.
+fn judge_into(push: &Push, commit: Oid, d: &mut Decision, reports: &mut Vec<Option<Report>>) {
+    let (accepted, report, reason) = verdict_of(push, commit);
+    d.accepted = accepted;
+    d.reason = reason;
+    reports.push(report);
 }
 
 fn decision(setting: &Setting, action: Action, branch: &str, commit: Oid) -> Decision {
