@@ -7,10 +7,10 @@
 //! verifies. Signatures are checked as `ssh-keygen -Y verify` checks them (in process for a plain
 //! ed25519 key in the narrow case [`sshsig`] understands exactly, by ssh-keygen otherwise and for
 //! every failure) against the allowed-signers file named by the trusted configuration, read from
-//! the base tip's tree (never from the branch, the worktree or the notes). A note is only a carrier: whoever can push can write one, so nothing
-//! in it counts unless an allowed signer signed it for exactly this commit, tree, configuration
-//! blob and contract blob. An entry that is unsigned, garbled or signed for anything else is
-//! invalid, never a pass.
+//! the base tip's tree (never from the branch, the worktree or the notes). A note is only a
+//! carrier: whoever can push can write one, so nothing in it counts unless an allowed signer
+//! signed it for exactly this commit, tree, configuration blob and contract blob. An entry that
+//! is unsigned, garbled or signed for anything else is invalid, never a pass.
 
 pub mod ssh;
 pub mod sshsig;
