@@ -145,24 +145,21 @@ pub(super) struct Decision {
 
 /// What the hook decides with: the trusted configuration, or the fallback when it cannot be read.
 pub(super) struct Setting {
-    pub(super) config: Config,
     /// The local branches guarded as the base (the diff base and the branch the configuration
     /// is read from; usually one).
     pub(super) bases: Vec<String>,
     /// The base's name for messages and records.
     pub(super) base: Option<String>,
-    /// The configuration at the base tip could not be read: the file and the error (SPEC §9).
-    pub(super) broken: Option<String>,
-    /// The whole read when it succeeded, for judging a commit without reading it again.
-    pub(super) trusted: Option<inputs::Trusted>,
+    source: Source,
 }
 
-impl Setting {
-    /// The blob id of the trusted configuration, which parsed: the same bytes at a pushed tip
-    /// need no second parse.
-    pub(super) fn parsed_blob(&self) -> Option<&str> {
-        self.trusted.as_ref()?.config_blob.as_deref()
-    }
+/// The configuration the hook decides with, and where it came from.
+enum Source {
+    /// The whole trusted read, kept for judging a commit without reading it again.
+    Trusted(inputs::Trusted),
+    /// The configuration at the base tip could not be read: the default `agent_branches`, and
+    /// the file and the error (SPEC §9).
+    Broken { config: Config, error: String },
 }
 
 impl Setting {
@@ -178,23 +175,51 @@ impl Setting {
                 bases.dedup();
                 Setting {
                     base: trusted.base.as_ref().map(|(name, _)| name.clone()),
-                    config: trusted.config.clone(),
                     bases,
-                    broken: None,
-                    trusted: Some(trusted),
+                    source: Source::Trusted(trusted),
                 }
             }
             Err(err) => {
                 let tip = inputs::config_tip(repo, None).map(|(name, _)| name);
                 Setting {
-                    config: Config::default(),
                     bases: tip.iter().filter_map(|n| base_branch(repo, n)).collect(),
                     base: tip,
-                    broken: Some(format!("{err:#}")),
-                    trusted: None,
+                    source: Source::Broken {
+                        config: Config::default(),
+                        error: format!("{err:#}"),
+                    },
                 }
             }
         }
+    }
+
+    pub(super) fn config(&self) -> &Config {
+        match &self.source {
+            Source::Trusted(trusted) => &trusted.config,
+            Source::Broken { config, .. } => config,
+        }
+    }
+
+    /// Why the configuration at the base tip could not be read, when it could not.
+    pub(super) fn broken(&self) -> Option<&String> {
+        match &self.source {
+            Source::Trusted(_) => None,
+            Source::Broken { error, .. } => Some(error),
+        }
+    }
+
+    /// The trusted read, when it succeeded.
+    pub(super) fn trusted(&self) -> Option<&inputs::Trusted> {
+        match &self.source {
+            Source::Trusted(trusted) => Some(trusted),
+            Source::Broken { .. } => None,
+        }
+    }
+
+    /// The blob id of the trusted configuration, which parsed: the same bytes at a pushed tip
+    /// need no second parse.
+    pub(super) fn parsed_blob(&self) -> Option<&str> {
+        self.trusted()?.config_blob.as_deref()
     }
 }
 
@@ -284,7 +309,7 @@ impl<'a> Judge<'a> {
     /// Does any update move the base or delete an agent branch?
     fn needs_judging(&self) -> Result<bool> {
         for u in self.heads {
-            let agent = self.setting.config.is_agent_branch(Self::short(u));
+            let agent = self.setting.config().is_agent_branch(Self::short(u));
             if self.is_base(u) || (agent && value(&u.new, &u.refname)?.is_none()) {
                 return Ok(true);
             }
@@ -299,7 +324,7 @@ impl<'a> Judge<'a> {
             let _ = self.passed.set(ledger::passing_commits(&common)?);
         }
         let set = self.passed.get().expect("just set");
-        let status_file = &self.setting.config.status_file;
+        let status_file = &self.setting.config().status_file;
         Ok(crate::covered::is_covered_by(
             self.repo,
             set,
@@ -324,14 +349,15 @@ impl<'a> Judge<'a> {
         let mut decisions = Vec::new();
         for u in self.heads {
             let short = Self::short(u);
-            if !self.setting.config.is_agent_branch(short) || value(&u.new, &u.refname)?.is_some() {
+            if !self.setting.config().is_agent_branch(short) || value(&u.new, &u.refname)?.is_some()
+            {
                 continue; // creating or moving an agent branch is the agent's work
             }
             let old = value(&u.old, &u.refname)?;
             let Some(tip) = old.or_else(|| self.repo.ref_target(&u.refname)) else {
                 continue;
             };
-            if let Some(broken) = &self.setting.broken {
+            if let Some(broken) = self.setting.broken() {
                 let mut refused = self.decision(Action::Delete, short, tip, false);
                 refused.reason = Some(broken.clone());
                 decisions.push(refused);
@@ -362,10 +388,10 @@ impl<'a> Judge<'a> {
                 refused.reason = Some(error);
                 decisions.push(refused);
             }
-            let config = &self.setting.config;
+            let config = self.setting.config();
             for (branch, newest) in newly_merged(self.repo, config, self.heads, u, new_base)? {
                 let mut d = self.decision(Action::Merge, &branch, newest, false);
-                match &self.setting.broken {
+                match self.setting.broken() {
                     Some(broken) => d.reason = Some(broken.clone()),
                     None => d.accepted = self.covered(newest)?,
                 }

@@ -104,7 +104,7 @@ fn agent_updates(
     reports: &mut Vec<Option<Report>>,
 ) -> Result<()> {
     let setting = &push.setting;
-    let config = &setting.config;
+    let config = setting.config();
     let base_tips = base_tips(repo, setting, heads)?;
     for u in heads {
         let short = &u.refname["refs/heads/".len()..];
@@ -113,7 +113,7 @@ fn agent_updates(
         }
         if let Some(new) = run::value(&u.new, &u.refname)? {
             // The agent's own work: accepted; with server_checks = "run", checked on arrival.
-            if config.server_checks_run && setting.broken.is_none() {
+            if config.server_checks_run && setting.broken().is_none() {
                 let _ = judge(push, new, true);
             }
             continue;
@@ -123,7 +123,7 @@ fn agent_updates(
             continue;
         };
         let mut decision = decision(setting, Action::Delete, short, tip);
-        if let Some(broken) = &setting.broken {
+        if let Some(broken) = setting.broken() {
             decision.reason = Some(broken.clone());
         } else {
             let mut merged = false;
@@ -185,9 +185,9 @@ fn base_updates(
             d.reason = Some(error);
             decisions.push(d);
         }
-        for (branch, newest) in run::newly_merged(repo, &setting.config, heads, u, new_base)? {
+        for (branch, newest) in run::newly_merged(repo, setting.config(), heads, u, new_base)? {
             let mut d = decision(setting, Action::Merge, &branch, newest);
-            match &setting.broken {
+            match setting.broken() {
                 Some(broken) => d.reason = Some(broken.clone()),
                 None => {
                     judge_into(push, newest, &mut d, reports);
@@ -220,7 +220,7 @@ fn decision(setting: &Setting, action: Action, branch: &str, commit: Oid) -> Dec
 
 /// Judge `commit`: accepted on VERIFIED (approval applied); the report, or why no verdict.
 fn verdict_of(push: &Push, commit: Oid) -> (bool, Option<Report>, Option<String>) {
-    let run = push.setting.config.server_checks_run;
+    let run = push.setting.config().server_checks_run;
     match judge(push, commit, run) {
         Ok(report) => (report.verdict == Verdict::Verified, Some(report), None),
         Err(err) => (
@@ -242,7 +242,7 @@ fn judge(push: &Push, rev: Oid, run_checks: bool) -> Result<Report> {
         ..GateArgs::default()
     };
     // The trusted configuration of this push, read once (Setting::read, the same call).
-    let mut inputs = match &push.setting.trusted {
+    let mut inputs = match push.setting.trusted() {
         Some(trusted) => inputs::resolve_trusted(repo, root, &args, trusted.clone())?,
         None => inputs::resolve_in(repo, root, &args)?,
     };
