@@ -2,6 +2,7 @@
 //! configuration from the base tip (SPEC §5) and the status document (SPEC §4).
 
 use std::path::{Path, PathBuf};
+use std::rc::Rc;
 
 use anyhow::{Context, Result, bail};
 use git2::Oid;
@@ -90,7 +91,8 @@ pub fn resolve(worktree: Option<&Path>, args: &GateArgs) -> Result<Inputs> {
 }
 
 /// [`resolve`] with the repository already opened (by [`open`]) at the worktree `root`.
-pub fn resolve_in(repo: Repo, root: PathBuf, args: &GateArgs) -> Result<Inputs> {
+pub fn resolve_in(repo: impl Into<Rc<Repo>>, root: PathBuf, args: &GateArgs) -> Result<Inputs> {
+    let repo = repo.into();
     let trusted = trusted_config(&repo, args.base.as_deref(), args.config.as_deref())?;
     resolve_trusted(repo, root, args, trusted)
 }
@@ -98,11 +100,12 @@ pub fn resolve_in(repo: Repo, root: PathBuf, args: &GateArgs) -> Result<Inputs> 
 /// [`resolve_in`] with the trusted configuration already read: `trusted_config(&repo,
 /// args.base, args.config)` of this very repository (the server gate reads it once per push).
 pub fn resolve_trusted(
-    repo: Repo,
+    repo: impl Into<Rc<Repo>>,
     root: PathBuf,
     args: &GateArgs,
     trusted: Trusted,
 ) -> Result<Inputs> {
+    let repo = repo.into();
     let rev = match &args.rev {
         Some(rev) => Some(
             repo.resolve_rev(rev)

@@ -28,7 +28,8 @@ use crate::report::Report;
 
 /// Resolved inputs of one evaluation (built from the command line by `crate::inputs`).
 pub struct Inputs {
-    pub repo: Repo,
+    /// Shared with the caller when it judges several commits of one repository (the server gate).
+    pub repo: std::rc::Rc<Repo>,
     /// Canonical root of the worktree being checked.
     pub worktree: PathBuf,
     /// The status document's bytes.

@@ -14,6 +14,7 @@
 //! deleting one is accepted only when its tip is merged into the base or passes the gate.
 
 use std::io::Read;
+use std::rc::Rc;
 
 use anyhow::{Context, Result};
 use git2::Oid;
@@ -44,6 +45,8 @@ pub fn main(input: &mut dyn Read) -> i32 {
 
 /// What the server knows about one push: the trusted setting and the notes to read.
 struct Push {
+    /// The repository, opened once from git's environment and shared by every judgement.
+    repo: Rc<Repo>,
     setting: Setting,
     /// Notes commits to read attestations and approvals from: the pushed value of
     /// `refs/notes/closegate` (in quarantine) and the current one.
@@ -65,7 +68,7 @@ fn decide(input: &mut dyn Read) -> Result<i32> {
     if heads.is_empty() {
         return Ok(0); // tags, notes and other refs carry no claim of their own
     }
-    let repo = Repo::from_env()?;
+    let repo = Rc::new(Repo::from_env()?);
     let mut notes = Vec::new();
     for u in updates.iter().filter(|u| u.refname == attest::NOTES_REF) {
         notes.extend(run::value(&u.new, &u.refname)?);
@@ -78,6 +81,7 @@ fn decide(input: &mut dyn Read) -> Result<i32> {
         }
     }
     let push = Push {
+        repo: Rc::clone(&repo),
         setting: Setting::read(&repo),
         notes,
         pushed,
@@ -234,7 +238,7 @@ fn verdict_of(push: &Push, commit: Oid) -> (bool, Option<Report>, Option<String>
 /// The gate on `rev` with `--no-worktree --rev` semantics against the quarantined objects: an
 /// attestation stands for the checks unless `run_checks` (then they run here and are recorded).
 fn judge(push: &Push, rev: Oid, run_checks: bool) -> Result<Report> {
-    let repo = Repo::from_env()?;
+    let repo = Rc::clone(&push.repo);
     let root = repo.git_dir();
     let args = GateArgs {
         rev: Some(rev.to_string()),
