@@ -100,7 +100,8 @@ const SUBCOMMANDS: [(&str, Build); 19] = [
 /// parse is used only when it succeeds. Everything else — help, a version flag, any error, a
 /// command line this does not recognise — goes through the whole tree, so what a user sees
 /// is clap's own answer, word for word.
-pub fn parse(args: Vec<OsString>) -> Cli {
+pub fn parse(mut args: Vec<OsString>) -> Cli {
+    split_shebang(&mut args);
     if let Some(cli) = parse_fast(&args) {
         return cli;
     }
@@ -125,6 +126,22 @@ pub fn parse_fast(args: &[OsString]) -> Option<Cli> {
     std::mem::forget(matches);
     std::mem::forget(command);
     cli
+}
+
+/// The direct server hook's `#!<closegate> hook run pre-receive` line (`hook::script`): Linux
+/// passes what follows the interpreter as one argument, so `hook run pre-receive` arrives as a
+/// single word before the hook file's path. That exact word is split back into three; no
+/// command line a person types has it.
+fn split_shebang(args: &mut Vec<OsString>) {
+    if args
+        .get(1)
+        .is_some_and(|a| a == crate::hook::script::SERVER_SHEBANG_ARGS)
+    {
+        let words = crate::hook::script::SERVER_SHEBANG_ARGS
+            .split(' ')
+            .map(OsString::from);
+        args.splice(1..2, words);
+    }
 }
 
 /// The tree of [`parse`]'s fast path: the global flags and the one subcommand `name`.

@@ -52,12 +52,14 @@ pub enum HookCommand {
         server: bool,
     },
     /// Run as git's hook: `closegate hook run reference-transaction <state>` or `closegate hook
-    /// run pre-receive`, with the ref updates on standard input (what the installed script calls)
+    /// run pre-receive [<hook file>]`, with the ref updates on standard input (what the
+    /// installed hook calls)
     Run {
         /// The hook git runs (reference-transaction, pre-receive)
         hook: String,
-        /// The transaction state: prepared, committed or aborted
-        state: Option<String>,
+        /// reference-transaction: the transaction state (prepared, committed or aborted);
+        /// pre-receive: the hook file git ran, whose kept backup then runs first
+        state: Option<std::ffi::OsString>,
         /// Further arguments git may pass (ignored)
         #[arg(trailing_var_arg = true, allow_hyphen_values = true, hide = true)]
         rest: Vec<String>,
@@ -75,8 +77,10 @@ pub fn run(args: Args) -> Result<i32> {
         HookCommand::Run { hook, state, .. } => {
             let mut stdin = std::io::stdin().lock();
             if hook == "pre-receive" {
-                return Ok(crate::hook::server::main(&mut stdin));
+                let hook_file = state.as_deref().map(std::path::Path::new);
+                return Ok(crate::hook::server::main(&mut stdin, hook_file));
             }
+            let state = state.as_deref().map(|s| s.to_string_lossy());
             Ok(run::main(&hook, state.as_deref(), &mut stdin))
         }
     }

@@ -38,7 +38,8 @@ impl Which<'_> {
     fn text(self, exe: Option<&Path>, chained: bool) -> Vec<u8> {
         match self {
             Which::Transaction(bases) => script::script(exe, chained, bases),
-            Which::Server => script::server_script(exe, chained),
+            // The server hook's backup is chained by `hook run pre-receive` itself.
+            Which::Server => script::server_script(exe),
         }
     }
 

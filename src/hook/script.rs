@@ -125,25 +125,62 @@ pub const SERVER_BACKUP_NAME: &str = "pre-receive.closegate-backup";
 pub const SERVER_MARKER: &str =
     "# closegate pre-receive hook: written by `closegate hook install --server`";
 
-/// The pre-receive hook script (SPEC §20): every push is handed to `closegate hook run
-/// pre-receive`, after the kept backup when `chained` (same input; it must accept first).
-pub fn server_script(exe: Option<&Path>, chained: bool) -> Vec<u8> {
+/// The pre-receive hook (SPEC §20). Every push is handed to `closegate hook run pre-receive
+/// <hook file>`, which runs the kept backup first when there is one (same input; it must accept)
+/// and then judges the push.
+///
+/// When `exe` can stand in a `#!` line (absolute, no blank or control byte, the line under 128
+/// bytes: what every kernel reads), the hook is that line and git starts closegate directly, with
+/// no shell between: a pre-receive hook's time is the pusher's wait. If `exe` is later moved or
+/// removed, git cannot start the hook and refuses every push ("cannot exec"): closed, as the gate
+/// must fail. Otherwise the hook is a sh script that calls `exe`, or `closegate` on PATH, and
+/// refuses the push when neither is there.
+pub fn server_script(exe: Option<&Path>) -> Vec<u8> {
+    if let Some(line) = exe.and_then(shebang) {
+        let mut text = line;
+        text.extend_from_slice(SERVER_MARKER.as_bytes());
+        text.extend_from_slice(SERVER_ABOUT.as_bytes());
+        text.extend_from_slice(SERVER_DIRECT.as_bytes());
+        return text;
+    }
     let mut text = Vec::new();
     text.extend_from_slice(b"#!/bin/sh\n");
     text.extend_from_slice(SERVER_MARKER.as_bytes());
     text.extend_from_slice(SERVER_ABOUT.as_bytes());
-    if chained {
-        text.extend_from_slice(CHAIN.replace(HOOK_NAME, SERVER_HOOK_NAME).as_bytes());
-    }
     text.extend_from_slice(b"closegate=");
     match exe {
         Some(path) => text.extend_from_slice(&sh_quote(path.as_os_str().as_bytes())),
         None => text.extend_from_slice(b"closegate"),
     }
     text.extend_from_slice(FIND.as_bytes());
-    text.extend_from_slice(b"exec \"$closegate\" hook run pre-receive \"$@\"\n");
+    text.extend_from_slice(b"exec \"$closegate\" hook run pre-receive \"$0\"\n");
     text
 }
+
+/// The arguments a direct server hook's `#!` line passes. Linux hands them over as one argument
+/// (`cli::parse` splits it), other kernels as three; either way the hook file comes next.
+pub const SERVER_SHEBANG_ARGS: &str = "hook run pre-receive";
+
+/// `#!<exe> hook run pre-receive\n`, when a kernel would run it as written.
+fn shebang(exe: &Path) -> Option<Vec<u8>> {
+    let raw = exe.as_os_str().as_bytes();
+    let plain = raw.iter().all(|b| *b > b' ' && *b != 0x7f);
+    if !exe.is_absolute() || !plain {
+        return None;
+    }
+    let mut line = b"#!".to_vec();
+    line.extend_from_slice(raw);
+    line.push(b' ');
+    line.extend_from_slice(SERVER_SHEBANG_ARGS.as_bytes());
+    line.push(b'\n');
+    (line.len() < 128).then_some(line)
+}
+
+/// After the description of a direct server hook: what happens when the executable moves.
+const SERVER_DIRECT: &str = "\
+# git starts the closegate named on the first line directly. If that file is moved or removed,
+# every push is refused (git: \"cannot exec\"): run `closegate hook install --server` again.
+";
 
 /// What the server hook is for, after the marker line.
 const SERVER_ABOUT: &str = "
@@ -203,6 +240,31 @@ mod tests {
         let chained = String::from_utf8(script(None, true, &[])).unwrap();
         assert!(chained.contains("closegate=closegate\n"));
         assert!(chained.contains("reference-transaction.closegate-backup"));
+    }
+
+    #[test]
+    fn the_server_hook_is_a_shebang_line_only_where_every_kernel_reads_one() {
+        let direct = server_script(Some(Path::new("/opt/cg/closegate")));
+        assert!(is_ours_server(&direct));
+        let direct = String::from_utf8(direct).unwrap();
+        assert!(direct.starts_with("#!/opt/cg/closegate hook run pre-receive\n"));
+        let long = format!("/{}/closegate", "d".repeat(100));
+        let odd = [
+            "relative/closegate",
+            "/a b/closegate",
+            "/a\tb/closegate",
+            "/a\u{7f}/closegate",
+            long.as_str(),
+        ];
+        for exe in odd {
+            let text = server_script(Some(Path::new(exe)));
+            assert!(is_ours_server(&text), "{exe}");
+            let text = String::from_utf8(text).unwrap();
+            assert!(text.starts_with("#!/bin/sh\n"), "{exe}: {text}");
+            assert!(text.ends_with("hook run pre-receive \"$0\"\n"), "{text}");
+        }
+        let path = String::from_utf8(server_script(None)).unwrap();
+        assert!(path.contains("closegate=closegate\n"), "{path}");
     }
 
     #[test]

@@ -14,12 +14,14 @@
 //! deleting one is accepted only when its tip is merged into the base or passes the gate.
 
 use std::io::Read;
+use std::path::Path;
 use std::rc::Rc;
 
 use anyhow::{Context, Result};
 use git2::Oid;
 
 use super::run::{self, Action, Decision, Setting, Update};
+use super::script;
 use crate::finding::Verdict;
 use crate::inputs::{self, GateArgs};
 use crate::render::{self, Format};
@@ -28,9 +30,13 @@ use crate::report::Report;
 use crate::{attest, gates, ledger};
 
 /// Run the server gate on the updates on `input`; returns the exit code (0 accept, 1 refuse).
-/// Never returns an error and never lets a panic escape: both refuse the push.
-pub fn main(input: &mut dyn Read) -> i32 {
-    let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| decide(input)));
+/// `hook_file` is the hook git ran (the installed hook passes it): a kept backup beside it
+/// (`pre-receive.closegate-backup`, written by `install --server --force`) runs first, on the
+/// same input, and must accept. Never returns an error and never lets a panic escape: both
+/// refuse the push.
+pub fn main(input: &mut dyn Read, hook_file: Option<&Path>) -> i32 {
+    let outcome =
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| decide(input, hook_file)));
     let err = match outcome {
         Ok(Ok(code)) => return code,
         Ok(Err(err)) => format!("{err:#}"),
@@ -55,11 +61,16 @@ struct Push {
     pushed: Vec<(String, Oid)>,
 }
 
-fn decide(input: &mut dyn Read) -> Result<i32> {
+fn decide(input: &mut dyn Read, hook_file: Option<&Path>) -> Result<i32> {
     let mut bytes = Vec::new();
     input
         .read_to_end(&mut bytes)
         .context("cannot read the ref updates on standard input")?;
+    if let Some(hook_file) = hook_file
+        && !chained_accepts(hook_file, &bytes)?
+    {
+        return Ok(1);
+    }
     let updates = run::parse(&bytes)?;
     let heads: Vec<&Update> = updates
         .iter()
@@ -97,6 +108,50 @@ fn decide(input: &mut dyn Read) -> Result<i32> {
             .context("cannot record the decision")?;
     }
     answer(&push, &decisions, &reports)
+}
+
+/// Run the backup kept beside `hook_file`, if there is an executable one, with the push's
+/// `updates` on its standard input (a file, as git gives a hook: it may read all, some or none)
+/// and no arguments (git passes pre-receive none), in this environment and directory; whether
+/// it accepted. What it
+/// prints reaches the pusher as git relays any hook's output.
+fn chained_accepts(hook_file: &Path, updates: &[u8]) -> Result<bool> {
+    use std::io::{Seek, Write};
+    use std::os::unix::fs::PermissionsExt;
+    let dir = hook_file.parent().unwrap_or(Path::new(""));
+    let backup = dir.join(script::SERVER_BACKUP_NAME);
+    let backup = if dir.as_os_str().is_empty() {
+        Path::new(".").join(&backup)
+    } else {
+        backup
+    };
+    let runnable = std::fs::metadata(&backup)
+        .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0);
+    if !runnable {
+        return Ok(true);
+    }
+    let mut input =
+        tempfile::tempfile().context("cannot keep the ref updates for the chained hook")?;
+    input
+        .write_all(updates)
+        .and_then(|()| input.rewind())
+        .context("cannot keep the ref updates for the chained hook")?;
+    let status = std::process::Command::new(&backup)
+        .stdin(input)
+        .status()
+        .with_context(|| format!("cannot run the chained hook {}", backup.display()))?;
+    if status.success() {
+        return Ok(true);
+    }
+    let how = match status.code() {
+        Some(code) => format!("exit {code}"),
+        None => "a signal".to_string(),
+    };
+    eprintln!(
+        "closegate hook: the chained hook {} failed with {how}",
+        render::escape(&backup.display().to_string())
+    );
+    Ok(false)
 }
 
 /// Agent branches created, moved or deleted by the push.

@@ -195,3 +195,18 @@ proptest! {
         }
     }
 }
+
+/// The direct server hook's `#!<closegate> hook run pre-receive` line reaches closegate as one
+/// word `hook run pre-receive` then the hook file (Linux); it means what the three words mean.
+/// Any other word with blanks in it is left to clap, which refuses it.
+#[test]
+fn the_server_hooks_shebang_word_means_hook_run_pre_receive() {
+    let split = cli::parse(line(&["hook", "run", "pre-receive", "hooks/pre-receive"]));
+    let joined = cli::parse(line(&["hook run pre-receive", "hooks/pre-receive"]));
+    assert_eq!(format!("{joined:?}"), format!("{split:?}"));
+    assert!(
+        format!("{joined:?}").contains("hooks/pre-receive"),
+        "{joined:?}"
+    );
+    assert!(whole(&line(&["hook run reference-transaction", "prepared"])).is_err());
+}

@@ -634,3 +634,155 @@ fn a_base_push_is_judged_on_its_own_configuration_not_the_one_already_read() {
     assert!(stderr.contains(".closegate.toml"), "{stderr}");
     srv.assert_refused_cleanly(&before, broken);
 }
+
+/// A closegate of its own at `dir/closegate` (a hard link to the test build, or a copy across
+/// file systems), to install the hook from and then take away.
+fn own_closegate(dir: &Path) -> PathBuf {
+    std::fs::create_dir_all(dir).unwrap();
+    let exe = dir.join("closegate");
+    let built = env!("CARGO_BIN_EXE_closegate");
+    if std::fs::hard_link(built, &exe).is_err() {
+        std::fs::copy(built, &exe).unwrap();
+    }
+    exe
+}
+
+/// `<exe> hook install --server [--force]` in the bare repository: the hook's text.
+fn install_with(srv: &Server, exe: &Path, force: bool) -> String {
+    let mut cmd = Command::new(exe);
+    cmd.args(["hook", "install", "--server"])
+        .current_dir(&srv.bare);
+    if force {
+        cmd.arg("--force");
+    }
+    hermetic(&mut cmd, srv.s.fx.tmp.path());
+    let (code, out, err) = parts(&cmd.output().unwrap());
+    assert_eq!(code, 0, "{out}{err}");
+    std::fs::read_to_string(srv.bare.join("hooks/pre-receive")).unwrap()
+}
+
+/// A commit on `main` in the developer's repository (no agent branch: the gate accepts it).
+fn plain_commit(srv: &Server) -> Oid {
+    git(
+        &srv.root(),
+        &["commit", "-q", "--allow-empty", "-m", "plain"],
+    );
+    head(&srv.root())
+}
+
+/// `git push origin main` with a PATH that holds git but no closegate.
+fn push_without_closegate_on_path(srv: &Server) -> (bool, String) {
+    let mut cmd = Command::new("git");
+    cmd.args(["push", "origin", "main"]).current_dir(srv.root());
+    hermetic(&mut cmd, srv.s.fx.tmp.path());
+    cmd.env("PATH", "/usr/bin:/bin");
+    let out = cmd.output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    (out.status.success(), stderr)
+}
+
+/// The hook git runs is closegate itself: its first line is `#!<closegate> hook run
+/// pre-receive`, so no shell starts between git and the gate. Once that closegate is gone git
+/// cannot start the hook, and every push is refused, leaving nothing (fail closed).
+#[test]
+fn the_server_hook_starts_closegate_directly_and_fails_closed_once_it_is_gone() {
+    let srv = Server::new(Transport::File);
+    let exe = own_closegate(&srv.s.fx.tmp.path().join("bin"));
+    let text = install_with(&srv, &exe, false);
+    let first = text.lines().next().unwrap();
+    assert_eq!(first, format!("#!{} hook run pre-receive", exe.display()));
+    srv.attest(&srv.s.ci);
+    let merge = srv.merge("x");
+    let (ok, stderr) = srv.push(&["main", "refs/notes/closegate"]);
+    assert!(ok, "{stderr}");
+    assert!(stderr.contains("remote: closegate: accepted"), "{stderr}");
+    assert_eq!(srv.server_ref("refs/heads/main"), Some(merge.to_string()));
+
+    std::fs::remove_file(&exe).unwrap();
+    let later = plain_commit(&srv);
+    let (ok, stderr) = push_without_closegate_on_path(&srv);
+    assert!(!ok, "{stderr}");
+    assert!(stderr.contains("pre-receive hook declined"), "{stderr}");
+    srv.assert_refused_cleanly(&merge.to_string(), later);
+}
+
+/// A closegate path no `#!` line can hold (here: a blank in it) gets the sh hook instead, which
+/// calls it by quoted path, and refuses every push once neither it nor a closegate on PATH is
+/// there.
+#[test]
+fn a_closegate_path_with_a_blank_gets_a_sh_hook_that_also_fails_closed() {
+    let srv = Server::new(Transport::File);
+    let exe = own_closegate(&srv.s.fx.tmp.path().join("a dir"));
+    let text = install_with(&srv, &exe, false);
+    assert!(text.starts_with("#!/bin/sh\n"), "{text}");
+    assert!(
+        text.contains(&format!("closegate='{}'\n", exe.display())),
+        "{text}"
+    );
+    srv.attest(&srv.s.ci);
+    let merge = srv.merge("x");
+    let (ok, stderr) = srv.push(&["main", "refs/notes/closegate"]);
+    assert!(ok, "{stderr}");
+    assert_eq!(srv.server_ref("refs/heads/main"), Some(merge.to_string()));
+
+    std::fs::remove_file(&exe).unwrap();
+    let later = plain_commit(&srv);
+    let (ok, stderr) = push_without_closegate_on_path(&srv);
+    assert!(!ok, "{stderr}");
+    assert!(
+        stderr.contains("cannot find the closegate executable"),
+        "{stderr}"
+    );
+    srv.assert_refused_cleanly(&merge.to_string(), later);
+}
+
+/// A foreign pre-receive hook kept by `install --server --force` runs first, from either form of
+/// the hook, on exactly the ref updates git sent; when it fails the push is refused whatever the
+/// gate would say, and nothing lands.
+#[test]
+fn the_kept_pre_receive_hook_runs_first_on_the_same_updates_and_can_refuse() {
+    for dir in ["bin", "a dir"] {
+        let srv = Server::new(Transport::File);
+        let exe = own_closegate(&srv.s.fx.tmp.path().join(dir));
+        let seen = srv.s.fx.tmp.path().join("seen");
+        let status = srv.s.fx.tmp.path().join("status");
+        let foreign = format!(
+            "#!/bin/sh\ncat >'{}'\nexit \"$(cat '{}')\"\n",
+            seen.display(),
+            status.display()
+        );
+        let hook = srv.bare.join("hooks/pre-receive");
+        std::fs::write(&hook, &foreign).unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&hook, std::fs::Permissions::from_mode(0o755)).unwrap();
+        install_with(&srv, &exe, true);
+
+        std::fs::write(&status, "3").unwrap();
+        srv.attest(&srv.s.ci);
+        let before = srv.server_ref("refs/heads/main").unwrap();
+        let merge = srv.merge("x");
+        let (ok, stderr) = srv.push(&["main", "refs/notes/closegate"]);
+        assert!(!ok, "{dir}: {stderr}");
+        assert!(
+            stderr.contains("the chained hook") && stderr.contains("failed with exit 3"),
+            "{dir}: {stderr}"
+        );
+        srv.assert_refused_cleanly(&before, merge);
+
+        std::fs::write(&status, "0").unwrap();
+        let (ok, stderr) = srv.push(&["main", "refs/notes/closegate"]);
+        assert!(ok, "{dir}: {stderr}");
+        assert_eq!(srv.server_ref("refs/heads/main"), Some(merge.to_string()));
+        let notes = git(&srv.root(), &["rev-parse", "refs/notes/closegate"]);
+        let zero = "0".repeat(40);
+        let mut want = vec![
+            format!("{before} {merge} refs/heads/main"),
+            format!("{zero} {} refs/notes/closegate", notes.trim()),
+        ];
+        let got = std::fs::read_to_string(&seen).unwrap();
+        let mut got: Vec<String> = got.lines().map(str::to_string).collect();
+        want.sort();
+        got.sort();
+        assert_eq!(got, want, "{dir}");
+    }
+}
