@@ -28,6 +28,19 @@ pub mod teardown;
 pub mod term;
 pub mod toml_read;
 
+/// A test switch from the environment (`CLOSEGATE_TEST_NO_SANDBOX`, `CLOSEGATE_TEST_FAILPOINT`,
+/// `CLOSEGATE_TEST_FAILPOINT_DIR`, `CLOSEGATE_TRACE_CODES`). Only builds with debug assertions
+/// read one (`cargo test` builds the binary that way); a release build never does, so no
+/// environment a hook or a check inherits can take the sandbox away, stop a teardown midway or
+/// have closegate append to a file it names.
+pub fn test_switch(name: &str) -> Option<std::ffi::OsString> {
+    if cfg!(debug_assertions) {
+        std::env::var_os(name)
+    } else {
+        None
+    }
+}
+
 /// Run one parsed command line; `Ok` carries the exit code, `Err` means exit 2.
 ///
 /// The global flags first (SPEC §21): `-C DIR` moves into each DIR in turn, as git does, so every

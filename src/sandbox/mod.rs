@@ -35,7 +35,8 @@ use crate::finding::{Finding, Severity};
 
 pub mod scratch;
 
-/// Set (to anything but `0` or empty) to make the sandbox unavailable: for tests only.
+/// Set (to anything but `0` or empty) to make the sandbox unavailable: for tests only, read by
+/// debug builds only ([`crate::test_switch`]).
 pub const TEST_SWITCH: &str = "CLOSEGATE_TEST_NO_SANDBOX";
 
 /// What a sandboxed check may write and what it must not see.
@@ -121,7 +122,7 @@ pub fn probe(network_off: bool) -> Result<PathBuf, String> {
     if !cfg!(target_os = "linux") {
         return Err("the sandbox is implemented on Linux only".into());
     }
-    if std::env::var_os(TEST_SWITCH).is_some_and(|v| !v.is_empty() && v != "0") {
+    if crate::test_switch(TEST_SWITCH).is_some_and(|v| !v.is_empty() && v != "0") {
         return Err(format!("{TEST_SWITCH} is set"));
     }
     let Some(bwrap) = find_on_path("bwrap") else {

@@ -23,9 +23,10 @@ static STEP: AtomicUsize = AtomicUsize::new(0);
 /// Mark the next step; stop here when the failpoint names it.
 pub fn step(name: &str) {
     let n = STEP.fetch_add(1, Ordering::SeqCst) + 1;
-    let Ok(spec) = std::env::var("CLOSEGATE_TEST_FAILPOINT") else {
+    let Some(spec) = crate::test_switch("CLOSEGATE_TEST_FAILPOINT") else {
         return;
     };
+    let spec = spec.to_string_lossy();
     if let Some(at) = spec.strip_prefix("kill:") {
         if at.parse() == Ok(n) || at == name {
             // SAFETY: sending a signal to this process has no memory-safety preconditions.
@@ -39,7 +40,7 @@ pub fn step(name: &str) {
 }
 
 fn pause(name: &str) {
-    let Some(dir) = std::env::var_os("CLOSEGATE_TEST_FAILPOINT_DIR").map(PathBuf::from) else {
+    let Some(dir) = crate::test_switch("CLOSEGATE_TEST_FAILPOINT_DIR").map(PathBuf::from) else {
         return;
     };
     let _ = std::fs::write(dir.join("paused"), name);
