@@ -97,17 +97,23 @@ fn decide(input: &mut dyn Read, hook_file: Option<&Path>) -> Result<i32> {
         notes,
         pushed,
     };
-    let mut decisions = Vec::new();
-    let mut reports = Vec::new();
-    agent_updates(&repo, &push, &heads, &mut decisions, &mut reports)?;
-    base_updates(&repo, &push, &heads, &mut decisions, &mut reports)?;
+    let mut out = Outcome::default();
+    agent_updates(&push, &heads, &mut out)?;
+    base_updates(&push, &heads, &mut out)?;
     let common = repo.common_dir();
-    for d in &decisions {
+    for d in &out.decisions {
         run::audit_line(d)
             .append(&common)
             .context("cannot record the decision")?;
     }
-    answer(&push, &decisions, &reports)
+    answer(&push, &out)
+}
+
+/// What the push's updates came to: one decision each, and the report of every judged commit.
+#[derive(Default)]
+struct Outcome {
+    decisions: Vec<Decision>,
+    reports: Vec<Option<Report>>,
 }
 
 /// Run the backup kept beside `hook_file`, if there is an executable one, with the push's
@@ -155,14 +161,8 @@ fn chained_accepts(hook_file: &Path, updates: &[u8]) -> Result<bool> {
 }
 
 /// Agent branches created, moved or deleted by the push.
-fn agent_updates(
-    repo: &Repo,
-    push: &Push,
-    heads: &[&Update],
-    decisions: &mut Vec<Decision>,
-    reports: &mut Vec<Option<Report>>,
-) -> Result<()> {
-    let setting = &push.setting;
+fn agent_updates(push: &Push, heads: &[&Update], out: &mut Outcome) -> Result<()> {
+    let (repo, setting) = (&*push.repo, &push.setting);
     let config = setting.config();
     let base_tips = base_tips(repo, setting, heads)?;
     for u in heads {
@@ -192,10 +192,10 @@ fn agent_updates(
             if merged {
                 decision.accepted = true;
             } else {
-                judge_into(push, tip, &mut decision, reports);
+                judge_into(push, tip, &mut decision, out);
             }
         }
-        decisions.push(decision);
+        out.decisions.push(decision);
     }
     Ok(())
 }
@@ -218,14 +218,8 @@ fn is_base(setting: &Setting, u: &Update) -> bool {
 }
 
 /// Updates of the base: a configuration that parses, and every agent commit newly merged passes.
-fn base_updates(
-    repo: &Repo,
-    push: &Push,
-    heads: &[&Update],
-    decisions: &mut Vec<Decision>,
-    reports: &mut Vec<Option<Report>>,
-) -> Result<()> {
-    let setting = &push.setting;
+fn base_updates(push: &Push, heads: &[&Update], out: &mut Outcome) -> Result<()> {
+    let (repo, setting) = (&*push.repo, &push.setting);
     for u in heads.iter().filter(|u| is_base(setting, u)) {
         let short = &u.refname["refs/heads/".len()..];
         let Some(new_base) = run::value(&u.new, &u.refname)? else {
@@ -234,7 +228,7 @@ fn base_updates(
             if let Some(old) = run::value(&u.old, &u.refname)? {
                 let mut d = decision(setting, Action::Config, short, old);
                 d.reason = Some("the base branch cannot be deleted through the server gate".into());
-                decisions.push(d);
+                out.decisions.push(d);
             }
             continue;
         };
@@ -242,28 +236,28 @@ fn base_updates(
         if let Some(error) = run::unparsable_config(repo, short, new_base, parsed) {
             let mut d = decision(setting, Action::Config, short, new_base);
             d.reason = Some(error);
-            decisions.push(d);
+            out.decisions.push(d);
         }
         for (branch, newest) in run::newly_merged(repo, setting.config(), heads, u, new_base)? {
             let mut d = decision(setting, Action::Merge, &branch, newest);
             match setting.broken() {
                 Some(broken) => d.reason = Some(broken.clone()),
                 None => {
-                    judge_into(push, newest, &mut d, reports);
+                    judge_into(push, newest, &mut d, out);
                 }
             }
-            decisions.push(d);
+            out.decisions.push(d);
         }
     }
     Ok(())
 }
 
 /// Decide `d` by the gate's verdict on `commit`, keeping the report for the answer.
-fn judge_into(push: &Push, commit: Oid, d: &mut Decision, reports: &mut Vec<Option<Report>>) {
+fn judge_into(push: &Push, commit: Oid, d: &mut Decision, out: &mut Outcome) {
     let (accepted, report, reason) = verdict_of(push, commit);
     d.accepted = accepted;
     d.reason = reason;
-    reports.push(report);
+    out.reports.push(report);
 }
 
 fn decision(setting: &Setting, action: Action, branch: &str, commit: Oid) -> Decision {
@@ -317,16 +311,16 @@ fn judge(push: &Push, rev: Oid, run_checks: bool) -> Result<Report> {
 
 /// Tell the pusher: the report of every judged commit that was refused, one line per decision;
 /// exit 1 when anything was refused.
-fn answer(push: &Push, decisions: &[Decision], reports: &[Option<Report>]) -> Result<i32> {
+fn answer(push: &Push, out: &Outcome) -> Result<i32> {
     let mut err = std::io::stderr().lock();
-    for report in reports.iter().flatten() {
+    for report in out.reports.iter().flatten() {
         if report.verdict != Verdict::Verified {
             render::render(report, Format::Human, false, &mut err)?;
         }
     }
     let base = push.setting.base.as_deref().unwrap_or("the base");
     let mut refused = false;
-    for d in decisions {
+    for d in &out.decisions {
         let branch = render::escape(&d.branch);
         let short = &d.commit.to_string()[..12];
         let what = match d.action {
