@@ -22,7 +22,7 @@ use serde_json::{Map, Value};
 
 use crate::finding::Verdict;
 use crate::record;
-use crate::report::{Approval, Report};
+use crate::report::{Approval, CheckEntry, Report};
 
 /// One audit line: the fields every event carries, then the event and its own fields.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -92,9 +92,9 @@ pub struct CheckFields {
     /// Blob id of the task contract, or null.
     #[serde(default, deserialize_with = "lenient")]
     pub contract: Option<String>,
-    /// One entry per check, with its reuse key (its shape is `gates::reuse`'s business).
-    #[serde(default, deserialize_with = "lenient")]
-    pub checks: Vec<Value>,
+    /// One entry per check, with its reuse key; an entry of another shape is left out.
+    #[serde(default, deserialize_with = "lenient_each")]
+    pub checks: Vec<CheckEntry>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -188,6 +188,18 @@ pub struct HookFields {
 fn lenient<'de, D: Deserializer<'de>, T: DeserializeOwned + Default>(d: D) -> Result<T, D::Error> {
     let value = Value::deserialize(d)?;
     Ok(serde_json::from_value(value).unwrap_or_default())
+}
+
+/// A list whose elements that do not hold their type are left out (and anything but a list reads
+/// as empty): one damaged entry does not take the others with it.
+fn lenient_each<'de, D: Deserializer<'de>, T: DeserializeOwned>(d: D) -> Result<Vec<T>, D::Error> {
+    let Value::Array(items) = Value::deserialize(d)? else {
+        return Ok(Vec::new());
+    };
+    Ok(items
+        .into_iter()
+        .filter_map(|item| serde_json::from_value(item).ok())
+        .collect())
 }
 
 impl Record {
@@ -285,7 +297,7 @@ impl Record {
     }
 
     /// The check entries of a `check` record.
-    pub fn checks(&self) -> Option<&[Value]> {
+    pub fn checks(&self) -> Option<&[CheckEntry]> {
         match &self.event {
             Event::Check(c) => Some(&c.checks),
             _ => None,
@@ -554,12 +566,43 @@ mod tests {
             commit: "c".into(),
         });
         r.contract = Some("d".repeat(40));
-        r.check_entries = vec![json!({"name": "test", "finding": null})];
+        r.check_entries = vec![CheckEntry {
+            name: "test".into(),
+            run: "cargo test".into(),
+            timeout_s: 600,
+            tree: "t".repeat(40),
+            config: None,
+            base_commit: Some("b".repeat(40)),
+            sandbox: "bwrap".into(),
+            exit_code: Some(101),
+            timed_out: false,
+            duration_ms: 12,
+            output: vec!["failed".into()],
+            finding: Some("check-failed".into()),
+            message: Some("`test` failed".into()),
+            reused: None,
+        }];
         let mut check = before("check", &r, Some("close-ok"));
         check["mergeable"] = json!(r.mergeable);
         check["approval"] = json!(r.approval);
         check["contract"] = json!(r.contract);
-        check["checks"] = json!(r.check_entries);
+        // The entry as gates::reuse::entry wrote it with json! before CheckEntry existed.
+        check["checks"] = json!([{
+            "name": "test",
+            "run": "cargo test",
+            "timeout_s": 600,
+            "tree": "t".repeat(40),
+            "config": null,
+            "base_commit": "b".repeat(40),
+            "sandbox": "bwrap",
+            "exit_code": 101,
+            "timed_out": false,
+            "duration_ms": 12,
+            "output": ["failed"],
+            "finding": "check-failed",
+            "message": "`test` failed",
+            "reused": null,
+        }]);
         let fields = CheckFields {
             mergeable: r.mergeable,
             approval: r.approval.clone(),
@@ -679,6 +722,26 @@ mod tests {
             (None, None, 0)
         );
         assert!(!bad.is_passing());
+    }
+
+    /// A damaged check entry is left out; the sound one beside it still reads (and is reused).
+    #[test]
+    fn a_damaged_check_entry_does_not_take_its_neighbours_with_it() {
+        let good = r#"{"name":"test","run":"true","timeout_s":600,"tree":"t","config":null,"base_commit":null,"sandbox":"bwrap","exit_code":0,"timed_out":false,"duration_ms":3,"output":[],"finding":null,"message":null,"reused":null}"#;
+        let damaged = r#"{"name":"lint","run":"true","timeout_s":"600"}"#;
+        let line = format!(
+            r#"{{"event":"check","verdict":"VERIFIED","commit":"abc","config_source":"base","base_source":"configured","checks":[{damaged},{good},7]}}"#
+        );
+        let r = Record::read(&serde_json::from_str(&line).unwrap()).unwrap();
+        let checks = r.checks().unwrap();
+        assert_eq!(checks.len(), 1);
+        assert_eq!(
+            (checks[0].name.as_str(), checks[0].exit_code),
+            ("test", Some(0))
+        );
+        let not_a_list = line.replace(&format!("[{damaged},{good},7]"), r#""x""#);
+        let r = Record::read(&serde_json::from_str(&not_a_list).unwrap()).unwrap();
+        assert_eq!(r.checks().map(<[_]>::len), Some(0));
     }
 
     #[test]

@@ -45,6 +45,33 @@ pub struct CheckRun {
     pub reused: Option<String>,
 }
 
+/// A check's entry in the `check` record (SPEC §19): its reuse key (name, `run`, `timeout_s`,
+/// tree, configuration blob, base commit), the sandbox word it ran under, and its result. Read
+/// back from the record, an entry of any other shape is no entry (`ledger::CheckFields`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
+pub struct CheckEntry {
+    pub name: String,
+    pub run: String,
+    pub timeout_s: u64,
+    /// The commit's tree id.
+    pub tree: String,
+    /// The configuration's blob id; null for the built-in defaults.
+    pub config: Option<String>,
+    /// `CLOSEGATE_BASE`'s commit; null when the base did not resolve.
+    pub base_commit: Option<String>,
+    pub sandbox: String,
+    pub exit_code: Option<i32>,
+    pub timed_out: bool,
+    pub duration_ms: u64,
+    pub output: Vec<String>,
+    /// The finding's code (`check-failed`, `check-timeout`); null when the check passed.
+    pub finding: Option<String>,
+    /// The finding's message as first recorded, without a note about reuse.
+    pub message: Option<String>,
+    /// The `ts` of the record the result was first recorded in, when this run reused it.
+    pub reused: Option<String>,
+}
+
 /// A human's approval bound to a commit (SPEC §8).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
 pub struct Approval {
@@ -132,7 +159,7 @@ pub struct Report {
     pub source: Option<String>,
     /// The `check` record's entry of each check, with its reuse key (SPEC §19).
     #[serde(skip)]
-    pub check_entries: Vec<serde_json::Value>,
+    pub check_entries: Vec<CheckEntry>,
 }
 
 impl Default for Report {

@@ -68,7 +68,7 @@ pub struct Checked {
     pub findings: Vec<Finding>,
     pub sandbox: Option<&'static str>,
     /// The `check` record's entry of each run, with its reuse key (SPEC §19).
-    pub entries: Vec<serde_json::Value>,
+    pub entries: Vec<crate::report::CheckEntry>,
 }
 
 /// Check out `commit`'s tree into a fresh scratch directory outside every worktree, run each

@@ -12,13 +12,12 @@
 use std::path::Path;
 
 use anyhow::Result;
-use serde_json::{Value, json};
 
 use crate::catalog::Code;
 use crate::config::CheckSpec;
 use crate::finding::Finding;
 use crate::ledger::Record;
-use crate::report::CheckRun;
+use crate::report::{CheckEntry, CheckRun};
 
 /// The parts of a check's key shared by every check of one run.
 #[derive(Debug, Clone)]
@@ -64,56 +63,46 @@ impl Recorded {
         self.records.iter().find_map(|r| {
             let checks = r.checks()?;
             let entry = checks.iter().find(|e| matches(e, key, spec, sandbox))?;
-            let ts = entry["reused"].as_str().unwrap_or(&r.ts).to_string();
+            let ts = entry.reused.as_deref().unwrap_or(&r.ts).to_string();
             result(entry, spec, ts)
         })
     }
 }
 
-fn matches(e: &Value, key: &Key, spec: &CheckSpec, sandbox: &str) -> bool {
-    e["name"].as_str() == Some(spec.name.as_str())
-        && e["run"].as_str() == Some(spec.run.as_str())
-        && e["timeout_s"].as_u64() == Some(spec.timeout_s)
-        && e["tree"].as_str() == Some(key.tree.as_str())
-        && e["config"].as_str() == key.config.as_deref()
-        && e["base_commit"].as_str() == key.base_commit.as_deref()
-        && e["sandbox"].as_str() == Some(sandbox)
+fn matches(e: &CheckEntry, key: &Key, spec: &CheckSpec, sandbox: &str) -> bool {
+    e.name == spec.name
+        && e.run == spec.run
+        && e.timeout_s == spec.timeout_s
+        && e.tree == key.tree
+        && e.config == key.config
+        && e.base_commit == key.base_commit
+        && e.sandbox == sandbox
 }
 
 /// The recorded run and finding, when the entry is consistent: a passing exit has no finding,
 /// anything else has `check-failed` or `check-timeout`.
-fn result(e: &Value, spec: &CheckSpec, ts: String) -> Option<(CheckRun, Option<Finding>)> {
-    let timed_out = e["timed_out"].as_bool()?;
-    let exit_code = match &e["exit_code"] {
-        Value::Null => None,
-        v => Some(i32::try_from(v.as_i64()?).ok()?),
-    };
-    let passed = !timed_out && exit_code == Some(0);
-    let message = e["message"].as_str();
-    let finding = match (e["finding"].as_str().and_then(Code::parse), passed) {
+fn result(e: &CheckEntry, spec: &CheckSpec, ts: String) -> Option<(CheckRun, Option<Finding>)> {
+    let passed = !e.timed_out && e.exit_code == Some(0);
+    let message = e.message.as_deref();
+    let finding = match (e.finding.as_deref().and_then(Code::parse), passed) {
         (None, true) => None,
-        (Some(Code::CheckTimeout), false) if timed_out => Some(Finding::new(
+        (Some(Code::CheckTimeout), false) if e.timed_out => Some(Finding::new(
             Code::CheckTimeout,
             reused_message(message?, &ts),
         )),
-        (Some(Code::CheckFailed), false) if !timed_out => Some(Finding::new(
+        (Some(Code::CheckFailed), false) if !e.timed_out => Some(Finding::new(
             Code::CheckFailed,
             reused_message(message?, &ts),
         )),
         _ => return None,
     };
-    let output = e["output"]
-        .as_array()?
-        .iter()
-        .map(|l| l.as_str().map(str::to_string))
-        .collect::<Option<Vec<_>>>()?;
     let run = CheckRun {
         name: spec.name.clone(),
         command: spec.run.clone(),
-        exit_code: if timed_out { None } else { exit_code },
-        timed_out,
-        duration_ms: e["duration_ms"].as_u64()?,
-        output,
+        exit_code: if e.timed_out { None } else { e.exit_code },
+        timed_out: e.timed_out,
+        duration_ms: e.duration_ms,
+        output: e.output.clone(),
         reused: Some(ts),
     };
     Some((run, finding))
@@ -130,7 +119,7 @@ pub fn entry(
     sandbox: &str,
     run: &CheckRun,
     finding: Option<&Finding>,
-) -> Value {
+) -> CheckEntry {
     let message = finding.map(|f| {
         // A reused finding carries the note about reuse; the record keeps the original words.
         let m = f.message.as_str();
@@ -138,20 +127,20 @@ pub fn entry(
             .map_or(m, |i| &m[..i])
             .to_string()
     });
-    json!({
-        "name": spec.name,
-        "run": spec.run,
-        "timeout_s": spec.timeout_s,
-        "tree": key.tree,
-        "config": key.config,
-        "base_commit": key.base_commit,
-        "sandbox": sandbox,
-        "exit_code": run.exit_code,
-        "timed_out": run.timed_out,
-        "duration_ms": run.duration_ms,
-        "output": run.output,
-        "finding": finding.map(|f| f.code),
-        "message": message,
-        "reused": run.reused,
-    })
+    CheckEntry {
+        name: spec.name.clone(),
+        run: spec.run.clone(),
+        timeout_s: spec.timeout_s,
+        tree: key.tree.clone(),
+        config: key.config.clone(),
+        base_commit: key.base_commit.clone(),
+        sandbox: sandbox.to_string(),
+        exit_code: run.exit_code,
+        timed_out: run.timed_out,
+        duration_ms: run.duration_ms,
+        output: run.output.clone(),
+        finding: finding.map(|f| f.code.to_string()),
+        message,
+        reused: run.reused.clone(),
+    }
 }
