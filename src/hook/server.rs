@@ -119,18 +119,18 @@ struct Outcome {
 /// Run the backup kept beside `hook_file`, if there is an executable one, with the push's
 /// `updates` on its standard input (a file, as git gives a hook: it may read all, some or none)
 /// and no arguments (git passes pre-receive none), in this environment and directory; whether
-/// it accepted. What it
-/// prints reaches the pusher as git relays any hook's output.
+/// it accepted. What it prints reaches the pusher as git relays any hook's output.
 fn chained_accepts(hook_file: &Path, updates: &[u8]) -> Result<bool> {
     use std::io::{Seek, Write};
     use std::os::unix::fs::PermissionsExt;
-    let dir = hook_file.parent().unwrap_or(Path::new(""));
-    let backup = dir.join(script::SERVER_BACKUP_NAME);
-    let backup = if dir.as_os_str().is_empty() {
-        Path::new(".").join(&backup)
-    } else {
-        backup
+    use std::os::unix::process::ExitStatusExt;
+    // `./pre-receive.closegate-backup` for a bare `pre-receive`: a name without a slash would be
+    // looked up on PATH.
+    let dir = match hook_file.parent() {
+        Some(dir) if !dir.as_os_str().is_empty() => dir,
+        _ => Path::new("."),
     };
+    let backup = dir.join(script::SERVER_BACKUP_NAME);
     let runnable = std::fs::metadata(&backup)
         .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0);
     if !runnable {
@@ -151,7 +151,7 @@ fn chained_accepts(hook_file: &Path, updates: &[u8]) -> Result<bool> {
     }
     let how = match status.code() {
         Some(code) => format!("exit {code}"),
-        None => "a signal".to_string(),
+        None => format!("signal {}", status.signal().unwrap_or(0)),
     };
     eprintln!(
         "closegate hook: the chained hook {} failed with {how}",
