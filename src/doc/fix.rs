@@ -141,7 +141,7 @@ fn fix_item(
     let mut codes = Vec::new();
     let mut new_key = key.to_string();
     let once = counts.get(canonical).copied().unwrap_or(0) <= 1;
-    if once && key != canonical && !(canonical == "artifacts" && key == "return") {
+    if once && key != canonical {
         new_key = canonical.to_string();
         codes.push(if is_alias(key) {
             Code::DocKeyAlias
@@ -177,12 +177,9 @@ fn fix_item(
     (!codes.is_empty()).then(|| (codes, format!("{new_key}:{new_value}")))
 }
 
-/// The older spellings of SPEC §2 (read with `doc-key-alias`).
+/// The older spellings of SPEC §2 (read with `doc-key-alias`), as written.
 fn is_alias(key: &str) -> bool {
-    matches!(
-        key,
-        "last-commit" | "commit" | "commits" | "next" | "blocked-on" | "blocked on"
-    )
+    super::keys::is_alias(key)
 }
 
 /// `<sha> - subject` (any dash) → `<sha> — subject`; only when the value has no ` — ` yet.
@@ -255,6 +252,8 @@ fn field<'a>(text: &'a str, label: &str) -> Option<(&'a str, &'a str)> {
     (!value.is_empty() && !value.contains(' ')).then_some((value, &text[at + needle.len()..]))
 }
 
+/// What stands between a close line's fields where ` · ` is wanted: a dot or dash of any kind
+/// (ASCII `.` and `*` are how a middle dot is typed without one), a bar, comma, semicolon or slash.
 fn is_separator(c: char) -> bool {
-    is_dot_like(c) || is_dash_like(c) || matches!(c, '|' | ',' | ';' | '/' | '\u{2014}')
+    is_dot_like(c) || is_dash_like(c) || matches!(c, '.' | '*' | '|' | ',' | ';' | '/' | '\u{2014}')
 }

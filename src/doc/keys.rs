@@ -62,6 +62,11 @@ const ALIASES: &[(&str, Key)] = &[
     ("return", Key::Artifacts),
 ];
 
+/// Whether `key`, as written, is one of the older spellings of SPEC §2.
+pub fn is_alias(key: &str) -> bool {
+    ALIASES.iter().any(|(alias, _)| *alias == key)
+}
+
 /// The first item of each canonical key, after aliases; duplicates and unknown keys dropped.
 #[derive(Debug, Default)]
 pub struct Header<'s, 'a> {

@@ -85,6 +85,38 @@ fn fix_never_invents_content_and_reports_what_it_cannot_fix() {
     assert_eq!(code, 2, "{stderr}");
 }
 
+/// SPEC §17: older key spellings are rewritten, `return` (SPEC §2: an older spelling of
+/// `artifacts`) included; ASCII separators where the close line wants ` · ` (`.` and `*`, how a
+/// middle dot is typed without one) are rebuilt like the others.
+#[test]
+fn fix_renames_return_and_rebuilds_a_close_line_typed_with_ascii_dots() {
+    for sep in [".", "*"] {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("s.md");
+        let text = format!(
+            "# STATUS \u{2014} s\n\n- state: close-ok\n- abstract: a\n- return:\n  - a.txt\n\n\
+             CLOSE-OK {sep} s {sep} commit abcdef0 {sep} branch agent/x.y {sep} worktree /tmp/w\n"
+        );
+        std::fs::write(&file, text).unwrap();
+        let (code, stdout, stderr) = parts(&closegate(dir.path(), &["lint", "--fix", "s.md"]));
+        assert!(stdout.contains("doc-key-alias"), "{stdout}{stderr}");
+        assert!(stdout.contains("doc-close-malformed"), "{stdout}{stderr}");
+        assert_eq!(code, 0, "{stdout}{stderr}");
+        assert_eq!(
+            std::fs::read_to_string(&file).unwrap(),
+            "# STATUS \u{2014} s\n\n- state: close-ok\n- abstract: a\n- artifacts:\n  - a.txt\n\n\
+             CLOSE-OK \u{b7} s \u{b7} commit abcdef0 \u{b7} branch agent/x.y \u{b7} worktree /tmp/w\n"
+        );
+        let (code, stdout, _) = parts(&closegate(
+            dir.path(),
+            &["lint", "--format", "json", "s.md"],
+        ));
+        assert_eq!(code, 0, "{stdout}");
+        let report: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+        assert_eq!(report["findings"], serde_json::json!([]), "{sep}");
+    }
+}
+
 /// What a document means: the fields `--fix` must never change.
 fn meaning(d: &StatusDoc) -> [Option<String>; 6] {
     let close = d.close.as_ref();
@@ -138,6 +170,8 @@ fn lines() -> impl Strategy<Value = String> {
         "CLOSE-OK - x - commit ABCDEF1 - branch agent/x - worktree /w\n",
         "CLOSE\u{2013}OK \u{2022} x \u{2022} commit abcdef1 \u{2022} branch a/b \u{2022} worktree /w - y\n",
         "CLOSE_OK | x | commit abcdef12 | branch main | worktree /p\n",
+        "CLOSE-OK . x . commit abcdef1 . branch agent/x.y . worktree /w\n",
+        "CLOSE-OK * x * commit abcdef1 * branch b * worktree /w*\n",
         "CLOSE-OK \u{b7} x \u{b7} commit zzz \u{b7} branch b \u{b7} worktree /w\n",
         "CLOSE-OK x commit abcdef1 branch b worktree /w\n",
         "\r\n",
