@@ -18,13 +18,14 @@ pub struct Args {
     /// Only list what would be removed
     #[arg(long)]
     pub dry_run: bool,
-    /// The repository (default: the current directory)
+    /// The repository (default: the current directory). Not named `dir`: an argument of that id
+    /// would shadow the global `-C DIR` (SPEC §21).
     #[arg(value_name = "DIR")]
-    pub dir: Option<PathBuf>,
+    pub repo: Option<PathBuf>,
 }
 
 pub fn run(args: Args) -> Result<i32> {
-    let dir = match args.dir {
+    let dir = match args.repo {
         Some(dir) => dir,
         None => std::env::current_dir()?,
     };

@@ -210,3 +210,28 @@ fn the_server_hooks_shebang_word_means_hook_run_pre_receive() {
     );
     assert!(whole(&line(&["hook run reference-transaction", "prepared"])).is_err());
 }
+
+/// SPEC §21: `-C DIR`, `--color` and `-q` are global flags on every subcommand. An argument of
+/// a subcommand with the same id as a global one shadows it (gc's `DIR` once took `-C` away).
+#[test]
+fn every_subcommand_takes_the_global_flags_after_its_name() {
+    let mut tree = Cli::command();
+    tree.build();
+    let mut seen = 0;
+    for sub in tree.get_subcommands().filter(|s| s.get_name() != "help") {
+        let name = sub.get_name();
+        let global = |id: &str| {
+            sub.get_arguments()
+                .find(|a| a.get_id() == id)
+                .is_some_and(|a| a.is_global_set())
+        };
+        for id in ["dir", "color", "quiet"] {
+            assert!(global(id), "`{name}` does not take the global `{id}`");
+        }
+        let short_c = sub.get_arguments().filter(|a| a.get_short() == Some('C'));
+        assert_eq!(short_c.count(), 1, "`{name}`: -C");
+        seen += 1;
+    }
+    assert!(seen >= 19, "{seen}");
+    assert!(whole(&line(&["gc", "-C", ".", "--dry-run"])).is_ok());
+}

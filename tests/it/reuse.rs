@@ -359,7 +359,11 @@ fn board_check_reuses_and_board_check_rerun_forces_a_fresh_run() {
     let (_, next) = c.check(&[]);
     assert_eq!(c.runs(), 2);
     let records = c.check_records();
-    assert_eq!(records[2]["checks"][0]["reused"], Value::Null, "{records:?}");
+    assert_eq!(
+        records[2]["checks"][0]["reused"],
+        Value::Null,
+        "{records:?}"
+    );
     assert_eq!(next["checks"][0]["reused"], records[2]["ts"]);
     // --rerun means nothing without --check.
     let (code, _, err) = c.run(&root, &["board", "--rerun"]);
