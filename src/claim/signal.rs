@@ -5,6 +5,7 @@
 //! `no_op` allows no change at all: the status document counts as a change like any other file,
 //! because an agent that did nothing writes nothing.
 
+use std::io::ErrorKind;
 use std::path::Path;
 
 use anyhow::Result;
@@ -167,11 +168,14 @@ pub fn judge(signal: Signal, repo: Repo, root: &Path, args: &GateArgs) -> Result
     }
 }
 
-/// The gate's inputs, or `None` when the status document the inputs would read does not exist.
+/// The gate's inputs, or `None` when nothing is at the path of the status document the inputs
+/// would read. Anything else there (a FIFO, a directory, a file that cannot be read) is read as
+/// the gate reads it: an exit-2 error naming it (SPEC §11), never "no status document".
 fn inputs_with_status(repo: Repo, root: &Path, args: &GateArgs) -> Result<Option<Inputs>> {
     if args.status.is_none() && args.rev.is_none() {
         let trusted = inputs::trusted_config(&repo, args.base.as_deref(), args.config.as_deref())?;
-        if !root.join(&trusted.config.status_file).is_file() {
+        let path = root.join(&trusted.config.status_file);
+        if std::fs::symlink_metadata(&path).is_err_and(|e| e.kind() == ErrorKind::NotFound) {
             return Ok(None);
         }
     }

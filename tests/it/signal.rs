@@ -176,3 +176,33 @@ fn agent_text_is_escaped_once_when_printed_and_raw_in_json() {
     );
     assert!(!stderr.contains("\\\\u{1b}"), "escaped twice: {stderr:?}");
 }
+
+/// SPEC §11: a status document that is not a regular file (a FIFO, a directory) is an exit-2
+/// error naming it, for `done` and `blocked` alike; nothing at that path is "no status document",
+/// and no signal record is written for a run that reached no decision.
+#[test]
+fn a_status_document_that_is_not_a_regular_file_is_an_error_naming_it() {
+    let s = Scene::new(Some(PASSING_CONFIG));
+    let wt = s.honest_worktree();
+    let doc = wt.join("_EXEC_STATUS.md");
+    for kind in ["fifo", "directory"] {
+        std::fs::remove_file(&doc)
+            .or_else(|_| std::fs::remove_dir(&doc))
+            .unwrap();
+        match kind {
+            "fifo" => {
+                let made = std::process::Command::new("mkfifo").arg(&doc).status();
+                assert!(made.unwrap().success());
+            }
+            _ => std::fs::create_dir(&doc).unwrap(),
+        }
+        let before = s.records("signal").len();
+        for message in ["@signal done\n", "@signal blocked\n"] {
+            let (code, _, stderr) = signal(&wt, &[], message);
+            assert_eq!(code, 2, "{kind} {message}: {stderr}");
+            assert!(stderr.contains("_EXEC_STATUS.md"), "{kind}: {stderr}");
+            assert!(!stderr.contains("no status document"), "{kind}: {stderr}");
+        }
+        assert_eq!(s.records("signal").len(), before, "{kind}");
+    }
+}
