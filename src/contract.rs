@@ -10,6 +10,7 @@
 //! bound to a branch (`branch = "agent/inv"`) and then applies to that branch whatever slug the
 //! document claims; a slug that disagrees with the binding is `contract-slug-mismatch`.
 
+use anyhow::{Context, Result};
 use git2::Oid;
 use toml::{Table, Value};
 
@@ -108,13 +109,14 @@ pub struct Found {
 impl Lookup {
     /// The contract for a return claiming `slug` on `branch` (SPEC §12): every contract bound to
     /// the branch applies whatever the slug; else the slug's own contract, unless it is bound to
-    /// another branch. `None` when no contract concerns this return.
-    pub fn find(&self, repo: &Repo, slug: &str, branch: Option<&str>) -> Option<Found> {
-        match self {
+    /// another branch. `None` when no contract concerns this return; an error when something
+    /// other than a file is at the slug's contract path (SPEC §11) or it cannot be read.
+    pub fn find(&self, repo: &Repo, slug: &str, branch: Option<&str>) -> Result<Option<Found>> {
+        Ok(match self {
             Lookup::Nothing => None,
             Lookup::File(source) => Some(from_file(source, branch)),
-            Lookup::Tip(name, tip) => from_tip(repo, name, *tip, slug, branch),
-        }
+            Lookup::Tip(name, tip) => from_tip(repo, name, *tip, slug, branch)?,
+        })
     }
 }
 
@@ -137,7 +139,13 @@ fn from_file(source: &Source, branch: Option<&str>) -> Found {
     found
 }
 
-fn from_tip(repo: &Repo, name: &str, tip: Oid, slug: &str, branch: Option<&str>) -> Option<Found> {
+fn from_tip(
+    repo: &Repo,
+    name: &str,
+    tip: Oid,
+    slug: &str,
+    branch: Option<&str>,
+) -> Result<Option<Found>> {
     let mut bound: Vec<(String, Source)> = Vec::new();
     if let Some(branch) = branch {
         for (file, bytes) in repo.dir_files(tip, DIR) {
@@ -170,18 +178,19 @@ fn from_tip(repo: &Repo, name: &str, tip: Oid, slug: &str, branch: Option<&str>)
             );
             findings.push(Finding::new(Code::ContractMalformed, msg));
         }
-        return Some(Found {
+        return Ok(Some(Found {
             source: Some(first.clone()),
             findings,
-        });
+        }));
     }
     let path = path_for(slug);
-    let bytes = repo.read_blob(tip, &path)?;
-    let source = Source {
-        origin: format!("{name}:{path}"),
-        bytes,
+    let origin = format!("{name}:{path}");
+    let read = repo.read_config_file(tip, &path);
+    let Some(bytes) = read.with_context(|| format!("cannot read the contract {origin}"))? else {
+        return Ok(None);
     };
-    match parse(&source.bytes) {
+    let source = Source { origin, bytes };
+    Ok(match parse(&source.bytes) {
         Ok(Contract {
             branch: Some(other),
             ..
@@ -193,7 +202,7 @@ fn from_tip(repo: &Repo, name: &str, tip: Oid, slug: &str, branch: Option<&str>)
             source: Some(source),
             findings: Vec::new(),
         }),
-    }
+    })
 }
 
 /// `contract-slug-mismatch`: the contract is bound to `bound`, the return is on `branch`.

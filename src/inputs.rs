@@ -341,7 +341,7 @@ fn run_words(run: &str) -> Vec<String> {
 pub fn base_config(repo: &Repo, name: &str, id: Oid) -> Result<Option<Config>> {
     let origin = format!("{name}:{}", config::FILE_NAME);
     let Some(bytes) = repo
-        .read_file(id, config::FILE_NAME)
+        .read_config_file(id, config::FILE_NAME)
         .with_context(|| format!("cannot read {origin}"))?
     else {
         return Ok(None);

@@ -293,7 +293,10 @@ fn unrelated_message(repo: &Repo, name: &str, base: Oid, commit: Oid) -> String 
 fn run_contract(inputs: &Inputs, ctx: &contract::Ctx<'_>, report: &mut Report) -> Result<()> {
     let slug = &ctx.doc.slug;
     let branch = report.branch.clone();
-    let Some(found) = inputs.contract.find(&inputs.repo, slug, branch.as_deref()) else {
+    let Some(found) = inputs
+        .contract
+        .find(&inputs.repo, slug, branch.as_deref())?
+    else {
         if inputs.config.require_contract && ctx.returned {
             let on = branch.map_or("no branch".to_string(), |b| format!("branch `{b}`"));
             let msg = format!(
@@ -380,7 +383,7 @@ fn attestation(
     // The contract is judged after the checks; its blob is bound into the attestation.
     let contract = inputs
         .contract
-        .find(repo, &doc.slug, report.branch.as_deref())
+        .find(repo, &doc.slug, report.branch.as_deref())?
         .and_then(|found| found.source)
         .map(|source| source.blob_id());
     let expect = crate::attest::Expect {

@@ -250,6 +250,16 @@ impl Repo {
         Ok(Some(blob.content().to_vec()))
     }
 
+    /// [`Repo::read_file`] for a file closegate is configured by (the configuration, a contract):
+    /// a directory at `path` is an error naming it, not a missing file (SPEC §11); a submodule
+    /// there is one already (its commit is no blob).
+    pub fn read_config_file(&self, commit: Oid, path: &str) -> Result<Option<Vec<u8>>> {
+        if let Some((_, true)) = self.try_tree_entry(commit, path)? {
+            anyhow::bail!("{path} is a directory, not a file");
+        }
+        self.read_file(commit, path)
+    }
+
     /// The entries of the folder at `path` in `commit`'s tree (name, id, whether a folder);
     /// empty when there is no folder there.
     pub fn list_dir(&self, commit: Oid, path: &str) -> Result<Vec<(String, Oid, bool)>> {

@@ -442,3 +442,24 @@ fn closed_without_merge_needs_no_contract_approval() {
     assert_eq!(codes(&report), Vec::<String>::new());
     assert_eq!(code, 0);
 }
+
+/// SPEC §11: a configuration or contract that is not a regular file is an exit-2 error naming
+/// it. A directory committed at the slug's contract path, or at `.closegate.toml`, on the base tip
+/// is not "no contract" or "no configuration" (which would drop the contract's scope, or fall back
+/// to the built-in defaults, without a word).
+#[test]
+fn a_directory_at_the_contract_or_configuration_path_is_an_error_naming_it() {
+    for path in [CONTRACT_PATH, ".closegate.toml"] {
+        let s = Scene::new(None, &[]);
+        let inside = format!("{path}/f");
+        let mut on_main = vec![(inside.as_str(), Some("x\n"))];
+        if path == ".closegate.toml" {
+            on_main.push((".closegate.toml", None));
+        }
+        s.fx.commit("main", &on_main, "a directory where a file belongs");
+        let (code, stdout, stderr) = parts(&closegate(&s.wt, &["check", "--no-record"]));
+        assert_eq!(code, 2, "{path}: {stdout}{stderr}");
+        assert!(stderr.contains(&format!("main:{path}")), "{path}: {stderr}");
+        assert!(stderr.contains("is a directory"), "{path}: {stderr}");
+    }
+}
