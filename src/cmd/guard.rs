@@ -75,11 +75,12 @@ pub fn run(args: Args, color: bool) -> Result<i32> {
     Ok(if accepted { 0 } else { 1 })
 }
 
-/// The agent's message as text (invalid UTF-8 replaced); `-` reads standard input.
+/// The agent's message as text, each byte of an invalid UTF-8 sequence written `\xNN` (as
+/// paths are, SPEC §11: no byte is lost to a replacement character); `-` reads standard input.
 pub(crate) fn read_message(path: &Path) -> Result<String> {
     let bytes = inputs::read_bytes(path)
         .with_context(|| format!("cannot read the agent's message {}", path.display()))?;
-    Ok(String::from_utf8_lossy(&bytes).into_owned())
+    Ok(crate::repo::path_text(&bytes))
 }
 
 /// The git common dir of the repository around the current directory, if there is one.

@@ -165,7 +165,8 @@ impl Leaf {
 
     fn into_change(self) -> Change {
         let kind = self.kind();
-        let path = String::from_utf8_lossy(&self.path).into_owned();
+        // Escaped, not lossy: two paths that differ only in invalid bytes stay two (SPEC §11).
+        let path = super::worktree::path_text(&self.path);
         Change {
             kind,
             old_path: path.clone(),
@@ -280,7 +281,7 @@ fn to_change(delta: git2::DiffDelta<'_>) -> Option<Change> {
         Delta::Typechange => ChangeKind::TypeChanged,
         _ => return None,
     };
-    let path = |f: git2::DiffFile<'_>| f.path().map(|p| p.to_string_lossy().into_owned());
+    let path = |f: git2::DiffFile<'_>| f.path_bytes().map(super::worktree::path_text);
     let old_path = path(delta.old_file());
     let new_path = path(delta.new_file());
     let (old_path, new_path) = match (old_path, new_path) {

@@ -810,3 +810,30 @@ fn an_index_with_a_null_checksum_from_index_skiphash_is_read() {
     fx.write(&wt, "in/a.txt", "edited\n");
     assert_eq!(scan(&wt), git_status(&wt));
 }
+
+/// SPEC §11: a path that is not UTF-8 is reported escaped like any other. Two agent-added test
+/// files that differ only in an invalid byte are two `protected-surface` findings naming
+/// `tests/\xff.sh` and `tests/\xfe.sh`, not one lossy `tests/\u{fffd}.sh` twice.
+#[test]
+fn protected_paths_that_are_not_utf8_are_reported_escaped_and_distinct() {
+    let s = Scene::new();
+    std::fs::create_dir_all(s.wt.join("tests")).unwrap();
+    std::fs::write(bytes_path(&s.wt, b"tests/\xff.sh"), "a\n").unwrap();
+    std::fs::write(bytes_path(&s.wt, b"tests/\xfe.sh"), "b\n").unwrap();
+    std::fs::write(s.wt.join("src/lib.rs"), "pub fn x() -> u8 { 2 }\n").unwrap();
+    let subject = "add x and two tests";
+    let tip = commit_all_but_status(&s.wt, subject);
+    write_status(&s.wt, "x", "close-ok", tip, subject);
+    let (_, codes, report) = check_codes(&s);
+    assert!(codes.contains(&"protected-surface".to_string()), "{report}");
+    let mut paths: Vec<&str> = report["protected"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|p| p["path"].as_str())
+        .collect();
+    paths.sort();
+    assert_eq!(paths, ["tests/\\xfe.sh", "tests/\\xff.sh"], "{report}");
+    let text = report.to_string();
+    assert!(!text.contains('\u{fffd}'), "{text}");
+}

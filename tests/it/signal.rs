@@ -206,3 +206,18 @@ fn a_status_document_that_is_not_a_regular_file_is_an_error_naming_it() {
         assert_eq!(s.records("signal").len(), before, "{kind}");
     }
 }
+
+/// SPEC §11: bytes that are not UTF-8 in the message are relayed escaped (`\xff`), not replaced
+/// by U+FFFD, so no byte is lost.
+#[test]
+fn invalid_bytes_in_the_message_are_relayed_escaped() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = crate::fixture::closegate_stdin(
+        tmp.path(),
+        &["signal"],
+        Some(b"\xffhello \xfe\n@signal done\n"),
+    );
+    let (code, stdout, _) = parts(&out);
+    assert_eq!(code, 0);
+    assert_eq!(stdout, "\\xffhello \\xfe\n");
+}
