@@ -1,7 +1,7 @@
 //! The verdict token that begins an agent's report, and the rules judging the claim (SPEC §10):
 //! `closegate guard` is the command around them (`cmd/guard.rs`).
 //!
-//! The first line is the first non-blank line after an optional BOM; it must begin at column 0
+//! The first line (after an optional BOM; a blank line is a first line too) must begin at column 0
 //! with `VERIFIED`, `UNVERIFIED`, `PENDING_REVIEW` or `FAIL` followed by the end of the line, a
 //! space or `:`. An UNVERIFIED claim names its gap when the text after the token (the rest of the
 //! first line and every later line) holds at least one letter or digit. A worktree with no status
@@ -70,7 +70,9 @@ fn no_document(dir: &Path, gate: &GateArgs, path: &Path) -> Result<(Report, Path
 /// Read the token and check the shape of the report (no repository needed).
 pub fn read_claim(text: &str) -> Claim {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
-    let mut lines = text.lines().skip_while(|l| l.trim().is_empty());
+    // The first line, as SPEC §10 says (not the first non-blank one, as for the status
+    // document's H1): a report that opens with a blank line has no token there.
+    let mut lines = text.lines();
     let first = lines.next().unwrap_or_default();
     let Some((token, rest)) = Verdict::ALL.into_iter().find_map(|v| {
         let rest = first.strip_prefix(v.as_str())?;
@@ -152,7 +154,7 @@ mod tests {
         assert_eq!(codes("VERIFIED\n"), (Some(Verdict::Verified), vec![]));
         assert_eq!(codes("FAIL: tests red"), (Some(Verdict::Fail), vec![]));
         assert_eq!(
-            codes("\u{feff}\n\nPENDING_REVIEW touched tests/"),
+            codes("\u{feff}PENDING_REVIEW touched tests/"),
             (Some(Verdict::PendingReview), vec![])
         );
         assert_eq!(
@@ -168,6 +170,8 @@ mod tests {
             "PASS",
             "",
             "Done.\nVERIFIED",
+            "\nVERIFIED",
+            "\u{feff}\n\nPENDING_REVIEW touched tests/",
         ] {
             assert_eq!(codes(bad), (None, vec![Code::ClaimTokenMissing]), "{bad:?}");
         }
