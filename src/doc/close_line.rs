@@ -230,8 +230,8 @@ fn branch_rule(name: &str) -> Option<String> {
     {
         return Some(format!("it contains {}", describe(c)));
     }
-    let rules: [(bool, &str); 9] = [
-        (name == "@", "it is `@`"),
+    // `@` alone is a valid branch name (refs/heads/@): git check-ref-format --branch @ accepts it.
+    let rules: [(bool, &str); 8] = [
         (name == "HEAD", "it is `HEAD`"),
         (name.starts_with('-'), "it starts with '-'"),
         (name.contains(".."), "it contains `..`"),
@@ -340,12 +340,11 @@ mod tests {
 
     #[test]
     fn branch_rules() {
-        for ok in ["main", "feature/invoice-export-csv", "a.b", "x@y", "ü"] {
+        for ok in ["main", "feature/invoice-export-csv", "a.b", "x@y", "ü", "@"] {
             assert_eq!(branch_rule(ok), None, "{ok}");
         }
         let bad = [
             "",
-            "@",
             "-x",
             "a..b",
             "a b",
@@ -370,6 +369,67 @@ mod tests {
         ];
         for name in bad {
             assert!(branch_rule(name).is_some(), "{name:?}");
+        }
+    }
+
+    /// SPEC §3: a valid branch name is what `git check-ref-format --branch` accepts. The rules
+    /// agree with git itself on every name above and the edges around them.
+    #[test]
+    fn branch_rules_agree_with_git_check_ref_format() {
+        let dir = tempfile::tempdir().unwrap();
+        let names = [
+            "main",
+            "a.b",
+            "x@y",
+            "@",
+            "@a",
+            "a@",
+            "ü",
+            "a/b/c",
+            "",
+            "-x",
+            "a-",
+            "a..b",
+            "a b",
+            "a~1",
+            "a^",
+            "a:b",
+            "a?",
+            "a*",
+            "a[",
+            "a\\b",
+            "x.lock",
+            "a/x.lock/b",
+            "a.lock/b",
+            ".a",
+            "a/.b",
+            "a@{1}",
+            "a/",
+            "a.",
+            "a//b",
+            "/a",
+            "a\u{7f}",
+            "HEAD",
+            "head",
+            "refs/heads/x",
+            "a/HEAD",
+            "-",
+            "a/-b",
+        ];
+        for name in names {
+            let git = std::process::Command::new("git")
+                .args(["check-ref-format", "--branch", name])
+                .current_dir(dir.path())
+                .env("GIT_CEILING_DIRECTORIES", dir.path())
+                .output()
+                .unwrap();
+            assert_eq!(
+                branch_rule(name).is_none(),
+                git.status.success(),
+                "{name:?}: ours {:?}, git {}",
+                branch_rule(name),
+                String::from_utf8_lossy(&git.stderr)
+            );
         }
     }
 }
