@@ -86,7 +86,11 @@ pub fn lint(bytes: &[u8], source: String, opts: ParseOptions) -> Report {
         report.slug = Some(d.slug.clone());
         report.state = d.state;
         if let Some(c) = &d.close {
-            report.commit = Some(c.commit.clone());
+            // `commit` is a full sha or null (SPEC §4.7): lint resolves nothing, so a claimed
+            // abbreviation is not one.
+            let full = matches!(c.commit.len(), 40 | 64);
+            report.commit = full.then(|| c.commit.clone());
+            report.claimed_commit = Some(c.commit.clone());
             report.branch = Some(c.branch.clone());
             report.worktree = Some(c.worktree.clone());
         }

@@ -62,7 +62,11 @@ fn headline(report: &Report, paint: Paint) -> String {
     if let Some(state) = report.state {
         fields.push(format!("state {}", state.as_str()));
     }
-    if let Some(commit) = &report.commit {
+    // The checked commit; lint (the doc gate alone, resolving nothing) shows the one the close
+    // line claims, which its JSON leaves out unless it is a full sha.
+    let lint = report.gates == [Gate::Doc];
+    let claimed = report.claimed_commit.as_ref().filter(|_| lint);
+    if let Some(commit) = report.commit.as_ref().or(claimed) {
         fields.push(format!("commit {}", short(commit)));
     }
     if let Some(branch) = &report.branch {

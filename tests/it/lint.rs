@@ -63,9 +63,11 @@ fn stdin_and_json_fields() {
     assert_eq!(v["mergeable"], false);
     assert_eq!(v["slug"], "t");
     assert_eq!(v["state"], "close-ok");
+    // SPEC §4.7: `commit` is a full sha or null; lint resolves nothing, so the close line's
+    // abbreviation `abcdef0` is not reported as one.
     assert_eq!(
         (v["commit"].as_str(), v["branch"].as_str()),
-        (Some("abcdef0"), Some("h/t"))
+        (None, Some("h/t"))
     );
     assert_eq!(v["worktree"], "/w t");
     assert!(v["base"].is_null() && v["base_commit"].is_null() && v["approval"].is_null());
@@ -78,6 +80,23 @@ fn stdin_and_json_fields() {
         (f["gate"].as_str(), f["line"].as_u64()),
         (Some("doc"), Some(5))
     );
+}
+
+/// A close line naming a full sha: `commit` carries it (SPEC §4.7: a full sha or null).
+#[test]
+fn a_full_claimed_sha_is_the_json_commit() {
+    let tmp = tempfile::tempdir().unwrap();
+    let full = "abcdef0".repeat(6)[..40].to_string();
+    let doc = VALID.replace("commit abcdef0", &format!("commit {full}"));
+    let out = closegate_stdin(
+        tmp.path(),
+        &["lint", "-", "--format", "json"],
+        Some(doc.as_bytes()),
+    );
+    let (code, stdout, stderr) = parts(&out);
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    let v: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(v["commit"].as_str(), Some(full.as_str()));
 }
 
 #[test]
