@@ -114,6 +114,13 @@ pub fn resolve_trusted(
         None => None,
     };
     let status = read_status(&repo, &root, args, rev, &trusted.config.status_file)?;
+    let mut trusted = trusted;
+    if let Some(inside) = args.status.as_deref().and_then(|p| within(&root, p)) {
+        // `--status FILE` inside the worktree is the status document of this run (SPEC §4: it
+        // stands for `<WORKTREE>/<status_file>`): findings are located in it, and it is exempt
+        // where the status document is (untracked, dirty, the trailing status-only commit).
+        trusted.config.status_file = inside;
+    }
     let message = match &args.message {
         Some(path) => Some(
             read_text(path)
@@ -148,6 +155,14 @@ pub fn resolve_trusted(
         trust,
         pushed: Vec::new(),
     })
+}
+
+/// `path` relative to the worktree `root` ('/'-separated), when it lies inside it and is valid
+/// UTF-8 (a status file name is text).
+fn within(root: &Path, path: &Path) -> Option<String> {
+    let full = crate::repo::canonical(&std::env::current_dir().ok()?.join(path));
+    let rel = full.strip_prefix(root).ok()?.to_str()?.to_string();
+    (!rel.is_empty()).then_some(rel)
 }
 
 /// SPEC §5: `config-not-from-worktree` when the checked worktree holds a `.closegate.toml` whose

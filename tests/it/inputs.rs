@@ -292,3 +292,51 @@ fn an_audit_log_that_is_a_fifo_or_a_link_is_an_error_not_a_hang() {
     assert_exit_2_naming(&out, "symbolic link", "audit.jsonl");
     assert_eq!(std::fs::read_to_string(&elsewhere).unwrap(), "kept\n");
 }
+
+/// SPEC §4: `--status FILE` stands for `<WORKTREE>/<status_file>`. A status document passed
+/// from inside the worktree at another path is the run's status document: it is not an untracked
+/// file of the worktree, and `github`/`sarif` findings are located in it (SPEC §4.7), not in an
+/// `_EXEC_STATUS.md` that does not exist.
+#[test]
+fn a_status_file_inside_the_worktree_is_the_status_document_of_the_run() {
+    let s = Scene::new();
+    std::fs::create_dir(s.wt.join("notes")).unwrap();
+    std::fs::rename(s.wt.join("_EXEC_STATUS.md"), s.wt.join("notes/st.md")).unwrap();
+    let json = bounded(
+        &s.wt,
+        &[
+            "check",
+            "--status",
+            "notes/st.md",
+            "--format",
+            "json",
+            "--no-record",
+        ],
+        None,
+    );
+    let (code, stdout, stderr) = parts(&json);
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    assert!(!stdout.contains("close-worktree-untracked"), "{stdout}");
+
+    let doc = std::fs::read_to_string(s.wt.join("notes/st.md")).unwrap();
+    let doc = doc.replace("  - src/lib.rs\n", "  - src/missing.rs\n");
+    std::fs::write(s.wt.join("notes/st.md"), doc).unwrap();
+    for format in ["github", "sarif"] {
+        let out = bounded(
+            &s.wt,
+            &[
+                "check",
+                "--status",
+                "notes/st.md",
+                "--format",
+                format,
+                "--no-record",
+            ],
+            None,
+        );
+        let (code, stdout, _) = parts(&out);
+        assert_eq!(code, 1, "{format}: {stdout}");
+        assert!(stdout.contains("notes/st.md"), "{format}: {stdout}");
+        assert!(!stdout.contains("_EXEC_STATUS.md"), "{format}: {stdout}");
+    }
+}
