@@ -146,18 +146,7 @@ fn from_tip(
     slug: &str,
     branch: Option<&str>,
 ) -> Result<Option<Found>> {
-    let mut bound: Vec<(String, Source)> = Vec::new();
-    if let Some(branch) = branch {
-        for (file, bytes) in repo.dir_files(tip, DIR) {
-            let Some(stem) = file.strip_suffix(".toml") else {
-                continue;
-            };
-            if parse(&bytes).is_ok_and(|c| c.branch.as_deref() == Some(branch)) {
-                let origin = format!("{name}:{DIR}/{file}");
-                bound.push((stem.to_string(), Source { origin, bytes }));
-            }
-        }
-    }
+    let bound = bound_to(repo, name, tip, branch);
     if let Some((_, first)) = bound.first() {
         let branch = branch.unwrap_or_default();
         let mut findings: Vec<Finding> = bound
@@ -203,6 +192,24 @@ fn from_tip(
             findings: Vec::new(),
         }),
     })
+}
+
+/// The contracts on the tip bound to `branch` (slug, source).
+fn bound_to(repo: &Repo, name: &str, tip: Oid, branch: Option<&str>) -> Vec<(String, Source)> {
+    let mut bound = Vec::new();
+    let Some(branch) = branch else {
+        return bound;
+    };
+    for (file, bytes) in repo.dir_files(tip, DIR) {
+        let Some(stem) = file.strip_suffix(".toml") else {
+            continue;
+        };
+        if parse(&bytes).is_ok_and(|c| c.branch.as_deref() == Some(branch)) {
+            let origin = format!("{name}:{DIR}/{file}");
+            bound.push((stem.to_string(), Source { origin, bytes }));
+        }
+    }
+    bound
 }
 
 /// `contract-slug-mismatch`: the contract is bound to `bound`, the return is on `branch`.

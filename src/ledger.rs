@@ -549,6 +549,45 @@ mod tests {
         })
     }
 
+    fn sample_entry() -> CheckEntry {
+        CheckEntry {
+            name: "test".into(),
+            run: "cargo test".into(),
+            timeout_s: 600,
+            tree: "t".repeat(40),
+            config: None,
+            base_commit: Some("b".repeat(40)),
+            sandbox: "bwrap".into(),
+            exit_code: Some(101),
+            timed_out: false,
+            duration_ms: 12,
+            output: vec!["failed".into()],
+            finding: Some("check-failed".into()),
+            message: Some("`test` failed".into()),
+            reused: None,
+        }
+    }
+
+    /// [`sample_entry`] as gates::reuse::entry wrote it with json! before CheckEntry existed.
+    fn sample_entry_json() -> Value {
+        serde_json::json!({
+            "name": "test",
+            "run": "cargo test",
+            "timeout_s": 600,
+            "tree": "t".repeat(40),
+            "config": null,
+            "base_commit": "b".repeat(40),
+            "sandbox": "bwrap",
+            "exit_code": 101,
+            "timed_out": false,
+            "duration_ms": 12,
+            "output": ["failed"],
+            "finding": "check-failed",
+            "message": "`test` failed",
+            "reused": null,
+        })
+    }
+
     #[test]
     fn check_and_teardown_write_the_bytes_the_ad_hoc_objects_wrote() {
         use serde_json::json;
@@ -566,43 +605,12 @@ mod tests {
             commit: "c".into(),
         });
         r.contract = Some("d".repeat(40));
-        r.check_entries = vec![CheckEntry {
-            name: "test".into(),
-            run: "cargo test".into(),
-            timeout_s: 600,
-            tree: "t".repeat(40),
-            config: None,
-            base_commit: Some("b".repeat(40)),
-            sandbox: "bwrap".into(),
-            exit_code: Some(101),
-            timed_out: false,
-            duration_ms: 12,
-            output: vec!["failed".into()],
-            finding: Some("check-failed".into()),
-            message: Some("`test` failed".into()),
-            reused: None,
-        }];
+        r.check_entries = vec![sample_entry()];
         let mut check = before("check", &r, Some("close-ok"));
         check["mergeable"] = json!(r.mergeable);
         check["approval"] = json!(r.approval);
         check["contract"] = json!(r.contract);
-        // The entry as gates::reuse::entry wrote it with json! before CheckEntry existed.
-        check["checks"] = json!([{
-            "name": "test",
-            "run": "cargo test",
-            "timeout_s": 600,
-            "tree": "t".repeat(40),
-            "config": null,
-            "base_commit": "b".repeat(40),
-            "sandbox": "bwrap",
-            "exit_code": 101,
-            "timed_out": false,
-            "duration_ms": 12,
-            "output": ["failed"],
-            "finding": "check-failed",
-            "message": "`test` failed",
-            "reused": null,
-        }]);
+        check["checks"] = json!([sample_entry_json()]);
         let fields = CheckFields {
             mergeable: r.mergeable,
             approval: r.approval.clone(),

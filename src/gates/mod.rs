@@ -100,18 +100,15 @@ pub fn evaluate(inputs: &Inputs) -> Result<Outcome> {
     };
     let parsed = doc::run(&inputs.status, opts, inputs.message.as_deref());
     report.add_gate(Gate::Doc, parsed.findings);
-    let Some(doc) = parsed.doc else {
-        report.finish();
-        return Ok(Outcome {
-            report,
-            doc: None,
-            commit: None,
-            worktree_status: None,
-        });
-    };
-    report.slug = Some(doc.slug.clone());
-    report.state = doc.state;
-    report.claimed_commit = doc.close.as_ref().map(|c| c.commit.clone());
+    // A document whose H1 is missing (or that is not UTF-8) is read no further, but the gates
+    // whose inputs exist still run on the checked HEAD (SPEC §4: one report names all problems).
+    let read = parsed.doc.is_some();
+    let doc = parsed.doc.unwrap_or_default();
+    if read {
+        report.slug = Some(doc.slug.clone());
+        report.state = doc.state;
+        report.claimed_commit = doc.close.as_ref().map(|c| c.commit.clone());
+    }
 
     let (returned, findings) = state::run(&doc);
     report.add_gate(Gate::State, findings);
@@ -125,7 +122,7 @@ pub fn evaluate(inputs: &Inputs) -> Result<Outcome> {
     report.finish();
     Ok(Outcome {
         report,
-        doc: Some(doc),
+        doc: read.then_some(doc),
         commit,
         worktree_status,
     })

@@ -340,3 +340,39 @@ fn a_status_file_inside_the_worktree_is_the_status_document_of_the_run() {
         assert!(!stdout.contains("_EXEC_STATUS.md"), "{format}: {stdout}");
     }
 }
+
+/// SPEC §4: every gate whose inputs exist runs. A status document without its H1 is read no
+/// further (SPEC §2), but the commit (the worktree's HEAD) and the base exist, so the protected
+/// and checks gates still run and the one report names the agent's edit to `tests/` too.
+#[test]
+fn a_document_without_its_h1_still_gets_the_gates_on_the_commit() {
+    let s = Scene::new();
+    let tip = s.fx.commit(
+        "agent/x",
+        &[("tests/t.py", Some("assert True\n"))],
+        "edit tests",
+    );
+    s.fx.checkout(&s.wt);
+    std::fs::write(
+        s.wt.join("_EXEC_STATUS.md"),
+        "oops no h1\n- state: close-ok\n",
+    )
+    .unwrap();
+    let out = bounded(&s.wt, &["check", "--format", "json", "--no-record"], None);
+    let (code, stdout, stderr) = parts(&out);
+    assert_eq!(code, 1, "{stdout}{stderr}");
+    let report: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    let codes = crate::fixture::report_codes(&report);
+    assert!(codes.contains(&"doc-h1-missing".to_string()), "{codes:?}");
+    assert!(
+        codes.contains(&"protected-surface".to_string()),
+        "{codes:?}"
+    );
+    assert_eq!(report["commit"], tip.to_string());
+    assert!(report["slug"].is_null(), "{report}");
+    assert_eq!(
+        report["checks"].as_array().map(Vec::len),
+        Some(1),
+        "{report}"
+    );
+}
