@@ -128,8 +128,9 @@ fn artifacts(ctx: &Ctx<'_>, contract: &Contract) -> Vec<Finding> {
         let present = matches!(entry, Some((_, is_dir)) if is_dir || !path.ends_with('/'));
         let before = ctx
             .merge_base
-            .and_then(|base| ctx.repo.tree_entry(base, path));
-        let unchanged = present && before.is_some() && before == entry;
+            .and_then(|base| ctx.repo.tree_entry_mode(base, path));
+        let now = ctx.repo.tree_entry_mode(ctx.commit, path);
+        let unchanged = present && before.is_some() && before == now;
         let short = &ctx.commit.to_string()[..12];
         let msg = match (is_declared, present) {
             (true, true) if unchanged => format!(

@@ -33,8 +33,10 @@ pub fn run(
             findings.push(missing(path, wants_dir, entry.is_some(), commit).at_line(artifact.line));
             continue;
         }
-        let before = merge_base.and_then(|base| repo.tree_entry(base, path));
-        if before.is_some() && before == entry {
+        // Unchanged means the same object with the same mode (SPEC §15: a mode-only change or a
+        // file turned symlink is a change).
+        let before = merge_base.and_then(|base| repo.tree_entry_mode(base, path));
+        if before.is_some() && before == repo.tree_entry_mode(commit, path) {
             let msg =
                 format!("`{path}` is identical at the merge base: the branch did not produce it");
             findings.push(

@@ -293,6 +293,17 @@ impl Repo {
 
     /// [`Repo::tree_entry`], with an unreadable or corrupt object as an error, not as "absent".
     pub fn try_tree_entry(&self, commit: Oid, path: &str) -> Result<Option<(Oid, bool)>> {
+        let entry = self.try_tree_entry_mode(commit, path)?;
+        Ok(entry.map(|(id, mode)| (id, mode == 0o040000)))
+    }
+
+    /// What `path` is in `commit`'s tree: its object id and mode (as libgit2 normalises it), so
+    /// a mode-only change or a file turned symlink with the same bytes is a change (SPEC §15).
+    pub fn tree_entry_mode(&self, commit: Oid, path: &str) -> Option<(Oid, i32)> {
+        self.try_tree_entry_mode(commit, path).ok().flatten()
+    }
+
+    fn try_tree_entry_mode(&self, commit: Oid, path: &str) -> Result<Option<(Oid, i32)>> {
         let likely = self.trees.likely(commit);
         let root = self
             .git
@@ -308,7 +319,7 @@ impl Repo {
                 return Ok(None);
             };
             if names.peek().is_none() {
-                return Ok(Some((entry.id(), entry.is_tree())));
+                return Ok(Some((entry.id(), entry.mode)));
             }
             if !entry.is_tree() {
                 return Ok(None);

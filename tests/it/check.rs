@@ -807,3 +807,42 @@ fn sleepers_gone_soon(arg: &str) -> bool {
     }
     false
 }
+
+/// SPEC §15: a mode-only change, or a file turned symlink with the same bytes, is a change. An
+/// artifact the branch changed only so is produced by the branch, not `artifact-unchanged` (the
+/// protected gate already counted such changes as `modified` / `type-changed`).
+#[test]
+fn a_mode_only_or_file_to_symlink_change_is_not_an_unchanged_artifact() {
+    let mut s = Scene::new(Some(PASSING_CONFIG));
+    git(&s.fx.root(), &["checkout", "-q", "main"]);
+    std::fs::write(s.fx.root().join("ptr"), "README.md").unwrap();
+    git(&s.fx.root(), &["add", "ptr"]);
+    git(&s.fx.root(), &["commit", "-q", "-m", "ptr"]);
+    git(&s.wt, &["merge", "-q", "--no-edit", "main"]);
+    use std::os::unix::fs::PermissionsExt;
+    let readme = s.wt.join("README.md");
+    std::fs::set_permissions(&readme, std::fs::Permissions::from_mode(0o755)).unwrap();
+    std::fs::remove_file(s.wt.join("ptr")).unwrap();
+    std::os::unix::fs::symlink("README.md", s.wt.join("ptr")).unwrap();
+    git(&s.wt, &["add", "-A", "README.md", "ptr"]);
+    git(&s.wt, &["commit", "-q", "-m", "mode and symlink"]);
+    s.tip = Oid::from_str(git(&s.wt, &["rev-parse", "HEAD"]).trim()).unwrap();
+    s.honest();
+    let doc = std::fs::read_to_string(s.wt.join("_EXEC_STATUS.md")).unwrap();
+    let doc = doc.replace(
+        "  - src/lib.rs\n",
+        "  - src/lib.rs\n  - README.md\n  - ptr\n",
+    );
+    std::fs::write(s.wt.join("_EXEC_STATUS.md"), doc).unwrap();
+    let contract = s.fx.tmp.path().join("contract.toml");
+    std::fs::write(&contract, "required_artifacts = [\"README.md\", \"ptr\"]\n").unwrap();
+    let contract = contract.to_str().unwrap();
+    let (_, report) = s.check(&["--no-record", "--contract", contract]);
+    let all = codes(&report);
+    assert!(!all.contains(&"artifact-unchanged".to_string()), "{report}");
+    assert!(!all.contains(&"artifact-missing".to_string()), "{report}");
+    assert!(
+        !all.contains(&"contract-artifact-missing".to_string()),
+        "{report}"
+    );
+}
