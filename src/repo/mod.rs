@@ -140,7 +140,10 @@ impl Repo {
                     .any(|prefix| name.starts_with(prefix))
                     .then(|| name.to_string()),
             );
+        // Only a well-formed ref name: libgit2 would read `refs/heads//main` (`--base /main`) as
+        // `refs/heads/main`, a name git itself refuses.
         full.into_iter()
+            .filter(|refname| git2::Reference::is_valid_name(refname))
             .find_map(|refname| self.branch_ref(&refname).map(|id| (refname, id)))
     }
 

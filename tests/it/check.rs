@@ -846,3 +846,25 @@ fn a_mode_only_or_file_to_symlink_change_is_not_an_unchanged_artifact() {
         "{report}"
     );
 }
+
+/// SPEC §5: a base NAME is resolved as a branch. `/main`, `//main` and `refs/heads//main` are no
+/// branch names git accepts (`git check-ref-format --branch` refuses them), so they resolve to no
+/// base (`base-unknown`), though libgit2 would read them as `refs/heads/main`.
+#[test]
+fn a_base_name_git_refuses_is_no_branch() {
+    let s = Scene::new(Some(PASSING_CONFIG));
+    s.honest();
+    for name in ["/main", "//main", "refs/heads//main", "main/"] {
+        let (_, report) = s.check(&["--no-record", "--no-checks", "--base", name]);
+        assert!(
+            codes(&report).contains(&"base-unknown".to_string()),
+            "{name}: {report}"
+        );
+        assert!(report["base"].is_null(), "{name}: {report}");
+    }
+    let (_, report) = s.check(&["--no-record", "--no-checks", "--base", "refs/heads/main"]);
+    assert!(
+        !codes(&report).contains(&"base-unknown".to_string()),
+        "{report}"
+    );
+}
