@@ -396,6 +396,13 @@ fn open_error(path: &Path, err: git2::Error) -> anyhow::Error {
             "cannot open the repository at {}: {msg} (libgit2 does not support this repository extension)",
             path.display()
         )
+    } else if msg.contains("object format") {
+        // SPEC §15: name the extension; libgit2 says only "unknown object format 'sha256'".
+        anyhow::anyhow!(
+            "cannot open the repository at {}: {msg}: extensions.objectformat (libgit2 as built \
+             here reads SHA-1 repositories only)",
+            path.display()
+        )
     } else {
         anyhow::anyhow!("cannot open the repository at {}: {msg}", path.display())
     }

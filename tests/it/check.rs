@@ -645,6 +645,21 @@ fn unsupported_repository_extension_is_an_error_naming_it() {
     assert!(stderr.contains("extensions.refstorage"), "{stderr}");
 }
 
+/// SPEC §15: a SHA-256 repository is one libgit2 (as built here) cannot open: exit 2 naming the
+/// extension, never a verdict.
+#[test]
+fn a_sha256_repository_is_an_error_naming_extensions_objectformat() {
+    let dir = tempfile::tempdir().unwrap();
+    git(
+        dir.path(),
+        &["init", "-q", "--object-format=sha256", "repo"],
+    );
+    let out = closegate(&dir.path().join("repo"), &["check", "--no-worktree"]);
+    let (code, stdout, stderr) = parts(&out);
+    assert_eq!(code, 2, "{stdout}");
+    assert!(stderr.contains("extensions.objectformat"), "{stderr}");
+}
+
 #[test]
 fn in_progress_report_names_the_worktree_branch() {
     let s = Scene::new(Some(PASSING_CONFIG));
