@@ -83,6 +83,20 @@ pub fn decide(mode: SandboxMode, network_off: bool) -> Decision {
             label: "off",
         };
     }
+    if let Some(linked) = secret_with_other_names() {
+        // bwrap hides paths; a hard link is another path to the same file, which no mount over
+        // the known names covers (SPEC §4.6: the key is not readable through any path).
+        let msg = format!(
+            "no check ran: {linked}, so no sandbox can keep it from the checks; remove the other \
+             names (`find / -xdev -samefile <file>` lists them)"
+        );
+        let finding = Finding::new(Code::ChecksUnsandboxed, msg).with_severity(Severity::Gap);
+        return Decision {
+            confinement: None,
+            finding: Some(finding),
+            label: "none",
+        };
+    }
     let reason = match probe(network_off) {
         Ok(bwrap) => {
             return Decision {
@@ -279,6 +293,23 @@ pub fn record_key_paths() -> (Vec<PathBuf>, Vec<PathBuf>) {
     }
     files.retain(|f| !dirs.iter().any(|d| f.starts_with(d)) && f.is_file());
     (files, dirs)
+}
+
+/// The first secret file the sandbox hides (the record key in any of its places, a signing key)
+/// that also has another name, a hard link elsewhere: described with its link count.
+fn secret_with_other_names() -> Option<String> {
+    use std::os::unix::fs::MetadataExt;
+    let (mut files, dirs) = record_key_paths();
+    files.extend(hidden_files());
+    for dir in &dirs {
+        let entries = std::fs::read_dir(dir).into_iter().flatten().flatten();
+        files.extend(entries.map(|e| e.path()));
+    }
+    files.into_iter().find_map(|file| {
+        let meta = std::fs::symlink_metadata(&file).ok()?;
+        (meta.is_file() && meta.nlink() > 1)
+            .then(|| format!("{} has {} names (hard links)", file.display(), meta.nlink()))
+    })
 }
 
 /// Expand a `writable` entry: `~` and `~/…` against `$HOME`; others are absolute already.

@@ -332,6 +332,39 @@ fn the_default_key_location_is_hidden() {
     );
 }
 
+/// SPEC §4.6: the record key is not readable at all, through any path. A hard link is another
+/// path no mount over the key's names covers, so with one (to the named key file, or to a key in
+/// the default directory) no check runs: a gap naming the file, whatever `sandbox` says but `off`.
+#[test]
+fn a_record_key_with_another_name_lets_no_check_run() {
+    let script = "if cat \"$ATTACK_KEY.other\" 2>/dev/null | grep -q SECRET; \
+                  then echo key: ESCAPED; else echo key: blocked; fi\n";
+    let config = "[[checks]]\nname = \"key\"\nrun = \"sh key.sh\"\n";
+    for default_place in [false, true] {
+        let s = Scene::new(config, &[("key.sh", Some(script))]);
+        let mut extra = vec![];
+        let key = if default_place {
+            let dir = s.home.path().join("closegate");
+            std::fs::create_dir_all(&dir).unwrap();
+            std::fs::write(dir.join("record.key"), KEY).unwrap();
+            extra.push(("CLOSEGATE_RECORD_KEY_FILE", ""));
+            dir.join("record.key")
+        } else {
+            s.key.clone()
+        };
+        let other = format!("{}.other", s.key.display());
+        let _ = std::fs::remove_file(&other);
+        std::fs::hard_link(&key, &other).unwrap();
+        let (code, report) = s.check(&extra);
+        assert_eq!(report_codes(&report), ["checks-unsandboxed"], "{report:#}");
+        assert_eq!(report["findings"][0]["severity"], "gap");
+        let message = report["findings"][0]["message"].as_str().unwrap();
+        assert!(message.contains("hard links"), "{message}");
+        assert_eq!(report["checks"], serde_json::json!([]), "no check ran");
+        assert_eq!((code, report["verdict"].as_str()), (4, Some("UNVERIFIED")));
+    }
+}
+
 /// Issue 12: a close line naming a 200 KB branch is judged (`close-branch-unknown`), and the
 /// checks still start: nothing the agent wrote reaches a check's environment unbounded.
 #[test]
