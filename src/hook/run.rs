@@ -8,6 +8,7 @@
 //! closed: exit 1 with a message naming the deliberate bypass.
 
 use std::io::Read;
+use std::path::Path;
 
 use anyhow::{Context, Result, bail};
 use git2::Oid;
@@ -30,10 +31,18 @@ pub struct Update {
 }
 
 /// Run the hook for `hook` in `state` with the ref updates on `input`; returns the exit code.
-/// Never returns an error and never lets a panic escape: both refuse (exit 1).
-pub fn main(hook: &str, state: Option<&str>, input: &mut dyn Read) -> i32 {
-    let outcome =
-        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| run(hook, state, input)));
+/// `hook_file` is the script git ran (the installed script passes its own path), which closegate
+/// keeps in step with the configuration (`refresh`). Never returns an error and never lets a
+/// panic escape: both refuse (exit 1).
+pub fn main(
+    hook: &str,
+    state: Option<&str>,
+    hook_file: Option<&Path>,
+    input: &mut dyn Read,
+) -> i32 {
+    let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        run(hook, state, hook_file, input)
+    }));
     let err = match outcome {
         Ok(Ok(code)) => return code,
         Ok(Err(err)) => format!("{err:#}"),
@@ -46,7 +55,12 @@ pub fn main(hook: &str, state: Option<&str>, input: &mut dyn Read) -> i32 {
     1
 }
 
-fn run(hook: &str, state: Option<&str>, input: &mut dyn Read) -> Result<i32> {
+fn run(
+    hook: &str,
+    state: Option<&str>,
+    hook_file: Option<&Path>,
+    input: &mut dyn Read,
+) -> Result<i32> {
     if hook != "reference-transaction" {
         bail!(
             "unknown hook `{}`: only reference-transaction is handled",
@@ -61,10 +75,16 @@ fn run(hook: &str, state: Option<&str>, input: &mut dyn Read) -> Result<i32> {
         return Ok(0);
     }
     let updates = parse(&bytes)?;
-    if !updates.iter().any(|u| u.refname.starts_with("refs/heads/")) {
+    // Branches are judged; a remote-tracking ref may be where the configuration comes from.
+    let branchy = |u: &Update| {
+        ["refs/heads/", "refs/remotes/"]
+            .iter()
+            .any(|p| u.refname.starts_with(p))
+    };
+    if !updates.iter().any(branchy) {
         return Ok(0);
     }
-    decide(&updates)
+    decide(&updates, hook_file)
 }
 
 /// Parse the hook's input; a line that is not three fields is an error (fail closed).
@@ -150,6 +170,8 @@ pub(super) struct Setting {
     pub(super) bases: Vec<String>,
     /// The base's name for messages and records.
     pub(super) base: Option<String>,
+    /// The commit the configuration is read from (SPEC §5), before this transaction.
+    pub(super) tip: Option<Oid>,
     source: Source,
 }
 
@@ -166,24 +188,32 @@ impl Setting {
     pub(super) fn read(repo: &Repo) -> Setting {
         match inputs::trusted_config(repo, None, None) {
             Ok(trusted) => {
-                let names = [trusted.base.as_ref(), trusted.tip.as_ref()];
-                let mut bases: Vec<String> = names
-                    .into_iter()
-                    .flatten()
-                    .filter_map(|(name, _)| base_branch(repo, name))
-                    .collect();
-                bases.dedup();
+                // The configured base counts before it exists: creating it is judged.
+                let base = trusted.base.as_ref().map(|(name, _)| name);
+                let base = base.or(trusted.config.base.as_ref()).cloned();
+                let tip = trusted.tip.as_ref().map(|(name, _)| name);
+                let mut bases: Vec<String> = Vec::new();
+                for branch in base.iter().chain(tip).flat_map(|n| base_branches(repo, n)) {
+                    if !bases.contains(&branch) {
+                        bases.push(branch);
+                    }
+                }
                 Setting {
-                    base: trusted.base.as_ref().map(|(name, _)| name.clone()),
+                    base,
+                    tip: trusted.tip.as_ref().map(|(_, id)| *id),
                     bases,
                     source: Source::Trusted(trusted),
                 }
             }
             Err(err) => {
-                let tip = inputs::config_tip(repo, None).map(|(name, _)| name);
+                let tip = inputs::config_tip(repo, None);
                 Setting {
-                    bases: tip.iter().filter_map(|n| base_branch(repo, n)).collect(),
-                    base: tip,
+                    bases: tip
+                        .iter()
+                        .flat_map(|(n, _)| base_branches(repo, n))
+                        .collect(),
+                    base: tip.as_ref().map(|(name, _)| name.clone()),
+                    tip: tip.map(|(_, id)| id),
                     source: Source::Broken {
                         config: Config::default(),
                         error: format!("{err:#}"),
@@ -223,26 +253,26 @@ impl Setting {
     }
 }
 
-/// The branch names (short) the installed script hands to closegate when they move: `main`,
-/// `master`, and the bases this repository's configuration and refs name now.
+/// The refs (full names) the installed script hands to closegate when they move: `main`,
+/// `master`, the bases this repository's configuration and refs name now, and origin/HEAD and its
+/// target when the configuration is read from there (`refresh::guarded_refs`).
 pub fn guarded_bases(repo: &Repo) -> Vec<String> {
-    let mut bases = vec!["main".to_string(), "master".to_string()];
-    for base in Setting::read(repo).bases {
-        if !bases.contains(&base) {
-            bases.push(base);
-        }
-    }
-    bases
+    super::refresh::guarded_refs(repo, &Setting::read(repo), &[])
 }
 
-/// The slow path: open the repository from git's environment and judge the branch updates.
-fn decide(updates: &[Update]) -> Result<i32> {
+/// The slow path: open the repository from git's environment, keep the installed script in step
+/// with the configuration, and judge the branch updates.
+fn decide(updates: &[Update], hook_file: Option<&Path>) -> Result<i32> {
     let repo = Repo::from_env()?;
     let setting = Setting::read(&repo);
+    super::refresh::refresh(&repo, &setting, updates, hook_file)?;
     let heads: Vec<&Update> = updates
         .iter()
         .filter(|u| u.refname.starts_with("refs/heads/"))
         .collect();
+    if heads.is_empty() {
+        return Ok(0);
+    }
     let judge = Judge::new(&repo, &setting, &heads)?;
     // Most updates (a commit on a feature branch or on an agent branch) need nothing more.
     if !judge.needs_judging()? {
@@ -388,8 +418,8 @@ impl<'a> Judge<'a> {
                 refused.reason = Some(error);
                 decisions.push(refused);
             }
-            let config = self.setting.config();
-            for (branch, newest) in newly_merged(self.repo, config, self.heads, u, new_base)? {
+            for (branch, newest) in newly_merged(self.repo, self.setting, self.heads, u, new_base)?
+            {
                 let mut d = self.decision(Action::Merge, &branch, newest, false);
                 match self.setting.broken() {
                     Some(broken) => d.reason = Some(broken.clone()),
@@ -439,16 +469,29 @@ pub(super) fn unparsable_config(
 
 /// For each agent branch whose commits the base newly contains after `update`, the newest such
 /// commit: the merge base of the new base tip and the agent tip (SPEC §9), when the old base did
-/// not already reach it. Agent tips are taken before and after this transaction.
+/// not already reach it. Agent tips are taken before and after this transaction. A base this
+/// update creates is measured against the tips of the other bases and of the branch the
+/// configuration is read from: creating `trunk` at `main` brings in nothing new, creating it at
+/// an agent commit does.
 pub(super) fn newly_merged(
     repo: &Repo,
-    config: &Config,
+    setting: &Setting,
     heads: &[&Update],
     update: &Update,
     new_base: Oid,
 ) -> Result<Vec<(String, Oid)>> {
+    let config = setting.config();
     let old_base =
         value(&update.old, &update.refname)?.or_else(|| repo.ref_target(&update.refname));
+    let before_tips: Vec<Oid> = match old_base {
+        Some(old) => vec![old],
+        None => setting
+            .bases
+            .iter()
+            .filter_map(|b| repo.branch_tip(b))
+            .chain(setting.tip)
+            .collect(),
+    };
     let mut tips = repo.branches_matching(|short| config.is_agent_branch(short))?;
     for u in heads {
         let short = &u.refname["refs/heads/".len()..];
@@ -466,10 +509,10 @@ pub(super) fn newly_merged(
         let Some(newest) = repo.merge_base(new_base, tip) else {
             continue;
         };
-        let before = match old_base {
-            Some(old) => repo.reaches(old, newest)?,
-            None => false,
-        };
+        let mut before = false;
+        for old in &before_tips {
+            before = before || repo.reaches(*old, newest)?;
+        }
         if !before {
             newly.push((branch, newest));
         }
@@ -477,18 +520,30 @@ pub(super) fn newly_merged(
     Ok(newly)
 }
 
-/// The local branch the hook guards as the base: the configured or discovered base name, or the
-/// branch part of a remote-tracking base (`origin/main` → `main`).
-fn base_branch(repo: &Repo, name: &str) -> Option<String> {
+/// The local branches the hook guards as the base for a configured or discovered base name: the
+/// branch itself, or the branch part of a remote-tracking base (`origin/main` → `main`). A name
+/// that is no branch yet is guarded as the local branch it names once created (`trunk`; for
+/// `<remote>/<branch>` of a configured remote, `<branch>` too), so creating the base is judged.
+pub(super) fn base_branches(repo: &Repo, name: &str) -> Vec<String> {
     if let Some(short) = name.strip_prefix("refs/heads/") {
-        return Some(short.to_string());
+        return vec![short.to_string()];
     }
     if repo.branch_tip(name).is_some() {
-        return Some(name.to_string());
+        return vec![name.to_string()];
     }
-    let name = name.strip_prefix("refs/remotes/").unwrap_or(name);
-    let (_, branch) = name.split_once('/')?;
-    Some(branch.to_string())
+    let remote = name.strip_prefix("refs/remotes/");
+    let split = remote.unwrap_or(name).split_once('/');
+    let branch = split.map(|(_, branch)| branch.to_string());
+    if remote.is_some() || repo.resolve_branch(name).is_some() {
+        return branch.into_iter().collect();
+    }
+    if name.starts_with("refs/") || name.is_empty() {
+        return Vec::new();
+    }
+    let is_remote = split.is_some_and(|(r, _)| repo.is_remote(r));
+    std::iter::once(name.to_string())
+        .chain(branch.filter(|_| is_remote))
+        .collect()
 }
 
 /// The audit line of one decision: event `hook`, verdict VERIFIED when accepted, FAIL when refused.
@@ -646,7 +701,12 @@ mod tests {
         let line = format!("{zero} {} refs/heads/agent/x\n", "a".repeat(40));
         for state in ["committed", "aborted"] {
             assert_eq!(
-                main("reference-transaction", Some(state), &mut line.as_bytes()),
+                main(
+                    "reference-transaction",
+                    Some(state),
+                    None,
+                    &mut line.as_bytes()
+                ),
                 0
             );
         }
@@ -655,10 +715,14 @@ mod tests {
             main(
                 "reference-transaction",
                 Some("prepared"),
+                None,
                 &mut tag.as_bytes()
             ),
             0
         );
-        assert_eq!(main("pre-push", Some("prepared"), &mut tag.as_bytes()), 1);
+        assert_eq!(
+            main("pre-push", Some("prepared"), None, &mut tag.as_bytes()),
+            1
+        );
     }
 }

@@ -238,7 +238,8 @@ fn base_updates(push: &Push, heads: &[&Update], out: &mut Outcome) -> Result<()>
             d.reason = Some(error);
             out.decisions.push(d);
         }
-        for (branch, newest) in run::newly_merged(repo, setting.config(), heads, u, new_base)? {
+        let merged = run::newly_merged(repo, setting, heads, u, new_base)?;
+        for (branch, newest) in merged {
             let mut d = decision(setting, Action::Merge, &branch, newest);
             match setting.broken() {
                 Some(broken) => d.reason = Some(broken.clone()),

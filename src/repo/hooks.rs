@@ -37,6 +37,11 @@ impl Repo {
         Ok(anchor.join(path))
     }
 
+    /// Whether `name` is a remote configured in this repository (`remote.<name>.url`).
+    pub fn is_remote(&self, name: &str) -> bool {
+        self.git.find_remote(name).is_ok()
+    }
+
     /// Local branches whose short name (after `refs/heads/`) satisfies `keep`, with their tips.
     pub fn branches_matching(&self, keep: impl Fn(&str) -> bool) -> Result<Vec<(String, Oid)>> {
         let mut found = Vec::new();

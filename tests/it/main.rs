@@ -15,6 +15,7 @@ mod explain;
 mod fixture;
 mod guard;
 mod hook;
+mod hook_bases;
 mod init;
 mod inputs;
 mod integrity;
