@@ -16,6 +16,7 @@ use git2::Oid;
 use crate::config::Config;
 use crate::finding::Verdict;
 use crate::repo::Repo;
+use crate::repo::path_text;
 use crate::report::Report;
 use crate::{inputs, ledger};
 
@@ -23,11 +24,53 @@ use crate::{inputs, ledger};
 pub const BYPASS: &str = "git -c core.hooksPath=/dev/null <command>";
 
 /// One line of the hook's input: `<old-value> SP <new-value> SP <ref-name>`.
+///
+/// Git allows ref names that are not UTF-8: `name` keeps the exact bytes (for looking the ref
+/// up), `refname` is the text reports show, each byte of an invalid sequence as `\xNN`
+/// (`refs/heads/feat/\xff`), which no valid ref name spells (a ref name holds no `\`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Update {
     pub old: String,
     pub new: String,
     pub refname: String,
+    pub name: Vec<u8>,
+}
+
+impl Update {
+    /// The branch name after `refs/heads/`, as bytes.
+    fn short_bytes(&self) -> Option<&[u8]> {
+        self.name.strip_prefix(b"refs/heads/")
+    }
+
+    /// Whether this updates an agent branch (`agent_branches`; see [`is_agent`]).
+    pub(super) fn is_agent(&self, config: &Config) -> bool {
+        self.short_bytes()
+            .is_some_and(|short| is_agent(config, short))
+    }
+
+    /// The ref's value before this transaction: the old value git gives, else (git gives zeros
+    /// when the command named none, as `git branch -D` does) the ref as it is, looked up by its
+    /// exact bytes.
+    pub(super) fn old_value(&self, repo: &Repo) -> Result<Option<Oid>> {
+        match value(&self.old, &self.refname)? {
+            Some(id) => Ok(Some(id)),
+            None => repo.ref_target_bytes(&self.name),
+        }
+    }
+}
+
+/// Whether the branch `short` (the bytes after `refs/heads/`) is an agent branch. A name that is
+/// not UTF-8 is matched both as reports spell it (`agent/\xff`) and as its lossy reading
+/// (`agent/\u{fffd}`): either match makes it an agent branch, so such a name never takes an
+/// agent branch past the gate; a name neither matches (`feat/\xff`) passes like any other.
+pub(super) fn is_agent(config: &Config, short: &[u8]) -> bool {
+    match std::str::from_utf8(short) {
+        Ok(short) => config.is_agent_branch(short),
+        Err(_) => {
+            config.is_agent_branch(&path_text(short))
+                || config.is_agent_branch(&String::from_utf8_lossy(short))
+        }
+    }
 }
 
 /// Run the hook for `hook` in `state` with the ref updates on `input`; returns the exit code.
@@ -87,15 +130,16 @@ fn run(
     decide(&updates, hook_file)
 }
 
-/// Parse the hook's input; a line that is not three fields is an error (fail closed).
+/// Parse the hook's input, as bytes (a ref name need not be UTF-8); a line that is not three
+/// fields is an error (fail closed).
 pub fn parse(bytes: &[u8]) -> Result<Vec<Update>> {
-    let text = std::str::from_utf8(bytes).context("the ref updates are not valid UTF-8")?;
     let mut updates = Vec::new();
-    for (i, line) in text.lines().enumerate() {
+    for (i, line) in bytes.split(|b| *b == b'\n').enumerate() {
+        let line = line.strip_suffix(b"\r").unwrap_or(line);
         if line.is_empty() {
             continue;
         }
-        let mut fields = line.splitn(3, ' ');
+        let mut fields = line.splitn(3, |b| *b == b' ');
         let (Some(old), Some(new), Some(refname)) = (fields.next(), fields.next(), fields.next())
         else {
             bail!(
@@ -104,9 +148,10 @@ pub fn parse(bytes: &[u8]) -> Result<Vec<Update>> {
             );
         };
         updates.push(Update {
-            old: old.to_string(),
-            new: new.to_string(),
-            refname: refname.to_string(),
+            old: path_text(old),
+            new: path_text(new),
+            refname: path_text(refname),
+            name: refname.to_vec(),
         });
     }
     Ok(updates)
@@ -339,7 +384,7 @@ impl<'a> Judge<'a> {
     /// Does any update move the base or delete an agent branch?
     fn needs_judging(&self) -> Result<bool> {
         for u in self.heads {
-            let agent = self.setting.config().is_agent_branch(Self::short(u));
+            let agent = u.is_agent(self.setting.config());
             if self.is_base(u) || (agent && value(&u.new, &u.refname)?.is_none()) {
                 return Ok(true);
             }
@@ -379,12 +424,10 @@ impl<'a> Judge<'a> {
         let mut decisions = Vec::new();
         for u in self.heads {
             let short = Self::short(u);
-            if !self.setting.config().is_agent_branch(short) || value(&u.new, &u.refname)?.is_some()
-            {
+            if !u.is_agent(self.setting.config()) || value(&u.new, &u.refname)?.is_some() {
                 continue; // creating or moving an agent branch is the agent's work
             }
-            let old = value(&u.old, &u.refname)?;
-            let Some(tip) = old.or_else(|| self.repo.ref_target(&u.refname)) else {
+            let Some(tip) = u.old_value(self.repo)? else {
                 continue;
             };
             if let Some(broken) = self.setting.broken() {
@@ -481,8 +524,7 @@ pub(super) fn newly_merged(
     new_base: Oid,
 ) -> Result<Vec<(String, Oid)>> {
     let config = setting.config();
-    let old_base =
-        value(&update.old, &update.refname)?.or_else(|| repo.ref_target(&update.refname));
+    let old_base = update.old_value(repo)?;
     let before_tips: Vec<Oid> = match old_base {
         Some(old) => vec![old],
         None => setting
@@ -492,10 +534,10 @@ pub(super) fn newly_merged(
             .chain(setting.tip)
             .collect(),
     };
-    let mut tips = repo.branches_matching(|short| config.is_agent_branch(short))?;
+    let mut tips = repo.branches_matching(|short| is_agent(config, short))?;
     for u in heads {
         let short = &u.refname["refs/heads/".len()..];
-        if !config.is_agent_branch(short) {
+        if !u.is_agent(config) {
             continue;
         }
         if let Some(id) = value(&u.new, &u.refname)? {
@@ -685,6 +727,29 @@ mod tests {
         assert_eq!(updates[0].refname, "refs/tags/v1");
         assert!(parse(b"abc refs/heads/x\n").is_err());
         assert!(parse(b"\xff\xfe").is_err());
+        // a ref name that is not UTF-8 is read, kept as bytes and shown escaped
+        let line = [
+            format!("{zero} {zero} refs/heads/feat/").as_bytes(),
+            b"\xff\n",
+        ]
+        .concat();
+        let updates = parse(&line).unwrap();
+        assert_eq!(updates[0].refname, "refs/heads/feat/\\xff");
+        assert_eq!(updates[0].name, b"refs/heads/feat/\xff".to_vec());
+    }
+
+    #[test]
+    fn a_name_that_is_not_utf8_is_an_agent_branch_when_either_reading_matches() {
+        let default = Config::default();
+        assert!(is_agent(&default, b"agent/\xff"));
+        assert!(!is_agent(&default, b"feat/\xff"));
+        // `?` counts the characters of the escaped reading, `\xff`
+        let four = Config::parse("agent_branches = [\"agent/????\"]\n", "t").unwrap();
+        assert!(is_agent(&four, b"agent/\xff"));
+        // `\x` spelled out matches the escaped reading only
+        let spelled = Config::parse("agent_branches = [\"agent/*x*\"]\n", "t").unwrap();
+        assert!(is_agent(&spelled, b"agent/\xff"));
+        assert!(!is_agent(&spelled, b"agent/y"));
     }
 
     #[test]

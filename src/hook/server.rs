@@ -167,7 +167,7 @@ fn agent_updates(push: &Push, heads: &[&Update], out: &mut Outcome) -> Result<()
     let base_tips = base_tips(repo, setting, heads)?;
     for u in heads {
         let short = &u.refname["refs/heads/".len()..];
-        if !config.is_agent_branch(short) {
+        if !u.is_agent(config) {
             continue;
         }
         if let Some(new) = run::value(&u.new, &u.refname)? {
@@ -177,8 +177,7 @@ fn agent_updates(push: &Push, heads: &[&Update], out: &mut Outcome) -> Result<()
             }
             continue;
         }
-        let Some(tip) = run::value(&u.old, &u.refname)?.or_else(|| repo.ref_target(&u.refname))
-        else {
+        let Some(tip) = u.old_value(repo)? else {
             continue;
         };
         let mut decision = decision(setting, Action::Delete, short, tip);

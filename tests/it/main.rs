@@ -16,6 +16,7 @@ mod fixture;
 mod guard;
 mod hook;
 mod hook_bases;
+mod hook_names;
 mod init;
 mod inputs;
 mod integrity;
