@@ -331,7 +331,7 @@ fn decide(updates: &[Update], hook_file: Option<&Path>) -> Result<i32> {
             .append(&common)
             .context("cannot record the hook's decision")?;
     }
-    report_refusals(&repo, &decisions)
+    report_refusals(&repo, &decisions, &setting.config().status_file)
 }
 
 /// One transaction's branch updates, with what judging them needs: the base's tips (now, and
@@ -610,10 +610,10 @@ pub(super) fn audit_line(d: &Decision) -> ledger::Record {
 }
 
 /// Print one reason per refused decision, each with what to run next; exit 1 when there is any.
-fn report_refusals(repo: &Repo, decisions: &[Decision]) -> Result<i32> {
+fn report_refusals(repo: &Repo, decisions: &[Decision], status_file: &str) -> Result<i32> {
     let refused: Vec<&Decision> = decisions.iter().filter(|d| !d.accepted).collect();
     for d in &refused {
-        eprintln!("closegate hook: {}", refusal(repo, d));
+        eprintln!("closegate hook: {}", refusal(repo, d, status_file));
     }
     if refused.is_empty() {
         return Ok(0);
@@ -628,7 +628,7 @@ fn report_refusals(repo: &Repo, decisions: &[Decision]) -> Result<i32> {
 }
 
 /// The message for one refused decision: what was refused, why, and the exact command to run next.
-fn refusal(repo: &Repo, d: &Decision) -> String {
+fn refusal(repo: &Repo, d: &Decision, status_file: &str) -> String {
     let branch = crate::render::escape(&d.branch);
     let base = d.base.as_deref().map(crate::render::escape);
     let base = base.as_deref().unwrap_or("the base");
@@ -656,7 +656,7 @@ fn refusal(repo: &Repo, d: &Decision) -> String {
         };
         return format!("{what}\nclosegate hook: next: {fix}");
     }
-    let (check, approve) = next_commands(repo, &d.branch, &full);
+    let (check, approve) = next_commands(repo, &d.branch, d.commit, status_file);
     match d.action {
         Action::Delete => format!(
             "refusing to delete agent branch `{branch}` at {short}: it is not merged into `{base}` \
@@ -672,30 +672,34 @@ fn refusal(repo: &Repo, d: &Decision) -> String {
     }
 }
 
-/// The exact `closegate check` and `closegate approve` commands for `branch`: in its worktree
-/// when one is checked out on it, else from the branch itself with `--rev --no-worktree`.
-pub(super) fn next_commands(repo: &Repo, branch: &str, commit: &str) -> (String, String) {
+/// The exact `closegate check` and `closegate approve` commands that can make `commit` (judged on
+/// `branch`) covered, runnable as printed from any worktree of the repository. Both read the
+/// status document where it is: in the worktree checked out on the branch, else at the branch's
+/// tip (`--rev <branch> --no-worktree`; a name that is not UTF-8 cannot be typed, so the commit
+/// itself). `approve --commit` names the commit the gate checks: the commit the close line names,
+/// which for a single trailing status-only commit is its parent (SPEC §4.3, §9).
+pub(super) fn next_commands(
+    repo: &Repo,
+    branch: &str,
+    commit: Oid,
+    status_file: &str,
+) -> (String, String) {
+    let checked = crate::covered::stands_for(repo, commit, status_file).unwrap_or(commit);
     let wanted = format!("refs/heads/{branch}");
     let worktree = repo
         .worktrees()
         .into_iter()
         .find(|w| w.exists && w.head_ref().as_deref() == Some(wanted.as_str()));
-    match worktree {
-        Some(wt) => {
-            let path = shell_word(&wt.path.display().to_string());
-            (
-                format!("closegate check {path}"),
-                format!("closegate approve {path} --commit {commit}"),
-            )
-        }
-        None => {
-            let rev = shell_word(branch);
-            (
-                format!("closegate check --rev {rev} --no-worktree"),
-                format!("closegate approve --commit {commit}"),
-            )
-        }
-    }
+    let target = match worktree {
+        Some(wt) => shell_word(&wt.path.display().to_string()),
+        // `path_text` spells an invalid byte `\xNN`: a backslash, which no ref name holds
+        None if branch.contains('\\') => format!("--rev {commit} --no-worktree"),
+        None => format!("--rev {} --no-worktree", shell_word(branch)),
+    };
+    (
+        format!("closegate check {target}"),
+        format!("closegate approve {target} --commit {checked}"),
+    )
 }
 
 /// A word as sh reads it back: single-quoted unless it is plainly safe.

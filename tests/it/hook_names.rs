@@ -80,6 +80,9 @@ fn an_agent_branch_whose_name_is_not_utf8_is_judged() {
         "{stderr}"
     );
     assert_eq!(s.main_tip(), before);
+    // the name cannot be typed: the printed commands name the commit
+    let check = format!("`closegate check --rev {work} --no-worktree`");
+    assert!(stderr.contains(&check), "{stderr}");
     let records = s.records("hook");
     let last = records.last().unwrap();
     assert_eq!(last["branch"], "agent/\\xff");

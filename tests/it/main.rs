@@ -17,6 +17,7 @@ mod guard;
 mod hook;
 mod hook_bases;
 mod hook_names;
+mod hook_next;
 mod init;
 mod inputs;
 mod integrity;
