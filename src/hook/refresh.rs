@@ -12,7 +12,7 @@
 //! The line only grows (an aborted transaction or a configuration that cannot be read never takes
 //! a base off); `closegate hook install` writes it afresh.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use anyhow::{Context, Result};
 use git2::Oid;
@@ -67,12 +67,11 @@ pub(super) fn refresh(
     })
 }
 
-/// Write `text` over `file` as `hook install` does: a temporary file beside it, renamed into place.
+/// Write `text` over `file` as `hook install` does: a temporary file beside it, renamed into
+/// place; a symlinked hook is rewritten where it points, so the link stays.
 fn rewrite(file: &Path, text: &[u8]) -> Result<()> {
-    let file = match file.parent() {
-        Some(dir) if dir.as_os_str().is_empty() => PathBuf::from(".").join(file),
-        _ => file.to_path_buf(),
-    };
+    let file = std::fs::canonicalize(file)
+        .with_context(|| format!("cannot resolve {}", file.display()))?;
     super::install::write_hook(&file, text)
 }
 
@@ -86,8 +85,10 @@ pub(super) fn guarded_refs(repo: &Repo, setting: &Setting, updates: &[Update]) -
         "refs/heads/main".to_string(),
         "refs/heads/master".to_string(),
     ];
+    // A name git would refuse as a ref (blanks, control characters) is no branch to hand over,
+    // and could not be read back from the script's line.
     let mut add = |name: String| {
-        if !refs.contains(&name) {
+        if git2::Reference::is_valid_name(&name) && !refs.contains(&name) {
             refs.push(name);
         }
     };

@@ -159,3 +159,16 @@ fn a_configuration_read_from_origin_head_is_followed_through_a_fetch() {
     assert_ne!(code, 0, "the configured base moved onto unverified work");
     assert!(stderr.contains("onto agent branch `agent/x`"), "{stderr}");
 }
+
+#[test]
+fn a_configuration_landed_by_update_ref_guards_its_base() {
+    let s = Scene::new(Some(PASSING_CONFIG));
+    s.install();
+    let root = s.root();
+    // committed without a hook (libgit2), then put on main by plumbing
+    let config = trunk_config();
+    let id =
+        s.fx.commit("cfg", &[(".closegate.toml", Some(&config))], "trunk");
+    git(&root, &["update-ref", "refs/heads/main", &id.to_string()]);
+    assert!(baked(&s.fx.git_dir().join("hooks")).contains(&"refs/heads/trunk".to_string()));
+}
