@@ -59,7 +59,7 @@ pub fn script_with(exe_word: &[u8], chained: bool, bases: &[String]) -> Vec<u8> 
     text.extend_from_slice(exe_word);
     text.extend_from_slice(FIND.as_bytes());
     text.extend_from_slice(
-        b"{ printf '%s' \"$seen\"; cat; } | \"$closegate\" hook run reference-transaction \"$1\" \"$0\"\n",
+        b"{ printf '%s' \"$seen\"; cat; } | \"$closegate\" hook run reference-transaction \"$@\" \"$0\"\n",
     );
     text
 }
@@ -312,7 +312,7 @@ mod tests {
         assert!(!text.contains("closegate-backup"));
         assert!(text.contains("[ \"$1\" = prepared ] || exit 0\n"));
         assert!(text.contains("\nbases=' main it'\\''s '\n"), "{text}");
-        assert!(text.ends_with("| \"$closegate\" hook run reference-transaction \"$1\" \"$0\"\n"));
+        assert!(text.ends_with("| \"$closegate\" hook run reference-transaction \"$@\" \"$0\"\n"));
         let chained = String::from_utf8(script(None, true, &[])).unwrap();
         assert!(chained.contains("closegate=closegate\n"));
         assert!(chained.contains("reference-transaction.closegate-backup"));
