@@ -60,6 +60,10 @@ pub enum HookCommand {
         /// reference-transaction: the transaction state (prepared, committed or aborted);
         /// pre-receive: the hook file git ran, whose kept backup then runs first
         state: Option<std::ffi::OsString>,
+        /// reference-transaction: the hook file git ran (the installed script passes its own
+        /// path; closegate keeps its guarded bases in step with the configuration)
+        #[arg(hide = true)]
+        file: Option<std::ffi::OsString>,
         /// Further arguments git may pass (ignored)
         #[arg(trailing_var_arg = true, allow_hyphen_values = true, hide = true)]
         rest: Vec<String>,
@@ -74,14 +78,17 @@ pub fn run(args: Args) -> Result<i32> {
             server,
         } => install(repo, force, server),
         HookCommand::Uninstall { repo, server } => uninstall(repo, server),
-        HookCommand::Run { hook, state, .. } => {
+        HookCommand::Run {
+            hook, state, file, ..
+        } => {
             let mut stdin = std::io::stdin().lock();
             if hook == "pre-receive" {
                 let hook_file = state.as_deref().map(std::path::Path::new);
                 return Ok(crate::hook::server::main(&mut stdin, hook_file));
             }
             let state = state.as_deref().map(|s| s.to_string_lossy());
-            Ok(run::main(&hook, state.as_deref(), &mut stdin))
+            let file = file.as_deref().map(std::path::Path::new);
+            Ok(run::main(&hook, state.as_deref(), file, &mut stdin))
         }
     }
 }

@@ -190,7 +190,7 @@ fn is_executable(path: &Path) -> bool {
 }
 
 /// Write `text` to a temporary file beside `hook`, make it executable, rename it into place.
-fn write_hook(hook: &Path, text: &[u8]) -> Result<()> {
+pub(super) fn write_hook(hook: &Path, text: &[u8]) -> Result<()> {
     let dir = hook.parent().unwrap_or(Path::new("."));
     let name = hook.file_name().unwrap_or_default().to_string_lossy();
     let mut tmp = tempfile::Builder::new()

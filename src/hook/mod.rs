@@ -2,6 +2,7 @@
 //! scripts closegate writes, installing and removing them, and the decisions they run.
 
 pub mod install;
+pub mod refresh;
 pub mod run;
 pub mod script;
 pub mod server;

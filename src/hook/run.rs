@@ -8,6 +8,7 @@
 //! closed: exit 1 with a message naming the deliberate bypass.
 
 use std::io::Read;
+use std::path::Path;
 
 use anyhow::{Context, Result, bail};
 use git2::Oid;
@@ -15,6 +16,7 @@ use git2::Oid;
 use crate::config::Config;
 use crate::finding::Verdict;
 use crate::repo::Repo;
+use crate::repo::path_text;
 use crate::report::Report;
 use crate::{inputs, ledger};
 
@@ -22,18 +24,68 @@ use crate::{inputs, ledger};
 pub const BYPASS: &str = "git -c core.hooksPath=/dev/null <command>";
 
 /// One line of the hook's input: `<old-value> SP <new-value> SP <ref-name>`.
+///
+/// Git allows ref names that are not UTF-8: `name` keeps the exact bytes (for looking the ref
+/// up), `refname` is the text reports show, each byte of an invalid sequence as `\xNN`
+/// (`refs/heads/feat/\xff`), which no valid ref name spells (a ref name holds no `\`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Update {
     pub old: String,
     pub new: String,
     pub refname: String,
+    pub name: Vec<u8>,
+}
+
+impl Update {
+    /// The branch name after `refs/heads/`, as bytes.
+    fn short_bytes(&self) -> Option<&[u8]> {
+        self.name.strip_prefix(b"refs/heads/")
+    }
+
+    /// Whether this updates an agent branch (`agent_branches`; see [`is_agent`]).
+    pub(super) fn is_agent(&self, config: &Config) -> bool {
+        self.short_bytes()
+            .is_some_and(|short| is_agent(config, short))
+    }
+
+    /// The ref's value before this transaction: the old value git gives, else (git gives zeros
+    /// when the command named none, as `git branch -D` does) the ref as it is, looked up by its
+    /// exact bytes.
+    pub(super) fn old_value(&self, repo: &Repo) -> Result<Option<Oid>> {
+        match value(&self.old, &self.refname)? {
+            Some(id) => Ok(Some(id)),
+            None => repo.ref_target_bytes(&self.name),
+        }
+    }
+}
+
+/// Whether the branch `short` (the bytes after `refs/heads/`) is an agent branch. A name that is
+/// not UTF-8 is matched both as reports spell it (`agent/\xff`) and as its lossy reading
+/// (`agent/\u{fffd}`): either match makes it an agent branch, so such a name never takes an
+/// agent branch past the gate; a name neither matches (`feat/\xff`) passes like any other.
+pub(super) fn is_agent(config: &Config, short: &[u8]) -> bool {
+    match std::str::from_utf8(short) {
+        Ok(short) => config.is_agent_branch(short),
+        Err(_) => {
+            config.is_agent_branch(&path_text(short))
+                || config.is_agent_branch(&String::from_utf8_lossy(short))
+        }
+    }
 }
 
 /// Run the hook for `hook` in `state` with the ref updates on `input`; returns the exit code.
-/// Never returns an error and never lets a panic escape: both refuse (exit 1).
-pub fn main(hook: &str, state: Option<&str>, input: &mut dyn Read) -> i32 {
-    let outcome =
-        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| run(hook, state, input)));
+/// `hook_file` is the script git ran (the installed script passes its own path), which closegate
+/// keeps in step with the configuration (`refresh`). Never returns an error and never lets a
+/// panic escape: both refuse (exit 1).
+pub fn main(
+    hook: &str,
+    state: Option<&str>,
+    hook_file: Option<&Path>,
+    input: &mut dyn Read,
+) -> i32 {
+    let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        run(hook, state, hook_file, input)
+    }));
     let err = match outcome {
         Ok(Ok(code)) => return code,
         Ok(Err(err)) => format!("{err:#}"),
@@ -46,7 +98,12 @@ pub fn main(hook: &str, state: Option<&str>, input: &mut dyn Read) -> i32 {
     1
 }
 
-fn run(hook: &str, state: Option<&str>, input: &mut dyn Read) -> Result<i32> {
+fn run(
+    hook: &str,
+    state: Option<&str>,
+    hook_file: Option<&Path>,
+    input: &mut dyn Read,
+) -> Result<i32> {
     if hook != "reference-transaction" {
         bail!(
             "unknown hook `{}`: only reference-transaction is handled",
@@ -61,21 +118,28 @@ fn run(hook: &str, state: Option<&str>, input: &mut dyn Read) -> Result<i32> {
         return Ok(0);
     }
     let updates = parse(&bytes)?;
-    if !updates.iter().any(|u| u.refname.starts_with("refs/heads/")) {
+    // Branches are judged; a remote-tracking ref may be where the configuration comes from.
+    let branchy = |u: &Update| {
+        ["refs/heads/", "refs/remotes/"]
+            .iter()
+            .any(|p| u.refname.starts_with(p))
+    };
+    if !updates.iter().any(branchy) {
         return Ok(0);
     }
-    decide(&updates)
+    decide(&updates, hook_file)
 }
 
-/// Parse the hook's input; a line that is not three fields is an error (fail closed).
+/// Parse the hook's input, as bytes (a ref name need not be UTF-8); a line that is not three
+/// fields is an error (fail closed).
 pub fn parse(bytes: &[u8]) -> Result<Vec<Update>> {
-    let text = std::str::from_utf8(bytes).context("the ref updates are not valid UTF-8")?;
     let mut updates = Vec::new();
-    for (i, line) in text.lines().enumerate() {
+    for (i, line) in bytes.split(|b| *b == b'\n').enumerate() {
+        let line = line.strip_suffix(b"\r").unwrap_or(line);
         if line.is_empty() {
             continue;
         }
-        let mut fields = line.splitn(3, ' ');
+        let mut fields = line.splitn(3, |b| *b == b' ');
         let (Some(old), Some(new), Some(refname)) = (fields.next(), fields.next(), fields.next())
         else {
             bail!(
@@ -84,9 +148,10 @@ pub fn parse(bytes: &[u8]) -> Result<Vec<Update>> {
             );
         };
         updates.push(Update {
-            old: old.to_string(),
-            new: new.to_string(),
-            refname: refname.to_string(),
+            old: path_text(old),
+            new: path_text(new),
+            refname: path_text(refname),
+            name: refname.to_vec(),
         });
     }
     Ok(updates)
@@ -150,6 +215,8 @@ pub(super) struct Setting {
     pub(super) bases: Vec<String>,
     /// The base's name for messages and records.
     pub(super) base: Option<String>,
+    /// The commit the configuration is read from (SPEC §5), before this transaction.
+    pub(super) tip: Option<Oid>,
     source: Source,
 }
 
@@ -166,24 +233,32 @@ impl Setting {
     pub(super) fn read(repo: &Repo) -> Setting {
         match inputs::trusted_config(repo, None, None) {
             Ok(trusted) => {
-                let names = [trusted.base.as_ref(), trusted.tip.as_ref()];
-                let mut bases: Vec<String> = names
-                    .into_iter()
-                    .flatten()
-                    .filter_map(|(name, _)| base_branch(repo, name))
-                    .collect();
-                bases.dedup();
+                // The configured base counts before it exists: creating it is judged.
+                let base = trusted.base.as_ref().map(|(name, _)| name);
+                let base = base.or(trusted.config.base.as_ref()).cloned();
+                let tip = trusted.tip.as_ref().map(|(name, _)| name);
+                let mut bases: Vec<String> = Vec::new();
+                for branch in base.iter().chain(tip).flat_map(|n| base_branches(repo, n)) {
+                    if !bases.contains(&branch) {
+                        bases.push(branch);
+                    }
+                }
                 Setting {
-                    base: trusted.base.as_ref().map(|(name, _)| name.clone()),
+                    base,
+                    tip: trusted.tip.as_ref().map(|(_, id)| *id),
                     bases,
                     source: Source::Trusted(trusted),
                 }
             }
             Err(err) => {
-                let tip = inputs::config_tip(repo, None).map(|(name, _)| name);
+                let tip = inputs::config_tip(repo, None);
                 Setting {
-                    bases: tip.iter().filter_map(|n| base_branch(repo, n)).collect(),
-                    base: tip,
+                    bases: tip
+                        .iter()
+                        .flat_map(|(n, _)| base_branches(repo, n))
+                        .collect(),
+                    base: tip.as_ref().map(|(name, _)| name.clone()),
+                    tip: tip.map(|(_, id)| id),
                     source: Source::Broken {
                         config: Config::default(),
                         error: format!("{err:#}"),
@@ -223,26 +298,26 @@ impl Setting {
     }
 }
 
-/// The branch names (short) the installed script hands to closegate when they move: `main`,
-/// `master`, and the bases this repository's configuration and refs name now.
+/// The refs (full names) the installed script hands to closegate when they move: `main`,
+/// `master`, the bases this repository's configuration and refs name now, and origin/HEAD and its
+/// target when the configuration is read from there (`refresh::guarded_refs`).
 pub fn guarded_bases(repo: &Repo) -> Vec<String> {
-    let mut bases = vec!["main".to_string(), "master".to_string()];
-    for base in Setting::read(repo).bases {
-        if !bases.contains(&base) {
-            bases.push(base);
-        }
-    }
-    bases
+    super::refresh::guarded_refs(repo, &Setting::read(repo), &[])
 }
 
-/// The slow path: open the repository from git's environment and judge the branch updates.
-fn decide(updates: &[Update]) -> Result<i32> {
+/// The slow path: open the repository from git's environment, keep the installed script in step
+/// with the configuration, and judge the branch updates.
+fn decide(updates: &[Update], hook_file: Option<&Path>) -> Result<i32> {
     let repo = Repo::from_env()?;
     let setting = Setting::read(&repo);
+    super::refresh::refresh(&repo, &setting, updates, hook_file)?;
     let heads: Vec<&Update> = updates
         .iter()
         .filter(|u| u.refname.starts_with("refs/heads/"))
         .collect();
+    if heads.is_empty() {
+        return Ok(0);
+    }
     let judge = Judge::new(&repo, &setting, &heads)?;
     // Most updates (a commit on a feature branch or on an agent branch) need nothing more.
     if !judge.needs_judging()? {
@@ -256,7 +331,7 @@ fn decide(updates: &[Update]) -> Result<i32> {
             .append(&common)
             .context("cannot record the hook's decision")?;
     }
-    report_refusals(&repo, &decisions)
+    report_refusals(&repo, &decisions, &setting.config().status_file)
 }
 
 /// One transaction's branch updates, with what judging them needs: the base's tips (now, and
@@ -309,7 +384,7 @@ impl<'a> Judge<'a> {
     /// Does any update move the base or delete an agent branch?
     fn needs_judging(&self) -> Result<bool> {
         for u in self.heads {
-            let agent = self.setting.config().is_agent_branch(Self::short(u));
+            let agent = u.is_agent(self.setting.config());
             if self.is_base(u) || (agent && value(&u.new, &u.refname)?.is_none()) {
                 return Ok(true);
             }
@@ -349,12 +424,10 @@ impl<'a> Judge<'a> {
         let mut decisions = Vec::new();
         for u in self.heads {
             let short = Self::short(u);
-            if !self.setting.config().is_agent_branch(short) || value(&u.new, &u.refname)?.is_some()
-            {
+            if !u.is_agent(self.setting.config()) || value(&u.new, &u.refname)?.is_some() {
                 continue; // creating or moving an agent branch is the agent's work
             }
-            let old = value(&u.old, &u.refname)?;
-            let Some(tip) = old.or_else(|| self.repo.ref_target(&u.refname)) else {
+            let Some(tip) = u.old_value(self.repo)? else {
                 continue;
             };
             if let Some(broken) = self.setting.broken() {
@@ -388,8 +461,8 @@ impl<'a> Judge<'a> {
                 refused.reason = Some(error);
                 decisions.push(refused);
             }
-            let config = self.setting.config();
-            for (branch, newest) in newly_merged(self.repo, config, self.heads, u, new_base)? {
+            for (branch, newest) in newly_merged(self.repo, self.setting, self.heads, u, new_base)?
+            {
                 let mut d = self.decision(Action::Merge, &branch, newest, false);
                 match self.setting.broken() {
                     Some(broken) => d.reason = Some(broken.clone()),
@@ -439,20 +512,32 @@ pub(super) fn unparsable_config(
 
 /// For each agent branch whose commits the base newly contains after `update`, the newest such
 /// commit: the merge base of the new base tip and the agent tip (SPEC §9), when the old base did
-/// not already reach it. Agent tips are taken before and after this transaction.
+/// not already reach it. Agent tips are taken before and after this transaction. A base this
+/// update creates is measured against the tips of the other bases and of the branch the
+/// configuration is read from: creating `trunk` at `main` brings in nothing new, creating it at
+/// an agent commit does.
 pub(super) fn newly_merged(
     repo: &Repo,
-    config: &Config,
+    setting: &Setting,
     heads: &[&Update],
     update: &Update,
     new_base: Oid,
 ) -> Result<Vec<(String, Oid)>> {
-    let old_base =
-        value(&update.old, &update.refname)?.or_else(|| repo.ref_target(&update.refname));
-    let mut tips = repo.branches_matching(|short| config.is_agent_branch(short))?;
+    let config = setting.config();
+    let old_base = update.old_value(repo)?;
+    let before_tips: Vec<Oid> = match old_base {
+        Some(old) => vec![old],
+        None => setting
+            .bases
+            .iter()
+            .filter_map(|b| repo.branch_tip(b))
+            .chain(setting.tip)
+            .collect(),
+    };
+    let mut tips = repo.branches_matching(|short| is_agent(config, short))?;
     for u in heads {
         let short = &u.refname["refs/heads/".len()..];
-        if !config.is_agent_branch(short) {
+        if !u.is_agent(config) {
             continue;
         }
         if let Some(id) = value(&u.new, &u.refname)? {
@@ -466,10 +551,10 @@ pub(super) fn newly_merged(
         let Some(newest) = repo.merge_base(new_base, tip) else {
             continue;
         };
-        let before = match old_base {
-            Some(old) => repo.reaches(old, newest)?,
-            None => false,
-        };
+        let mut before = false;
+        for old in &before_tips {
+            before = before || repo.reaches(*old, newest)?;
+        }
         if !before {
             newly.push((branch, newest));
         }
@@ -477,18 +562,30 @@ pub(super) fn newly_merged(
     Ok(newly)
 }
 
-/// The local branch the hook guards as the base: the configured or discovered base name, or the
-/// branch part of a remote-tracking base (`origin/main` → `main`).
-fn base_branch(repo: &Repo, name: &str) -> Option<String> {
+/// The local branches the hook guards as the base for a configured or discovered base name: the
+/// branch itself, or the branch part of a remote-tracking base (`origin/main` → `main`). A name
+/// that is no branch yet is guarded as the local branch it names once created (`trunk`; for
+/// `<remote>/<branch>` of a configured remote, `<branch>` too), so creating the base is judged.
+pub(super) fn base_branches(repo: &Repo, name: &str) -> Vec<String> {
     if let Some(short) = name.strip_prefix("refs/heads/") {
-        return Some(short.to_string());
+        return vec![short.to_string()];
     }
     if repo.branch_tip(name).is_some() {
-        return Some(name.to_string());
+        return vec![name.to_string()];
     }
-    let name = name.strip_prefix("refs/remotes/").unwrap_or(name);
-    let (_, branch) = name.split_once('/')?;
-    Some(branch.to_string())
+    let remote = name.strip_prefix("refs/remotes/");
+    let split = remote.unwrap_or(name).split_once('/');
+    let branch = split.map(|(_, branch)| branch.to_string());
+    if remote.is_some() || repo.resolve_branch(name).is_some() {
+        return branch.into_iter().collect();
+    }
+    if name.starts_with("refs/") || name.is_empty() {
+        return Vec::new();
+    }
+    let is_remote = split.is_some_and(|(r, _)| repo.is_remote(r));
+    std::iter::once(name.to_string())
+        .chain(branch.filter(|_| is_remote))
+        .collect()
 }
 
 /// The audit line of one decision: event `hook`, verdict VERIFIED when accepted, FAIL when refused.
@@ -513,10 +610,10 @@ pub(super) fn audit_line(d: &Decision) -> ledger::Record {
 }
 
 /// Print one reason per refused decision, each with what to run next; exit 1 when there is any.
-fn report_refusals(repo: &Repo, decisions: &[Decision]) -> Result<i32> {
+fn report_refusals(repo: &Repo, decisions: &[Decision], status_file: &str) -> Result<i32> {
     let refused: Vec<&Decision> = decisions.iter().filter(|d| !d.accepted).collect();
     for d in &refused {
-        eprintln!("closegate hook: {}", refusal(repo, d));
+        eprintln!("closegate hook: {}", refusal(repo, d, status_file));
     }
     if refused.is_empty() {
         return Ok(0);
@@ -531,7 +628,7 @@ fn report_refusals(repo: &Repo, decisions: &[Decision]) -> Result<i32> {
 }
 
 /// The message for one refused decision: what was refused, why, and the exact command to run next.
-fn refusal(repo: &Repo, d: &Decision) -> String {
+fn refusal(repo: &Repo, d: &Decision, status_file: &str) -> String {
     let branch = crate::render::escape(&d.branch);
     let base = d.base.as_deref().map(crate::render::escape);
     let base = base.as_deref().unwrap_or("the base");
@@ -559,7 +656,7 @@ fn refusal(repo: &Repo, d: &Decision) -> String {
         };
         return format!("{what}\nclosegate hook: next: {fix}");
     }
-    let (check, approve) = next_commands(repo, &d.branch, &full);
+    let (check, approve) = next_commands(repo, &d.branch, d.commit, status_file);
     match d.action {
         Action::Delete => format!(
             "refusing to delete agent branch `{branch}` at {short}: it is not merged into `{base}` \
@@ -575,30 +672,34 @@ fn refusal(repo: &Repo, d: &Decision) -> String {
     }
 }
 
-/// The exact `closegate check` and `closegate approve` commands for `branch`: in its worktree
-/// when one is checked out on it, else from the branch itself with `--rev --no-worktree`.
-pub(super) fn next_commands(repo: &Repo, branch: &str, commit: &str) -> (String, String) {
+/// The exact `closegate check` and `closegate approve` commands that can make `commit` (judged on
+/// `branch`) covered, runnable as printed from any worktree of the repository. Both read the
+/// status document where it is: in the worktree checked out on the branch, else at the branch's
+/// tip (`--rev <branch> --no-worktree`; a name that is not UTF-8 cannot be typed, so the commit
+/// itself). `approve --commit` names the commit the gate checks: the commit the close line names,
+/// which for a single trailing status-only commit is its parent (SPEC §4.3, §9).
+pub(super) fn next_commands(
+    repo: &Repo,
+    branch: &str,
+    commit: Oid,
+    status_file: &str,
+) -> (String, String) {
+    let checked = crate::covered::stands_for(repo, commit, status_file).unwrap_or(commit);
     let wanted = format!("refs/heads/{branch}");
     let worktree = repo
         .worktrees()
         .into_iter()
         .find(|w| w.exists && w.head_ref().as_deref() == Some(wanted.as_str()));
-    match worktree {
-        Some(wt) => {
-            let path = shell_word(&wt.path.display().to_string());
-            (
-                format!("closegate check {path}"),
-                format!("closegate approve {path} --commit {commit}"),
-            )
-        }
-        None => {
-            let rev = shell_word(branch);
-            (
-                format!("closegate check --rev {rev} --no-worktree"),
-                format!("closegate approve --commit {commit}"),
-            )
-        }
-    }
+    let target = match worktree {
+        Some(wt) => shell_word(&wt.path.display().to_string()),
+        // `path_text` spells an invalid byte `\xNN`: a backslash, which no ref name holds
+        None if branch.contains('\\') => format!("--rev {commit} --no-worktree"),
+        None => format!("--rev {} --no-worktree", shell_word(branch)),
+    };
+    (
+        format!("closegate check {target}"),
+        format!("closegate approve {target} --commit {checked}"),
+    )
 }
 
 /// A word as sh reads it back: single-quoted unless it is plainly safe.
@@ -630,6 +731,29 @@ mod tests {
         assert_eq!(updates[0].refname, "refs/tags/v1");
         assert!(parse(b"abc refs/heads/x\n").is_err());
         assert!(parse(b"\xff\xfe").is_err());
+        // a ref name that is not UTF-8 is read, kept as bytes and shown escaped
+        let line = [
+            format!("{zero} {zero} refs/heads/feat/").as_bytes(),
+            b"\xff\n",
+        ]
+        .concat();
+        let updates = parse(&line).unwrap();
+        assert_eq!(updates[0].refname, "refs/heads/feat/\\xff");
+        assert_eq!(updates[0].name, b"refs/heads/feat/\xff".to_vec());
+    }
+
+    #[test]
+    fn a_name_that_is_not_utf8_is_an_agent_branch_when_either_reading_matches() {
+        let default = Config::default();
+        assert!(is_agent(&default, b"agent/\xff"));
+        assert!(!is_agent(&default, b"feat/\xff"));
+        // `?` counts the characters of the escaped reading, `\xff`
+        let four = Config::parse("agent_branches = [\"agent/????\"]\n", "t").unwrap();
+        assert!(is_agent(&four, b"agent/\xff"));
+        // `\x` spelled out matches the escaped reading only
+        let spelled = Config::parse("agent_branches = [\"agent/*x*\"]\n", "t").unwrap();
+        assert!(is_agent(&spelled, b"agent/\xff"));
+        assert!(!is_agent(&spelled, b"agent/y"));
     }
 
     #[test]
@@ -646,7 +770,12 @@ mod tests {
         let line = format!("{zero} {} refs/heads/agent/x\n", "a".repeat(40));
         for state in ["committed", "aborted"] {
             assert_eq!(
-                main("reference-transaction", Some(state), &mut line.as_bytes()),
+                main(
+                    "reference-transaction",
+                    Some(state),
+                    None,
+                    &mut line.as_bytes()
+                ),
                 0
             );
         }
@@ -655,10 +784,14 @@ mod tests {
             main(
                 "reference-transaction",
                 Some("prepared"),
+                None,
                 &mut tag.as_bytes()
             ),
             0
         );
-        assert_eq!(main("pre-push", Some("prepared"), &mut tag.as_bytes()), 1);
+        assert_eq!(
+            main("pre-push", Some("prepared"), None, &mut tag.as_bytes()),
+            1
+        );
     }
 }

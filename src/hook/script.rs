@@ -16,17 +16,28 @@ pub const MARKER: &str =
     "# closegate reference-transaction hook: written by `closegate hook install`";
 
 /// The hook script. `exe` is the closegate to call; `chained` runs the kept backup first;
-/// `bases` are the branch names guarded as the base (short names: `main`, `master`, the
-/// configured base), baked in when the hook is installed.
+/// `bases` are the refs (full names) guarded as the base and as the place the configuration is
+/// read from: `refs/heads/main`, `refs/heads/master`, the configured base, and origin/HEAD with
+/// its target when the configuration comes from there (`hook::refresh`).
 ///
 /// Git starts the hook for every ref update, twice (`prepared`, then `committed`), so the script
 /// answers what it can without starting closegate: the states other than `prepared` (git ignores
 /// their exit code), and transactions that neither delete a branch nor move one of `bases` (tags,
 /// remotes, a commit on a feature or an agent branch). The first line that does, or the 64th line
 /// of a large transaction (sh reads byte by byte), hands every line read so far and the rest of the
-/// input to closegate, which decides. Git tolerates a hook that exits without reading all of its
-/// input.
+/// input to closegate, which decides, with the hook's own path: closegate rewrites the `bases` line
+/// when the configuration names a base the script does not hand over yet. Git tolerates a hook
+/// that exits without reading all of its input.
 pub fn script(exe: Option<&Path>, chained: bool, bases: &[String]) -> Vec<u8> {
+    let word = match exe {
+        Some(path) => sh_quote(path.as_os_str().as_bytes()),
+        None => b"closegate".to_vec(),
+    };
+    script_with(&word, chained, bases)
+}
+
+/// [`script`] with the executable as the sh word assigned to `closegate=` (quoted already).
+pub fn script_with(exe_word: &[u8], chained: bool, bases: &[String]) -> Vec<u8> {
     let mut text = Vec::new();
     text.extend_from_slice(b"#!/bin/sh\n");
     text.extend_from_slice(MARKER.as_bytes());
@@ -34,7 +45,8 @@ pub fn script(exe: Option<&Path>, chained: bool, bases: &[String]) -> Vec<u8> {
     if chained {
         text.extend_from_slice(CHAIN.as_bytes());
     }
-    text.extend_from_slice(b"[ \"$1\" = prepared ] || exit 0\nbases=");
+    text.extend_from_slice(b"[ \"$1\" = prepared ] || exit 0\n");
+    text.extend_from_slice(BASES.as_bytes());
     let mut words = String::from(" ");
     for base in bases {
         words.push_str(base);
@@ -43,26 +55,65 @@ pub fn script(exe: Option<&Path>, chained: bool, bases: &[String]) -> Vec<u8> {
     text.extend_from_slice(&sh_quote(words.as_bytes()));
     text.push(b'\n');
     text.extend_from_slice(SCAN.as_bytes());
-    text.extend_from_slice(b"closegate=");
-    match exe {
-        Some(path) => text.extend_from_slice(&sh_quote(path.as_os_str().as_bytes())),
-        None => text.extend_from_slice(b"closegate"),
-    }
+    text.extend_from_slice(EXE.as_bytes());
+    text.extend_from_slice(exe_word);
     text.extend_from_slice(FIND.as_bytes());
     text.extend_from_slice(
-        b"{ printf '%s' \"$seen\"; cat; } | \"$closegate\" hook run reference-transaction \"$@\"\n",
+        b"{ printf '%s' \"$seen\"; cat; } | \"$closegate\" hook run reference-transaction \"$@\" \"$0\"\n",
     );
     text
 }
 
+/// The start of the line that names the guarded refs, and of the line naming the executable.
+const BASES: &str = "bases=";
+const EXE: &str = "closegate=";
+
+/// What a hook closegate wrote was written with: the executable's sh word, whether it chains a
+/// kept hook, and the guarded refs (full names; an older script's short names are branches).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Baked {
+    pub exe_word: Vec<u8>,
+    pub chained: bool,
+    pub bases: Vec<String>,
+}
+
+/// Read back what [`script`] wrote; `None` when `bytes` is not closegate's hook or lacks a line.
+pub fn baked(bytes: &[u8]) -> Option<Baked> {
+    if !is_ours(bytes) {
+        return None;
+    }
+    let line = |start: &str| {
+        bytes
+            .split(|b| *b == b'\n')
+            .find_map(|l| l.strip_prefix(start.as_bytes()))
+    };
+    let words = sh_unquote(line(BASES)?)?;
+    let bases = String::from_utf8_lossy(&words)
+        .split(' ')
+        .filter(|w| !w.is_empty())
+        .map(|w| match w.starts_with("refs/") {
+            true => w.to_string(),
+            false => format!("refs/heads/{w}"),
+        })
+        .collect();
+    let chained = bytes
+        .windows(BACKUP_NAME.len())
+        .any(|w| w == BACKUP_NAME.as_bytes());
+    Some(Baked {
+        exe_word: line(EXE)?.to_vec(),
+        chained,
+        bases,
+    })
+}
+
 /// Pass what deletes no branch and moves no base without starting closegate. `wants` judges the
-/// line in `old new ref`: a branch whose new value is all zeros (deleted, or malformed: closegate
-/// then fails closed) or one of `bases`. Lines read are kept in `seen` for closegate.
+/// line in `old new ref`: one of `bases`, or a branch whose new value is all zeros (deleted, or
+/// malformed: closegate then fails closed). Lines read are kept in `seen` for closegate.
 const SCAN: &str = r#"wants() {
+  case $bases in *" $ref "*) return 0 ;; esac
   case $ref in refs/heads/*) ;; *) return 1 ;; esac
-  case $new in *[!0]*) ;; *) return 0 ;; esac
-  case $bases in *" ${ref#refs/heads/} "*) return 0 ;; esac
-  return 1
+  case $new in *[!0]*) return 1 ;; esac
+  return 0
 }
 n=0
 seen=
@@ -213,6 +264,31 @@ fn sh_quote(raw: &[u8]) -> Vec<u8> {
     out
 }
 
+/// Read back a word [`sh_quote`] wrote (quoted runs and `\'`); `None` for an unclosed quote.
+fn sh_unquote(word: &[u8]) -> Option<Vec<u8>> {
+    let mut out = Vec::new();
+    let mut rest = word;
+    while let Some((&first, tail)) = rest.split_first() {
+        match first {
+            b'\'' => {
+                let end = tail.iter().position(|b| *b == b'\'')?;
+                out.extend_from_slice(&tail[..end]);
+                rest = &tail[end + 1..];
+            }
+            b'\\' => {
+                let (&next, tail) = tail.split_first()?;
+                out.push(next);
+                rest = tail;
+            }
+            _ => {
+                out.push(first);
+                rest = tail;
+            }
+        }
+    }
+    Some(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -236,10 +312,37 @@ mod tests {
         assert!(!text.contains("closegate-backup"));
         assert!(text.contains("[ \"$1\" = prepared ] || exit 0\n"));
         assert!(text.contains("\nbases=' main it'\\''s '\n"), "{text}");
-        assert!(text.ends_with("| \"$closegate\" hook run reference-transaction \"$@\"\n"));
+        assert!(text.ends_with("| \"$closegate\" hook run reference-transaction \"$@\" \"$0\"\n"));
         let chained = String::from_utf8(script(None, true, &[])).unwrap();
         assert!(chained.contains("closegate=closegate\n"));
         assert!(chained.contains("reference-transaction.closegate-backup"));
+    }
+
+    #[test]
+    fn what_a_script_was_written_with_reads_back() {
+        let bases = ["refs/heads/main".to_string(), "refs/heads/it's".to_string()];
+        let text = script(Some(Path::new("/opt/c g/closegate")), true, &bases);
+        let baked = baked(&text).unwrap();
+        assert_eq!(baked.bases, bases);
+        assert!(baked.chained);
+        assert_eq!(baked.exe_word, b"'/opt/c g/closegate'".to_vec());
+        assert_eq!(script_with(&baked.exe_word, true, &bases), text);
+        let plain = script(None, false, &[]);
+        let baked = super::baked(&plain).unwrap();
+        assert_eq!(
+            (baked.exe_word, baked.chained),
+            (b"closegate".to_vec(), false)
+        );
+        // an older script named branches by their short names
+        let old = b"#!/bin/sh\n".iter().copied();
+        let mut old: Vec<u8> = old.collect();
+        old.extend_from_slice(MARKER.as_bytes());
+        old.extend_from_slice(b"\nbases=' main master '\nclosegate='/x'\n");
+        assert_eq!(
+            super::baked(&old).unwrap().bases,
+            ["refs/heads/main", "refs/heads/master"]
+        );
+        assert_eq!(super::baked(b"#!/bin/sh\nbases=' main '\n"), None);
     }
 
     #[test]

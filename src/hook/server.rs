@@ -167,7 +167,7 @@ fn agent_updates(push: &Push, heads: &[&Update], out: &mut Outcome) -> Result<()
     let base_tips = base_tips(repo, setting, heads)?;
     for u in heads {
         let short = &u.refname["refs/heads/".len()..];
-        if !config.is_agent_branch(short) {
+        if !u.is_agent(config) {
             continue;
         }
         if let Some(new) = run::value(&u.new, &u.refname)? {
@@ -177,8 +177,7 @@ fn agent_updates(push: &Push, heads: &[&Update], out: &mut Outcome) -> Result<()
             }
             continue;
         }
-        let Some(tip) = run::value(&u.old, &u.refname)?.or_else(|| repo.ref_target(&u.refname))
-        else {
+        let Some(tip) = u.old_value(repo)? else {
             continue;
         };
         let mut decision = decision(setting, Action::Delete, short, tip);
@@ -238,7 +237,8 @@ fn base_updates(push: &Push, heads: &[&Update], out: &mut Outcome) -> Result<()>
             d.reason = Some(error);
             out.decisions.push(d);
         }
-        for (branch, newest) in run::newly_merged(repo, setting.config(), heads, u, new_base)? {
+        let merged = run::newly_merged(repo, setting, heads, u, new_base)?;
+        for (branch, newest) in merged {
             let mut d = decision(setting, Action::Merge, &branch, newest);
             match setting.broken() {
                 Some(broken) => d.reason = Some(broken.clone()),

@@ -37,20 +37,42 @@ impl Repo {
         Ok(anchor.join(path))
     }
 
-    /// Local branches whose short name (after `refs/heads/`) satisfies `keep`, with their tips.
-    pub fn branches_matching(&self, keep: impl Fn(&str) -> bool) -> Result<Vec<(String, Oid)>> {
+    /// Whether `name` is a remote configured in this repository (`remote.<name>.url`).
+    pub fn is_remote(&self, name: &str) -> bool {
+        self.git.find_remote(name).is_ok()
+    }
+
+    /// Local branches whose short name (after `refs/heads/`, as bytes: a name need not be UTF-8)
+    /// satisfies `keep`, with their tips; names as [`super::path_text`] writes them.
+    pub fn branches_matching(&self, keep: impl Fn(&[u8]) -> bool) -> Result<Vec<(String, Oid)>> {
         let mut found = Vec::new();
         for branch in self.git.branches(Some(BranchType::Local))? {
             let (branch, _) = branch?;
             let reference = branch.get();
-            let Some(short) = reference.shorthand().filter(|s| keep(s)) else {
+            let short = reference.shorthand_bytes();
+            if !keep(short) {
                 continue;
-            };
+            }
             if let Ok(commit) = reference.peel_to_commit() {
-                found.push((short.to_string(), commit.id()));
+                found.push((super::path_text(short), commit.id()));
             }
         }
         Ok(found)
+    }
+
+    /// The commit the ref named by exactly these bytes points at (peeled); a name that is not
+    /// UTF-8 is found among all references. An error when the references cannot be read.
+    pub fn ref_target_bytes(&self, name: &[u8]) -> Result<Option<Oid>> {
+        if let Ok(name) = std::str::from_utf8(name) {
+            return Ok(self.ref_target(name));
+        }
+        for reference in self.git.references()? {
+            let reference = reference?;
+            if reference.name_bytes() == name {
+                return Ok(reference.peel_to_commit().ok().map(|c| c.id()));
+            }
+        }
+        Ok(None)
     }
 
     /// Whether `ancestor` is `descendant` or reachable from it; unlike `is_ancestor`, a missing
