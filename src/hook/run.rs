@@ -15,8 +15,7 @@ use git2::Oid;
 
 use crate::config::Config;
 use crate::finding::Verdict;
-use crate::repo::Repo;
-use crate::repo::path_text;
+use crate::repo::{Repo, is_unsupported, path_text};
 use crate::report::Report;
 use crate::{inputs, ledger};
 
@@ -86,16 +85,17 @@ pub fn main(
     let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         run(hook, state, hook_file, input)
     }));
-    let err = match outcome {
+    // A repository libgit2 cannot open is exit 2 (SPEC §15), still a refusal to git.
+    let (err, code) = match outcome {
         Ok(Ok(code)) => return code,
-        Ok(Err(err)) => format!("{err:#}"),
-        Err(_) => "the hook panicked".to_string(),
+        Ok(Err(err)) => (format!("{err:#}"), 1 + i32::from(is_unsupported(&err))),
+        Err(_) => ("the hook panicked".to_string(), 1),
     };
     eprintln!(
         "closegate hook: refusing the ref update because the hook could not decide: {err}\n\
          closegate hook: to bypass it deliberately, run {BYPASS}"
     );
-    1
+    code
 }
 
 fn run(

@@ -25,7 +25,7 @@ use super::script;
 use crate::finding::Verdict;
 use crate::inputs::{self, GateArgs};
 use crate::render::{self, Format};
-use crate::repo::Repo;
+use crate::repo::{Repo, is_unsupported};
 use crate::report::Report;
 use crate::{attest, gates, ledger};
 
@@ -37,16 +37,17 @@ use crate::{attest, gates, ledger};
 pub fn main(input: &mut dyn Read, hook_file: Option<&Path>) -> i32 {
     let outcome =
         std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| decide(input, hook_file)));
-    let err = match outcome {
+    // A repository libgit2 cannot open is exit 2 (SPEC §15), still a refusal to git.
+    let (err, code) = match outcome {
         Ok(Ok(code)) => return code,
-        Ok(Err(err)) => format!("{err:#}"),
-        Err(_) => "the hook panicked".to_string(),
+        Ok(Err(err)) => (format!("{err:#}"), 1 + i32::from(is_unsupported(&err))),
+        Err(_) => ("the hook panicked".to_string(), 1),
     };
     eprintln!(
         "closegate: refusing the push because the server gate could not decide: {err}\n\
          closegate: an administrator can bypass it deliberately by moving hooks/pre-receive aside"
     );
-    1
+    code
 }
 
 /// What the server knows about one push: the trusted setting and the notes to read.

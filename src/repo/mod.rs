@@ -60,8 +60,10 @@ impl Repo {
     /// Open the repository git's environment names (`GIT_DIR` and friends), as inside a hook.
     pub fn from_env() -> Result<Repo> {
         tune();
-        let git = Repository::open_from_env()
-            .context("cannot open the repository named by git's environment")?;
+        let git = Repository::open_from_env().map_err(|err| {
+            let dir = std::env::var_os("GIT_DIR").map_or_else(|| PathBuf::from("."), PathBuf::from);
+            open_error(&dir, err).context("cannot open the repository named by git's environment")
+        })?;
         Ok(Repo::new(git))
     }
 
@@ -385,6 +387,24 @@ pub fn canonical(path: &Path) -> PathBuf {
     })
 }
 
+/// A repository libgit2 cannot open because of an extension it does not support (SPEC §15):
+/// every command, the hooks included, answers exit 2 naming the extension.
+#[derive(Debug)]
+pub struct Unsupported(String);
+
+impl std::fmt::Display for Unsupported {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for Unsupported {}
+
+/// Whether `err` is, or was caused by, an [`Unsupported`] repository.
+pub fn is_unsupported(err: &anyhow::Error) -> bool {
+    err.chain().any(|e| e.is::<Unsupported>())
+}
+
 /// Turn a libgit2 open error into one that names the path and, for an unsupported
 /// extension (reftable, …), the extension.
 fn open_error(path: &Path, err: git2::Error) -> anyhow::Error {
@@ -392,17 +412,17 @@ fn open_error(path: &Path, err: git2::Error) -> anyhow::Error {
     if err.code() == ErrorCode::NotFound && msg.contains("could not find repository") {
         anyhow::anyhow!("{} is not inside a git repository", path.display())
     } else if msg.contains("extension") {
-        anyhow::anyhow!(
+        anyhow::Error::new(Unsupported(format!(
             "cannot open the repository at {}: {msg} (libgit2 does not support this repository extension)",
             path.display()
-        )
+        )))
     } else if msg.contains("object format") {
         // SPEC §15: name the extension; libgit2 says only "unknown object format 'sha256'".
-        anyhow::anyhow!(
+        anyhow::Error::new(Unsupported(format!(
             "cannot open the repository at {}: {msg}: extensions.objectformat (libgit2 as built \
              here reads SHA-1 repositories only)",
             path.display()
-        )
+        )))
     } else {
         anyhow::anyhow!("cannot open the repository at {}: {msg}", path.display())
     }

@@ -645,6 +645,31 @@ fn unsupported_repository_extension_is_an_error_naming_it() {
     assert!(stderr.contains("extensions.refstorage"), "{stderr}");
 }
 
+/// SPEC §15: a repository libgit2 cannot open gets exit 2 naming the extension — from the hooks
+/// too (SPEC §9: they refuse; git takes exit 2 as a refusal as well).
+#[test]
+fn the_hooks_answer_exit_2_naming_an_unsupported_extension() {
+    let dir = tempfile::tempdir().unwrap();
+    git(dir.path(), &["init", "-q", "repo"]);
+    let repo = dir.path().join("repo");
+    git(&repo, &["config", "core.repositoryformatversion", "1"]);
+    git(&repo, &["config", "extensions.refStorage", "reftable"]);
+    let zero = "0".repeat(40);
+    let line = format!("{zero} {} refs/heads/agent/x\n", "1".repeat(40));
+    for args in [
+        &["hook", "run", "reference-transaction", "prepared"][..],
+        &["hook", "run", "pre-receive"][..],
+    ] {
+        let out = crate::fixture::closegate_stdin(&repo, args, Some(line.as_bytes()));
+        let (code, _, stderr) = parts(&out);
+        assert_eq!(code, 2, "{args:?}: {stderr}");
+        assert!(
+            stderr.contains("extensions.refstorage"),
+            "{args:?}: {stderr}"
+        );
+    }
+}
+
 /// SPEC §15: a SHA-256 repository is one libgit2 (as built here) cannot open: exit 2 naming the
 /// extension, never a verdict.
 #[test]
