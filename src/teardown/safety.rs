@@ -53,16 +53,7 @@ pub fn run_seen(ctx: &Ctx, seen: Option<&Seen>) -> Result<Vec<Finding>> {
         );
         return Ok(vec![Finding::new(Code::TeardownMainWorktree, msg)]);
     }
-    let mut findings = Vec::new();
-    if let Some(reason) = &info.locked {
-        let why = if reason.is_empty() {
-            String::new()
-        } else {
-            format!(": {}", reason.trim())
-        };
-        let msg = format!("the worktree is locked{why}");
-        findings.push(Finding::new(Code::TeardownLocked, msg));
-    }
+    let mut findings: Vec<Finding> = locked(info).into_iter().collect();
     findings.extend(operations(info));
     findings.extend(status(ctx)?);
     let head = ctx.repo.worktree_head(ctx.dir);
@@ -83,15 +74,34 @@ pub fn run_seen(ctx: &Ctx, seen: Option<&Seen>) -> Result<Vec<Finding>> {
         _ => None,
     };
     findings.extend(unmerged);
-    findings.extend(unreachable(ctx, deleting)?);
+    findings.extend(unreachable(ctx.repo, &ctx.info.admin_dir, deleting)?);
     Ok(findings)
 }
 
+/// The reasons to keep the registration of a worktree whose directory is gone: its
+/// administrative data still holds a lock, an operation's state, and the worktree's HEAD and HEAD
+/// reflog, which pruning removes as a teardown would (SPEC §7 step 2).
+pub fn registration(repo: &Repo, info: &WorktreeInfo) -> Result<Vec<Finding>> {
+    let mut findings: Vec<Finding> = locked(info).into_iter().collect();
+    findings.extend(operations(info));
+    findings.extend(unreachable(repo, &info.admin_dir, None)?);
+    Ok(findings)
+}
+
+fn locked(info: &WorktreeInfo) -> Option<Finding> {
+    let reason = info.locked.as_ref()?;
+    let why = if reason.trim().is_empty() {
+        String::new()
+    } else {
+        format!(": {}", reason.trim())
+    };
+    let msg = format!("the worktree is locked{why}");
+    Some(Finding::new(Code::TeardownLocked, msg))
+}
+
 /// Commits only the worktree's HEAD or HEAD reflog keep (SPEC §7 step 2).
-fn unreachable(ctx: &Ctx, deleting: Option<&str>) -> Result<Option<Finding>> {
-    let lost = ctx
-        .repo
-        .unreachable_commits(&ctx.info.admin_dir, deleting)?;
+fn unreachable(repo: &Repo, admin_dir: &Path, deleting: Option<&str>) -> Result<Option<Finding>> {
+    let lost = repo.unreachable_commits(admin_dir, deleting)?;
     if lost.is_empty() {
         return Ok(None);
     }
