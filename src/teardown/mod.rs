@@ -258,27 +258,13 @@ fn decide(req: &Request, inputs: &Inputs, outcome: &Outcome, info: &WorktreeInfo
         ..Done::default()
     };
     if refused {
-        if !req.dry_run {
-            let fields = json!({"admission": null, "allow_unverified": req.allow_unverified,
-                                "artifacts": full.artifacts, "deleted": null});
-            ledger::record_teardown(
-                &inputs.repo.common_dir(),
-                &full,
-                claimed(&full),
-                false,
-                fields,
-            )?;
-        }
-        done.step(
-            Verb::Kept,
-            format!("worktree {} (nothing was removed)", info.path.display()),
-        );
-        keep_branch_step(&mut done, &plan.branch, true);
-        done.report = Some(full);
-        done.exit = 1;
-        return Ok(done);
+        return refuse(req, inputs, info, &plan, full, done);
     }
     let admission = admission.unwrap_or(Admission::Verified);
+    if let Some(archive) = &plan.archive {
+        // A link planted on the archive's way is an error before anything (SPEC §16 tier 2).
+        remove::archive_dir(&inputs.repo.common_dir(), archive, false)?;
+    }
     if req.dry_run {
         plan_steps(&mut done, &plan, inputs);
         done.report = Some(full);
@@ -286,6 +272,31 @@ fn decide(req: &Request, inputs: &Inputs, outcome: &Outcome, info: &WorktreeInfo
     }
     done.report = Some(full);
     execute::run(req, inputs, &plan, admission, done)
+}
+
+/// A probe or the verdict refused: record it (unless a dry run) and keep everything.
+fn refuse(
+    req: &Request,
+    inputs: &Inputs,
+    info: &WorktreeInfo,
+    plan: &Plan,
+    full: Report,
+    mut done: Done,
+) -> Result<Done> {
+    if !req.dry_run {
+        let fields = json!({"admission": null, "allow_unverified": req.allow_unverified,
+                            "artifacts": full.artifacts, "deleted": null});
+        let common = inputs.repo.common_dir();
+        ledger::record_teardown(&common, &full, claimed(&full), false, fields)?;
+    }
+    done.step(
+        Verb::Kept,
+        format!("worktree {} (nothing was removed)", info.path.display()),
+    );
+    keep_branch_step(&mut done, &plan.branch, true);
+    done.report = Some(full);
+    done.exit = 1;
+    Ok(done)
 }
 
 fn plan(

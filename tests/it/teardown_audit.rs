@@ -85,3 +85,82 @@ fn gone_directory_reports_every_reason_together() {
     ));
     assert_eq!(exit, 1, "{out}");
 }
+
+/// Every file under `dir`, for "nothing changed" comparisons.
+fn files(dir: &Path) -> Vec<(String, Vec<u8>)> {
+    walkdir::WalkDir::new(dir)
+        .into_iter()
+        .map(|e| e.unwrap())
+        .filter(|e| e.file_type().is_file())
+        .map(|e| {
+            (
+                e.path().display().to_string(),
+                std::fs::read(e.path()).unwrap(),
+            )
+        })
+        .collect()
+}
+
+/// A link or a file planted on the archive's way, in the common directory the agent can write:
+/// exit 2 naming it, nothing written where it points, nothing removed.
+fn assert_archive_refused(plant: impl Fn(&Path, &Path) -> std::path::PathBuf) {
+    let s = Scene::new();
+    let elsewhere = s.fx.tmp.path().join("elsewhere");
+    std::fs::create_dir_all(&elsewhere).unwrap();
+    let named = plant(&s.fx.git_dir(), &elsewhere);
+    let before = files(&s.wt);
+    for args in [&["--dry-run"][..], &[]] {
+        let (exit, out, err) = s.teardown(args);
+        assert_eq!(exit, 2, "{args:?}: {out}{err}");
+        assert!(err.contains(&named.display().to_string()), "{err}");
+        assert_eq!(
+            files(&elsewhere),
+            vec![],
+            "written outside the common directory"
+        );
+        assert_eq!(std::fs::read_dir(&elsewhere).unwrap().count(), 0);
+        assert_eq!(files(&s.wt), before, "the worktree changed");
+        assert!(s.wt.join(".git").is_file());
+        assert!(s.fx.git_dir().join("worktrees/x").is_dir());
+    }
+}
+
+#[test]
+fn archive_refuses_a_link_planted_at_the_slug_folder() {
+    assert_archive_refused(|common, elsewhere| {
+        let records = common.join("closegate/records");
+        std::fs::create_dir_all(&records).unwrap();
+        std::os::unix::fs::symlink(elsewhere, records.join("x")).unwrap();
+        records.join("x")
+    });
+}
+
+#[test]
+fn archive_refuses_a_link_planted_at_the_records_folder() {
+    assert_archive_refused(|common, elsewhere| {
+        std::fs::create_dir_all(common.join("closegate")).unwrap();
+        let records = common.join("closegate/records");
+        std::os::unix::fs::symlink(elsewhere, &records).unwrap();
+        records
+    });
+}
+
+#[test]
+fn archive_refuses_a_file_planted_at_the_slug_folder() {
+    assert_archive_refused(|common, _| {
+        let records = common.join("closegate/records");
+        std::fs::create_dir_all(&records).unwrap();
+        std::fs::write(records.join("x"), "not a folder\n").unwrap();
+        records.join("x")
+    });
+}
+
+#[test]
+fn record_refuses_a_link_planted_at_the_closegate_folder() {
+    assert_archive_refused(|common, elsewhere| {
+        // The audit log made by the scene's setup, if any, goes with the folder.
+        let _ = std::fs::remove_dir_all(common.join("closegate"));
+        std::os::unix::fs::symlink(elsewhere, common.join("closegate")).unwrap();
+        common.join("closegate")
+    });
+}
