@@ -57,7 +57,6 @@ pub(super) fn run(
         branch: branch.as_deref(),
         base: inputs.base.as_ref().map(|(_, id)| *id),
         delete_branch: branch.is_some(),
-        abandoned: admission == Admission::ClosedWithoutMerge,
     };
     let probe = match probe_aside(&ctx, plan.archive.as_deref(), &mut done) {
         Ok(probe) => probe,

@@ -243,7 +243,6 @@ fn decide(req: &Request, inputs: &Inputs, outcome: &Outcome, info: &WorktreeInfo
         branch: branch.as_deref(),
         base: inputs.base.as_ref().map(|(_, id)| *id),
         delete_branch: req.delete_branch,
-        abandoned: report.state == Some(State::ClosedWithoutMerge),
     };
     let findings = safety::run(&ctx)?;
     let admission = admit(report, req.allow_unverified);

@@ -234,7 +234,6 @@ fn probe_again(
         branch: None,
         base: None,
         delete_branch: false,
-        abandoned: prior.claimed.as_deref() == Some("closed-without-merge"),
     };
     let archive = prior.step("archive").map(PathBuf::from);
     let probe = probe_aside(&ctx, archive.as_deref(), done)?;

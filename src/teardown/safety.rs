@@ -31,9 +31,6 @@ pub struct Ctx<'a> {
     /// The resolved base.
     pub base: Option<Oid>,
     pub delete_branch: bool,
-    /// State `closed-without-merge`: the branch's work was abandoned on purpose, so deleting the
-    /// branch needs no merge (the record keeps the commit id).
-    pub abandoned: bool,
 }
 
 /// Run every check; the main worktree is refused alone (its contents are not ours to judge).
@@ -62,14 +59,15 @@ pub fn run_seen(ctx: &Ctx, seen: Option<&Seen>) -> Result<Vec<Finding>> {
     }
     findings.extend(nested(ctx, seen)?);
     findings.extend(moved(ctx, head));
-    let unmerged = if ctx.delete_branch && !ctx.abandoned {
+    // `closed-without-merge` is no exemption (SPEC §7.2): an unmerged branch is never deleted.
+    let unmerged = if ctx.delete_branch {
         unmerged(ctx)?
     } else {
         None
     };
-    // The branch is deleted only when merged (or abandoned on purpose); an unmerged one is
-    // refused above, and its commits are not counted twice.
-    let deleting = match (&unmerged, ctx.delete_branch && !ctx.abandoned) {
+    // The branch is deleted only when merged; an unmerged one is refused above, and its commits
+    // are not counted twice.
+    let deleting = match (&unmerged, ctx.delete_branch) {
         (None, true) => ctx.branch,
         _ => None,
     };
