@@ -164,3 +164,117 @@ fn record_refuses_a_link_planted_at_the_closegate_folder() {
         common.join("closegate")
     });
 }
+
+/// `main` with a submodule `sub` (from `<tmp>/lib`), `agent/x` on it with a linked worktree whose
+/// submodule is initialised there (its repository under `.git/worktrees/x/modules/sub`, its
+/// `core.worktree` naming the worktree's path).
+fn submodule_scene() -> (crate::fixture::Fixture, std::path::PathBuf) {
+    use crate::fixture::Fixture;
+    use crate::teardown::{PASSING_CONFIG, agent};
+    let fx = Fixture::new();
+    let files = [
+        (".gitignore", Some("target/\n")),
+        (".closegate.toml", Some(PASSING_CONFIG)),
+    ];
+    fx.commit("main", &files, "configure closegate");
+    fx.checkout(&fx.root());
+    let lib = fx.tmp.path().join("lib");
+    std::fs::create_dir_all(&lib).unwrap();
+    git(&lib, &["init", "-q", "-b", "main"]);
+    std::fs::write(lib.join("lib.txt"), "lib\n").unwrap();
+    git(&lib, &["add", "lib.txt"]);
+    git(&lib, &["commit", "-q", "-m", "lib"]);
+    let allow = ["-c", "protocol.file.allow=always"];
+    let root = fx.root();
+    let mut add = allow.to_vec();
+    add.extend(["submodule", "add", "-q", lib.to_str().unwrap(), "sub"]);
+    git(&root, &add);
+    git(&root, &["commit", "-q", "-m", "add sub"]);
+    let (wt, _) = agent(&fx, "x", "close-ok");
+    let mut init = allow.to_vec();
+    init.extend(["submodule", "update", "--init", "-q"]);
+    git(&wt, &init);
+    assert!(
+        fx.git_dir().join("worktrees/x/modules/sub").is_dir(),
+        "the submodule's repository is not under the worktree's administrative data"
+    );
+    (fx, wt)
+}
+
+fn teardown_at(fx: &crate::fixture::Fixture, wt: &Path, args: &[&str]) -> (i32, String, String) {
+    let mut all = vec!["teardown", wt.to_str().unwrap()];
+    all.extend_from_slice(args);
+    parts(&crate::fixture::closegate(&fx.root(), &all))
+}
+
+/// Refused with `teardown-nested-repo` naming `sub`, with `--dry-run` and without, nothing removed.
+fn assert_submodule_refused(fx: &crate::fixture::Fixture, wt: &Path, why: &str) {
+    let before = files(wt);
+    for args in [&["--dry-run"][..], &[]] {
+        let (exit, out, err) = teardown_at(fx, wt, args);
+        assert_eq!(exit, 1, "{args:?}: {out}{err}");
+        assert!(out.contains("teardown-nested-repo"), "{out}");
+        assert!(out.contains(why), "{why} not said:\n{out}");
+        assert_eq!(files(wt), before, "the worktree changed");
+    }
+}
+
+#[test]
+fn clean_submodule_in_a_linked_worktree_is_torn_down() {
+    let (fx, wt) = submodule_scene();
+    let (exit, out, err) = teardown_at(&fx, &wt, &["--dry-run"]);
+    assert_eq!(exit, 0, "{out}{err}");
+    let (exit, out, err) = teardown_at(&fx, &wt, &[]);
+    assert_eq!(
+        exit, 0,
+        "the real run must agree with --dry-run:\n{out}{err}"
+    );
+    assert!(!out.contains("teardown-dirty"), "{out}");
+    assert!(!wt.exists());
+    assert!(!fx.git_dir().join("worktrees/x").exists());
+}
+
+#[test]
+fn submodule_with_a_changed_file_in_a_linked_worktree_is_refused() {
+    let (fx, wt) = submodule_scene();
+    std::fs::write(wt.join("sub/lib.txt"), "changed in the submodule\n").unwrap();
+    assert_submodule_refused(&fx, &wt, "changed or untracked");
+}
+
+#[test]
+fn submodule_pointed_at_a_clean_copy_elsewhere_is_still_refused() {
+    let (fx, wt) = submodule_scene();
+    std::fs::write(wt.join("sub/lib.txt"), "changed in the submodule\n").unwrap();
+    // The agent points the submodule's work tree at a clean checkout of the same commit.
+    let clean = fx.tmp.path().join("clean");
+    let lib = fx.tmp.path().join("lib");
+    git(
+        fx.tmp.path(),
+        &[
+            "clone",
+            "-q",
+            lib.to_str().unwrap(),
+            clean.to_str().unwrap(),
+        ],
+    );
+    let gitdir = fx.git_dir().join("worktrees/x/modules/sub");
+    git(
+        &gitdir,
+        &["config", "core.worktree", clean.to_str().unwrap()],
+    );
+    assert_submodule_refused(&fx, &wt, "changed or untracked");
+}
+
+#[test]
+fn submodule_commit_only_its_worktree_repository_holds_is_refused() {
+    let (fx, wt) = submodule_scene();
+    let sub = wt.join("sub");
+    std::fs::write(sub.join("new.txt"), "only here\n").unwrap();
+    git(&sub, &["add", "new.txt"]);
+    git(&sub, &["commit", "-q", "-m", "only here"]);
+    git(&wt, &["add", "sub"]);
+    git(&wt, &["commit", "-q", "-m", "bump sub"]);
+    let head = Oid::from_str(git(&wt, &["rev-parse", "HEAD"]).trim()).unwrap();
+    crate::teardown::write_status(&wt, "x", "close-ok", head, "bump sub");
+    assert_submodule_refused(&fx, &wt, "no remote-tracking branch holds");
+}
