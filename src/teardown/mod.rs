@@ -18,9 +18,8 @@ use anyhow::{Context, Result, bail};
 use git2::Oid;
 use serde_json::json;
 
-use crate::catalog::Code;
 use crate::doc::State;
-use crate::finding::{Finding, Gate, Verdict};
+use crate::finding::{Gate, Verdict};
 use crate::gates::{self, Inputs, Outcome};
 use crate::inputs::{self, GateArgs};
 use crate::ledger;
@@ -190,14 +189,18 @@ fn refuse_main(req: &Request, repo: &Repo, info: &WorktreeInfo) -> Result<Done> 
         worktree: Some(info.path.display().to_string()),
         ..Report::default()
     };
-    let msg = format!(
-        "{} is the main worktree of the repository; closegate never removes it",
-        info.path.display()
-    );
-    report.add_gate(
-        Gate::Teardown,
-        [Finding::new(Code::TeardownMainWorktree, msg)],
-    );
+    let ctx = safety::Ctx {
+        repo,
+        info,
+        dir: &info.path,
+        aside: false,
+        status_file: crate::config::DEFAULT_STATUS_FILE,
+        verified: None,
+        branch: None,
+        base: None,
+        delete_branch: false,
+    };
+    report.add_gate(Gate::Teardown, safety::run(&ctx)?);
     report.finish();
     if !req.dry_run {
         let common = repo.common_dir();

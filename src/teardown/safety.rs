@@ -33,7 +33,7 @@ pub struct Ctx<'a> {
     pub delete_branch: bool,
 }
 
-/// Run every check; the main worktree is refused alone (its contents are not ours to judge).
+/// Run every check; the main worktree is refused with the checks that need no gate.
 /// Every probe reads the directory now: nothing is taken from a scan made before the checks ran.
 pub fn run(ctx: &Ctx) -> Result<Vec<Finding>> {
     run_seen(ctx, None)
@@ -48,7 +48,7 @@ pub fn run_seen(ctx: &Ctx, seen: Option<&Seen>) -> Result<Vec<Finding>> {
             "{} is the main worktree of the repository; closegate never removes it",
             info.path.display()
         );
-        return Ok(vec![Finding::new(Code::TeardownMainWorktree, msg)]);
+        return Ok(main_worktree(ctx, msg));
     }
     let mut findings: Vec<Finding> = locked(info).into_iter().collect();
     findings.extend(operations(info));
@@ -74,6 +74,18 @@ pub fn run_seen(ctx: &Ctx, seen: Option<&Seen>) -> Result<Vec<Finding>> {
     findings.extend(unmerged);
     findings.extend(unreachable(ctx.repo, &ctx.info.admin_dir, deleting)?);
     Ok(findings)
+}
+
+/// The main worktree is never removed; the probes that need no gate report what else would bar it
+/// (SPEC §7.4: every reason together). Ones that cannot run here are left out: the refusal stands.
+fn main_worktree(ctx: &Ctx, msg: String) -> Vec<Finding> {
+    let mut findings = vec![Finding::new(Code::TeardownMainWorktree, msg)];
+    findings.extend(operations(ctx.info));
+    findings.extend(status(ctx).unwrap_or_default());
+    if let Some(head) = ctx.repo.worktree_head(ctx.dir) {
+        findings.extend(hidden(ctx, head).unwrap_or_default());
+    }
+    findings
 }
 
 /// The reasons to keep the registration of a worktree whose directory is gone: its

@@ -86,10 +86,12 @@ fn gone_directory_reports_every_reason_together() {
     assert_eq!(exit, 1, "{out}");
 }
 
-/// Every file under `dir`, for "nothing changed" comparisons.
+/// Every file under `dir` (a `.git` folder, which closegate's record lives in, left out), for
+/// "nothing changed" comparisons.
 fn files(dir: &Path) -> Vec<(String, Vec<u8>)> {
     walkdir::WalkDir::new(dir)
         .into_iter()
+        .filter_entry(|e| !(e.depth() == 1 && e.file_type().is_dir() && e.file_name() == ".git"))
         .map(|e| e.unwrap())
         .filter(|e| e.file_type().is_file())
         .map(|e| {
@@ -277,4 +279,39 @@ fn submodule_commit_only_its_worktree_repository_holds_is_refused() {
     let head = Oid::from_str(git(&wt, &["rev-parse", "HEAD"]).trim()).unwrap();
     crate::teardown::write_status(&wt, "x", "close-ok", head, "bump sub");
     assert_submodule_refused(&fx, &wt, "no remote-tracking branch holds");
+}
+
+#[test]
+fn main_worktree_refusal_reports_every_reason_together() {
+    let s = Scene::new();
+    let root = s.fx.root();
+    std::fs::write(root.join("README.md"), "changed on main\n").unwrap();
+    std::fs::write(root.join("notes.txt"), "untracked on main\n").unwrap();
+    let before = files(&root);
+    for args in [&["--dry-run"][..], &[]] {
+        let mut all = vec!["teardown", root.to_str().unwrap()];
+        all.extend_from_slice(args);
+        let (exit, out, err) = parts(&crate::fixture::closegate(&root, &all));
+        assert_eq!(exit, 1, "{args:?}: {out}{err}");
+        for code in [
+            "teardown-main-worktree",
+            "teardown-dirty",
+            "teardown-untracked",
+        ] {
+            assert!(out.contains(code), "{code} not reported:\n{out}");
+        }
+        assert!(
+            out.contains("README.md") && out.contains("notes.txt"),
+            "{out}"
+        );
+    }
+    assert_eq!(files(&root), before, "the main worktree changed");
+    let last = s.audit().pop().unwrap();
+    assert_eq!(last["event"], "teardown");
+    let codes = last["codes"].as_array().unwrap();
+    assert!(codes.iter().any(|c| c == "teardown-dirty"), "{codes:?}");
+    assert!(
+        codes.iter().any(|c| c == "teardown-main-worktree"),
+        "{codes:?}"
+    );
 }
