@@ -513,6 +513,33 @@ impl Repo {
         Ok(lost)
     }
 
+    /// Paths whose staged content in the index of the worktree at `admin_dir` differs from its
+    /// HEAD: when the worktree's directory is gone, that index is the only thing naming it.
+    /// `Err` when the index exists and libgit2 cannot read it.
+    pub fn staged_in(&self, admin_dir: &Path) -> Result<Vec<String>> {
+        let path = admin_dir.join("index");
+        if path.symlink_metadata().is_err() {
+            return Ok(Vec::new());
+        }
+        let index = git2::Index::open(&path)
+            .with_context(|| format!("cannot read the index {}", path.display()))?;
+        let head = std::fs::read_to_string(admin_dir.join("HEAD")).unwrap_or_default();
+        let id = match head.trim_end().strip_prefix("ref: ") {
+            Some(name) => self.git.refname_to_id(name).ok(),
+            None => Oid::from_str(head.trim()).ok(),
+        };
+        let tree = id.and_then(|id| self.git.find_commit(id).and_then(|c| c.tree()).ok());
+        let diff = self
+            .git
+            .diff_tree_to_index(tree.as_ref(), Some(&index), None)
+            .with_context(|| format!("cannot compare the index {} with HEAD", path.display()))?;
+        Ok(diff
+            .deltas()
+            .filter_map(|d| d.new_file().path_bytes().or(d.old_file().path_bytes()))
+            .map(super::path_text)
+            .collect())
+    }
+
     /// Every commit id a ref, a reflog or another worktree's HEAD keeps after the teardown.
     fn surviving_ids(
         &self,

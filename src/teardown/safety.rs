@@ -94,8 +94,30 @@ fn main_worktree(ctx: &Ctx, msg: String) -> Vec<Finding> {
 pub fn registration(repo: &Repo, info: &WorktreeInfo) -> Result<Vec<Finding>> {
     let mut findings: Vec<Finding> = locked(info).into_iter().collect();
     findings.extend(operations(info));
+    findings.extend(staged(repo, info));
     findings.extend(unreachable(repo, &info.admin_dir, None)?);
     Ok(findings)
+}
+
+/// Changes staged in the index of a worktree whose directory is gone: pruning deletes that index,
+/// the only thing naming them. An index that cannot be read may hold some: it is refused too.
+fn staged(repo: &Repo, info: &WorktreeInfo) -> Vec<Finding> {
+    match repo.staged_in(&info.admin_dir) {
+        Ok(paths) => paths
+            .into_iter()
+            .map(|path| {
+                let msg = format!(
+                    "`{path}` has changes staged in the index of the worktree, whose directory \
+                     is gone; pruning would delete that index"
+                );
+                Finding::new(Code::TeardownDirty, msg).at_path(path)
+            })
+            .collect(),
+        Err(e) => {
+            let msg = format!("{e:#}: it may hold staged changes, so it is kept");
+            vec![Finding::new(Code::TeardownDirty, msg)]
+        }
+    }
 }
 
 fn locked(info: &WorktreeInfo) -> Option<Finding> {

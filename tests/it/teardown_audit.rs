@@ -64,6 +64,21 @@ fn gone_directory_detached_on_its_own_commit_is_not_pruned() {
 }
 
 #[test]
+fn gone_directory_whose_index_holds_staged_changes_is_not_pruned() {
+    let s = Scene::new();
+    std::fs::write(s.wt.join("staged.txt"), "staged only\n").unwrap();
+    git(&s.wt, &["add", "staged.txt"]);
+    std::fs::remove_dir_all(&s.wt).unwrap();
+    for args in [&["--dry-run"][..], &[]] {
+        let (exit, out, err) = s.teardown(args);
+        assert_eq!(exit, 1, "{args:?}: {out}{err}");
+        assert!(out.contains("teardown-dirty"), "{out}");
+        assert!(out.contains("staged.txt"), "{out}");
+        assert!(s.fx.git_dir().join("worktrees/x/index").is_file());
+    }
+}
+
+#[test]
 fn gone_directory_reports_every_reason_together() {
     let s = Scene::new();
     let lost = commit_only_the_head_reflog_holds(&s.wt);
