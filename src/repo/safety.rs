@@ -239,8 +239,8 @@ fn submodule_changes(path: &Path, recorded: Oid) -> Result<Option<String>> {
     Ok((changed > 0).then(|| format!("a submodule with {changed} changed or untracked file(s)")))
 }
 
-/// The commits of a submodule's local branches and HEAD that none of its remote-tracking
-/// branches holds, when its repository lies in `admin` (a linked worktree's administrative
+/// The commits of a submodule's own refs (branches, tags, a stash) and HEAD that none of its
+/// remote-tracking branches holds, when its repository lies in `admin` (a linked worktree's administrative
 /// directory, removed with the worktree): removing it would lose them. A submodule whose repository
 /// lives elsewhere (the common `modules/`) keeps them.
 fn unfetched_in(path: &Path, admin: Option<&Path>) -> Result<Option<String>> {
@@ -263,7 +263,8 @@ fn unfetched_in(path: &Path, admin: Option<&Path>) -> Result<Option<String>> {
         };
         if name.starts_with("refs/remotes/") {
             let _ = walk.hide(commit.id());
-        } else if name.starts_with("refs/heads/") {
+        } else {
+            // Branches, tags, a stash: whatever the submodule's own refs hold.
             let _ = walk.push(commit.id());
         }
     }

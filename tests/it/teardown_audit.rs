@@ -330,3 +330,12 @@ fn main_worktree_refusal_reports_every_reason_together() {
         "{codes:?}"
     );
 }
+
+#[test]
+fn submodule_stash_only_its_worktree_repository_holds_is_refused() {
+    let (fx, wt) = submodule_scene();
+    let sub = wt.join("sub");
+    std::fs::write(sub.join("lib.txt"), "stashed work\n").unwrap();
+    git(&sub, &["stash", "-q"]);
+    assert_submodule_refused(&fx, &wt, "no remote-tracking branch holds");
+}
