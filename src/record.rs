@@ -76,6 +76,7 @@ pub fn append(common_dir: &Path, record: &Value) -> Result<()> {
     }
     std::fs::create_dir_all(dir(common_dir))
         .with_context(|| format!("creating {}", dir(common_dir).display()))?;
+    refuse_link_dir(&dir(common_dir))?;
     let mut file = open_log(
         &path,
         OpenOptions::new().read(true).append(true).create(true),
@@ -110,6 +111,21 @@ fn open_log(path: &Path, options: &mut OpenOptions) -> Result<File> {
         bail!("the audit log {} is not a regular file", path.display());
     }
     Ok(file)
+}
+
+/// The record's folder lives in the common directory the agent can write: a symbolic link planted
+/// at its name is an error naming it, never a record written where it points.
+fn refuse_link_dir(dir: &Path) -> Result<()> {
+    let meta =
+        std::fs::symlink_metadata(dir).with_context(|| format!("cannot stat {}", dir.display()))?;
+    if !meta.is_dir() {
+        bail!(
+            "{} is a symbolic link or not a directory: closegate keeps its record only inside the \
+             common directory and follows no link there",
+            dir.display()
+        );
+    }
+    Ok(())
 }
 
 /// Whether anything (a link included) is at `path`.

@@ -166,6 +166,7 @@ pub fn judge_nested(worktree: &Path, candidates: Vec<Candidate>) -> Result<Vec<N
     // The repository and its index are read only when a `.git` is found (rarely): a gitlink
     // entry decides what kind of nested repository it is.
     let mut index: Option<git2::Index> = None;
+    let admin = gitdir_of(worktree).map(|d| super::canonical(&d));
     let mut found = Vec::new();
     for Candidate { path: rel, git } in candidates {
         let path = rel.to_string_lossy().into_owned();
@@ -180,7 +181,13 @@ pub fn judge_nested(worktree: &Path, candidates: Vec<Candidate>) -> Result<Vec<N
         };
         let gitlink = index.get_path(&rel, 0).filter(|e| e.mode == 0o160000);
         let reason = match gitlink {
-            Some(link) if !git_is_dir => submodule_changes(&worktree.join(&rel), link.id)?,
+            Some(link) if !git_is_dir => {
+                let sub = worktree.join(&rel);
+                match submodule_changes(&sub, link.id)? {
+                    None => unfetched_in(&sub, admin.as_deref())?,
+                    changes => changes,
+                }
+            }
             Some(_) => Some("a submodule whose history lives inside the worktree".to_string()),
             None => Some("a repository with its own history".to_string()),
         };
@@ -211,7 +218,7 @@ fn is_bare_repo(dir: &Path) -> bool {
 
 /// What a submodule holds beyond the commit the superproject records, if anything.
 fn submodule_changes(path: &Path, recorded: Oid) -> Result<Option<String>> {
-    let Ok(sub) = Repository::open(path) else {
+    let Some(sub) = open_submodule(path) else {
         return Ok(Some("a submodule that cannot be opened".into()));
     };
     let head = sub.head().ok().and_then(|h| h.target());
@@ -230,6 +237,97 @@ fn submodule_changes(path: &Path, recorded: Oid) -> Result<Option<String>> {
         .filter(|s| !s.status().is_empty() && !s.status().contains(git2::Status::IGNORED))
         .count();
     Ok((changed > 0).then(|| format!("a submodule with {changed} changed or untracked file(s)")))
+}
+
+/// The commits of a submodule's own refs (branches, tags, a stash) and HEAD that none of its
+/// remote-tracking branches holds, when its repository lies in `admin` (a linked worktree's administrative
+/// directory, removed with the worktree): removing it would lose them. A submodule whose repository
+/// lives elsewhere (the common `modules/`) keeps them.
+fn unfetched_in(path: &Path, admin: Option<&Path>) -> Result<Option<String>> {
+    let (Some(admin), Some(sub)) = (admin, open_submodule(path)) else {
+        return Ok(None);
+    };
+    if !super::canonical(sub.path()).starts_with(admin) {
+        return Ok(None);
+    }
+    let mut walk = sub
+        .revwalk()
+        .context("cannot walk the submodule's history")?;
+    let refs = sub
+        .references()
+        .context("cannot list the submodule's refs")?;
+    let _ = walk.push_head();
+    for reference in refs.flatten() {
+        let (Some(name), Ok(commit)) = (reference.name(), reference.peel_to_commit()) else {
+            continue;
+        };
+        if name.starts_with("refs/remotes/") {
+            let _ = walk.hide(commit.id());
+        } else {
+            // Branches, tags, a stash: whatever the submodule's own refs hold.
+            let _ = walk.push(commit.id());
+        }
+    }
+    let lost = walk.flatten().count();
+    Ok((lost > 0).then(|| {
+        format!(
+            "a submodule with {lost} commit(s) no remote-tracking branch holds, in a repository \
+             the teardown removes with the worktree's administrative data"
+        )
+    }))
+}
+
+/// The directory a `.git` file at `dir/.git` names (`gitdir: …`), if it is one.
+fn gitdir_of(dir: &Path) -> Option<PathBuf> {
+    let link = dir.join(".git");
+    let meta = link.symlink_metadata().ok()?;
+    if !meta.is_file() || meta.len() > 4096 {
+        return None;
+    }
+    let text = std::fs::read(&link).ok()?;
+    let text = text.strip_prefix(b"gitdir: ")?;
+    let end = text
+        .iter()
+        .rposition(|b| !matches!(b, b'\n' | b'\r'))
+        .map_or(0, |i| i + 1);
+    Some(dir.join(std::ffi::OsStr::from_bytes(&text[..end])))
+}
+
+/// The submodule whose `.git` file is at `path/.git`, with `path` itself as its work tree.
+///
+/// A submodule of a linked worktree keeps its repository under the worktree's administrative
+/// data, whose `core.worktree` names the worktree's path: once the worktree is renamed aside that
+/// path is gone, and an agent could point it at a clean copy elsewhere. So the work tree is never
+/// taken from there: the repository is opened as its gitdir and given `path` as its work tree.
+fn open_submodule(path: &Path) -> Option<Repository> {
+    let gitdir = gitdir_of(path)?;
+    let repo = Repository::open_bare(&gitdir).ok()?;
+    repo.set_workdir(path, false).ok()?;
+    Some(repo)
+}
+
+/// Whether the gitlink at `rel` (a dirty path of the worktree at `dir`) is only reported dirty
+/// because libgit2 opened its submodule at a work tree that is not `dir/rel`: the index and HEAD
+/// agree on its commit and the submodule, opened at `dir/rel`, is at that commit and clean.
+fn clean_submodule(
+    dir: &Path,
+    rel: &str,
+    index: &git2::Index,
+    head: Option<&git2::Tree>,
+) -> Result<bool> {
+    let rel_path = Path::new(rel);
+    let Some(staged) = index
+        .get_path(rel_path, 0)
+        .filter(|e| e.mode == 0o160000)
+        .map(|e| e.id)
+    else {
+        return Ok(false);
+    };
+    let committed = head.and_then(|t| t.get_path(rel_path).ok()).map(|e| e.id());
+    if committed != Some(staged) {
+        return Ok(false);
+    }
+    Ok(submodule_changes(&dir.join(rel_path), staged)?.is_none())
 }
 
 /// The outcome of a compare-and-delete of a branch.
@@ -299,6 +397,20 @@ pub fn status_of_dir(dir: &Path, exempt: &str, tolerate_removed: bool) -> Result
                 .map(|e| e.id());
             !(gone && staged.is_some() && staged == committed)
         });
+    }
+    // A submodule's repository names the worktree's old path as its work tree: judge it at the
+    // aside instead (a clean one is no change; one with changes stays dirty).
+    if !status.dirty.is_empty() {
+        let index =
+            super::scan::libgit2_index(&repo).context("cannot read the worktree's index")?;
+        let head = repo.head().ok().and_then(|h| h.peel_to_tree().ok());
+        let mut kept = Vec::new();
+        for path in std::mem::take(&mut status.dirty) {
+            if !clean_submodule(dir, &path, &index, head.as_ref())? {
+                kept.push(path);
+            }
+        }
+        status.dirty = kept;
     }
     Ok(status)
 }
@@ -400,6 +512,33 @@ impl Repo {
             lost.push(id.context("cannot walk the history")?);
         }
         Ok(lost)
+    }
+
+    /// Paths whose staged content in the index of the worktree at `admin_dir` differs from its
+    /// HEAD: when the worktree's directory is gone, that index is the only thing naming it.
+    /// `Err` when the index exists and libgit2 cannot read it.
+    pub fn staged_in(&self, admin_dir: &Path) -> Result<Vec<String>> {
+        let path = admin_dir.join("index");
+        if path.symlink_metadata().is_err() {
+            return Ok(Vec::new());
+        }
+        let index = git2::Index::open(&path)
+            .with_context(|| format!("cannot read the index {}", path.display()))?;
+        let head = std::fs::read_to_string(admin_dir.join("HEAD")).unwrap_or_default();
+        let id = match head.trim_end().strip_prefix("ref: ") {
+            Some(name) => self.git.refname_to_id(name).ok(),
+            None => Oid::from_str(head.trim()).ok(),
+        };
+        let tree = id.and_then(|id| self.git.find_commit(id).and_then(|c| c.tree()).ok());
+        let diff = self
+            .git
+            .diff_tree_to_index(tree.as_ref(), Some(&index), None)
+            .with_context(|| format!("cannot compare the index {} with HEAD", path.display()))?;
+        Ok(diff
+            .deltas()
+            .filter_map(|d| d.new_file().path_bytes().or(d.old_file().path_bytes()))
+            .map(super::path_text)
+            .collect())
     }
 
     /// Every commit id a ref, a reflog or another worktree's HEAD keeps after the teardown.

@@ -57,7 +57,6 @@ pub(super) fn run(
         branch: branch.as_deref(),
         base: inputs.base.as_ref().map(|(_, id)| *id),
         delete_branch: branch.is_some(),
-        abandoned: admission == Admission::ClosedWithoutMerge,
     };
     let probe = match probe_aside(&ctx, plan.archive.as_deref(), &mut done) {
         Ok(probe) => probe,
@@ -129,14 +128,16 @@ fn archive(inputs: &Inputs, plan: &Plan, done: &mut Done) -> Result<()> {
     let status_file = &inputs.config.status_file;
     if let Some(path) = &plan.archive {
         failpoint::step("archive");
-        remove::archive(path, &inputs.status)?;
+        remove::archive(&inputs.repo.common_dir(), path, &inputs.status)?;
         done.step(
             Verb::Archived,
             format!("{status_file} to {}", path.display()),
         );
         // A document given with --status or --rev leaves the worktree's own one to archive too;
         // one that cannot be read now is kept by the probe on the aside.
-        if let Ok(Some(to)) = archive_worktree_doc(&plan.worktree, status_file, path) {
+        if let Ok(Some(to)) =
+            archive_worktree_doc(&inputs.repo.common_dir(), &plan.worktree, status_file, path)
+        {
             let what = format!("{status_file} of the worktree to {}", to.display());
             done.step(Verb::Archived, what);
         }
@@ -214,7 +215,7 @@ pub(super) fn probe_aside(
     let mut keep = HashMap::new();
     let doc = ctx.status_file;
     let outcome = match archive {
-        Some(archive) => archive_worktree_doc(ctx.dir, doc, archive),
+        Some(archive) => archive_worktree_doc(&ctx.repo.common_dir(), ctx.dir, doc, archive),
         None => match remove::read_doc(ctx.dir, doc) {
             Ok(Some(_)) => Err("no archive to compare it with".to_string()),
             Ok(None) => Ok(None),
@@ -245,6 +246,7 @@ pub(super) fn probe_aside(
 /// archived copies. `Ok(Some(path))` when it was archived now, `Ok(None)` when there is nothing
 /// to archive, `Err` when it cannot be (it must then be kept).
 pub(super) fn archive_worktree_doc(
+    common_dir: &Path,
     dir: &Path,
     status_file: &str,
     archive: &Path,
@@ -260,7 +262,7 @@ pub(super) fn archive_worktree_doc(
         return Ok(None);
     }
     failpoint::step("archive the worktree's document");
-    remove::archive(&copy, &bytes).map_err(|e| format!("{e:#}"))?;
+    remove::archive(common_dir, &copy, &bytes).map_err(|e| format!("{e:#}"))?;
     Ok(Some(copy))
 }
 

@@ -125,6 +125,52 @@ impl Dir {
         })
     }
 
+    /// The directory `name` of this one, created (mode 0777 less the umask) when `create` and
+    /// missing; `None` when missing and not created. A link or anything but a directory at
+    /// `name` is an error (`ELOOP`/`ENOTDIR`): it is never followed.
+    pub fn child_dir(&self, name: &OsStr, create: bool) -> io::Result<Option<Dir>> {
+        let c = cstring(name.as_bytes())?;
+        if create {
+            // SAFETY: valid fd and NUL-terminated name.
+            let made = check(unsafe { libc::mkdirat(self.fd.as_raw_fd(), c.as_ptr(), 0o777) });
+            match made {
+                Err(e) if e.kind() != io::ErrorKind::AlreadyExists => return Err(e),
+                _ => {}
+            }
+        }
+        match self.open_child(&c) {
+            Ok(dir) => Ok(Some(dir)),
+            Err(e) if !create && e.kind() == io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Create the regular file `name` in this directory for writing, mode 0600; fails when
+    /// anything, a link included, is there already.
+    pub fn create_new(&self, name: &OsStr) -> io::Result<std::fs::File> {
+        let c = cstring(name.as_bytes())?;
+        let flags =
+            libc::O_WRONLY | libc::O_CREAT | libc::O_EXCL | libc::O_NOFOLLOW | libc::O_CLOEXEC;
+        // SAFETY: valid fd and NUL-terminated name; the returned fd is owned here.
+        let fd = check(unsafe { libc::openat(self.fd.as_raw_fd(), c.as_ptr(), flags, 0o600) })?;
+        // SAFETY: `fd` was just opened and is owned by nobody else.
+        Ok(std::fs::File::from(unsafe { OwnedFd::from_raw_fd(fd) }))
+    }
+
+    /// Rename `from` to `to`, both in this directory (replacing a file, or a link itself, at `to`).
+    pub fn rename(&self, from: &OsStr, to: &OsStr) -> io::Result<()> {
+        let (a, b) = (cstring(from.as_bytes())?, cstring(to.as_bytes())?);
+        let fd = self.fd.as_raw_fd();
+        // SAFETY: valid fd and NUL-terminated names.
+        check(unsafe { libc::renameat(fd, a.as_ptr(), fd, b.as_ptr()) })?;
+        Ok(())
+    }
+
+    /// Remove the file (or link) `name` of this directory.
+    pub fn remove_file(&self, name: &OsStr) -> io::Result<()> {
+        self.unlink_at(&cstring(name.as_bytes())?, false)
+    }
+
     fn stat_self(&self) -> io::Result<Meta> {
         let mut st = std::mem::MaybeUninit::<libc::stat>::uninit();
         // SAFETY: valid fd; `st` is written by fstat on success.

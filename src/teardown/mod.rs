@@ -18,9 +18,8 @@ use anyhow::{Context, Result, bail};
 use git2::Oid;
 use serde_json::json;
 
-use crate::catalog::Code;
 use crate::doc::State;
-use crate::finding::{Finding, Gate, Verdict};
+use crate::finding::{Gate, Verdict};
 use crate::gates::{self, Inputs, Outcome};
 use crate::inputs::{self, GateArgs};
 use crate::ledger;
@@ -190,14 +189,18 @@ fn refuse_main(req: &Request, repo: &Repo, info: &WorktreeInfo) -> Result<Done> 
         worktree: Some(info.path.display().to_string()),
         ..Report::default()
     };
-    let msg = format!(
-        "{} is the main worktree of the repository; closegate never removes it",
-        info.path.display()
-    );
-    report.add_gate(
-        Gate::Teardown,
-        [Finding::new(Code::TeardownMainWorktree, msg)],
-    );
+    let ctx = safety::Ctx {
+        repo,
+        info,
+        dir: &info.path,
+        aside: false,
+        status_file: crate::config::DEFAULT_STATUS_FILE,
+        verified: None,
+        branch: None,
+        base: None,
+        delete_branch: false,
+    };
+    report.add_gate(Gate::Teardown, safety::run(&ctx)?);
     report.finish();
     if !req.dry_run {
         let common = repo.common_dir();
@@ -243,7 +246,6 @@ fn decide(req: &Request, inputs: &Inputs, outcome: &Outcome, info: &WorktreeInfo
         branch: branch.as_deref(),
         base: inputs.base.as_ref().map(|(_, id)| *id),
         delete_branch: req.delete_branch,
-        abandoned: report.state == Some(State::ClosedWithoutMerge),
     };
     let findings = safety::run(&ctx)?;
     let admission = admit(report, req.allow_unverified);
@@ -258,27 +260,13 @@ fn decide(req: &Request, inputs: &Inputs, outcome: &Outcome, info: &WorktreeInfo
         ..Done::default()
     };
     if refused {
-        if !req.dry_run {
-            let fields = json!({"admission": null, "allow_unverified": req.allow_unverified,
-                                "artifacts": full.artifacts, "deleted": null});
-            ledger::record_teardown(
-                &inputs.repo.common_dir(),
-                &full,
-                claimed(&full),
-                false,
-                fields,
-            )?;
-        }
-        done.step(
-            Verb::Kept,
-            format!("worktree {} (nothing was removed)", info.path.display()),
-        );
-        keep_branch_step(&mut done, &plan.branch, true);
-        done.report = Some(full);
-        done.exit = 1;
-        return Ok(done);
+        return refuse(req, inputs, info, &plan, full, done);
     }
     let admission = admission.unwrap_or(Admission::Verified);
+    if let Some(archive) = &plan.archive {
+        // A link planted on the archive's way is an error before anything (SPEC §16 tier 2).
+        remove::archive_dir(&inputs.repo.common_dir(), archive, false)?;
+    }
     if req.dry_run {
         plan_steps(&mut done, &plan, inputs);
         done.report = Some(full);
@@ -286,6 +274,31 @@ fn decide(req: &Request, inputs: &Inputs, outcome: &Outcome, info: &WorktreeInfo
     }
     done.report = Some(full);
     execute::run(req, inputs, &plan, admission, done)
+}
+
+/// A probe or the verdict refused: record it (unless a dry run) and keep everything.
+fn refuse(
+    req: &Request,
+    inputs: &Inputs,
+    info: &WorktreeInfo,
+    plan: &Plan,
+    full: Report,
+    mut done: Done,
+) -> Result<Done> {
+    if !req.dry_run {
+        let fields = json!({"admission": null, "allow_unverified": req.allow_unverified,
+                            "artifacts": full.artifacts, "deleted": null});
+        let common = inputs.repo.common_dir();
+        ledger::record_teardown(&common, &full, claimed(&full), false, fields)?;
+    }
+    done.step(
+        Verb::Kept,
+        format!("worktree {} (nothing was removed)", info.path.display()),
+    );
+    keep_branch_step(&mut done, &plan.branch, true);
+    done.report = Some(full);
+    done.exit = 1;
+    Ok(done)
 }
 
 fn plan(

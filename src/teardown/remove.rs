@@ -12,7 +12,7 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use anyhow::{Context, Result};
+use anyhow::{Context, Result, bail};
 
 use super::failpoint;
 use super::handles::{self, Left, Removal};
@@ -26,21 +26,71 @@ pub fn archive_path(common_dir: &Path, slug: &str, commit: &str) -> PathBuf {
         .join(format!("{commit}.md"))
 }
 
-/// Write the status document to its archive path: a temporary name in the same directory first,
-/// synced, then renamed over the final name.
-pub fn archive(target: &Path, bytes: &[u8]) -> Result<()> {
-    let dir = target.parent().context("the archive path has no parent")?;
-    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
-    let mut tmp = tempfile::Builder::new()
-        .prefix(".archive-")
-        .tempfile_in(dir)
-        .with_context(|| format!("creating a temporary file in {}", dir.display()))?;
-    tmp.write_all(bytes)
-        .and_then(|()| tmp.as_file().sync_all())
-        .with_context(|| format!("writing {}", tmp.path().display()))?;
-    tmp.persist(target)
-        .with_context(|| format!("renaming the archive to {}", target.display()))?;
-    Ok(())
+/// Write the status document to its archive path under `common_dir`: a temporary name in the same
+/// directory first, synced, then renamed over the final name. Every folder from the common
+/// directory down is opened (or made) relative to its parent's handle without following a link:
+/// the agent can write the common directory (SPEC §16), so a link or a file planted at
+/// `closegate`, `records` or `records/<slug>` is an error naming it, and nothing is written
+/// outside the common directory.
+pub fn archive(common_dir: &Path, target: &Path, bytes: &[u8]) -> Result<()> {
+    let dir = archive_dir(common_dir, target, true)?
+        .context("the archive's directory could not be made")?;
+    let name = target
+        .file_name()
+        .context("the archive path has no file name")?;
+    let tmp = std::ffi::OsString::from(format!(".archive-{}", handles::token()));
+    let shown = target.with_file_name(&tmp);
+    let mut file = dir
+        .create_new(&tmp)
+        .with_context(|| format!("creating {}", shown.display()))?;
+    let written = file
+        .write_all(bytes)
+        .and_then(|()| file.sync_all())
+        .with_context(|| format!("writing {}", shown.display()))
+        .and_then(|()| {
+            dir.rename(&tmp, name)
+                .with_context(|| format!("renaming the archive to {}", target.display()))
+        });
+    if written.is_err() {
+        let _ = dir.remove_file(&tmp);
+    }
+    written
+}
+
+/// The directory of the archive path `target`, reached from the common directory one folder at a
+/// time without following a link (made when `create`; `None` when missing and not made). A link or
+/// a non-directory on the way is an error naming it.
+pub fn archive_dir(common_dir: &Path, target: &Path, create: bool) -> Result<Option<handles::Dir>> {
+    let parent = target.parent().context("the archive path has no parent")?;
+    let rel = parent.strip_prefix(common_dir).with_context(|| {
+        format!(
+            "the archive path {} is not inside the common directory {}",
+            target.display(),
+            common_dir.display()
+        )
+    })?;
+    let root = crate::repo::canonical(common_dir);
+    let mut dir = handles::Dir::open(&root)
+        .with_context(|| format!("cannot open the common directory {}", root.display()))?;
+    let mut at = common_dir.to_path_buf();
+    for part in rel.components() {
+        let std::path::Component::Normal(name) = part else {
+            bail!("the archive path {} leaves its directory", target.display());
+        };
+        at.push(name);
+        match dir.child_dir(name, create) {
+            Ok(Some(child)) => dir = child,
+            Ok(None) => return Ok(None),
+            Err(e) if matches!(e.raw_os_error(), Some(libc::ELOOP) | Some(libc::ENOTDIR)) => bail!(
+                "cannot archive the status document: {} is a symbolic link or not a directory; \
+                 closegate writes its record only inside the common directory and follows no link \
+                 there (move it away, then run the teardown again; nothing was removed)",
+                at.display()
+            ),
+            Err(e) => return Err(e).with_context(|| format!("cannot open {}", at.display())),
+        }
+    }
+    Ok(Some(dir))
 }
 
 /// The first part of every aside name of the worktree at `worktree`: `.<name>.closegate-removing-`.

@@ -17,8 +17,7 @@ use serde_json::json;
 use super::execute::{aside_info, probe_aside};
 use super::handles::{Left, Removal, Seen};
 use super::{Done, Request, Verb, finish_left, remove, safety};
-use crate::catalog::Code;
-use crate::finding::{Finding, Gate, Verdict};
+use crate::finding::{Gate, Verdict};
 use crate::ledger::{self, Record};
 use crate::record;
 use crate::repo::{Repo, WorktreeInfo};
@@ -235,7 +234,6 @@ fn probe_again(
         branch: None,
         base: None,
         delete_branch: false,
-        abandoned: prior.claimed.as_deref() == Some("closed-without-merge"),
     };
     let archive = prior.step("archive").map(PathBuf::from);
     let probe = probe_aside(&ctx, archive.as_deref(), done)?;
@@ -269,9 +267,9 @@ fn prune(req: &Request, repo: &Repo, info: &WorktreeInfo, prior: Option<Record>)
             path.display()
         );
     }
-    if let Some(reason) = &info.locked {
-        let msg = format!("the worktree is locked: {}", reason.trim());
-        report.add_gate(Gate::Teardown, [Finding::new(Code::TeardownLocked, msg)]);
+    let findings = safety::registration(repo, info)?;
+    if !findings.is_empty() {
+        report.add_gate(Gate::Teardown, findings);
         report.finish();
         if !req.dry_run {
             ledger::record_teardown(&common, &report, None, false, json!({"pruned": false}))?;

@@ -31,12 +31,9 @@ pub struct Ctx<'a> {
     /// The resolved base.
     pub base: Option<Oid>,
     pub delete_branch: bool,
-    /// State `closed-without-merge`: the branch's work was abandoned on purpose, so deleting the
-    /// branch needs no merge (the record keeps the commit id).
-    pub abandoned: bool,
 }
 
-/// Run every check; the main worktree is refused alone (its contents are not ours to judge).
+/// Run every check; the main worktree is refused with the checks that need no gate.
 /// Every probe reads the directory now: nothing is taken from a scan made before the checks ran.
 pub fn run(ctx: &Ctx) -> Result<Vec<Finding>> {
     run_seen(ctx, None)
@@ -51,18 +48,9 @@ pub fn run_seen(ctx: &Ctx, seen: Option<&Seen>) -> Result<Vec<Finding>> {
             "{} is the main worktree of the repository; closegate never removes it",
             info.path.display()
         );
-        return Ok(vec![Finding::new(Code::TeardownMainWorktree, msg)]);
+        return Ok(main_worktree(ctx, msg));
     }
-    let mut findings = Vec::new();
-    if let Some(reason) = &info.locked {
-        let why = if reason.is_empty() {
-            String::new()
-        } else {
-            format!(": {}", reason.trim())
-        };
-        let msg = format!("the worktree is locked{why}");
-        findings.push(Finding::new(Code::TeardownLocked, msg));
-    }
+    let mut findings: Vec<Finding> = locked(info).into_iter().collect();
     findings.extend(operations(info));
     findings.extend(status(ctx)?);
     let head = ctx.repo.worktree_head(ctx.dir);
@@ -71,27 +59,81 @@ pub fn run_seen(ctx: &Ctx, seen: Option<&Seen>) -> Result<Vec<Finding>> {
     }
     findings.extend(nested(ctx, seen)?);
     findings.extend(moved(ctx, head));
-    let unmerged = if ctx.delete_branch && !ctx.abandoned {
+    // `closed-without-merge` is no exemption (SPEC §7.2): an unmerged branch is never deleted.
+    let unmerged = if ctx.delete_branch {
         unmerged(ctx)?
     } else {
         None
     };
-    // The branch is deleted only when merged (or abandoned on purpose); an unmerged one is
-    // refused above, and its commits are not counted twice.
-    let deleting = match (&unmerged, ctx.delete_branch && !ctx.abandoned) {
+    // The branch is deleted only when merged; an unmerged one is refused above, and its commits
+    // are not counted twice.
+    let deleting = match (&unmerged, ctx.delete_branch) {
         (None, true) => ctx.branch,
         _ => None,
     };
     findings.extend(unmerged);
-    findings.extend(unreachable(ctx, deleting)?);
+    findings.extend(unreachable(ctx.repo, &ctx.info.admin_dir, deleting)?);
     Ok(findings)
 }
 
+/// The main worktree is never removed; the probes that need no gate report what else would bar it
+/// (SPEC §7.4: every reason together). Ones that cannot run here are left out: the refusal stands.
+fn main_worktree(ctx: &Ctx, msg: String) -> Vec<Finding> {
+    let mut findings = vec![Finding::new(Code::TeardownMainWorktree, msg)];
+    findings.extend(operations(ctx.info));
+    findings.extend(status(ctx).unwrap_or_default());
+    if let Some(head) = ctx.repo.worktree_head(ctx.dir) {
+        findings.extend(hidden(ctx, head).unwrap_or_default());
+    }
+    findings
+}
+
+/// The reasons to keep the registration of a worktree whose directory is gone: its
+/// administrative data still holds a lock, an operation's state, and the worktree's HEAD and HEAD
+/// reflog, which pruning removes as a teardown would (SPEC §7 step 2).
+pub fn registration(repo: &Repo, info: &WorktreeInfo) -> Result<Vec<Finding>> {
+    let mut findings: Vec<Finding> = locked(info).into_iter().collect();
+    findings.extend(operations(info));
+    findings.extend(staged(repo, info));
+    findings.extend(unreachable(repo, &info.admin_dir, None)?);
+    Ok(findings)
+}
+
+/// Changes staged in the index of a worktree whose directory is gone: pruning deletes that index,
+/// the only thing naming them. An index that cannot be read may hold some: it is refused too.
+fn staged(repo: &Repo, info: &WorktreeInfo) -> Vec<Finding> {
+    match repo.staged_in(&info.admin_dir) {
+        Ok(paths) => paths
+            .into_iter()
+            .map(|path| {
+                let msg = format!(
+                    "`{path}` has changes staged in the index of the worktree, whose directory \
+                     is gone; pruning would delete that index"
+                );
+                Finding::new(Code::TeardownDirty, msg).at_path(path)
+            })
+            .collect(),
+        Err(e) => {
+            let msg = format!("{e:#}: it may hold staged changes, so it is kept");
+            vec![Finding::new(Code::TeardownDirty, msg)]
+        }
+    }
+}
+
+fn locked(info: &WorktreeInfo) -> Option<Finding> {
+    let reason = info.locked.as_ref()?;
+    let why = if reason.trim().is_empty() {
+        String::new()
+    } else {
+        format!(": {}", reason.trim())
+    };
+    let msg = format!("the worktree is locked{why}");
+    Some(Finding::new(Code::TeardownLocked, msg))
+}
+
 /// Commits only the worktree's HEAD or HEAD reflog keep (SPEC §7 step 2).
-fn unreachable(ctx: &Ctx, deleting: Option<&str>) -> Result<Option<Finding>> {
-    let lost = ctx
-        .repo
-        .unreachable_commits(&ctx.info.admin_dir, deleting)?;
+fn unreachable(repo: &Repo, admin_dir: &Path, deleting: Option<&str>) -> Result<Option<Finding>> {
+    let lost = repo.unreachable_commits(admin_dir, deleting)?;
     if lost.is_empty() {
         return Ok(None);
     }

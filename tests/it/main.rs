@@ -41,6 +41,7 @@ mod server;
 mod signal;
 mod snapshots;
 mod teardown;
+mod teardown_audit;
 mod teardown_safety;
 mod workspace;
 mod worktrees;

@@ -595,8 +595,10 @@ fn unmerged_delete_branch_names_its_real_cause_and_the_way_on() {
     );
 }
 
+/// SPEC §7.2 lists `teardown-unmerged` without exemption: abandoned (`closed-without-merge`) work
+/// keeps its unmerged branch with `--delete-branch` too; without the flag it is torn down.
 #[test]
-fn abandoned_work_may_delete_its_unmerged_branch() {
+fn abandoned_work_keeps_its_unmerged_branch_with_delete_branch() {
     let fx = Fixture::new();
     fx.commit(
         "main",
@@ -605,25 +607,29 @@ fn abandoned_work_may_delete_its_unmerged_branch() {
     );
     fx.checkout(&fx.root());
     let (wt, tip) = agent(&fx, "stop", "closed-without-merge");
-    let out = crate::fixture::closegate(
-        &fx.root(),
-        &["teardown", wt.to_str().unwrap(), "--delete-branch"],
-    );
-    let (exit, out, err) = parts(&out);
+    let wt_s = wt.to_str().unwrap();
+    for args in [&["--delete-branch", "--dry-run"][..], &["--delete-branch"]] {
+        let mut all = vec!["teardown", wt_s];
+        all.extend_from_slice(args);
+        let (exit, out, err) = parts(&crate::fixture::closegate(&fx.root(), &all));
+        assert_eq!(exit, 1, "{args:?}: {out}{err}");
+        assert!(out.contains("teardown-unmerged"), "{out}");
+        assert!(wt.join("src/lib.rs").is_file());
+        assert_eq!(fx.repo.refname_to_id("refs/heads/agent/stop").unwrap(), tip);
+    }
+    let last = audit(&fx).pop().unwrap();
+    assert_eq!(last["event"], "teardown");
+    assert_eq!(last["removed"], false);
+    let (exit, out, err) = parts(&crate::fixture::closegate(&fx.root(), &["teardown", wt_s]));
     assert_eq!(exit, 0, "{out}{err}");
     assert!(!wt.exists());
-    assert!(fx.repo.find_reference("refs/heads/agent/stop").is_err());
+    assert_eq!(fx.repo.refname_to_id("refs/heads/agent/stop").unwrap(), tip);
     let last = audit(&fx)
         .into_iter()
         .rev()
         .find(|r| r["event"] == "teardown" && r["removed"] == true)
         .unwrap();
-    assert_eq!(
-        last["commit"],
-        tip.to_string(),
-        "the record keeps the commit id"
-    );
-    assert_eq!(last["deleted"]["branch"], "agent/stop");
+    assert_eq!(last["admission"], "closed-without-merge");
 }
 
 #[test]
