@@ -279,7 +279,7 @@ pub fn trusted_config(
             None => ConfigSource::Base,
         },
         base_configured: base_flag.is_none()
-            || same_as_configured(repo, base.as_ref().map(|(_, id)| *id), tip_blob),
+            || base_flag.is_some_and(|flag| same_as_configured(repo, flag, tip_blob)),
     };
     Ok(Trusted {
         config,
@@ -292,9 +292,10 @@ pub fn trusted_config(
     })
 }
 
-/// Whether a run with `--base` reads the same configuration and diffs against the same commit
-/// as a run without it: then `--base` named the configured base and its records count.
-fn same_as_configured(repo: &Repo, base: Option<Oid>, tip_blob: Option<Oid>) -> bool {
+/// Whether `--base FLAG` named the configured (or default) base itself — the same branch, not
+/// another one at the same commit (SPEC §6: a record made with another `--base` is never
+/// trusted) — and so read the same configuration: then its records count.
+fn same_as_configured(repo: &Repo, flag: &str, tip_blob: Option<Oid>) -> bool {
     let Ok(default) = trusted_config(repo, None, None) else {
         return false;
     };
@@ -302,7 +303,9 @@ fn same_as_configured(repo: &Repo, base: Option<Oid>, tip_blob: Option<Oid>) -> 
         .tip
         .as_ref()
         .and_then(|(_, id)| repo.blob_id(*id, config::FILE_NAME));
-    base.is_some() && default.base.map(|(_, id)| id) == base && default_blob == tip_blob
+    let refname = |name: &str| repo.resolve_branch(name).map(|(full, _)| full);
+    let configured = default.base.and_then(|(name, _)| refname(&name));
+    configured.is_some() && refname(flag) == configured && default_blob == tip_blob
 }
 
 /// The repository paths named as words of the checks' `run` strings that exist in the base tip

@@ -10,7 +10,7 @@ use std::process::{Command, Output};
 use git2::{ObjectType, Oid};
 use serde_json::{Value, json};
 
-use crate::fixture::{Fixture, hermetic, parts, report_codes};
+use crate::fixture::{Fixture, git, hermetic, parts, report_codes};
 
 const CONFIG: &str = "[[checks]]\nname = \"smoke\"\nrun = \"test -f src/lib.rs\"\ntimeout_s = 60\n";
 
@@ -799,4 +799,21 @@ fn concurrent_keyed_appends_keep_one_unbroken_chain() {
         code, 0,
         "the previous mac is read under the append's lock: {out}{err}"
     );
+}
+
+/// SPEC §6: a record made with another `--base` is never trusted — another branch, even one
+/// that points at the configured base's commit today (it need not tomorrow). `--base main`,
+/// the configured base itself, counts.
+#[test]
+fn another_base_at_the_same_commit_is_still_another_base() {
+    let s = Scene::new(false);
+    let (wt, _) = s.agent("x", &[]);
+    git(&s.fx.root(), &["branch", "other", "main"]);
+    for (base, source) in [("other", "other"), ("main", "configured")] {
+        let (code, report) = s.check(&wt, &["--base", base]);
+        assert_eq!(code, 0, "{report}");
+        let record = s.records().pop().unwrap();
+        assert_eq!(record["base"], base);
+        assert_eq!(record["base_source"], source, "--base {base}");
+    }
 }
