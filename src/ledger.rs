@@ -83,6 +83,31 @@ pub enum Event {
     Unknown,
 }
 
+impl Event {
+    /// The check entries an event carries (every event that runs the gate: not `hook`).
+    fn checks_mut(&mut self) -> Option<&mut Vec<CheckEntry>> {
+        match self {
+            Event::Check(f) => Some(&mut f.checks),
+            Event::Teardown(f) => Some(&mut f.checks),
+            Event::Approve(f) => Some(&mut f.checks),
+            Event::Guard(f) => Some(&mut f.checks),
+            Event::Signal(f) => Some(&mut f.checks),
+            Event::Hook(_) | Event::Unknown => None,
+        }
+    }
+
+    fn checks(&self) -> Option<&[CheckEntry]> {
+        match self {
+            Event::Check(f) => Some(&f.checks),
+            Event::Teardown(f) => Some(&f.checks),
+            Event::Approve(f) => Some(&f.checks),
+            Event::Guard(f) => Some(&f.checks),
+            Event::Signal(f) => Some(&f.checks),
+            Event::Hook(_) | Event::Unknown => None,
+        }
+    }
+}
+
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct CheckFields {
     #[serde(default, deserialize_with = "lenient")]
@@ -102,6 +127,14 @@ pub struct TeardownFields {
     /// Whether this teardown removed (or began removing) the worktree.
     #[serde(default, deserialize_with = "lenient")]
     pub removed: bool,
+    /// The checks this run ran or reused, with their reuse keys (SPEC §19: the results of every
+    /// command that runs the checks are reused, not only `check`'s); absent when none ran.
+    #[serde(
+        default,
+        deserialize_with = "lenient_each",
+        skip_serializing_if = "Vec::is_empty"
+    )]
+    pub checks: Vec<CheckEntry>,
     /// The step's own fields (`deleted`, `aside`, `pruned`, `incomplete`, …).
     #[serde(flatten)]
     pub steps: Map<String, Value>,
@@ -128,13 +161,29 @@ pub struct ApproveFields {
         skip_serializing_if = "Option::is_none"
     )]
     pub refused: Option<String>,
+    /// The checks this run ran or reused, with their reuse keys (SPEC §19: the results of every
+    /// command that runs the checks are reused, not only `check`'s); absent when none ran.
+    #[serde(
+        default,
+        deserialize_with = "lenient_each",
+        skip_serializing_if = "Vec::is_empty"
+    )]
+    pub checks: Vec<CheckEntry>,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct GuardFields {
     /// Whether the agent's claim was accepted.
     #[serde(default, deserialize_with = "lenient")]
     pub accepted: bool,
+    /// The checks this run ran or reused, with their reuse keys (SPEC §19: the results of every
+    /// command that runs the checks are reused, not only `check`'s); absent when none ran.
+    #[serde(
+        default,
+        deserialize_with = "lenient_each",
+        skip_serializing_if = "Vec::is_empty"
+    )]
+    pub checks: Vec<CheckEntry>,
 }
 
 /// A `signal` decision; the agent harness's stop hook writes the optional fields.
@@ -167,6 +216,14 @@ pub struct SignalFields {
         skip_serializing_if = "Option::is_none"
     )]
     pub error: Option<String>,
+    /// The checks this run ran or reused, with their reuse keys (SPEC §19: the results of every
+    /// command that runs the checks are reused, not only `check`'s); absent when none ran.
+    #[serde(
+        default,
+        deserialize_with = "lenient_each",
+        skip_serializing_if = "Vec::is_empty"
+    )]
+    pub checks: Vec<CheckEntry>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -205,8 +262,13 @@ fn lenient_each<'de, D: Deserializer<'de>, T: DeserializeOwned>(d: D) -> Result<
 impl Record {
     /// The fields every line carries, from a report: who claimed what, the verdict, and the
     /// provenance of the run (configuration blob and how it was chosen, the base and its commit).
-    pub fn new(report: &Report, claimed: Option<&str>, event: Event) -> Record {
+    pub fn new(report: &Report, claimed: Option<&str>, mut event: Event) -> Record {
         let provenance = report.provenance;
+        if let Some(checks) = event.checks_mut()
+            && checks.is_empty()
+        {
+            checks.clone_from(&report.check_entries);
+        }
         Record {
             ts: record::now_rfc3339(),
             slug: report.slug.clone(),
@@ -296,12 +358,9 @@ impl Record {
         }
     }
 
-    /// The check entries of a `check` record.
+    /// The check entries of a record of an event that runs the gate (empty when no check ran).
     pub fn checks(&self) -> Option<&[CheckEntry]> {
-        match &self.event {
-            Event::Check(c) => Some(&c.checks),
-            _ => None,
-        }
+        self.event.checks()
     }
 
     /// A string field of a `teardown` record's step (`aside`, `archive`, `status_file`).
@@ -393,7 +452,11 @@ pub fn record_teardown(
         Value::Object(map) => map,
         _ => Map::new(),
     };
-    let event = Event::Teardown(TeardownFields { removed, steps });
+    let event = Event::Teardown(TeardownFields {
+        removed,
+        checks: Vec::new(),
+        steps,
+    });
     Record::new(report, claimed, event).append(common_dir)
 }
 
@@ -415,6 +478,7 @@ pub fn record_approve(
         by: refused.is_none().then(|| by.to_string()),
         requested_by: refused.is_some().then(|| by.to_string()),
         refused: refused.map(str::to_string),
+        checks: Vec::new(),
     };
     Record::new(report, claimed, Event::Approve(fields)).append(common_dir)
 }
@@ -626,9 +690,12 @@ mod tests {
         teardown["removed"] = json!(true);
         teardown["deleted"] = json!({"admin": "/a"});
         teardown["pruned"] = json!(true);
+        // New since the ad hoc objects: the checks the teardown's gate ran, for reuse (SPEC §19).
+        teardown["checks"] = json!([sample_entry_json()]);
         let steps = json!({"deleted": {"admin": "/a"}, "pruned": true});
         let fields = TeardownFields {
             removed: true,
+            checks: Vec::new(),
             steps: steps.as_object().unwrap().clone(),
         };
         assert_eq!(
@@ -647,7 +714,10 @@ mod tests {
         let mut got = Record::new(
             &r,
             Some("VERIFIED"),
-            Event::Guard(GuardFields { accepted: false }),
+            Event::Guard(GuardFields {
+                accepted: false,
+                ..GuardFields::default()
+            }),
         );
         got.verdict = None;
         assert_eq!(line(&got), guard.to_string());
@@ -687,6 +757,7 @@ mod tests {
             by: refused.is_none().then(|| "ann".to_string()),
             requested_by: refused.is_some().then(|| "ann".to_string()),
             refused: refused.map(str::to_string),
+            checks: Vec::new(),
         };
         let ok = Record::new(&report(), None, Event::Approve(approve(None))).to_value();
         assert_eq!(ok["by"], "ann");
@@ -777,7 +848,10 @@ mod tests {
         let guard = Record::new(
             &verified,
             None,
-            Event::Guard(GuardFields { accepted: true }),
+            Event::Guard(GuardFields {
+                accepted: true,
+                ..GuardFields::default()
+            }),
         );
         let guard = Record::read(&guard.to_value()).unwrap();
         assert!(guard.verdict == Some(Verdict::Verified) && !guard.is_passing());

@@ -354,6 +354,7 @@ fn record_gave_up(judged: &Judged, target: Target, max_blocks: u32) {
         max_blocks: Some(max_blocks),
         hook: Some(target.as_str().to_string()),
         error: None,
+        checks: Vec::new(),
     };
     let worktree = Some(judged.root.display().to_string());
     let codes = judged.refused.iter().map(|(c, _)| c.to_string()).collect();

@@ -61,7 +61,10 @@ pub fn run(args: Args, color: bool) -> Result<i32> {
     let verdict = gate_ran.then(|| gate_verdict(&report));
     record_decision(
         common.as_deref(),
-        Event::Guard(GuardFields { accepted }),
+        Event::Guard(GuardFields {
+            accepted,
+            ..GuardFields::default()
+        }),
         &report,
         claimed,
         verdict,

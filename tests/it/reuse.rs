@@ -369,3 +369,47 @@ fn board_check_reuses_and_board_check_rerun_forces_a_fresh_run() {
     let (code, _, err) = c.run(&root, &["board", "--rerun"]);
     assert_eq!(code, 2, "{err}");
 }
+
+/// SPEC §19: closegate never runs the same check on the same input twice. `guard`, `signal`,
+/// `approve` and `teardown` record the checks they run (in their own records, with the same key)
+/// as `check` does (one `Record::new` for all; the teardown line is in ledger's bytes test), so a
+/// `guard` after a `signal` (the stop hook runs both), a second `guard`, and a `check` after them
+/// all reuse the one run.
+#[test]
+fn the_checks_signal_and_guard_run_are_reused_by_every_later_command() {
+    let c = Counted::new("true");
+    let wt = c.s.wt.clone();
+    let claim = |command: &str, message: &str| {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_closegate"));
+        cmd.args([command, "-", "--worktree", ".", "--format", "json"])
+            .current_dir(&wt);
+        hermetic(&mut cmd, &wt);
+        cmd.stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped());
+        let mut child = cmd.spawn().unwrap();
+        use std::io::Write as _;
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(message.as_bytes())
+            .unwrap();
+        let (code, out, err) = parts(&child.wait_with_output().unwrap());
+        assert_eq!(code, 0, "{command}: {out}{err}");
+        serde_json::from_str::<Value>(&out).unwrap()
+    };
+    let first = claim("signal", "added x\n@signal done\n");
+    assert_eq!(c.runs(), 1, "signal ran the check");
+    assert_eq!(first["checks"][0]["reused"], Value::Null);
+    let signal_ts = c.s.audit().last().unwrap()["ts"].clone();
+    let second = claim("guard", "VERIFIED: added x\n");
+    assert_eq!(c.runs(), 1, "guard reused what signal recorded");
+    assert_eq!(second["checks"][0]["reused"], signal_ts);
+    claim("guard", "VERIFIED: added x\n");
+    assert_eq!(c.runs(), 1, "a second guard reused it too");
+    let (code, report) = c.check(&[]);
+    assert_eq!(code, 0, "{report}");
+    assert_eq!(c.runs(), 1, "check reused it");
+    assert_eq!(report["checks"][0]["reused"], signal_ts);
+}
