@@ -44,6 +44,9 @@ pub enum AgentCommand {
         /// Do not run the configured checks (the verdict is then at best UNVERIFIED)
         #[arg(long)]
         no_checks: bool,
+        /// Run every check afresh even when a recorded result has the same key (SPEC §19)
+        #[arg(long)]
+        rerun: bool,
     },
     /// Print the settings snippet that wires the stop hook in (read-only)
     Hooks {
@@ -74,7 +77,13 @@ pub fn run(args: Args, _color: bool) -> Result<i32> {
             target,
             max_blocks,
             no_checks,
-        } => Ok(stop_hook(target, max_blocks, no_checks)),
+            rerun,
+        } => {
+            // Handed to the `signal` and `guard` runs that judge the message.
+            let gate = [(no_checks, "--no-checks"), (rerun, "--rerun")];
+            let flags: Vec<&str> = gate.iter().filter(|(on, _)| *on).map(|(_, f)| *f).collect();
+            Ok(stop_hook(target, max_blocks, &flags))
+        }
         AgentCommand::Hooks { target } => {
             let snippet = settings::snippet(&target.command());
             let text = serde_json::to_string_pretty(&snippet)?;
@@ -107,7 +116,7 @@ const MAX_INPUT: u64 = 16 << 20;
 const MAX_REASON: usize = 2000;
 
 /// The stop hook never fails the harness: every outcome is exit 0.
-fn stop_hook(target: Target, max_blocks: u32, no_checks: bool) -> i32 {
+fn stop_hook(target: Target, max_blocks: u32, flags: &[&str]) -> i32 {
     let mut bytes = Vec::new();
     let read = std::io::stdin().take(MAX_INPUT + 1).read_to_end(&mut bytes);
     let input = match read {
@@ -117,7 +126,7 @@ fn stop_hook(target: Target, max_blocks: u32, no_checks: bool) -> i32 {
         }
         Ok(_) => agent::parse_input(&bytes),
     };
-    let outcome = input.and_then(|input| judge(&input, no_checks).map(|j| (input, j)));
+    let outcome = input.and_then(|input| judge(&input, flags).map(|j| (input, j)));
     // What the harness parses: written under -q too.
     let mut out = crate::term::stdout();
     match outcome {
@@ -169,7 +178,7 @@ struct Judged {
 
 /// Run `signal` and `guard` (SPEC §10, with their records) on the agent's final message in the
 /// worktree around `cwd`. `Err` is a one-line reason the input could not be judged.
-fn judge(input: &StopInput, no_checks: bool) -> Result<Judged, String> {
+fn judge(input: &StopInput, flags: &[&str]) -> Result<Judged, String> {
     let repo =
         Repo::discover(&input.cwd).map_err(|e| format!("cwd {}: {e:#}", input.cwd.display()))?;
     let Some(root) = repo.workdir() else {
@@ -201,7 +210,7 @@ fn judge(input: &StopInput, no_checks: bool) -> Result<Judged, String> {
     };
     let mut refused: Vec<(String, String)> = Vec::new();
     for command in ["signal", "guard"] {
-        let report = run_self(command, &root, &message, no_checks)?;
+        let report = run_self(command, &root, &message, flags)?;
         if let Some(report) = report {
             for f in report["findings"].as_array().into_iter().flatten() {
                 let severity = f["severity"].as_str().unwrap_or_default();
@@ -229,7 +238,7 @@ fn run_self(
     command: &str,
     root: &Path,
     message: &str,
-    no_checks: bool,
+    flags: &[&str],
 ) -> Result<Option<Value>, String> {
     let exe = std::env::current_exe().map_err(|e| format!("cannot find closegate itself: {e}"))?;
     let mut cmd = Command::new(exe);
@@ -241,10 +250,8 @@ fn run_self(
         .current_dir(root)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    if no_checks {
-        cmd.arg("--no-checks");
-    }
+        .stderr(Stdio::piped())
+        .args(flags);
     let mut child = cmd
         .spawn()
         .map_err(|e| format!("cannot run closegate {command}: {e}"))?;

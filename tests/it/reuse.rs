@@ -413,3 +413,40 @@ fn the_checks_signal_and_guard_run_are_reused_by_every_later_command() {
     assert_eq!(c.runs(), 1, "check reused it");
     assert_eq!(report["checks"][0]["reused"], signal_ts);
 }
+
+/// SPEC §19: the agent stop hook reuses recorded results, and `--rerun` forces a fresh run there
+/// too (it is handed to the `signal` and `guard` runs that judge the final message).
+#[test]
+fn the_stop_hook_reuses_results_and_rerun_forces_a_fresh_run() {
+    let c = Counted::new("true");
+    let (code, _) = c.check(&[]);
+    assert_eq!(code, 0);
+    assert_eq!(c.runs(), 1);
+    let input = serde_json::json!({
+        "cwd": c.s.wt,
+        "stop_hook_active": false,
+        "last_assistant_message": "VERIFIED: added x\n@signal done\n",
+    })
+    .to_string();
+    let hook = |extra: &[&str]| {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_closegate"));
+        cmd.args(["agent", "stop-hook"])
+            .args(extra)
+            .current_dir(&c.s.wt);
+        hermetic(&mut cmd, &c.s.wt);
+        cmd.stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped());
+        let mut child = cmd.spawn().unwrap();
+        use std::io::Write as _;
+        let mut stdin = child.stdin.take().unwrap();
+        stdin.write_all(input.as_bytes()).unwrap();
+        drop(stdin);
+        let (code, out, err) = parts(&child.wait_with_output().unwrap());
+        assert_eq!((code, out.as_str()), (0, ""), "accepted: {err}");
+    };
+    hook(&[]);
+    assert_eq!(c.runs(), 1, "the stop hook reused the recorded result");
+    hook(&["--rerun"]);
+    assert!(c.runs() >= 2, "--rerun ran the check afresh");
+}
