@@ -58,7 +58,9 @@ pub struct Args {
 const WRITTEN: [&str; 3] = ["state", "last commit", "updated"];
 
 pub fn run(args: Args, color: bool) -> Result<i32> {
-    let state = parse_state(&args.state)?;
+    let Some(state) = State::parse(&args.state) else {
+        return refuse_state(&args.state, color);
+    };
     let (repo, root) = inputs::open(args.worktree.as_deref())?;
     let trusted = inputs::trusted_config(&repo, None, None)?;
     let status_file = trusted.config.status_file.clone();
@@ -200,22 +202,27 @@ struct Written {
     updated: String,
 }
 
-/// A writable state word; an older spelling or any other word is an error naming the input.
-fn parse_state(word: &str) -> Result<State> {
-    if let Some(state) = State::parse(word) {
-        return Ok(state);
+/// SPEC §17: the result is linted before anything is written and never written with a `doc-*`
+/// refusal (exit 1, findings shown). A `--state` word that is no writable state is that refusal:
+/// the finding the status document's parser gives the line `- state: WORD` (`doc-state-legacy`
+/// for an older spelling, `doc-state-unknown` …), before anything else is read.
+fn refuse_state(word: &str, color: bool) -> Result<i32> {
+    let text = format!("# STATUS \u{2014} x\n\n- state: {word}\n");
+    let mut report = crate::cmd::lint::lint(text.as_bytes(), "--state".into(), Default::default());
+    report
+        .findings
+        .retain(|f| f.code.as_str().starts_with("doc-state"));
+    if report.findings.is_empty() {
+        bail!("--state {word:?}: not a state word");
     }
-    if let Some(state) = State::legacy(word) {
-        bail!(
-            "--state {word}: an older spelling; write `{}`",
-            state.as_str()
-        );
+    for finding in &mut report.findings {
+        finding.line = None;
     }
-    let all: Vec<&str> = State::ALL.iter().map(|s| s.as_str()).collect();
-    bail!(
-        "--state {word}: not a state word; write one of {}",
-        all.join(", ")
-    )
+    report.slug = None;
+    report.state = None;
+    eprintln!("closegate: close: --state {word} would not lint; nothing was written");
+    render::render(&report, Format::Human, color, &mut crate::term::human())?;
+    Ok(1)
 }
 
 /// The existing document's text, or `None` when there is none or it is inherited from the base

@@ -234,17 +234,24 @@ fn a_document_that_would_not_lint_is_never_written() {
     assert_eq!(s.doc(), None);
 }
 
+/// SPEC §17: the result is linted before anything is written and never written with a `doc-*`
+/// refusal (exit 1, findings shown). A state word that is not writable is that refusal:
+/// `doc-state-legacy` for an older spelling (naming the word to write), `doc-state-unknown` else.
 #[test]
-fn bad_state_word_is_an_error_naming_it() {
+fn bad_state_word_is_the_lint_refusal_and_nothing_is_written() {
     let s = Scene::new();
-    for word in ["done", "finished"] {
-        let (code, _, err) = close(&s.wt, &["--state", word]);
-        assert_eq!(code, 2);
-        assert!(err.contains(word), "{err}");
+    for (word, code_name) in [
+        ("done", "doc-state-legacy"),
+        ("finished", "doc-state-unknown"),
+    ] {
+        let (code, out, err) = close(&s.wt, &["--state", word]);
+        assert_eq!(code, 1, "{out}{err}");
+        assert!(out.contains(code_name), "{word}: {out}");
+        assert!(out.contains(word), "{out}");
+        assert!(err.contains("nothing was written"), "{err}");
     }
-    let (code, _, err) = close(&s.wt, &["--state", "done"]);
-    assert_eq!(code, 2);
-    assert!(err.contains("close-ok"), "{err}");
+    let (_, out, _) = close(&s.wt, &["--state", "done"]);
+    assert!(out.contains("close-ok"), "{out}");
     assert_eq!(s.doc(), None);
 }
 
