@@ -338,98 +338,68 @@ mod tests {
         }
     }
 
+    /// Branch names and whether they are valid: git's own answer (`git check-ref-format --branch`,
+    /// compared below), the edges of each rule.
+    const NAMES: [(&str, bool); 37] = [
+        ("main", true),
+        ("feature/invoice-export-csv", true),
+        ("a.b", true),
+        ("x@y", true),
+        ("ü", true),
+        ("@", true),
+        ("@a", true),
+        ("a@", true),
+        ("a/b/c", true),
+        ("a-", true),
+        ("a.lock/b", false),
+        ("head", true),
+        ("refs/heads/x", true),
+        ("a/HEAD", true),
+        ("", false),
+        ("-x", false),
+        ("-", false),
+        ("a/-b", true),
+        ("a..b", false),
+        ("a b", false),
+        ("a~1", false),
+        ("a^", false),
+        ("a:b", false),
+        ("a?", false),
+        ("a*", false),
+        ("a[", false),
+        ("a\\b", false),
+        ("x.lock", false),
+        ("a/x.lock/b", false),
+        (".a", false),
+        ("a/.b", false),
+        ("a@{1}", false),
+        ("a/", false),
+        ("a.", false),
+        ("a//b", false),
+        ("/a", false),
+        ("HEAD", false),
+    ];
+
     #[test]
     fn branch_rules() {
-        for ok in ["main", "feature/invoice-export-csv", "a.b", "x@y", "ü", "@"] {
-            assert_eq!(branch_rule(ok), None, "{ok}");
-        }
-        let bad = [
-            "",
-            "-x",
-            "a..b",
-            "a b",
-            "a~1",
-            "a^",
-            "a:b",
-            "a?",
-            "a*",
-            "a[",
-            "a\\b",
-            "x.lock",
-            "a/x.lock/b",
-            ".a",
-            "a/.b",
-            "a@{1}",
-            "a/",
-            "a.",
-            "a//b",
-            "/a",
-            "a\u{7f}",
-            "HEAD",
-        ];
-        for name in bad {
-            assert!(branch_rule(name).is_some(), "{name:?}");
+        for (name, valid) in NAMES.into_iter().chain([("a\u{7f}", false)]) {
+            assert_eq!(branch_rule(name).is_none(), valid, "{name:?}");
         }
     }
 
-    /// SPEC §3: a valid branch name is what `git check-ref-format --branch` accepts. The rules
-    /// agree with git itself on every name above and the edges around them.
+    /// SPEC §3: a valid branch name is what `git check-ref-format --branch` accepts; the rules
+    /// agree with git itself on every name of [`NAMES`].
     #[test]
     fn branch_rules_agree_with_git_check_ref_format() {
         let dir = tempfile::tempdir().unwrap();
-        let names = [
-            "main",
-            "a.b",
-            "x@y",
-            "@",
-            "@a",
-            "a@",
-            "ü",
-            "a/b/c",
-            "",
-            "-x",
-            "a-",
-            "a..b",
-            "a b",
-            "a~1",
-            "a^",
-            "a:b",
-            "a?",
-            "a*",
-            "a[",
-            "a\\b",
-            "x.lock",
-            "a/x.lock/b",
-            "a.lock/b",
-            ".a",
-            "a/.b",
-            "a@{1}",
-            "a/",
-            "a.",
-            "a//b",
-            "/a",
-            "a\u{7f}",
-            "HEAD",
-            "head",
-            "refs/heads/x",
-            "a/HEAD",
-            "-",
-            "a/-b",
-        ];
-        for name in names {
+        for (name, valid) in NAMES {
             let git = std::process::Command::new("git")
                 .args(["check-ref-format", "--branch", name])
                 .current_dir(dir.path())
                 .env("GIT_CEILING_DIRECTORIES", dir.path())
                 .output()
                 .unwrap();
-            assert_eq!(
-                branch_rule(name).is_none(),
-                git.status.success(),
-                "{name:?}: ours {:?}, git {}",
-                branch_rule(name),
-                String::from_utf8_lossy(&git.stderr)
-            );
+            assert_eq!(git.status.success(), valid, "git on {name:?}");
         }
     }
 }
