@@ -18,6 +18,7 @@ mod hook;
 mod hook_bases;
 mod hook_names;
 mod hook_next;
+mod hook_recreate;
 mod init;
 mod inputs;
 mod integrity;
