@@ -43,6 +43,7 @@ mod signal;
 mod snapshots;
 mod teardown;
 mod teardown_audit;
+mod teardown_predict;
 mod teardown_safety;
 mod workspace;
 mod worktrees;
