@@ -370,11 +370,19 @@ impl<'a> Judge<'a> {
         &u.refname["refs/heads/".len()..]
     }
 
+    /// A branch that is the base, or would become it (SPEC §5: `main`, else `master`): moving or
+    /// creating `main` or `master` is judged even while another branch is the base, so deleting
+    /// the base and creating it again, or creating `master` in the transaction that deletes
+    /// `main`, cannot bring in agent commits unjudged.
     fn is_base(&self, u: &Update) -> bool {
-        self.setting
-            .bases
-            .iter()
-            .any(|b| Self::short(u) == b.as_str())
+        let short = Self::short(u);
+        matches!(short, "main" | "master") || self.is_current_base(u)
+    }
+
+    /// One of the branches guarded as the base now (the configured base, the configuration tip).
+    fn is_current_base(&self, u: &Update) -> bool {
+        let short = Self::short(u);
+        self.setting.bases.iter().any(|b| short == b.as_str())
     }
 
     fn base_updates(&self) -> impl Iterator<Item = &'a Update> + '_ {
@@ -451,10 +459,11 @@ impl<'a> Judge<'a> {
     fn base_moves(&self) -> Result<Vec<Decision>> {
         let mut decisions = Vec::new();
         for u in self.base_updates() {
+            let short = Self::short(u);
             let Some(new_base) = value(&u.new, &u.refname)? else {
+                decisions.extend(self.base_deletion(u)?);
                 continue;
             };
-            let short = Self::short(u);
             let parsed = self.setting.parsed_blob();
             if let Some(error) = unparsable_config(self.repo, short, new_base, parsed) {
                 let mut refused = self.decision(Action::Config, short, new_base, false);
@@ -474,6 +483,26 @@ impl<'a> Judge<'a> {
         Ok(decisions)
     }
 }
+
+impl Judge<'_> {
+    /// Deleting the base is refused, as the server gate refuses it: without the base the next
+    /// branch created as `main` or `master` would be judged against nothing, and another branch
+    /// could become the base holding agent commits no transaction moved it onto.
+    fn base_deletion(&self, u: &Update) -> Result<Option<Decision>> {
+        if !self.is_current_base(u) {
+            return Ok(None);
+        }
+        let Some(old) = u.old_value(self.repo)? else {
+            return Ok(None);
+        };
+        let mut d = self.decision(Action::Config, Self::short(u), old, false);
+        d.reason = Some(BASE_DELETED.to_string());
+        Ok(Some(d))
+    }
+}
+
+/// The reason a deletion of the base is refused.
+const BASE_DELETED: &str = "the base branch cannot be deleted while the hook is installed";
 
 /// Why the configuration or a contract committed at `commit` (the base's new tip) does not
 /// parse, if it does not (SPEC §9: a broken configuration must never reach the base).
@@ -636,6 +665,13 @@ fn refusal(repo: &Repo, d: &Decision, status_file: &str) -> String {
     let short = &full[..12.min(full.len())];
     let reason = d.reason.as_deref().map(crate::render::escape);
     if let Some(reason) = &reason {
+        if reason == BASE_DELETED {
+            return format!(
+                "refusing to delete `{branch}` at {short}: {reason} (the next branch created as the \
+                 base would be judged against nothing)\n\
+                 closegate hook: next: keep the base; to delete or rename it deliberately, run {BYPASS}"
+            );
+        }
         let what = match d.action {
             Action::Config => format!("refusing to move `{branch}` to {short}: its {reason}"),
             Action::Delete => format!(

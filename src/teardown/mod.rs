@@ -264,8 +264,9 @@ fn decide(req: &Request, inputs: &Inputs, outcome: &Outcome, info: &WorktreeInfo
     }
     let admission = admission.unwrap_or(Admission::Verified);
     if let Some(archive) = &plan.archive {
-        // A link planted on the archive's way is an error before anything (SPEC §16 tier 2).
-        remove::archive_dir(&inputs.repo.common_dir(), archive, false)?;
+        // A link planted on the archive's way, or a directory at it, is an error before anything
+        // (SPEC §16 tier 2), in a dry run too.
+        remove::check_archive_target(&inputs.repo.common_dir(), archive)?;
     }
     if req.dry_run {
         plan_steps(&mut done, &plan, inputs);

@@ -93,6 +93,28 @@ pub fn archive_dir(common_dir: &Path, target: &Path, create: bool) -> Result<Opt
     Ok(Some(dir))
 }
 
+/// Check the archive path as [`archive`] will meet it, before anything is moved: a link or a
+/// non-directory on the way (see [`archive_dir`]), or a directory planted at the target itself
+/// (the rename over it would fail), is an error naming it. A dry run calls this too, so it
+/// predicts the real run.
+pub fn check_archive_target(common_dir: &Path, target: &Path) -> Result<()> {
+    let Some(dir) = archive_dir(common_dir, target, false)? else {
+        return Ok(());
+    };
+    let name = target
+        .file_name()
+        .context("the archive path has no file name")?;
+    // A directory opens as one; a file or a link (replaced by the rename) does not.
+    if let Ok(Some(_)) = dir.child_dir(name, false) {
+        bail!(
+            "cannot archive the status document: {} is a directory; closegate archives the \
+             record there (move it away, then run the teardown again; nothing was removed)",
+            target.display()
+        );
+    }
+    Ok(())
+}
+
 /// The first part of every aside name of the worktree at `worktree`: `.<name>.closegate-removing-`.
 pub fn aside_prefix(worktree: &Path) -> String {
     let name = worktree

@@ -152,19 +152,23 @@ fn resume(
     mut done: Done,
 ) -> Result<Done> {
     let common = repo.common_dir();
-    let at = &prior.ts;
-    let what = format!("{} (left by the teardown at {at})", aside.display());
-    if req.dry_run {
-        done.step(Verb::WouldRemove, what);
-        return Ok(done);
-    }
-    let mut report = report_from(prior, target);
+    let what = format!("{} (left by the teardown at {})", aside.display(), prior.ts);
+    let report = report_from(prior, target);
     let admin = admin_of(aside).filter(|a| a.is_dir());
     let gitlink = aside.join(".git").symlink_metadata().is_ok();
     let only = match (&admin, gitlink) {
         (Some(_), true) => only_gitlink(aside)?,
         _ => None,
     };
+    if req.dry_run {
+        let probe_at = admin.as_deref().filter(|_| gitlink && only.is_none());
+        let probe = dry_probe(repo, prior, target, aside, probe_at, &report)?;
+        if probe.is_empty() {
+            done.step(Verb::WouldRemove, what);
+            return Ok(done);
+        }
+        return refused(req, &common, prior, report, probe, aside, done);
+    }
     let left = match (&admin, gitlink, only) {
         (Some(admin), true, Some(seen)) => {
             // Only the `.git` file is left: the administrative data goes next. A kill while it
@@ -173,7 +177,12 @@ fn resume(
             finish_gitlink(aside, Some(admin), &seen)
         }
         (Some(admin), true, None) => {
-            probe_again(repo, prior, target, aside, admin, &mut report, &mut done)?
+            match probe_again(repo, prior, target, aside, admin, &report, &mut done)? {
+                Ok(left) => left,
+                Err(findings) => {
+                    return refused(req, &common, prior, report, findings, aside, done);
+                }
+            }
         }
         _ if aside.is_dir() => {
             // The administrative data is gone: only the `.git` file may still be removed.
@@ -192,11 +201,26 @@ fn resume(
         ledger::record_teardown(&common, &report, prior.claimed.as_deref(), true, fields)?;
         done.step(Verb::Removed, what);
     }
-    done.report = done
-        .report
-        .or(Some(report.clone()))
-        .filter(|r| !r.findings.is_empty());
     finish_left(&common, &report, left, target, done)
+}
+
+/// The probes a resumed run would make on the aside (when it probes: `admin` given), without
+/// archiving or removing anything.
+fn dry_probe(
+    repo: &Repo,
+    prior: &Record,
+    target: &Path,
+    aside: &Path,
+    admin: Option<&Path>,
+    report: &Report,
+) -> Result<Vec<crate::finding::Finding>> {
+    let Some(admin) = admin else {
+        return Ok(Vec::new());
+    };
+    let ctx = probe_ctx(repo, prior, target, aside, admin, report);
+    let seen = Seen::walk(aside)
+        .with_context(|| format!("cannot read the directory {}", aside.display()))?;
+    safety::run_seen(&ctx.ctx(), Some(&seen))
 }
 
 /// Remove what `seen` found of the aside, holding its `.git` file for last, then `admin`.
@@ -209,44 +233,99 @@ fn finish_gitlink(aside: &Path, admin: Option<&Path>, seen: &Seen) -> Left {
     remove::finish(aside, admin, &removal)
 }
 
+/// What probing an aside needs, owned (the context borrows it).
+struct ProbeCtx<'a> {
+    repo: &'a Repo,
+    info: WorktreeInfo,
+    aside: &'a Path,
+    status_file: String,
+    verified: Option<Oid>,
+}
+
+impl ProbeCtx<'_> {
+    fn ctx(&self) -> safety::Ctx<'_> {
+        safety::Ctx {
+            repo: self.repo,
+            info: &self.info,
+            dir: self.aside,
+            aside: true,
+            status_file: &self.status_file,
+            verified: self.verified,
+            branch: None,
+            base: None,
+            delete_branch: false,
+        }
+    }
+}
+
+fn probe_ctx<'a>(
+    repo: &'a Repo,
+    prior: &Record,
+    target: &Path,
+    aside: &'a Path,
+    admin: &Path,
+    report: &Report,
+) -> ProbeCtx<'a> {
+    let status_file = prior
+        .step("status_file")
+        .unwrap_or(crate::config::DEFAULT_STATUS_FILE);
+    ProbeCtx {
+        repo,
+        info: aside_info(target, admin),
+        aside,
+        status_file: status_file.to_string(),
+        verified: report.commit.as_deref().and_then(|c| Oid::from_str(c).ok()),
+    }
+}
+
 /// Probe the aside of an interrupted teardown again and remove it when the probe passes; its
-/// findings go into `report` when it does not.
+/// findings when it does not (nothing is removed then).
 fn probe_again(
     repo: &Repo,
     prior: &Record,
     target: &Path,
     aside: &Path,
     admin: &Path,
-    report: &mut Report,
+    report: &Report,
     done: &mut Done,
-) -> Result<Left> {
-    let info = aside_info(target, admin);
-    let status_file = prior
-        .step("status_file")
-        .unwrap_or(crate::config::DEFAULT_STATUS_FILE);
-    let ctx = safety::Ctx {
-        repo,
-        info: &info,
-        dir: aside,
-        aside: true,
-        status_file,
-        verified: report.commit.as_deref().and_then(|c| Oid::from_str(c).ok()),
-        branch: None,
-        base: None,
-        delete_branch: false,
-    };
+) -> Result<Result<Left, Vec<crate::finding::Finding>>> {
+    let ctx = probe_ctx(repo, prior, target, aside, admin, report);
     let archive = prior.step("archive").map(PathBuf::from);
-    let probe = probe_aside(&ctx, archive.as_deref(), done)?;
+    let probe = probe_aside(&ctx.ctx(), archive.as_deref(), done)?;
     if probe.findings.is_empty() {
-        Ok(remove::finish(aside, Some(admin), &probe.removal()))
+        Ok(Ok(remove::finish(aside, Some(admin), &probe.removal())))
     } else {
-        report.add_gate(Gate::Teardown, probe.findings);
-        report.finish();
-        Ok(vec![(
-            aside.to_path_buf(),
-            "the last probe refused it".to_string(),
-        )])
+        Ok(Err(probe.findings))
     }
+}
+
+/// The probe of a resumed teardown's aside refused it: a refusal like any teardown's (SPEC §7.2:
+/// exit 1, the codes named), recorded unless a dry run; the aside is kept for a later run.
+fn refused(
+    req: &Request,
+    common: &Path,
+    prior: &Record,
+    mut report: Report,
+    findings: Vec<crate::finding::Finding>,
+    aside: &Path,
+    mut done: Done,
+) -> Result<Done> {
+    report.add_gate(Gate::Teardown, findings);
+    report.finish();
+    if !req.dry_run {
+        let fields = json!({"resumed": true, "aside": aside.display().to_string()});
+        ledger::record_teardown(common, &report, prior.claimed.as_deref(), false, fields)?;
+    }
+    done.step(
+        Verb::Kept,
+        format!(
+            "{} (the probe refused it; nothing was removed)",
+            aside.display()
+        ),
+    );
+    done.report = Some(report);
+    done.exit = 1;
+    Ok(done)
 }
 
 /// A registered worktree whose directory is gone: remove its administrative data, as prune would.

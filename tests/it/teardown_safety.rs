@@ -662,7 +662,8 @@ fn work_written_into_an_interrupted_aside_is_kept_by_the_rerun() {
     std::fs::write(aside.join("late.txt"), "work written after the kill\n").unwrap();
     let elsewhere = tempfile::tempdir().unwrap();
     let (exit, out, err) = parts(&run_env(elsewhere.path(), &args, &[]));
-    assert_eq!(exit, 2, "{out}{err}");
+    // the rerun's probe saw it: a refusal (SPEC §7.2, exit 1, the code named), not a `left`
+    assert_eq!(exit, 1, "{out}{err}");
     assert!(
         out.contains("teardown-untracked") && out.contains("late.txt"),
         "{out}"
