@@ -4,7 +4,8 @@
 # load from other processes falls on all of them alike:
 #   - tag updates (`git update-ref refs/tags/t$i HEAD`): the script answers without closegate;
 #   - branch updates that are not agent branches (`git update-ref refs/heads/feature <c1|c2>`,
-#     a commit on a feature branch): closegate starts, reads the base's configuration, passes;
+#     a commit on a feature branch): the script answers without closegate too (it hands over
+#     only branch deletions, the guarded bases and origin/HEAD), reading every line itself;
 #   - the same branch updates in a repository of 100,000 files and 10,000 commits (the one
 #     scripts/bench.sh generates under .bench/large; skipped with a note when it is absent).
 # Each is timed in a repository without the hook and in one with it; the overhead is the
