@@ -181,13 +181,14 @@ pub fn judge_nested(worktree: &Path, candidates: Vec<Candidate>) -> Result<Vec<N
         };
         let gitlink = index.get_path(&rel, 0).filter(|e| e.mode == 0o160000);
         let reason = match gitlink {
-            Some(link) if !git_is_dir => {
-                let sub = worktree.join(&rel);
-                match submodule_changes(&sub, link.id)? {
+            // One opening of the submodule for both questions.
+            Some(link) if !git_is_dir => match open_submodule(&worktree.join(&rel)) {
+                None => Some("a submodule that cannot be opened".to_string()),
+                Some(sub) => match changes_in(&sub, link.id)? {
                     None => unfetched_in(&sub, admin.as_deref())?,
                     changes => changes,
-                }
-            }
+                },
+            },
             Some(_) => Some("a submodule whose history lives inside the worktree".to_string()),
             None => Some("a repository with its own history".to_string()),
         };
@@ -216,11 +217,17 @@ fn is_bare_repo(dir: &Path) -> bool {
     is("HEAD", false) && is("objects", true) && is("refs", true)
 }
 
-/// What a submodule holds beyond the commit the superproject records, if anything.
+/// What the submodule at `path` holds beyond the commit the superproject records, if anything.
 fn submodule_changes(path: &Path, recorded: Oid) -> Result<Option<String>> {
-    let Some(sub) = open_submodule(path) else {
-        return Ok(Some("a submodule that cannot be opened".into()));
-    };
+    match open_submodule(path) {
+        Some(sub) => changes_in(&sub, recorded),
+        None => Ok(Some("a submodule that cannot be opened".into())),
+    }
+}
+
+/// [`submodule_changes`] of a submodule already opened.
+fn changes_in(sub: &Repository, recorded: Oid) -> Result<Option<String>> {
+    let path = sub.workdir().unwrap_or(sub.path());
     let head = sub.head().ok().and_then(|h| h.target());
     if head != Some(recorded) {
         return Ok(Some(format!(
@@ -243,8 +250,8 @@ fn submodule_changes(path: &Path, recorded: Oid) -> Result<Option<String>> {
 /// remote-tracking branches holds, when its repository lies in `admin` (a linked worktree's administrative
 /// directory, removed with the worktree): removing it would lose them. A submodule whose repository
 /// lives elsewhere (the common `modules/`) keeps them.
-fn unfetched_in(path: &Path, admin: Option<&Path>) -> Result<Option<String>> {
-    let (Some(admin), Some(sub)) = (admin, open_submodule(path)) else {
+fn unfetched_in(sub: &Repository, admin: Option<&Path>) -> Result<Option<String>> {
+    let Some(admin) = admin else {
         return Ok(None);
     };
     if !super::canonical(sub.path()).starts_with(admin) {
@@ -279,18 +286,24 @@ fn unfetched_in(path: &Path, admin: Option<&Path>) -> Result<Option<String>> {
 
 /// The directory a `.git` file at `dir/.git` names (`gitdir: …`), if it is one.
 fn gitdir_of(dir: &Path) -> Option<PathBuf> {
-    let link = dir.join(".git");
+    gitdir_line(&dir.join(".git")).map(|named| dir.join(named))
+}
+
+/// The path a `.git` file `link` names (`gitdir: PATH`), as written (a relative one is relative
+/// to the folder whose `.git` it is); `None` when `link` is no such small regular file. Bytes,
+/// so a path that is not UTF-8 is read too.
+pub fn gitdir_line(link: &Path) -> Option<PathBuf> {
     let meta = link.symlink_metadata().ok()?;
     if !meta.is_file() || meta.len() > 4096 {
         return None;
     }
-    let text = std::fs::read(&link).ok()?;
+    let text = std::fs::read(link).ok()?;
     let text = text.strip_prefix(b"gitdir: ")?;
     let end = text
         .iter()
         .rposition(|b| !matches!(b, b'\n' | b'\r'))
         .map_or(0, |i| i + 1);
-    Some(dir.join(std::ffi::OsStr::from_bytes(&text[..end])))
+    Some(PathBuf::from(std::ffi::OsStr::from_bytes(&text[..end])))
 }
 
 /// The submodule whose `.git` file is at `path/.git`, with `path` itself as its work tree.

@@ -103,15 +103,10 @@ fn asides(target: &Path) -> Vec<PathBuf> {
 
 /// The administrative directory the aside's `.git` file (or `<aside>.git`) names.
 fn admin_of(aside: &Path) -> Option<PathBuf> {
-    let link = [aside.join(".git"), remove::breadcrumb(aside)]
+    [aside.join(".git"), remove::breadcrumb(aside)]
         .into_iter()
-        .find(|p| {
-            p.symlink_metadata()
-                .is_ok_and(|m| m.is_file() && m.len() < 4096)
-        })?;
-    let text = std::fs::read_to_string(link).ok()?;
-    let dir = text.trim_end().strip_prefix("gitdir: ")?;
-    Some(aside.join(dir))
+        .find_map(|link| crate::repo::safety::gitdir_line(&link))
+        .map(|dir| aside.join(dir))
 }
 
 /// The common directory of an administrative directory `<common>/worktrees/<name>`, gone or not.
