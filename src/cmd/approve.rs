@@ -194,7 +194,7 @@ fn write_changes(
     let (added, deleted) = write_stat_lines(&stats, out)?;
     let summary = stat_summary(stats.len(), added, deleted);
     writeln!(out, "{summary}")?;
-    let quoted: Vec<String> = paths.iter().map(|p| shell_quote(p)).collect();
+    let quoted: Vec<String> = paths.iter().map(|p| crate::render::shell_word(p)).collect();
     writeln!(
         out,
         "see them in full: git diff {merge_base} {commit} -- {}",
@@ -293,19 +293,6 @@ fn diff_stat(
         stats.push((path, plus, minus, binary));
     }
     Ok(stats)
-}
-
-/// `path` as one shell word: bare when it is plain, else single-quoted.
-fn shell_quote(path: &str) -> String {
-    let plain = !path.is_empty()
-        && path
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b"/._-+,@%=:".contains(&b));
-    if plain {
-        path.to_string()
-    } else {
-        format!("'{}'", path.replace('\'', "'\\''"))
-    }
 }
 
 /// Why this approval cannot be recorded, if it cannot.

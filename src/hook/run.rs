@@ -738,13 +738,9 @@ pub(super) fn next_commands(
     )
 }
 
-/// A word as sh reads it back: single-quoted unless it is plainly safe.
+/// A word as sh reads it back ([`crate::render::shell_word`]), escaped for the terminal.
 fn shell_word(text: &str) -> String {
-    let safe = |c: char| c.is_ascii_alphanumeric() || "/._-+:@%=,".contains(c);
-    if !text.is_empty() && text.chars().all(safe) {
-        return crate::render::escape(text);
-    }
-    format!("'{}'", crate::render::escape(&text.replace('\'', "'\\''")))
+    crate::render::escape(&crate::render::shell_word(text))
 }
 
 /// Whether `base` already holds `tip`'s changes (a squash or rebase merge); an error reads as
