@@ -242,27 +242,30 @@ impl Repo {
     /// when an object on the way cannot be read or does not hash to its id (SPEC §11), so a
     /// damaged object is never taken for a missing file.
     pub fn read_file(&self, commit: Oid, path: &str) -> Result<Option<Vec<u8>>> {
-        let Some((id, is_dir)) = self.try_tree_entry(commit, path)? else {
-            return Ok(None);
-        };
-        if is_dir {
-            return Ok(None);
+        match self.try_tree_entry(commit, path)? {
+            Some((id, false)) => self.blob_at(id, path).map(Some),
+            _ => Ok(None),
         }
+    }
+
+    /// The bytes of blob `id`, found at `path` (named in the error).
+    fn blob_at(&self, id: Oid, path: &str) -> Result<Vec<u8>> {
         let blob = self
             .git
             .find_blob(id)
             .with_context(|| format!("cannot read {path} (blob {id})"))?;
-        Ok(Some(blob.content().to_vec()))
+        Ok(blob.content().to_vec())
     }
 
     /// [`Repo::read_file`] for a file closegate is configured by (the configuration, a contract):
     /// a directory at `path` is an error naming it, not a missing file (SPEC §11); a submodule
     /// there is one already (its commit is no blob).
     pub fn read_config_file(&self, commit: Oid, path: &str) -> Result<Option<Vec<u8>>> {
-        if let Some((_, true)) = self.try_tree_entry(commit, path)? {
-            anyhow::bail!("{path} is a directory, not a file");
+        match self.try_tree_entry(commit, path)? {
+            Some((_, true)) => anyhow::bail!("{path} is a directory, not a file"),
+            Some((id, false)) => self.blob_at(id, path).map(Some),
+            None => Ok(None),
         }
-        self.read_file(commit, path)
     }
 
     /// The entries of the folder at `path` in `commit`'s tree (name, id, whether a folder);
