@@ -38,6 +38,7 @@ mod render;
 mod reuse;
 mod sandbox;
 mod scan;
+mod secrets;
 mod server;
 mod signal;
 mod snapshots;
