@@ -441,9 +441,7 @@ fn command(
 ) -> Result<Command> {
     let args = [OsStr::new("-c"), OsStr::new(&spec.run)];
     let mut cmd = match confinement {
-        Confinement::Bwrap(bwrap) => {
-            sandbox::command(bwrap, policy, shield, OsStr::new(SH), &args)
-        }
+        Confinement::Bwrap(bwrap) => sandbox::command(bwrap, policy, shield, OsStr::new(SH), &args),
         Confinement::None => {
             let mut cmd = Command::new(SH);
             cmd.args(args);
@@ -486,7 +484,13 @@ unsafe fn close_inherited() {
     // SAFETY: close_range and fcntl are system calls on integers, async-signal-safe.
     unsafe {
         let flags = libc::CLOSE_RANGE_CLOEXEC as libc::c_long;
-        if libc::syscall(libc::SYS_close_range, 3 as libc::c_long, !0u32 as libc::c_long, flags) == 0 {
+        if libc::syscall(
+            libc::SYS_close_range,
+            3 as libc::c_long,
+            !0u32 as libc::c_long,
+            flags,
+        ) == 0
+        {
             return;
         }
         let mut limit: libc::rlimit = std::mem::zeroed();

@@ -308,7 +308,7 @@ pub fn record_key_paths() -> (Vec<PathBuf>, Vec<PathBuf>) {
 fn secret_with_other_names(shield: &Shield) -> Option<String> {
     use std::os::unix::fs::MetadataExt;
     shield.keys.iter().find_map(|file| {
-        let meta = std::fs::symlink_metadata(&file).ok()?;
+        let meta = std::fs::symlink_metadata(file).ok()?;
         (meta.is_file() && meta.nlink() > 1)
             .then(|| format!("{} has {} names (hard links)", file.display(), meta.nlink()))
     })

@@ -41,7 +41,9 @@ const ALLOWED: [&str; 24] = [
 ];
 
 /// Parts of a variable's name that make its value a secret to mask in kept output.
-const SECRET_NAMES: [&str; 6] = ["TOKEN", "SECRET", "PASSWORD", "PASSWD", "API_KEY", "PRIVATE"];
+const SECRET_NAMES: [&str; 6] = [
+    "TOKEN", "SECRET", "PASSWORD", "PASSWD", "API_KEY", "PRIVATE",
+];
 /// The shortest value that is masked (shorter ones would mask ordinary words).
 const MASK_MIN_CHARS: usize = 8;
 
@@ -109,7 +111,10 @@ impl Shield {
         }
         shield.files.extend(files);
         shield.dirs.extend(dirs);
-        let home = shield.var("HOME").map(PathBuf::from).filter(|h| h.is_absolute());
+        let home = shield
+            .var("HOME")
+            .map(PathBuf::from)
+            .filter(|h| h.is_absolute());
         if let Some(home) = &home {
             for rel in HOME_SECRETS {
                 shield.cover(&home.join(rel));
@@ -166,7 +171,8 @@ impl Shield {
             .flatten()
             .filter_map(|p| std::fs::canonicalize(p).ok())
             .collect();
-        let holds_shared = |dir: &Path| dir == Path::new("/") || shared.iter().any(|s| s.starts_with(dir));
+        let holds_shared =
+            |dir: &Path| dir == Path::new("/") || shared.iter().any(|s| s.starts_with(dir));
         if let Some(run) = self.var("XDG_RUNTIME_DIR").map(PathBuf::from)
             && let Ok(run) = std::fs::canonicalize(run)
             && !holds_shared(&run)
@@ -177,7 +183,7 @@ impl Shield {
             && let Ok(sock) = std::fs::canonicalize(sock)
         {
             match sock.parent() {
-                Some(dir) if !holds_shared(dir) => self.cover(&dir.to_path_buf()),
+                Some(dir) if !holds_shared(dir) => self.cover(dir),
                 _ => self.cover(&sock),
             }
         }
@@ -206,7 +212,8 @@ impl Shield {
     /// sandbox.
     pub fn covered(&self) -> Vec<&Path> {
         let dirs = self.dirs.iter().map(PathBuf::as_path);
-        dirs.chain(self.files.iter().map(PathBuf::as_path)).collect()
+        dirs.chain(self.files.iter().map(PathBuf::as_path))
+            .collect()
     }
 
     /// The environment a check with `env = names` starts from: the allow-list, `PATH` with its
@@ -274,7 +281,11 @@ fn absolute_path_entries(path: &OsStr) -> OsString {
 pub fn socket_warnings(config: &crate::config::Config) -> Vec<String> {
     let mut warnings = Vec::new();
     for (i, check) in config.checks.iter().enumerate() {
-        for name in check.env.iter().filter(|n| AGENT_SOCKETS.contains(&n.as_str())) {
+        for name in check
+            .env
+            .iter()
+            .filter(|n| AGENT_SOCKETS.contains(&n.as_str()))
+        {
             warnings.push(format!(
                 "checks[{i}].env: `{name}` hands check `{}` an agent socket: the agent's code can \
                  then use the keys or session behind it",
@@ -316,7 +327,10 @@ mod tests {
             ("DB_PASSWORD", "short"),
             ("EDITOR", "vim-editor-long"),
         ];
-        let vars: Vec<_> = vars.iter().map(|(k, v)| ((*k).into(), (*v).into())).collect();
+        let vars: Vec<_> = vars
+            .iter()
+            .map(|(k, v)| ((*k).into(), (*v).into()))
+            .collect();
         let shield = Shield {
             masks: masks(&vars),
             ..Shield::default()
@@ -340,13 +354,21 @@ mod tests {
             ("FOO", "bar"),
         ];
         let shield = Shield {
-            vars: vars.iter().map(|(k, v)| ((*k).into(), (*v).into())).collect(),
+            vars: vars
+                .iter()
+                .map(|(k, v)| ((*k).into(), (*v).into()))
+                .collect(),
             ..Shield::default()
         };
         let names = |env: Vec<(OsString, OsString)>| -> Vec<String> {
-            env.into_iter().map(|(k, v)| format!("{}={}", k.to_string_lossy(), v.to_string_lossy())).collect()
+            env.into_iter()
+                .map(|(k, v)| format!("{}={}", k.to_string_lossy(), v.to_string_lossy()))
+                .collect()
         };
-        assert_eq!(names(shield.env(&[])), ["PATH=/usr/bin", "HOME=/h", "LC_CTYPE=C"]);
+        assert_eq!(
+            names(shield.env(&[])),
+            ["PATH=/usr/bin", "HOME=/h", "LC_CTYPE=C"]
+        );
         let listed = ["FOO".to_string(), "CLOSEGATE_RECORD_KEY_FILE".to_string()];
         assert_eq!(
             names(shield.env(&listed)),

@@ -39,6 +39,7 @@ mod reuse;
 mod sandbox;
 mod scan;
 mod secrets;
+mod secrets_walk;
 mod server;
 mod signal;
 mod snapshots;

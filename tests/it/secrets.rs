@@ -318,7 +318,11 @@ fn secrets_in_home_are_not_readable_from_a_check() {
     plant_home_secrets(s.home.path());
     let (_, report) = s.check(&[]);
     assert_eq!(report["sandbox"], "off");
-    assert_eq!(output(&report, 0).len(), HOME_SECRETS.len() + 1, "{report:#}");
+    assert_eq!(
+        output(&report, 0).len(),
+        HOME_SECRETS.len() + 1,
+        "{report:#}"
+    );
 }
 
 /// When no sandbox can be set up, `checks-unsandboxed` names what stays visible to the checks.
