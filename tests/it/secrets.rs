@@ -342,3 +342,74 @@ fn unsandboxed_names_what_stays_visible() {
         assert!(message.contains(&ssh.display().to_string()), "{message}");
     }
 }
+
+/// A careless operator hands a check the ssh-agent (or another agent socket) through `env`:
+/// `validate` warns, naming the check and the variable, and still exits 0 (the operator may
+/// mean it); a configuration without one gets no warning.
+#[test]
+fn validate_warns_when_env_lists_an_agent_socket() {
+    let config = "[[checks]]\nname = \"deploy\"\nrun = \"true\"\n\
+                  env = [\"DATABASE_URL\", \"SSH_AUTH_SOCK\", \"DBUS_SESSION_BUS_ADDRESS\"]\n\n\
+                  [[checks]]\nname = \"plain\"\nrun = \"true\"\nenv = [\"DATABASE_URL\"]\n";
+    let s = Scene::new(config, &[]);
+    let (code, stdout, stderr) = parts(&s.command(&["validate"], &[]).output().unwrap());
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    let warnings: Vec<&str> = stderr
+        .lines()
+        .filter(|l| l.starts_with("warning:"))
+        .collect();
+    assert_eq!(warnings.len(), 2, "{stderr}");
+    assert!(warnings[0].contains("`SSH_AUTH_SOCK`") && warnings[0].contains("`deploy`"));
+    assert!(warnings[1].contains("`DBUS_SESSION_BUS_ADDRESS`"));
+    assert!(stderr.contains("main:.closegate.toml"), "{stderr}");
+
+    let quiet = Scene::new(
+        "[[checks]]\nname = \"t\"\nrun = \"true\"\nenv = [\"X\"]\n",
+        &[],
+    );
+    let (code, _, stderr) = parts(&quiet.command(&["validate"], &[]).output().unwrap());
+    assert_eq!((code, stderr.as_str()), (0, ""));
+}
+
+/// `sandbox` is a word or a `[sandbox]` table (`mode`, `hide`); `env` holds variable names.
+/// Every bad shape is an error naming the key.
+#[test]
+fn sandbox_table_and_env_names_parse_or_name_the_bad_key() {
+    use closegate::config::{Config, SandboxMode};
+    let c = Config::parse(
+        "[sandbox]\nmode = \"required\"\nhide = [\"~/.vault\", \"/etc/app/secret\"]\n",
+        "t",
+    )
+    .unwrap();
+    assert_eq!(c.sandbox, SandboxMode::Required);
+    assert_eq!(c.sandbox_hide, ["~/.vault", "/etc/app/secret"]);
+    let c = Config::parse("sandbox = \"off\"\n", "t").unwrap();
+    assert_eq!((c.sandbox, c.sandbox_hide.len()), (SandboxMode::Off, 0));
+    let c = Config::parse(
+        "[[checks]]\nname = \"t\"\nrun = \"true\"\nenv = [\"A\", \"lower_b\"]\n",
+        "t",
+    )
+    .unwrap();
+    assert_eq!(c.checks[0].env, ["A", "lower_b"]);
+    for (text, says) in [
+        ("[sandbox]\nnetwork = 1\n", "unknown key `sandbox.network`"),
+        ("[sandbox]\nmode = \"strict\"\n", "`sandbox.mode` must be"),
+        ("[sandbox]\nhide = [\"relative/x\"]\n", "`sandbox.hide`"),
+        ("sandbox = 3\n", "`sandbox`"),
+        (
+            "[[checks]]\nname = \"t\"\nrun = \"true\"\nenv = [\"A=B\"]\n",
+            "`checks[0].env`",
+        ),
+        (
+            "[[checks]]\nname = \"t\"\nrun = \"true\"\nenv = [\"\"]\n",
+            "`checks[0].env`",
+        ),
+        (
+            "[[checks]]\nname = \"t\"\nrun = \"true\"\nenv = \"A\"\n",
+            "checks[0].env",
+        ),
+    ] {
+        let err = format!("{:#}", Config::parse(text, "t").unwrap_err());
+        assert!(err.contains(says), "{text}: {err}");
+    }
+}
