@@ -40,6 +40,11 @@ impl Agent {
     fn start(key: &Path) -> Agent {
         let dir = tempfile::tempdir().unwrap();
         let sock = dir.path().join("agent.sock");
+        Agent::start_at(key, sock, dir)
+    }
+
+    /// Start an agent listening on `sock` and `ssh-add` `key`; `dir` is removed on drop.
+    fn start_at(key: &Path, sock: PathBuf, dir: tempfile::TempDir) -> Agent {
         let child = Command::new("ssh-agent")
             .arg("-D")
             .arg("-a")
@@ -347,4 +352,59 @@ fn without_the_sandbox_the_probe_reaches_the_keys_and_the_agent() {
     .map(|s| s.to_string())
     .collect();
     assert_eq!(probes(&out), want, "{out}{err}");
+}
+
+/// An agent socket directly in a directory the checks need (here the home directory, which
+/// also holds the checks' `writable` caches) is covered alone, not with its directory: the
+/// check still cannot reach the agent, and the rest of the home stays readable.
+#[test]
+fn an_agent_socket_in_a_shared_directory_is_covered_alone() {
+    let keys = tempfile::tempdir().unwrap();
+    let held = keys.path().join("held");
+    keygen(&held);
+    let probe = "SSH_AUTH_SOCK=\"$HOME/agent.sock\" ssh-add -l >/dev/null 2>&1\n\
+                 if [ $? -ne 2 ]; then echo \"probe agent: ESCAPED\"; else echo \"probe agent: blocked\"; fi\n\
+                 cat \"$HOME/notes.txt\"\n";
+    let config = "[[checks]]\nname = \"probe\"\nrun = \"sh probe.sh\"\n";
+    let s = Scene::new(config, &[("probe.sh", Some(probe))]);
+    std::fs::write(s.home.path().join("notes.txt"), "readable\n").unwrap();
+    let sock = s.home.path().join("agent.sock");
+    let agent = Agent::start_at(&held, sock.clone(), tempfile::tempdir().unwrap());
+    let sock = sock.display().to_string();
+    let (code, report) = s.check(&[("SSH_AUTH_SOCK", &sock)]);
+    assert_eq!(
+        crate::secrets::output(&report, 0),
+        ["probe agent: blocked", "readable"],
+        "{report:#}"
+    );
+    assert_eq!(code, 0, "{report:#}");
+    drop(agent);
+}
+
+/// Attack: a hard link to the signing key elsewhere is a name no cover reaches. As for the
+/// record key, no check runs: `checks-unsandboxed` is a gap naming the file, and nothing is
+/// signed.
+#[test]
+fn a_signing_key_with_another_name_lets_no_check_run() {
+    let w = Walk::new(CONFIG, true);
+    let other = w.in_use.with_file_name("in-use.other");
+    std::fs::hard_link(&w.in_use, &other).unwrap();
+    let key = w.in_use.display().to_string();
+    let args = ["check", "--format", "json", "--attest", "--key", &key];
+    let (code, out, err) = w.run(&w.s.wt, &args, "");
+    let report: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(
+        crate::fixture::report_codes(&report),
+        ["checks-unsandboxed"],
+        "{out}{err}"
+    );
+    assert_eq!(report["findings"][0]["severity"], "gap");
+    let message = report["findings"][0]["message"].as_str().unwrap();
+    assert!(
+        message.contains("hard links") && message.contains("in-use"),
+        "{message}"
+    );
+    assert_eq!(report["checks"], serde_json::json!([]));
+    assert_eq!(code, 4, "{out}{err}");
+    assert!(!err.contains("closegate: attested"), "{err}");
 }
