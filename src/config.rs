@@ -25,7 +25,9 @@ pub const TOP_KEYS: &str = "base, status_file, agent_branches, protected, checks
 /// The most checks `jobs` may run at once.
 pub const MAX_JOBS: u64 = 64;
 /// Every key of a `[[checks]]` table (kept in step with the README like [`TOP_KEYS`]).
-pub const CHECK_KEYS: &str = "name, run, timeout_s, writable, network, keep";
+pub const CHECK_KEYS: &str = "name, run, timeout_s, writable, network, keep, env";
+/// Every key of a `[sandbox]` table (kept in step with the README like [`TOP_KEYS`]).
+pub const SANDBOX_KEYS: &str = "mode, hide";
 /// The values of `[protected.policy]`: which changes on a surface need review.
 const POLICY_VALUES: &str = "\"all\", \"modify\"";
 
@@ -117,6 +119,9 @@ pub struct CheckSpec {
     /// Paths inside the checkout kept between runs (`keep`, SPEC §19), without a trailing `/`:
     /// when not empty the check runs in a warm workspace.
     pub keep: Vec<String>,
+    /// Names of closegate's environment variables handed to the check beyond the allow-list
+    /// (`env`, SPEC §4.6).
+    pub env: Vec<String>,
 }
 
 impl CheckSpec {
@@ -129,6 +134,7 @@ impl CheckSpec {
             writable: Vec::new(),
             network: true,
             keep: Vec::new(),
+            env: Vec::new(),
         }
     }
 }
@@ -233,6 +239,9 @@ pub struct Config {
     pub surfaces: Vec<Surface>,
     pub checks: Vec<CheckSpec>,
     pub sandbox: SandboxMode,
+    /// `[sandbox] hide`: paths (absolute or `~/…`) no check may read, beside the built-in
+    /// secret paths (SPEC §4.6).
+    pub sandbox_hide: Vec<String>,
     /// Every returned state needs a task contract (SPEC §12 `contract-missing`).
     pub require_contract: bool,
     /// How many independent checks run at once (SPEC §19 `jobs`, default 1).
@@ -264,6 +273,7 @@ impl Default for Config {
             surfaces: default_surfaces(),
             checks: Vec::new(),
             sandbox: SandboxMode::Auto,
+            sandbox_hide: Vec::new(),
             require_contract: false,
             jobs: 1,
             allowed_signers: DEFAULT_ALLOWED_SIGNERS.to_string(),
@@ -360,7 +370,8 @@ impl Config {
                 "agent_branches" => config.set_agent_branches(&value)?,
                 "protected" => config.set_protected(&value)?,
                 "checks" => config.checks = checks(&value)?,
-                "sandbox" => config.sandbox = sandbox_mode(&value)?,
+                "sandbox" if value.is_table() => config.set_sandbox(&value)?,
+                "sandbox" => config.sandbox = sandbox_mode(&value, "sandbox")?,
                 "require_contract" => {
                     config.require_contract = value
                         .as_bool()
@@ -380,6 +391,20 @@ impl Config {
             }
         }
         Ok(config)
+    }
+
+    /// `[sandbox]`: `mode` (what `sandbox = "…"` says) and `hide`, the paths no check may read.
+    fn set_sandbox(&mut self, value: &Value) -> Result<()> {
+        let table = value.as_table().expect("checked by the caller");
+        for (key, value) in table {
+            let path = format!("sandbox.{key}");
+            match key.as_str() {
+                "mode" => self.sandbox = sandbox_mode(value, &path)?,
+                "hide" => self.sandbox_hide = writable_paths(value, &path)?,
+                _ => bail!("unknown key `{path}` (expected one of {SANDBOX_KEYS})"),
+            }
+        }
+        Ok(())
     }
 
     fn set_agent_branches(&mut self, value: &Value) -> Result<()> {
@@ -500,6 +525,7 @@ fn check(value: &Value, at: &str) -> Result<CheckSpec> {
         .ok_or_else(|| wrong_type(at, "a table", value))?;
     let (mut name, mut run, mut timeout_s) = (None, None, DEFAULT_TIMEOUT_S);
     let (mut writable, mut network, mut keep) = (Vec::new(), true, Vec::new());
+    let mut env = Vec::new();
     for (key, value) in table {
         let path = format!("{at}.{key}");
         match key.as_str() {
@@ -508,6 +534,7 @@ fn check(value: &Value, at: &str) -> Result<CheckSpec> {
             "timeout_s" => timeout_s = timeout(value, &path)?,
             "writable" => writable = writable_paths(value, &path)?,
             "keep" => keep = keep_paths(value, &path)?,
+            "env" => env = env_names(value, &path)?,
             "network" => {
                 network = value
                     .as_bool()
@@ -525,7 +552,19 @@ fn check(value: &Value, at: &str) -> Result<CheckSpec> {
         writable,
         network,
         keep,
+        env,
     })
+}
+
+/// `checks[i].env`: names of environment variables (no `=`, no NUL, not empty).
+fn env_names(value: &Value, key: &str) -> Result<Vec<String>> {
+    let names = toml_read::strings(value, key).map_err(anyhow::Error::msg)?;
+    for name in &names {
+        if name.is_empty() || name.contains(['=', '\0']) {
+            bail!("`{key}`: `{name}` is not an environment variable name");
+        }
+    }
+    Ok(names)
 }
 
 /// `checks[i].keep`: relative paths inside the checkout, without `.`, `..` or `.git` parts;
@@ -574,16 +613,16 @@ fn jobs(value: &Value) -> Result<usize> {
     }
 }
 
-/// `sandbox`: one of `auto`, `required`, `off`.
-fn sandbox_mode(value: &Value) -> Result<SandboxMode> {
+/// `sandbox` (or `sandbox.mode`, named `key`): one of `auto`, `required`, `off`.
+fn sandbox_mode(value: &Value, key: &str) -> Result<SandboxMode> {
     let word = value
         .as_str()
-        .ok_or_else(|| wrong_type("sandbox", "a string", value))?;
+        .ok_or_else(|| wrong_type(key, "a string or a [sandbox] table", value))?;
     match word {
         "auto" => Ok(SandboxMode::Auto),
         "required" => Ok(SandboxMode::Required),
         "off" => Ok(SandboxMode::Off),
-        other => bail!("`sandbox` must be \"auto\", \"required\" or \"off\", found `{other}`"),
+        other => bail!("`{key}` must be \"auto\", \"required\" or \"off\", found `{other}`"),
     }
 }
 

@@ -63,6 +63,10 @@ pub struct Inputs {
     /// Branch tips a push brings (short name, new value), standing for refs not yet moved in a
     /// pre-receive hook (SPEC §20); empty elsewhere.
     pub pushed: Vec<(String, Oid)>,
+    /// The key files this command uses (`--key FILE`, a signing key): hidden from every check
+    /// it runs, like the record key (SPEC §4.6). A command that signs pushes its key here
+    /// before [`evaluate`].
+    pub keys: Vec<PathBuf>,
 }
 
 /// The report plus what later steps (teardown, approve, signal) need.
@@ -352,11 +356,14 @@ fn run_checks(inputs: &Inputs, doc: &StatusDoc, commit: Oid, report: &mut Report
         };
         let common = inputs.repo.common_dir();
         let recorded = reuse::Recorded::load(&common, &key, inputs.rerun)?;
+        let hide = &inputs.config.sandbox_hide;
+        let shield = crate::sandbox::Shield::new(Some(&inputs.repo), hide, &inputs.keys);
         let plan = checks::Plan {
             mode,
             jobs: inputs.config.jobs,
             key: &key,
             recorded: &recorded,
+            shield: &shield,
         };
         let checked = checks::run_reusing(&inputs.repo, commit, specs, &env, &plan)?;
         report.checks = checked.runs;

@@ -38,6 +38,8 @@ mod render;
 mod reuse;
 mod sandbox;
 mod scan;
+mod secrets;
+mod secrets_walk;
 mod server;
 mod signal;
 mod snapshots;

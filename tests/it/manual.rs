@@ -5,7 +5,7 @@
 use std::collections::BTreeSet;
 use std::path::Path;
 
-use closegate::config::{CHECK_KEYS, Config, TOP_KEYS};
+use closegate::config::{CHECK_KEYS, Config, SANDBOX_KEYS, TOP_KEYS};
 
 use crate::fixture::{closegate_stdin, parts};
 
@@ -81,6 +81,7 @@ fn config_reference_names_every_key_the_parser_accepts() {
     let documented: BTreeSet<String> = rows.iter().map(|r| code(&r[0]).to_string()).collect();
     let mut accepted: BTreeSet<String> = list(TOP_KEYS).collect();
     accepted.extend(list(CHECK_KEYS).map(|k| format!("checks.{k}")));
+    accepted.extend(list(SANDBOX_KEYS).map(|k| format!("sandbox.{k}")));
     accepted.insert("protected.<surface>".into());
     accepted.insert("protected.policy.<surface>".into());
     assert_eq!(
