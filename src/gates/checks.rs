@@ -421,6 +421,7 @@ fn run_one(
         duration_ms,
         output,
         reused: None,
+        red_on_base: None,
     };
     Ok((run, finding(spec, ended, timed_out)))
 }

@@ -30,6 +30,7 @@ mod lint_fix;
 mod log;
 mod manual;
 mod objects;
+mod overlay;
 mod parse;
 mod policy;
 mod props;

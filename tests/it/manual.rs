@@ -248,6 +248,13 @@ fn report_fields_are_documented() {
     let report = json_out(&s.wt, &["check", "--format", "json"]);
     assert!(report["approval"].is_object(), "{report}");
     fields(&report, "", &mut seen);
+    // A check failing on the commit and on the base (SPEC §23): `red_on_base`.
+    let s = crate::teardown::Scene::with_config(Some(
+        "[[checks]]\nname = \"red\"\nrun = \"exit 1\"\ntimeout_s = 60\n",
+    ));
+    let report = json_out(&s.wt, &["check", "--no-record", "--format", "json"]);
+    assert_eq!(report["checks"][0]["red_on_base"], true, "{report}");
+    fields(&report, "", &mut seen);
     assert_eq!(
         seen,
         documented("report-fields"),
