@@ -31,6 +31,7 @@ mod log;
 mod manual;
 mod objects;
 mod overlay;
+mod overlay_corpus;
 mod parse;
 mod policy;
 mod props;
