@@ -64,12 +64,103 @@ pub fn run(ctx: &Ctx<'_>, report: &mut Report) -> Result<()> {
         return Ok(());
     }
     let paths: Vec<String> = changed.iter().map(|(p, _)| p.clone()).collect();
-    overlay(ctx, &passed, &changed, &paths, report)?;
-    if changed.iter().any(|(_, kind)| *kind != ChangeKind::Deleted) {
-        reverse_overlay(ctx, &passed, &paths, red, report)?;
+    let over = Tree::new(ctx, ctx.commit, ctx.merge_base, &paths, "overlay")?;
+    // With test paths added or modified, the reverse overlay too; when it is the commit's own
+    // tree its runs are the commit's.
+    let reverse = match changed.iter().any(|(_, kind)| *kind != ChangeKind::Deleted) {
+        true => Some(Tree::new(
+            ctx,
+            ctx.merge_base,
+            ctx.commit,
+            &paths,
+            "reverse overlay",
+        )?),
+        false => None,
+    };
+    let commit_tree = ctx.repo.tree_of(ctx.commit);
+    let reverse_runs = reverse.as_ref().filter(|t| Some(t.tree) != commit_tree);
+    let (over_checked, reverse_checked) = match reverse_runs {
+        Some(rev) if ctx.config.jobs > 1 => both(ctx, &passed, &over, rev)?,
+        Some(rev) => (
+            run_on(ctx.repo, &ctx.shared(), &passed, &over, ctx.env)?,
+            run_on(ctx.repo, &ctx.shared(), &passed, rev, ctx.env)?,
+        ),
+        None => (
+            run_on(ctx.repo, &ctx.shared(), &passed, &over, ctx.env)?,
+            None,
+        ),
+    };
+    if let Some(checked) = over_checked {
+        overlay(ctx, &passed, &changed, over.tree, checked, report);
+    }
+    let reverse_runs = match (reverse, reverse_checked) {
+        (Some(rev), Some(checked)) => Some(keep(report, "reverse-overlay", rev.tree, checked)),
+        (Some(rev), None) if Some(rev.tree) == commit_tree => {
+            Some(passed.iter().map(|&i| report.checks[i].clone()).collect())
+        }
+        _ => None,
+    };
+    if let Some(runs) = reverse_runs {
+        reverse_overlay(ctx, &passed, &runs, red, report);
     }
     apply_policy(ctx.config, &changed, red, report);
     Ok(())
+}
+
+/// A tree to run the checks on and the commit that stands in for it in a checkout.
+struct Tree {
+    tree: Oid,
+    checkout: Oid,
+}
+
+impl Tree {
+    /// `onto` with `paths` as `from` has them; its stand-in commit's parent is `onto`.
+    fn new(ctx: &Ctx<'_>, onto: Oid, from: Oid, paths: &[String], what: &str) -> Result<Tree> {
+        let tree = ctx.repo.overlay_tree(onto, from, paths)?;
+        let checkout = ctx.repo.stand_in_commit(tree, onto, what)?;
+        Ok(Tree { tree, checkout })
+    }
+}
+
+/// What a run needs besides the repository: shared by both threads of [`both`].
+struct Shared<'a> {
+    config: &'a Config,
+    key: &'a Key,
+    rerun: bool,
+}
+
+impl Ctx<'_> {
+    fn shared(&self) -> Shared<'_> {
+        Shared {
+            config: self.config,
+            key: self.key,
+            rerun: self.rerun,
+        }
+    }
+}
+
+type Pair = (Option<Checked>, Option<Checked>);
+
+/// The overlay and the reverse overlay at once (`jobs` above 1: independent runs run in
+/// parallel, SPEC §19): the reverse overlay in a thread with a repository handle of its own.
+fn both(ctx: &Ctx<'_>, passed: &[usize], over: &Tree, rev: &Tree) -> Result<Pair> {
+    let shared = ctx.shared();
+    let common = ctx.repo.common_dir();
+    let env = ctx.env;
+    // One guard around both threads' own, so the handlers in place before come back whichever
+    // thread ends first.
+    let _signals = checks::interrupt::Guard::install();
+    std::thread::scope(|scope| {
+        let handle = scope.spawn(|| -> Result<Option<Checked>> {
+            let repo = Repo::discover(&common)?;
+            run_on(&repo, &shared, passed, rev, env)
+        });
+        let over = run_on(ctx.repo, &shared, passed, over, env);
+        let rev = handle
+            .join()
+            .unwrap_or_else(|_| Err(anyhow::anyhow!("the reverse overlay's thread panicked")));
+        Ok((over?, rev?))
+    })
 }
 
 fn passed(run: &CheckRun) -> bool {
@@ -104,36 +195,35 @@ fn changed_paths(config: &Config, changes: &[Change]) -> Vec<(String, ChangeKind
     out
 }
 
-/// Run `specs[picked]` on `checkout` (a commit whose tree is `tree`) with `env`, reusing what the
-/// record holds for that tree. `None` when the checks could not run (no sandbox under
-/// `required`).
+/// Run `specs[picked]` on `target` with `env`, reusing what the record holds for its tree.
+/// `None` when the checks could not run (no sandbox under `required`).
 fn run_on(
-    ctx: &Ctx<'_>,
+    repo: &Repo,
+    shared: &Shared<'_>,
     picked: &[usize],
-    checkout: Oid,
-    tree: Oid,
+    target: &Tree,
     env: &CheckEnv,
-) -> Result<Option<(Checked, Key)>> {
+) -> Result<Option<Checked>> {
     let specs: Vec<CheckSpec> = picked
         .iter()
-        .map(|&i| ctx.config.checks[i].clone())
+        .map(|&i| shared.config.checks[i].clone())
         .collect();
     let key = Key {
-        tree: tree.to_string(),
-        ..ctx.key.clone()
+        tree: target.tree.to_string(),
+        ..shared.key.clone()
     };
-    let recorded = Recorded::load(&ctx.repo.common_dir(), &key, ctx.rerun)?;
+    let recorded = Recorded::load(&repo.common_dir(), &key, shared.rerun)?;
     let plan = Plan {
-        mode: ctx.config.sandbox,
-        jobs: ctx.config.jobs,
+        mode: shared.config.sandbox,
+        jobs: shared.config.jobs,
         key: &key,
         recorded: &recorded,
     };
-    let checked = checks::run_reusing(ctx.repo, checkout, &specs, env, &plan)?;
+    let checked = checks::run_reusing(repo, target.checkout, &specs, env, &plan)?;
     if checked.runs.len() != specs.len() {
         return Ok(None);
     }
-    Ok(Some((checked, key)))
+    Ok(Some(checked))
 }
 
 /// Keep the runs in the report's `integrity.checks` and their entries in the record, so a
@@ -165,7 +255,11 @@ fn on_base_tree(ctx: &Ctx<'_>, failed: &[usize], report: &mut Report) -> Result<
         slug: String::new(),
         base: ctx.env.base.clone(),
     };
-    let Some((checked, _)) = run_on(ctx, failed, ctx.merge_base, tree, &env)? else {
+    let target = Tree {
+        tree,
+        checkout: ctx.merge_base,
+    };
+    let Some(checked) = run_on(ctx.repo, &ctx.shared(), failed, &target, &env)? else {
         return Ok(false);
     };
     let runs = keep(report, "base", tree, checked);
@@ -189,19 +283,16 @@ fn on_base_tree(ctx: &Ctx<'_>, failed: &[usize], report: &mut Report) -> Result<
     Ok(red)
 }
 
-/// The commit's code under the base's own tests (PASS_TO_PASS).
+/// The commit's code under the base's own tests (PASS_TO_PASS): `tests-weakened` for each check
+/// that passed on the commit and fails there.
 fn overlay(
     ctx: &Ctx<'_>,
     passed: &[usize],
     changed: &[(String, ChangeKind)],
-    paths: &[String],
+    tree: Oid,
+    checked: Checked,
     report: &mut Report,
-) -> Result<()> {
-    let tree = ctx.repo.overlay_tree(ctx.commit, ctx.merge_base, paths)?;
-    let checkout = ctx.repo.stand_in_commit(tree, ctx.commit, "overlay")?;
-    let Some((checked, _)) = run_on(ctx, passed, checkout, tree, ctx.env)? else {
-        return Ok(());
-    };
+) {
     let runs = keep(report, "overlay", tree, checked);
     let mut weakened = false;
     for (&i, run) in passed.iter().zip(&runs) {
@@ -216,7 +307,6 @@ fn overlay(
         }
     }
     report.integrity.base_tests = Some(if weakened { "fail" } else { "pass" });
-    Ok(())
 }
 
 fn weakened_message(name: &str, changed: &[(String, ChangeKind)], run: &CheckRun) -> String {
@@ -243,28 +333,15 @@ fn weakened_message(name: &str, changed: &[(String, ChangeKind)], run: &CheckRun
     )
 }
 
-/// The branch's tests on the base's code (FAIL_TO_PASS).
+/// The branch's tests on the base's code (FAIL_TO_PASS): `tests-pass-on-base` when every
+/// check that passed on the commit passes there too (and the base is not red).
 fn reverse_overlay(
     ctx: &Ctx<'_>,
     passed: &[usize],
-    paths: &[String],
+    runs: &[CheckRun],
     red: bool,
     report: &mut Report,
-) -> Result<()> {
-    let tree = ctx.repo.overlay_tree(ctx.merge_base, ctx.commit, paths)?;
-    let runs = if ctx.repo.tree_of(ctx.commit) == Some(tree) {
-        // The branch changed nothing but the overlaid paths: the reverse overlay is the
-        // commit's own tree, and its runs are the commit's.
-        passed.iter().map(|&i| report.checks[i].clone()).collect()
-    } else {
-        let checkout = ctx
-            .repo
-            .stand_in_commit(tree, ctx.merge_base, "reverse overlay")?;
-        let Some((checked, _)) = run_on(ctx, passed, checkout, tree, ctx.env)? else {
-            return Ok(());
-        };
-        keep(report, "reverse-overlay", tree, checked)
-    };
+) {
     let all_pass = runs.iter().all(self::passed);
     report.integrity.new_tests_on_base = Some(if all_pass { "pass" } else { "fail" });
     if all_pass && !red {
@@ -283,7 +360,6 @@ fn reverse_overlay(
             [Finding::new(Code::TestsPassOnBase, msg)],
         );
     }
-    Ok(())
 }
 
 /// `[protected.policy] SURFACE = "integrity"`: with the base's tests passing on the commit and

@@ -83,6 +83,7 @@ fn config_reference_names_every_key_the_parser_accepts() {
     accepted.extend(list(CHECK_KEYS).map(|k| format!("checks.{k}")));
     accepted.insert("protected.<surface>".into());
     accepted.insert("protected.policy.<surface>".into());
+    accepted.insert("protected.integrity.<surface>".into());
     assert_eq!(
         documented, accepted,
         "README's configuration reference and src/config.rs differ"

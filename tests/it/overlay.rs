@@ -626,3 +626,65 @@ fn sarif_and_github_locate_tests_weakened_at_the_test_path() {
     let uri = &result["locations"][0]["physicalLocation"]["artifactLocation"]["uri"];
     assert_eq!(uri, "tests/add_test.sh");
 }
+
+#[test]
+fn the_stop_hook_feeds_tests_weakened_back_to_the_agent() {
+    // The agent claims VERIFIED after weakening the test; the stop is blocked and the reason
+    // names what the overlay found.
+    let s = Scene::new(
+        &config(""),
+        &[],
+        &[
+            ("src/add.sh", Some(ADD_WRONG)),
+            ("tests/add_test.sh", Some(ADD_TEST_WEAK)),
+        ],
+    );
+    let input = serde_json::json!({
+        "cwd": s.wt,
+        "hook_event_name": "Stop",
+        "last_assistant_message": "VERIFIED: add fixed, the suite passes\n\n@signal done\n",
+        "session_id": "s",
+        "stop_hook_active": false,
+        "transcript_path": null,
+    });
+    let out = crate::fixture::closegate_stdin(
+        &s.wt,
+        &["agent", "stop-hook"],
+        Some(input.to_string().as_bytes()),
+    );
+    let (code, stdout, stderr) = parts(&out);
+    assert_eq!(code, 0, "{stderr}");
+    let value: Value =
+        serde_json::from_str(stdout.trim()).unwrap_or_else(|e| panic!("{e}: {stdout}"));
+    assert_eq!(value["decision"], "block", "{value}");
+    let reason = value["reason"].as_str().unwrap();
+    assert!(reason.contains("tests-weakened"), "{reason}");
+    assert!(reason.contains("`suite`"), "{reason}");
+}
+
+#[test]
+fn with_jobs_the_overlays_run_at_once_and_say_the_same() {
+    // Code and tests changed: both overlays run; with `jobs = 2` side by side.
+    let cfg = format!("jobs = 2\n{}", config(""));
+    let s = Scene::new(
+        &cfg,
+        &[],
+        &[
+            ("src/add.sh", Some(ADD_WRONG)),
+            ("tests/add_test.sh", Some(ADD_TEST_WEAK)),
+        ],
+    );
+    let (code, report) = s.check(&[]);
+    assert_eq!(code, 3, "{report}");
+    assert_eq!(report["integrity"]["base_tests"], "fail", "{report}");
+    assert_eq!(report["integrity"]["new_tests_on_base"], "fail", "{report}");
+    assert_eq!(runs(&report, "overlay").len(), 1);
+    assert_eq!(runs(&report, "reverse-overlay").len(), 1);
+    assert_eq!(findings(&report, "tests-weakened").len(), 1);
+    // Reused the second time, in the same order.
+    let (_, again) = s.check(&["--no-record"]);
+    let all = again["integrity"]["checks"].as_array().unwrap();
+    assert_eq!(all[0]["on"], "overlay");
+    assert_eq!(all[1]["on"], "reverse-overlay");
+    assert!(all.iter().all(|r| r["reused"].is_string()), "{again}");
+}
