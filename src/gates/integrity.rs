@@ -43,6 +43,8 @@ pub struct Ctx<'a> {
     /// The commit's reuse key; an overlay's differs only in its tree.
     pub key: &'a Key,
     pub rerun: bool,
+    /// What the commit's checks hid from the agent's code; the overlays hide the same.
+    pub shield: &'a crate::sandbox::Shield,
 }
 
 /// Run the overlays and the base's own tree as SPEC §23 says, fill `report.integrity`, mark
@@ -127,6 +129,7 @@ struct Shared<'a> {
     config: &'a Config,
     key: &'a Key,
     rerun: bool,
+    shield: &'a crate::sandbox::Shield,
 }
 
 impl Ctx<'_> {
@@ -135,6 +138,7 @@ impl Ctx<'_> {
             config: self.config,
             key: self.key,
             rerun: self.rerun,
+            shield: self.shield,
         }
     }
 }
@@ -218,6 +222,7 @@ fn run_on(
         jobs: shared.config.jobs,
         key: &key,
         recorded: &recorded,
+        shield: shared.shield,
     };
     let checked = checks::run_reusing(repo, target.checkout, &specs, env, &plan)?;
     if checked.runs.len() != specs.len() {

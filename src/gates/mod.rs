@@ -397,6 +397,7 @@ fn run_checks(
                 env: &env,
                 key: &key,
                 rerun: inputs.rerun,
+                shield: &shield,
             };
             integrity::run(&ctx, report)?;
         }
