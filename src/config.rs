@@ -29,7 +29,7 @@ pub const CHECK_KEYS: &str = "name, run, timeout_s, writable, network, keep, env
 /// Every key of a `[sandbox]` table (kept in step with the README like [`TOP_KEYS`]).
 pub const SANDBOX_KEYS: &str = "mode, hide";
 /// The values of `[protected.policy]`: which changes on a surface need review.
-const POLICY_VALUES: &str = "\"all\", \"modify\"";
+const POLICY_VALUES: &str = "\"all\", \"modify\", \"integrity\"";
 
 /// Where the signers of attestations and approvals are listed by default (SPEC §20).
 pub const DEFAULT_ALLOWED_SIGNERS: &str = ".closegate/allowed_signers";
@@ -186,6 +186,10 @@ pub enum SurfacePolicy {
     /// Additions of new paths are allowed; every change to what is already there (modified,
     /// deleted, renamed — both sides —, type-changed) still needs review.
     Modify,
+    /// Additions and modifications go through without a human when the test integrity runs
+    /// (SPEC §23) show the base's tests pass on the commit and the new tests fail on the base;
+    /// deletions, renames and type changes always need review.
+    Integrity,
 }
 
 impl SurfacePolicy {
@@ -194,6 +198,7 @@ impl SurfacePolicy {
         match self {
             SurfacePolicy::All => "all",
             SurfacePolicy::Modify => "modify",
+            SurfacePolicy::Integrity => "integrity",
         }
     }
 }
@@ -260,6 +265,9 @@ pub struct Config {
     /// [`RUNNER_WIRING`]: additions that still need review under policy `modify`.
     wiring: Globs,
     folds_case: bool,
+    /// Surfaces marked `[protected.integrity] <surface> = true`: run on the overlays of SPEC §23
+    /// beside `tests` (and every surface whose policy is `integrity`).
+    pub integrity: Vec<String>,
 }
 
 impl Default for Config {
@@ -284,6 +292,7 @@ impl Default for Config {
             wiring: Globs::paths(&RUNNER_WIRING.map(String::from))
                 .expect("built-in globs are valid"),
             folds_case: false,
+            integrity: Vec::new(),
         }
     }
 }
@@ -325,7 +334,8 @@ impl Config {
         if on.is_empty() {
             return false;
         }
-        on.iter().any(|s| s.policy == SurfacePolicy::All) || self.wiring.is_match(path)
+        // Under policy `integrity` an addition waits for the overlays (`integrity_may_pass`).
+        on.iter().any(|s| s.policy != SurfacePolicy::Modify) || self.wiring.is_match(path)
     }
 
     /// Put repository paths (files, or folders: everything under them) on surface `ci` whatever
@@ -428,10 +438,16 @@ impl Config {
             .map(|(i, s)| (s.name.clone(), i))
             .collect();
         let mut policy = None;
+        let mut integrity = None;
         for (name, globs) in table {
             // `[protected.policy]` is a table; a surface named `policy` is an array of globs.
             if name == "policy" && globs.is_table() {
                 policy = Some(globs);
+                continue;
+            }
+            // `[protected.integrity]`: likewise a reserved table (SPEC §4.5, §23).
+            if name == "integrity" && globs.is_table() {
+                integrity = Some(globs);
                 continue;
             }
             if name.trim().is_empty() {
@@ -456,10 +472,62 @@ impl Config {
                 }
             }
         }
+        if let Some(integrity) = integrity {
+            self.set_integrity(integrity, &index)?;
+        }
         match policy {
             Some(policy) => self.set_policies(policy, &index),
             None => Ok(()),
         }
+    }
+
+    /// `[protected.integrity]`: `<surface> = true | false`, each naming a known surface.
+    fn set_integrity(
+        &mut self,
+        value: &Value,
+        index: &std::collections::HashMap<String, usize>,
+    ) -> Result<()> {
+        let table = value.as_table().expect("checked by the caller");
+        for (name, on) in table {
+            let key = format!("protected.integrity.{name}");
+            if !index.contains_key(name) {
+                bail!("unknown key `{key}`: no protected surface `{name}`");
+            }
+            let on = on
+                .as_bool()
+                .ok_or_else(|| wrong_type(&key, "true or false", on))?;
+            if on && name == "ci" {
+                bail!("`{key}`: surface `ci` decides how the checks run; it cannot be overlaid");
+            }
+            if on && !self.integrity.contains(name) {
+                self.integrity.push(name.clone());
+            }
+        }
+        Ok(())
+    }
+
+    /// The surfaces whose paths the overlays of SPEC §23 put back: `tests`, the surfaces marked
+    /// in `[protected.integrity]` and every surface under policy `integrity`.
+    pub fn integrity_surfaces(&self) -> Vec<&Surface> {
+        (self.surfaces.iter())
+            .filter(|s| {
+                s.name == "tests"
+                    || s.policy == SurfacePolicy::Integrity
+                    || self.integrity.contains(&s.name)
+            })
+            .collect()
+    }
+
+    /// Whether a changed path may go through without a human under policy `integrity` once the
+    /// overlays vouch for the change (SPEC §23): the change is an addition or a modification,
+    /// every surface the path is on has policy `integrity`, it is not always on `ci`, and an
+    /// added file does not rewire how the existing tests run. A deletion never goes through.
+    pub fn integrity_may_pass(&self, path: &str, added: bool) -> bool {
+        let on: Vec<&Surface> = self.surfaces.iter().filter(|s| s.is_match(path)).collect();
+        !on.is_empty()
+            && on.iter().all(|s| s.policy == SurfacePolicy::Integrity)
+            && !self.always_ci.is_match(path)
+            && !(added && self.wiring.is_match(path))
     }
 
     /// `[protected.policy]`: `<surface> = "all" | "modify"`, each naming a known surface.
@@ -484,6 +552,10 @@ impl Config {
                     "`{key}`: surface `ci` grades every branch; every change to it needs review"
                 ),
                 "modify" => SurfacePolicy::Modify,
+                "integrity" if name == "ci" => bail!(
+                    "`{key}`: surface `ci` grades every branch; every change to it needs review"
+                ),
+                "integrity" => SurfacePolicy::Integrity,
                 other => bail!("`{key}` must be one of {POLICY_VALUES}, found `{other}`"),
             };
         }

@@ -420,6 +420,7 @@ fn run_one(
         duration_ms,
         output,
         reused: None,
+        red_on_base: None,
     };
     Ok((run, finding(spec, ended, timed_out)))
 }
@@ -578,7 +579,7 @@ fn has_exited(pid: libc::pid_t) -> std::io::Result<bool> {
 /// SIGINT, SIGTERM and SIGHUP while checks run: the check's own process group does not receive
 /// a terminal's signal, so closegate kills it, removes the checkout and exits 2 instead of
 /// leaving the check running orphaned. The previous handlers come back when the checks end.
-mod interrupt {
+pub(crate) mod interrupt {
     use std::sync::atomic::{AtomicBool, Ordering};
 
     const SIGNALS: [libc::c_int; 3] = [libc::SIGINT, libc::SIGTERM, libc::SIGHUP];

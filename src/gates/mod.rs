@@ -8,6 +8,7 @@ pub mod checks;
 pub mod close;
 pub mod contract;
 pub mod doc;
+pub mod integrity;
 pub mod manifest;
 pub mod protected;
 pub mod reuse;
@@ -254,7 +255,11 @@ fn gates_on_commit(
         report.protected = hits;
         report.add_gate(Gate::Protected, findings);
     }
-    run_checks(inputs, doc, commit, report)?;
+    let around = Around {
+        merge_base,
+        changes: changes.as_deref(),
+    };
+    run_checks(inputs, doc, commit, &around, report)?;
     let runs = report.checks.clone();
     let ctx = contract::Ctx {
         repo,
@@ -327,7 +332,19 @@ fn run_contract(inputs: &Inputs, ctx: &contract::Ctx<'_>, report: &mut Report) -
     Ok(())
 }
 
-fn run_checks(inputs: &Inputs, doc: &StatusDoc, commit: Oid, report: &mut Report) -> Result<()> {
+/// What the branch changed, for the test integrity runs (SPEC §23).
+struct Around<'a> {
+    merge_base: Option<Oid>,
+    changes: Option<&'a [crate::repo::Change]>,
+}
+
+fn run_checks(
+    inputs: &Inputs,
+    doc: &StatusDoc,
+    commit: Oid,
+    around: &Around<'_>,
+    report: &mut Report,
+) -> Result<()> {
     let specs = &inputs.config.checks;
     let findings = if inputs.require_attestation && !inputs.no_checks {
         attestation(inputs, doc, commit, report)?
@@ -369,7 +386,22 @@ fn run_checks(inputs: &Inputs, doc: &StatusDoc, commit: Oid, report: &mut Report
         report.checks = checked.runs;
         report.check_entries = checked.entries;
         report.sandbox = checked.sandbox.map(str::to_string);
-        checked.findings
+        report.add_gate(Gate::Checks, checked.findings);
+        if let (Some(merge_base), Some(changes)) = (around.merge_base, around.changes) {
+            let ctx = integrity::Ctx {
+                repo: &inputs.repo,
+                config: &inputs.config,
+                commit,
+                merge_base,
+                changes,
+                env: &env,
+                key: &key,
+                rerun: inputs.rerun,
+                shield: &shield,
+            };
+            integrity::run(&ctx, report)?;
+        }
+        Vec::new()
     };
     report.add_gate(Gate::Checks, findings);
     Ok(())

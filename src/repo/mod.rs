@@ -13,6 +13,7 @@ mod index_file;
 pub mod merged;
 pub mod notes;
 mod objects;
+mod overlay;
 pub mod safety;
 mod scan;
 mod workspace;

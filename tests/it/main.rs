@@ -30,6 +30,8 @@ mod lint_fix;
 mod log;
 mod manual;
 mod objects;
+mod overlay;
+mod overlay_corpus;
 mod parse;
 mod policy;
 mod props;

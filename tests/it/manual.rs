@@ -84,6 +84,7 @@ fn config_reference_names_every_key_the_parser_accepts() {
     accepted.extend(list(SANDBOX_KEYS).map(|k| format!("sandbox.{k}")));
     accepted.insert("protected.<surface>".into());
     accepted.insert("protected.policy.<surface>".into());
+    accepted.insert("protected.integrity.<surface>".into());
     assert_eq!(
         documented, accepted,
         "README's configuration reference and src/config.rs differ"
@@ -248,6 +249,13 @@ fn report_fields_are_documented() {
     assert_eq!(code, 0, "{out}{err}");
     let report = json_out(&s.wt, &["check", "--format", "json"]);
     assert!(report["approval"].is_object(), "{report}");
+    fields(&report, "", &mut seen);
+    // A check failing on the commit and on the base (SPEC §23): `red_on_base`.
+    let s = crate::teardown::Scene::with_config(Some(
+        "[[checks]]\nname = \"red\"\nrun = \"exit 1\"\ntimeout_s = 60\n",
+    ));
+    let report = json_out(&s.wt, &["check", "--no-record", "--format", "json"]);
+    assert_eq!(report["checks"][0]["red_on_base"], true, "{report}");
     fields(&report, "", &mut seen);
     assert_eq!(
         seen,
