@@ -41,7 +41,10 @@ if [ -z "$baseline" ]; then
     --target-dir "${CARGO_TARGET_DIR:-$here/target}"
   cp "${CARGO_TARGET_DIR:-$here/target}/$profile/closegate" "$dir/closegate-base"
   baseline="$dir/closegate-base"
-  # The shared target directory's `closegate` is now the reference's: put this build's back.
+  # The shared target directory's `closegate` is now a hard link to the reference's artifact:
+  # put this build's back as a file of its own (writing through the link would change that
+  # artifact).
+  rm -f "${CARGO_TARGET_DIR:-$here/target}/$profile/closegate"
   cp "$closegate" "${CARGO_TARGET_DIR:-$here/target}/$profile/closegate"
 fi
 unset CLOSEGATE_TEST_NO_SANDBOX

@@ -583,7 +583,7 @@ catalog! {
         severity: Severity::Warning,
         gate: Gate::Checks,
         summary: "the checks could not be sandboxed (a warning under `sandbox = \"auto\"`, a gap under `\"required\"`)",
-        cause: "no sandbox could be set up for the checks (bubblewrap not installed, no user namespaces, not Linux): under `sandbox = \"auto\"` they ran with every right of this user, under `\"required\"` none ran",
+        cause: "no sandbox could be set up for the checks (bubblewrap not installed, no user namespaces, not Linux): under `sandbox = \"auto\"` they ran with every right of this user, and the message names the secret paths that stayed visible to them; under `\"required\"` none ran; a secret file with a second name (a hard link) lets none run either",
         fix: "install bubblewrap (`apt-get install bubblewrap`) and allow unprivileged user namespaces; the message names what failed",
     },
     CodeInfo {

@@ -158,7 +158,7 @@ impl Shield {
             .filter(|v| !v.is_empty())
     }
 
-    /// `$XDG_RUNTIME_DIR` and the directory of `$SSH_AUTH_SOCK`; a directory that holds the
+    /// `$XDG_RUNTIME_DIR` (and `/run/user/<uid>`) and the directory of `$SSH_AUTH_SOCK`; a directory that holds the
     /// checks' own places (the temporary directory, the home directory) is not covered whole:
     /// then only the socket itself is.
     fn cover_sockets(&mut self) {
@@ -173,11 +173,17 @@ impl Shield {
             .collect();
         let holds_shared =
             |dir: &Path| dir == Path::new("/") || shared.iter().any(|s| s.starts_with(dir));
-        if let Some(run) = self.var("XDG_RUNTIME_DIR").map(PathBuf::from)
-            && let Ok(run) = std::fs::canonicalize(run)
-            && !holds_shared(&run)
-        {
-            self.cover(&run);
+        // `/run/user/<uid>` too: under sudo, cron or a service manager `XDG_RUNTIME_DIR` may be
+        // unset while the session's agent sockets still live there.
+        let uid = std::os::unix::fs::MetadataExt::uid;
+        let own = std::fs::metadata("/proc/self").map(|m| format!("/run/user/{}", uid(&m)));
+        let runtime = self.var("XDG_RUNTIME_DIR").map(PathBuf::from);
+        for run in runtime.into_iter().chain(own.ok().map(PathBuf::from)) {
+            if let Ok(run) = std::fs::canonicalize(run)
+                && !holds_shared(&run)
+            {
+                self.cover(&run);
+            }
         }
         if let Some(sock) = self.var("SSH_AUTH_SOCK").map(PathBuf::from)
             && let Ok(sock) = std::fs::canonicalize(sock)

@@ -290,9 +290,10 @@ pub fn plant_home_secrets(home: &Path) {
     }
 }
 
-/// Attack: the agent's test reads the operator's credentials in `$HOME` (and a path the
-/// operator named in `[sandbox] hide`), also through a `writable` path that opens the whole
-/// home. None is readable; the control under `sandbox = "off"` reads them all.
+/// Attack: the agent's test reads the operator's credentials in `$HOME`, also through a
+/// `writable` path that opens the whole home. None is readable but `~/.config/vault/token`,
+/// which no built-in rule covers (the next test hides it); the control under `sandbox = "off"`
+/// reads them all.
 #[test]
 fn secrets_in_home_are_not_readable_from_a_check() {
     let list = HOME_SECRETS.join(" ");
@@ -300,9 +301,7 @@ fn secrets_in_home_are_not_readable_from_a_check() {
         "for f in {list}; do cat \\\"$HOME/$f\\\" 2>/dev/null; done; \
          echo done"
     );
-    let base = format!(
-        "[sandbox]\nhide = [\"~/.config/vault\"]\n\n[[checks]]\nname = \"read\"\nrun = \"{run}\"\n"
-    );
+    let base = format!("[[checks]]\nname = \"read\"\nrun = \"{run}\"\n");
     let opened = format!("{base}writable = [\"~\"]\n");
     for config in [&base, &opened] {
         let s = Scene::new(config, &[]);
@@ -310,10 +309,11 @@ fn secrets_in_home_are_not_readable_from_a_check() {
         let (code, report) = s.check(&[]);
         let lines = output(&report, 0);
         assert_eq!(report["sandbox"], "bwrap");
-        assert_eq!(lines, ["done"], "{config}: {report:#}");
+        let vault = "SECRET .config/vault/token";
+        assert_eq!(lines, [vault, "done"], "{config}: {report:#}");
         assert_eq!(code, 0, "{report:#}");
     }
-    let off = base.replace("[sandbox]\n", "[sandbox]\nmode = \"off\"\n");
+    let off = format!("sandbox = \"off\"\n{base}");
     let s = Scene::new(&off, &[]);
     plant_home_secrets(s.home.path());
     let (_, report) = s.check(&[]);
@@ -412,4 +412,24 @@ fn sandbox_table_and_env_names_parse_or_name_the_bad_key() {
         let err = format!("{:#}", Config::parse(text, "t").unwrap_err());
         assert!(err.contains(says), "{text}: {err}");
     }
+}
+
+/// A secret the operator keeps elsewhere is hidden by naming it in `[sandbox] hide`, a folder
+/// (`~/…`) or a file (absolute), also under a `writable` path.
+#[test]
+fn a_path_in_sandbox_hide_is_not_readable() {
+    let outside = tempfile::tempdir().unwrap();
+    let file = outside.path().join("app.secret");
+    std::fs::write(&file, "SECRET app\n").unwrap();
+    let config = format!(
+        "[sandbox]\nhide = [\"~/.config/vault\", \"{}\"]\n\n[[checks]]\nname = \"read\"\n\
+         run = \"cat $HOME/.config/vault/token {} 2>/dev/null; echo done\"\nwritable = [\"~\"]\n",
+        file.display(),
+        file.display()
+    );
+    let s = Scene::new(&config, &[]);
+    plant_home_secrets(s.home.path());
+    let (code, report) = s.check(&[]);
+    assert_eq!(output(&report, 0), ["done"], "{report:#}");
+    assert_eq!(code, 0, "{report:#}");
 }

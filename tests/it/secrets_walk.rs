@@ -16,7 +16,8 @@ const RECORD_KEY: &str = "PRIVATE-RECORD-KEY-0123456789abc";
 
 /// Each file of `$PROBE_FILES` that holds `PRIVATE` (every OpenSSH private key does), the
 /// variable `SSH_AUTH_SOCK`, and the agent behind `$PROBE_SOCK` (`ssh-add -l` exits 2 only when
-/// it cannot reach an agent): one `probe <name>: blocked|ESCAPED` line each.
+/// it cannot reach an agent): one `probe <name>: blocked|ESCAPED` line each. The paths are
+/// written into the committed script, as an agent that guessed them would.
 const PROBE: &str = r#"n=0
 for f in $PROBE_FILES; do n=$((n+1)); if grep -q PRIVATE "$f" 2>/dev/null; then echo "probe file$n: ESCAPED"; else echo "probe file$n: blocked"; fi; done
 if [ -n "$SSH_AUTH_SOCK" ]; then echo "probe env-sock: ESCAPED"; else echo "probe env-sock: blocked"; fi
@@ -24,8 +25,8 @@ SSH_AUTH_SOCK="$PROBE_SOCK" ssh-add -l >/dev/null 2>&1
 if [ $? -ne 2 ]; then echo "probe agent: ESCAPED"; else echo "probe agent: blocked"; fi
 "#;
 
-const CONFIG: &str = "server_checks = \"run\"\n[[checks]]\nname = \"probe\"\nrun = \"sh probe.sh\"\n\
-                      env = [\"PROBE_FILES\", \"PROBE_SOCK\"]\n";
+const CONFIG: &str =
+    "server_checks = \"run\"\n[[checks]]\nname = \"probe\"\nrun = \"sh probe.sh\"\n";
 
 /// A running `ssh-agent` holding one generated key; killed on drop.
 struct Agent {
@@ -39,6 +40,11 @@ impl Agent {
     fn start(key: &Path) -> Agent {
         let dir = tempfile::tempdir().unwrap();
         let sock = dir.path().join("agent.sock");
+        Agent::start_at(key, sock, dir)
+    }
+
+    /// Start an agent listening on `sock` and `ssh-add` `key`; `dir` is removed on drop.
+    fn start_at(key: &Path, sock: PathBuf, dir: tempfile::TempDir) -> Agent {
         let child = Command::new("ssh-agent")
             .arg("-D")
             .arg("-a")
@@ -99,50 +105,58 @@ struct Walk {
     agent: Agent,
     record_key: PathBuf,
     in_use: PathBuf,
-    files: String,
+    /// The committed probe, its targets written in.
+    probe: String,
+    _keys: tempfile::TempDir,
 }
 
 impl Walk {
     fn new(config: &str, with_key: bool) -> Walk {
-        let s = Scene::new(config, &[("probe.sh", Some(PROBE))]);
+        let keys = tempfile::tempdir().unwrap();
+        let (signing, in_use) = (keys.path().join("signing"), keys.path().join("in-use"));
+        let held = keys.path().join("held");
+        for key in [&signing, &in_use, &held] {
+            keygen(key);
+        }
+        let record_key = keys.path().join("record.key");
+        std::fs::write(&record_key, RECORD_KEY).unwrap();
+        let agent = Agent::start(&held);
+        let mut files = vec![
+            record_key.display().to_string(),
+            "$HOME/.ssh/id_ed25519".to_string(),
+            signing.display().to_string(),
+        ];
+        if with_key {
+            files.push(in_use.display().to_string());
+        }
+        let probe = format!(
+            "PROBE_FILES=\"{}\"\nPROBE_SOCK='{}'\n{PROBE}",
+            files.join(" "),
+            agent.sock.display()
+        );
+        let s = Scene::new(config, &[("probe.sh", Some(&probe))]);
         let home = s.home.path();
-        let ssh = home.join(".ssh/id_ed25519");
-        keygen(&ssh);
-        let signing = s.fx.tmp.path().join("keys/signing");
-        keygen(&signing);
-        let in_use = s.fx.tmp.path().join("keys/in-use");
-        keygen(&in_use);
+        std::fs::create_dir_all(home.join(".ssh")).unwrap();
+        std::fs::copy(&held, home.join(".ssh/id_ed25519")).unwrap();
         let gitconfig = format!(
             "[gpg]\n\tformat = ssh\n[user]\n\tsigningKey = {}\n\tname = Op\n\temail = op@example.com\n",
             signing.display()
         );
         std::fs::write(home.join(".gitconfig"), gitconfig).unwrap();
-        let record_key = s.fx.tmp.path().join("keys/record.key");
-        std::fs::write(&record_key, RECORD_KEY).unwrap();
-        let mut files = [&record_key, &ssh, &signing]
-            .map(|p| p.display().to_string())
-            .join(" ");
-        if with_key {
-            files = format!("{files} {}", in_use.display());
-        }
-        let agent = Agent::start(&ssh);
         Walk {
             s,
             agent,
             record_key,
             in_use,
-            files,
+            probe,
+            _keys: keys,
         }
     }
 
-    /// The environment every command gets: the agent's socket, the record key, the probe's
-    /// targets (handed to the check through `env`).
+    /// The environment every command gets: the agent's socket and the record key.
     fn env(&self) -> Vec<(&'static str, String)> {
-        let sock = self.agent.sock.display().to_string();
         vec![
-            ("SSH_AUTH_SOCK", sock.clone()),
-            ("PROBE_SOCK", sock),
-            ("PROBE_FILES", self.files.clone()),
+            ("SSH_AUTH_SOCK", self.agent.sock.display().to_string()),
             (
                 "CLOSEGATE_RECORD_KEY_FILE",
                 self.record_key.display().to_string(),
@@ -297,7 +311,7 @@ fn the_server_gate(w: &Walk) -> String {
     let tmp = w.s.fx.tmp.path();
     git(tmp, &["clone", "-q", "--bare", "repo", "server.git"]);
     // A new agent branch, its status document committed (CI and servers read it there).
-    let (_, tip) = crate::attest::agent_branch_with(&w.s.fx, "y", &[("probe.sh", Some(PROBE))]);
+    let (_, tip) = crate::attest::agent_branch_with(&w.s.fx, "y", &[("probe.sh", Some(&w.probe))]);
     let _ = tip;
     let bare = tmp.join("server.git");
     let (code, out, err) = w.run(&bare, &["hook", "install", "--server"], "");
@@ -338,4 +352,59 @@ fn without_the_sandbox_the_probe_reaches_the_keys_and_the_agent() {
     .map(|s| s.to_string())
     .collect();
     assert_eq!(probes(&out), want, "{out}{err}");
+}
+
+/// An agent socket directly in a directory the checks need (here the home directory, which
+/// also holds the checks' `writable` caches) is covered alone, not with its directory: the
+/// check still cannot reach the agent, and the rest of the home stays readable.
+#[test]
+fn an_agent_socket_in_a_shared_directory_is_covered_alone() {
+    let keys = tempfile::tempdir().unwrap();
+    let held = keys.path().join("held");
+    keygen(&held);
+    let probe = "SSH_AUTH_SOCK=\"$HOME/agent.sock\" ssh-add -l >/dev/null 2>&1\n\
+                 if [ $? -ne 2 ]; then echo \"probe agent: ESCAPED\"; else echo \"probe agent: blocked\"; fi\n\
+                 cat \"$HOME/notes.txt\"\n";
+    let config = "[[checks]]\nname = \"probe\"\nrun = \"sh probe.sh\"\n";
+    let s = Scene::new(config, &[("probe.sh", Some(probe))]);
+    std::fs::write(s.home.path().join("notes.txt"), "readable\n").unwrap();
+    let sock = s.home.path().join("agent.sock");
+    let agent = Agent::start_at(&held, sock.clone(), tempfile::tempdir().unwrap());
+    let sock = sock.display().to_string();
+    let (code, report) = s.check(&[("SSH_AUTH_SOCK", &sock)]);
+    assert_eq!(
+        crate::secrets::output(&report, 0),
+        ["probe agent: blocked", "readable"],
+        "{report:#}"
+    );
+    assert_eq!(code, 0, "{report:#}");
+    drop(agent);
+}
+
+/// Attack: a hard link to the signing key elsewhere is a name no cover reaches. As for the
+/// record key, no check runs: `checks-unsandboxed` is a gap naming the file, and nothing is
+/// signed.
+#[test]
+fn a_signing_key_with_another_name_lets_no_check_run() {
+    let w = Walk::new(CONFIG, true);
+    let other = w.in_use.with_file_name("in-use.other");
+    std::fs::hard_link(&w.in_use, &other).unwrap();
+    let key = w.in_use.display().to_string();
+    let args = ["check", "--format", "json", "--attest", "--key", &key];
+    let (code, out, err) = w.run(&w.s.wt, &args, "");
+    let report: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(
+        crate::fixture::report_codes(&report),
+        ["checks-unsandboxed"],
+        "{out}{err}"
+    );
+    assert_eq!(report["findings"][0]["severity"], "gap");
+    let message = report["findings"][0]["message"].as_str().unwrap();
+    assert!(
+        message.contains("hard links") && message.contains("in-use"),
+        "{message}"
+    );
+    assert_eq!(report["checks"], serde_json::json!([]));
+    assert_eq!(code, 4, "{out}{err}");
+    assert!(!err.contains("closegate: attested"), "{err}");
 }
