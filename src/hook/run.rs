@@ -446,7 +446,10 @@ impl<'a> Judge<'a> {
             }
             let mut merged = false;
             for b in &self.base_tips {
-                merged = merged || self.repo.reaches(*b, tip)? || holds_changes(self.repo, *b, tip);
+                let status_file = &self.setting.config().status_file;
+                merged = merged
+                    || self.repo.reaches(*b, tip)?
+                    || holds_changes(self.repo, *b, tip, status_file);
             }
             let accepted = merged || self.covered(tip)?;
             decisions.push(self.decision(Action::Delete, short, tip, accepted));
@@ -743,10 +746,10 @@ fn shell_word(text: &str) -> String {
     crate::render::escape(&crate::render::shell_word(text))
 }
 
-/// Whether `base` already holds `tip`'s changes (a squash or rebase merge); an error reads as
-/// "not merged", so the hook then needs a passing record (fails closed).
-pub(super) fn holds_changes(repo: &Repo, base: Oid, tip: Oid) -> bool {
-    repo.merged_into(base, tip)
+/// Whether `tip`'s work is merged into `base` (SPEC §7: reachable, or the blob rule); an error
+/// reads as "not merged", so the hook then needs a passing record (fails closed).
+pub(super) fn holds_changes(repo: &Repo, base: Oid, tip: Oid, status_file: &str) -> bool {
+    repo.merged_into(base, tip, status_file)
         .is_ok_and(|merged| merged.is_merged())
 }
 

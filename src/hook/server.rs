@@ -187,7 +187,9 @@ fn agent_updates(push: &Push, heads: &[&Update], out: &mut Outcome) -> Result<()
         } else {
             let mut merged = false;
             for b in &base_tips {
-                merged = merged || repo.reaches(*b, tip)? || run::holds_changes(repo, *b, tip);
+                merged = merged
+                    || repo.reaches(*b, tip)?
+                    || run::holds_changes(repo, *b, tip, &config.status_file);
             }
             if merged {
                 decision.accepted = true;

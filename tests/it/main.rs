@@ -27,6 +27,7 @@ mod keyed;
 mod layouts;
 mod lint;
 mod lint_fix;
+mod merged;
 mod log;
 mod manual;
 mod objects;
