@@ -34,7 +34,11 @@ fn indent_scene() -> Scene {
     s.fx.repo
         .reference("refs/heads/agent/x", s.main_tip(), true, "restart")
         .unwrap();
-    s.fx.commit("agent/x", &[("src/f.rs", Some("fn f() {\n    1\n}\n"))], "indent");
+    s.fx.commit(
+        "agent/x",
+        &[("src/f.rs", Some("fn f() {\n    1\n}\n"))],
+        "indent",
+    );
     s.fx.commit("main", &[("src/f.rs", Some("fn f() {\n\t1\n}\n"))], "tabs");
     s.fx.checkout(&s.root());
     s
@@ -43,7 +47,8 @@ fn indent_scene() -> Scene {
 fn merged(s: &Scene) -> closegate::repo::merged::Merged {
     let repo = closegate::repo::Repo::discover(&s.root()).unwrap();
     let tip = repo.branch_tip("agent/x").unwrap();
-    repo.merged_into(s.main_tip(), tip, "_EXEC_STATUS.md").unwrap()
+    repo.merged_into(s.main_tip(), tip, "_EXEC_STATUS.md")
+        .unwrap()
 }
 
 #[test]
@@ -73,7 +78,11 @@ fn indentation_only_differences_are_not_merged_and_the_hook_refuses_the_delete()
 fn the_very_blobs_on_the_base_are_merged_and_the_delete_passes() {
     // The honest side: the base took the agent's bytes (a squash), so deleting loses nothing.
     let s = Scene::new(Some(PASSING_CONFIG));
-    s.fx.commit("main", &[("src/lib.rs", Some("pub fn x() {}\n"))], "squash x");
+    s.fx.commit(
+        "main",
+        &[("src/lib.rs", Some("pub fn x() {}\n"))],
+        "squash x",
+    );
     s.fx.checkout(&s.root());
     assert_eq!(merged(&s), closegate::repo::merged::Merged::SameChanges);
     s.install();
@@ -92,22 +101,44 @@ fn a_deleted_path_counts_only_when_absent_from_the_base() {
     fx.commit("main", &[("other.txt", Some("o\n"))], "other");
     let main2 = repo.branch_tip("main").unwrap();
     assert_ne!(main, main2);
-    assert!(!repo.merged_into(main2, tip, "_EXEC_STATUS.md").unwrap().is_merged());
+    assert!(
+        !repo
+            .merged_into(main2, tip, "_EXEC_STATUS.md")
+            .unwrap()
+            .is_merged()
+    );
     fx.commit("main", &[("old.txt", None)], "base drops old too");
     let main3 = repo.branch_tip("main").unwrap();
-    assert!(repo.merged_into(main3, tip, "_EXEC_STATUS.md").unwrap().is_merged());
+    assert!(
+        repo.merged_into(main3, tip, "_EXEC_STATUS.md")
+            .unwrap()
+            .is_merged()
+    );
 }
 
 #[test]
 fn the_status_document_is_ignored_by_the_blob_rule() {
     let s = Scene::new(Some(PASSING_CONFIG));
-    s.fx.commit("agent/x", &[("_EXEC_STATUS.md", Some("# status\n"))], "status");
-    s.fx.commit("main", &[("src/lib.rs", Some("pub fn x() {}\n"))], "squash x");
+    s.fx.commit(
+        "agent/x",
+        &[("_EXEC_STATUS.md", Some("# status\n"))],
+        "status",
+    );
+    s.fx.commit(
+        "main",
+        &[("src/lib.rs", Some("pub fn x() {}\n"))],
+        "squash x",
+    );
     assert_eq!(merged(&s), closegate::repo::merged::Merged::SameChanges);
     let repo = closegate::repo::Repo::discover(&s.root()).unwrap();
     let tip = repo.branch_tip("agent/x").unwrap();
     // Under another status file name, the document is a change the base lacks.
-    assert!(!repo.merged_into(s.main_tip(), tip, "OTHER.md").unwrap().is_merged());
+    assert!(
+        !repo
+            .merged_into(s.main_tip(), tip, "OTHER.md")
+            .unwrap()
+            .is_merged()
+    );
 }
 
 #[test]

@@ -464,7 +464,10 @@ fn squash_merge_the_base_changed_later_is_not_merged() {
     );
     let out = assert_refused(&s, &["--delete-branch"], "teardown-unmerged");
     assert!(out.contains("agent/x"), "{out}");
-    assert_eq!(s.fx.repo.refname_to_id("refs/heads/agent/x").unwrap(), s.tip);
+    assert_eq!(
+        s.fx.repo.refname_to_id("refs/heads/agent/x").unwrap(),
+        s.tip
+    );
 }
 
 #[test]
