@@ -13,6 +13,8 @@ mod index_file;
 pub mod merged;
 pub mod notes;
 mod objects;
+#[doc(hidden)]
+pub mod reset_fuzz;
 pub mod safety;
 mod scan;
 mod workspace;

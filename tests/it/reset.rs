@@ -365,3 +365,20 @@ fn an_unchanged_tracked_file_keeps_its_mtime_and_a_changed_mode_is_reset() {
         .mode();
     assert_eq!(mode & 0o7777, 0o755);
 }
+
+proptest::proptest! {
+    #![proptest_config(proptest::test_runner::Config { cases: 64, ..Default::default() })]
+    /// Hostile trees, links, modes and kept-path shapes never write outside the workspace (the
+    /// `workspace_reset` fuzz target runs the same scenario).
+    #[test]
+    fn no_tree_and_no_planted_link_writes_outside_the_workspace(
+        data in proptest::collection::vec(proptest::num::u8::ANY, 0..96)
+    ) {
+        let fx = Fixture::new();
+        let repo = closegate::repo::Repo::discover(&fx.root()).unwrap();
+        let scratch = fx.tmp.path().join("scratch");
+        std::fs::create_dir(&scratch).unwrap();
+        let outcome = closegate::repo::reset_fuzz::run(&repo, &scratch, &data);
+        proptest::prop_assert!(outcome.is_ok(), "{:?}", outcome);
+    }
+}
