@@ -291,6 +291,18 @@ impl Setting {
         }
     }
 
+    /// What a passing record must have been made under to count (SPEC §9): the configuration
+    /// blob at the base tip before the transaction, and the tip contracts are read from.
+    pub(super) fn binding(&self) -> crate::covered::Binding {
+        crate::covered::Binding {
+            config: self
+                .trusted()
+                .filter(|t| t.tip.is_some())
+                .map(|t| t.config_blob.clone()),
+            tip: self.trusted().and_then(|t| t.tip.clone()),
+        }
+    }
+
     /// The blob id of the trusted configuration, which parsed: the same bytes at a pushed tip
     /// need no second parse.
     pub(super) fn parsed_blob(&self) -> Option<&str> {
@@ -342,7 +354,7 @@ struct Judge<'a> {
     setting: &'a Setting,
     heads: &'a [&'a Update],
     base_tips: Vec<Oid>,
-    passed: std::cell::OnceCell<std::collections::HashSet<String>>,
+    passed: std::cell::OnceCell<Vec<ledger::Pass>>,
 }
 
 impl<'a> Judge<'a> {
@@ -400,19 +412,22 @@ impl<'a> Judge<'a> {
         Ok(false)
     }
 
-    /// Is `id` covered by a passing record (SPEC §9)?
-    fn covered(&self, id: Oid) -> Result<bool> {
+    /// Is `id` covered by a passing record made under the base tip's configuration and
+    /// contract (SPEC §9)? With `merge`, a `closed-without-merge` teardown does not count.
+    fn covered(&self, id: Oid, merge: bool) -> Result<bool> {
         if self.passed.get().is_none() {
             let common = self.repo.common_dir();
-            let _ = self.passed.set(ledger::passing_commits(&common)?);
+            let _ = self.passed.set(ledger::passes(&common)?);
         }
-        let set = self.passed.get().expect("just set");
+        let passes = self.passed.get().expect("just set");
         let status_file = &self.setting.config().status_file;
-        Ok(crate::covered::is_covered_by(
+        Ok(crate::covered::is_covered_under(
             self.repo,
-            set,
+            passes,
+            &self.setting.binding(),
             id,
             status_file,
+            merge,
         ))
     }
 
@@ -451,7 +466,7 @@ impl<'a> Judge<'a> {
                     || self.repo.reaches(*b, tip)?
                     || holds_changes(self.repo, *b, tip, status_file);
             }
-            let accepted = merged || self.covered(tip)?;
+            let accepted = merged || self.covered(tip, false)?;
             decisions.push(self.decision(Action::Delete, short, tip, accepted));
         }
         Ok(decisions)
@@ -478,7 +493,7 @@ impl<'a> Judge<'a> {
                 let mut d = self.decision(Action::Merge, &branch, newest, false);
                 match self.setting.broken() {
                     Some(broken) => d.reason = Some(broken.clone()),
-                    None => d.accepted = self.covered(newest)?,
+                    None => d.accepted = self.covered(newest, true)?,
                 }
                 decisions.push(d);
             }

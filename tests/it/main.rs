@@ -43,6 +43,7 @@ mod scan;
 mod server;
 mod signal;
 mod snapshots;
+mod stale;
 mod teardown;
 mod teardown_audit;
 mod teardown_predict;
