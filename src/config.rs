@@ -25,7 +25,7 @@ pub const TOP_KEYS: &str = "base, status_file, agent_branches, protected, checks
 /// The most checks `jobs` may run at once.
 pub const MAX_JOBS: u64 = 64;
 /// Every key of a `[[checks]]` table (kept in step with the README like [`TOP_KEYS`]).
-pub const CHECK_KEYS: &str = "name, run, timeout_s, writable, network, keep";
+pub const CHECK_KEYS: &str = "name, run, timeout_s, writable, network, keep, reuse";
 /// The values of `[protected.policy]`: which changes on a surface need review.
 const POLICY_VALUES: &str = "\"all\", \"modify\"";
 
@@ -117,6 +117,8 @@ pub struct CheckSpec {
     /// Paths inside the checkout kept between runs (`keep`, SPEC §19), without a trailing `/`:
     /// when not empty the check runs in a warm workspace.
     pub keep: Vec<String>,
+    /// `reuse = "commit"` (SPEC §19): the commit id joins the check's reuse key.
+    pub reuse_commit: bool,
 }
 
 impl CheckSpec {
@@ -129,6 +131,7 @@ impl CheckSpec {
             writable: Vec::new(),
             network: true,
             keep: Vec::new(),
+            reuse_commit: false,
         }
     }
 }
@@ -500,6 +503,7 @@ fn check(value: &Value, at: &str) -> Result<CheckSpec> {
         .ok_or_else(|| wrong_type(at, "a table", value))?;
     let (mut name, mut run, mut timeout_s) = (None, None, DEFAULT_TIMEOUT_S);
     let (mut writable, mut network, mut keep) = (Vec::new(), true, Vec::new());
+    let mut reuse_commit = false;
     for (key, value) in table {
         let path = format!("{at}.{key}");
         match key.as_str() {
@@ -508,6 +512,7 @@ fn check(value: &Value, at: &str) -> Result<CheckSpec> {
             "timeout_s" => timeout_s = timeout(value, &path)?,
             "writable" => writable = writable_paths(value, &path)?,
             "keep" => keep = keep_paths(value, &path)?,
+            "reuse" => reuse_commit = reuse_mode(value, &path)?,
             "network" => {
                 network = value
                     .as_bool()
@@ -525,7 +530,18 @@ fn check(value: &Value, at: &str) -> Result<CheckSpec> {
         writable,
         network,
         keep,
+        reuse_commit,
     })
+}
+
+/// `checks[i].reuse`: `"tree"` (the default: the result is keyed by the commit's tree) or
+/// `"commit"` (the commit id joins the key, for a check that reads history); whether `commit`.
+fn reuse_mode(value: &Value, key: &str) -> Result<bool> {
+    match value.as_str() {
+        Some("commit") => Ok(true),
+        Some("tree") => Ok(false),
+        _ => Err(wrong_type(key, "\"commit\" or \"tree\"", value)),
+    }
 }
 
 /// `checks[i].keep`: relative paths inside the checkout, without `.`, `..` or `.git` parts;

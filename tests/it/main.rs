@@ -38,6 +38,7 @@ mod record;
 mod render;
 mod reset;
 mod reuse;
+mod reuse_key;
 mod sandbox;
 mod scan;
 mod server;
