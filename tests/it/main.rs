@@ -44,6 +44,7 @@ mod scan;
 mod server;
 mod signal;
 mod snapshots;
+mod squash;
 mod stale;
 mod teardown;
 mod teardown_audit;
