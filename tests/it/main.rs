@@ -37,6 +37,7 @@ mod props;
 mod record;
 mod render;
 mod reset;
+mod resume_trust;
 mod reuse;
 mod reuse_key;
 mod sandbox;
