@@ -25,7 +25,7 @@ pub const TOP_KEYS: &str = "base, status_file, agent_branches, protected, checks
 /// The most checks `jobs` may run at once.
 pub const MAX_JOBS: u64 = 64;
 /// Every key of a `[[checks]]` table (kept in step with the README like [`TOP_KEYS`]).
-pub const CHECK_KEYS: &str = "name, run, timeout_s, writable, network, keep, env";
+pub const CHECK_KEYS: &str = "name, run, timeout_s, writable, network, keep, env, reuse";
 /// Every key of a `[sandbox]` table (kept in step with the README like [`TOP_KEYS`]).
 pub const SANDBOX_KEYS: &str = "mode, hide";
 /// The values of `[protected.policy]`: which changes on a surface need review.
@@ -122,6 +122,8 @@ pub struct CheckSpec {
     /// Names of closegate's environment variables handed to the check beyond the allow-list
     /// (`env`, SPEC §4.6).
     pub env: Vec<String>,
+    /// `reuse = "commit"` (SPEC §19): the commit id joins the check's reuse key.
+    pub reuse_commit: bool,
 }
 
 impl CheckSpec {
@@ -135,6 +137,7 @@ impl CheckSpec {
             network: true,
             keep: Vec::new(),
             env: Vec::new(),
+            reuse_commit: false,
         }
     }
 }
@@ -598,6 +601,7 @@ fn check(value: &Value, at: &str) -> Result<CheckSpec> {
     let (mut name, mut run, mut timeout_s) = (None, None, DEFAULT_TIMEOUT_S);
     let (mut writable, mut network, mut keep) = (Vec::new(), true, Vec::new());
     let mut env = Vec::new();
+    let mut reuse_commit = false;
     for (key, value) in table {
         let path = format!("{at}.{key}");
         match key.as_str() {
@@ -607,6 +611,7 @@ fn check(value: &Value, at: &str) -> Result<CheckSpec> {
             "writable" => writable = writable_paths(value, &path)?,
             "keep" => keep = keep_paths(value, &path)?,
             "env" => env = env_names(value, &path)?,
+            "reuse" => reuse_commit = reuse_mode(value, &path)?,
             "network" => {
                 network = value
                     .as_bool()
@@ -625,6 +630,7 @@ fn check(value: &Value, at: &str) -> Result<CheckSpec> {
         network,
         keep,
         env,
+        reuse_commit,
     })
 }
 
@@ -637,6 +643,16 @@ fn env_names(value: &Value, key: &str) -> Result<Vec<String>> {
         }
     }
     Ok(names)
+}
+
+/// `checks[i].reuse`: `"tree"` (the default: the result is keyed by the commit's tree) or
+/// `"commit"` (the commit id joins the key, for a check that reads history); whether `commit`.
+fn reuse_mode(value: &Value, key: &str) -> Result<bool> {
+    match value.as_str() {
+        Some("commit") => Ok(true),
+        Some("tree") => Ok(false),
+        _ => Err(wrong_type(key, "\"commit\" or \"tree\"", value)),
+    }
 }
 
 /// `checks[i].keep`: relative paths inside the checkout, without `.`, `..` or `.git` parts;

@@ -82,10 +82,14 @@ pub fn run(
     env: &CheckEnv,
     mode: SandboxMode,
 ) -> Result<Checked> {
+    let (slug, branch) = env.key_values(repo);
     let key = Key {
         tree: repo.tree_of(commit).unwrap_or(commit).to_string(),
         config: None,
         base_commit: None,
+        slug,
+        branch,
+        commit: commit.to_string(),
     };
     let plan = Plan {
         mode,
@@ -329,6 +333,13 @@ fn run_all(
 }
 
 impl CheckEnv {
+    /// The `CLOSEGATE_SLUG` and `CLOSEGATE_BRANCH` values a check is given, for its reuse key
+    /// (SPEC §19).
+    pub fn key_values(&self, repo: &Repo) -> (String, String) {
+        let [_, (_, branch), (_, slug), _] = self.bounded(repo);
+        (slug, branch)
+    }
+
     /// The `CLOSEGATE_*` values as given to a check: each at most `ENV_VALUE_MAX` bytes and free
     /// of NUL (else empty), and the branch only when it names a branch of this repository, so
     /// nothing the agent wrote can make the check fail to start.

@@ -366,10 +366,14 @@ fn run_checks(
             base: report.base.clone().unwrap_or_default(),
         };
         let mode = inputs.config.sandbox;
+        let (slug, branch) = env.key_values(&inputs.repo);
         let key = reuse::Key {
             tree: inputs.repo.tree_of(commit).unwrap_or(commit).to_string(),
             config: report.config.clone(),
             base_commit: report.base_commit.clone(),
+            slug,
+            branch,
+            commit: commit.to_string(),
         };
         let common = inputs.repo.common_dir();
         let recorded = reuse::Recorded::load(&common, &key, inputs.rerun)?;

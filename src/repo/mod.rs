@@ -14,6 +14,8 @@ pub mod merged;
 pub mod notes;
 mod objects;
 mod overlay;
+#[doc(hidden)]
+pub mod reset_fuzz;
 pub mod safety;
 mod scan;
 mod workspace;
