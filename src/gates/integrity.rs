@@ -212,8 +212,15 @@ fn run_on(
         .iter()
         .map(|&i| shared.config.checks[i].clone())
         .collect();
+    // Keyed on the values this run is given (SPEC §19): an overlay stands for the claimed
+    // commit, the base's own tree for the merge base with an empty slug, so one run per base
+    // commit serves every agent and no run under one slug is reused under another.
+    let (slug, branch) = env.key_values(repo);
     let key = Key {
         tree: target.tree.to_string(),
+        slug,
+        branch,
+        commit: env.commit.clone(),
         ..shared.key.clone()
     };
     let recorded = Recorded::load(&repo.common_dir(), &key, shared.rerun)?;
