@@ -18,6 +18,7 @@ pub mod hook;
 pub mod inherited;
 pub mod input_file;
 pub mod inputs;
+pub mod land;
 pub mod ledger;
 pub mod record;
 pub mod render;
@@ -75,5 +76,6 @@ pub fn run(cli: cli::Cli) -> anyhow::Result<i32> {
         Command::Man(args) => cmd::manual::man(args),
         Command::Version(args) => cmd::manual::version(args),
         Command::Validate(args) => cmd::validate::run(args),
+        Command::Land(args) => cmd::land::run(args),
     }
 }

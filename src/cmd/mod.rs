@@ -11,6 +11,7 @@ pub mod guard;
 pub mod hook;
 pub mod init;
 pub mod key;
+pub mod land;
 pub mod lint;
 pub mod log;
 pub mod manual;

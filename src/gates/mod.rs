@@ -63,6 +63,9 @@ pub struct Inputs {
     /// Branch tips a push brings (short name, new value), standing for refs not yet moved in a
     /// pre-receive hook (SPEC §20); empty elsewhere.
     pub pushed: Vec<(String, Oid)>,
+    /// The base commit of the passing record a teardown is admitted on (SPEC §7 step 1): the
+    /// checks are keyed on it, so that record's results stand and nothing runs again.
+    pub admitted_base: Option<String>,
 }
 
 /// The report plus what later steps (teardown, approve, signal) need.
@@ -348,7 +351,10 @@ fn run_checks(inputs: &Inputs, doc: &StatusDoc, commit: Oid, report: &mut Report
         let key = reuse::Key {
             tree: inputs.repo.tree_of(commit).unwrap_or(commit).to_string(),
             config: report.config.clone(),
-            base_commit: report.base_commit.clone(),
+            base_commit: inputs
+                .admitted_base
+                .clone()
+                .or_else(|| report.base_commit.clone()),
         };
         let common = inputs.repo.common_dir();
         let recorded = reuse::Recorded::load(&common, &key, inputs.rerun)?;

@@ -748,6 +748,7 @@ fn shell_word(text: &str) -> String {
 pub(super) fn holds_changes(repo: &Repo, base: Oid, tip: Oid) -> bool {
     repo.merged_into(base, tip)
         .is_ok_and(|merged| merged.is_merged())
+        || crate::land::landed::landed(repo, base, tip)
 }
 
 #[cfg(test)]

@@ -1,0 +1,489 @@
+//! `closegate land` (SPEC §22): the base only ever moves to a tree that passed the checks.
+//!
+//! For each branch: gate on its recorded verdict (`target::gate`), compose it onto the current
+//! base tip in memory (`compose`), check the composed tree (`verify`), move the base by
+//! compare-and-swap under a per-base lock (`base`), record, then tear the worktree down with no
+//! check run again. Several branches go in batches (`--batch N`): a failing batch is bisected by
+//! prefixes in landing order until the breaking branch is named.
+
+pub mod base;
+pub mod compose;
+pub mod landed;
+pub mod push;
+pub mod target;
+pub mod verify;
+
+use anyhow::{Result, bail};
+use git2::Oid;
+
+use crate::catalog::Code;
+use crate::finding::{Finding, Verdict};
+use crate::ledger::{Event, LandFields, Record};
+use crate::report::{CheckRun, Provenance, Report};
+use crate::repo::Repo;
+pub use compose::Strategy;
+use target::{Admitted, Target};
+use verify::Verifier;
+
+/// How many times `land` composes again after the base moved under it before `land-base-busy`.
+pub const ATTEMPTS: usize = 5;
+
+/// A `land` as asked on the command line.
+#[derive(Debug, Clone)]
+pub struct Request {
+    pub targets: Vec<String>,
+    pub all: bool,
+    pub strategy: Strategy,
+    pub base: Option<String>,
+    pub batch: usize,
+    pub no_teardown: bool,
+    pub keep_branch: bool,
+    pub dry_run: bool,
+}
+
+/// What happened to one branch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Outcome {
+    Landed,
+    Refused,
+    Skipped,
+}
+
+/// One branch's result.
+#[derive(Debug, Clone)]
+pub struct BranchResult {
+    pub branch: String,
+    pub slug: String,
+    pub tip: Oid,
+    pub outcome: Outcome,
+    pub findings: Vec<Finding>,
+    pub composed: Option<Oid>,
+    pub checks: Vec<CheckRun>,
+    /// The teardown that followed: its codes when it refused, and what it did.
+    pub teardown: Vec<String>,
+    pub teardown_codes: Vec<String>,
+}
+
+/// What a `land` did.
+#[derive(Debug)]
+pub struct Landing {
+    pub base: String,
+    pub before: Option<Oid>,
+    pub after: Option<Oid>,
+    pub branches: Vec<BranchResult>,
+    pub dry_run: bool,
+    pub strategy: Strategy,
+    /// Check runs that actually ran (not reused).
+    pub checks_run: usize,
+}
+
+impl Landing {
+    /// SPEC §1.3: 0 when every branch named landed (or, dry, would), 1 otherwise.
+    pub fn exit(&self) -> i32 {
+        i32::from(self.branches.iter().any(|b| b.outcome != Outcome::Landed))
+    }
+}
+
+/// The state one `land` works in.
+struct Ctx<'a> {
+    repo: &'a Repo,
+    req: &'a Request,
+    base: String,
+    config: crate::config::Config,
+    blob: Option<String>,
+    provenance: Provenance,
+}
+
+/// Run a `land` from the current directory's repository.
+pub fn run(req: &Request) -> Result<Landing> {
+    let (repo, _) = crate::inputs::open(None)?;
+    let trusted = crate::inputs::trusted_config(&repo, req.base.as_deref(), None)?;
+    let Some((base, _)) = trusted.base.clone() else {
+        bail!("no base branch resolved: pass --base NAME");
+    };
+    if repo.branch_tip(&base).is_none() {
+        bail!("the base `{base}` is not a local branch: land moves a local branch");
+    }
+    let ctx = Ctx {
+        repo: &repo,
+        req,
+        base: base.clone(),
+        config: trusted.config.clone(),
+        blob: trusted.config_blob.clone(),
+        provenance: trusted.provenance,
+    };
+    let targets = if req.all {
+        let mut all = target::all(&repo, &ctx.config, ctx.blob.as_deref(), &base);
+        let named = target::resolve(&repo, &req.targets, &ctx.config.status_file)?;
+        for t in named {
+            if !all.iter().any(|a| a.branch == t.branch) {
+                all.push(t);
+            }
+        }
+        all
+    } else {
+        if req.targets.is_empty() {
+            bail!("name a branch or worktree to land, or pass --all");
+        }
+        target::resolve(&repo, &req.targets, &ctx.config.status_file)?
+    };
+    // One land per base at a time: a second one waits here (a dry run moves nothing and waits
+    // for nobody).
+    let _lock = if req.dry_run {
+        None
+    } else {
+        Some(base::lock(&repo.common_dir(), &base)?)
+    };
+    let before = repo.branch_tip(&base);
+    let mut landing = Landing {
+        base: base.clone(),
+        before,
+        after: before,
+        branches: Vec::new(),
+        dry_run: req.dry_run,
+        strategy: req.strategy,
+        checks_run: 0,
+    };
+    let mut verifier = Verifier::new(&repo, &ctx.config, ctx.blob.clone(), &base);
+    let mut admitted: Vec<(Target, Admitted)> = Vec::new();
+    for t in targets {
+        match target::gate(&repo, &t, ctx.blob.as_deref()) {
+            Ok(a) => admitted.push((t, a)),
+            Err(finding) => landing.branches.push(refused(&t, vec![finding])),
+        }
+    }
+    let batch = req.batch.max(1);
+    let mut queue = admitted;
+    while !queue.is_empty() {
+        let take = batch.min(queue.len());
+        let group: Vec<(Target, Admitted)> = queue.drain(..take).collect();
+        let results = land_batch(&ctx, &mut verifier, group, &mut landing)?;
+        landing.branches.extend(results);
+    }
+    landing.after = if req.dry_run {
+        landing.after
+    } else {
+        repo.branch_tip(&base)
+    };
+    landing.checks_run = verifier.ran;
+    if !req.dry_run {
+        teardowns(&ctx, &mut landing)?;
+    }
+    Ok(landing)
+}
+
+fn refused(t: &Target, findings: Vec<Finding>) -> BranchResult {
+    BranchResult {
+        branch: t.branch.clone(),
+        slug: t.slug.clone(),
+        tip: t.tip,
+        outcome: Outcome::Refused,
+        findings,
+        composed: None,
+        checks: Vec::new(),
+        teardown: Vec::new(),
+        teardown_codes: Vec::new(),
+    }
+}
+
+/// One composed prefix of a batch: the branch and the commit composing it onto the previous.
+struct Step {
+    index: usize,
+    composed: Oid,
+}
+
+/// Land one batch: compose every branch in order, check the whole, bisect on failure, move the
+/// base by compare-and-swap; compose again when the base moved (bounded).
+fn land_batch(
+    ctx: &Ctx,
+    verifier: &mut Verifier,
+    mut group: Vec<(Target, Admitted)>,
+    landing: &mut Landing,
+) -> Result<Vec<BranchResult>> {
+    let mut results: Vec<BranchResult> = Vec::new();
+    let mut attempts = 0;
+    loop {
+        if group.is_empty() {
+            return Ok(results);
+        }
+        let onto = if ctx.req.dry_run {
+            landing.after.unwrap_or(Oid::zero())
+        } else {
+            ctx.repo.branch_tip(&ctx.base).unwrap_or(Oid::zero())
+        };
+        // Compose in landing order; a branch that conflicts is refused and left out.
+        let mut steps: Vec<Step> = Vec::new();
+        let mut head = onto;
+        let mut dropped = Vec::new();
+        for (i, (t, _)) in group.iter().enumerate() {
+            match protected_gate(ctx, t, onto, &group[i].1) {
+                Some(f) => {
+                    dropped.push((i, f));
+                    continue;
+                }
+                None => {}
+            }
+            match compose::compose(ctx.repo, head, t, ctx.req.strategy, &ctx.config.status_file)? {
+                Ok(c) => {
+                    head = c;
+                    steps.push(Step { index: i, composed: c });
+                }
+                Err(f) => dropped.push((i, f)),
+            }
+        }
+        if !dropped.is_empty() {
+            for (i, f) in dropped.iter().rev() {
+                let (t, _) = group.remove(*i);
+                results.push(refused(&t, vec![f.clone()]));
+            }
+            continue;
+        }
+        let (first_branch, first_slug) = (group[0].0.branch.clone(), group[0].0.slug.clone());
+        let whole = verifier.verify(head, onto, &first_branch, &first_slug)?;
+        if !whole.passed {
+            let breaking = bisect(verifier, &steps, onto, &first_branch, &first_slug)?;
+            let at = steps[breaking].index;
+            let (t, _) = group.remove(at);
+            let prefix = verifier.verify(steps[breaking].composed, onto, &first_branch, &first_slug)?;
+            let mut r = refused(&t, vec![check_failed(&t, &prefix)]);
+            r.checks = prefix.runs.clone();
+            r.composed = Some(steps[breaking].composed);
+            results.push(r);
+            continue;
+        }
+        if ctx.req.dry_run {
+            landing.after = Some(head);
+            for (step, (t, _)) in steps.iter().zip(&group) {
+                results.push(landed(t, step.composed, &whole.runs));
+            }
+            return Ok(results);
+        }
+        if let Some(command) = crate::test_switch("CLOSEGATE_TEST_LAND_BEFORE_MOVE")
+            && attempts == 0
+        {
+            let _ = std::process::Command::new("sh").arg("-c").arg(command).status();
+        }
+        let message = format!("closegate land: {}", names(&group));
+        match base::move_base(ctx.repo, &ctx.base, onto, head, &message)? {
+            base::Moved::Done => {
+                for (step, (t, a)) in steps.iter().zip(&group) {
+                    record(ctx, t, a, step.composed, onto, head, &whole)?;
+                    results.push(landed(t, step.composed, &whole.runs));
+                }
+                return Ok(results);
+            }
+            base::Moved::Raced => {
+                attempts += 1;
+                if attempts >= ATTEMPTS {
+                    for (t, _) in group.drain(..) {
+                        let msg = format!(
+                            "the base `{}` moved {ATTEMPTS} times while `{}` was being landed; \
+                             nothing was changed: run `closegate land` again",
+                            ctx.base, t.branch
+                        );
+                        results.push(refused(&t, vec![Finding::new(Code::LandBaseBusy, msg)]));
+                    }
+                    return Ok(results);
+                }
+            }
+            base::Moved::Dirty(dir, why) => {
+                for (t, _) in group.drain(..) {
+                    let msg = format!(
+                        "the base `{}` is checked out in {}, which has changes the move would \
+                         overwrite ({why}); nothing was moved: commit, stash or discard them",
+                        ctx.base,
+                        dir.display()
+                    );
+                    results.push(refused(&t, vec![Finding::new(Code::LandBaseDirty, msg)]));
+                }
+                return Ok(results);
+            }
+            base::Moved::Refused(why) => {
+                for (t, _) in group.drain(..) {
+                    let msg = format!("git refused to move the base `{}`: {why}", ctx.base);
+                    results.push(refused(&t, vec![Finding::new(Code::LandNotVerified, msg)]));
+                }
+                return Ok(results);
+            }
+        }
+    }
+}
+
+/// The first failing prefix (its index in `steps`), knowing the whole batch fails: a binary
+/// search over prefixes in landing order, every result reused by tree.
+fn bisect(
+    verifier: &mut Verifier,
+    steps: &[Step],
+    onto: Oid,
+    branch: &str,
+    slug: &str,
+) -> Result<usize> {
+    let (mut lo, mut hi) = (0, steps.len() - 1);
+    while lo < hi {
+        let mid = (lo + hi) / 2;
+        if verifier.verify(steps[mid].composed, onto, branch, slug)?.passed {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    Ok(lo)
+}
+
+/// SPEC §22 step 3: the protected gate against the current base; a protected path the branch's
+/// verdict (or approval) did not cover refuses it.
+fn protected_gate(ctx: &Ctx, t: &Target, onto: Oid, admitted: &Admitted) -> Option<Finding> {
+    if admitted.approved {
+        return None;
+    }
+    let merge_base = ctx.repo.merge_base(onto, t.commit)?;
+    let changes = ctx.repo.changes(Some(merge_base), t.commit).ok()?;
+    let (hits, findings) = crate::gates::protected::run(&ctx.config, &changes);
+    let review = findings
+        .iter()
+        .any(|f| f.severity == crate::catalog::Severity::Review);
+    if !review {
+        return None;
+    }
+    let paths: Vec<String> = hits.iter().map(|h| h.path.clone()).collect();
+    let msg = format!(
+        "`{}` changes protected paths against the current base that its verdict did not cover: \
+         {}; run `closegate check` and have a human `closegate approve` it",
+        t.branch,
+        paths.join(", ")
+    );
+    Some(Finding::new(Code::LandNotVerified, msg))
+}
+
+fn check_failed(t: &Target, v: &verify::Verified) -> Finding {
+    let mut lines: Vec<String> = Vec::new();
+    for f in &v.findings {
+        lines.push(f.message.clone());
+    }
+    for run in v.runs.iter().filter(|r| r.exit_code != Some(0)) {
+        lines.extend(run.output.iter().cloned());
+    }
+    if lines.is_empty() {
+        lines.push("no check could run on the composed tree".into());
+    }
+    let msg = format!(
+        "`{}` passes alone but a check fails once composed with the current base: {}",
+        t.branch,
+        lines.join("\n")
+    );
+    Finding::new(Code::LandCheckFailed, msg)
+}
+
+fn landed(t: &Target, composed: Oid, runs: &[CheckRun]) -> BranchResult {
+    BranchResult {
+        outcome: Outcome::Landed,
+        composed: Some(composed),
+        checks: runs.to_vec(),
+        ..refused(t, Vec::new())
+    }
+}
+
+fn names(group: &[(Target, Admitted)]) -> String {
+    let names: Vec<&str> = group.iter().map(|(t, _)| t.branch.as_str()).collect();
+    names.join(", ")
+}
+
+/// SPEC §22 step 5: the `land` record, once the base has moved.
+fn record(
+    ctx: &Ctx,
+    t: &Target,
+    a: &Admitted,
+    composed: Oid,
+    before: Oid,
+    after: Oid,
+    v: &verify::Verified,
+) -> Result<()> {
+    let report = Report {
+        slug: Some(t.slug.clone()),
+        commit: Some(t.tip.to_string()),
+        branch: Some(t.branch.clone()),
+        worktree: t.worktree.as_ref().map(|p| p.display().to_string()),
+        verdict: Verdict::Verified,
+        config: ctx.blob.clone(),
+        provenance: Some(ctx.provenance),
+        base: Some(ctx.base.clone()),
+        base_commit: Some(before.to_string()),
+        ..Report::default()
+    };
+    let fields = LandFields {
+        tip: t.tip.to_string(),
+        composed: composed.to_string(),
+        base_before: before.to_string(),
+        base_after: after.to_string(),
+        strategy: ctx.req.strategy.as_str().to_string(),
+        checks: v.entries.clone(),
+        admitted_on: Some(a.ts.clone()),
+    };
+    Record::new(&report, None, Event::Land(fields)).append(&ctx.repo.common_dir())
+}
+
+/// Tear down every landed branch's worktree (no check run again: it is admitted on its records)
+/// and delete its branch (compare-and-delete), unless `--no-teardown` / `--keep-branch`.
+fn teardowns(ctx: &Ctx, landing: &mut Landing) -> Result<()> {
+    if ctx.req.no_teardown {
+        return Ok(());
+    }
+    for b in landing.branches.iter_mut() {
+        if b.outcome != Outcome::Landed {
+            continue;
+        }
+        let worktree = ctx
+            .repo
+            .worktrees()
+            .into_iter()
+            .find(|w| {
+                w.exists && !w.main && w.head_ref().as_deref() == Some(&format!("refs/heads/{}", b.branch))
+            })
+            .map(|w| w.path);
+        match worktree {
+            Some(dir) => teardown_one(ctx, b, dir)?,
+            None if !ctx.req.keep_branch => match ctx.repo.delete_branch_if_at(&b.branch, b.tip)? {
+                crate::repo::safety::BranchDeletion::Deleted => {
+                    b.teardown.push(format!("deleted branch {} (at {})", b.branch, b.tip));
+                }
+                crate::repo::safety::BranchDeletion::Moved(now) => {
+                    let now = now.map_or("nothing".to_string(), |n| n.to_string());
+                    b.teardown.push(format!(
+                        "kept branch {}: it moved to {now} after it was landed",
+                        b.branch
+                    ));
+                }
+            },
+            None => {}
+        }
+    }
+    Ok(())
+}
+
+fn teardown_one(ctx: &Ctx, b: &mut BranchResult, dir: std::path::PathBuf) -> Result<()> {
+    let request = crate::teardown::Request {
+        worktree: Some(dir),
+        gate: crate::inputs::GateArgs {
+            base: ctx.req.base.clone(),
+            ..Default::default()
+        },
+        dry_run: false,
+        delete_branch: !ctx.req.keep_branch,
+        allow_unverified: false,
+    };
+    match crate::teardown::run(&request) {
+        Ok(done) => {
+            for step in &done.steps {
+                b.teardown.push(format!("{} {}", step.verb, step.what));
+            }
+            if done.exit != 0
+                && let Some(report) = &done.report
+            {
+                b.teardown_codes = report.codes().iter().map(|c| c.as_str().to_string()).collect();
+            }
+        }
+        Err(e) => b.teardown.push(format!("teardown error: {e:#}")),
+    }
+    Ok(())
+}
