@@ -30,7 +30,7 @@ pub mod term;
 pub mod toml_read;
 
 /// A test switch from the environment (`CLOSEGATE_TEST_NO_SANDBOX`, `CLOSEGATE_TEST_FAILPOINT`,
-/// `CLOSEGATE_TEST_FAILPOINT_DIR`, `CLOSEGATE_TRACE_CODES`). Only builds with debug assertions
+/// `CLOSEGATE_TEST_FAILPOINT_DIR`, `CLOSEGATE_TRACE_CODES`, `CLOSEGATE_TEST_LAND_BEFORE_MOVE`). Only builds with debug assertions
 /// read one (`cargo test` builds the binary that way); a release build never does, so no
 /// environment a hook or a check inherits can take the sandbox away, stop a teardown midway or
 /// have closegate append to a file it names.

@@ -259,9 +259,8 @@ fn land_batch(
             }
             return Ok(results);
         }
-        if let Some(command) = crate::test_switch("CLOSEGATE_TEST_LAND_BEFORE_MOVE")
-            && attempts == 0
-        {
+        // Tests stand in for someone else moving the base between compose and move.
+        if let Some(command) = crate::test_switch("CLOSEGATE_TEST_LAND_BEFORE_MOVE") {
             let _ = std::process::Command::new("sh").arg("-c").arg(command).status();
         }
         let message = format!("closegate land: {}", names(&group));

@@ -24,6 +24,7 @@ mod inputs;
 mod integrity;
 mod jobs;
 mod keyed;
+mod land;
 mod layouts;
 mod lint;
 mod lint_fix;
