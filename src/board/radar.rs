@@ -68,7 +68,8 @@ pub fn conflicts(repo: &Repo, branches: &[(String, Oid)], status_file: &str) -> 
                 continue;
             }
             let merge_base = repo.merge_base(*a, *b);
-            if let Ok(Composed::Conflict(paths)) = repo.compose_tree(merge_base, *a, *b, status_file)
+            if let Ok(Composed::Conflict(paths)) =
+                repo.compose_tree(merge_base, *a, *b, status_file)
             {
                 pairs.push(Pair {
                     one: one.clone(),

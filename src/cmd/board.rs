@@ -10,7 +10,8 @@ use crate::repo::Repo;
 
 /// Show every worktree with its agent state, verdict and lifecycle stage
 ///
-/// Stages: RUNNING, BLOCKED, VERIFYING, FAILED, REVIEW, UNVERIFIED, COMPLETED, STOPPED, computed
+/// Stages: RUNNING, BLOCKED, VERIFYING, FAILED, REVIEW, UNVERIFIED, COMPLETED, STOPPED, MERGED,
+/// CONFLICT, computed
 /// from git and the audit log alone.
 #[derive(Debug, clap::Args)]
 pub struct Args {

@@ -121,7 +121,12 @@ fn human(l: &Landing, out: &mut dyn Write) -> Result<()> {
             (Outcome::Skipped, _) => "skipped",
         };
         let composed = b.composed.map_or(String::new(), |c| format!(" as {c}"));
-        writeln!(out, "{word} {} ({}){composed}", escape(&b.branch), escape(&b.slug))?;
+        writeln!(
+            out,
+            "{word} {} ({}){composed}",
+            escape(&b.branch),
+            escape(&b.slug)
+        )?;
         for f in &b.findings {
             writeln!(out, "  {}: {}", f.code, escape(&f.message))?;
         }
@@ -137,8 +142,16 @@ fn human(l: &Landing, out: &mut dyn Write) -> Result<()> {
         }
     }
     let show = |c: Option<git2::Oid>| c.map_or("none".to_string(), |c| c.to_string());
-    let moved = if l.before == l.after { "unchanged" } else { "moved" };
-    let dry = if l.dry_run { " (dry run: nothing was moved, recorded or removed)" } else { "" };
+    let moved = if l.before == l.after {
+        "unchanged"
+    } else {
+        "moved"
+    };
+    let dry = if l.dry_run {
+        " (dry run: nothing was moved, recorded or removed)"
+    } else {
+        ""
+    };
     writeln!(
         out,
         "base {} {moved}: {} -> {} ({} check run(s)){dry}",

@@ -24,7 +24,13 @@ pub fn lock(common: &Path, name: &str) -> Result<Lock> {
     std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
     let safe: String = name
         .chars()
-        .map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '.' { c } else { '_' })
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '.' {
+                c
+            } else {
+                '_'
+            }
+        })
         .collect();
     let path = dir.join(format!("land-{safe}.lock"));
     let file = std::fs::OpenOptions::new()
@@ -66,7 +72,14 @@ pub fn would_overwrite(dir: &Path, old: Oid, new: Oid) -> Result<Option<String>>
     let _ = git(dir, &["update-index", "-q", "--refresh"]);
     let out = git(
         dir,
-        &["read-tree", "-m", "-u", "-n", &old.to_string(), &new.to_string()],
+        &[
+            "read-tree",
+            "-m",
+            "-u",
+            "-n",
+            &old.to_string(),
+            &new.to_string(),
+        ],
     )?;
     Ok((!out.status.success()).then(|| stderr(&out)))
 }
@@ -101,7 +114,10 @@ pub fn move_base(repo: &Repo, name: &str, old: Oid, new: Oid, message: &str) -> 
         return Ok(Moved::Refused(stderr(&out)));
     }
     for dir in &worktrees {
-        let out = git(dir, &["read-tree", "-m", "-u", &old.to_string(), &new.to_string()])?;
+        let out = git(
+            dir,
+            &["read-tree", "-m", "-u", &old.to_string(), &new.to_string()],
+        )?;
         if !out.status.success() {
             anyhow::bail!(
                 "the base moved to {new}, but the worktree {} that has it checked out could not \
@@ -126,7 +142,12 @@ pub fn current(common: &Path, refname: &str) -> Result<Option<Oid>> {
 pub fn git(dir: &Path, args: &[&str]) -> Result<std::process::Output> {
     let mut cmd = Command::new("git");
     cmd.arg("-C").arg(dir).args(args);
-    for var in ["GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_COMMON_DIR"] {
+    for var in [
+        "GIT_DIR",
+        "GIT_WORK_TREE",
+        "GIT_INDEX_FILE",
+        "GIT_COMMON_DIR",
+    ] {
         cmd.env_remove(var);
     }
     cmd.stdin(std::process::Stdio::null());

@@ -19,8 +19,8 @@ use git2::Oid;
 use crate::catalog::Code;
 use crate::finding::{Finding, Verdict};
 use crate::ledger::{Event, LandFields, Record};
-use crate::report::{CheckRun, Provenance, Report};
 use crate::repo::Repo;
+use crate::report::{CheckRun, Provenance, Report};
 pub use compose::Strategy;
 use target::{Admitted, Target};
 use verify::Verifier;
@@ -113,21 +113,7 @@ pub fn run(req: &Request) -> Result<Landing> {
         blob: trusted.config_blob.clone(),
         provenance: trusted.provenance,
     };
-    let targets = if req.all {
-        let mut all = target::all(&repo, &ctx.config, ctx.blob.as_deref(), &base);
-        let named = target::resolve(&repo, &req.targets, &ctx.config.status_file)?;
-        for t in named {
-            if !all.iter().any(|a| a.branch == t.branch) {
-                all.push(t);
-            }
-        }
-        all
-    } else {
-        if req.targets.is_empty() {
-            bail!("name a branch or worktree to land, or pass --all");
-        }
-        target::resolve(&repo, &req.targets, &ctx.config.status_file)?
-    };
+    let targets = select(&ctx)?;
     // One land per base at a time: a second one waits here (a dry run moves nothing and waits
     // for nobody).
     let _lock = if req.dry_run {
@@ -146,13 +132,7 @@ pub fn run(req: &Request) -> Result<Landing> {
         checks_run: 0,
     };
     let mut verifier = Verifier::new(&repo, &ctx.config, ctx.blob.clone(), &base);
-    let mut admitted: Vec<(Target, Admitted)> = Vec::new();
-    for t in targets {
-        match target::gate(&repo, &t, ctx.blob.as_deref()) {
-            Ok(a) => admitted.push((t, a)),
-            Err(finding) => landing.branches.push(refused(&t, vec![finding])),
-        }
-    }
+    let admitted = admit(&ctx, targets, &mut landing);
     let batch = req.batch.max(1);
     let mut queue = admitted;
     while !queue.is_empty() {
@@ -171,6 +151,37 @@ pub fn run(req: &Request) -> Result<Landing> {
         teardowns(&ctx, &mut landing)?;
     }
     Ok(landing)
+}
+
+/// Step 1 for every target: the admitted ones, in order; the others refused into `landing`.
+fn admit(ctx: &Ctx, targets: Vec<Target>, landing: &mut Landing) -> Vec<(Target, Admitted)> {
+    let mut admitted = Vec::new();
+    for t in targets {
+        match target::gate(ctx.repo, &t, ctx.blob.as_deref()) {
+            Ok(a) => admitted.push((t, a)),
+            Err(finding) => landing.branches.push(refused(&t, vec![finding])),
+        }
+    }
+    admitted
+}
+
+/// The branches named, in order; with `--all`, every COMPLETED agent branch first.
+fn select(ctx: &Ctx) -> Result<Vec<Target>> {
+    let (repo, req) = (ctx.repo, ctx.req);
+    let named = target::resolve(repo, &req.targets, &ctx.config.status_file)?;
+    if !req.all {
+        if named.is_empty() {
+            bail!("name a branch or worktree to land, or pass --all");
+        }
+        return Ok(named);
+    }
+    let mut all = target::all(repo, &ctx.config, ctx.blob.as_deref(), &ctx.base);
+    for t in named {
+        if !all.iter().any(|a| a.branch == t.branch) {
+            all.push(t);
+        }
+    }
+    Ok(all)
 }
 
 fn refused(t: &Target, findings: Vec<Finding>) -> BranchResult {
@@ -207,106 +218,172 @@ fn land_batch(
         if group.is_empty() {
             return Ok(results);
         }
-        let onto = if ctx.req.dry_run {
-            landing.after.unwrap_or(Oid::zero())
-        } else {
-            ctx.repo.branch_tip(&ctx.base).unwrap_or(Oid::zero())
-        };
-        // Compose in landing order; a branch that conflicts is refused and left out.
-        let mut steps: Vec<Step> = Vec::new();
-        let mut head = onto;
-        let mut dropped = Vec::new();
-        for (i, (t, _)) in group.iter().enumerate() {
-            match protected_gate(ctx, t, onto, &group[i].1) {
-                Some(f) => {
-                    dropped.push((i, f));
-                    continue;
-                }
-                None => {}
-            }
-            match compose::compose(ctx.repo, head, t, ctx.req.strategy, &ctx.config.status_file)? {
-                Ok(c) => {
-                    head = c;
-                    steps.push(Step { index: i, composed: c });
-                }
-                Err(f) => dropped.push((i, f)),
-            }
+        let onto = match ctx.req.dry_run {
+            true => landing.after,
+            false => ctx.repo.branch_tip(&ctx.base),
         }
+        .unwrap_or(Oid::zero());
+        let (steps, head, dropped) = compose_group(ctx, &group, onto)?;
         if !dropped.is_empty() {
-            for (i, f) in dropped.iter().rev() {
-                let (t, _) = group.remove(*i);
-                results.push(refused(&t, vec![f.clone()]));
+            for (i, f) in dropped.into_iter().rev() {
+                let (t, _) = group.remove(i);
+                results.push(refused(&t, vec![f]));
             }
             continue;
         }
         let (first_branch, first_slug) = (group[0].0.branch.clone(), group[0].0.slug.clone());
         let whole = verifier.verify(head, onto, &first_branch, &first_slug)?;
         if !whole.passed {
-            let breaking = bisect(verifier, &steps, onto, &first_branch, &first_slug)?;
-            let at = steps[breaking].index;
-            let (t, _) = group.remove(at);
-            let prefix = verifier.verify(steps[breaking].composed, onto, &first_branch, &first_slug)?;
-            let mut r = refused(&t, vec![check_failed(&t, &prefix)]);
-            r.checks = prefix.runs.clone();
-            r.composed = Some(steps[breaking].composed);
-            results.push(r);
+            let first = (first_branch.as_str(), first_slug.as_str());
+            results.push(refuse_breaking(verifier, &steps, &mut group, onto, first)?);
             continue;
         }
         if ctx.req.dry_run {
             landing.after = Some(head);
-            for (step, (t, _)) in steps.iter().zip(&group) {
-                results.push(landed(t, step.composed, &whole.runs));
-            }
+            results.extend(would_land(&steps, &group, &whole));
             return Ok(results);
         }
-        // Tests stand in for someone else moving the base between compose and move.
-        if let Some(command) = crate::test_switch("CLOSEGATE_TEST_LAND_BEFORE_MOVE") {
-            let _ = std::process::Command::new("sh").arg("-c").arg(command).status();
-        }
+        before_move();
         let message = format!("closegate land: {}", names(&group));
-        match base::move_base(ctx.repo, &ctx.base, onto, head, &message)? {
-            base::Moved::Done => {
-                for (step, (t, a)) in steps.iter().zip(&group) {
-                    record(ctx, t, a, step.composed, onto, head, &whole)?;
-                    results.push(landed(t, step.composed, &whole.runs));
-                }
-                return Ok(results);
+        let moved = base::move_base(ctx.repo, &ctx.base, onto, head, &message)?;
+        if let base::Moved::Raced = moved {
+            attempts += 1;
+            if attempts < ATTEMPTS {
+                continue;
             }
-            base::Moved::Raced => {
-                attempts += 1;
-                if attempts >= ATTEMPTS {
-                    for (t, _) in group.drain(..) {
-                        let msg = format!(
-                            "the base `{}` moved {ATTEMPTS} times while `{}` was being landed; \
-                             nothing was changed: run `closegate land` again",
-                            ctx.base, t.branch
-                        );
-                        results.push(refused(&t, vec![Finding::new(Code::LandBaseBusy, msg)]));
-                    }
-                    return Ok(results);
-                }
+        }
+        let outcome = Moved {
+            onto,
+            head,
+            steps: &steps,
+            whole: &whole,
+        };
+        after_move(ctx, moved, &outcome, &mut group, &mut results)?;
+        return Ok(results);
+    }
+}
+
+/// Tests stand in for someone else moving the base between compose and move.
+fn before_move() {
+    if let Some(command) = crate::test_switch("CLOSEGATE_TEST_LAND_BEFORE_MOVE") {
+        let _ = std::process::Command::new("sh")
+            .arg("-c")
+            .arg(command)
+            .status();
+    }
+}
+
+/// A dry run's landed branches (nothing moved).
+fn would_land(
+    steps: &[Step],
+    group: &[(Target, Admitted)],
+    whole: &verify::Verified,
+) -> Vec<BranchResult> {
+    let zipped = steps.iter().zip(group);
+    zipped
+        .map(|(step, (t, _))| landed(t, step.composed, &whole.runs))
+        .collect()
+}
+
+/// Compose every branch of `group` in landing order onto `onto`; a branch that conflicts (or
+/// touches a protected path its verdict did not cover) is returned with its finding, by index.
+#[allow(clippy::type_complexity)]
+fn compose_group(
+    ctx: &Ctx,
+    group: &[(Target, Admitted)],
+    onto: Oid,
+) -> Result<(Vec<Step>, Oid, Vec<(usize, Finding)>)> {
+    let mut steps: Vec<Step> = Vec::new();
+    let mut head = onto;
+    let mut dropped = Vec::new();
+    for (i, (t, admitted)) in group.iter().enumerate() {
+        if let Some(f) = protected_gate(ctx, t, onto, admitted) {
+            dropped.push((i, f));
+            continue;
+        }
+        match compose::compose(ctx.repo, head, t, ctx.req.strategy, &ctx.config.status_file)? {
+            Ok(c) => {
+                head = c;
+                steps.push(Step {
+                    index: i,
+                    composed: c,
+                });
             }
-            base::Moved::Dirty(dir, why) => {
-                for (t, _) in group.drain(..) {
-                    let msg = format!(
-                        "the base `{}` is checked out in {}, which has changes the move would \
-                         overwrite ({why}); nothing was moved: commit, stash or discard them",
-                        ctx.base,
-                        dir.display()
-                    );
-                    results.push(refused(&t, vec![Finding::new(Code::LandBaseDirty, msg)]));
-                }
-                return Ok(results);
-            }
-            base::Moved::Refused(why) => {
-                for (t, _) in group.drain(..) {
-                    let msg = format!("git refused to move the base `{}`: {why}", ctx.base);
-                    results.push(refused(&t, vec![Finding::new(Code::LandNotVerified, msg)]));
-                }
-                return Ok(results);
-            }
+            Err(f) => dropped.push((i, f)),
         }
     }
+    Ok((steps, head, dropped))
+}
+
+/// A batch's composition as it went to the move.
+struct Moved<'a> {
+    onto: Oid,
+    head: Oid,
+    steps: &'a [Step],
+    whole: &'a verify::Verified,
+}
+
+/// Record the landed branches once the base moved, or refuse the batch with the reason it did not.
+fn after_move(
+    ctx: &Ctx,
+    moved: base::Moved,
+    m: &Moved,
+    group: &mut Vec<(Target, Admitted)>,
+    results: &mut Vec<BranchResult>,
+) -> Result<()> {
+    let finding = |code: Code, msg: String| Finding::new(code, msg);
+    let why = match moved {
+        base::Moved::Done => {
+            for (step, (t, a)) in m.steps.iter().zip(group.iter()) {
+                record(ctx, t, a, step.composed, m.onto, m.head, m.whole)?;
+                results.push(landed(t, step.composed, &m.whole.runs));
+            }
+            return Ok(());
+        }
+        base::Moved::Raced => (
+            Code::LandBaseBusy,
+            format!(
+                "the base `{}` moved {ATTEMPTS} times while it was being landed; nothing was \
+                 changed: run `closegate land` again",
+                ctx.base
+            ),
+        ),
+        base::Moved::Dirty(dir, why) => (
+            Code::LandBaseDirty,
+            format!(
+                "the base `{}` is checked out in {}, which has changes the move would overwrite \
+                 ({why}); nothing was moved: commit, stash or discard them",
+                ctx.base,
+                dir.display()
+            ),
+        ),
+        base::Moved::Refused(why) => (
+            Code::LandNotVerified,
+            format!("git refused to move the base `{}`: {why}", ctx.base),
+        ),
+    };
+    for (t, _) in group.drain(..) {
+        results.push(refused(&t, vec![finding(why.0, why.1.clone())]));
+    }
+    Ok(())
+}
+
+/// Bisect a failing batch and take the breaking branch out of `group`, refused with the output of
+/// the first failing prefix.
+fn refuse_breaking(
+    verifier: &mut Verifier,
+    steps: &[Step],
+    group: &mut Vec<(Target, Admitted)>,
+    onto: Oid,
+    (branch, slug): (&str, &str),
+) -> Result<BranchResult> {
+    let breaking = bisect(verifier, steps, onto, branch, slug)?;
+    let (t, _) = group.remove(steps[breaking].index);
+    let prefix = verifier.verify(steps[breaking].composed, onto, branch, slug)?;
+    let mut r = refused(&t, vec![check_failed(&t, &prefix)]);
+    r.checks = prefix.runs.clone();
+    r.composed = Some(steps[breaking].composed);
+    Ok(r)
 }
 
 /// The first failing prefix (its index in `steps`), knowing the whole batch fails: a binary
@@ -321,7 +398,10 @@ fn bisect(
     let (mut lo, mut hi) = (0, steps.len() - 1);
     while lo < hi {
         let mid = (lo + hi) / 2;
-        if verifier.verify(steps[mid].composed, onto, branch, slug)?.passed {
+        if verifier
+            .verify(steps[mid].composed, onto, branch, slug)?
+            .passed
+        {
             lo = mid + 1;
         } else {
             hi = mid;
@@ -437,14 +517,17 @@ fn teardowns(ctx: &Ctx, landing: &mut Landing) -> Result<()> {
             .worktrees()
             .into_iter()
             .find(|w| {
-                w.exists && !w.main && w.head_ref().as_deref() == Some(&format!("refs/heads/{}", b.branch))
+                w.exists
+                    && !w.main
+                    && w.head_ref().as_deref() == Some(&format!("refs/heads/{}", b.branch))
             })
             .map(|w| w.path);
         match worktree {
             Some(dir) => teardown_one(ctx, b, dir)?,
             None if !ctx.req.keep_branch => match ctx.repo.delete_branch_if_at(&b.branch, b.tip)? {
                 crate::repo::safety::BranchDeletion::Deleted => {
-                    b.teardown.push(format!("deleted branch {} (at {})", b.branch, b.tip));
+                    b.teardown
+                        .push(format!("deleted branch {} (at {})", b.branch, b.tip));
                 }
                 crate::repo::safety::BranchDeletion::Moved(now) => {
                     let now = now.map_or("nothing".to_string(), |n| n.to_string());
@@ -479,7 +562,11 @@ fn teardown_one(ctx: &Ctx, b: &mut BranchResult, dir: std::path::PathBuf) -> Res
             if done.exit != 0
                 && let Some(report) = &done.report
             {
-                b.teardown_codes = report.codes().iter().map(|c| c.as_str().to_string()).collect();
+                b.teardown_codes = report
+                    .codes()
+                    .iter()
+                    .map(|c| c.as_str().to_string())
+                    .collect();
             }
         }
         Err(e) => b.teardown.push(format!("teardown error: {e:#}")),

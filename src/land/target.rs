@@ -62,7 +62,10 @@ fn branch_of(repo: &Repo, word: &str) -> Result<String> {
         let Some(head) = info.head_ref() else {
             bail!("the worktree {word} has a detached HEAD: there is no branch to land");
         };
-        return Ok(head.strip_prefix("refs/heads/").unwrap_or(&head).to_string());
+        return Ok(head
+            .strip_prefix("refs/heads/")
+            .unwrap_or(&head)
+            .to_string());
     }
     let name = word.strip_prefix("refs/heads/").unwrap_or(word);
     if repo.branch_tip(name).is_none() {
@@ -94,7 +97,10 @@ pub fn target(repo: &Repo, branch: &str, status_file: &str) -> Result<Target> {
                 .filter(|l| !l.is_empty());
             (d.slug, first)
         }
-        None => (branch.rsplit('/').next().unwrap_or(branch).to_string(), None),
+        None => (
+            branch.rsplit('/').next().unwrap_or(branch).to_string(),
+            None,
+        ),
     };
     Ok(Target {
         branch: branch.to_string(),
@@ -154,28 +160,13 @@ fn archived(repo: &Repo, tip: Oid, branch: &str) -> Option<Vec<u8>> {
 /// Step 1: the newest trusted verdict recorded for the tip (or the commit it stands for) under
 /// the configuration blob `config` must pass; otherwise `land-not-verified` naming the verdict.
 pub fn gate(repo: &Repo, target: &Target, config: Option<&str>) -> Result<Admitted, Finding> {
-    let common = repo.common_dir();
-    let mut newest: Option<Record> = None;
-    for commit in [target.tip, target.commit] {
-        let hex = commit.to_string();
-        let values = crate::record::read_mentioning(&common, &hex).unwrap_or_default();
-        for record in values.iter().filter_map(Record::read) {
-            let counts = record.commit.as_deref() == Some(hex.as_str())
-                && record.is_trusted()
-                && record.config.as_deref() == config
-                && record.verdict.is_some()
-                && matches!(
-                    record.event,
-                    Event::Check(_) | Event::Approve(_) | Event::Teardown(_)
-                );
-            if counts && newest.as_ref().is_none_or(|n| record.ts >= n.ts) {
-                newest = Some(record);
-            }
-        }
-    }
+    let newest = newest_verdict(repo, target, config);
     let short = &target.commit.to_string()[..12];
     let check = match &target.worktree {
-        Some(dir) => format!("closegate check {}", crate::render::shell_word(&dir.display().to_string())),
+        Some(dir) => format!(
+            "closegate check {}",
+            crate::render::shell_word(&dir.display().to_string())
+        ),
         None => format!(
             "closegate check --no-worktree --rev {}",
             crate::render::shell_word(&target.branch)
@@ -199,10 +190,9 @@ pub fn gate(repo: &Repo, target: &Target, config: Option<&str>) -> Result<Admitt
             let next = match verdict {
                 Verdict::PendingReview => format!(
                     "a human runs `closegate approve {}`",
-                    target
-                        .worktree
-                        .as_ref()
-                        .map_or(String::new(), |d| crate::render::shell_word(&d.display().to_string()))
+                    target.worktree.as_ref().map_or(String::new(), |d| {
+                        crate::render::shell_word(&d.display().to_string())
+                    })
                 ),
                 _ => format!("fix the work and run `{check}`"),
             };
@@ -216,14 +206,47 @@ pub fn gate(repo: &Repo, target: &Target, config: Option<&str>) -> Result<Admitt
         }
         None => Err(Finding::new(
             Code::LandNotVerified,
-            format!("`{}` ({short}) has no verdict: run `{check}`", target.branch),
+            format!(
+                "`{}` ({short}) has no verdict: run `{check}`",
+                target.branch
+            ),
         )),
     }
 }
 
+/// The newest trusted record with a verdict for the tip (or the commit it stands for) made with
+/// the configuration blob `config`.
+fn newest_verdict(repo: &Repo, target: &Target, config: Option<&str>) -> Option<Record> {
+    let common = repo.common_dir();
+    let mut newest: Option<Record> = None;
+    for commit in [target.tip, target.commit] {
+        let hex = commit.to_string();
+        let values = crate::record::read_mentioning(&common, &hex).unwrap_or_default();
+        for record in values.iter().filter_map(Record::read) {
+            let counts = record.commit.as_deref() == Some(hex.as_str())
+                && record.is_trusted()
+                && record.config.as_deref() == config
+                && record.verdict.is_some()
+                && matches!(
+                    record.event,
+                    Event::Check(_) | Event::Approve(_) | Event::Teardown(_)
+                );
+            if counts && newest.as_ref().is_none_or(|n| record.ts >= n.ts) {
+                newest = Some(record);
+            }
+        }
+    }
+    newest
+}
+
 /// `--all`: every agent branch whose tip has a passing verdict (COMPLETED, or CONFLICT), the
 /// oldest verdict first. Branches checked out in no worktree count too.
-pub fn all(repo: &Repo, config: &crate::config::Config, blob: Option<&str>, base: &str) -> Vec<Target> {
+pub fn all(
+    repo: &Repo,
+    config: &crate::config::Config,
+    blob: Option<&str>,
+    base: &str,
+) -> Vec<Target> {
     let mut found: Vec<(String, Target)> = Vec::new();
     for branch in repo.local_branches() {
         if branch == base || !config.is_agent_branch(&branch) {

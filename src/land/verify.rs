@@ -14,8 +14,8 @@ use crate::config::Config;
 use crate::finding::Finding;
 use crate::gates::checks::{self, CheckEnv, Plan};
 use crate::gates::reuse::{Key, Recorded};
-use crate::report::{CheckEntry, CheckRun};
 use crate::repo::Repo;
+use crate::report::{CheckEntry, CheckRun};
 
 /// The checks' result on one tree.
 #[derive(Debug, Clone)]

@@ -114,7 +114,10 @@ impl Repo {
             Some(id) => self.git.find_commit(id)?.author().to_owned(),
             None => committer.clone(),
         };
-        let tree = self.git.find_tree(tree).context("reading the composed tree")?;
+        let tree = self
+            .git
+            .find_tree(tree)
+            .context("reading the composed tree")?;
         let parents: Vec<git2::Commit<'_>> = parents
             .iter()
             .map(|id| self.git.find_commit(*id))

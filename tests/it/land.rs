@@ -65,7 +65,12 @@ impl Land {
         self.run_env(cwd, args, &[])
     }
 
-    pub fn run_env(&self, cwd: &Path, args: &[&str], env: &[(&str, &str)]) -> (i32, String, String) {
+    pub fn run_env(
+        &self,
+        cwd: &Path,
+        args: &[&str],
+        env: &[(&str, &str)],
+    ) -> (i32, String, String) {
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_closegate"));
         cmd.args(args).current_dir(cwd);
         hermetic(&mut cmd, cwd);
@@ -107,7 +112,10 @@ impl Land {
     }
 
     fn branch(&self, name: &str) -> Option<Oid> {
-        self.fx.repo.refname_to_id(&format!("refs/heads/{name}")).ok()
+        self.fx
+            .repo
+            .refname_to_id(&format!("refs/heads/{name}"))
+            .ok()
     }
 }
 
@@ -147,9 +155,16 @@ fn two_branches_that_pass_alone_and_break_together() {
     // The base stays where the first put it, and that tree still passes the check.
     let main = l.main();
     assert_eq!(first["composed"], main.to_string());
-    assert_eq!(l.file_at(main, "src/lib.rs").unwrap(), "pub fn new_name() {}\n");
+    assert_eq!(
+        l.file_at(main, "src/lib.rs").unwrap(),
+        "pub fn new_name() {}\n"
+    );
     assert!(l.file_at(main, "src/b.rs").is_none());
-    assert_eq!(l.branch("agent/call").is_some(), true, "a refused branch is kept");
+    assert_eq!(
+        l.branch("agent/call").is_some(),
+        true,
+        "a refused branch is kept"
+    );
     // The main worktree moved with the base.
     let on_disk = std::fs::read_to_string(l.fx.root().join("src/lib.rs")).unwrap();
     assert_eq!(on_disk, "pub fn new_name() {}\n");
@@ -159,8 +174,14 @@ fn two_branches_that_pass_alone_and_break_together() {
 #[test]
 fn a_textual_conflict_changes_nothing() {
     let l = Land::new();
-    l.verified("one", &[("src/lib.rs", Some("pub fn old_name() { one() }\n"))]);
-    let (_, two_tip) = l.verified("two", &[("src/lib.rs", Some("pub fn old_name() { two() }\n"))]);
+    l.verified(
+        "one",
+        &[("src/lib.rs", Some("pub fn old_name() { one() }\n"))],
+    );
+    let (_, two_tip) = l.verified(
+        "two",
+        &[("src/lib.rs", Some("pub fn old_name() { two() }\n"))],
+    );
     let (code, _) = l.land(&["agent/one"]);
     assert_eq!(code, 0);
     let before = l.main();
@@ -169,10 +190,19 @@ fn a_textual_conflict_changes_nothing() {
     assert_eq!(code, 1, "{v:#}");
     let two = branch_result(&v, "agent/two");
     assert_eq!(codes(two), ["land-conflict"]);
-    assert!(two["findings"][0]["message"].as_str().unwrap().contains("src/lib.rs"));
+    assert!(
+        two["findings"][0]["message"]
+            .as_str()
+            .unwrap()
+            .contains("src/lib.rs")
+    );
     assert_eq!(l.main(), before);
     assert_eq!(l.branch("agent/two"), Some(two_tip));
-    assert_eq!(audit(&l.fx).len(), records, "a refused land records nothing");
+    assert_eq!(
+        audit(&l.fx).len(),
+        records,
+        "a refused land records nothing"
+    );
     assert_eq!(git(&l.fx.root(), &["status", "--porcelain"]), "");
 }
 
@@ -183,7 +213,10 @@ fn an_unchecked_or_failed_branch_is_not_verified() {
     let before = l.main();
     let (code, v) = l.land(&["agent/unchecked"]);
     assert_eq!(code, 1);
-    assert_eq!(codes(branch_result(&v, "agent/unchecked")), ["land-not-verified"]);
+    assert_eq!(
+        codes(branch_result(&v, "agent/unchecked")),
+        ["land-not-verified"]
+    );
     assert_eq!(l.main(), before);
 }
 
@@ -201,7 +234,10 @@ fn the_base_moved_between_compose_and_move_is_retried_never_lost() {
     let (code, v) = l.land_env(&["agent/x"], &[("CLOSEGATE_TEST_LAND_BEFORE_MOVE", &other)]);
     assert_eq!(code, 0, "{v:#}");
     let main = l.main();
-    assert!(l.file_at(main, "other.txt").is_some(), "the other commit was lost");
+    assert!(
+        l.file_at(main, "other.txt").is_some(),
+        "the other commit was lost"
+    );
     assert!(l.file_at(main, "src/x.rs").is_some());
 }
 
@@ -226,9 +262,11 @@ fn two_lands_at_once_both_land_one_after_the_other() {
     l.verified("b", &[("src/b2.rs", Some("fn b() {}\n"))]);
     let spawn = |branch: &str| {
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_closegate"));
-        cmd.args(["land", "--json", branch]).current_dir(l.fx.root());
+        cmd.args(["land", "--json", branch])
+            .current_dir(l.fx.root());
         hermetic(&mut cmd, &l.fx.root());
-        cmd.stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::piped());
+        cmd.stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped());
         cmd.spawn().unwrap()
     };
     let (one, two) = (spawn("agent/a"), spawn("agent/b"));
@@ -240,7 +278,10 @@ fn two_lands_at_once_both_land_one_after_the_other() {
     let main = l.main();
     assert!(l.file_at(main, "src/a.rs").is_some());
     assert!(l.file_at(main, "src/b2.rs").is_some());
-    let lands: Vec<Value> = audit(&l.fx).into_iter().filter(|r| r["event"] == "land").collect();
+    let lands: Vec<Value> = audit(&l.fx)
+        .into_iter()
+        .filter(|r| r["event"] == "land")
+        .collect();
     assert_eq!(lands.len(), 2);
     // One after the other: the second composed on the first's result.
     assert_eq!(lands[1]["base_before"], lands[0]["base_after"]);
@@ -248,15 +289,21 @@ fn two_lands_at_once_both_land_one_after_the_other() {
 
 /// A branch with two commits and a trailing commit that adds the status document.
 fn two_commits_and_status(l: &Land) -> (PathBuf, Oid, Oid) {
-    let first = l.fx.commit("agent/s", &[("src/s1.rs", Some("fn s1() {}\n"))], "first s");
+    let first =
+        l.fx.commit("agent/s", &[("src/s1.rs", Some("fn s1() {}\n"))], "first s");
     let _ = first;
-    let second = l.fx.commit("agent/s", &[("src/s2.rs", Some("fn s2() {}\n"))], "second s");
+    let second = l.fx.commit(
+        "agent/s",
+        &[("src/s2.rs", Some("fn s2() {}\n"))],
+        "second s",
+    );
     let wt = l.fx.worktree("s", "agent/s");
     write_status(&wt, "s", "close-ok", second, "second s");
     let doc = std::fs::read_to_string(wt.join("_EXEC_STATUS.md")).unwrap();
     let (code, out, err) = l.run(&wt, &["check"]);
     assert_eq!(code, 0, "{out}{err}");
-    let tip = l.fx.commit("agent/s", &[("_EXEC_STATUS.md", Some(&doc))], "status");
+    let tip =
+        l.fx.commit("agent/s", &[("_EXEC_STATUS.md", Some(&doc))], "status");
     l.fx.checkout(&wt);
     (wt, second, tip)
 }
@@ -283,7 +330,10 @@ fn every_strategy_has_its_shape_and_no_status_document() {
         match strategy {
             "merge" => {
                 assert_eq!(parents, [before, second]);
-                assert_eq!(commit.summary().unwrap(), "Land s: adds s, proven by the smoke check");
+                assert_eq!(
+                    commit.summary().unwrap(),
+                    "Land s: adds s, proven by the smoke check"
+                );
             }
             "squash" => {
                 assert_eq!(parents, [before]);
@@ -337,14 +387,21 @@ fn dry_run_changes_nothing() {
 fn a_dirty_base_worktree_is_refused_before_anything_moves() {
     let l = Land::new();
     l.verified("x", &[("src/lib.rs", Some("pub fn old_name() { x() }\n"))]);
-    std::fs::write(l.fx.root().join("src/lib.rs"), "pub fn old_name() { mine() }\n").unwrap();
+    std::fs::write(
+        l.fx.root().join("src/lib.rs"),
+        "pub fn old_name() { mine() }\n",
+    )
+    .unwrap();
     let before = l.main();
     let (code, v) = l.land(&["agent/x"]);
     assert_eq!(code, 1, "{v:#}");
     assert_eq!(codes(branch_result(&v, "agent/x")), ["land-base-dirty"]);
     assert_eq!(l.main(), before);
     let on_disk = std::fs::read_to_string(l.fx.root().join("src/lib.rs")).unwrap();
-    assert_eq!(on_disk, "pub fn old_name() { mine() }\n", "a user's byte was lost");
+    assert_eq!(
+        on_disk, "pub fn old_name() { mine() }\n",
+        "a user's byte was lost"
+    );
 }
 
 #[test]
@@ -411,7 +468,10 @@ fn after_land_the_board_shows_merged_teardown_runs_no_check_and_the_hook_allows_
     assert_eq!(code, 0, "{out}{err}");
     assert_eq!(l.runs(), before, "teardown after land ran a check again");
     // The hook lets the landed branch be deleted with plain git.
-    let (code, out, err) = parts(&crate::fixture::git_output(&l.fx.root(), &["branch", "-D", "agent/x"]));
+    let (code, out, err) = parts(&crate::fixture::git_output(
+        &l.fx.root(),
+        &["branch", "-D", "agent/x"],
+    ));
     assert_eq!(code, 0, "{out}{err}");
 }
 
@@ -428,8 +488,19 @@ fn land_tears_down_and_deletes_the_branch_by_default() {
     assert_eq!(l.branch("agent/x"), None, "{v:#}");
     // The composed tree is new (the base moved): one run there, none in the teardown.
     assert_eq!(l.runs() - before, 1);
-    let land = audit(&l.fx).into_iter().find(|r| r["event"] == "land").unwrap();
-    for key in ["branch", "tip", "composed", "base_before", "base_after", "strategy", "checks"] {
+    let land = audit(&l.fx)
+        .into_iter()
+        .find(|r| r["event"] == "land")
+        .unwrap();
+    for key in [
+        "branch",
+        "tip",
+        "composed",
+        "base_before",
+        "base_after",
+        "strategy",
+        "checks",
+    ] {
         assert!(!land[key].is_null(), "{key} missing from {land:#}");
     }
 }
@@ -447,14 +518,24 @@ fn a_base_that_has_not_moved_runs_no_check_again() {
 #[test]
 fn board_shows_conflict_and_lists_conflicting_pairs() {
     let l = Land::new();
-    l.verified("one", &[("src/lib.rs", Some("pub fn old_name() { one() }\n"))]);
-    l.verified("two", &[("src/lib.rs", Some("pub fn old_name() { two() }\n"))]);
+    l.verified(
+        "one",
+        &[("src/lib.rs", Some("pub fn old_name() { one() }\n"))],
+    );
+    l.verified(
+        "two",
+        &[("src/lib.rs", Some("pub fn old_name() { two() }\n"))],
+    );
     let (_, out, _) = l.run(&l.fx.root(), &["board", "--conflicts", "--json"]);
     let v: Value = serde_json::from_str(&out).unwrap();
     let pairs = v["conflicts"].as_array().unwrap();
     assert_eq!(pairs.len(), 1, "{v:#}");
     assert_eq!(pairs[0]["paths"][0], "src/lib.rs");
-    l.fx.commit("main", &[("src/lib.rs", Some("pub fn old_name() { base() }\n"))], "base edit");
+    l.fx.commit(
+        "main",
+        &[("src/lib.rs", Some("pub fn old_name() { base() }\n"))],
+        "base edit",
+    );
     l.fx.checkout(&l.fx.root());
     let (_, out, _) = l.run(&l.fx.root(), &["board", "--json"]);
     let board: Value = serde_json::from_str(&out).unwrap();
