@@ -25,6 +25,7 @@ pub mod render;
 pub mod repo;
 pub mod report;
 pub mod sandbox;
+pub mod sweep;
 pub mod teardown;
 pub mod term;
 pub mod toml_read;
@@ -77,5 +78,6 @@ pub fn run(cli: cli::Cli) -> anyhow::Result<i32> {
         Command::Version(args) => cmd::manual::version(args),
         Command::Validate(args) => cmd::validate::run(args),
         Command::Land(args) => cmd::land::run(args),
+        Command::Sweep(args) => cmd::sweep::run(args),
     }
 }

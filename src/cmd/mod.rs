@@ -16,5 +16,6 @@ pub mod lint;
 pub mod log;
 pub mod manual;
 pub mod signal;
+pub mod sweep;
 pub mod teardown;
 pub mod validate;

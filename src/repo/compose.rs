@@ -176,3 +176,10 @@ impl Repo {
         names
     }
 }
+
+impl Repo {
+    /// A commit's committer time (seconds since the epoch).
+    pub fn commit_time(&self, id: Oid) -> Option<i64> {
+        Some(self.git.find_commit(id).ok()?.committer().when().seconds())
+    }
+}

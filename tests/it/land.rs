@@ -23,7 +23,7 @@ fn config(probe: &Path) -> String {
 
 pub struct Land {
     pub fx: Fixture,
-    probe: tempfile::TempDir,
+    pub probe: tempfile::TempDir,
 }
 
 impl Land {

@@ -41,6 +41,7 @@ mod sandbox;
 mod scan;
 mod server;
 mod signal;
+mod sweep;
 mod snapshots;
 mod teardown;
 mod teardown_audit;
