@@ -44,7 +44,13 @@ pub fn run(args: Args) -> Result<i32> {
     } else {
         let mut out = crate::term::human();
         for s in &swept {
-            writeln!(out, "{:<13}{}: {}", s.action, escape(&s.path), escape(&s.reason))?;
+            writeln!(
+                out,
+                "{:<13}{}: {}",
+                s.action,
+                escape(&s.path),
+                escape(&s.reason)
+            )?;
         }
         if swept.is_empty() {
             writeln!(out, "no agent worktree to sweep")?;

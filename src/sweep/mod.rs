@@ -89,7 +89,11 @@ fn teardown(row: &Row, dir: PathBuf, req: &Request, swept: &mut Swept) -> Result
     };
     let done = crate::teardown::run(&request)?;
     if done.exit == 0 {
-        swept.action = if req.dry_run { "would remove" } else { "removed" };
+        swept.action = if req.dry_run {
+            "would remove"
+        } else {
+            "removed"
+        };
         let branch = match (row.stage, &row.branch) {
             (Stage::Merged, Some(b)) => format!("; branch {b} deleted"),
             (_, Some(b)) => format!("; branch {b} kept"),

@@ -54,7 +54,10 @@ fn scene() -> (Land, BTreeMap<String, (PathBuf, &'static str)>) {
         }
         if kind == "merged" {
             let branch = format!("agent/{slug}");
-            git(&l.fx.root(), &["merge", "--no-ff", "-q", "-m", "merge", &branch]);
+            git(
+                &l.fx.root(),
+                &["merge", "--no-ff", "-q", "-m", "merge", &branch],
+            );
         }
         all.insert(slug, (wt, kind));
         n += 1;
@@ -107,11 +110,10 @@ fn sweep_removes_only_merged_and_stopped_worktrees() {
     let (code, out, err) = l.run(&l.fx.root(), &["sweep"]);
     assert_eq!(code, 0, "{out}{err}");
     for (slug, (wt, kind)) in &all {
-        let branch = l
-            .fx
-            .repo
-            .find_reference(&format!("refs/heads/agent/{slug}"))
-            .is_ok();
+        let branch =
+            l.fx.repo
+                .find_reference(&format!("refs/heads/agent/{slug}"))
+                .is_ok();
         match *kind {
             "merged" => {
                 assert!(!wt.exists(), "{slug} kept:\n{out}");
@@ -137,7 +139,10 @@ fn idle_running_worktrees_are_reported_never_removed() {
     write_status(&wt, "idle", "in-progress", tip, "add idle");
     let (code, out, _) = l.run(&l.fx.root(), &["sweep"]);
     assert_eq!(code, 0);
-    assert!(!out.contains("idle for"), "no idle report without --older-than:\n{out}");
+    assert!(
+        !out.contains("idle for"),
+        "no idle report without --older-than:\n{out}"
+    );
     // Every file is fresh, and the fixture's commit is from 2023: one second is not yet idle.
     let (_, out, _) = l.run(&l.fx.root(), &["sweep", "--older-than", "1h"]);
     assert!(!out.contains("idle for"), "{out}");
@@ -146,7 +151,10 @@ fn idle_running_worktrees_are_reported_never_removed() {
         if entry.path().starts_with(wt.join(".git")) {
             continue;
         }
-        let file = std::fs::File::options().write(entry.file_type().is_file()).read(true).open(entry.path());
+        let file = std::fs::File::options()
+            .write(entry.file_type().is_file())
+            .read(true)
+            .open(entry.path());
         if let Ok(file) = file {
             let _ = file.set_modified(old);
         }
