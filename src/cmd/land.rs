@@ -58,11 +58,15 @@ pub fn run(args: Args) -> Result<i32> {
         no_teardown: args.no_teardown,
         keep_branch: args.keep_branch,
         dry_run: args.dry_run,
+        push: args.push,
     };
-    let landing = match &args.push {
-        Some(remote) => land::push::run(&request, remote)?,
-        None => land::run(&request)?,
-    };
+    let landing = land::run(&request)?;
+    if let Some(why) = &landing.notes_error {
+        eprintln!(
+            "closegate: landed, but the notes could not be pushed: {}",
+            escape(why)
+        );
+    }
     if args.json {
         let mut out = std::io::stdout().lock();
         writeln!(out, "{}", serde_json::to_string_pretty(&to_json(&landing))?)?;

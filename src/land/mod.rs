@@ -39,6 +39,8 @@ pub struct Request {
     pub no_teardown: bool,
     pub keep_branch: bool,
     pub dry_run: bool,
+    /// `--push REMOTE`: land on the remote's base (fetched), pushed with a lease.
+    pub push: Option<String>,
 }
 
 /// What happened to one branch.
@@ -76,6 +78,8 @@ pub struct Landing {
     pub strategy: Strategy,
     /// Check runs that actually ran (not reused).
     pub checks_run: usize,
+    /// With `--push`: the notes could not be pushed (the landing stands).
+    pub notes_error: Option<String>,
 }
 
 impl Landing {
@@ -95,6 +99,24 @@ struct Ctx<'a> {
     provenance: Provenance,
 }
 
+impl Ctx<'_> {
+    /// The base tip now: the local branch, or with `--push` the remote's (fetched).
+    fn base_tip(&self) -> Result<Option<Oid>> {
+        match &self.req.push {
+            Some(remote) => Ok(Some(push::fetch(self.repo, remote, &self.base)?)),
+            None => Ok(self.repo.branch_tip(&self.base)),
+        }
+    }
+
+    /// Move the base from `old` to `new`: the local ref, or with `--push` the remote's.
+    fn move_base(&self, old: Oid, new: Oid, message: &str) -> Result<base::Moved> {
+        match &self.req.push {
+            Some(remote) => push::push(self.repo, remote, &self.base, old, new),
+            None => base::move_base(self.repo, &self.base, old, new, message),
+        }
+    }
+}
+
 /// Run a `land` from the current directory's repository.
 pub fn run(req: &Request) -> Result<Landing> {
     let (repo, _) = crate::inputs::open(None)?;
@@ -102,7 +124,7 @@ pub fn run(req: &Request) -> Result<Landing> {
     let Some((base, _)) = trusted.base.clone() else {
         bail!("no base branch resolved: pass --base NAME");
     };
-    if repo.branch_tip(&base).is_none() {
+    if req.push.is_none() && repo.branch_tip(&base).is_none() {
         bail!("the base `{base}` is not a local branch: land moves a local branch");
     }
     let ctx = Ctx {
@@ -121,7 +143,7 @@ pub fn run(req: &Request) -> Result<Landing> {
     } else {
         Some(base::lock(&repo.common_dir(), &base)?)
     };
-    let before = repo.branch_tip(&base);
+    let before = ctx.base_tip()?;
     let mut landing = Landing {
         base: base.clone(),
         before,
@@ -130,6 +152,7 @@ pub fn run(req: &Request) -> Result<Landing> {
         dry_run: req.dry_run,
         strategy: req.strategy,
         checks_run: 0,
+        notes_error: None,
     };
     let mut verifier = Verifier::new(&repo, &ctx.config, ctx.blob.clone(), &base);
     let admitted = admit(&ctx, targets, &mut landing);
@@ -141,14 +164,22 @@ pub fn run(req: &Request) -> Result<Landing> {
         let results = land_batch(&ctx, &mut verifier, group, &mut landing)?;
         landing.branches.extend(results);
     }
-    landing.after = if req.dry_run {
-        landing.after
-    } else {
-        repo.branch_tip(&base)
-    };
-    landing.checks_run = verifier.ran;
     if !req.dry_run {
-        teardowns(&ctx, &mut landing)?;
+        landing.after = ctx.base_tip()?;
+    }
+    landing.checks_run = verifier.ran;
+    let landed = landing
+        .branches
+        .iter()
+        .any(|b| b.outcome == Outcome::Landed);
+    match &req.push {
+        Some(remote) if landed && !req.dry_run => {
+            landing.notes_error = push::push_notes(&repo, remote);
+        }
+        // The local base did not move: the worktrees wait for `git pull` and `sweep`.
+        Some(_) => {}
+        None if !req.dry_run => teardowns(&ctx, &mut landing)?,
+        None => {}
     }
     Ok(landing)
 }
@@ -220,7 +251,7 @@ fn land_batch(
         }
         let onto = match ctx.req.dry_run {
             true => landing.after,
-            false => ctx.repo.branch_tip(&ctx.base),
+            false => ctx.base_tip()?,
         }
         .unwrap_or(Oid::zero());
         let (steps, head, dropped) = compose_group(ctx, &group, onto)?;
@@ -245,7 +276,7 @@ fn land_batch(
         }
         before_move();
         let message = format!("closegate land: {}", names(&group));
-        let moved = base::move_base(ctx.repo, &ctx.base, onto, head, &message)?;
+        let moved = ctx.move_base(onto, head, &message)?;
         if let base::Moved::Raced = moved {
             attempts += 1;
             if attempts < ATTEMPTS {

@@ -28,9 +28,14 @@ pub struct Land {
 
 impl Land {
     pub fn new() -> Land {
+        Land::with_prefix("")
+    }
+
+    /// A scene whose configuration starts with `prefix` (e.g. `server_checks = "run"`).
+    pub fn with_prefix(prefix: &str) -> Land {
         let fx = Fixture::new();
         let probe = tempfile::tempdir().unwrap();
-        let cfg = config(probe.path());
+        let cfg = format!("{prefix}{}", config(probe.path()));
         fx.commit(
             "main",
             &[
@@ -547,4 +552,96 @@ fn board_shows_conflict_and_lists_conflicting_pairs() {
         .map(|r| r["stage"].as_str().unwrap())
         .collect();
     assert_eq!(stages, ["CONFLICT", "CONFLICT"], "{board:#}");
+}
+
+/// A bare `server.git` cloned from the scene with the server gate installed (`server_checks =
+/// "run"`: it runs the checks itself), reachable as `origin` at `url`.
+fn server(l: &Land, url_of: impl FnOnce(&Path) -> String) -> PathBuf {
+    let tmp = l.fx.tmp.path();
+    git(tmp, &["clone", "-q", "--bare", "repo", "server.git"]);
+    let bare = tmp.join("server.git");
+    let (code, out, err) = l.run(&bare, &["hook", "install", "--server"]);
+    assert_eq!(code, 0, "{out}{err}");
+    git(&l.fx.root(), &["remote", "add", "origin", &url_of(&bare)]);
+    bare
+}
+
+fn server_main(bare: &Path) -> String {
+    git(bare, &["rev-parse", "refs/heads/main"])
+        .trim()
+        .to_string()
+}
+
+#[test]
+fn land_push_over_git_daemon_is_judged_by_the_server_gate_and_accepted() {
+    let l = Land::with_prefix("server_checks = \"run\"\n");
+    let (wt, _) = l.verified("x", &[("src/x.rs", Some("fn x() {}\n"))]);
+    // As in CI, the agent commits its status document in a trailing commit; land leaves it out.
+    let doc = std::fs::read_to_string(wt.join("_EXEC_STATUS.md")).unwrap();
+    l.fx.commit("agent/x", &[("_EXEC_STATUS.md", Some(&doc))], "status");
+    l.fx.checkout(&wt);
+    let tmp = l.fx.tmp.path().to_path_buf();
+    let daemon = crate::server::Daemon::start(&tmp);
+    let port = daemon.port;
+    let bare = server(&l, |_| format!("git://127.0.0.1:{port}/server.git"));
+    let before = server_main(&bare);
+    let local_before = l.main();
+    let (code, v) = l.land(&["--push", "origin", "agent/x"]);
+    assert_eq!(code, 0, "{v:#}");
+    let after = server_main(&bare);
+    assert_ne!(after, before);
+    assert_eq!(v["base"]["after"], after);
+    let composed =
+        l.fx.repo
+            .find_commit(Oid::from_str(&after).unwrap())
+            .unwrap();
+    assert_eq!(
+        composed.parent_ids().next().unwrap().to_string(),
+        before,
+        "no force"
+    );
+    assert!(l.file_at(composed.id(), "src/x.rs").is_some());
+    assert!(l.file_at(composed.id(), "_EXEC_STATUS.md").is_none());
+    let log = std::fs::read_to_string(bare.join("closegate/audit.jsonl")).unwrap();
+    assert!(
+        log.contains("\"verdict\":\"VERIFIED\""),
+        "the server gate judged it:\n{log}"
+    );
+    assert_eq!(
+        l.main(),
+        local_before,
+        "--push moves the remote's base, not the local one"
+    );
+    drop(daemon);
+}
+
+#[test]
+fn land_push_never_forces_over_a_remote_base_that_moved() {
+    let l = Land::with_prefix("server_checks = \"run\"\n");
+    l.verified("x", &[("src/x.rs", Some("fn x() {}\n"))]);
+    let bare = server(&l, |bare| format!("file://{}", bare.display()));
+    // Someone else pushes to the remote's main every time land is about to push.
+    let other = l.fx.tmp.path().join("other");
+    git(
+        l.fx.tmp.path(),
+        &[
+            "clone",
+            "-q",
+            &format!("file://{}", bare.display()),
+            "other",
+        ],
+    );
+    let race = format!(
+        "cd '{}' && date +%s%N >> other.txt && git add other.txt && git -c user.name=o -c user.email=o@e commit -qm other && git push -q origin HEAD:main",
+        other.display()
+    );
+    let (code, v) = l.land_env(
+        &["--push", "origin", "agent/x"],
+        &[("CLOSEGATE_TEST_LAND_BEFORE_MOVE", &race)],
+    );
+    assert_eq!(code, 1, "{v:#}");
+    assert_eq!(codes(branch_result(&v, "agent/x")), ["land-base-busy"]);
+    // Every one of the other pushes is still on the remote's main: nothing was overwritten.
+    let theirs = git(&other, &["rev-parse", "HEAD"]).trim().to_string();
+    assert_eq!(server_main(&bare), theirs);
 }
