@@ -62,15 +62,15 @@ fn sweep_one(repo: &Repo, row: &Row, req: &Request) -> Result<Swept> {
     match row.stage {
         Stage::Merged | Stage::Stopped => teardown(row, dir, req, &mut swept)?,
         Stage::Running | Stage::Blocked => {
-            if let (Some(limit), Some(idle)) = (req.older_than, idle_for(repo, row, &dir)) {
-                if idle > limit {
-                    swept.action = "idle";
-                    swept.reason = format!(
-                        "stage {}, idle for {} (no commit, no file modified)",
-                        row.stage.as_str(),
-                        human_duration(idle)
-                    );
-                }
+            if let (Some(limit), Some(idle)) = (req.older_than, idle_for(repo, row, &dir))
+                && idle > limit
+            {
+                swept.action = "idle";
+                swept.reason = format!(
+                    "stage {}, idle for {} (no commit, no file modified)",
+                    row.stage.as_str(),
+                    human_duration(idle)
+                );
             }
         }
         _ => {}

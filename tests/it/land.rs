@@ -165,11 +165,7 @@ fn two_branches_that_pass_alone_and_break_together() {
         "pub fn new_name() {}\n"
     );
     assert!(l.file_at(main, "src/b.rs").is_none());
-    assert_eq!(
-        l.branch("agent/call").is_some(),
-        true,
-        "a refused branch is kept"
-    );
+    assert!(l.branch("agent/call").is_some(), "a refused branch is kept");
     // The main worktree moved with the base.
     let on_disk = std::fs::read_to_string(l.fx.root().join("src/lib.rs")).unwrap();
     assert_eq!(on_disk, "pub fn new_name() {}\n");

@@ -25,8 +25,7 @@ const KINDS: [&str; 7] = [
 fn scene() -> (Land, BTreeMap<String, (PathBuf, &'static str)>) {
     let l = Land::new();
     let mut all = BTreeMap::new();
-    let mut n = 0;
-    for kind in KINDS.iter().cycle().take(30) {
+    for (n, kind) in KINDS.iter().cycle().take(30).enumerate() {
         let kind = if n >= 28 { "running" } else { kind };
         let slug = format!("{kind}-{n}");
         let path = format!("src/f{n}.rs");
@@ -60,7 +59,6 @@ fn scene() -> (Land, BTreeMap<String, (PathBuf, &'static str)>) {
             );
         }
         all.insert(slug, (wt, kind));
-        n += 1;
     }
     (l, all)
 }
