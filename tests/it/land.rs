@@ -641,3 +641,75 @@ fn land_push_never_forces_over_a_remote_base_that_moved() {
     let theirs = git(&other, &["rev-parse", "HEAD"]).trim().to_string();
     assert_eq!(server_main(&bare), theirs);
 }
+
+#[test]
+fn a_branch_that_moved_after_its_check_is_not_verified() {
+    let l = Land::new();
+    let (wt, _) = l.verified("x", &[("src/x.rs", Some("fn x() {}\n"))]);
+    // The agent commits more after the VERIFIED check: the new tip has no verdict.
+    let more = l.fx.commit(
+        "agent/x",
+        &[("src/more.rs", Some("fn more() {}\n"))],
+        "more",
+    );
+    l.fx.checkout(&wt);
+    let before = l.main();
+    let (code, v) = l.land(&["agent/x"]);
+    assert_eq!(code, 1, "{v:#}");
+    assert_eq!(codes(branch_result(&v, "agent/x")), ["land-not-verified"]);
+    assert_eq!(l.main(), before);
+    assert_eq!(l.branch("agent/x"), Some(more));
+}
+
+#[test]
+fn a_branch_that_rewrites_its_own_check_is_not_landed() {
+    let l = Land::new();
+    // The agent sets the check to `true` on its branch: the configuration is protected, so the
+    // verdict is PENDING_REVIEW, and land reads the checks from the base tip anyway.
+    let (wt, _) = l.agent(
+        "cheat",
+        &[
+            (
+                ".closegate.toml",
+                Some("[[checks]]\nname = \"calls\"\nrun = \"true\"\n"),
+            ),
+            ("src/b.rs", Some("fn b() { old_name() }\n")),
+        ],
+    );
+    let (code, out, err) = l.run(&wt, &["check"]);
+    assert_eq!(code, 3, "{out}{err}");
+    let before = l.main();
+    let (code, v) = l.land(&["agent/cheat"]);
+    assert_eq!(code, 1, "{v:#}");
+    let b = branch_result(&v, "agent/cheat");
+    assert_eq!(codes(b), ["land-not-verified"]);
+    assert!(
+        b["findings"][0]["message"]
+            .as_str()
+            .unwrap()
+            .contains("PENDING_REVIEW")
+    );
+    assert_eq!(l.main(), before);
+}
+
+#[test]
+fn land_all_takes_every_completed_branch_oldest_verdict_first() {
+    let l = Land::new();
+    l.verified("first", &[("src/first.rs", Some("fn first() {}\n"))]);
+    l.verified("second", &[("src/second.rs", Some("fn second() {}\n"))]);
+    l.agent("running", &[("src/running.rs", Some("fn running() {}\n"))]);
+    let (code, v) = l.land(&["--all"]);
+    assert_eq!(code, 0, "{v:#}");
+    let order: Vec<&str> = v["branches"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| b["branch"].as_str().unwrap())
+        .collect();
+    assert_eq!(order, ["agent/first", "agent/second"]);
+    assert!(l.branch("agent/running").is_some());
+    let main = l.main();
+    assert!(
+        l.file_at(main, "src/first.rs").is_some() && l.file_at(main, "src/second.rs").is_some()
+    );
+}
