@@ -47,7 +47,9 @@ pub fn lock(common: &Path, name: &str) -> Result<Lock> {
 /// How a move of the base went.
 #[derive(Debug)]
 pub enum Moved {
-    Done,
+    /// The base moved; `Some(why)` when a worktree that has it checked out could not follow (the
+    /// landing stands and is recorded; the message says how to bring that worktree along).
+    Done(Option<String>),
     /// Someone else moved the base since it was read: compose again.
     Raced,
     /// The hook (or git) refused the update; its message.
@@ -113,22 +115,21 @@ pub fn move_base(repo: &Repo, name: &str, old: Oid, new: Oid, message: &str) -> 
         }
         return Ok(Moved::Refused(stderr(&out)));
     }
+    let mut stuck = Vec::new();
     for dir in &worktrees {
-        let out = git(
-            dir,
-            &["read-tree", "-m", "-u", &old.to_string(), &new.to_string()],
-        )?;
+        let (old, new) = (old.to_string(), new.to_string());
+        let out = git(dir, &["read-tree", "-m", "-u", &old, &new])?;
         if !out.status.success() {
-            anyhow::bail!(
-                "the base moved to {new}, but the worktree {} that has it checked out could not \
-                 follow: {}; run `git -C {} reset --merge {new}` there",
+            stuck.push(format!(
+                "the worktree {} that has the base checked out could not follow ({}); run `git \
+                 -C {} reset --merge {new}` there",
                 dir.display(),
                 stderr(&out),
                 dir.display()
-            );
+            ));
         }
     }
-    Ok(Moved::Done)
+    Ok(Moved::Done((!stuck.is_empty()).then(|| stuck.join("; "))))
 }
 
 /// The value of `refname` as git reads it now.

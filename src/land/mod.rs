@@ -364,10 +364,12 @@ fn after_move(
 ) -> Result<()> {
     let finding = |code: Code, msg: String| Finding::new(code, msg);
     let why = match moved {
-        base::Moved::Done => {
+        base::Moved::Done(stuck) => {
             for (step, (t, a)) in m.steps.iter().zip(group.iter()) {
                 record(ctx, t, a, step.composed, m.onto, m.head, m.whole)?;
-                results.push(landed(t, step.composed, &m.whole.runs));
+                let mut r = landed(t, step.composed, &m.whole.runs);
+                r.teardown.extend(stuck.clone());
+                results.push(r);
             }
             return Ok(());
         }

@@ -38,7 +38,7 @@ pub fn push(repo: &Repo, remote: &str, base: &str, old: Oid, new: Oid) -> Result
     )?;
     if out.status.success() {
         let _ = fetch(repo, remote, base);
-        return Ok(Moved::Done);
+        return Ok(Moved::Done(None));
     }
     let stderr = String::from_utf8_lossy(&out.stderr).trim().to_string();
     if fetch(repo, remote, base)? != old {
