@@ -713,3 +713,34 @@ fn land_all_takes_every_completed_branch_oldest_verdict_first() {
         l.file_at(main, "src/first.rs").is_some() && l.file_at(main, "src/second.rs").is_some()
     );
 }
+
+#[test]
+fn an_untracked_file_in_the_base_worktree_the_move_would_overwrite_is_dirty() {
+    let l = Land::new();
+    l.verified("x", &[("src/x.rs", Some("fn x() {}\n"))]);
+    std::fs::write(l.fx.root().join("src/x.rs"), "my own notes\n").unwrap();
+    let before = l.main();
+    let (code, v) = l.land(&["agent/x"]);
+    assert_eq!(code, 1, "{v:#}");
+    assert_eq!(codes(branch_result(&v, "agent/x")), ["land-base-dirty"]);
+    assert_eq!(l.main(), before);
+    let on_disk = std::fs::read_to_string(l.fx.root().join("src/x.rs")).unwrap();
+    assert_eq!(on_disk, "my own notes\n");
+}
+
+#[test]
+fn a_change_elsewhere_in_the_base_worktree_moves_along_untouched() {
+    let l = Land::new();
+    l.verified("x", &[("src/x.rs", Some("fn x() {}\n"))]);
+    std::fs::write(l.fx.root().join("README.md"), "my edit\n").unwrap();
+    let (code, v) = l.land(&["agent/x"]);
+    assert_eq!(code, 0, "{v:#}");
+    assert_eq!(
+        std::fs::read_to_string(l.fx.root().join("README.md")).unwrap(),
+        "my edit\n"
+    );
+    assert_eq!(
+        std::fs::read_to_string(l.fx.root().join("src/x.rs")).unwrap(),
+        "fn x() {}\n"
+    );
+}
