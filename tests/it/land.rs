@@ -744,3 +744,43 @@ fn a_change_elsewhere_in_the_base_worktree_moves_along_untouched() {
         "fn x() {}\n"
     );
 }
+
+#[test]
+fn a_teardown_that_refuses_after_the_move_leaves_the_branch_landed() {
+    let l = Land::new();
+    let (wt, tip) = l.verified("x", &[("src/x.rs", Some("fn x() {}\n"))]);
+    std::fs::write(wt.join("notes.txt"), "the agent's untracked notes\n").unwrap();
+    let (code, v) = l.land(&["agent/x"]);
+    assert_eq!(code, 0, "{v:#}");
+    let b = branch_result(&v, "agent/x");
+    assert_eq!(b["outcome"], "landed");
+    let teardown: Vec<&str> = b["teardown_codes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c.as_str().unwrap())
+        .collect();
+    assert!(teardown.contains(&"teardown-untracked"), "{v:#}");
+    assert!(l.file_at(l.main(), "src/x.rs").is_some());
+    assert!(wt.join("notes.txt").exists(), "nothing lost");
+    assert_eq!(
+        l.branch("agent/x"),
+        Some(tip),
+        "a branch checked out in a live worktree is kept"
+    );
+}
+
+#[test]
+fn keep_branch_removes_the_worktree_and_keeps_the_branch() {
+    let l = Land::new();
+    let (wt, tip) = l.verified("x", &[("src/x.rs", Some("fn x() {}\n"))]);
+    let (code, v) = l.land(&["--keep-branch", "agent/x"]);
+    assert_eq!(code, 0, "{v:#}");
+    assert!(!wt.exists());
+    assert_eq!(l.branch("agent/x"), Some(tip));
+    let (wt2, tip2) = l.verified("y", &[("src/y.rs", Some("fn y() {}\n"))]);
+    let (code, v) = l.land(&["--no-teardown", "agent/y"]);
+    assert_eq!(code, 0, "{v:#}");
+    assert!(wt2.exists());
+    assert_eq!(l.branch("agent/y"), Some(tip2));
+}
