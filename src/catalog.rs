@@ -53,6 +53,7 @@ pub enum Gate {
     Claim,
     Signal,
     Teardown,
+    Land,
 }
 
 impl Gate {
@@ -68,6 +69,7 @@ impl Gate {
             Gate::Claim => "claim",
             Gate::Signal => "signal",
             Gate::Teardown => "teardown",
+            Gate::Land => "land",
         }
     }
 }
@@ -699,6 +701,46 @@ catalog! {
         fix: "keep them with `git branch <name> <commit>` (or a tag) for each commit named, or check out a branch that holds them, then run the teardown again",
     },
     CodeInfo {
+        code: LandNotVerified = "land-not-verified",
+        severity: Severity::Refusal,
+        gate: Gate::Land,
+        summary: "the branch is not COMPLETED under the base tip's configuration",
+        cause: "`closegate land` found no passing verdict recorded for the branch's tip under the configuration the base tip holds now (never checked, checked under another configuration, FAIL, UNVERIFIED, or PENDING_REVIEW without an approval), or the branch touches a protected path against the current base that its verdict did not cover",
+        fix: "run `closegate check <worktree>` (and `closegate approve` when a human must look), then land again",
+    },
+    CodeInfo {
+        code: LandConflict = "land-conflict",
+        severity: Severity::Refusal,
+        gate: Gate::Land,
+        summary: "the branch does not merge cleanly into the base tip",
+        cause: "the branch and the base changed the same lines since the branch forked, or `--strategy ff` was asked and the base moved past the fork point or the branch changed the status document",
+        fix: "have the agent merge or rebase onto the current base and check again, or land with another `--strategy`",
+    },
+    CodeInfo {
+        code: LandCheckFailed = "land-check-failed",
+        severity: Severity::Refusal,
+        gate: Gate::Land,
+        summary: "a check fails on the composed tree",
+        cause: "the branch passes alone but breaks the base together with what landed since it forked (one branch renames a function, another still calls the old name)",
+        fix: "read the check output in the finding, have the agent rebase onto the current base and fix the breakage, check again, then land",
+    },
+    CodeInfo {
+        code: LandBaseBusy = "land-base-busy",
+        severity: Severity::Gap,
+        gate: Gate::Land,
+        summary: "the base kept moving during `land`",
+        cause: "someone else moved the base each time `land` composed and checked the branch, more often than its bounded retries allow",
+        fix: "run `closegate land` again when the base is quieter; nothing was changed",
+    },
+    CodeInfo {
+        code: LandBaseDirty = "land-base-dirty",
+        severity: Severity::Refusal,
+        gate: Gate::Land,
+        summary: "the worktree that has the base checked out has changes the move would overwrite",
+        cause: "the base branch is checked out in a worktree (usually the main one) whose files or index differ from the base tip in paths the landing changes",
+        fix: "commit, stash or discard those changes in that worktree, then land again",
+    },
+    CodeInfo {
         code: ClaimTokenMissing = "claim-token-missing",
         severity: Severity::Refusal,
         gate: Gate::Claim,
@@ -959,6 +1001,11 @@ mod tests {
         "contract-malformed",
         "contract-slug-mismatch",
         "contract-missing",
+        "land-not-verified",
+        "land-conflict",
+        "land-check-failed",
+        "land-base-busy",
+        "land-base-dirty",
     ];
 
     #[test]
@@ -1071,6 +1118,7 @@ mod tests {
                 "teardown" => Gate::Teardown,
                 "claim" | "signal" => Gate::Claim,
                 "contract" => Gate::Contract,
+                "land" => Gate::Land,
                 other => panic!("unexpected prefix {other}"),
             };
             assert_eq!(info.gate, expected, "{}", info.code);
@@ -1109,6 +1157,7 @@ mod tests {
             ("contract-check-missing", Severity::Gap),
             ("contract-approval-required", Severity::Review),
             ("contract-missing", Severity::Gap),
+            ("land-base-busy", Severity::Gap),
         ];
         for info in CODES {
             let expected = not_refusal

@@ -155,6 +155,7 @@ pub fn resolve_trusted(
         trust,
         pushed: Vec::new(),
         keys: Vec::new(),
+        admitted_base: None,
     })
 }
 

@@ -77,6 +77,7 @@ pub enum Event {
     Guard(GuardFields),
     Signal(SignalFields),
     Hook(HookFields),
+    Land(LandFields),
     /// Read only: an event this version does not write (a foreign or later line). Never passes,
     /// approves or is reused.
     #[serde(other, skip_serializing)]
@@ -92,6 +93,7 @@ impl Event {
             Event::Approve(f) => Some(&mut f.checks),
             Event::Guard(f) => Some(&mut f.checks),
             Event::Signal(f) => Some(&mut f.checks),
+            Event::Land(f) => Some(&mut f.checks),
             Event::Hook(_) | Event::Unknown => None,
         }
     }
@@ -103,6 +105,7 @@ impl Event {
             Event::Approve(f) => Some(&f.checks),
             Event::Guard(f) => Some(&f.checks),
             Event::Signal(f) => Some(&f.checks),
+            Event::Land(f) => Some(&f.checks),
             Event::Hook(_) | Event::Unknown => None,
         }
     }
@@ -226,6 +229,29 @@ pub struct SignalFields {
     pub checks: Vec<CheckEntry>,
 }
 
+/// A `land` line (SPEC §22), written only once the base has moved: the common `branch` and
+/// `commit` (the branch tip) plus these.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct LandFields {
+    #[serde(default, deserialize_with = "lenient")]
+    pub tip: String,
+    /// The commit the branch was composed into (reachable from `base_after`).
+    #[serde(default, deserialize_with = "lenient")]
+    pub composed: String,
+    #[serde(default, deserialize_with = "lenient")]
+    pub base_before: String,
+    #[serde(default, deserialize_with = "lenient")]
+    pub base_after: String,
+    #[serde(default, deserialize_with = "lenient")]
+    pub strategy: String,
+    /// The checks run (or reused) on the tree the base moved to, keyed on that tree.
+    #[serde(default, deserialize_with = "lenient_each")]
+    pub checks: Vec<CheckEntry>,
+    /// The record `ts` of the passing verdict the branch was admitted on.
+    #[serde(default, deserialize_with = "lenient")]
+    pub admitted_on: Option<String>,
+}
+
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct HookFields {
     #[serde(default, deserialize_with = "lenient")]
@@ -325,6 +351,7 @@ impl Record {
             Event::Guard(_) => "guard",
             Event::Signal(_) => "signal",
             Event::Hook(_) => "hook",
+            Event::Land(_) => "land",
             Event::Unknown => "unknown",
         }
     }
@@ -343,7 +370,7 @@ impl Record {
         let verified = self.verdict == Some(Verdict::Verified)
             && matches!(
                 self.event,
-                Event::Check(_) | Event::Approve(_) | Event::Teardown(_)
+                Event::Check(_) | Event::Approve(_) | Event::Teardown(_) | Event::Land(_)
             );
         let stopped = matches!(&self.event, Event::Teardown(t) if t.removed)
             && self.claimed.as_deref() == Some("closed-without-merge");
@@ -367,6 +394,14 @@ impl Record {
     pub fn step(&self, key: &str) -> Option<&str> {
         match &self.event {
             Event::Teardown(t) => t.steps.get(key).and_then(Value::as_str),
+            _ => None,
+        }
+    }
+
+    /// The fields of a `land` record (SPEC §22).
+    pub fn landing(&self) -> Option<&LandFields> {
+        match &self.event {
+            Event::Land(l) => Some(l),
             _ => None,
         }
     }
@@ -429,6 +464,22 @@ pub fn has_passing_record(common_dir: &Path, commit: &str) -> Result<bool> {
     Ok(records
         .iter()
         .any(|r| r.is_passing() && r.commit.as_deref() == Some(commit)))
+}
+
+/// The newest passing record (SPEC §9) for `commit` made with the configuration blob `config`:
+/// what a teardown is admitted on without running the checks again (SPEC §7 step 1).
+pub fn passing_record_under(
+    common_dir: &Path,
+    commit: &str,
+    config: Option<&str>,
+) -> Result<Option<Record>> {
+    let records = records(record::read_mentioning(common_dir, commit)?);
+    Ok(records.into_iter().rev().find(|r| {
+        r.is_passing()
+            && r.commit.as_deref() == Some(commit)
+            && r.config.as_deref() == config
+            && !matches!(r.event, Event::Land(_))
+    }))
 }
 
 /// Every commit with a passing record (as [`has_passing_record`] counts them), from one pass

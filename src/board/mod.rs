@@ -5,6 +5,7 @@
 //! the record holds for that HEAD (or, with `--check`, a fresh one from `fresh`).
 
 pub mod fresh;
+pub mod radar;
 pub mod tree;
 
 use std::collections::HashMap;
@@ -34,6 +35,10 @@ pub enum Stage {
     Unverified,
     Completed,
     Stopped,
+    /// Merged into the base (SPEC §7) or landed (SPEC §22).
+    Merged,
+    /// COMPLETED, but no longer merges cleanly into the current base tip (SPEC §22).
+    Conflict,
 }
 
 impl Stage {
@@ -47,6 +52,8 @@ impl Stage {
             Stage::Unverified => "UNVERIFIED",
             Stage::Completed => "COMPLETED",
             Stage::Stopped => "STOPPED",
+            Stage::Merged => "MERGED",
+            Stage::Conflict => "CONFLICT",
         }
     }
 }
@@ -108,13 +115,19 @@ pub struct Row {
     /// a directory, over 16 MiB), naming it.
     #[serde(skip)]
     pub unreadable: Option<String>,
+    /// The branch's work is in the base (SPEC §13's MERGED rule); see `radar`.
+    #[serde(skip)]
+    pub merged: bool,
+    /// The tip no longer merges cleanly into the base tip.
+    #[serde(skip)]
+    pub conflict: bool,
 }
 
 impl Row {
     /// Set the verdict and derive the stage again.
     pub fn set_verdict(&mut self, verdict: Option<Verdict>) {
         self.verdict = verdict;
-        self.stage = stage(self.doc, verdict);
+        self.stage = radar::refine(stage(self.doc, verdict), self.merged, self.conflict);
     }
 }
 
@@ -160,7 +173,7 @@ impl Ledger {
 fn verdict_of(r: &Record) -> Option<(&str, Verdict)> {
     let event = matches!(
         r.event,
-        Event::Check(_) | Event::Approve(_) | Event::Teardown(_)
+        Event::Check(_) | Event::Approve(_) | Event::Teardown(_) | Event::Land(_)
     );
     if !event || !r.is_trusted() {
         return None;
@@ -212,19 +225,25 @@ fn row(
         _ => None,
     };
     let branch = head_ref.map(|r| r.strip_prefix("refs/heads/").unwrap_or(&r).to_string());
+    let (merged, conflict) = match (head, base, wt.main) {
+        (Some(head), Some(base), false) => radar::judge(repo, base, head, verdict, status_file),
+        _ => (false, false),
+    };
     Row {
         path: wt.path.display().to_string(),
         branch,
         slug,
         state,
         verdict,
-        stage: stage(doc, verdict),
+        stage: radar::refine(stage(doc, verdict), merged, conflict),
         main: wt.main,
         tree: None,
         doc,
         head,
         dir: wt.exists.then(|| wt.path.clone()),
         unreadable,
+        merged,
+        conflict,
     }
 }
 

@@ -24,7 +24,9 @@ use crate::render::escape;
 use crate::repo::Repo;
 
 /// The events a record can carry (SPEC §6).
-const EVENTS: [&str; 6] = ["check", "teardown", "approve", "guard", "signal", "hook"];
+const EVENTS: [&str; 7] = [
+    "check", "teardown", "approve", "guard", "signal", "hook", "land",
+];
 
 /// List the audit records, verify their chain, or print verdict statistics with the false-green rate
 ///

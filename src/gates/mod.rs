@@ -68,6 +68,9 @@ pub struct Inputs {
     /// it runs, like the record key (SPEC §4.6). A command that signs pushes its key here
     /// before [`evaluate`].
     pub keys: Vec<PathBuf>,
+    /// The base commit of the passing record a teardown is admitted on (SPEC §7 step 1): the
+    /// checks are keyed on it, so that record's results stand and nothing runs again.
+    pub admitted_base: Option<String>,
 }
 
 /// The report plus what later steps (teardown, approve, signal) need.
@@ -370,7 +373,10 @@ fn run_checks(
         let key = reuse::Key {
             tree: inputs.repo.tree_of(commit).unwrap_or(commit).to_string(),
             config: report.config.clone(),
-            base_commit: report.base_commit.clone(),
+            base_commit: inputs
+                .admitted_base
+                .clone()
+                .or_else(|| report.base_commit.clone()),
             slug,
             branch,
             commit: commit.to_string(),

@@ -96,6 +96,8 @@ fn line(cells: &[String], widths: &[usize], stage: Option<Stage>, color: bool) -
 fn paint(stage: Stage, text: &str) -> String {
     let style = match stage {
         Stage::Completed => Style::new().green(),
+        Stage::Merged => Style::new().green().bold(),
+        Stage::Conflict => Style::new().red(),
         Stage::Failed => Style::new().red().bold(),
         Stage::Review => Style::new().yellow(),
         Stage::Unverified => Style::new().magenta(),

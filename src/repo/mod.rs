@@ -5,6 +5,7 @@
 //! `Change`.
 
 mod checkout;
+pub mod compose;
 mod diff;
 #[doc(hidden)]
 pub mod fuzzing;

@@ -279,6 +279,26 @@ const PRODUCERS: &[(&str, &[&str])] = &[
         &["teardown-unreachable-commits"],
     ),
     (
+        "land::an_unchecked_or_failed_branch_is_not_verified",
+        &["land-not-verified"],
+    ),
+    (
+        "land::a_textual_conflict_changes_nothing",
+        &["land-conflict"],
+    ),
+    (
+        "land::two_branches_that_pass_alone_and_break_together",
+        &["land-check-failed"],
+    ),
+    (
+        "land::a_base_that_keeps_moving_is_busy",
+        &["land-base-busy"],
+    ),
+    (
+        "land::a_dirty_base_worktree_is_refused_before_anything_moves",
+        &["land-base-dirty"],
+    ),
+    (
         "agent::subagent_stop_reads_the_subagents_own_transcript",
         &["claim-token-missing"],
     ),

@@ -607,3 +607,21 @@ fn demo_prints_the_protocol() {
         "scratch removed"
     );
 }
+
+/// The `land` record (SPEC §22): every field it writes is in README's record-field table.
+#[test]
+fn land_record_fields_are_documented() {
+    let l = crate::land::Land::new();
+    l.verified("x", &[("src/x.rs", Some("fn x() {}\n"))]);
+    let (code, v) = l.land(&["agent/x"]);
+    assert_eq!(code, 0, "{v:#}");
+    let documented = documented("record-fields");
+    let lines = crate::teardown::audit(&l.fx);
+    let land = lines.iter().find(|r| r["event"] == "land").unwrap();
+    for key in land.as_object().unwrap().keys() {
+        assert!(
+            documented.contains(key),
+            "record field `{key}` is not in README's table: {land}"
+        );
+    }
+}
