@@ -62,6 +62,7 @@ pub fn run(cli: cli::Cli) -> anyhow::Result<i32> {
         Command::Log(args) => cmd::log::run(args),
         Command::Teardown(args) => cmd::teardown::run(args, color),
         Command::Approve(args) => cmd::approve::run(args, color),
+        Command::Reject(args) => cmd::reject::run(args),
         Command::Hook(args) => cmd::hook::run(args),
         Command::Guard(args) => cmd::guard::run(args, color),
         Command::Signal(args) => cmd::signal::run(args, color),

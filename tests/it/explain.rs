@@ -338,6 +338,10 @@ const PRODUCERS: &[(&str, &[&str])] = &[
         "attest::under_require_signed_approvals_only_a_signed_approval_counts",
         &["approval-unsigned"],
     ),
+    (
+        "reject::a_rejection_refuses_the_commit_naming_who_and_the_note",
+        &["review-rejected"],
+    ),
 ];
 
 /// Codes in the catalog that nothing produces yet (none today: the last three, SPEC §20's
