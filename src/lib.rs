@@ -76,5 +76,6 @@ pub fn run(cli: cli::Cli) -> anyhow::Result<i32> {
         Command::Man(args) => cmd::manual::man(args),
         Command::Version(args) => cmd::manual::version(args),
         Command::Validate(args) => cmd::validate::run(args),
+        Command::Demo(args) => cmd::demo::run(args),
     }
 }

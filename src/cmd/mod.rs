@@ -5,6 +5,7 @@ pub mod approve;
 pub mod board;
 pub mod check;
 pub mod close;
+pub mod demo;
 pub mod explain;
 pub mod gc;
 pub mod guard;

@@ -10,6 +10,7 @@ mod cli;
 mod close;
 mod config;
 mod contract;
+mod demo;
 mod doc;
 mod explain;
 mod fixture;
