@@ -34,6 +34,7 @@ mod objects;
 mod parse;
 mod policy;
 mod props;
+mod quickstart;
 mod record;
 mod reject;
 mod render;
