@@ -216,3 +216,22 @@ fn the_note_is_escaped_on_a_terminal() {
     assert_eq!(code, 0);
     assert!(!out.contains('\x1b'), "{out:?}");
 }
+
+/// `log --event reject` lists the rejection; `log --stats` does not count it as a return.
+#[test]
+fn log_lists_rejections_and_stats_do_not_count_them_as_returns() {
+    let s = Scene::new();
+    assert_eq!(reject(&s.wt, &[]).0, 0);
+    let (code, out, err) = parts(&closegate(&s.wt, &["log", "--event", "reject", "--json"]));
+    assert_eq!(code, 0, "{err}");
+    let lines: Vec<Value> = out
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 1, "{out}");
+    assert_eq!(lines[0]["event"], "reject");
+    let (_, out, _) = parts(&closegate(&s.wt, &["log", "--stats", "--json"]));
+    let stats: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(stats["events"]["reject"], 1, "{stats}");
+    assert_eq!(stats["false_green"]["returns"], 0, "{stats}");
+}
