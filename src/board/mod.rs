@@ -205,11 +205,12 @@ impl Ledger {
     }
 }
 
-/// The commit and verdict of a trusted `check`, `approve` or `teardown` record.
+/// The commit and verdict of a trusted `check`, `approve`, `reject` (always `FAIL`: the gate with
+/// the rejection applied) or `teardown` record.
 fn verdict_of(r: &Record) -> Option<(&str, Verdict)> {
     let event = matches!(
         r.event,
-        Event::Check(_) | Event::Approve(_) | Event::Teardown(_)
+        Event::Check(_) | Event::Approve(_) | Event::Reject(_) | Event::Teardown(_)
     );
     if !event || !r.is_trusted() {
         return None;

@@ -39,6 +39,13 @@ fn demo_runs_the_walkthrough_from_the_binary_alone() {
     assert!(out.contains("-> merged: main is now"), "the hook: {out}");
     assert!(out.contains("decision"), "the stop hook blocks: {out}");
     assert!(out.contains("(empty: the stop is let through)"), "{out}");
+    let rejected = out
+        .lines()
+        .find(|l| l.trim_start().starts_with("REJECTED   FAIL"));
+    assert!(
+        rejected.is_some_and(|l| l.contains("review-rejected") && l.contains("agent/cheater")),
+        "the reviewer's rejection on the board: {out}"
+    );
     assert_eq!(
         std::fs::read_dir(tmp.path()).unwrap().count(),
         0,

@@ -147,6 +147,10 @@ fn the_board_shows_rejected_with_its_reason() {
     assert_eq!(code, 0);
     let row = stdout.lines().find(|l| l.contains("agent/x")).unwrap();
     assert!(row.starts_with("REJECTED"), "{stdout}");
+    assert!(
+        row.contains(" FAIL "),
+        "the reject record's verdict: {stdout}"
+    );
     assert!(row.contains("review-rejected"), "{stdout}");
     let (_, json, _) = parts(&closegate(&s.fx.root(), &["board", "--json"]));
     let json: Value = serde_json::from_str(&json).unwrap();

@@ -6,7 +6,8 @@
 #   3. a fifth agent is held to a task contract, and the board shows every worktree's stage;
 #   4. the git hook refuses to merge a branch that never passed, and lets the verified one in;
 #   5. a sixth agent writes its document with `closegate close`, behind a Claude-Code-shaped stop
-#      hook (`closegate agent stop-hook`) that blocks its false "done" and lets the real one through.
+#      hook (`closegate agent stop-hook`) that blocks its false "done" and lets the real one through;
+#   6. a reviewer rejects the agent that edited its test, and the board shows REJECTED.
 # No network. Everything it creates (repository, worktrees, the record) lives in one temporary
 # directory, removed at the end unless KEEP=1 (`closegate demo --keep`). CLOSEGATE names the
 # binary (`closegate demo` sets it to itself).
@@ -184,3 +185,11 @@ echo "helper stops again, reporting what closegate check said:"
 out=$(stop_input '"VERIFIED: the helper is in, closegate check passed\n\n@signal done"' \
   | "$closegate" agent stop-hook --target claude-code)
 echo "  hook output: '${out}' (empty: the stop is let through)"
+
+# --- the reviewer: reject with a note, the board shows it ---
+echo
+echo "== 6. the reviewer =="
+echo "the cheater edited its test; the reviewer rejects that commit, with a note the agent is shown:"
+"$closegate" reject "$cheater" --by demo --note "fix the code, not the test" | show | sed 's/^/  /'
+echo "closegate board (the cheater's stage and the reason's code):"
+"$closegate" board | grep -E '^STAGE|agent/cheater' | show | sed 's/^/  /'
