@@ -180,6 +180,14 @@ pub struct RejectFields {
     pub by: Option<String>,
     #[serde(default, deserialize_with = "lenient")]
     pub note: Option<String>,
+    /// The rejected commit's tree: a commit with the very same tree (an amend that changes
+    /// nothing, a reworded message, an empty commit on top) is the same work, still rejected.
+    #[serde(
+        default,
+        deserialize_with = "lenient",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub tree: Option<String>,
 }
 
 /// A rejection that stands: the newest of a commit's approvals and rejections is a rejection.
@@ -456,7 +464,7 @@ pub fn has_passing_record(common_dir: &Path, commit: &str) -> Result<bool> {
     let passing = records
         .iter()
         .any(|r| r.is_passing() && r.commit.as_deref() == Some(commit));
-    Ok(passing && rejection_in(&records, commit).is_none())
+    Ok(passing && rejection_in(&records, commit, None).is_none())
 }
 
 /// Every commit with a passing record (as [`has_passing_record`] counts them), from one pass
@@ -496,41 +504,60 @@ pub fn rejected_commits(records: &[Record]) -> HashSet<String> {
 }
 
 /// The rejection of `commit` that stands in `records` (log order): the last `reject` line for
-/// it, when no trusted approval of it was recorded after (SPEC §21: the newer wins).
-pub fn rejection_in(records: &[Record], commit: &str) -> Option<Rejection> {
+/// it, or for another commit with the same `tree`, when no trusted approval of `commit` itself
+/// was recorded after (SPEC §21: the newer wins).
+pub fn rejection_in(records: &[Record], commit: &str, tree: Option<&str>) -> Option<Rejection> {
     let mut found = None;
-    for r in records
-        .iter()
-        .filter(|r| r.commit.as_deref() == Some(commit))
-    {
+    for r in records {
+        let this = r.commit.as_deref() == Some(commit);
         match &r.event {
-            Event::Reject(f) => {
+            Event::Reject(f) if this || (tree.is_some() && f.tree.as_deref() == tree) => {
                 found = Some(Rejection {
                     by: f.by.clone().unwrap_or_default(),
                     note: f.note.clone().unwrap_or_default(),
                     at: r.ts.clone(),
                 });
             }
-            _ if r.approval().is_some() && r.is_trusted() => found = None,
+            _ if this && r.approval().is_some() && r.is_trusted() => found = None,
             _ => {}
         }
     }
     found
 }
 
-/// The rejection of `commit` that stands ([`rejection_in`]), from the authenticated records
-/// that mention it.
-pub fn rejection_for(common_dir: &Path, commit: &str) -> Result<Option<Rejection>> {
-    let records = records(record::read_mentioning(common_dir, commit)?);
-    Ok(rejection_in(&records, commit))
+/// The rejection of `commit` (whose tree is `tree`) that stands ([`rejection_in`]), from the
+/// authenticated records that mention the commit or the tree.
+pub fn rejection_for(
+    common_dir: &Path,
+    commit: &str,
+    tree: Option<&str>,
+) -> Result<Option<Rejection>> {
+    let mut values = record::read_mentioning(common_dir, commit)?;
+    if let Some(tree) = tree {
+        values.extend(record::read_mentioning(common_dir, tree)?);
+        // One line may mention both: keep each once, in log order (the timestamp, then the
+        // order read, which is the log's).
+        let mut seen = HashSet::new();
+        values.retain(|v| seen.insert(v.to_string()));
+        values.sort_by(|a, b| a["ts"].as_str().cmp(&b["ts"].as_str()));
+    }
+    Ok(rejection_in(&records(values), commit, tree))
 }
 
-/// Append a `reject` line: the reviewer, the note, and the rejected commit (the report's).
-pub fn record_reject(common_dir: &Path, report: &Report, by: &str, note: &str) -> Result<()> {
+/// Append a `reject` line: the reviewer, the note, the rejected commit (the report's) and its
+/// tree.
+pub fn record_reject(
+    common_dir: &Path,
+    report: &Report,
+    by: &str,
+    note: &str,
+    tree: Option<String>,
+) -> Result<()> {
     let claimed = report.state.map(|s| s.as_str());
     let fields = RejectFields {
         by: Some(by.to_string()),
         note: Some(note.to_string()),
+        tree,
     };
     Record::new(report, claimed, Event::Reject(fields)).append(common_dir)
 }

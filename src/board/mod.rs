@@ -259,11 +259,13 @@ fn row(
     });
     let verdict = judged.map(|(_, v)| v);
     let codes = judged.map_or(&[][..], |(commit, _)| ledger.codes(commit));
+    // A rejection of this commit, or one the gate found for its tree (the record of a check of
+    // a reworded or emptily amended rejected commit names `review-rejected`).
     let rejected = head.is_some_and(|head| {
         crate::covered::candidates(repo, head, status_file)
             .into_iter()
             .any(|c| ledger.is_rejected(c))
-    });
+    }) || codes.iter().any(|c| c == "review-rejected");
     let stage = stage_of(doc, verdict, rejected);
     let state = match doc {
         DocState::Read(state) => Some(state),

@@ -82,7 +82,9 @@ pub fn run(args: Args) -> Result<i32> {
             [gates::rejected(&rejection)],
         );
         report.finish();
-        ledger::record_reject(&inputs.repo.common_dir(), &report, &by, note)?;
+        let tree = outcome.commit.and_then(|c| inputs.repo.tree_of(c));
+        let tree = tree.map(|t| t.to_string());
+        ledger::record_reject(&inputs.repo.common_dir(), &report, &by, note, tree)?;
     }
     let shown = Rejected {
         schema: crate::report::SCHEMA,

@@ -434,6 +434,7 @@ fn attestation(
 /// `require_signed_approvals` only such an approval counts, and an unsigned one that would have
 /// applied is `approval-unsigned`.
 fn apply_approval(inputs: &Inputs, commit: Oid, report: &mut Report) -> Result<()> {
+    let oid = commit;
     let common = inputs.repo.common_dir();
     let contract = report.contract.as_deref();
     let config = report.config.as_deref();
@@ -471,7 +472,8 @@ fn apply_approval(inputs: &Inputs, commit: Oid, report: &mut Report) -> Result<(
     // SPEC §21: the newer of an approval and a rejection of this commit wins. A recorded
     // approval newer than the rejection already voided it (log order); a signed one wins only
     // when it was given after the rejection.
-    if let Some(rejection) = crate::ledger::rejection_for(&common, &commit)?
+    let tree = inputs.repo.tree_of(oid).map(|t| t.to_string());
+    if let Some(rejection) = crate::ledger::rejection_for(&common, &commit, tree.as_deref())?
         && approval.as_ref().is_none_or(|a| a.at <= rejection.at)
     {
         report.add_gate(Gate::Protected, [rejected(&rejection)]);

@@ -239,3 +239,30 @@ fn log_lists_rejections_and_stats_do_not_count_them_as_returns() {
     assert_eq!(stats["events"]["reject"], 1, "{stats}");
     assert_eq!(stats["false_green"]["returns"], 0, "{stats}");
 }
+
+/// Attack: the rejected agent rewords its commit (or amends it with no change) so the commit id
+/// differs and hopes to be judged afresh. The same tree is the same work: still rejected, and
+/// the board still says REJECTED once it is checked.
+#[test]
+fn a_reworded_commit_with_the_same_tree_is_still_rejected() {
+    let s = Scene::new();
+    assert_eq!(check(&s.wt).0, 0, "VERIFIED before the rejection");
+    assert_eq!(reject(&s.wt, &[]).0, 0);
+    crate::fixture::git(
+        &s.wt,
+        &["commit", "-q", "--amend", "-m", "add x (reworded)"],
+    );
+    let tip = s.fx.repo.refname_to_id("refs/heads/agent/x").unwrap();
+    assert_ne!(tip, s.tip);
+    write_status(&s.wt, "x", "close-ok", tip, "add x (reworded)");
+    let (code, report) = check(&s.wt);
+    assert_eq!(code, 1, "{report}");
+    let message = finding(&report, "review-rejected").expect("still rejected")["message"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(message.contains("the test was weakened"), "{message}");
+    let (_, stdout, _) = parts(&closegate(&s.fx.root(), &["board"]));
+    let row = stdout.lines().find(|l| l.contains("agent/x")).unwrap();
+    assert!(row.starts_with("REJECTED"), "{stdout}");
+}
