@@ -266,3 +266,37 @@ fn a_reworded_commit_with_the_same_tree_is_still_rejected() {
     let row = stdout.lines().find(|l| l.contains("agent/x")).unwrap();
     assert!(row.starts_with("REJECTED"), "{stdout}");
 }
+
+/// Attack: with a record key in use, the agent (who can write the audit log) appends its own
+/// `approve` line after the rejection. It does not authenticate, so it approves nothing and the
+/// rejection stands.
+#[test]
+fn a_forged_approval_line_does_not_clear_a_rejection_under_a_record_key() {
+    let s = Scene::new();
+    let key = s.fx.tmp.path().join("keys/record.key");
+    let run = |cwd: &Path, args: &[&str]| {
+        let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_closegate"));
+        cmd.args(args).current_dir(cwd);
+        crate::fixture::hermetic(&mut cmd, cwd);
+        cmd.env("CLOSEGATE_RECORD_KEY_FILE", &key);
+        parts(&cmd.output().unwrap())
+    };
+    let (code, out, err) = run(&s.fx.root(), &["key", "init"]);
+    assert_eq!(code, 0, "{out}{err}");
+    let note = ["reject", "--by", "Grace", "--note", "the test was weakened"];
+    assert_eq!(run(&s.wt, &note).0, 0);
+    let log = s.fx.git_dir().join("closegate/audit.jsonl");
+    let text = std::fs::read_to_string(&log).unwrap();
+    let mut forged: Value = serde_json::from_str(text.lines().last().unwrap()).unwrap();
+    forged["event"] = "approve".into();
+    forged["by"] = "agent".into();
+    forged["verdict"] = "VERIFIED".into();
+    forged["ts"] = "2099-01-01T00:00:00Z".into();
+    let mut text = text;
+    text.push_str(&format!("{forged}\n"));
+    std::fs::write(&log, text).unwrap();
+    let (code, out, _) = run(&s.wt, &["check", "--format", "json", "--no-record"]);
+    let report: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(code, 1, "{report}");
+    assert!(finding(&report, "review-rejected").is_some(), "{report}");
+}
