@@ -18,15 +18,22 @@ fn approvals(s: &Scene) -> Vec<Value> {
         .collect()
 }
 
-/// `closegate ARGS` on a real pseudo-terminal (util-linux `script`), `answer` typed on it.
+/// `closegate ARGS` on a real pseudo-terminal (util-linux `script`), `answer` typed on it;
+/// stderr (the checks' progress lines) is left out.
 pub fn on_pty(cwd: &Path, args: &[&str], answer: &str) -> Output {
+    pty(cwd, args, answer, false)
+}
+
+/// [`on_pty`], with stderr on the terminal too when `stderr` is true.
+fn pty(cwd: &Path, args: &[&str], answer: &str, stderr: bool) -> Output {
     let bin = env!("CARGO_BIN_EXE_closegate");
     let line: Vec<String> = std::iter::once(bin)
         .chain(args.iter().copied())
         .map(|w| format!("'{}'", w.replace('\'', "'\\''")))
         .collect();
     // stderr (the checks' progress lines) is left out: stdin and stdout are the terminal.
-    let line = format!("{} 2>/dev/null", line.join(" "));
+    let redirect = if stderr { "" } else { " 2>/dev/null" };
+    let line = format!("{}{redirect}", line.join(" "));
     let mut cmd = Command::new("script");
     cmd.args(["-qec", &line, "/dev/null"]).current_dir(cwd);
     hermetic(&mut cmd, cwd);
@@ -297,4 +304,17 @@ fn board_reason_column_names_the_first_deciding_code() {
     let row = out.lines().find(|l| l.contains("agent/x")).unwrap();
     assert!(row.starts_with("REVIEW"), "{out}");
     assert!(row.contains("protected-surface"), "{out}");
+}
+
+/// `board --check` runs two agents' checks at once: on a terminal each progress line names the
+/// agent's branch before the check's name.
+#[test]
+fn board_check_progress_lines_name_the_agent() {
+    let config =
+        "sandbox = \"off\"\n[[checks]]\nname = \"slow\"\nrun = \"sleep 1\"\ntimeout_s = 60\n";
+    let s = Scene::with_config(Some(config));
+    let out = pty(&s.fx.root(), &["board", "--check", "--no-record"], "", true);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    assert!(text.contains("agent/x: slow"), "{text}");
 }
