@@ -95,6 +95,8 @@ struct Shown<'a> {
     /// Whether an approval was recorded (false on a refusal, a decline and under --dry-run).
     approved: bool,
     dry_run: bool,
+    /// The verdict with the approval applied (or, refused, as it is).
+    verdict: Verdict,
     commit: Option<&'a str>,
     by: &'a str,
     note: Option<&'a str>,
@@ -185,6 +187,7 @@ fn json(
         schema: crate::report::SCHEMA,
         approved: record && refusal.is_none(),
         dry_run: args.dry_run,
+        verdict: report.verdict,
         commit: report.commit.as_deref(),
         by,
         note: args.note.as_deref(),

@@ -46,6 +46,11 @@ struct Shown<'a> {
     /// `removed`, `planned` (a dry run that would remove), `refused`, `stopped` (midway, exit 2)
     /// or `nothing` (nothing to tear down).
     outcome: &'static str,
+    /// Whether the worktree was removed by this run.
+    removed: bool,
+    /// The gate's verdict on the work itself (the teardown's own refusals left out); null when
+    /// no gate ran.
+    verdict: Option<Verdict>,
     dry_run: bool,
     /// The codes the teardown was refused for (empty unless refused).
     refused: Vec<String>,
@@ -112,6 +117,8 @@ fn json(done: &Done) -> Result<i32> {
     let shown = Shown {
         schema: crate::report::SCHEMA,
         outcome,
+        removed: outcome == "removed",
+        verdict: done.report.as_ref().map(work_verdict),
         dry_run: done.dry_run,
         refused: if done.exit == 1 {
             refused_codes(done)

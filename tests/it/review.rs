@@ -119,6 +119,7 @@ fn approve_json_prints_one_object() {
     assert_eq!(code, 0, "{err}");
     let v: Value = serde_json::from_str(&out).unwrap();
     assert_eq!(v["approved"], true);
+    assert_eq!(v["verdict"], "VERIFIED");
     assert_eq!(v["commit"], s.tip.to_string());
     assert_eq!(v["report"]["verdict"], "VERIFIED");
     assert_eq!(v["report"]["approval"]["by"], "Ada");
@@ -163,6 +164,11 @@ fn teardown_json_names_the_outcome_and_codes() {
     assert_eq!(code, 1, "{err}");
     let v: Value = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}"));
     assert_eq!(v["outcome"], "refused");
+    assert_eq!(v["removed"], false);
+    assert_eq!(
+        v["verdict"], "FAIL",
+        "the close gate refuses the dirty worktree too"
+    );
     assert_eq!(
         v["refused"],
         serde_json::json!(["close-worktree-dirty", "teardown-dirty"])
@@ -179,6 +185,8 @@ fn teardown_json_names_the_outcome_and_codes() {
     assert_eq!(code, 0, "{out}{err}");
     let v: Value = serde_json::from_str(&out).unwrap();
     assert_eq!(v["outcome"], "removed");
+    assert_eq!(v["removed"], true);
+    assert_eq!(v["verdict"], "VERIFIED");
     assert!(!s.wt.exists());
 }
 
