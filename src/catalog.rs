@@ -1,7 +1,7 @@
 //! The one catalog of finding codes (SPEC §2–§12): name, severity, gate and explanation.
 //!
 //! Codes are never renumbered or renamed; scripts outside this repository match on them.
-//! `closegate explain` and README.md's code table are both generated from this list.
+//! `closegate explain` and the manual's code table (docs/codes.md) are both generated from this list.
 //!
 //! Each entry declares a variant of [`Code`] beside its kebab-case spelling, so a code is a type:
 //! a misspelt code is a compile error, not a panic at run time. The kebab-case spelling written
@@ -844,7 +844,7 @@ pub fn lookup(code: &str) -> Option<&'static CodeInfo> {
     index.get(code).copied()
 }
 
-/// README.md's code table: `| code | severity | gate | when |`, one row per code, in catalog order.
+/// The manual's code table (docs/codes.md): `| code | severity | gate | when |`, one row per code, in catalog order.
 pub fn markdown_table() -> String {
     let mut out = String::from("| code | severity | gate | when |\n|---|---|---|---|\n");
     for info in CODES {
