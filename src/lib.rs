@@ -23,6 +23,7 @@ pub mod record;
 pub mod render;
 pub mod repo;
 pub mod report;
+pub mod restore;
 pub mod sandbox;
 pub mod teardown;
 pub mod term;
@@ -75,5 +76,6 @@ pub fn run(cli: cli::Cli) -> anyhow::Result<i32> {
         Command::Man(args) => cmd::manual::man(args),
         Command::Version(args) => cmd::manual::version(args),
         Command::Validate(args) => cmd::validate::run(args),
+        Command::Restore(args) => cmd::restore::run(args),
     }
 }

@@ -6,6 +6,7 @@
 
 mod checkout;
 mod diff;
+pub mod escrow;
 #[doc(hidden)]
 pub mod fuzzing;
 mod hooks;

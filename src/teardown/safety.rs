@@ -73,6 +73,7 @@ pub fn run_seen(ctx: &Ctx, seen: Option<&Seen>) -> Result<Vec<Finding>> {
     };
     findings.extend(unmerged);
     findings.extend(unreachable(ctx.repo, &ctx.info.admin_dir, deleting)?);
+    findings.extend(super::busy::findings(&super::busy::scan(ctx.dir)));
     Ok(findings)
 }
 

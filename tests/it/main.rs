@@ -11,6 +11,7 @@ mod close;
 mod config;
 mod contract;
 mod doc;
+mod escrow;
 mod explain;
 mod fixture;
 mod guard;
