@@ -481,3 +481,35 @@ fn two_agents_escrows_are_numbered_per_slug() {
         ["refs/closegate/escrow/a/1", "refs/closegate/escrow/b/1"]
     );
 }
+
+#[test]
+fn a_forced_teardown_killed_after_the_rename_is_finished_for_what_its_escrow_holds() {
+    let s = Scene::new();
+    let wt = s.wt.canonicalize().unwrap();
+    s.fx.write(&wt, "scratch/notes.txt", "escrowed before the kill\n");
+    // Steps: escrow 1, archive 2, record 3, rename aside 4; 5 is the first after the rename.
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_closegate"));
+    cmd.args([
+        "teardown",
+        wt.to_str().unwrap(),
+        "--no-checks",
+        "--allow-unverified",
+        "--force",
+    ])
+    .current_dir(s.fx.root());
+    crate::fixture::hermetic(&mut cmd, &s.fx.root());
+    cmd.env("CLOSEGATE_TEST_FAILPOINT", "kill:5");
+    let out = cmd.output().unwrap();
+    assert_eq!(out.status.code(), None, "killed by the failpoint");
+    assert!(!wt.exists());
+    let elsewhere = tempfile::tempdir().unwrap();
+    let (exit, out, err) = teardown(&wt, elsewhere.path(), &[]);
+    assert_eq!(exit, 0, "{out}{err}");
+    assert_eq!(escrow_refs(&s.fx), ["refs/closegate/escrow/x/1"]);
+    let (exit, out, err) = parts(&closegate(&s.fx.root(), &["restore", "x"]));
+    assert_eq!(exit, 0, "{out}{err}");
+    assert_eq!(
+        std::fs::read_to_string(wt.join("scratch/notes.txt")).unwrap(),
+        "escrowed before the kill\n"
+    );
+}
