@@ -567,7 +567,7 @@ fn teardown_killed_at_every_kind_of_step_ends_intact_or_fully_removed() {
             None,
             "not killed at step {point} (exit {exit}):\n{out}{err}"
         );
-        escrow_absent_or_complete(&fx, &wt, &slug, &doc, &point);
+        escrow_absent_or_complete(&fx, &wt, &slug, &doc, point);
         let rerun = run_env(elsewhere.path(), &args, &[]);
         let (exit, out, err) = parts(&rerun);
         let intact = wt.join(".git").is_file() && wt.join("target/d17/o099.o").exists();
