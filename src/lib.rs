@@ -19,6 +19,7 @@ pub mod inherited;
 pub mod input_file;
 pub mod inputs;
 pub mod ledger;
+pub mod notes_sync;
 pub mod record;
 pub mod render;
 pub mod repo;
@@ -77,5 +78,6 @@ pub fn run(cli: cli::Cli) -> anyhow::Result<i32> {
         Command::Version(args) => cmd::manual::version(args),
         Command::Validate(args) => cmd::validate::run(args),
         Command::Restore(args) => cmd::restore::run(args),
+        Command::Notes(args) => cmd::notes::run(args),
     }
 }

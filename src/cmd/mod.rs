@@ -14,6 +14,7 @@ pub mod key;
 pub mod lint;
 pub mod log;
 pub mod manual;
+pub mod notes;
 pub mod restore;
 pub mod signal;
 pub mod teardown;

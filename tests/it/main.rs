@@ -30,6 +30,7 @@ mod lint;
 mod lint_fix;
 mod log;
 mod manual;
+mod notes;
 mod objects;
 mod parse;
 mod policy;
