@@ -19,6 +19,8 @@ pub const FORCIBLE: [Code; 2] = [Code::TeardownUntracked, Code::TeardownUnreacha
 pub struct Written {
     pub refname: String,
     pub commit: Oid,
+    /// How long the snapshot took (scripts/bench-teardown.sh reads it from the record).
+    pub ms: u64,
 }
 
 /// What the snapshot needs from the teardown.
@@ -37,6 +39,7 @@ pub struct Source<'a> {
 /// not-ignored files and its status document, on top of its HEAD, with every commit only its
 /// HEAD reflog holds as a parent.
 pub fn write(src: &Source) -> Result<Written> {
+    let start = std::time::Instant::now();
     let dir = &src.info.path;
     let repo = src.repo;
     let head = repo.worktree_head(dir);
@@ -60,7 +63,12 @@ pub fn write(src: &Source) -> Result<Written> {
         ts: src.ts.to_string(),
     };
     let (refname, commit) = repo.write_escrow(src.slug, dir, &paths, &parents, &meta)?;
-    Ok(Written { refname, commit })
+    let ms = u64::try_from(start.elapsed().as_millis()).unwrap_or(u64::MAX);
+    Ok(Written {
+        refname,
+        commit,
+        ms,
+    })
 }
 
 /// The commits of `lost` no other commit of `lost` has as a parent: as parents of the snapshot

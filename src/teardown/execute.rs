@@ -104,6 +104,7 @@ fn probe_forced(
 fn escrow_fields(fields: &mut serde_json::Value, written: &escrow::Written, o: &Overrides) {
     fields["escrow"] = json!(written.refname);
     fields["escrow_commit"] = json!(written.commit.to_string());
+    fields["escrow_ms"] = json!(written.ms);
     fields["forced"] = json!(o.forced.iter().map(|c| c.as_str()).collect::<Vec<_>>());
     fields["reaped"] = json!(o.reaped);
 }
