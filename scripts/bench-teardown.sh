@@ -22,6 +22,11 @@
 #              from its record) against `git stash push -u` of the other (target <= 1.5x); the
 #              whole forced teardown is printed as context
 #
+# The racily-clean path (issue 28), same run: per round two worktrees fresh from `git worktree add`
+# (every entry racily clean: files as new as the index), one given a status document by
+# `closegate close` and the other the same file; the first `closegate check --no-checks` of one
+# against the first `git status` of the other (target <= 1.5x).
+#
 # Both are timed in the same round, in shuffled order; each must exit 0 and leave no directory.
 # Usage: scripts/bench-teardown.sh [rounds]   (default 5). Needs python3. No network.
 set -euo pipefail
@@ -172,6 +177,53 @@ PY
 for n in $(seq 1 "$rounds"); do
   untracked_round "$n"
 done
+
+# fresh_round <n>: the first check of a fresh worktree against the first git status of another.
+fresh_round() {
+  local f="$dir/f$1" g="$dir/g$1"
+  git -C "$dir/repo" worktree add -q -b "agent/f$1" "$f" work
+  git -C "$dir/repo" worktree add -q -b "ref/g$1" "$g" work
+  "$closegate" close --artifact d000/e00/f0.txt --abstract "changes one file for the benchmark" \
+    --done "the change is in, proven by the check cheap" "$f" > /dev/null
+  cp "$f/_EXEC_STATUS.md" "$g/_EXEC_STATUS.md"
+  python3 - "$closegate" "$dir" "$1" <<'PY' >> "$dir/fresh"
+import random, subprocess, sys, time
+closegate, d, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
+cmds = {
+    "check": ([closegate, "check", "--no-checks", "--no-record", f"{d}/f{n}"], (4,)),
+    "status": (["git", "-C", f"{d}/g{n}", "status", "--porcelain"], (0,)),
+}
+order = list(cmds)
+random.Random(20261202 + n).shuffle(order)
+for name in order:
+    argv, ok = cmds[name]
+    t = time.perf_counter()
+    p = subprocess.run(argv, cwd=d, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    elapsed = time.perf_counter() - t
+    if p.returncode not in ok:
+        sys.stderr.write(f"bench-teardown: {name} exited {p.returncode}:\n")
+        sys.stderr.write(p.stdout.decode(errors="replace"))
+        sys.exit(1)
+    print(name, elapsed)
+PY
+}
+
+for n in $(seq 1 "$rounds"); do
+  fresh_round "$n"
+done
+python3 - "$dir/fresh" <<'PY'
+import statistics, sys
+t = {"check": [], "status": []}
+for line in open(sys.argv[1]):
+    name, secs = line.split()
+    t[name].append(float(secs) * 1000)
+c, g = statistics.median(t["check"]), statistics.median(t["status"])
+print(f"first check --no-checks of a fresh 20,000-file worktree: {c:.0f} ms vs the first git status "
+      f"of an identical fresh worktree {g:.0f} ms = {c / g:.2f}x (target <= 1.5x) "
+      f"{'ok' if c / g <= 1.5 else 'MISSED'}")
+print("per round (ms): check " + " ".join(f"{x:.0f}" for x in t["check"])
+      + "; git status " + " ".join(f"{x:.0f}" for x in t["status"]))
+PY
 
 python3 - "$dir/times" "$rounds" <<'PY'
 import statistics, sys
