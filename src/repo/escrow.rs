@@ -311,3 +311,26 @@ fn blob_from_disk(git: &git2::Repository, path: &Path) -> Result<Option<(Oid, Fi
     };
     Ok(Some((id, mode)))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_message_reads_back() {
+        let meta = Meta {
+            worktree: "/srv/wt/a b".into(),
+            branch: Some("agent/x".into()),
+            head: Some(Oid::from_str("0123456789abcdef0123456789abcdef01234567").unwrap()),
+            ts: "2026-12-01T12:00:00Z".into(),
+        };
+        assert_eq!(Meta::parse(&meta.message("x")), Some(meta.clone()));
+        let detached = Meta {
+            branch: None,
+            ..meta
+        };
+        assert_eq!(Meta::parse(&detached.message("x")), Some(detached));
+        // A commit that is not an escrow's names none of the fields.
+        assert_eq!(Meta::parse("fix the parser\n\nworktree: /x\n"), None);
+    }
+}
