@@ -68,13 +68,15 @@ pub enum Command {
     Land(cmd::land::Args),
     Sweep(cmd::sweep::Args),
     Demo(cmd::demo::Args),
+    Restore(cmd::restore::Args),
+    Notes(cmd::notes::Args),
 }
 
 /// Every subcommand by name, with what builds its arguments: the fast path of [`parse`] builds
 /// only the one a command line names. `cli::every_subcommand_is_in_the_fast_table` holds this
 /// list to [`Command`].
 type Build = fn(clap::Command) -> clap::Command;
-const SUBCOMMANDS: [(&str, Build); 23] = [
+const SUBCOMMANDS: [(&str, Build); 25] = [
     ("lint", cmd::lint::Args::augment_args),
     ("explain", cmd::explain::Args::augment_args),
     ("check", cmd::check::Args::augment_args),
@@ -98,6 +100,8 @@ const SUBCOMMANDS: [(&str, Build); 23] = [
     ("land", cmd::land::Args::augment_args),
     ("sweep", cmd::sweep::Args::augment_args),
     ("demo", cmd::demo::Args::augment_args),
+    ("restore", cmd::restore::Args::augment_args),
+    ("notes", cmd::notes::Args::augment_args),
 ];
 
 /// Parse the command line as `Cli::parse()` does (exiting on `--help`, `--version` and errors).

@@ -21,7 +21,9 @@ pub const DEFAULT_STATUS_FILE: &str = "_EXEC_STATUS.md";
 /// Every top-level key, as error messages list them (the manual's configuration reference,
 /// docs/configuration.md, names each; a test keeps the two in step).
 pub const TOP_KEYS: &str = "base, status_file, agent_branches, protected, checks, require_contract, sandbox, jobs, \
-     allowed_signers, require_signed_approvals, server_checks";
+     allowed_signers, require_signed_approvals, server_checks, escrow_days";
+/// How long escrows live by default (SPEC §24).
+pub const DEFAULT_ESCROW_DAYS: u32 = 30;
 /// The most checks `jobs` may run at once.
 pub const MAX_JOBS: u64 = 64;
 /// Every key of a `[[checks]]` table (kept in step with the README like [`TOP_KEYS`]).
@@ -261,6 +263,8 @@ pub struct Config {
     /// `server_checks = "run"`: the server gate runs the checks instead of requiring an
     /// attestation (SPEC §20; default `"attest"`).
     pub server_checks_run: bool,
+    /// `escrow_days`: how long `closegate gc` keeps teardown escrows (SPEC §24, default 30).
+    pub escrow_days: u32,
     agent_set: Globs,
     /// Paths on surface `ci` whatever `[protected]` says: [`ALWAYS_CI`] and the repository paths
     /// the checks' `run` strings name ([`Config::protect_always`]).
@@ -290,6 +294,7 @@ impl Default for Config {
             allowed_signers: DEFAULT_ALLOWED_SIGNERS.to_string(),
             require_signed_approvals: false,
             server_checks_run: false,
+            escrow_days: DEFAULT_ESCROW_DAYS,
             always_ci: Globs::paths(&ALWAYS_CI.map(String::from))
                 .expect("built-in globs are valid"),
             wiring: Globs::paths(&RUNNER_WIRING.map(String::from))
@@ -400,6 +405,7 @@ impl Config {
                     })?;
                 }
                 "server_checks" => config.server_checks_run = server_checks(&value)?,
+                "escrow_days" => config.escrow_days = escrow_days(&value)?,
                 _ => bail!("unknown key `{key}` (expected one of {TOP_KEYS})"),
             }
         }
@@ -691,6 +697,17 @@ fn writable_paths(value: &Value, key: &str) -> Result<Vec<String>> {
 }
 
 /// `jobs`: an integer from 1 to [`MAX_JOBS`].
+/// `escrow_days`: a whole number of days, 0 to 36,500 (0: `gc` drops every escrow).
+fn escrow_days(value: &Value) -> Result<u32> {
+    let n = value
+        .as_integer()
+        .ok_or_else(|| wrong_type("escrow_days", "an integer", value))?;
+    match u32::try_from(n) {
+        Ok(n @ 0..=36_500) => Ok(n),
+        _ => bail!("`escrow_days` must be from 0 to 36500, found {n}"),
+    }
+}
+
 fn jobs(value: &Value) -> Result<usize> {
     let n = value
         .as_integer()

@@ -683,6 +683,29 @@ pub fn record_teardown(
     Record::new(report, claimed, event).append(common_dir)
 }
 
+/// [`record_teardown`] with the record's `ts` given: the escrow commit names it (SPEC §24).
+pub fn record_teardown_at(
+    common_dir: &Path,
+    report: &Report,
+    claimed: Option<&str>,
+    removed: bool,
+    fields: Value,
+    ts: String,
+) -> Result<()> {
+    let steps = match fields {
+        Value::Object(map) => map,
+        _ => Map::new(),
+    };
+    let event = Event::Teardown(TeardownFields {
+        removed,
+        checks: Vec::new(),
+        steps,
+    });
+    let mut record = Record::new(report, claimed, event);
+    record.ts = ts;
+    record.append(common_dir)
+}
+
 /// Append an `approve` line. An accepted approval carries `by`, `note`, the full `commit`, the
 /// `config` and `contract` blob ids (or null) and the verdict with the approval applied, which is
 /// what `approval_for` and `has_passing_record` read. A refused one carries `by: null` and

@@ -20,10 +20,12 @@ pub mod input_file;
 pub mod inputs;
 pub mod land;
 pub mod ledger;
+pub mod notes_sync;
 pub mod record;
 pub mod render;
 pub mod repo;
 pub mod report;
+pub mod restore;
 pub mod sandbox;
 pub mod sweep;
 pub mod teardown;
@@ -81,5 +83,7 @@ pub fn run(cli: cli::Cli) -> anyhow::Result<i32> {
         Command::Land(args) => cmd::land::run(args),
         Command::Sweep(args) => cmd::sweep::run(args),
         Command::Demo(args) => cmd::demo::run(args),
+        Command::Restore(args) => cmd::restore::run(args),
+        Command::Notes(args) => cmd::notes::run(args),
     }
 }

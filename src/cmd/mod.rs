@@ -17,6 +17,8 @@ pub mod lint;
 pub mod log;
 pub mod manual;
 pub mod reject;
+pub mod notes;
+pub mod restore;
 pub mod signal;
 pub mod sweep;
 pub mod teardown;

@@ -33,6 +33,13 @@ pub struct Args {
     /// Tear down an UNVERIFIED return too (the record says so)
     #[arg(long)]
     pub allow_unverified: bool,
+    /// Write the escrow, then tear down despite untracked files and commits only the worktree's
+    /// HEAD reflog holds (the escrow keeps them; nothing else is overridden)
+    #[arg(long)]
+    pub force: bool,
+    /// End the processes working inside the worktree (SIGTERM, then SIGKILL after 5 s; recorded)
+    #[arg(long)]
+    pub reap: bool,
     /// Print one JSON object (the outcome, its steps and the gate's report) instead of the
     /// human lines
     #[arg(long)]
@@ -74,6 +81,8 @@ pub fn run(args: Args, color: bool) -> Result<i32> {
         dry_run: args.dry_run,
         delete_branch: args.delete_branch,
         allow_unverified: args.allow_unverified,
+        force: args.force,
+        reap: args.reap,
     };
     let done = teardown::run(&request)?;
     if args.json {
@@ -236,8 +245,9 @@ fn next_step(code: Code) -> &'static str {
         }
         Code::TeardownUnreachableCommits => {
             "commits only the worktree's HEAD reaches would be orphaned (`git branch <name> \
-             <commit>` keeps them)"
+             <commit>` keeps them, or --force escrows them)"
         }
+        Code::TeardownBusy => "a process is working inside the worktree (end it, or pass --reap)",
         _ => "see the findings above",
     }
 }

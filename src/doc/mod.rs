@@ -21,6 +21,7 @@ mod text;
 
 pub use manifest::path_fault as artifact_path_fault;
 pub use model::{CloseLine, Entry, LastCommit, Parsed, State, StatusDoc};
+pub use text::slug_fault;
 
 use crate::catalog::Code;
 use crate::finding::Finding;

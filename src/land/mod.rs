@@ -586,6 +586,9 @@ fn teardown_one(ctx: &Ctx, b: &mut BranchResult, dir: std::path::PathBuf) -> Res
         dry_run: false,
         delete_branch: !ctx.req.keep_branch,
         allow_unverified: false,
+        // Never overrides a refusal: the escrow is written, but what it names stays.
+        force: false,
+        reap: false,
     };
     match crate::teardown::run(&request) {
         Ok(done) => {

@@ -7,6 +7,7 @@
 mod checkout;
 pub mod compose;
 mod diff;
+pub mod escrow;
 #[doc(hidden)]
 pub mod fuzzing;
 mod hooks;

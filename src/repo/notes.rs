@@ -60,3 +60,109 @@ impl Repo {
         self.git.path().to_path_buf()
     }
 }
+
+impl Repo {
+    /// Every note in the notes commit `notes`: the annotated object's hex id and the note's bytes.
+    /// Git's fan-out layouts are read; entries that name no object id are skipped.
+    pub fn all_notes(&self, notes: Oid) -> Result<std::collections::BTreeMap<String, Oid>> {
+        let tree = self
+            .git
+            .find_commit(notes)
+            .and_then(|c| c.tree())
+            .with_context(|| format!("cannot read the notes commit {notes}"))?;
+        let mut out = std::collections::BTreeMap::new();
+        tree.walk(git2::TreeWalkMode::PreOrder, |dir, entry| {
+            if entry.kind() != Some(git2::ObjectType::Blob) {
+                return git2::TreeWalkResult::Ok;
+            }
+            let name = format!("{}{}", dir.replace('/', ""), entry.name().unwrap_or(""));
+            if name.len() == 40 && name.bytes().all(|b| b.is_ascii_hexdigit()) {
+                out.insert(name.to_ascii_lowercase(), entry.id());
+            }
+            git2::TreeWalkResult::Ok
+        })
+        .context("cannot walk the notes tree")?;
+        Ok(out)
+    }
+
+    /// Merge two notes commits as `git notes merge -s cat_sort_uniq` does: a note on one side
+    /// only is kept as it is; notes on both sides that differ become the sorted set of their
+    /// lines. Returns the commit to store (one of the two when one already holds the other).
+    pub fn merge_notes(&self, local: Oid, remote: Oid) -> Result<Oid> {
+        if local == remote || self.is_ancestor(remote, local) {
+            return Ok(local);
+        }
+        if self.is_ancestor(local, remote) {
+            return Ok(remote);
+        }
+        let mut merged = self.all_notes(local)?;
+        for (target, blob) in self.all_notes(remote)? {
+            let joined = match merged.get(&target) {
+                Some(mine) if *mine != blob => self.union_lines(*mine, blob)?,
+                _ => blob,
+            };
+            merged.insert(target, joined);
+        }
+        let mut builder = self.git.treebuilder(None)?;
+        for (target, blob) in &merged {
+            builder.insert(target, *blob, 0o100644)?;
+        }
+        let tree = self.git.find_tree(builder.write()?)?;
+        let sig = self
+            .git
+            .signature()
+            .or_else(|_| Signature::now("closegate", "closegate@localhost"))
+            .context("cannot make a signature for the notes merge")?;
+        let parents = [self.git.find_commit(local)?, self.git.find_commit(remote)?];
+        let refs: Vec<&git2::Commit> = parents.iter().collect();
+        let message = "Notes merged by 'closegate notes' (cat_sort_uniq)";
+        Ok(self.git.commit(None, &sig, &sig, message, &tree, &refs)?)
+    }
+
+    /// The blob holding the sorted, distinct lines of two blobs.
+    fn union_lines(&self, one: Oid, two: Oid) -> Result<Oid> {
+        let mut lines = std::collections::BTreeSet::new();
+        for id in [one, two] {
+            let blob = self.git.find_blob(id)?;
+            for line in blob.content().split(|b| *b == b'\n') {
+                if !line.is_empty() {
+                    lines.insert(line.to_vec());
+                }
+            }
+        }
+        let mut text = Vec::new();
+        for line in lines {
+            text.extend_from_slice(&line);
+            text.push(b'\n');
+        }
+        Ok(self.git.blob(&text)?)
+    }
+
+    /// Move `name` from `old` (`None`: it must not exist) to `new`; `false` when it moved
+    /// meanwhile.
+    pub fn set_ref_if(&self, name: &str, old: Option<Oid>, new: Oid, why: &str) -> Result<bool> {
+        let result = match old {
+            Some(old) => self.git.reference_matching(name, new, true, old, why),
+            None => self.git.reference(name, new, false, why),
+        };
+        match result {
+            Ok(_) => Ok(true),
+            Err(e)
+                if matches!(
+                    e.code(),
+                    git2::ErrorCode::Modified | git2::ErrorCode::Exists
+                ) =>
+            {
+                Ok(false)
+            }
+            Err(e) => Err(e).with_context(|| format!("cannot update {name}")),
+        }
+    }
+
+    /// Delete `name` whatever it points at (a scratch ref of this process).
+    pub fn drop_ref(&self, name: &str) {
+        if let Ok(mut r) = self.git.find_reference(name) {
+            let _ = r.delete();
+        }
+    }
+}

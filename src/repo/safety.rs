@@ -567,7 +567,12 @@ impl Repo {
             let Some(name) = reference.name().map(str::to_string) else {
                 continue;
             };
-            if PER_WORKTREE.iter().any(|p| name.starts_with(p)) || Some(&name) == deleted.as_ref() {
+            // Escrow refs never count as reaching a commit (SPEC §24).
+            let escrow = name.starts_with(super::escrow::PREFIX);
+            if escrow
+                || PER_WORKTREE.iter().any(|p| name.starts_with(p))
+                || Some(&name) == deleted.as_ref()
+            {
                 continue;
             }
             if let Ok(commit) = reference.peel_to_commit() {
@@ -582,7 +587,8 @@ impl Repo {
         {
             let rel = entry.path().strip_prefix(&logs).unwrap_or(entry.path());
             let name = rel.to_string_lossy();
-            if !entry.file_type().is_file() || Some(name.as_ref()) == deleted.as_deref() {
+            let escrow = name.starts_with(super::escrow::PREFIX);
+            if escrow || !entry.file_type().is_file() || Some(name.as_ref()) == deleted.as_deref() {
                 continue;
             }
             ids.extend(reflog_ids(entry.path()));

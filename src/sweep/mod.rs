@@ -86,6 +86,9 @@ fn teardown(row: &Row, dir: PathBuf, req: &Request, swept: &mut Swept) -> Result
         dry_run: req.dry_run,
         delete_branch: row.stage == Stage::Merged,
         allow_unverified: false,
+        // Never overrides a refusal: the escrow is written, but what it names stays.
+        force: false,
+        reap: false,
     };
     let done = crate::teardown::run(&request)?;
     if done.exit == 0 {

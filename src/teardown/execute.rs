@@ -11,9 +11,10 @@ use serde_json::json;
 
 use super::handles::{Removal, Seen};
 use super::{
-    Admission, Branch, Done, Plan, Request, Verb, background, claimed, failpoint, finish_left,
-    handles, keep_branch_step, remove, safety,
+    Admission, Branch, Done, Overrides, Plan, Request, Verb, background, claimed, escrow,
+    failpoint, finish_left, handles, keep_branch_step, remove, safety,
 };
+use crate::catalog::Severity;
 use crate::finding::{Finding, Gate};
 use crate::gates::Inputs;
 use crate::ledger;
@@ -26,39 +27,41 @@ pub(super) fn run(
     inputs: &Inputs,
     plan: &Plan,
     admission: Admission,
+    overrides: &Overrides,
     mut done: Done,
 ) -> Result<Done> {
     let common = inputs.repo.common_dir();
     let report = done.report.clone().unwrap_or_default();
     let status_file = &inputs.config.status_file;
+    let branch = plan.branch.deleting();
+    let ts = crate::record::now_rfc3339();
+    let written = write_escrow(inputs, plan, branch.as_deref(), &ts, &mut done)?;
     archive(inputs, plan, &mut done)?;
     let aside = remove::aside_path(&plan.worktree, &handles::token());
-    let branch = match &plan.branch {
-        Branch::Delete { name, .. } => Some(name.clone()),
-        Branch::Keep { .. } => None,
-    };
-    let fields = removal_fields(req, plan, admission, &report, &aside, status_file);
+    let mut fields = removal_fields(req, plan, admission, &report, &aside, status_file);
+    escrow_fields(&mut fields, &written, overrides);
     failpoint::step("record");
-    ledger::record_teardown(&common, &report, claimed(&report), true, fields)?;
+    ledger::record_teardown_at(&common, &report, claimed(&report), true, fields, ts)?;
     if let Err(err) = remove::move_aside(&plan.worktree, &aside) {
         let fields = json!({"incomplete": true, "error": format!("{err:#}")});
         ledger::record_teardown(&common, &report, claimed(&report), false, fields)?;
         return Err(err.context("nothing was removed"));
     }
     let info = aside_info(&plan.worktree, &plan.admin);
-    let verified = report.commit.as_deref().and_then(|c| Oid::from_str(c).ok());
     let ctx = safety::Ctx {
         repo: &inputs.repo,
         info: &info,
         dir: &aside,
         aside: true,
         status_file,
-        verified,
+        verified: report.commit.as_deref().and_then(|c| Oid::from_str(c).ok()),
         branch: branch.as_deref(),
         base: inputs.base.as_ref().map(|(_, id)| *id),
         delete_branch: branch.is_some(),
     };
-    let probe = match probe_aside(&ctx, plan.archive.as_deref(), &mut done) {
+    let forced = req.force.then_some(written.commit);
+    let probe = probe_forced(&ctx, plan.archive.as_deref(), forced, &mut done);
+    let probe = match probe {
         Ok(probe) => probe,
         Err(err) => {
             // Nothing was removed: put the worktree back before reporting the error.
@@ -70,9 +73,75 @@ pub(super) fn run(
         }
     };
     if !probe.findings.is_empty() {
+        // Nothing is removed: a refused teardown keeps no escrow (SPEC §24).
+        let _ = inputs
+            .repo
+            .delete_ref_if_at(&written.refname, written.commit);
         return put_back(&common, report, probe.findings, plan, &aside, done);
     }
     remove_aside(&common, &report, plan, &aside, &probe, done)
+}
+
+/// The last probe, on the aside; under `--force` the untracked files and orphan commits the
+/// escrow holds no longer refuse. Only refusals are kept: warnings (an exempt process) were
+/// reported by the first probe.
+fn probe_forced(
+    ctx: &safety::Ctx,
+    archive: Option<&Path>,
+    forced: Option<Oid>,
+    done: &mut Done,
+) -> Result<Probe> {
+    let mut probe = probe_aside(ctx, archive, done)?;
+    if let Some(escrow) = forced {
+        let findings = std::mem::take(&mut probe.findings);
+        probe.findings = escrow::uncovered(ctx, escrow, ctx.branch, findings)?;
+    }
+    probe.findings.retain(|f| f.severity == Severity::Refusal);
+    Ok(probe)
+}
+
+/// The record's escrow fields: the ref, its commit, what `--force` and `--reap` did.
+fn escrow_fields(fields: &mut serde_json::Value, written: &escrow::Written, o: &Overrides) {
+    fields["escrow"] = json!(written.refname);
+    fields["escrow_commit"] = json!(written.commit.to_string());
+    fields["escrow_ms"] = json!(written.ms);
+    fields["forced"] = json!(o.forced.iter().map(|c| c.as_str()).collect::<Vec<_>>());
+    fields["reaped"] = json!(o.reaped);
+}
+
+/// The escrow (SPEC §24), written before anything is archived, recorded or moved: a kill before
+/// its ref exists leaves no escrow and nothing removed.
+fn write_escrow(
+    inputs: &Inputs,
+    plan: &Plan,
+    deleting: Option<&str>,
+    ts: &str,
+    done: &mut Done,
+) -> Result<escrow::Written> {
+    failpoint::step("escrow");
+    let info = inputs
+        .repo
+        .worktree_at(&plan.worktree)
+        .unwrap_or_else(|| aside_info(&plan.worktree, &plan.admin));
+    let written = escrow::write(&escrow::Source {
+        repo: &inputs.repo,
+        info: &info,
+        slug: &plan.slug,
+        status_file: &inputs.config.status_file,
+        deleting,
+        ts,
+    })
+    .context("cannot write the escrow; nothing was removed")?;
+    done.step(
+        Verb::Escrowed,
+        format!(
+            "worktree {} to {} (commit {})",
+            plan.worktree.display(),
+            written.refname,
+            written.commit
+        ),
+    );
+    Ok(written)
 }
 
 /// Remove the probed aside and the administrative data, then delete the branch when asked.

@@ -5,6 +5,8 @@
 //! and returns what happened as data; `cmd::teardown` prints it.
 
 mod background;
+pub mod busy;
+mod escrow;
 mod execute;
 mod failpoint;
 pub mod handles;
@@ -18,8 +20,9 @@ use anyhow::{Context, Result, bail};
 use git2::Oid;
 use serde_json::json;
 
+use crate::catalog::{Code, Severity};
 use crate::doc::State;
-use crate::finding::{Gate, Verdict};
+use crate::finding::{Finding, Gate, Verdict};
 use crate::gates::{self, Inputs, Outcome};
 use crate::inputs::{self, GateArgs};
 use crate::ledger;
@@ -33,6 +36,11 @@ pub struct Request {
     pub dry_run: bool,
     pub delete_branch: bool,
     pub allow_unverified: bool,
+    /// Write the escrow, then override `teardown-untracked` and `teardown-unreachable-commits`
+    /// for what it holds (SPEC §7, §24).
+    pub force: bool,
+    /// End the processes working inside the worktree (SPEC §24).
+    pub reap: bool,
 }
 
 /// Why the gate's verdict lets the teardown proceed (SPEC §7 step 1).
@@ -67,6 +75,8 @@ pub struct Step {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Verb {
     Archived,
+    Escrowed,
+    Ended,
     Removed,
     Removing,
     Deleted,
@@ -74,6 +84,8 @@ pub enum Verb {
     Left,
     Nothing,
     WouldArchive,
+    WouldEscrow,
+    WouldEnd,
     WouldRemove,
     WouldDelete,
     WouldKeep,
@@ -83,6 +95,8 @@ impl Verb {
     pub fn as_str(self) -> &'static str {
         match self {
             Verb::Archived => "archived",
+            Verb::Escrowed => "escrowed",
+            Verb::Ended => "ended",
             Verb::Removed => "removed",
             Verb::Removing => "removing",
             Verb::Deleted => "deleted",
@@ -90,6 +104,8 @@ impl Verb {
             Verb::Left => "left",
             Verb::Nothing => "nothing",
             Verb::WouldArchive => "would archive",
+            Verb::WouldEscrow => "would escrow",
+            Verb::WouldEnd => "would end",
             Verb::WouldRemove => "would remove",
             Verb::WouldDelete => "would delete",
             Verb::WouldKeep => "would keep",
@@ -238,6 +254,8 @@ fn refuse_main(req: &Request, repo: &Repo, info: &WorktreeInfo) -> Result<Done> 
 
 /// The planned removal.
 struct Plan {
+    /// The slug the escrow ref is named by: the checked slug, else the worktree's name.
+    slug: String,
     worktree: PathBuf,
     admin: PathBuf,
     archive: Option<PathBuf>,
@@ -248,6 +266,16 @@ struct Plan {
 enum Branch {
     Delete { name: String, at: Oid },
     Keep { name: Option<String>, why: String },
+}
+
+impl Branch {
+    /// The branch the teardown deletes, if any.
+    fn deleting(&self) -> Option<String> {
+        match self {
+            Branch::Delete { name, .. } => Some(name.clone()),
+            Branch::Keep { .. } => None,
+        }
+    }
 }
 
 fn decide(req: &Request, inputs: &Inputs, outcome: &Outcome, info: &WorktreeInfo) -> Result<Done> {
@@ -267,34 +295,159 @@ fn decide(req: &Request, inputs: &Inputs, outcome: &Outcome, info: &WorktreeInfo
         base: inputs.base.as_ref().map(|(_, id)| *id),
         delete_branch: req.delete_branch,
     };
-    let findings = safety::run(&ctx)?;
+    let mut findings = safety::run(&ctx)?;
+    // `--force` and `--reap` take their codes out of the refusal; what they stand for happens
+    // only once everything else admits the teardown (escrow first, SPEC §24).
+    let forced = take(&mut findings, req.force, &escrow::FORCIBLE);
+    let reaping = take(&mut findings, req.reap, &[Code::TeardownBusy]);
     let admission = admit(report, req.allow_unverified);
-    let refused = admission.is_err() || !findings.is_empty();
-    let mut full = report.clone();
-    full.add_gate(Gate::Teardown, findings);
-    full.finish();
+    let refused = admission.is_err() || findings.iter().any(|f| f.severity == Severity::Refusal);
     let plan = plan(req, inputs, outcome, info, branch);
+    if refused {
+        // Nothing is overridden on a teardown that refuses anyway: every reason is named.
+        findings.extend(forced);
+        findings.extend(reaping);
+        let full = with_teardown(report, findings);
+        let done = Done {
+            barred: admission.clone().err(),
+            dry_run: req.dry_run,
+            ..Done::default()
+        };
+        return refuse(req, inputs, info, &plan, full, done);
+    }
+    let full = with_teardown(report, findings);
+    let admission = admission.unwrap_or(Admission::Verified);
+    let forced = forced.iter().map(|f| f.code).collect();
+    proceed(req, inputs, info, &plan, full, admission, forced, reaping)
+}
+
+/// Everything admits the teardown: print the plan (dry run), or reap, then escrow and remove.
+#[allow(clippy::too_many_arguments)]
+fn proceed(
+    req: &Request,
+    inputs: &Inputs,
+    info: &WorktreeInfo,
+    plan: &Plan,
+    full: Report,
+    admission: Admission,
+    forced: Vec<Code>,
+    reaping: Vec<Finding>,
+) -> Result<Done> {
     let mut done = Done {
-        barred: admission.clone().err(),
         dry_run: req.dry_run,
         ..Done::default()
     };
-    if refused {
-        return refuse(req, inputs, info, &plan, full, done);
-    }
-    let admission = admission.unwrap_or(Admission::Verified);
     if let Some(archive) = &plan.archive {
         // A link planted on the archive's way, or a directory at it, is an error before anything
         // (SPEC §16 tier 2), in a dry run too.
         remove::check_archive_target(&inputs.repo.common_dir(), archive)?;
     }
+    let mut overrides = Overrides {
+        forced,
+        ..Overrides::default()
+    };
     if req.dry_run {
-        plan_steps(&mut done, &plan, inputs);
+        let ends = reaping.iter().map(|f| (Verb::WouldEnd, f.message.clone()));
+        done.steps
+            .extend(ends.map(|(verb, what)| Step { verb, what }));
+        plan_steps(&mut done, plan, inputs);
         done.report = Some(full);
         return Ok(done);
     }
+    if !reaping.is_empty() {
+        match reap(req, inputs, info, plan, full.clone(), &mut done)? {
+            Ok(reaped) => overrides.reaped = reaped,
+            Err(refused) => return Ok(refused),
+        }
+    }
     done.report = Some(full);
-    execute::run(req, inputs, &plan, admission, done)
+    execute::run(req, inputs, plan, admission, &overrides, done)
+}
+
+/// What `--force` and `--reap` did, for the record.
+#[derive(Debug, Default)]
+pub(crate) struct Overrides {
+    /// The codes `--force` overrode (the escrow holds what they named).
+    pub forced: Vec<Code>,
+    /// The processes `--reap` ended.
+    pub reaped: Vec<busy::Reaped>,
+}
+
+/// The gate's report with the teardown's findings added.
+fn with_teardown(report: &Report, findings: Vec<Finding>) -> Report {
+    let mut full = report.clone();
+    full.add_gate(Gate::Teardown, findings);
+    full.finish();
+    full
+}
+
+/// Move the findings with one of `codes` out of `findings` when `on`.
+fn take(findings: &mut Vec<Finding>, on: bool, codes: &[Code]) -> Vec<Finding> {
+    if !on {
+        return Vec::new();
+    }
+    let (taken, kept) = std::mem::take(findings)
+        .into_iter()
+        .partition(|f| codes.contains(&f.code));
+    *findings = kept;
+    taken
+}
+
+/// `--reap`: end the processes inside the worktree, then look again; one still there (or a new
+/// one) refuses the teardown.
+fn reap(
+    req: &Request,
+    inputs: &Inputs,
+    info: &WorktreeInfo,
+    plan: &Plan,
+    mut full: Report,
+    done: &mut Done,
+) -> Result<Result<Vec<busy::Reaped>, Done>> {
+    // A process may start another on its way out (a shell's next command): up to three rounds.
+    let mut reaped = Vec::new();
+    for _ in 0..3 {
+        let found = busy::scan(&info.path);
+        if found.busy.is_empty() {
+            break;
+        }
+        reaped.extend(busy::reap(&found.busy, std::time::Duration::from_secs(5)));
+    }
+    for r in &reaped {
+        let how = if r.ended { "" } else { ", still running" };
+        let what = format!("process {} (`{}`) with {}{how}", r.pid, r.command, r.signal);
+        done.step(Verb::Ended, what);
+    }
+    let again = busy::scan(&info.path);
+    if again.busy.is_empty() {
+        return Ok(Ok(reaped));
+    }
+    let mut findings = busy::findings(&again);
+    findings.retain(|f| f.code == Code::TeardownBusy);
+    full.add_gate(Gate::Teardown, findings);
+    full.finish();
+    let mut refused = Done {
+        dry_run: req.dry_run,
+        steps: std::mem::take(&mut done.steps),
+        ..Done::default()
+    };
+    if !req.dry_run {
+        let fields = json!({"admission": null, "reaped": reaped, "deleted": null});
+        ledger::record_teardown(
+            &inputs.repo.common_dir(),
+            &full,
+            claimed(&full),
+            false,
+            fields,
+        )?;
+    }
+    refused.step(
+        Verb::Kept,
+        format!("worktree {} (nothing was removed)", info.path.display()),
+    );
+    keep_branch_step(&mut refused, &plan.branch, true);
+    refused.report = Some(full);
+    refused.exit = 1;
+    Ok(Err(refused))
 }
 
 /// A probe or the verdict refused: record it (unless a dry run) and keep everything.
@@ -339,7 +492,13 @@ fn plan(
         remove::archive_path(&repo.common_dir(), slug, &commit)
     });
     let base_name = inputs.base.as_ref().map(|(name, _)| name.as_str());
+    let slug = outcome
+        .report
+        .slug
+        .clone()
+        .unwrap_or_else(|| info.name.clone().unwrap_or_else(|| "worktree".into()));
     Plan {
+        slug,
         worktree: info.path.clone(),
         admin: info.admin_dir.clone(),
         archive,
@@ -385,6 +544,14 @@ pub(crate) fn claimed(report: &Report) -> Option<&'static str> {
 }
 
 fn plan_steps(done: &mut Done, plan: &Plan, inputs: &Inputs) {
+    let what = format!(
+        "worktree {} to {}{}/<n> (its untracked files, changed files and status document, \
+         and the commits only its HEAD reflog holds)",
+        plan.worktree.display(),
+        crate::repo::escrow::PREFIX,
+        plan.slug
+    );
+    done.step(Verb::WouldEscrow, what);
     if let Some(path) = &plan.archive {
         let what = format!("{} to {}", inputs.config.status_file, path.display());
         done.step(Verb::WouldArchive, what);

@@ -262,7 +262,32 @@ fn dry_probe(
     let ctx = probe_ctx(repo, prior, target, aside, admin, report);
     let seen = Seen::walk(aside)
         .with_context(|| format!("cannot read the directory {}", aside.display()))?;
-    safety::run_seen(&ctx.ctx(), Some(&seen))
+    let findings = safety::run_seen(&ctx.ctx(), Some(&seen))?;
+    forced_findings(&ctx.ctx(), prior, findings)
+}
+
+/// A teardown made under `--force` is resumed under it too, for what its escrow holds (SPEC §24):
+/// an untracked file the escrow holds byte for byte, or orphan commits it reaches, no longer
+/// refuse; only refusals are kept (an exempt process is reported by the first run).
+fn forced_findings(
+    ctx: &safety::Ctx,
+    prior: &Record,
+    findings: Vec<crate::finding::Finding>,
+) -> Result<Vec<crate::finding::Finding>> {
+    let steps = prior.removal().map(|t| &t.steps);
+    let forced = steps
+        .and_then(|s| s.get("forced"))
+        .and_then(|f| f.as_array())
+        .is_some_and(|f| !f.is_empty());
+    let escrow = prior
+        .step("escrow_commit")
+        .and_then(|c| Oid::from_str(c).ok());
+    let mut findings = match escrow.filter(|_| forced) {
+        Some(escrow) => super::escrow::uncovered(ctx, escrow, None, findings)?,
+        None => findings,
+    };
+    findings.retain(|f| f.severity == crate::catalog::Severity::Refusal);
+    Ok(findings)
 }
 
 /// Remove what `seen` found of the aside, holding its `.git` file for last, then `admin`.
@@ -333,7 +358,8 @@ fn probe_again(
 ) -> Result<Result<Left, Vec<crate::finding::Finding>>> {
     let ctx = probe_ctx(repo, prior, target, aside, admin, report);
     let archive = prior.step("archive").map(PathBuf::from);
-    let probe = probe_aside(&ctx.ctx(), archive.as_deref(), done)?;
+    let mut probe = probe_aside(&ctx.ctx(), archive.as_deref(), done)?;
+    probe.findings = forced_findings(&ctx.ctx(), prior, std::mem::take(&mut probe.findings))?;
     if probe.findings.is_empty() {
         Ok(Ok(remove::finish(aside, Some(admin), &probe.removal())))
     } else {

@@ -79,6 +79,7 @@ pub fn run_seen(ctx: &Ctx, seen: Option<&Seen>) -> Result<Vec<Finding>> {
         deleting,
         integrated,
     )?);
+    findings.extend(super::busy::findings(&super::busy::scan(ctx.dir)));
     Ok(findings)
 }
 

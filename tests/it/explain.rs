@@ -300,6 +300,14 @@ const PRODUCERS: &[(&str, &[&str])] = &[
         &["land-base-dirty"],
     ),
     (
+        "escrow::a_process_inside_the_worktree_refuses_and_reap_ends_it",
+        &["teardown-busy"],
+    ),
+    (
+        "escrow::closegate_started_inside_the_worktree_is_exempt_and_named",
+        &["teardown-busy-exempt"],
+    ),
+    (
         "agent::subagent_stop_reads_the_subagents_own_transcript",
         &["claim-token-missing"],
     ),

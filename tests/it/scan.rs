@@ -535,3 +535,36 @@ fn changes_without_renames_agree_with_libgit2_and_git() {
     assert!(mode_only.contains(&"modified run.sh".to_string()));
     assert!(mode_only.contains(&"modified vendor/lib".to_string()));
 }
+
+/// A worktree fresh from `git worktree add` (every entry racily clean, issue 28): its content is
+/// hashed by the scan itself, and a same-size edit among hundreds of untouched files is found.
+#[test]
+fn a_fresh_worktree_is_judged_by_content_without_libgit2_per_file() {
+    let fx = Fixture::new();
+    let files: Vec<(String, Option<String>)> = (0..600)
+        .map(|i| (format!("d{}/f{i}.txt", i % 7), Some(format!("file {i}\n"))))
+        .collect();
+    let refs: Vec<(&str, Option<&str>)> = files
+        .iter()
+        .map(|(p, c)| (p.as_str(), c.as_deref()))
+        .collect();
+    fx.commit("agent/x", &refs, "many files");
+    let wt = fx.worktree("x", "agent/x");
+    assert_eq!(status(&wt), WorktreeStatus::default());
+    fx.write(&wt, "d3/f10.txt", "FILE 10\n");
+    record_stat_as(&fx, &wt, "d3/f10.txt", "file 10\n");
+    assert_eq!(git_status(&wt), dirty(&["d3/f10.txt"]));
+    assert_eq!(status(&wt), dirty(&["d3/f10.txt"]));
+}
+
+/// Bytes that differ from the blob are not a change when `core.autocrlf` makes git see them as
+/// equal: the hashed verdict defers to libgit2 (which applies the conversion) there.
+#[test]
+fn a_racy_entry_under_autocrlf_is_judged_with_the_conversion() {
+    let (fx, wt) = scene();
+    git(&wt, &["config", "core.autocrlf", "true"]);
+    fx.write(&wt, "src/a.txt", "alpha\r\n");
+    record_stat_as(&fx, &wt, "src/a.txt", "alpha\n");
+    assert_eq!(git_status(&wt), WorktreeStatus::default());
+    assert_eq!(status(&wt), WorktreeStatus::default());
+}

@@ -462,6 +462,39 @@ fn fully_removed(fx: &Fixture, wt: &Path, slug: &str) -> bool {
     !wt.exists() && !siblings && !fx.git_dir().join("worktrees").join(slug).exists() && recorded
 }
 
+/// SPEC §24 under the kill test: the escrow is either absent, and then nothing was removed, or
+/// complete — its commit, tree and blobs readable, the status document's bytes in it, the HEAD
+/// commit its first parent.
+fn escrow_absent_or_complete(fx: &Fixture, wt: &Path, slug: &str, doc: &[u8], point: &str) {
+    let name = format!("refs/closegate/escrow/{slug}/1");
+    let Ok(id) = fx.repo.refname_to_id(&name) else {
+        let intact = wt.join(".git").is_file() && wt.join("target/d17/o099.o").exists();
+        assert!(
+            intact,
+            "killed at step {point}: something removed without an escrow"
+        );
+        return;
+    };
+    let commit = fx.repo.find_commit(id).unwrap();
+    let head = fx
+        .repo
+        .refname_to_id(&format!("refs/heads/agent/{slug}"))
+        .unwrap();
+    assert_eq!(commit.parent_id(0).unwrap(), head, "step {point}");
+    let tree = commit.tree().unwrap();
+    let entry = tree.get_path(Path::new("_EXEC_STATUS.md")).unwrap();
+    assert_eq!(
+        fx.repo.find_blob(entry.id()).unwrap().content(),
+        doc,
+        "step {point}"
+    );
+    tree.walk(git2::TreeWalkMode::PreOrder, |_, e| {
+        assert!(fx.repo.find_object(e.id(), None).is_ok(), "step {point}");
+        git2::TreeWalkResult::Ok
+    })
+    .unwrap();
+}
+
 #[test]
 fn teardown_killed_at_every_kind_of_step_ends_intact_or_fully_removed() {
     let fx = Fixture::new();
@@ -526,6 +559,7 @@ fn teardown_killed_at_every_kind_of_step_ends_intact_or_fully_removed() {
             "--no-checks",
             "--allow-unverified",
         ];
+        let doc = std::fs::read(wt.join("_EXEC_STATUS.md")).unwrap();
         let first = run_env(&fx.root(), &args, &[("CLOSEGATE_TEST_FAILPOINT", &kill)]);
         let (exit, out, err) = parts(&first);
         assert_eq!(
@@ -533,6 +567,7 @@ fn teardown_killed_at_every_kind_of_step_ends_intact_or_fully_removed() {
             None,
             "not killed at step {point} (exit {exit}):\n{out}{err}"
         );
+        escrow_absent_or_complete(&fx, &wt, &slug, &doc, point);
         let rerun = run_env(elsewhere.path(), &args, &[]);
         let (exit, out, err) = parts(&rerun);
         let intact = wt.join(".git").is_file() && wt.join("target/d17/o099.o").exists();

@@ -17,6 +17,7 @@
 // straight from a reused path buffer (measured; see `Joined::lstat`).
 #![allow(unsafe_code)]
 
+mod content;
 mod lstat;
 mod tree;
 mod walk;
@@ -97,7 +98,8 @@ pub(super) fn scan(repo: &Repository, exempt: &str) -> Result<Scanned> {
     );
     let (walked, staged) = (walked?, staged?);
     let mut judge = Judge::new(repo, beyond_libgit2);
-    let dirty = fold(&entries, &verdicts, &walked, staged, &mut judge);
+    let unsure = hash_unsure(repo, workdir, &entries, &verdicts, &walked);
+    let dirty = fold(&entries, &verdicts, &walked, staged, &unsure, &mut judge);
     Ok(Scanned::Status(WorktreeStatus {
         dirty: finish(dirty, exempt),
         untracked: finish(walked.untracked, exempt),
@@ -135,13 +137,41 @@ fn three_passes(
     })
 }
 
-/// The dirty paths: staged changes, the walk's, and each entry by its lstat verdict (asking
-/// libgit2 about the unsure).
+/// The content verdict of every unsure entry (by position), hashed ahead of the fold; a
+/// difference counts as a change only when no attributes could hide it (else libgit2 decides).
+fn hash_unsure(
+    repo: &Repository,
+    workdir: &Path,
+    entries: &[Entry],
+    verdicts: &[Verdict],
+    walked: &Walked,
+) -> std::collections::HashMap<usize, content::Content> {
+    let unsure: Vec<usize> = (0..entries.len())
+        .filter(|i| verdicts[*i] == Verdict::Unsure)
+        .collect();
+    if unsure.is_empty() {
+        return Default::default();
+    }
+    let refs: Vec<&Entry> = unsure.iter().map(|i| &entries[*i]).collect();
+    let mut judged = content::judge_all(workdir, &refs);
+    if !content::bytes_are_content(repo, entries, &walked.untracked) {
+        for c in &mut judged {
+            if *c == content::Content::Differs {
+                *c = content::Content::Ask;
+            }
+        }
+    }
+    unsure.into_iter().zip(judged).collect()
+}
+
+/// The dirty paths: staged changes, the walk's, and each entry by its lstat verdict (the unsure
+/// by their hashed content, asking libgit2 about what that does not settle).
 fn fold(
     entries: &[Entry],
     verdicts: &[Verdict],
     walked: &Walked,
     staged: Vec<Vec<u8>>,
+    unsure: &std::collections::HashMap<usize, content::Content>,
     judge: &mut Judge,
 ) -> Vec<Vec<u8>> {
     // Entries under a tracked folder that is no longer a folder: dirty whatever their lstat says
@@ -157,7 +187,14 @@ fn fold(
         let is_dirty = match verdict {
             Verdict::Clean => under_moved,
             Verdict::Dirty => true,
-            Verdict::Unsure => under_moved || judge.content_dirty(entry),
+            Verdict::Unsure => {
+                under_moved
+                    || match unsure.get(&i) {
+                        Some(content::Content::Same) => false,
+                        Some(content::Content::Differs) => true,
+                        _ => judge.content_dirty(entry),
+                    }
+            }
         };
         if is_dirty {
             dirty.push(entry.path.clone());
