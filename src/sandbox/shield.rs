@@ -76,6 +76,18 @@ const HOME_SECRETS: [&str; 15] = [
     ".cargo/credentials.toml",
 ];
 
+/// Variables that move a credential file or folder of [`HOME_SECRETS`] elsewhere.
+const RELOCATED: [&str; 8] = [
+    "GNUPGHOME",
+    "DOCKER_CONFIG",
+    "KUBECONFIG",
+    "AWS_SHARED_CREDENTIALS_FILE",
+    "AZURE_CONFIG_DIR",
+    "CLOUDSDK_CONFIG",
+    "GH_CONFIG_DIR",
+    "NETRC",
+];
+
 /// What the checks of one run must not see, and the environment they start from.
 #[derive(Debug, Clone, Default)]
 pub struct Shield {
@@ -131,6 +143,7 @@ impl Shield {
                 shield.cover(&base.join(sub));
             }
         }
+        shield.cover_relocated();
         shield.cover_sockets();
         if let Some(key) = repo.and_then(signing_key_file) {
             shield.cover(&key);
@@ -156,6 +169,21 @@ impl Shield {
             .find(|(k, _)| k == name)
             .map(|(_, v)| v.as_os_str())
             .filter(|v| !v.is_empty())
+    }
+
+    /// The same secrets where a variable of closegate's environment moved them (`GNUPGHOME`,
+    /// `DOCKER_CONFIG`, `KUBECONFIG`, …): the check does not receive the variable, but a path is
+    /// a path, and the agent's code may guess it.
+    fn cover_relocated(&mut self) {
+        for var in RELOCATED {
+            let Some(value) = self.var(var).map(OsStr::to_os_string) else {
+                continue;
+            };
+            // KUBECONFIG is a list, like PATH; the others hold one path.
+            for path in std::env::split_paths(&value).filter(|p| p.is_absolute()) {
+                self.cover(&path);
+            }
+        }
     }
 
     /// `$XDG_RUNTIME_DIR` (and `/run/user/<uid>`) and the directory of `$SSH_AUTH_SOCK`; a directory that holds the
