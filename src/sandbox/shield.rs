@@ -144,7 +144,7 @@ impl Shield {
             }
         }
         shield.cover_relocated();
-        shield.cover_sockets();
+        shield.cover_sockets(repo.map(Repo::common_dir));
         if let Some(key) = repo.and_then(signing_key_file) {
             shield.cover(&key);
         }
@@ -186,13 +186,15 @@ impl Shield {
         }
     }
 
-    /// `$XDG_RUNTIME_DIR` (and `/run/user/<uid>`) and the directory of `$SSH_AUTH_SOCK`; a directory that holds the
-    /// checks' own places (the temporary directory, the home directory) is not covered whole:
-    /// then only the socket itself is.
-    fn cover_sockets(&mut self) {
+    /// `$XDG_RUNTIME_DIR` (and `/run/user/<uid>`) and the directory of `$SSH_AUTH_SOCK`; a
+    /// directory that holds what the checks need (the temporary directory, the home directory,
+    /// the repository whose objects the checkout borrows) is not covered whole: then only the
+    /// socket itself is.
+    fn cover_sockets(&mut self, common_dir: Option<PathBuf>) {
         let shared = [
             Some(std::env::temp_dir()),
             self.var("HOME").map(PathBuf::from),
+            common_dir,
         ];
         let shared: Vec<PathBuf> = shared
             .into_iter()
