@@ -76,6 +76,18 @@ const HOME_SECRETS: [&str; 15] = [
     ".cargo/credentials.toml",
 ];
 
+/// Variables that move a credential file or folder of [`HOME_SECRETS`] elsewhere.
+const RELOCATED: [&str; 8] = [
+    "GNUPGHOME",
+    "DOCKER_CONFIG",
+    "KUBECONFIG",
+    "AWS_SHARED_CREDENTIALS_FILE",
+    "AZURE_CONFIG_DIR",
+    "CLOUDSDK_CONFIG",
+    "GH_CONFIG_DIR",
+    "NETRC",
+];
+
 /// What the checks of one run must not see, and the environment they start from.
 #[derive(Debug, Clone, Default)]
 pub struct Shield {
@@ -131,7 +143,8 @@ impl Shield {
                 shield.cover(&base.join(sub));
             }
         }
-        shield.cover_sockets();
+        shield.cover_relocated();
+        shield.cover_sockets(repo.map(Repo::common_dir));
         if let Some(key) = repo.and_then(signing_key_file) {
             shield.cover(&key);
         }
@@ -158,13 +171,30 @@ impl Shield {
             .filter(|v| !v.is_empty())
     }
 
-    /// `$XDG_RUNTIME_DIR` (and `/run/user/<uid>`) and the directory of `$SSH_AUTH_SOCK`; a directory that holds the
-    /// checks' own places (the temporary directory, the home directory) is not covered whole:
-    /// then only the socket itself is.
-    fn cover_sockets(&mut self) {
+    /// The same secrets where a variable of closegate's environment moved them (`GNUPGHOME`,
+    /// `DOCKER_CONFIG`, `KUBECONFIG`, …): the check does not receive the variable, but a path is
+    /// a path, and the agent's code may guess it.
+    fn cover_relocated(&mut self) {
+        for var in RELOCATED {
+            let Some(value) = self.var(var).map(OsStr::to_os_string) else {
+                continue;
+            };
+            // KUBECONFIG is a list, like PATH; the others hold one path.
+            for path in std::env::split_paths(&value).filter(|p| p.is_absolute()) {
+                self.cover(&path);
+            }
+        }
+    }
+
+    /// `$XDG_RUNTIME_DIR` (and `/run/user/<uid>`) and the directory of `$SSH_AUTH_SOCK`; a
+    /// directory that holds what the checks need (the temporary directory, the home directory,
+    /// the repository whose objects the checkout borrows) is not covered whole: then only the
+    /// socket itself is.
+    fn cover_sockets(&mut self, common_dir: Option<PathBuf>) {
         let shared = [
             Some(std::env::temp_dir()),
             self.var("HOME").map(PathBuf::from),
+            common_dir,
         ];
         let shared: Vec<PathBuf> = shared
             .into_iter()

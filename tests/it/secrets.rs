@@ -433,3 +433,38 @@ fn a_path_in_sandbox_hide_is_not_readable() {
     assert_eq!(output(&report, 0), ["done"], "{report:#}");
     assert_eq!(code, 0, "{report:#}");
 }
+
+/// Attack: the operator keeps a credential where a variable points (`GNUPGHOME`,
+/// `DOCKER_CONFIG`, `KUBECONFIG`), outside `$HOME`. The check does not receive the variable, but
+/// the agent's code can guess the path: it is covered like the default place.
+#[test]
+fn credentials_moved_by_a_variable_are_covered_too() {
+    let outside = tempfile::tempdir().unwrap();
+    let gnupg = outside.path().join("gnupg");
+    let docker = outside.path().join("docker");
+    std::fs::create_dir_all(&gnupg).unwrap();
+    std::fs::create_dir_all(&docker).unwrap();
+    std::fs::write(gnupg.join("secring"), "SECRET gpg\n").unwrap();
+    std::fs::write(docker.join("config.json"), "SECRET docker\n").unwrap();
+    let (kube_a, kube_b) = (outside.path().join("kube-a"), outside.path().join("kube-b"));
+    std::fs::write(&kube_a, "SECRET kube a\n").unwrap();
+    std::fs::write(&kube_b, "SECRET kube b\n").unwrap();
+    let run = format!(
+        "cat {} {} {} {} 2>/dev/null; echo \\\"GNUPGHOME=${{GNUPGHOME-unset}}\\\"",
+        gnupg.join("secring").display(),
+        docker.join("config.json").display(),
+        kube_a.display(),
+        kube_b.display()
+    );
+    let config = format!("[[checks]]\nname = \"read\"\nrun = \"{run}\"\n");
+    let s = Scene::new(&config, &[]);
+    let kube = format!("{}:{}", kube_a.display(), kube_b.display());
+    let extra = [
+        ("GNUPGHOME", gnupg.to_str().unwrap()),
+        ("DOCKER_CONFIG", docker.to_str().unwrap()),
+        ("KUBECONFIG", kube.as_str()),
+    ];
+    let (code, report) = s.check(&extra);
+    assert_eq!(output(&report, 0), ["GNUPGHOME=unset"], "{report:#}");
+    assert_eq!(code, 0, "{report:#}");
+}

@@ -408,3 +408,36 @@ fn a_signing_key_with_another_name_lets_no_check_run() {
     assert_eq!(code, 4, "{out}{err}");
     assert!(!err.contains("closegate: attested"), "{err}");
 }
+
+/// A careless operator's agent socket sits in the directory that also holds the repository: the
+/// directory is not covered whole (the checkout borrows the repository's objects from there), so
+/// `git` in the check still reads the commit, and the socket alone is covered.
+#[test]
+fn an_agent_socket_beside_the_repository_is_covered_alone() {
+    let keys = tempfile::tempdir().unwrap();
+    let held = keys.path().join("held");
+    keygen(&held);
+    let config = "[[checks]]\nname = \"p\"\nrun = \"sh probe.sh\"\n";
+    let s = Scene::new(config, &[]);
+    let sock = s.fx.tmp.path().join("agent.sock");
+    let agent = Agent::start_at(&held, sock.clone(), tempfile::tempdir().unwrap());
+    // The probe names the socket's absolute path, committed with the work.
+    let probe = format!(
+        "SSH_AUTH_SOCK='{}' ssh-add -l >/dev/null 2>&1\n\
+         if [ $? -ne 2 ]; then echo \"probe agent: ESCAPED\"; else echo \"probe agent: blocked\"; fi\n\
+         git log -1 --format=%s\n",
+        sock.display()
+    );
+    let subject = "add the agent's scripts";
+    let tip =
+        s.fx.commit("agent/x", &[("probe.sh", Some(&probe))], subject);
+    crate::fixture::git(&s.wt, &["reset", "-q", "--hard", &tip.to_string()]);
+    let s = Scene { tip, ..s };
+    s.write_status();
+    let sock = sock.display().to_string();
+    let (code, report) = s.check(&[("SSH_AUTH_SOCK", &sock)]);
+    let lines = crate::secrets::output(&report, 0);
+    assert_eq!(lines, ["probe agent: blocked", subject], "{report:#}");
+    assert_eq!(code, 0, "{report:#}");
+    drop(agent);
+}
