@@ -42,11 +42,22 @@ const DEFAULT_SURFACES: [(&str, &[&str]); 4] = [
             "**/__tests__/**",
             "**/testdata/**",
             "**/fixtures/**",
+            "**/spec/**",
+            "**/specs/**",
+            "**/e2e/**",
+            "**/cypress/**",
+            "**/test.*",
+            "**/tests.*",
             "**/*_test.*",
             "**/*_tests.*",
             "**/test_*.*",
             "**/*.test.*",
             "**/*.spec.*",
+            "**/*_spec.*",
+            "**/*Test.java",
+            "**/*Tests.java",
+            "**/*Test.kt",
+            "**/*Tests.cs",
             "**/conftest.py",
             "**/*.snap",
             "**/snapshots/**",
@@ -93,6 +104,8 @@ const DEFAULT_SURFACES: [(&str, &[&str]); 4] = [
             ".cursor/rules/**",
             ".github/copilot-instructions.md",
             ".claude/**",
+            ".codex/**",
+            ".gemini/**",
             ".windsurfrules",
             "CONVENTIONS.md",
         ],
@@ -403,17 +416,22 @@ impl Config {
             .map(|(i, s)| (s.name.clone(), i))
             .collect();
         let mut policy = None;
+        let mut integrity = None;
         for (name, globs) in table {
-            // `[protected.policy]` is a table; a surface named `policy` is an array of globs.
-            if name == "policy" && globs.is_table() {
+            // `policy` and `integrity` are reserved names (SPEC §4.5): tables, never surfaces.
+            if name == "policy" {
                 policy = Some(globs);
+                continue;
+            }
+            if name == "integrity" {
+                integrity = Some(globs);
                 continue;
             }
             if name.trim().is_empty() {
                 bail!("`protected` has a surface with an empty name");
             }
             let key = format!("protected.{name}");
-            let globs = toml_read::strings(globs, &key).map_err(anyhow::Error::msg)?;
+            let globs = self.surface_globs(globs, &key, index.get(name).copied())?;
             let set = Globs::paths(&globs)
                 .map_err(anyhow::Error::msg)
                 .with_context(|| format!("`{key}`"))?;
@@ -431,10 +449,31 @@ impl Config {
                 }
             }
         }
+        if let Some(value) = integrity {
+            integrity_surfaces(value, &index)?;
+        }
         match policy {
-            Some(policy) => self.set_policies(policy, &index),
+            Some(policy) if policy.is_table() => self.set_policies(policy, &index),
+            Some(policy) => Err(wrong_type(
+                "protected.policy",
+                "a table of surface = \"all\" | \"modify\"",
+                policy,
+            )),
             None => Ok(()),
         }
+    }
+
+    /// A surface's globs: a list replaces the surface, `{ extend = [globs] }` adds to the surface
+    /// at position `at` (when there is one).
+    fn surface_globs(&self, value: &Value, key: &str, at: Option<usize>) -> Result<Vec<String>> {
+        Ok(match extended(value, key)? {
+            Some(more) => {
+                let mut all = at.map_or_else(Vec::new, |i| self.surfaces[i].globs.clone());
+                all.extend(more);
+                all
+            }
+            None => toml_read::strings(value, key).map_err(anyhow::Error::msg)?,
+        })
     }
 
     /// `[protected.policy]`: `<surface> = "all" | "modify"`, each naming a known surface.
@@ -464,6 +503,55 @@ impl Config {
         }
         Ok(())
     }
+}
+
+/// `protected.NAME = { extend = [globs] }`: the globs to add, or `None` when the value is not a
+/// table (a plain list replaces the surface). A table with any other key is an error.
+fn extended(value: &Value, key: &str) -> Result<Option<Vec<String>>> {
+    let Some(table) = value.as_table() else {
+        return Ok(None);
+    };
+    if let Some(other) = table.keys().find(|k| *k != "extend") {
+        bail!(
+            "unknown key `{key}.{other}` (a surface is a list of globs or {{ extend = [globs] }})"
+        );
+    }
+    let more = table.get("extend").ok_or_else(|| {
+        anyhow!(
+            "`{key}`: missing key `extend` (a surface is a list of globs or {{ extend = [globs] }})"
+        )
+    })?;
+    let globs = toml_read::strings(more, &format!("{key}.extend")).map_err(anyhow::Error::msg)?;
+    Ok(Some(globs))
+}
+
+/// `[protected.integrity]`: `SURFACE = true | false`, each naming a known surface (SPEC §4.5;
+/// what it turns on is §23's, read by the integrity gate).
+fn integrity_surfaces(
+    value: &Value,
+    index: &std::collections::HashMap<String, usize>,
+) -> Result<Vec<String>> {
+    let table = value.as_table().ok_or_else(|| {
+        wrong_type(
+            "protected.integrity",
+            "a table of surface = true | false",
+            value,
+        )
+    })?;
+    let mut on = Vec::new();
+    for (name, flag) in table {
+        let key = format!("protected.integrity.{name}");
+        if !index.contains_key(name) {
+            bail!("unknown key `{key}`: no protected surface `{name}`");
+        }
+        if flag
+            .as_bool()
+            .ok_or_else(|| wrong_type(&key, "true or false", flag))?
+        {
+            on.push(name.clone());
+        }
+    }
+    Ok(on)
 }
 
 /// The built-in surfaces of SPEC §4.5.

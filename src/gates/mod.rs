@@ -9,6 +9,7 @@ pub mod close;
 pub mod contract;
 pub mod doc;
 pub mod manifest;
+pub mod nochange;
 pub mod protected;
 pub mod reuse;
 pub mod state;
@@ -228,6 +229,9 @@ fn gates_on_commit(
             .and_then(|(_, base)| repo.merge_base(*base, commit)),
     };
     if returned {
+        let branch = report.branch.clone();
+        let nothing = nochange::run(repo, doc.state, commit, merge_base, branch.as_deref())?;
+        report.add_gate(Gate::Close, nothing);
         let artifacts = doc.artifacts.as_deref().unwrap_or_default();
         let (statuses, findings) = manifest::run(repo, commit, merge_base, artifacts);
         report.artifacts = statuses;

@@ -338,6 +338,18 @@ const PRODUCERS: &[(&str, &[&str])] = &[
         "attest::under_require_signed_approvals_only_a_signed_approval_counts",
         &["approval-unsigned"],
     ),
+    (
+        "first_contact::an_agent_that_changed_nothing_is_refused",
+        &["close-no-change"],
+    ),
+    (
+        "first_contact::validate_lists_tests_a_replaced_surface_leaves_unprotected",
+        &["validate-unprotected-tests"],
+    ),
+    (
+        "first_contact::validate_run_finds_a_check_red_on_base",
+        &["check-red-on-base"],
+    ),
 ];
 
 /// Codes in the catalog that nothing produces yet (none today: the last three, SPEC §20's

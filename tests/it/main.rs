@@ -12,6 +12,7 @@ mod config;
 mod contract;
 mod doc;
 mod explain;
+mod first_contact;
 mod fixture;
 mod guard;
 mod hook;
