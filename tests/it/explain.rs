@@ -350,6 +350,10 @@ const PRODUCERS: &[(&str, &[&str])] = &[
         "first_contact::validate_run_finds_a_check_red_on_base",
         &["check-red-on-base"],
     ),
+    (
+        "agent::checks_that_cannot_finish_in_time_block_with_checks_running",
+        &["checks-running"],
+    ),
 ];
 
 /// Codes in the catalog that nothing produces yet (none today: the last three, SPEC §20's
