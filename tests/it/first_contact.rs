@@ -389,3 +389,151 @@ fn validate_warns_when_the_base_lacks_the_installed_hook() {
     let (_, out, _) = parts(&closegate(&root, &["validate"]));
     assert!(!out.contains(".claude/settings.json here"), "{out}");
 }
+
+/// The protected gate's findings and report entries of a branch changing `files` on a base that
+/// carries `config` and `base_files` (checks not run).
+fn protected_of(
+    config: &str,
+    base_files: &[(&str, Option<&str>)],
+    files: &[(&str, Option<&str>)],
+) -> (Vec<String>, Value) {
+    let fx = base_with(config, base_files);
+    fx.commit("agent/x", files, "work");
+    let wt = fx.worktree("x", "agent/x");
+    let (_, report) = close_and_check(&wt, &["--no-checks", "--no-record"]);
+    let messages = report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["code"] == "protected-surface" && f["severity"] == "review")
+        .map(|f| f["message"].as_str().unwrap().to_string())
+        .collect();
+    (messages, report)
+}
+
+const PKG: &str = "{\n  \"name\": \"n\",\n  \"scripts\": {\"test\": \"mocha\", \"lint\": \"eslint .\"},\n  \"devDependencies\": {\"mocha\": \"^3\"}\n}\n";
+
+/// SPEC §4.5, attack: the agent rewrites the runner's test command (`"test": "mocha || true"`)
+/// instead of fixing the code — PENDING_REVIEW on `ci` with the key named. A dependency added to
+/// `package.json`, or a script the checks never run, is not graded input.
+#[test]
+fn the_runners_test_command_is_graded_input() {
+    let config = "[[checks]]\nname = \"t\"\nrun = \"npm install && npm test\"\n";
+    let weakened = PKG.replace("\"mocha\", \"lint\"", "\"mocha || true\", \"lint\"");
+    let (messages, report) = protected_of(
+        config,
+        &[("package.json", Some(PKG))],
+        &[("package.json", Some(&weakened))],
+    );
+    assert_eq!(messages.len(), 1, "{messages:?}");
+    assert!(
+        messages[0].contains("`package.json: scripts.test` on protected surface `ci`"),
+        "{messages:?}"
+    );
+    assert_eq!(
+        report["verdict"], "PENDING_REVIEW",
+        "a review comes before the --no-checks gap: {report}"
+    );
+    assert_eq!(report["protected"][0]["surface"], "ci");
+
+    let dep = PKG.replace("\"^3\"}", "\"^3\", \"chai\": \"^4\"}");
+    let lint = PKG.replace("eslint .", "eslint src");
+    for (what, text) in [("a dependency", dep), ("a script no check runs", lint)] {
+        let (messages, _) = protected_of(
+            config,
+            &[("package.json", Some(PKG))],
+            &[("package.json", Some(&text))],
+        );
+        assert!(messages.is_empty(), "{what}: {messages:?}");
+    }
+    // A pre-script the invoked script gets, and a `mocha` key, count too.
+    let pre = PKG.replace("\"lint\":", "\"pretest\": \"exit 0\", \"lint\":");
+    let (messages, _) = protected_of(
+        config,
+        &[("package.json", Some(PKG))],
+        &[("package.json", Some(&pre))],
+    );
+    assert!(
+        messages.iter().any(|m| m.contains("scripts.pretest")),
+        "{messages:?}"
+    );
+    let garbage = "{ not json";
+    let (messages, _) = protected_of(
+        config,
+        &[("package.json", Some(PKG))],
+        &[("package.json", Some(garbage))],
+    );
+    assert!(
+        messages.iter().any(|m| m.contains("does not parse")),
+        "{messages:?}"
+    );
+}
+
+/// SPEC §4.5: pytest's tables in pyproject.toml, Cargo's test keys, Makefiles and `.mocharc*`
+/// are graded input for the runners that read them, and only for those.
+#[test]
+fn pytest_cargo_and_make_configuration_is_graded_input() {
+    let pyproject = "[project]\nname = \"p\"\ndependencies = []\n\n[tool.pytest.ini_options]\naddopts = \"-q\"\n";
+    let py = "[[checks]]\nname = \"t\"\nrun = \"PYTHONPATH=src python3 -m pytest\"\n";
+    let skip = pyproject.replace("-q", "-q -k 'not slow'");
+    let (messages, _) = protected_of(
+        py,
+        &[("pyproject.toml", Some(pyproject))],
+        &[("pyproject.toml", Some(&skip))],
+    );
+    assert!(
+        messages
+            .iter()
+            .any(|m| m.contains("`pyproject.toml: tool.pytest.ini_options`")),
+        "{messages:?}"
+    );
+    let dep = pyproject.replace("dependencies = []", "dependencies = [\"attrs\"]");
+    let (messages, _) = protected_of(
+        py,
+        &[("pyproject.toml", Some(pyproject))],
+        &[("pyproject.toml", Some(&dep))],
+    );
+    assert!(messages.is_empty(), "{messages:?}");
+
+    let cargo_toml = "[package]\nname = \"c\"\nversion = \"0.1.0\"\n\n[dependencies]\n";
+    let rs = "[[checks]]\nname = \"t\"\nrun = \"cargo test\"\n";
+    let harness = format!("{cargo_toml}\n[[test]]\nname = \"it\"\nharness = false\n");
+    let (messages, _) = protected_of(
+        rs,
+        &[("Cargo.toml", Some(cargo_toml))],
+        &[("Cargo.toml", Some(&harness))],
+    );
+    assert!(
+        messages
+            .iter()
+            .any(|m| m.contains("`Cargo.toml: [[test]]`")),
+        "{messages:?}"
+    );
+    let (messages, _) = protected_of(
+        rs,
+        &[],
+        &[(".cargo/config.toml", Some("[alias]\nt = \"build\"\n"))],
+    );
+    assert!(
+        messages.iter().any(|m| m.contains("`.cargo/config.toml`")),
+        "{messages:?}"
+    );
+
+    let mk = "[[checks]]\nname = \"t\"\nrun = \"make check\"\n";
+    let (messages, _) = protected_of(
+        mk,
+        &[("Makefile", Some("check:\n\ttrue\n"))],
+        &[("Makefile", Some("check:\n\techo skipped\n"))],
+    );
+    assert!(
+        messages.iter().any(|m| m.contains("`Makefile`")),
+        "{messages:?}"
+    );
+    // The same Makefile edit under a cargo check is no graded input.
+    let (messages, _) = protected_of(
+        rs,
+        &[("Makefile", Some("check:\n\ttrue\n"))],
+        &[("Makefile", Some("check:\n\techo x\n"))],
+    );
+    assert!(messages.is_empty(), "{messages:?}");
+}
