@@ -196,6 +196,11 @@ pub fn starter(guessed: Option<&guess::Guess>, branch: Option<&str>) -> String {
         out.push_str(&format!("# {} = [{}]\n", surface.name, globs.join(", ")));
     }
     out.push_str(
+        "\n# An agent that adds a new test needs no review; changing, deleting or renaming an\n\
+         # existing one (or adding a conftest.py, __init__.py, runner set-up) still does.\n\
+         [protected.policy]\ntests = \"modify\"\n",
+    );
+    out.push_str(
         "\n# The checks closegate runs itself, sandboxed, in a pristine checkout of the agent's\n\
          # commit. `writable`: the tool cache, a closegate-owned directory of this repository\n\
          # (shared by every agent's checks). `keep`: the installed tree, kept between runs so the\n\

@@ -320,6 +320,10 @@ fn init_guesses_work_in_a_pristine_checkout() {
         "never the operator's own ~/.cargo: {cache}"
     );
     assert!(check.run.starts_with("CARGO_HOME="), "{}", check.run);
+    // An honest agent adds a test without review; changing an existing one still needs it.
+    let tests = config.surfaces.iter().find(|s| s.name == "tests").unwrap();
+    assert_eq!(tests.policy, closegate::config::SurfacePolicy::Modify);
+    assert!(config.addition_needs_review("tests/conftest.py"));
 
     git(&root, &["add", "-f", "Cargo.toml", "Cargo.lock"]);
     git(&root, &["commit", "-qm", "lock"]);
