@@ -167,6 +167,9 @@ pub fn run(
     Ok((hits, findings))
 }
 
+/// Graded keys of one file kind and their values (as text), `None` when the file does not parse.
+type KeyReader = fn(&[u8], &Runners) -> Option<Vec<(String, String)>>;
+
 /// The graded keys of `path` that differ between `from` and `to` (every graded key when either
 /// side is present and does not parse).
 fn changed_keys(
@@ -177,7 +180,7 @@ fn changed_keys(
     to: Oid,
 ) -> Result<Vec<String>> {
     let name = path.rsplit('/').next().unwrap_or(path);
-    let reader: fn(&[u8], &Runners) -> Option<Vec<(String, String)>> = match name {
+    let reader: KeyReader = match name {
         "package.json" if runners.npm => npm_keys,
         "pyproject.toml" if runners.python => pyproject_keys,
         "setup.cfg" if runners.python => setup_cfg_keys,
