@@ -107,9 +107,18 @@ fn npm(project: &Project<'_>) -> Guess {
     } else {
         "npm install"
     };
+    // Flow keeps its server state in /tmp/flow, which the sandbox leaves read-only: point it at
+    // the check's private TMPDIR.
+    let flow = if package_mentions(&project.root.join("package.json"), "flow-bin") {
+        " FLOW_TEMP_DIR=\"$TMPDIR\"/flow"
+    } else {
+        ""
+    };
     Guess {
         name: "test",
-        run: format!("export npm_config_cache={word}; {install} --no-audit --no-fund && npm test"),
+        run: format!(
+            "export npm_config_cache={word}{flow}; {install} --no-audit --no-fund && npm test"
+        ),
         writable: vec![entry],
         keep: vec!["node_modules/".to_string()],
     }
@@ -248,6 +257,19 @@ fn python_groups(root: &Path) -> Vec<String> {
 fn pyproject(root: &Path) -> Option<toml::Table> {
     let bytes = crate::input_file::read(&root.join("pyproject.toml")).ok()?;
     String::from_utf8(bytes).ok()?.parse().ok()
+}
+
+/// Whether `package.json` names `package` among its dependencies of any kind.
+fn package_mentions(path: &Path, package: &str) -> bool {
+    let Ok(bytes) = crate::input_file::read(path) else {
+        return false;
+    };
+    let Ok(value) = serde_json::from_slice::<serde_json::Value>(&bytes) else {
+        return false;
+    };
+    ["dependencies", "devDependencies", "optionalDependencies"]
+        .iter()
+        .any(|key| value[*key].get(package).is_some())
 }
 
 /// Whether `package.json` has a `scripts.test` string (other than `npm init`'s placeholder).
