@@ -564,6 +564,10 @@ fn patch_ids_are_those_of_git_patch_id_stable() {
 #[test]
 fn branch_reachable_from_the_base_is_deleted() {
     let s = Scene::new();
+    // Verified, then merged: the passing record keeps the merged work from being "nothing"
+    // (SPEC §17 close-no-change: the merge base is now the tip itself).
+    let (code, out, _) = parts(&closegate(&s.wt, &["check"]));
+    assert_eq!(code, 0, "{out}");
     git(&s.fx.root(), &["merge", "-q", "--no-edit", "agent/x"]);
     let (exit, out, err) = s.teardown(&["--delete-branch"]);
     assert_eq!(exit, 0, "{out}{err}");
