@@ -116,8 +116,15 @@ fn npm(project: &Project<'_>) -> Guess {
     };
     Guess {
         name: "test",
+        // Installed again only when package.json or the lock file changed (a stamp inside the
+        // kept node_modules/): the files are named by pattern, since a word naming a repository
+        // path would put the whole file on surface `ci`.
         run: format!(
-            "export npm_config_cache={word}{flow}; {install} --no-audit --no-fund && npm test"
+            "export npm_config_cache={word}{flow}; mkdir -p node_modules; \
+             cat package*.json > node_modules/.closegate-deps.new; \
+             cmp -s node_modules/.closegate-deps.new node_modules/.closegate-deps || \
+             {{ {install} --no-audit --no-fund && \
+             mv node_modules/.closegate-deps.new node_modules/.closegate-deps; }} && npm test"
         ),
         writable: vec![entry],
         keep: vec!["node_modules/".to_string()],

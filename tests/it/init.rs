@@ -42,7 +42,9 @@ fn projects() -> Vec<Project> {
                 ),
                 ("test.js", "process.exit(0)\n"),
             ],
-            Some("npm install --no-audit --no-fund && npm test"),
+            Some(
+                "npm install --no-audit --no-fund && mv node_modules/.closegate-deps.new node_modules/.closegate-deps; } && npm test",
+            ),
         ),
         (
             "npm without a test script",
