@@ -46,11 +46,22 @@ const DEFAULT_SURFACES: [(&str, &[&str]); 4] = [
             "**/__tests__/**",
             "**/testdata/**",
             "**/fixtures/**",
+            "**/spec/**",
+            "**/specs/**",
+            "**/e2e/**",
+            "**/cypress/**",
+            "**/test.*",
+            "**/tests.*",
             "**/*_test.*",
             "**/*_tests.*",
             "**/test_*.*",
             "**/*.test.*",
             "**/*.spec.*",
+            "**/*_spec.*",
+            "**/*Test.java",
+            "**/*Tests.java",
+            "**/*Test.kt",
+            "**/*Tests.cs",
             "**/conftest.py",
             "**/*.snap",
             "**/snapshots/**",
@@ -97,6 +108,8 @@ const DEFAULT_SURFACES: [(&str, &[&str]); 4] = [
             ".cursor/rules/**",
             ".github/copilot-instructions.md",
             ".claude/**",
+            ".codex/**",
+            ".gemini/**",
             ".windsurfrules",
             "CONVENTIONS.md",
         ],
@@ -449,13 +462,13 @@ impl Config {
         let mut policy = None;
         let mut integrity = None;
         for (name, globs) in table {
-            // `[protected.policy]` is a table; a surface named `policy` is an array of globs.
-            if name == "policy" && globs.is_table() {
+            // `policy` and `integrity` are reserved names (SPEC §4.5): tables, never surfaces.
+            if name == "policy" {
                 policy = Some(globs);
                 continue;
             }
-            // `[protected.integrity]`: likewise a reserved table (SPEC §4.5, §23).
-            if name == "integrity" && globs.is_table() {
+            // `[protected.integrity]`: a reserved name (SPEC §4.5, §23); a table or an error.
+            if name == "integrity" {
                 integrity = Some(globs);
                 continue;
             }
@@ -463,7 +476,7 @@ impl Config {
                 bail!("`protected` has a surface with an empty name");
             }
             let key = format!("protected.{name}");
-            let globs = toml_read::strings(globs, &key).map_err(anyhow::Error::msg)?;
+            let globs = self.surface_globs(globs, &key, index.get(name).copied())?;
             let set = Globs::paths(&globs)
                 .map_err(anyhow::Error::msg)
                 .with_context(|| format!("`{key}`"))?;
@@ -485,7 +498,12 @@ impl Config {
             self.set_integrity(integrity, &index)?;
         }
         match policy {
-            Some(policy) => self.set_policies(policy, &index),
+            Some(policy) if policy.is_table() => self.set_policies(policy, &index),
+            Some(policy) => Err(wrong_type(
+                "protected.policy",
+                "a table of surface = \"all\" | \"modify\" | \"integrity\"",
+                policy,
+            )),
             None => Ok(()),
         }
     }
@@ -496,7 +514,13 @@ impl Config {
         value: &Value,
         index: &std::collections::HashMap<String, usize>,
     ) -> Result<()> {
-        let table = value.as_table().expect("checked by the caller");
+        let table = value.as_table().ok_or_else(|| {
+            wrong_type(
+                "protected.integrity",
+                "a table of surface = true | false",
+                value,
+            )
+        })?;
         for (name, on) in table {
             let key = format!("protected.integrity.{name}");
             if !index.contains_key(name) {
@@ -540,6 +564,19 @@ impl Config {
             && !rewires
     }
 
+    /// A surface's globs: a list replaces the surface, `{ extend = [globs] }` adds to the surface
+    /// at position `at` (when there is one).
+    fn surface_globs(&self, value: &Value, key: &str, at: Option<usize>) -> Result<Vec<String>> {
+        Ok(match extended(value, key)? {
+            Some(more) => {
+                let mut all = at.map_or_else(Vec::new, |i| self.surfaces[i].globs.clone());
+                all.extend(more);
+                all
+            }
+            None => toml_read::strings(value, key).map_err(anyhow::Error::msg)?,
+        })
+    }
+
     /// `[protected.policy]`: `<surface> = "all" | "modify"`, each naming a known surface.
     fn set_policies(
         &mut self,
@@ -572,6 +609,27 @@ impl Config {
         Ok(())
     }
 }
+
+/// `protected.NAME = { extend = [globs] }`: the globs to add, or `None` when the value is not a
+/// table (a plain list replaces the surface). A table with any other key is an error.
+fn extended(value: &Value, key: &str) -> Result<Option<Vec<String>>> {
+    let Some(table) = value.as_table() else {
+        return Ok(None);
+    };
+    if let Some(other) = table.keys().find(|k| *k != "extend") {
+        bail!(
+            "unknown key `{key}.{other}` (a surface is a list of globs or {{ extend = [globs] }})"
+        );
+    }
+    let more = table.get("extend").ok_or_else(|| {
+        anyhow!(
+            "`{key}`: missing key `extend` (a surface is a list of globs or {{ extend = [globs] }})"
+        )
+    })?;
+    let globs = toml_read::strings(more, &format!("{key}.extend")).map_err(anyhow::Error::msg)?;
+    Ok(Some(globs))
+}
+
 
 /// The built-in surfaces of SPEC §4.5.
 fn default_surfaces() -> Vec<Surface> {

@@ -132,7 +132,9 @@ pub fn resolve_trusted(
     let contract = contract_lookup(args.contract.as_deref(), trusted.tip)?;
     let mut findings = trusted.findings;
     if !args.no_worktree {
-        findings.extend(config_drift(&root, trusted.config_blob.as_deref()));
+        let base = trusted.base.as_ref().map(|(_, id)| *id);
+        let at_fork = fork_config(&repo, &root, base);
+        findings.extend(config_drift(&root, trusted.config_blob.as_deref(), at_fork));
     }
     Ok(Inputs {
         repo,
@@ -169,11 +171,27 @@ fn within(root: &Path, path: &Path) -> Option<String> {
     (!rel.is_empty()).then_some(rel)
 }
 
-/// SPEC §5: `config-not-from-worktree` when the checked worktree holds a `.closegate.toml` whose
-/// bytes differ from the configuration read (`read`: its blob id, `None` for the built-in
-/// defaults). Only a regular file counts; one that cannot be read is named as such, since the
-/// warning is about what has no effect, not something to judge.
-fn config_drift(root: &Path, read: Option<&str>) -> Option<Finding> {
+/// The configuration's blob id at the merge base of the worktree's HEAD and the base: `Some(None)`
+/// when the merge base has no configuration, `None` when there is no merge base to compare with.
+fn fork_config(repo: &Repo, root: &Path, base: Option<Oid>) -> Option<Option<String>> {
+    let head = repo.worktree_head(root)?;
+    let fork = repo.merge_base(base?, head)?;
+    Some(
+        repo.blob_id(fork, config::FILE_NAME)
+            .map(|id| id.to_string()),
+    )
+}
+
+/// SPEC §5, §17: `config-not-from-worktree` when the checked worktree holds a `.closegate.toml`
+/// that was edited there: its bytes differ from the version at the worktree's merge base with the
+/// base (`at_fork`; a base whose configuration moved on since the worktree was made is no edit),
+/// and from the configuration read (`read`: its blob id, `None` for the built-in defaults). With
+/// no merge base, any difference from the configuration read counts. Only a regular file counts.
+fn config_drift(
+    root: &Path,
+    read: Option<&str>,
+    at_fork: Option<Option<String>>,
+) -> Option<Finding> {
     let path = root.join(config::FILE_NAME);
     if !std::fs::symlink_metadata(&path).ok()?.is_file() {
         return None;
@@ -181,6 +199,11 @@ fn config_drift(root: &Path, read: Option<&str>) -> Option<Finding> {
     let bytes = crate::input_file::read(&path).ok()?;
     let here = Repo::hash_blob(&bytes)?.to_string();
     if read == Some(here.as_str()) {
+        return None;
+    }
+    if let Some(fork) = at_fork
+        && fork.as_deref() == Some(here.as_str())
+    {
         return None;
     }
     let used = match read {
@@ -331,14 +354,18 @@ fn run_paths(repo: &Repo, id: Oid, checks: &[config::CheckSpec]) -> Result<Vec<S
 }
 
 /// The words of a shell command that could name a repository path: split at blanks and shell
-/// operators, quotes dropped, `./` stripped, and for `--flag=value` the value as well.
-fn run_words(run: &str) -> Vec<String> {
+/// operators, quotes dropped, `./` stripped. Only command words count (SPEC §4.5): a variable
+/// assignment (`PYTHONPATH=src`) and an option word (`--cov=src`, `-p`) name no path; the word
+/// after an option is a command word again (`-c ci/pytest.ini`).
+pub fn run_words(run: &str) -> Vec<String> {
     let is_break = |c: char| c.is_whitespace() || ";&|()<>`".contains(c);
     let mut words = Vec::new();
     for raw in run.split(is_break) {
         let word: String = raw.chars().filter(|c| !"'\"".contains(*c)).collect();
-        let value = word.rsplit_once('=').map(|(_, v)| v.to_string());
-        for candidate in std::iter::once(word).chain(value) {
+        if word.starts_with('-') || is_assignment(&word) {
+            continue;
+        }
+        for candidate in std::iter::once(word) {
             let mut path = candidate.as_str();
             while let Some(rest) = path.strip_prefix("./") {
                 path = rest;
@@ -356,6 +383,18 @@ fn run_words(run: &str) -> Vec<String> {
         }
     }
     words
+}
+
+/// Whether a shell word is a variable assignment `NAME=value`.
+fn is_assignment(word: &str) -> bool {
+    let Some((name, _)) = word.split_once('=') else {
+        return false;
+    };
+    let mut chars = name.chars();
+    chars
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
 }
 
 /// The configuration committed at `id` (the base tip called `name`): `None` when the file is
@@ -469,20 +508,22 @@ mod tests {
     fn run_words_are_the_paths_a_shell_command_could_name() {
         let words =
             run_words("sh ./scripts/check.sh && pytest 'tests' --rootdir=src/ ; cat<in.txt|x");
-        for word in [
-            "sh",
-            "scripts/check.sh",
-            "pytest",
-            "tests",
-            "src",
-            "in.txt",
-            "x",
-        ] {
+        for word in ["sh", "scripts/check.sh", "pytest", "tests", "in.txt", "x"] {
             assert!(words.contains(&word.to_string()), "{word} in {words:?}");
         }
+        // SPEC §4.5: an option word names no path (`--rootdir=src/`), nor does an assignment.
+        assert!(!words.contains(&"src".to_string()), "{words:?}");
         assert!(
             !words.iter().any(|w| w.starts_with('-') || w.contains('\'')),
             "{words:?}"
+        );
+        let words = run_words(
+            "PYTHONPATH=src python3 -m pytest --cov=lib -p no:cacheprovider -c ci/pytest.ini",
+        );
+        assert_eq!(
+            words,
+            ["python3", "pytest", "no:cacheprovider", "ci/pytest.ini"],
+            "assignments and option words name no path; the word after an option does"
         );
         for run in ["pytest .", "cat ../x /etc/passwd a//b", "./", "x/../y"] {
             let words = run_words(run);

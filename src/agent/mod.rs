@@ -1,6 +1,7 @@
 //! The harnesses agents run in (SPEC §18): their Stop / SubagentStop hook input, their
 //! transcripts, and their settings files (`settings`).
 
+pub mod session;
 pub mod settings;
 
 use std::path::PathBuf;
@@ -29,6 +30,15 @@ impl Target {
         format!("closegate agent stop-hook --target {}", self.as_str())
     }
 
+    /// The command `install` writes: the mode and the time limit the harness gives the hook.
+    pub fn command_with(self, mode: session::Mode, time_limit: u64) -> String {
+        format!(
+            "{} --mode {} --time-limit {time_limit}",
+            self.command(),
+            mode.as_str()
+        )
+    }
+
     /// What the hook prints when it lets the stop through: nothing, or `{}` for Codex.
     pub fn accept_output(self) -> &'static str {
         match self {
@@ -36,6 +46,34 @@ impl Target {
             Target::Codex => "{}\n",
         }
     }
+}
+
+/// The paragraph for `AGENTS.md` / `CLAUDE.md` that tells the agent the protocol (SPEC §18).
+pub fn instructions(target: Target) -> String {
+    let file = match target {
+        Target::ClaudeCode => "CLAUDE.md",
+        Target::Codex => "AGENTS.md",
+    };
+    format!(
+        "<!-- closegate: paste into {file} -->\n\
+         ## Finishing work (closegate)\n\
+         \n\
+         Work on your own branch in your own worktree. When you stop:\n\
+         \n\
+         1. Commit your work. Uncommitted work does not count, and a branch that adds nothing is refused.\n\
+         2. Run `closegate close --abstract \"what you did and where it stands\"`: it writes the status\n\
+         \x20  document `_EXEC_STATUS.md` from git (use `--state stop-2-ready` if the work needs the\n\
+         \x20  owner, `--state closed-without-merge` if it is not to be merged).\n\
+         3. Run `closegate check`: it runs the project's checks on your exact commit. Do not edit\n\
+         \x20  tests, CI, `.closegate.toml` or agent settings to make it pass: those changes go to a human.\n\
+         4. End your final message with the verdict token `closegate check` printed as the first word\n\
+         \x20  of its first line (VERIFIED, UNVERIFIED, PENDING_REVIEW or FAIL), and `@signal done` as its\n\
+         \x20  last line (or `@signal blocked` when you are waiting on something, `@signal no_op` when\n\
+         \x20  there was nothing to do).\n\
+         \n\
+         A stop hook checks the claim: a false one is sent back to you with the reason. A question to\n\
+         the user or a progress note needs none of this."
+    )
 }
 
 /// The fields of a Stop / SubagentStop hook input closegate reads; every other field is ignored.

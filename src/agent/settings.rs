@@ -15,16 +15,20 @@ pub fn is_ours(command: &str) -> bool {
     command.contains("closegate") && command.contains("agent stop-hook")
 }
 
-/// One hook group: `{"hooks": [{"type": "command", "command": …, "timeout": …}]}`.
-pub fn group(command: &str) -> Value {
-    serde_json::json!({"hooks": [{"type": "command", "command": command, "timeout": 600}]})
+/// One hook group: `{"hooks": [{"type": "command", "command": …, "timeout": …}]}`; `timeout`
+/// in seconds, as both harnesses read it.
+pub fn group(command: &str, timeout: u64) -> Value {
+    serde_json::json!({"hooks": [{"type": "command", "command": command, "timeout": timeout}]})
 }
 
 /// The whole snippet for a fresh file.
-pub fn snippet(command: &str) -> Value {
+pub fn snippet(command: &str, timeout: u64) -> Value {
     let mut hooks = serde_json::Map::new();
     for event in EVENTS {
-        hooks.insert(event.to_string(), Value::Array(vec![group(command)]));
+        hooks.insert(
+            event.to_string(),
+            Value::Array(vec![group(command, timeout)]),
+        );
     }
     serde_json::json!({ "hooks": hooks })
 }
@@ -253,7 +257,7 @@ fn ours_in_group<'n>(text: &str, group: &'n Node) -> Vec<&'n Node> {
 }
 
 /// Insert our entries; `None` when they are all there already (nothing to write).
-pub fn install(text: &str, name: &str, command: &str) -> Result<Option<String>> {
+pub fn install(text: &str, name: &str, command: &str, timeout: u64) -> Result<Option<String>> {
     // A new (or empty) file starts as `{}`, edited like any other, so uninstall gives `{}` back.
     let mut out = if text.trim().is_empty() {
         "{}\n".to_string()
@@ -263,7 +267,7 @@ pub fn install(text: &str, name: &str, command: &str) -> Result<Option<String>> 
     let mut changed = false;
     for event in EVENTS {
         let root = checked(&out, name)?;
-        let entry = serde_json::to_string(&group(command))?;
+        let entry = serde_json::to_string(&group(command, timeout))?;
         let edit = match member(&root, "hooks") {
             None => {
                 let value = format!("{{\"{event}\": [{entry}]}}");
@@ -410,7 +414,7 @@ mod tests {
             "{\n    \"hooks\" : {\"Stop\":[ {\"hooks\":[{\"type\":\"command\",\"command\":\"say done\"}]} ]},\n \"x\": [1,2]\n}\n",
             "{\"hooks\": {\"PreToolUse\": [{\"matcher\": \"Bash\", \"hooks\": []}]}, \"z\": null}",
         ] {
-            let installed = install(original, "f", CMD).unwrap().unwrap();
+            let installed = install(original, "f", CMD, 600).unwrap().unwrap();
             let value: Value = serde_json::from_str(&installed).unwrap();
             for event in EVENTS {
                 let list = value["hooks"][event].as_array().unwrap();
@@ -419,7 +423,11 @@ mod tests {
                     "{installed}"
                 );
             }
-            assert_eq!(install(&installed, "f", CMD).unwrap(), None, "idempotent");
+            assert_eq!(
+                install(&installed, "f", CMD, 600).unwrap(),
+                None,
+                "idempotent"
+            );
             let removed = uninstall(&installed, "f").unwrap().unwrap();
             assert_eq!(
                 removed, original,
@@ -438,7 +446,7 @@ mod tests {
             "{\"hooks\": {\"Stop\": {}}}",
             "nul",
         ] {
-            assert!(install(bad, "f", CMD).is_err(), "{bad}");
+            assert!(install(bad, "f", CMD, 600).is_err(), "{bad}");
         }
     }
 }

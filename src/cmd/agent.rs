@@ -3,10 +3,12 @@
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
 use serde_json::{Value, json};
 
+use crate::agent::session::{self, Mode};
 use crate::agent::{self, StopInput, Target, settings};
 use crate::finding::Severity;
 use crate::ledger::{self, SignalFields};
@@ -47,6 +49,18 @@ pub enum AgentCommand {
         /// Run every check afresh even when a recorded result has the same key (SPEC §19)
         #[arg(long)]
         rerun: bool,
+        /// `claims`: judge only a stop that claims completion; `always`: every stop
+        #[arg(long, value_enum, default_value_t = Mode::Claims)]
+        mode: Mode,
+        /// The harness's timeout for this hook in seconds (written by `install`): a claim whose
+        /// checks cannot finish before it is blocked with checks-running
+        #[arg(long, value_name = "S", default_value_t = DEFAULT_TIME_LIMIT)]
+        time_limit: u64,
+    },
+    /// Print the paragraph to put in AGENTS.md / CLAUDE.md that tells the agent the protocol
+    Instructions {
+        #[arg(long, value_enum, default_value_t = Target::ClaudeCode)]
+        target: Target,
     },
     /// Print the settings snippet that wires the stop hook in (read-only)
     Hooks {
@@ -60,6 +74,9 @@ pub enum AgentCommand {
         target: Target,
         #[arg(long, value_enum, default_value_t = Scope::Project)]
         scope: Scope,
+        /// The hook's mode: `claims` (default) or `always`
+        #[arg(long, value_enum, default_value_t = Mode::Claims)]
+        mode: Mode,
     },
     /// Remove closegate's entries (and only those) from the harness's settings file (without
     /// --target: from both harnesses' files at the scope)
@@ -78,23 +95,40 @@ pub fn run(args: Args, _color: bool) -> Result<i32> {
             max_blocks,
             no_checks,
             rerun,
+            mode,
+            time_limit,
         } => {
             // Handed to the `signal` and `guard` runs that judge the message.
             let gate = [(no_checks, "--no-checks"), (rerun, "--rerun")];
             let flags: Vec<&str> = gate.iter().filter(|(on, _)| *on).map(|(_, f)| *f).collect();
-            Ok(stop_hook(target, max_blocks, &flags))
+            let how = How {
+                flags: &flags,
+                mode,
+                deadline: Instant::now() + hook_budget(time_limit),
+            };
+            Ok(stop_hook(target, max_blocks, &how))
+        }
+        AgentCommand::Instructions { target } => {
+            writeln!(crate::term::stdout(), "{}", agent::instructions(target))?;
+            Ok(0)
         }
         AgentCommand::Hooks { target } => {
-            let snippet = settings::snippet(&target.command());
+            let limit = time_limit_from_base();
+            let command = target.command_with(Mode::Claims, limit);
+            let snippet = settings::snippet(&command, limit);
             let text = serde_json::to_string_pretty(&snippet)?;
             writeln!(crate::term::stdout(), "{text}")?;
             Ok(0)
         }
-        AgentCommand::Install { target, scope } => install(target, scope, true),
+        AgentCommand::Install {
+            target,
+            scope,
+            mode,
+        } => install(target, scope, Some(mode)),
         AgentCommand::Uninstall {
             target: Some(target),
             scope,
-        } => install(target, scope, false),
+        } => install(target, scope, None),
         AgentCommand::Uninstall {
             target: None,
             scope,
@@ -103,7 +137,7 @@ pub fn run(args: Args, _color: bool) -> Result<i32> {
                 if target == Target::Codex && scope == Scope::Local {
                     continue;
                 }
-                install(target, scope, false)?;
+                install(target, scope, None)?;
             }
             Ok(0)
         }
@@ -116,7 +150,7 @@ const MAX_INPUT: u64 = 16 << 20;
 const MAX_REASON: usize = 2000;
 
 /// The stop hook never fails the harness: every outcome is exit 0.
-fn stop_hook(target: Target, max_blocks: u32, flags: &[&str]) -> i32 {
+fn stop_hook(target: Target, max_blocks: u32, how: &How<'_>) -> i32 {
     let mut bytes = Vec::new();
     let read = std::io::stdin().take(MAX_INPUT + 1).read_to_end(&mut bytes);
     let input = match read {
@@ -126,7 +160,7 @@ fn stop_hook(target: Target, max_blocks: u32, flags: &[&str]) -> i32 {
         }
         Ok(_) => agent::parse_input(&bytes),
     };
-    let outcome = input.and_then(|input| judge(&input, flags).map(|j| (input, j)));
+    let outcome = input.and_then(|input| judge(&input, how).map(|j| (input, j)));
     // What the harness parses: written under -q too.
     let mut out = crate::term::stdout();
     match outcome {
@@ -158,7 +192,7 @@ fn stop_hook(target: Target, max_blocks: u32, flags: &[&str]) -> i32 {
                 let _ = out.write_all(target.accept_output().as_bytes());
             } else {
                 blocks.increment();
-                let reason = reason(&judged.refused);
+                let reason = reason(&judged);
                 let line = json!({"decision": "block", "reason": reason});
                 let _ = writeln!(out, "{line}");
             }
@@ -168,78 +202,185 @@ fn stop_hook(target: Target, max_blocks: u32, flags: &[&str]) -> i32 {
     0
 }
 
+/// How the hook judges: flags for `signal` and `guard`, the mode, and when it must have answered.
+struct How<'a> {
+    flags: &'a [&'a str],
+    mode: Mode,
+    deadline: Instant,
+}
+
+/// The hook's time limit when `--time-limit` is not given (SPEC §18).
+const DEFAULT_TIME_LIMIT: u64 = 600;
+
+/// The time the hook gives `signal` and `guard`: its limit less a margin for starting, reading and
+/// answering (a tenth, at least 5 s and at most 30 s).
+fn hook_budget(time_limit: u64) -> Duration {
+    let margin = (time_limit / 10).clamp(5, 30);
+    Duration::from_secs(time_limit.saturating_sub(margin).max(1))
+}
+
 /// What the stop hook found in the worktree.
 struct Judged {
     root: PathBuf,
     common: PathBuf,
     /// `(code, message)` of every finding that refused the stop, in order, without repeats.
     refused: Vec<(String, String)>,
+    /// The last lines of each failing check's output, by check name.
+    outputs: Vec<(String, Vec<String>)>,
 }
 
 /// Run `signal` and `guard` (SPEC §10, with their records) on the agent's final message in the
-/// worktree around `cwd`. `Err` is a one-line reason the input could not be judged.
-fn judge(input: &StopInput, flags: &[&str]) -> Result<Judged, String> {
-    let repo =
-        Repo::discover(&input.cwd).map_err(|e| format!("cwd {}: {e:#}", input.cwd.display()))?;
+/// worktree the session started in. In `claims` mode a stop that claims nothing (no `@signal
+/// done`, no `VERIFIED`, no status document returned since the session began) is accepted without
+/// judging. `Err` is a one-line reason the input could not be judged.
+fn judge(input: &StopInput, how: &How<'_>) -> Result<Judged, String> {
+    let start = input.transcript().map(|t| session::start(t));
+    let cwd = start
+        .as_ref()
+        .and_then(|s| s.cwd.clone())
+        .unwrap_or_else(|| input.cwd.clone());
+    let repo = Repo::discover(&cwd).map_err(|e| format!("cwd {}: {e:#}", cwd.display()))?;
     let Some(root) = repo.workdir() else {
-        return Err(format!(
-            "cwd {} is in a bare repository",
-            input.cwd.display()
-        ));
+        return Err(format!("cwd {} is in a bare repository", cwd.display()));
     };
     let common = repo.common_dir();
-    drop(repo);
-    let message = match &input.last_assistant_message {
-        Some(message) => message.clone(),
-        None => {
-            let Some(path) = input.transcript() else {
-                return Err(
-                    "the hook input has neither `last_assistant_message` nor a transcript path"
-                        .into(),
-                );
-            };
-            let bytes = crate::input_file::read(path)
-                .map_err(|e| format!("cannot read the transcript {}: {e:#}", path.display()))?;
-            agent::last_assistant_text(&bytes).ok_or_else(|| {
-                format!(
-                    "the transcript {} holds no assistant message",
-                    path.display()
-                )
-            })?
-        }
-    };
-    let mut refused: Vec<(String, String)> = Vec::new();
-    for command in ["signal", "guard"] {
-        let report = run_self(command, &root, &message, flags)?;
-        if let Some(report) = report {
-            for f in report["findings"].as_array().into_iter().flatten() {
-                let severity = f["severity"].as_str().unwrap_or_default();
-                if severity == Severity::Warning.as_str() {
-                    continue;
-                }
-                let code = f["code"].as_str().unwrap_or_default().to_string();
-                let msg = f["message"].as_str().unwrap_or_default().to_string();
-                if !refused.iter().any(|(c, m)| *c == code && *m == msg) {
-                    refused.push((code, msg));
-                }
-            }
-        }
-    }
-    Ok(Judged {
+    let message = final_message(input)?;
+    let mut judged = Judged {
         root,
         common,
-        refused,
+        refused: Vec::new(),
+        outputs: Vec::new(),
+    };
+    if how.mode == Mode::Claims && !session::message_claims(&message) {
+        let began = start.as_ref().and_then(|s| s.began);
+        if !doc_claims(&repo, &judged.root, began) {
+            return Ok(judged);
+        }
+    }
+    drop(repo);
+    for command in ["signal", "guard"] {
+        let report = match run_self(command, &judged.root, &message, how)? {
+            Ran::Accepted => continue,
+            Ran::Refused(report) => report,
+            Ran::OutOfTime => {
+                let finding = running_finding(how);
+                judged
+                    .refused
+                    .push((finding.code.to_string(), finding.message));
+                break;
+            }
+        };
+        collect(&report, &mut judged);
+    }
+    Ok(judged)
+}
+
+/// `checks-running`: the checks could not finish within the hook's time bound.
+fn running_finding(how: &How<'_>) -> crate::finding::Finding {
+    let _ = how;
+    crate::finding::Finding::new(
+        crate::catalog::Code::ChecksRunning,
+        "the checks could not finish before the hook's time limit: run `closegate check` and \
+         stop again (its result is recorded and reused)",
+    )
+}
+
+/// The refusing findings of a `signal` or `guard` report, and its failing checks' output.
+fn collect(report: &Value, judged: &mut Judged) {
+    for f in report["findings"].as_array().into_iter().flatten() {
+        let severity = f["severity"].as_str().unwrap_or_default();
+        if severity == Severity::Warning.as_str() {
+            continue;
+        }
+        let code = f["code"].as_str().unwrap_or_default().to_string();
+        let msg = f["message"].as_str().unwrap_or_default().to_string();
+        if !judged.refused.iter().any(|(c, m)| *c == code && *m == msg) {
+            judged.refused.push((code, msg));
+        }
+    }
+    let mut runs: Vec<&Value> = Vec::new();
+    for checks in [&report["checks"], &report["report"]["checks"]] {
+        runs.extend(checks.as_array().into_iter().flatten());
+    }
+    for run in runs {
+        let failed = run["exit_code"] != 0 || run["timed_out"] == true;
+        let name = run["name"].as_str().unwrap_or_default().to_string();
+        if !failed || judged.outputs.iter().any(|(n, _)| *n == name) {
+            continue;
+        }
+        let lines: Vec<String> = (run["output"].as_array().into_iter().flatten())
+            .filter_map(|l| l.as_str().map(str::to_string))
+            .collect();
+        let tail = lines.len().saturating_sub(BLOCK_TAIL);
+        judged.outputs.push((name, lines[tail..].to_vec()));
+    }
+}
+
+/// Lines of each failing check's output in a block's reason.
+const BLOCK_TAIL: usize = 20;
+
+/// Whether the worktree's status document is in a returned state and changed since the session
+/// began (SPEC §18): a claim made in the document rather than the message.
+fn doc_claims(repo: &Repo, root: &Path, began: Option<std::time::SystemTime>) -> bool {
+    let status_file = crate::inputs::trusted_config(repo, None, None)
+        .map(|t| t.config.status_file)
+        .unwrap_or_else(|_| crate::config::DEFAULT_STATUS_FILE.to_string());
+    let path = root.join(&status_file);
+    let Ok(bytes) = crate::input_file::read(&path) else {
+        return false;
+    };
+    if !session::doc_returned(&bytes) {
+        return false;
+    }
+    let head = repo
+        .worktree_head(root)
+        .and_then(|h| repo.read_blob(h, &status_file));
+    session::doc_changed(&path, began, head.as_deref())
+}
+
+/// The agent's final message: `last_assistant_message`, else the transcript's last assistant
+/// message (read from its last 16 MiB).
+fn final_message(input: &StopInput) -> Result<String, String> {
+    if let Some(message) = &input.last_assistant_message {
+        return Ok(message.clone());
+    }
+    let Some(path) = input.transcript() else {
+        return Err(
+            "the hook input has neither `last_assistant_message` nor a transcript path".into(),
+        );
+    };
+    let bytes = read_tail(path, session::TRANSCRIPT_TAIL)
+        .map_err(|e| format!("cannot read the transcript {}: {e}", path.display()))?;
+    agent::last_assistant_text(&bytes).ok_or_else(|| {
+        format!(
+            "the transcript {} holds no assistant message",
+            path.display()
+        )
     })
 }
 
-/// Run `closegate COMMAND - --worktree ROOT --format json` on `message`: `Some(report)` when it
-/// refused, `None` when it accepted; `Err` when it reached no decision.
-fn run_self(
-    command: &str,
-    root: &Path,
-    message: &str,
-    flags: &[&str],
-) -> Result<Option<Value>, String> {
+/// The last `max` bytes of a file.
+fn read_tail(path: &Path, max: u64) -> std::io::Result<Vec<u8>> {
+    use std::io::{Seek, SeekFrom};
+    let mut file = std::fs::File::open(path)?;
+    let len = file.metadata()?.len();
+    file.seek(SeekFrom::Start(len.saturating_sub(max)))?;
+    let mut bytes = Vec::new();
+    file.take(max).read_to_end(&mut bytes)?;
+    Ok(bytes)
+}
+
+/// How a `signal` or `guard` run ended.
+enum Ran {
+    Accepted,
+    Refused(Value),
+    /// The hook's time bound passed first; the run was killed.
+    OutOfTime,
+}
+
+/// Run `closegate COMMAND - --worktree ROOT --format json` on `message` until `how.deadline`.
+/// `Err` when it reached no decision.
+fn run_self(command: &str, root: &Path, message: &str, how: &How<'_>) -> Result<Ran, String> {
     let exe = std::env::current_exe().map_err(|e| format!("cannot find closegate itself: {e}"))?;
     let mut cmd = Command::new(exe);
     cmd.arg(command)
@@ -251,20 +392,20 @@ fn run_self(
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
-        .args(flags);
+        .args(how.flags);
     let mut child = cmd
         .spawn()
         .map_err(|e| format!("cannot run closegate {command}: {e}"))?;
     if let Some(mut stdin) = child.stdin.take() {
         let _ = stdin.write_all(message.as_bytes());
     }
-    let out = child
-        .wait_with_output()
-        .map_err(|e| format!("closegate {command} failed: {e}"))?;
+    let Some(out) = wait_until(child, how.deadline)? else {
+        return Ok(Ran::OutOfTime);
+    };
     match out.status.code() {
-        Some(0) => Ok(None),
+        Some(0) => Ok(Ran::Accepted),
         Some(1) => serde_json::from_slice(&out.stdout)
-            .map(Some)
+            .map(Ran::Refused)
             .map_err(|e| format!("closegate {command} printed no report: {e}")),
         _ => {
             let err = String::from_utf8_lossy(&out.stderr);
@@ -274,17 +415,68 @@ fn run_self(
     }
 }
 
-/// The reason fed back to the agent: each finding's code and message, then what to do, at most
-/// 2,000 characters.
-fn reason(refused: &[(String, String)]) -> String {
+/// Wait for `child` (reading its output meanwhile) until `deadline`; `None` when the deadline
+/// passed first and the child was killed (its checks die with it).
+fn wait_until(
+    mut child: std::process::Child,
+    deadline: Instant,
+) -> Result<Option<std::process::Output>, String> {
+    let readers = [
+        child.stdout.take().map(spawn_reader),
+        child.stderr.take().map(spawn_reader),
+    ];
+    loop {
+        match child.try_wait() {
+            Ok(Some(status)) => {
+                let [stdout, stderr] =
+                    readers.map(|r| r.and_then(|h| h.join().ok()).unwrap_or_default());
+                return Ok(Some(std::process::Output {
+                    status,
+                    stdout,
+                    stderr,
+                }));
+            }
+            Ok(None) if Instant::now() >= deadline => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return Ok(None);
+            }
+            Ok(None) => std::thread::sleep(Duration::from_millis(50)),
+            Err(e) => return Err(format!("cannot wait for closegate: {e}")),
+        }
+    }
+}
+
+fn spawn_reader(mut pipe: impl Read + Send + 'static) -> std::thread::JoinHandle<Vec<u8>> {
+    std::thread::spawn(move || {
+        let mut bytes = Vec::new();
+        let _ = pipe.read_to_end(&mut bytes);
+        bytes
+    })
+}
+
+/// The reason fed back to the agent: each finding's code and message (each code once), the last
+/// 20 lines of each failing check's output, then what to do, at most 2,000 characters.
+fn reason(judged: &Judged) -> String {
     let what_to_do = "\nWhat to do: fix what is named above and commit; run `closegate close` \
                       (it writes the status document from git), then `closegate check`; end with \
                       a final message whose first line starts with the verdict token `closegate \
                       check` printed (VERIFIED, UNVERIFIED, PENDING_REVIEW or FAIL) and whose last \
                       line is `@signal done` (or `@signal blocked` / `@signal no_op`).";
     let mut text = String::from("closegate refused this stop:");
-    for (code, msg) in refused {
+    let mut seen: Vec<&str> = Vec::new();
+    for (code, msg) in &judged.refused {
+        if seen.contains(&code.as_str()) {
+            continue;
+        }
+        seen.push(code);
         text.push_str(&format!("\n- {code}: {msg}"));
+    }
+    for (name, lines) in &judged.outputs {
+        text.push_str(&format!("\nlast lines of check `{name}`:"));
+        for line in lines {
+            text.push_str(&format!("\n  | {line}"));
+        }
     }
     let room = MAX_REASON.saturating_sub(what_to_do.chars().count());
     if text.chars().count() > room {
@@ -399,7 +591,9 @@ pub fn settings_path(target: Target, scope: Scope) -> Result<PathBuf> {
 }
 
 /// `install` (`add`) or `uninstall` our entries in the settings file.
-fn install(target: Target, scope: Scope, add: bool) -> Result<i32> {
+fn install(target: Target, scope: Scope, mode: Option<Mode>) -> Result<i32> {
+    let add = mode.is_some();
+    let limit = time_limit_from_base();
     let path = settings_path(target, scope)?;
     // A settings file that is a symlink (dotfiles) is edited where it points.
     let path = match std::fs::symlink_metadata(&path) {
@@ -421,7 +615,10 @@ fn install(target: Target, scope: Scope, add: bool) -> Result<i32> {
     };
     let name = path.display().to_string();
     let changed = match (add, &existing) {
-        (true, text) => settings::install(text.as_deref().unwrap_or(""), &name, &target.command())?,
+        (true, text) => {
+            let command = target.command_with(mode.unwrap_or(Mode::Claims), limit);
+            settings::install(text.as_deref().unwrap_or(""), &name, &command, limit)?
+        }
         (false, Some(text)) => settings::uninstall(text, &name)?,
         (false, None) => None,
     };
@@ -439,5 +636,60 @@ fn install(target: Target, scope: Scope, add: bool) -> Result<i32> {
             writeln!(out, "{verb} {name}")?;
         }
     }
+    if add {
+        install_notes(&mut out, target, scope, &path, limit)?;
+    }
     Ok(0)
+}
+
+/// SPEC §18: what `install` tells the user besides what it wrote.
+fn install_notes(
+    out: &mut impl Write,
+    target: Target,
+    scope: Scope,
+    path: &Path,
+    limit: u64,
+) -> Result<()> {
+    writeln!(
+        out,
+        "hook timeout {limit} s: the configured checks' longest chain plus 60 s (a claim whose \
+         checks cannot finish in time is blocked with checks-running)"
+    )?;
+    if scope == Scope::Project {
+        let shown = path.display();
+        writeln!(
+            out,
+            "commit {shown} to the base branch: worktrees made from it get the hook, worktrees made \
+             before do not (`closegate validate` warns while the base lacks it)"
+        )?;
+    }
+    writeln!(
+        out,
+        "tell the agent the protocol: `closegate agent instructions --target {}` prints the \
+         paragraph for {}",
+        target.as_str(),
+        if target == Target::Codex {
+            "AGENTS.md"
+        } else {
+            "CLAUDE.md"
+        }
+    )?;
+    Ok(())
+}
+
+/// The hook's time limit: the base configuration's longest chain of checks (their timeouts
+/// summed, divided among `jobs`) plus 60 s, and never below the default 600 s.
+fn time_limit_from_base() -> u64 {
+    let config = std::env::current_dir()
+        .ok()
+        .and_then(|cwd| Repo::discover(&cwd).ok())
+        .and_then(|repo| crate::inputs::trusted_config(&repo, None, None).ok())
+        .map(|t| t.config);
+    let Some(config) = config else {
+        return DEFAULT_TIME_LIMIT;
+    };
+    let total: u64 = config.checks.iter().map(|c| c.timeout_s).sum();
+    let longest = config.checks.iter().map(|c| c.timeout_s).max().unwrap_or(0);
+    let chain = (total / config.jobs.max(1) as u64).max(longest);
+    (chain + 60).max(DEFAULT_TIME_LIMIT)
 }

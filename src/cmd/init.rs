@@ -1,18 +1,20 @@
 //! `closegate init`: a starter `.closegate.toml`, or a task contract (SPEC §17).
 
 use std::io::Write;
-use std::path::Path;
 
 use anyhow::{Result, bail};
 
 use crate::config::{self, Config};
-use crate::inputs;
+use crate::gates::checks;
+use crate::{guess, inputs};
 
 /// Write a starter .closegate.toml (or, with --contract SLUG, a task contract)
 ///
 /// The configuration names the current branch as the base, lists the default protected surfaces
-/// as comments and guesses one check from the project. Commit it to the base branch: closegate
-/// reads it from there. Exit 0 written, 1 refused (the file exists; --force overwrites), 2 error.
+/// as comments and guesses one check from the project that works in a pristine sandboxed checkout,
+/// then runs it on the base tip as `check` would (--no-try skips). Commit it to the base branch:
+/// closegate reads it from there. Exit 0 written, 1 refused (the file exists; --force
+/// overwrites) or the guessed check failed on the base tip, 2 error.
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// Overwrite an existing file
@@ -21,11 +23,22 @@ pub struct Args {
     /// Write `.closegate/contracts/SLUG.toml` with every key of a contract commented
     #[arg(long, value_name = "SLUG")]
     pub contract: Option<String>,
+    /// Do not try the guessed check on the base tip
+    #[arg(long)]
+    pub no_try: bool,
 }
 
 pub fn run(args: Args) -> Result<i32> {
     let (repo, root) = inputs::open(None)?;
     let branch = repo.head_branch();
+    let head = repo.worktree_head(&root);
+    let tracked = |path: &str| head.is_some_and(|h| repo.blob_id(h, path).is_some());
+    let project = guess::Project {
+        root: &root,
+        tracked: &tracked,
+        cache: guess::cache_dir(&repo.common_dir()),
+    };
+    let guessed = guess::guess(&project);
     let (rel, text) = match &args.contract {
         Some(slug) => {
             if let Some(fault) = slug_fault(slug) {
@@ -35,7 +48,7 @@ pub fn run(args: Args) -> Result<i32> {
         }
         None => (
             config::FILE_NAME.to_string(),
-            starter(&root, branch.as_deref()),
+            starter(guessed.as_ref(), branch.as_deref()),
         ),
     };
     let path = root.join(&rel);
@@ -49,10 +62,15 @@ pub fn run(args: Args) -> Result<i32> {
     crate::cmd::close::write_atomic(&path, text.as_bytes())?;
     let mut out = crate::term::human();
     writeln!(out, "wrote {}", path.display())?;
+    let mut code = 0;
     if args.contract.is_none()
-        && let Some(check) = guess(&root)
+        && let Some(guessed) = &guessed
     {
-        writeln!(out, "check `{}`: {}", check.0, check.1)?;
+        writeln!(out, "check `{}`: {}", guessed.name, guessed.run)?;
+        if !args.no_try {
+            let spec = Config::parse(&text, &rel)?.checks.remove(0);
+            code = try_check(&repo, head, branch.as_deref(), &spec, &mut out)?;
+        }
     }
     let base = branch.as_deref().unwrap_or("the base branch");
     writeln!(
@@ -65,67 +83,98 @@ pub fn run(args: Args) -> Result<i32> {
             "configuration"
         }
     )?;
-    Ok(0)
+    Ok(code)
 }
 
-/// The check guessed from the files at the worktree root: (name, command).
-pub fn guess(root: &Path) -> Option<(&'static str, &'static str)> {
-    let has = |name: &str| root.join(name).is_file();
-    if has("Cargo.toml") {
-        return Some(("test", "cargo test --locked"));
-    }
-    if has("package.json") && package_has_test(&root.join("package.json")) {
-        return Some(("test", "npm test"));
-    }
-    if has("pyproject.toml") || has("setup.cfg") || has("pytest.ini") {
-        return Some(("test", "python3 -m pytest"));
-    }
-    if has("go.mod") {
-        return Some(("test", "go test ./..."));
-    }
-    let makefile = ["GNUmakefile", "makefile", "Makefile"]
-        .iter()
-        .map(|n| root.join(n))
-        .find(|p| p.is_file());
-    if makefile.is_some_and(|p| makefile_has_test(&p)) {
-        return Some(("test", "make test"));
-    }
-    None
-}
-
-/// Whether `package.json` has a `scripts.test` string (other than `npm init`'s placeholder).
-fn package_has_test(path: &Path) -> bool {
-    let Ok(bytes) = crate::input_file::read(path) else {
-        return false;
+/// Run the guessed check on the base tip (HEAD) exactly as `check` would: sandboxed, in a pristine
+/// checkout (or the warm workspace). Exit 1 with its last 20 lines when it fails: every agent
+/// would otherwise FAIL on it.
+fn try_check(
+    repo: &crate::repo::Repo,
+    head: Option<git2::Oid>,
+    branch: Option<&str>,
+    spec: &crate::config::CheckSpec,
+    out: &mut impl Write,
+) -> Result<i32> {
+    let Some(head) = head else {
+        writeln!(out, "try: skipped, the branch has no commit yet")?;
+        return Ok(0);
     };
-    let Ok(value) = serde_json::from_slice::<serde_json::Value>(&bytes) else {
-        return false;
+    let env = checks::CheckEnv {
+        commit: head.to_string(),
+        branch: branch.unwrap_or_default().to_string(),
+        slug: String::new(),
+        base: branch.unwrap_or_default().to_string(),
     };
-    // `npm init`'s placeholder fails by design: it is not a test script.
-    value["scripts"]["test"]
-        .as_str()
-        .is_some_and(|s| !s.contains("Error: no test specified"))
-}
-
-/// Whether a Makefile has a rule whose targets include `test` (`test:`, `check test:`, not
-/// `test := value`).
-fn makefile_has_test(path: &Path) -> bool {
-    let Ok(bytes) = crate::input_file::read(path) else {
-        return false;
-    };
-    String::from_utf8_lossy(&bytes).lines().any(|line| {
-        if line.starts_with('\t') || line.starts_with('#') {
-            return false;
+    let short = &head.to_string()[..12];
+    writeln!(
+        out,
+        "try: running `{}` on {short} in the sandbox …",
+        spec.name
+    )?;
+    out.flush()?;
+    let checked = checks::run(
+        repo,
+        head,
+        std::slice::from_ref(spec),
+        &env,
+        Default::default(),
+    )?;
+    for finding in &checked.findings {
+        if finding.severity == crate::finding::Severity::Warning {
+            writeln!(out, "  warning {}: {}", finding.code, finding.message)?;
         }
-        let Some((targets, rest)) = line.split_once(':') else {
-            return false;
-        };
-        !rest.starts_with('=') && targets.split_whitespace().any(|t| t == "test")
-    })
+    }
+    let Some(ran) = checked.runs.first() else {
+        writeln!(out, "try: the check did not run")?;
+        return Ok(1);
+    };
+    let secs = ran.duration_ms as f64 / 1000.0;
+    if ran.exit_code == Some(0) && !ran.timed_out {
+        writeln!(out, "try: `{}` passed on {short} in {secs:.1} s", spec.name)?;
+        return Ok(0);
+    }
+    failed(spec, ran, short, secs, out)?;
+    Ok(1)
 }
+
+/// Say how the try failed, its last lines and what to change.
+fn failed(
+    spec: &crate::config::CheckSpec,
+    ran: &crate::report::CheckRun,
+    short: &str,
+    secs: f64,
+    out: &mut impl Write,
+) -> Result<()> {
+    let how = match (ran.timed_out, ran.exit_code) {
+        (true, _) => format!("ran past its timeout of {} s", spec.timeout_s),
+        (false, Some(code)) => format!("exited {code}"),
+        (false, None) => "was killed".to_string(),
+    };
+    writeln!(
+        out,
+        "try: `{}` {how} on {short} after {secs:.1} s; its last lines:",
+        spec.name
+    )?;
+    let tail = ran.output.len().saturating_sub(TRY_TAIL);
+    for line in &ran.output[tail..] {
+        writeln!(out, "  | {}", crate::render::escape(line))?;
+    }
+    writeln!(
+        out,
+        "every agent's check would FAIL on this: edit `run` in {} (install what the tests need \
+         inside the checkout, list tool caches in `writable`) or fix the base, then commit it and \
+         run `closegate validate --run`; --no-try skips this try",
+        config::FILE_NAME
+    )?;
+    Ok(())
+}
+
+/// Lines of a failing try's output shown.
+const TRY_TAIL: usize = 20;
 
 /// The starter configuration.
-pub fn starter(root: &Path, branch: Option<&str>) -> String {
+pub fn starter(guessed: Option<&guess::Guess>, branch: Option<&str>) -> String {
     let mut out = String::from(
         "# closegate configuration (SPEC §5). closegate reads it from the tip of the base branch,\n\
          # never from an agent's branch: commit it there.\n\n",
@@ -139,21 +188,42 @@ pub fn starter(root: &Path, branch: Option<&str>) -> String {
          # require_contract = false\n\n\
          # Protected surfaces: a change there needs a human's approval (PENDING_REVIEW).\n\
          # These are the defaults; a surface listed under [protected] replaces the default of\n\
-         # that name, a new name adds a surface.\n# [protected]\n",
+         # that name (`tests = { extend = [\"checks/**\"] }` adds to it instead), a new name adds\n\
+         # a surface.\n# [protected]\n",
     );
     for surface in Config::default().surfaces {
         let globs: Vec<String> = surface.globs.iter().map(|g| toml_string(g)).collect();
         out.push_str(&format!("# {} = [{}]\n", surface.name, globs.join(", ")));
     }
     out.push_str(
-        "\n# The checks closegate runs itself, in a pristine checkout of the agent's commit.\n",
+        "\n# An agent that adds a new test needs no review; changing, deleting or renaming an\n\
+         # existing one (or adding a conftest.py, __init__.py, runner set-up) still does.\n\
+         [protected.policy]\ntests = \"modify\"\n",
     );
-    match guess(root) {
-        Some((name, run)) => out.push_str(&format!(
-            "[[checks]]\nname = {}\nrun = {}\ntimeout_s = 900\n",
-            toml_string(name),
-            toml_string(run)
-        )),
+    out.push_str(
+        "\n# The checks closegate runs itself, sandboxed, in a pristine checkout of the agent's\n\
+         # commit. `writable`: the tool cache, a closegate-owned directory of this repository\n\
+         # (shared by every agent's checks). `keep`: the installed tree, kept between runs so the\n\
+         # second check is incremental (kept outputs come from earlier commits).\n",
+    );
+    match guessed {
+        Some(g) => {
+            let list = |items: &[String]| -> String {
+                let items: Vec<String> = items.iter().map(|i| toml_string(i)).collect();
+                format!("[{}]", items.join(", "))
+            };
+            out.push_str(&format!(
+                "[[checks]]\nname = {}\nrun = {}\ntimeout_s = 900\n",
+                toml_string(g.name),
+                toml_string(&g.run)
+            ));
+            if !g.writable.is_empty() {
+                out.push_str(&format!("writable = {}\n", list(&g.writable)));
+            }
+            if !g.keep.is_empty() {
+                out.push_str(&format!("keep = {}\n", list(&g.keep)));
+            }
+        }
         None => out.push_str(
             "# No project type recognised: write the command that tests this project.\n\
              # [[checks]]\n# name = \"test\"\n# run = \"make test\"\n# timeout_s = 600\n",

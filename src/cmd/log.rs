@@ -180,7 +180,7 @@ fn parse_since(text: &str) -> std::result::Result<i64, String> {
 /// Seconds since the epoch of an ISO 8601 date (`YYYY-MM-DD`, midnight UTC) or date-time
 /// (`YYYY-MM-DDTHH:MM[:SS[.fraction]]` then `Z`, `±HH:MM` or nothing for UTC; a space may stand
 /// for the `T`). `None` for anything else, an impossible date included.
-fn instant(text: &str) -> Option<i64> {
+pub(crate) fn instant(text: &str) -> Option<i64> {
     let num = |s: &str| -> Option<i64> {
         (!s.is_empty() && s.bytes().all(|b| b.is_ascii_digit())).then(|| s.parse().ok())?
     };

@@ -10,10 +10,10 @@ use git2::Oid;
 
 use crate::config::{self, Config};
 use crate::contract::{self, Contract};
-use crate::inputs;
 use crate::render::escape;
 use crate::repo::Repo;
 use crate::term;
+use crate::{inputs, readiness};
 
 /// Check the configuration and every task contract on the base tip before dispatching agents
 ///
@@ -32,6 +32,10 @@ pub struct Args {
     /// Validate this contract file instead of the base tip's contracts
     #[arg(long, value_name = "FILE")]
     pub contract: Option<PathBuf>,
+    /// Also run every configured check on the base tip in the sandbox (reusing by key); a check
+    /// that fails there is check-red-on-base
+    #[arg(long)]
+    pub run: bool,
     /// Print one JSON object (`ok`, the configuration's origin, counts and every problem)
     #[arg(long)]
     pub json: bool,
@@ -48,6 +52,9 @@ struct Validated<'a> {
     contracts: usize,
     /// Each problem, worded as the human output prints it.
     problems: &'a [String],
+    /// Each warning (`validate-unprotected-tests`, a stop hook missing from the base tip, …),
+    /// worded as the human output prints it; warnings never change the exit code.
+    warnings: &'a [String],
 }
 
 /// One contract's origin and bytes.
@@ -85,6 +92,8 @@ pub fn run(args: Args) -> Result<i32> {
     let contracts = read_contracts(&repo, &args, tip.as_ref())?;
     let bound = judge_contracts(&contracts, config.as_ref(), &config_origin, &mut problems);
     bound_twice(&bound, &mut problems);
+    // SPEC §17, §18: warnings (never the exit code), then the checks on the base tip.
+    let notes = readiness_notes(&repo, &args, config.as_ref(), tip.as_ref(), &mut problems)?;
     let checks = config.as_ref().map_or(0, |c| c.checks.len());
     if args.json {
         let shown = Validated {
@@ -94,9 +103,17 @@ pub fn run(args: Args) -> Result<i32> {
             checks,
             contracts: contracts.len(),
             problems: &problems,
+            warnings: &notes,
         };
         crate::render::write_json(&shown, &mut term::stdout())?;
         return Ok(if problems.is_empty() { 0 } else { 1 });
+    }
+    if !notes.is_empty() {
+        let mut out = term::human();
+        for note in &notes {
+            writeln!(out, "{note}")?;
+        }
+        out.flush()?;
     }
     if problems.is_empty() {
         writeln!(
@@ -115,6 +132,44 @@ pub fn run(args: Args) -> Result<i32> {
     }
     out.flush()?;
     Ok(1)
+}
+
+/// What `validate` says beyond parsing (SPEC §17, §18): tracked tests no surface protects and a
+/// stop hook not committed to the base (warnings), and with `--run` the checks on the base tip
+/// (a failure is a problem).
+fn readiness_notes(
+    repo: &Repo,
+    args: &Args,
+    config: Option<&Config>,
+    tip: Option<&(String, Oid)>,
+    problems: &mut Vec<String>,
+) -> Result<Vec<String>> {
+    let mut notes = Vec::new();
+    if let (Some(config), Some((name, id))) = (config, tip) {
+        if let Some(f) = readiness::unprotected_tests(repo, config, *id)? {
+            notes.push(format!("warning {}: {}", f.code, escape(&f.message)));
+        }
+        if let Some(root) = repo.workdir() {
+            notes.extend(readiness::hook_not_on_base(repo, &root, name, *id));
+        }
+        if args.run {
+            let blob = match &args.config {
+                Some(_) => None,
+                None => repo.blob_id(*id, config::FILE_NAME).map(|b| b.to_string()),
+            };
+            let (lines, findings) = readiness::run_on_base(repo, config, blob, name, *id)?;
+            notes.extend(lines);
+            for f in findings {
+                let line = format!("{} {}: {}", f.severity.as_str(), f.code, f.message);
+                if f.severity == crate::finding::Severity::Warning {
+                    notes.push(line);
+                } else {
+                    problems.push(line);
+                }
+            }
+        }
+    }
+    Ok(notes)
 }
 
 /// The problem when no base branch resolves: the `--base` given, or none of the defaults.

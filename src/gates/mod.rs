@@ -9,7 +9,9 @@ pub mod close;
 pub mod contract;
 pub mod doc;
 pub mod integrity;
+pub mod graded;
 pub mod manifest;
+pub mod nochange;
 pub mod protected;
 pub mod reuse;
 pub mod state;
@@ -241,6 +243,9 @@ fn gates_on_commit(
             .and_then(|(_, base)| repo.merge_base(*base, commit)),
     };
     if returned {
+        let branch = report.branch.clone();
+        let nothing = nochange::run(repo, doc.state, commit, merge_base, branch.as_deref())?;
+        report.add_gate(Gate::Close, nothing);
         let artifacts = doc.artifacts.as_deref().unwrap_or_default();
         let (statuses, findings) = manifest::run(repo, commit, merge_base, artifacts);
         report.artifacts = statuses;
@@ -258,10 +263,11 @@ fn gates_on_commit(
         );
         report.add_gate(Gate::Protected, [finding]);
     }
-    if let Some(changes) = &changes {
+    if let (Some(changes), Some(from)) = (&changes, merge_base) {
         let (hits, findings) = protected::run(&inputs.config, changes);
         report.protected = hits;
         report.add_gate(Gate::Protected, findings);
+        graded_input(inputs, changes, from, commit, report)?;
     }
     let around = Around {
         merge_base,
@@ -282,6 +288,22 @@ fn gates_on_commit(
         no_checks: inputs.no_checks,
     };
     run_contract(inputs, &ctx, report)
+}
+
+/// SPEC §4.5: the runner's own configuration keys the checks depend on, on surface `ci`.
+fn graded_input(
+    inputs: &Inputs,
+    changes: &[crate::repo::Change],
+    from: Oid,
+    to: Oid,
+    report: &mut Report,
+) -> Result<()> {
+    let runners = graded::runners(&inputs.config.checks);
+    let on_ci = |path: &str| inputs.config.surfaces_for(path).iter().any(|s| s == "ci");
+    let (hits, findings) = graded::run(&inputs.repo, &runners, changes, from, to, &on_ci)?;
+    report.protected.extend(hits);
+    report.add_gate(Gate::Protected, findings);
+    Ok(())
 }
 
 /// Why the commit and the base share no merge base: a shallow boundary, or no common history.

@@ -296,10 +296,15 @@ fn hooks_prints_the_snippet() {
         for event in ["Stop", "SubagentStop"] {
             let hook = &value["hooks"][event][0]["hooks"][0];
             assert_eq!(hook["type"], "command");
+            // SPEC §18: the mode and the time bound the harness gives the hook (the checks'
+            // longest chain plus 60 s, never below 600 s) are on the command line.
             assert_eq!(
                 hook["command"],
-                format!("closegate agent stop-hook --target {target}")
+                format!(
+                    "closegate agent stop-hook --target {target} --mode claims --time-limit 600"
+                )
             );
+            assert_eq!(hook["timeout"], 600);
         }
     }
 }
@@ -326,11 +331,11 @@ fn install_keeps_every_other_byte_and_is_idempotent() {
     );
     assert_eq!(
         value["hooks"]["Stop"][1]["hooks"][0]["command"],
-        "closegate agent stop-hook --target claude-code"
+        "closegate agent stop-hook --target claude-code --mode claims --time-limit 600"
     );
     assert_eq!(
         value["hooks"]["SubagentStop"][0]["hooks"][0]["command"],
-        "closegate agent stop-hook --target claude-code"
+        "closegate agent stop-hook --target claude-code --mode claims --time-limit 600"
     );
     assert_eq!(value["unknownKey"][1], 2.5);
     // Every original byte is still there, in order: the install only inserted text.
@@ -439,4 +444,185 @@ fn uninstall_without_target_removes_from_both_harnesses_and_follows_symlinks() {
         "{\"model\": \"opus\"}\n"
     );
     assert_eq!(settings_of(&s.wt, ".codex/hooks.json").trim(), "{}");
+}
+
+/// A transcript whose first line (a user line, as Claude Code writes it) carries `cwd` and a
+/// `timestamp`, and whose last assistant text is `last_text`.
+fn transcript_from(dir: &Path, name: &str, cwd: &Path, at: &str, last_text: &str) -> String {
+    let lines = [
+        json!({"type": "user", "cwd": cwd, "timestamp": at,
+               "message": {"role": "user", "content": "add x"}, "uuid": "u1"}),
+        json!({"type": "assistant", "cwd": "/somewhere/else", "timestamp": at,
+               "message": {"role": "assistant", "content": [{"type": "text", "text": last_text}]}}),
+    ];
+    let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
+    let path = dir.join(name);
+    std::fs::write(&path, text).unwrap();
+    path.display().to_string()
+}
+
+const QUESTION: &str = "Should the parser also accept tabs? I can do either.";
+
+/// SPEC §18 `claims` (the default): a turn that ends with a question or a progress note passes,
+/// even with nothing committed; `always` holds every stop to the protocol.
+#[test]
+fn claims_mode_lets_a_question_through_and_always_mode_blocks_it() {
+    let s = Scene::new();
+    for target in ["claude-code", "codex"] {
+        let input = match target {
+            "codex" => codex_stop(&s.wt, Some(QUESTION)),
+            _ => claude_stop(&s.wt, Some(QUESTION), "/nonexistent.jsonl"),
+        };
+        let (code, stdout, stderr) =
+            hook(&s.wt, &["--target", target], input.to_string().as_bytes());
+        assert_eq!(code, 0, "{stderr}");
+        assert!(
+            stdout.trim().is_empty() || stdout.trim() == "{}",
+            "{target}: {stdout}"
+        );
+        let args = ["--target", target, "--mode", "always"];
+        let (code, stdout, _) = hook(&s.wt, &args, input.to_string().as_bytes());
+        assert_eq!(code, 0);
+        let reason = blocked(&stdout)["reason"].as_str().unwrap().to_string();
+        assert!(reason.contains("signal-missing"), "{reason}");
+    }
+    // A progress note with `@signal blocked` claims no completion either.
+    let note = "Waiting on the schema from the user.\n\n@signal blocked";
+    let input = claude_stop(&s.wt, Some(note), "/nonexistent.jsonl");
+    let (_, stdout, _) = hook(&s.wt, &[], input.to_string().as_bytes());
+    assert_eq!(stdout.trim(), "", "{stdout}");
+}
+
+/// Attack: a claim made only in the status document (the message says nothing) is still judged
+/// in `claims` mode when the document changed since the session began.
+#[test]
+fn a_returned_document_written_during_the_session_is_a_claim() {
+    let s = Scene::new();
+    s.close();
+    std::fs::write(s.wt.join("src/lib.rs"), "pub fn x() { dirty }\n").unwrap();
+    let t = transcript_from(&s.wt, "t.jsonl", &s.wt, "2000-01-01T00:00:00Z", "All set.");
+    let input = claude_stop(&s.wt, None, &t);
+    let (_, stdout, _) = hook(&s.wt, &[], input.to_string().as_bytes());
+    let reason = blocked(&stdout)["reason"].as_str().unwrap().to_string();
+    assert!(
+        reason.contains("signal-missing"),
+        "judged, not let through: {reason}"
+    );
+    // The same document, written before the session began, is not this turn's claim.
+    let t = transcript_from(&s.wt, "t2.jsonl", &s.wt, "2999-01-01T00:00:00Z", "All set.");
+    let input = claude_stop(&s.wt, None, &t);
+    let (_, stdout, _) = hook(&s.wt, &[], input.to_string().as_bytes());
+    assert_eq!(stdout.trim(), "", "{stdout}");
+}
+
+/// Attack: the agent `cd`s into a sibling worktree that is VERIFIED before stopping. The hook
+/// judges the worktree the session started in (the transcript's first `cwd`).
+#[test]
+fn the_worktree_judged_is_the_one_the_session_started_in() {
+    let s = Scene::new();
+    s.fx.commit(
+        "agent/y",
+        &[("src/lib.rs", Some("pub fn y() {}\n"))],
+        "add y",
+    );
+    let wt_y = s.fx.worktree("y", "agent/y");
+    let out = closegate(&wt_y, &["close", "--abstract", "adds y"]);
+    assert_eq!(out.status.code(), Some(0), "{:?}", parts(&out));
+    let (code, stdout, _) = parts(&closegate(&wt_y, &["check"]));
+    assert_eq!(code, 0, "y is VERIFIED: {stdout}");
+    // The session began in x (nothing closed there), and stops from y.
+    let t = transcript_from(&s.wt, "t.jsonl", &s.wt, "2000-01-01T00:00:00Z", FALSE_DONE);
+    let input = claude_stop(&wt_y, None, &t);
+    let (_, stdout, _) = hook(&wt_y, &[], input.to_string().as_bytes());
+    let reason = blocked(&stdout)["reason"].as_str().unwrap().to_string();
+    assert!(reason.contains("signal-done-contradicted"), "{reason}");
+}
+
+/// SPEC §18: a block's reason holds the last lines of each failing check's output.
+#[test]
+fn the_block_reason_shows_the_failing_check_output() {
+    let config =
+        "[[checks]]\nname = \"unit\"\nrun = \"echo expected 3 got 4 in test_add; exit 1\"\n";
+    let (fx, _) = Fixture::with_agent(Some(config));
+    let wt = fx.worktree("x", "agent/x");
+    let out = closegate(&wt, &["close", "--abstract", "adds x"]);
+    assert_eq!(out.status.code(), Some(0), "{:?}", parts(&out));
+    let input = claude_stop(&wt, Some(FALSE_DONE), "/nonexistent.jsonl");
+    let (_, stdout, _) = hook(&wt, &[], input.to_string().as_bytes());
+    let reason = blocked(&stdout)["reason"].as_str().unwrap().to_string();
+    assert!(reason.contains("check-failed"), "{reason}");
+    assert!(reason.contains("last lines of check `unit`"), "{reason}");
+    assert!(reason.contains("expected 3 got 4 in test_add"), "{reason}");
+    assert_eq!(
+        reason.matches("- check-failed:").count(),
+        1,
+        "each code once: {reason}"
+    );
+}
+
+/// SPEC §18: the hook bounds its run below `--time-limit`; checks that cannot finish in time
+/// block with `checks-running`, never letting the claim through unjudged.
+#[test]
+fn checks_that_cannot_finish_in_time_block_with_checks_running() {
+    let config = "[[checks]]\nname = \"slow\"\nrun = \"sleep 60\"\ntimeout_s = 120\n";
+    let (fx, _) = Fixture::with_agent(Some(config));
+    let wt = fx.worktree("x", "agent/x");
+    let out = closegate(&wt, &["close", "--abstract", "adds x"]);
+    assert_eq!(out.status.code(), Some(0), "{:?}", parts(&out));
+    let input = claude_stop(&wt, Some(REAL_DONE), "/nonexistent.jsonl");
+    let started = std::time::Instant::now();
+    let (code, stdout, stderr) = hook(&wt, &["--time-limit", "8"], input.to_string().as_bytes());
+    assert_eq!(code, 0, "{stderr}");
+    let reason = blocked(&stdout)["reason"].as_str().unwrap().to_string();
+    assert!(reason.contains("checks-running"), "{reason}");
+    assert!(
+        reason.contains("run `closegate check` and stop again"),
+        "{reason}"
+    );
+    assert!(started.elapsed().as_secs() < 8, "answered within the limit");
+}
+
+/// SPEC §18: `agent instructions` prints the paragraph for AGENTS.md / CLAUDE.md; `install`
+/// says the settings must be committed to the base and writes a timeout covering the checks.
+#[test]
+fn instructions_and_install_notes() {
+    let s = Scene::new();
+    for (target, file) in [("claude-code", "CLAUDE.md"), ("codex", "AGENTS.md")] {
+        let (code, out, _) = parts(&closegate(
+            &s.wt,
+            &["agent", "instructions", "--target", target],
+        ));
+        assert_eq!(code, 0);
+        for needle in [
+            file,
+            "closegate close",
+            "closegate check",
+            "@signal done",
+            "first line",
+        ] {
+            assert!(out.contains(needle), "{target}: {needle}: {out}");
+        }
+    }
+    let config = "[[checks]]\nname = \"t\"\nrun = \"true\"\ntimeout_s = 900\n";
+    let (fx, _) = Fixture::with_agent(Some(config));
+    let root = fx.root();
+    let (code, out, _) = parts(&closegate(
+        &root,
+        &["agent", "install", "--target", "codex"],
+    ));
+    assert_eq!(code, 0, "{out}");
+    assert!(
+        out.contains("to the base branch: worktrees made from it get the hook"),
+        "{out}"
+    );
+    assert!(out.contains("agent instructions --target codex"), "{out}");
+    let value: Value = serde_json::from_str(&settings_of(&root, ".codex/hooks.json")).unwrap();
+    let hook = &value["hooks"]["Stop"][0]["hooks"][0];
+    assert_eq!(hook["timeout"], 960, "the check's 900 s plus 60 s");
+    assert!(
+        hook["command"]
+            .as_str()
+            .unwrap()
+            .ends_with("--mode claims --time-limit 960")
+    );
 }

@@ -35,7 +35,7 @@ fn defaults_match_spec() {
     let names: Vec<&str> = c.surfaces.iter().map(|s| s.name.as_str()).collect();
     assert_eq!(names, ["tests", "evals", "ci", "instructions"]);
     let counts: Vec<usize> = c.surfaces.iter().map(|s| s.globs.len()).collect();
-    assert_eq!(counts, [13, 5, 16, 9]);
+    assert_eq!(counts, [24, 5, 16, 11]);
 }
 
 #[test]
@@ -468,15 +468,22 @@ fn bad_sandbox_keys_name_key_and_reason() {
 }
 
 #[test]
-fn protected_policy_names_surfaces_and_a_surface_may_still_be_called_policy() {
+fn protected_policy_names_surfaces_and_policy_is_a_reserved_name() {
     use closegate::config::SurfacePolicy;
     let text = "[protected]\npolicy = [\"policy/**\"]\nmigrations = [\"db/**\"]\n\n\
                 [protected.policy]\ntests = \"modify\"\nmigrations = \"modify\"\n";
     // TOML allows `[protected.policy]` only when `protected.policy` is not an array; each
-    // spelling is tried on its own.
+    // spelling is tried on its own. SPEC §4.5: `policy` and `integrity` are reserved names under
+    // `[protected]`, never surfaces, so a list there is an error naming the key.
     assert!(Config::parse(text, ORIGIN).is_err());
-    let c = Config::parse("[protected]\npolicy = [\"policy/**\"]\n", ORIGIN).unwrap();
-    assert_eq!(surfaces(&c, "policy/x"), ["policy"]);
+    assert_err(
+        "[protected]\npolicy = [\"policy/**\"]\n",
+        &["`protected.policy`", "table"],
+    );
+    assert_err(
+        "[protected]\nintegrity = [\"x/**\"]\n",
+        &["`protected.integrity`", "table"],
+    );
     let c = Config::parse(
         "[protected]\nmigrations = [\"db/**\"]\n[protected.policy]\ntests = \"modify\"\nmigrations = \"modify\"\n",
         ORIGIN,

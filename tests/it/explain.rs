@@ -379,6 +379,22 @@ const PRODUCERS: &[(&str, &[&str])] = &[
         "reject::a_rejection_refuses_the_commit_naming_who_and_the_note",
         &["review-rejected"],
     ),
+    (
+        "first_contact::an_agent_that_changed_nothing_is_refused",
+        &["close-no-change"],
+    ),
+    (
+        "first_contact::validate_lists_tests_a_replaced_surface_leaves_unprotected",
+        &["validate-unprotected-tests"],
+    ),
+    (
+        "first_contact::validate_run_finds_a_check_red_on_base",
+        &["check-red-on-base"],
+    ),
+    (
+        "agent::checks_that_cannot_finish_in_time_block_with_checks_running",
+        &["checks-running"],
+    ),
 ];
 
 /// Codes in the catalog that nothing produces yet (none today: the last three, SPEC §20's

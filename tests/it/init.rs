@@ -31,7 +31,7 @@ fn projects() -> Vec<Project> {
                 ),
                 ("src/lib.rs", "pub fn one() -> u8 { 1 }\n"),
             ],
-            Some("cargo test --locked"),
+            Some("cargo test"),
         ),
         (
             "npm",
@@ -42,7 +42,9 @@ fn projects() -> Vec<Project> {
                 ),
                 ("test.js", "process.exit(0)\n"),
             ],
-            Some("npm test"),
+            Some(
+                "npm install --no-audit --no-fund && mv node_modules/.closegate-deps.new node_modules/.closegate-deps; } && npm test",
+            ),
         ),
         (
             "npm without a test script",
@@ -66,17 +68,17 @@ fn projects() -> Vec<Project> {
                 "pyproject.toml",
                 "[project]\nname = \"demo\"\nversion = \"0.1\"\n",
             )],
-            Some("python3 -m pytest"),
+            Some(".venv/bin/python -m pytest"),
         ),
         (
             "setup.cfg",
             vec![("setup.cfg", "[metadata]\nname = demo\n")],
-            Some("python3 -m pytest"),
+            Some(".venv/bin/python -m pytest"),
         ),
         (
             "pytest.ini",
             vec![("pytest.ini", "[pytest]\ntestpaths = tests\n")],
-            Some("python3 -m pytest"),
+            Some(".venv/bin/python -m pytest"),
         ),
         (
             "go",
@@ -111,7 +113,8 @@ fn init_guesses_the_check_of_every_project_type_and_its_config_parses() {
         for (path, text) in &files {
             fx.write(&root, path, text);
         }
-        let (code, out, err) = init(&root, &[]);
+        // The files are not committed: the guess alone (its try on the base tip is below).
+        let (code, out, err) = init(&root, &["--no-try"]);
         assert_eq!(code, 0, "{what}: {out}{err}");
         assert!(out.contains("git add .closegate.toml"), "{what}: {out}");
         let text = std::fs::read_to_string(root.join(".closegate.toml")).unwrap();
@@ -120,7 +123,12 @@ fn init_guesses_the_check_of_every_project_type_and_its_config_parses() {
         assert_eq!(config.base.as_deref(), Some("main"), "{what}");
         let runs: Vec<&str> = config.checks.iter().map(|c| c.run.as_str()).collect();
         match expected {
-            Some(run) => assert_eq!(runs, vec![run], "{what}"),
+            Some(run) => {
+                assert_eq!(runs.len(), 1, "{what}: {runs:?}");
+                assert!(runs[0].contains(run), "{what}: {runs:?}");
+                // SPEC §17: no `--locked` without a committed Cargo.lock.
+                assert!(!runs[0].contains("--locked"), "{what}: {runs:?}");
+            }
             None => {
                 assert!(runs.is_empty(), "{what}: {runs:?}");
                 assert!(
@@ -178,7 +186,8 @@ fn init_config_committed_to_the_base_drives_check() {
     let fx = Fixture::new();
     let root = fx.root();
     fx.write(&root, "Makefile", "test:\n\ttest -f src/lib.rs\n");
-    let (code, _, err) = init(&root, &[]);
+    // The base has no src/lib.rs: the try would fail there, by design of this scene.
+    let (code, _, err) = init(&root, &["--no-try"]);
     assert_eq!(code, 0, "{err}");
     git(&root, &["add", "Makefile", ".closegate.toml"]);
     git(&root, &["commit", "-qm", "closegate: configuration"]);
@@ -245,4 +254,130 @@ fn init_contract_writes_every_key_commented() {
     assert_eq!(code, 2);
     assert!(err.contains("../evil"), "{err}");
     assert!(!root.join(".closegate/evil.toml").exists());
+}
+
+/// SPEC §17: `init` runs its guess on the base tip as `check` would (sandboxed, pristine
+/// checkout) and says so; a guess that fails there is exit 1 with its last lines, so no agent's
+/// first verdict is wrong for the set-up. The configuration is written either way.
+#[test]
+fn init_tries_its_guess_on_the_base_tip() {
+    let fx = Fixture::new();
+    let root = fx.root();
+    fx.write(
+        &root,
+        "Makefile",
+        "test:\n\ttest -f README.md\n\techo tested-ok\n",
+    );
+    git(&root, &["add", "Makefile"]);
+    git(&root, &["commit", "-qm", "make test"]);
+    let (code, out, err) = init(&root, &[]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("try: `test` passed on"), "{out}");
+
+    // Attack on the set-up: the user's clone has what the pristine checkout lacks (an
+    // uncommitted file); the try runs on the commit, so it fails, and says what to change.
+    fx.write(&root, "Makefile", "test:\n\ttest -f local-only.txt\n");
+    fx.write(&root, "local-only.txt", "x\n");
+    git(&root, &["commit", "-qam", "needs a local file"]);
+    let (code, out, _) = init(&root, &["--force"]);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("try: `test` exited"), "{out}");
+    assert!(
+        out.contains("| make: *** [Makefile"),
+        "the failing output is shown: {out}"
+    );
+    assert!(out.contains("closegate validate --run"), "{out}");
+    assert!(root.join(".closegate.toml").is_file(), "written either way");
+    let (code, out, _) = init(&root, &["--force", "--no-try"]);
+    assert_eq!(code, 0, "{out}");
+    assert!(!out.contains("try:"), "{out}");
+}
+
+/// SPEC §17: `--locked` only with a committed Cargo.lock (an ignored one in the clone does not
+/// count); tool caches in a closegate-owned directory of this repository, listed in `writable`,
+/// never the operator's own; the installed tree in `keep`.
+#[test]
+fn init_guesses_work_in_a_pristine_checkout() {
+    let cargo = "[package]\nname = \"demo\"\nversion = \"0.1.0\"\nedition = \"2021\"\n";
+    let fx = Fixture::new();
+    let root = fx.root();
+    fx.write(&root, "Cargo.toml", cargo);
+    fx.write(&root, "Cargo.lock", "version = 3\n");
+    fx.write(&root, ".gitignore", "/Cargo.lock\n");
+    let (code, _, err) = init(&root, &["--no-try"]);
+    assert_eq!(code, 0, "{err}");
+    let text = std::fs::read_to_string(root.join(".closegate.toml")).unwrap();
+    let config = Config::parse(&text, "x").unwrap();
+    let check = &config.checks[0];
+    assert!(!check.run.contains("--locked"), "{}", check.run);
+    assert_eq!(check.keep, ["target"]);
+    assert_eq!(check.writable.len(), 1);
+    let cache = &check.writable[0];
+    assert!(
+        cache.starts_with("~/.cache/closegate/") && cache.ends_with("/cargo"),
+        "{cache}"
+    );
+    assert!(
+        !cache.contains("/.cargo"),
+        "never the operator's own ~/.cargo: {cache}"
+    );
+    assert!(check.run.starts_with("CARGO_HOME="), "{}", check.run);
+    // An honest agent adds a test without review; changing an existing one still needs it.
+    let tests = config.surfaces.iter().find(|s| s.name == "tests").unwrap();
+    assert_eq!(tests.policy, closegate::config::SurfacePolicy::Modify);
+    assert!(config.addition_needs_review("tests/conftest.py"));
+
+    git(&root, &["add", "-f", "Cargo.toml", "Cargo.lock"]);
+    git(&root, &["commit", "-qm", "lock"]);
+    let (code, _, err) = init(&root, &["--no-try", "--force"]);
+    assert_eq!(code, 0, "{err}");
+    let text = std::fs::read_to_string(root.join(".closegate.toml")).unwrap();
+    let config = Config::parse(&text, "x").unwrap();
+    assert!(
+        config.checks[0].run.ends_with("cargo test --locked"),
+        "{text}"
+    );
+
+    // npm: `npm ci` with a committed package-lock.json, else `npm install`; cache writable.
+    let fx = Fixture::new();
+    let root = fx.root();
+    fx.write(
+        &root,
+        "package.json",
+        "{\"scripts\": {\"test\": \"mocha\"}}\n",
+    );
+    fx.write(&root, "package-lock.json", "{}\n");
+    git(&root, &["add", "package.json", "package-lock.json"]);
+    git(&root, &["commit", "-qm", "npm"]);
+    init(&root, &["--no-try"]);
+    let text = std::fs::read_to_string(root.join(".closegate.toml")).unwrap();
+    let check = &Config::parse(&text, "x").unwrap().checks[0];
+    assert!(
+        check.run.contains("npm ci ") && check.run.contains("npm_config_cache="),
+        "{}",
+        check.run
+    );
+    assert_eq!(check.keep, ["node_modules"]);
+    assert!(check.writable[0].ends_with("/npm"), "{:?}", check.writable);
+
+    // Python: a venv inside the checkout with the project and its test group installed there,
+    // never an editable install outside it; the files are named by pattern so a dependency
+    // added to pyproject.toml is not graded input.
+    let fx = Fixture::new();
+    let root = fx.root();
+    let pyproject = "[project]\nname = \"demo\"\nversion = \"0.1\"\n\n[dependency-groups]\ntests = [\"pytest\", \"freezegun\"]\n";
+    fx.write(&root, "pyproject.toml", pyproject);
+    init(&root, &["--no-try"]);
+    let text = std::fs::read_to_string(root.join(".closegate.toml")).unwrap();
+    let check = &Config::parse(&text, "x").unwrap().checks[0];
+    assert!(check.run.contains("python3 -m venv .venv"), "{}", check.run);
+    assert!(
+        check
+            .run
+            .contains("install -q --disable-pip-version-check -e . pytest freezegun"),
+        "{}",
+        check.run
+    );
+    assert!(!check.run.contains("pyproject.toml"), "{}", check.run);
+    assert_eq!(check.keep, [".venv"]);
 }

@@ -456,7 +456,10 @@ fn records_under_config_or_another_base_are_listed_but_never_trusted() {
     std::fs::write(&file, "[[checks]]\nname = \"lax\"\nrun = \"true\"\n").unwrap();
     let (code, report) = s.check(&wt, &["--config", file.to_str().unwrap()]);
     assert_eq!(code, 0, "{report}");
-    let (code, report) = s.check(&wt, &["--base", "agent/x"]);
+    // Another base: a branch at main's tip (the agent's own branch as base would make its
+    // commit add nothing: close-no-change, SPEC §17).
+    crate::fixture::git(&s.fx.root(), &["branch", "other", "main"]);
+    let (code, report) = s.check(&wt, &["--base", "other"]);
     assert_eq!(code, 0, "{report}");
     let records = s.records();
     assert_eq!(records[0]["config_source"], "file");
@@ -465,7 +468,7 @@ fn records_under_config_or_another_base_are_listed_but_never_trusted() {
         blob_id(&std::fs::read(&file).unwrap())
     );
     assert_eq!(records[1]["config_source"], "base");
-    assert_eq!(records[1]["base"], "agent/x");
+    assert_eq!(records[1]["base"], "other");
     assert_eq!(records[1]["base_source"], "other");
     // Kept and listed, but the hook, the board, approvals and the stats do not trust them.
     let (_, out, _) = s.run(&s.fx.root(), &["log"]);

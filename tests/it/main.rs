@@ -14,6 +14,7 @@ mod demo;
 mod doc;
 mod escrow;
 mod explain;
+mod first_contact;
 mod fixture;
 mod guard;
 mod hook;

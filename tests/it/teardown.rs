@@ -557,6 +557,10 @@ fn rebase_merge_is_merged_until_the_base_changes_the_file_again() {
 #[test]
 fn branch_reachable_from_the_base_is_deleted() {
     let s = Scene::new();
+    // Verified, then merged: the passing record keeps the merged work from being "nothing"
+    // (SPEC §17 close-no-change: the merge base is now the tip itself).
+    let (code, out, _) = parts(&closegate(&s.wt, &["check"]));
+    assert_eq!(code, 0, "{out}");
     git(&s.fx.root(), &["merge", "-q", "--no-edit", "agent/x"]);
     let (exit, out, err) = s.teardown(&["--delete-branch"]);
     assert_eq!(exit, 0, "{out}{err}");

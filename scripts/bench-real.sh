@@ -1,0 +1,87 @@
+#!/usr/bin/env bash
+# Checks on real projects, cold and warm (issue 25's benchmark). For each corpus project: `init`
+# (its configuration, with the `keep` paths it writes), then in an agent's worktree
+#   cold   the first `closegate check` of a one-file change (empty warm workspace)
+#   warm   the second `closegate check`, of another one-file change
+#   own    the project's own test command, run incrementally in the agent's worktree after the
+#          same kind of one-file change (its dependencies installed there once, untimed)
+# all in the same run, and prints warm / own (target: ≤ 1.3).
+#
+#   scripts/bench-real.sh [NAME...]   (default: the eight main projects)
+# Needs what scripts/real-projects.sh needs. CLOSEGATE names the binary (default
+# target/release/closegate, else target/debug/closegate).
+set -uo pipefail
+here=$(cd "$(dirname "$0")/.." && pwd)
+corpus=${CORPUS:-}
+for c in "$here/../shared/corpus" "$here/../../shared/corpus"; do
+  [ -z "$corpus" ] && [ -x "$c/unpack.sh" ] && corpus=$(cd "$c" && pwd)
+done
+[ -n "$corpus" ] || { echo "bench-real: no corpus (../shared/corpus, or \$CORPUS)" >&2; exit 2; }
+cg=${CLOSEGATE:-}
+for b in "$here/target/release/closegate" "$here/target/debug/closegate"; do
+  [ -z "$cg" ] && [ -x "$b" ] && cg=$b
+done
+[ -n "$cg" ] || { echo "bench-real: build closegate first" >&2; exit 2; }
+work=$(mktemp -d "${TMPDIR:-/tmp}/bench-real.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+export GIT_AUTHOR_NAME=bench GIT_AUTHOR_EMAIL=bench@example.com
+export GIT_COMMITTER_NAME=bench GIT_COMMITTER_EMAIL=bench@example.com
+
+# The project's own test command, and the file a one-line change goes into.
+own_test() {
+  case $1 in
+    itoa) echo "cargo test" ;;
+    termtree) echo "cargo test --locked" ;;
+    itsdangerous | idna) echo ".venv/bin/python -m pytest -q -p no:cacheprovider" ;;
+    is-number | dataloader | commander) echo "npm test" ;;
+    uuid) echo "go test ./..." ;;
+    jsmn) echo "make test" ;;
+  esac
+}
+source_file() {
+  case $1 in
+    itoa | termtree) echo src/lib.rs ;;
+    itsdangerous) echo src/itsdangerous/__init__.py ;;
+    idna) echo idna/__init__.py ;;
+    is-number | commander) echo index.js ;;
+    dataloader) echo src/index.js ;;
+    uuid) echo uuid.go ;;
+    jsmn) echo jsmn.h ;;
+  esac
+}
+comment() { case $1 in *.py) echo "# bench $2" ;; *.h) echo "/* bench $2 */" ;; *) echo "// bench $2" ;; esac; }
+
+secs() { python3 -c 'import time; print(f"{time.monotonic():.3f}")'; }
+timed() { local t0 t1; t0=$(secs); "$@" >/dev/null 2>&1; local rc=$?; t1=$(secs); python3 -c "print(f'{$t1 - $t0:.1f}')"; return $rc; }
+
+change() { # worktree n: a one-file change, committed and closed
+  local file
+  file=$(source_file "$project")
+  comment "$file" "$2" >> "$1/$file"
+  git -C "$1" commit -qam "bench change $2"
+  (cd "$1" && "$cg" close --abstract "bench change $2" >/dev/null)
+}
+
+printf '%-13s %8s %8s %8s %7s\n' project cold_s warm_s own_s warm/own
+projects=("$@")
+[ ${#projects[@]} -eq 0 ] && projects=(itoa termtree itsdangerous idna is-number dataloader uuid jsmn)
+for project in "${projects[@]}"; do
+  repo=$work/$project
+  "$corpus/unpack.sh" "$project" "$repo" >/dev/null || continue
+  (cd "$repo" && "$cg" init --no-try >/dev/null) || { echo "$project: init failed" >&2; continue; }
+  git -C "$repo" add .closegate.toml && git -C "$repo" commit -qm "closegate: configuration"
+  wt=$work/$project-agent
+  git -C "$repo" worktree add -q -b agent/bench "$wt" main
+  change "$wt" 1
+  cold=$(cd "$wt" && timed "$cg" check --no-record)
+  change "$wt" 2
+  warm=$(cd "$wt" && timed "$cg" check --no-record)
+  # The project's own incremental run: install as the check does and run the project's own
+  # command once (untimed, its own caches), change one file, run it again (timed).
+  run=$(python3 -c 'import sys,tomllib; print(tomllib.load(open(sys.argv[1],"rb"))["checks"][0]["run"])' "$repo/.closegate.toml")
+  (cd "$wt" && sh -c "$run" >/dev/null 2>&1; sh -c "$(own_test "$project")" >/dev/null 2>&1)
+  change "$wt" 3
+  own=$(cd "$wt" && timed sh -c "$(own_test "$project")")
+  ratio=$(python3 -c "print(f'{$warm / max($own, 0.1):.2f}')")
+  printf '%-13s %8s %8s %8s %7s\n' "$project" "$cold" "$warm" "$own" "$ratio"
+done
