@@ -168,20 +168,26 @@ pub fn run(req: &Request) -> Result<Landing> {
         landing.after = ctx.base_tip()?;
     }
     landing.checks_run = verifier.ran;
+    follow_up(&ctx, &mut landing)?;
+    Ok(landing)
+}
+
+/// After the moves: tear down (local base) or push the notes (`--push`).
+fn follow_up(ctx: &Ctx, landing: &mut Landing) -> Result<()> {
     let landed = landing
         .branches
         .iter()
         .any(|b| b.outcome == Outcome::Landed);
-    match &req.push {
-        Some(remote) if landed && !req.dry_run => {
-            landing.notes_error = push::push_notes(&repo, remote);
+    match &ctx.req.push {
+        Some(remote) if landed && !ctx.req.dry_run => {
+            landing.notes_error = push::push_notes(ctx.repo, remote);
         }
         // The local base did not move: the worktrees wait for `git pull` and `sweep`.
         Some(_) => {}
-        None if !req.dry_run => teardowns(&ctx, &mut landing)?,
+        None if !ctx.req.dry_run => teardowns(ctx, landing)?,
         None => {}
     }
-    Ok(landing)
+    Ok(())
 }
 
 /// Step 1 for every target: the admitted ones, in order; the others refused into `landing`.
