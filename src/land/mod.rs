@@ -83,9 +83,10 @@ pub struct Landing {
 }
 
 impl Landing {
-    /// SPEC §1.3: 0 when every branch named landed (or, dry, would), 1 otherwise.
+    /// SPEC §1.3: 0 when every branch named landed (or, dry, would; a branch already in the base
+    /// is skipped, not refused), 1 when any was refused.
     pub fn exit(&self) -> i32 {
-        i32::from(self.branches.iter().any(|b| b.outcome != Outcome::Landed))
+        i32::from(self.branches.iter().any(|b| b.outcome == Outcome::Refused))
     }
 }
 
@@ -260,6 +261,20 @@ fn land_batch(
             false => ctx.base_tip()?,
         }
         .unwrap_or(Oid::zero());
+        // A branch whose work is already in the base has nothing to land: skipped.
+        group.retain(|(t, _)| {
+            let done = ctx.repo.is_ancestor(t.commit, onto);
+            if done {
+                results.push(BranchResult {
+                    outcome: Outcome::Skipped,
+                    ..refused(t, Vec::new())
+                });
+            }
+            !done
+        });
+        if group.is_empty() {
+            return Ok(results);
+        }
         let (steps, head, dropped) = compose_group(ctx, &group, onto)?;
         if !dropped.is_empty() {
             for (i, f) in dropped.into_iter().rev() {

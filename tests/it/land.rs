@@ -784,3 +784,16 @@ fn keep_branch_removes_the_worktree_and_keeps_the_branch() {
     assert!(wt2.exists());
     assert_eq!(l.branch("agent/y"), Some(tip2));
 }
+
+#[test]
+fn a_branch_already_in_the_base_is_skipped() {
+    let l = Land::new();
+    l.verified("x", &[("src/x.rs", Some("fn x() {}\n"))]);
+    let (code, v) = l.land(&["--no-teardown", "agent/x"]);
+    assert_eq!(code, 0, "{v:#}");
+    let before = l.main();
+    let (code, v) = l.land(&["agent/x"]);
+    assert_eq!(code, 0, "{v:#}");
+    assert_eq!(branch_result(&v, "agent/x")["outcome"], "skipped");
+    assert_eq!(l.main(), before);
+}
