@@ -261,17 +261,7 @@ fn land_batch(
             false => ctx.base_tip()?,
         }
         .unwrap_or(Oid::zero());
-        // A branch whose work is already in the base has nothing to land: skipped.
-        group.retain(|(t, _)| {
-            let done = ctx.repo.is_ancestor(t.commit, onto);
-            if done {
-                results.push(BranchResult {
-                    outcome: Outcome::Skipped,
-                    ..refused(t, Vec::new())
-                });
-            }
-            !done
-        });
+        skip_landed(ctx, &mut group, onto, &mut results);
         if group.is_empty() {
             return Ok(results);
         }
@@ -335,6 +325,26 @@ fn would_land(
     zipped
         .map(|(step, (t, _))| landed(t, step.composed, &whole.runs))
         .collect()
+}
+
+/// A branch whose work is already in the base has nothing to land: skipped, out of `group`.
+fn skip_landed(
+    ctx: &Ctx,
+    group: &mut Vec<(Target, Admitted)>,
+    onto: Oid,
+    results: &mut Vec<BranchResult>,
+) {
+    group.retain(|(t, _)| {
+        let done = ctx.repo.is_ancestor(t.commit, onto);
+        if done {
+            let skipped = BranchResult {
+                outcome: Outcome::Skipped,
+                ..refused(t, Vec::new())
+            };
+            results.push(skipped);
+        }
+        !done
+    });
 }
 
 /// Compose every branch of `group` in landing order onto `onto`; a branch that conflicts (or
