@@ -154,6 +154,7 @@ pub fn resolve_trusted(
         require_attestation: false,
         trust,
         pushed: Vec::new(),
+        keys: Vec::new(),
         admitted_base: None,
     })
 }

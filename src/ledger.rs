@@ -490,6 +490,55 @@ pub fn passing_commits(common_dir: &Path) -> Result<HashSet<String>> {
     Ok(records.into_iter().filter_map(|r| r.commit).collect())
 }
 
+/// A passing record (SPEC §9) with what it is bound to: the configuration blob and contract blob
+/// it was made under, and whether it covers merging its commit or only deleting the branch.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Pass {
+    pub commit: String,
+    /// The configuration's blob id the run used (`None`: the defaults).
+    pub config: Option<String>,
+    /// The contract's blob id the run used, `Some(None)` for none; `None` when the event does
+    /// not record it (a `teardown`), which then counts only where no contract applies now.
+    pub contract: Option<Option<String>>,
+    pub slug: Option<String>,
+    pub branch: Option<String>,
+    /// VERIFIED (covers merging and deleting); `false` for a clean `closed-without-merge`
+    /// teardown, which covers deleting the branch only.
+    pub merge: bool,
+}
+
+impl Record {
+    /// This record as a [`Pass`], when it is passing.
+    pub fn pass(&self) -> Option<Pass> {
+        if !self.is_passing() {
+            return None;
+        }
+        let closed = self.claimed.as_deref() == Some("closed-without-merge");
+        let merge = self.verdict == Some(Verdict::Verified) && !closed;
+        let contract = match &self.event {
+            Event::Check(c) => Some(c.contract.clone()),
+            Event::Approve(a) => Some(a.contract.clone()),
+            _ => None,
+        };
+        Some(Pass {
+            commit: self.commit.clone()?,
+            config: self.config.clone(),
+            contract,
+            slug: self.slug.clone(),
+            branch: self.branch.clone(),
+            merge,
+        })
+    }
+}
+
+/// Every passing record of the log as a [`Pass`], from one pass over it (authenticated only,
+/// where a record key exists).
+pub fn passes(common_dir: &Path) -> Result<Vec<Pass>> {
+    let passing = |v: &Value| Record::read(v).is_some_and(|r| r.is_passing());
+    let records = records(record::read_authentic_where(common_dir, passing)?);
+    Ok(records.iter().filter_map(Record::pass).collect())
+}
+
 /// Append a `teardown` line: the common fields plus `removed` and the step's own `fields` (a
 /// JSON object).
 pub fn record_teardown(
@@ -672,6 +721,9 @@ mod tests {
             tree: "t".repeat(40),
             config: None,
             base_commit: Some("b".repeat(40)),
+            slug: None,
+            branch: None,
+            commit: None,
             sandbox: "bwrap".into(),
             exit_code: Some(101),
             timed_out: false,

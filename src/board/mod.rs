@@ -141,10 +141,22 @@ impl Ledger {
     /// count (authenticated when a record key exists) and that were made with the base tip's
     /// configuration and the configured base (SPEC §6).
     pub fn read(common: &Path) -> Result<Ledger> {
+        Ledger::read_all(common, None)
+    }
+
+    /// [`Ledger::read`], counting only verdicts made under the configuration blob `config` (the
+    /// base tip's now; `None` for the defaults): once the base's configuration changes, older
+    /// verdicts say nothing until checked again (SPEC §9).
+    pub fn read_under(common: &Path, config: Option<&str>) -> Result<Ledger> {
+        Ledger::read_all(common, Some(config))
+    }
+
+    fn read_all(common: &Path, config: Option<Option<&str>>) -> Result<Ledger> {
         let trusted = |v: &Value| Record::read(v).is_some_and(|r| verdict_of(&r).is_some());
         let records = record::read_authentic_where(common, trusted)?;
         let mut last = HashMap::new();
-        for r in records.iter().filter_map(Record::read) {
+        let current = |r: &Record| config.is_none_or(|c| r.config.as_deref() == c);
+        for r in records.iter().filter_map(Record::read).filter(current) {
             if let Some((commit, verdict)) = verdict_of(&r) {
                 last.insert(commit.to_string(), verdict);
             }

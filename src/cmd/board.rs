@@ -47,7 +47,7 @@ pub fn run(args: Args, color: bool) -> Result<i32> {
     let repo = Repo::discover(&cwd)?;
     let trusted = inputs::trusted_config(&repo, None, None)?;
     let status_file = &trusted.config.status_file;
-    let ledger = Ledger::read(&repo.common_dir())?;
+    let ledger = Ledger::read_under(&repo.common_dir(), trusted.config_blob.as_deref())?;
     let base = trusted.base.as_ref().map(|(_, id)| *id);
     let mut rows = board::rows(&repo, status_file, &ledger, base);
     for why in rows.iter().filter_map(|r| r.unreadable.as_deref()) {

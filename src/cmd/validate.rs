@@ -59,6 +59,13 @@ pub fn run(args: Args) -> Result<i32> {
             escape(base)
         ));
     }
+    // A warning, not a problem: the operator may mean it, and says so by listing the name.
+    for warning in config
+        .iter()
+        .flat_map(crate::sandbox::shield::socket_warnings)
+    {
+        eprintln!("warning: {}: {}", escape(&config_origin), escape(&warning));
+    }
     let contracts = read_contracts(&repo, &args, tip.as_ref())?;
     let bound = judge_contracts(&contracts, config.as_ref(), &config_origin, &mut problems);
     bound_twice(&bound, &mut problems);

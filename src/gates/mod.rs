@@ -8,6 +8,7 @@ pub mod checks;
 pub mod close;
 pub mod contract;
 pub mod doc;
+pub mod integrity;
 pub mod manifest;
 pub mod protected;
 pub mod reuse;
@@ -63,6 +64,10 @@ pub struct Inputs {
     /// Branch tips a push brings (short name, new value), standing for refs not yet moved in a
     /// pre-receive hook (SPEC §20); empty elsewhere.
     pub pushed: Vec<(String, Oid)>,
+    /// The key files this command uses (`--key FILE`, a signing key): hidden from every check
+    /// it runs, like the record key (SPEC §4.6). A command that signs pushes its key here
+    /// before [`evaluate`].
+    pub keys: Vec<PathBuf>,
     /// The base commit of the passing record a teardown is admitted on (SPEC §7 step 1): the
     /// checks are keyed on it, so that record's results stand and nothing runs again.
     pub admitted_base: Option<String>,
@@ -253,7 +258,11 @@ fn gates_on_commit(
         report.protected = hits;
         report.add_gate(Gate::Protected, findings);
     }
-    run_checks(inputs, doc, commit, report)?;
+    let around = Around {
+        merge_base,
+        changes: changes.as_deref(),
+    };
+    run_checks(inputs, doc, commit, &around, report)?;
     let runs = report.checks.clone();
     let ctx = contract::Ctx {
         repo,
@@ -326,7 +335,19 @@ fn run_contract(inputs: &Inputs, ctx: &contract::Ctx<'_>, report: &mut Report) -
     Ok(())
 }
 
-fn run_checks(inputs: &Inputs, doc: &StatusDoc, commit: Oid, report: &mut Report) -> Result<()> {
+/// What the branch changed, for the test integrity runs (SPEC §23).
+struct Around<'a> {
+    merge_base: Option<Oid>,
+    changes: Option<&'a [crate::repo::Change]>,
+}
+
+fn run_checks(
+    inputs: &Inputs,
+    doc: &StatusDoc,
+    commit: Oid,
+    around: &Around<'_>,
+    report: &mut Report,
+) -> Result<()> {
     let specs = &inputs.config.checks;
     let findings = if inputs.require_attestation && !inputs.no_checks {
         attestation(inputs, doc, commit, report)?
@@ -348,6 +369,7 @@ fn run_checks(inputs: &Inputs, doc: &StatusDoc, commit: Oid, report: &mut Report
             base: report.base.clone().unwrap_or_default(),
         };
         let mode = inputs.config.sandbox;
+        let (slug, branch) = env.key_values(&inputs.repo);
         let key = reuse::Key {
             tree: inputs.repo.tree_of(commit).unwrap_or(commit).to_string(),
             config: report.config.clone(),
@@ -355,20 +377,41 @@ fn run_checks(inputs: &Inputs, doc: &StatusDoc, commit: Oid, report: &mut Report
                 .admitted_base
                 .clone()
                 .or_else(|| report.base_commit.clone()),
+            slug,
+            branch,
+            commit: commit.to_string(),
         };
         let common = inputs.repo.common_dir();
         let recorded = reuse::Recorded::load(&common, &key, inputs.rerun)?;
+        let hide = &inputs.config.sandbox_hide;
+        let shield = crate::sandbox::Shield::new(Some(&inputs.repo), hide, &inputs.keys);
         let plan = checks::Plan {
             mode,
             jobs: inputs.config.jobs,
             key: &key,
             recorded: &recorded,
+            shield: &shield,
         };
         let checked = checks::run_reusing(&inputs.repo, commit, specs, &env, &plan)?;
         report.checks = checked.runs;
         report.check_entries = checked.entries;
         report.sandbox = checked.sandbox.map(str::to_string);
-        checked.findings
+        report.add_gate(Gate::Checks, checked.findings);
+        if let (Some(merge_base), Some(changes)) = (around.merge_base, around.changes) {
+            let ctx = integrity::Ctx {
+                repo: &inputs.repo,
+                config: &inputs.config,
+                commit,
+                merge_base,
+                changes,
+                env: &env,
+                key: &key,
+                rerun: inputs.rerun,
+                shield: &shield,
+            };
+            integrity::run(&ctx, report)?;
+        }
+        Vec::new()
     };
     report.add_gate(Gate::Checks, findings);
     Ok(())

@@ -187,7 +187,9 @@ fn agent_updates(push: &Push, heads: &[&Update], out: &mut Outcome) -> Result<()
         } else {
             let mut merged = false;
             for b in &base_tips {
-                merged = merged || repo.reaches(*b, tip)? || run::holds_changes(repo, *b, tip);
+                merged = merged
+                    || repo.reaches(*b, tip)?
+                    || run::holds_changes(repo, *b, tip, &config.status_file);
             }
             if merged {
                 decision.accepted = true;
@@ -239,8 +241,11 @@ fn base_updates(push: &Push, heads: &[&Update], out: &mut Outcome) -> Result<()>
             out.decisions.push(d);
         }
         let merged = run::newly_merged(repo, setting, heads, u, new_base)?;
-        for (branch, newest) in merged {
+        let squashed = run::squash_merged(repo, setting, heads, u, new_base, &merged)?;
+        let all = merged.into_iter().map(|m| (m, false));
+        for ((branch, newest), squash) in all.chain(squashed.into_iter().map(|m| (m, true))) {
             let mut d = decision(setting, Action::Merge, &branch, newest);
+            d.squash = squash;
             match setting.broken() {
                 Some(broken) => d.reason = Some(broken.clone()),
                 None => {
@@ -285,6 +290,7 @@ fn decision(setting: &Setting, action: Action, branch: &str, commit: Oid) -> Dec
         accepted: false,
         base: setting.base.clone(),
         reason: None,
+        squash: false,
     }
 }
 

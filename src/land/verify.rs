@@ -35,6 +35,9 @@ pub struct Verifier<'a> {
     pub base_name: String,
     pub rerun: bool,
     cache: HashMap<Oid, Verified>,
+    /// What every check run hides from the agent's code (the record key, secrets, `[sandbox]
+    /// hide`): the same as `check` hides.
+    shield: crate::sandbox::Shield,
     /// How many check runs actually ran (not reused).
     pub ran: usize,
 }
@@ -48,6 +51,7 @@ impl<'a> Verifier<'a> {
             base_name: base.to_string(),
             rerun: false,
             cache: HashMap::new(),
+            shield: crate::sandbox::Shield::new(Some(repo), &config.sandbox_hide, &[]),
             ran: 0,
         }
     }
@@ -65,16 +69,22 @@ impl<'a> Verifier<'a> {
         if let Some(done) = self.cache.get(&tree) {
             return Ok(done.clone());
         }
-        let key = Key {
-            tree: tree.to_string(),
-            config: self.config_blob.clone(),
-            base_commit: Some(base_tip.to_string()),
-        };
         let env = CheckEnv {
             commit: commit.to_string(),
             branch: branch.to_string(),
             slug: slug.to_string(),
             base: self.base_name.clone(),
+        };
+        // Keyed on the values the run is given (SPEC §19: a composed tree the composed
+        // commit's and the first landed branch's).
+        let (key_slug, key_branch) = env.key_values(self.repo);
+        let key = Key {
+            tree: tree.to_string(),
+            config: self.config_blob.clone(),
+            base_commit: Some(base_tip.to_string()),
+            slug: key_slug,
+            branch: key_branch,
+            commit: commit.to_string(),
         };
         let recorded = Recorded::load(&self.repo.common_dir(), &key, self.rerun)?;
         let plan = Plan {
@@ -82,6 +92,7 @@ impl<'a> Verifier<'a> {
             jobs: self.config.jobs,
             key: &key,
             recorded: &recorded,
+            shield: &self.shield,
         };
         let checked = checks::run_reusing(self.repo, commit, &self.config.checks, &env, &plan)?;
         self.ran += checked.runs.iter().filter(|r| r.reused.is_none()).count();

@@ -14,6 +14,9 @@ mod index_file;
 pub mod merged;
 pub mod notes;
 mod objects;
+mod overlay;
+#[doc(hidden)]
+pub mod reset_fuzz;
 pub mod safety;
 mod scan;
 mod workspace;

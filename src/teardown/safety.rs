@@ -263,13 +263,13 @@ fn unmerged(ctx: &Ctx) -> Result<Option<Finding>> {
             format!("no base resolved, so closegate cannot tell whether `{branch}` is merged");
         return Ok(Some(Finding::new(Code::TeardownUnmerged, msg)));
     };
-    let mut merged = ctx.repo.merged_into(base, tip)?;
+    let mut merged = ctx.repo.merged_into(base, tip, ctx.status_file)?;
     // A trailing status-only commit holds nothing but the archived document.
     if let Some(verified) = ctx.verified.filter(|v| *v != tip)
         && merged == Merged::No
         && is_status_only_child(ctx, verified, tip)
     {
-        merged = ctx.repo.merged_into(base, verified)?;
+        merged = ctx.repo.merged_into(base, verified, ctx.status_file)?;
     }
     if merged.is_merged() || crate::land::landed::landed(ctx.repo, base, tip) {
         return Ok(None);

@@ -355,6 +355,14 @@ const PRODUCERS: &[(&str, &[&str])] = &[
         &["attestation-invalid"],
     ),
     (
+        "overlay::a_weakened_test_for_a_wrong_change_is_tests_weakened_naming_the_check",
+        &["tests-weakened"],
+    ),
+    (
+        "overlay::a_test_that_passes_on_the_old_code_is_tests_pass_on_base",
+        &["tests-pass-on-base"],
+    ),
+    (
         "attest::under_require_signed_approvals_only_a_signed_approval_counts",
         &["approval-unsigned"],
     ),

@@ -5,7 +5,7 @@
 use std::collections::BTreeSet;
 use std::path::Path;
 
-use closegate::config::{CHECK_KEYS, Config, TOP_KEYS};
+use closegate::config::{CHECK_KEYS, Config, SANDBOX_KEYS, TOP_KEYS};
 
 use crate::fixture::{closegate_stdin, parts};
 
@@ -81,8 +81,10 @@ fn config_reference_names_every_key_the_parser_accepts() {
     let documented: BTreeSet<String> = rows.iter().map(|r| code(&r[0]).to_string()).collect();
     let mut accepted: BTreeSet<String> = list(TOP_KEYS).collect();
     accepted.extend(list(CHECK_KEYS).map(|k| format!("checks.{k}")));
+    accepted.extend(list(SANDBOX_KEYS).map(|k| format!("sandbox.{k}")));
     accepted.insert("protected.<surface>".into());
     accepted.insert("protected.policy.<surface>".into());
+    accepted.insert("protected.integrity.<surface>".into());
     assert_eq!(
         documented, accepted,
         "README's configuration reference and src/config.rs differ"
@@ -247,6 +249,13 @@ fn report_fields_are_documented() {
     assert_eq!(code, 0, "{out}{err}");
     let report = json_out(&s.wt, &["check", "--format", "json"]);
     assert!(report["approval"].is_object(), "{report}");
+    fields(&report, "", &mut seen);
+    // A check failing on the commit and on the base (SPEC §23): `red_on_base`.
+    let s = crate::teardown::Scene::with_config(Some(
+        "[[checks]]\nname = \"red\"\nrun = \"exit 1\"\ntimeout_s = 60\n",
+    ));
+    let report = json_out(&s.wt, &["check", "--no-record", "--format", "json"]);
+    assert_eq!(report["checks"][0]["red_on_base"], true, "{report}");
     fields(&report, "", &mut seen);
     assert_eq!(
         seen,
