@@ -1,7 +1,7 @@
 //! The one catalog of finding codes (SPEC §2–§12): name, severity, gate and explanation.
 //!
 //! Codes are never renumbered or renamed; scripts outside this repository match on them.
-//! `closegate explain` and README.md's code table are both generated from this list.
+//! `closegate explain` and the manual's code table (docs/codes.md) are both generated from this list.
 //!
 //! Each entry declares a variant of [`Code`] beside its kebab-case spelling, so a code is a type:
 //! a misspelt code is a compile error, not a panic at run time. The kebab-case spelling written
@@ -525,6 +525,14 @@ catalog! {
         fix: "have a human review the change and record `closegate approve --commit <sha> --by <name>`, which turns these findings into warnings for that commit only; or revert the protected change",
     },
     CodeInfo {
+        code: ReviewRejected = "review-rejected",
+        severity: Severity::Refusal,
+        gate: Gate::Protected,
+        summary: "a reviewer rejected this exact commit (`closegate reject`) and no later approval overrides it",
+        cause: "a human ran `closegate reject --note TEXT` on this commit; the message names who and the note. The newer of an approval and a rejection of the same commit wins",
+        fix: "read the reviewer's note, change the work and commit again (a new commit is judged afresh), or have the reviewer approve this commit with `closegate approve`",
+    },
+    CodeInfo {
         code: BaseUnknown = "base-unknown",
         severity: Severity::Gap,
         gate: Gate::Protected,
@@ -576,9 +584,9 @@ catalog! {
         code: ChecksSkipped = "checks-skipped",
         severity: Severity::Gap,
         gate: Gate::Checks,
-        summary: "`--no-checks` was given",
-        cause: "`--no-checks` was given, so no configured check ran on the commit",
-        fix: "run `closegate check` without `--no-checks` to reach VERIFIED",
+        summary: "`--no-checks` was given, or `--fail-fast` stopped before the check ran",
+        cause: "`--no-checks` was given, so no configured check ran on the commit; or `check --fail-fast` stopped at the first failing check, and the message names each check that did not run",
+        fix: "run `closegate check` without `--no-checks` (or `--fail-fast`) to reach VERIFIED",
     },
     CodeInfo {
         code: ChecksUnsandboxed = "checks-unsandboxed",
@@ -894,7 +902,7 @@ pub fn lookup(code: &str) -> Option<&'static CodeInfo> {
     index.get(code).copied()
 }
 
-/// README.md's code table: `| code | severity | gate | when |`, one row per code, in catalog order.
+/// The manual's code table (docs/codes.md): `| code | severity | gate | when |`, one row per code, in catalog order.
 pub fn markdown_table() -> String {
     let mut out = String::from("| code | severity | gate | when |\n|---|---|---|---|\n");
     for info in CODES {
@@ -964,6 +972,7 @@ mod tests {
         "base-unknown",
         "base-unrelated",
         "approval-unsigned",
+        "review-rejected",
         "check-failed",
         "check-timeout",
         "checks-none",
@@ -1113,7 +1122,7 @@ mod tests {
                 "state" => Gate::State,
                 "close" | "config" => Gate::Close,
                 "artifact" => Gate::Manifest,
-                "protected" | "base" | "approval" => Gate::Protected,
+                "protected" | "base" | "approval" | "review" => Gate::Protected,
                 "check" | "checks" | "attestation" | "tests" => Gate::Checks,
                 "teardown" => Gate::Teardown,
                 "claim" | "signal" => Gate::Claim,

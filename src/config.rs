@@ -18,8 +18,8 @@ pub const DEFAULT_TIMEOUT_S: u64 = 600;
 /// The status document's default name.
 pub const DEFAULT_STATUS_FILE: &str = "_EXEC_STATUS.md";
 
-/// Every top-level key, as error messages list them (the README's configuration reference
-/// names each; a test keeps the two in step).
+/// Every top-level key, as error messages list them (the manual's configuration reference,
+/// docs/configuration.md, names each; a test keeps the two in step).
 pub const TOP_KEYS: &str = "base, status_file, agent_branches, protected, checks, require_contract, sandbox, jobs, \
      allowed_signers, require_signed_approvals, server_checks";
 /// The most checks `jobs` may run at once.

@@ -64,6 +64,7 @@ pub fn run(cli: cli::Cli) -> anyhow::Result<i32> {
         Command::Log(args) => cmd::log::run(args),
         Command::Teardown(args) => cmd::teardown::run(args, color),
         Command::Approve(args) => cmd::approve::run(args, color),
+        Command::Reject(args) => cmd::reject::run(args),
         Command::Hook(args) => cmd::hook::run(args),
         Command::Guard(args) => cmd::guard::run(args, color),
         Command::Signal(args) => cmd::signal::run(args, color),
@@ -79,5 +80,6 @@ pub fn run(cli: cli::Cli) -> anyhow::Result<i32> {
         Command::Validate(args) => cmd::validate::run(args),
         Command::Land(args) => cmd::land::run(args),
         Command::Sweep(args) => cmd::sweep::run(args),
+        Command::Demo(args) => cmd::demo::run(args),
     }
 }

@@ -11,8 +11,8 @@ use crate::repo::Repo;
 /// Show every worktree with its agent state, verdict and lifecycle stage
 ///
 /// Stages: RUNNING, BLOCKED, VERIFYING, FAILED, REVIEW, UNVERIFIED, COMPLETED, STOPPED, MERGED,
-/// CONFLICT, computed
-/// from git and the audit log alone.
+/// CONFLICT, REJECTED, computed from git and the audit log alone; REASON is the code of the first
+/// finding behind a FAILED, REVIEW, UNVERIFIED or REJECTED row.
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// Run the gate now on every worktree that has a status document (two at a time) instead of
@@ -146,10 +146,10 @@ fn add_fresh_verdicts(rows: &mut [Row], args: &Args) -> bool {
         .zip(fresh::verdicts(&dirs, !args.no_record, args.rerun))
     {
         match result {
-            Ok(verdict) => rows[i].set_verdict(Some(verdict)),
+            Ok((verdict, codes)) => rows[i].set_verdict(Some(verdict), &codes),
             Err(err) => {
                 eprintln!("closegate: board: {}", render::escape(&format!("{err:#}")));
-                rows[i].set_verdict(None);
+                rows[i].set_verdict(None, &[]);
                 ok = false;
             }
         }

@@ -97,6 +97,8 @@ pub fn run(
         key: &key,
         recorded: &Recorded::default(),
         shield: &Shield::new(Some(repo), &[], &[]),
+        fail_fast: false,
+        label: None,
     };
     run_reusing(repo, commit, specs, env, &plan)
 }
@@ -111,6 +113,11 @@ pub struct Plan<'a> {
     pub recorded: &'a Recorded,
     /// What the checks must not see or receive (SPEC §4.6): every run carries one.
     pub shield: &'a Shield,
+    /// Stop at the first failing check (`check --fail-fast`): the checks after it do not run,
+    /// one at a time, and are reported as not run (`checks-skipped`).
+    pub fail_fast: bool,
+    /// Shown before each check's name in the terminal's progress line.
+    pub label: Option<&'a str>,
 }
 
 /// [`run`], taking from `plan.recorded` the result of every check whose key (`plan.key`, the
@@ -165,7 +172,10 @@ pub fn run_reusing(
     if label != strongest {
         fill_recorded(plan, specs, label, &mut results);
     }
-    let pending: Vec<usize> = (0..specs.len()).filter(|&i| results[i].is_none()).collect();
+    let mut pending: Vec<usize> = (0..specs.len()).filter(|&i| results[i].is_none()).collect();
+    if plan.fail_fast && results.iter().flatten().any(|((_, f), _)| f.is_some()) {
+        pending.clear();
+    }
     if !pending.is_empty() {
         let ran = run_pending(repo, commit, specs, env, plan, &confinement, &pending)?;
         for (i, ran) in ran {
@@ -222,7 +232,7 @@ fn run_pending(
         let cmd = command(confinement, &policy, plan.shield, spec, &vars, &place.root)?;
         cmds.push((i, cmd));
     }
-    let ran = run_all(cmds, specs, plan.jobs, sandboxed, plan.shield)?;
+    let ran = run_all(cmds, specs, plan, sandboxed)?;
     for scratch in scratches {
         scratch.remove()?;
     }
@@ -276,8 +286,23 @@ fn collect(
     specs: &[CheckSpec],
     results: Vec<Option<(Ran, &'static str)>>,
 ) {
+    let mut failed: Option<&str> = None;
     for (spec, result) in specs.iter().zip(results) {
-        let ((run, finding), word) = result.expect("every check ran or was reused");
+        // Only `--fail-fast` leaves a check without a result: one before it failed.
+        let Some(((run, finding), word)) = result else {
+            let msg = format!(
+                "check `{}` was not run: --fail-fast stopped at the first failing check{}",
+                spec.name,
+                failed.map(|f| format!(" `{f}`")).unwrap_or_default()
+            );
+            checked
+                .findings
+                .push(Finding::new(Code::ChecksSkipped, msg));
+            continue;
+        };
+        if finding.is_some() && failed.is_none() {
+            failed = Some(&spec.name);
+        }
         let entry = reuse::entry(key, spec, word, &run, finding.as_ref());
         checked.entries.push(entry);
         checked.runs.push(run);
@@ -294,19 +319,28 @@ type Ran = (CheckRun, Option<Finding>);
 fn run_all(
     cmds: Vec<(usize, Command)>,
     specs: &[CheckSpec],
-    jobs: usize,
+    plan: &Plan<'_>,
     sandboxed: bool,
-    shield: &Shield,
 ) -> Result<Vec<(usize, Ran)>> {
+    let jobs = plan.jobs;
     let progress = progress::Progress::new();
     let run = |i: usize, cmd: Command| {
-        let _line = progress.start(&specs[i].name);
-        run_one(cmd, &specs[i], sandboxed, shield)
+        let name = match plan.label {
+            Some(label) => format!("{label}: {}", specs[i].name),
+            None => specs[i].name.clone(),
+        };
+        let _line = progress.start(&name);
+        run_one(cmd, &specs[i], sandboxed, plan.shield)
     };
-    if jobs <= 1 || cmds.len() <= 1 {
+    if jobs <= 1 || cmds.len() <= 1 || plan.fail_fast {
         let mut out = Vec::with_capacity(cmds.len());
         for (i, cmd) in cmds {
-            out.push((i, run(i, cmd)?));
+            let ran = run(i, cmd)?;
+            let failed = ran.1.is_some();
+            out.push((i, ran));
+            if failed && plan.fail_fast {
+                break;
+            }
         }
         return Ok(out);
     }

@@ -230,6 +230,8 @@ fn run_on(
         key: &key,
         recorded: &recorded,
         shield: shared.shield,
+        fail_fast: false,
+        label: None,
     };
     let checked = checks::run_reusing(repo, target.checkout, &specs, env, &plan)?;
     if checked.runs.len() != specs.len() {

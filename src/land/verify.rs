@@ -93,6 +93,8 @@ impl<'a> Verifier<'a> {
             key: &key,
             recorded: &recorded,
             shield: &self.shield,
+            fail_fast: false,
+            label: None,
         };
         let checked = checks::run_reusing(self.repo, commit, &self.config.checks, &env, &plan)?;
         self.ran += checked.runs.iter().filter(|r| r.reused.is_none()).count();
