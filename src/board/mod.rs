@@ -244,7 +244,11 @@ impl Ledger {
 fn verdict_of(r: &Record) -> Option<(&str, Verdict)> {
     let event = matches!(
         r.event,
-        Event::Check(_) | Event::Approve(_) | Event::Reject(_) | Event::Teardown(_) | Event::Land(_)
+        Event::Check(_)
+            | Event::Approve(_)
+            | Event::Reject(_)
+            | Event::Teardown(_)
+            | Event::Land(_)
     );
     if !event || !r.is_trusted() {
         return None;
@@ -305,10 +309,7 @@ fn row(
         _ => None,
     };
     let branch = head_ref.map(|r| r.strip_prefix("refs/heads/").unwrap_or(&r).to_string());
-    let (merged, conflict) = match (head, base, wt.main) {
-        (Some(head), Some(base), false) => radar::judge(repo, base, head, verdict, status_file),
-        _ => (false, false),
-    };
+    let (merged, conflict) = radar::judge_row(repo, wt.main, head, base, verdict, status_file);
     let stage = stage_of(doc, verdict, rejected, merged, conflict);
     Row {
         path: wt.path.display().to_string(),

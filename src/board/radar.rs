@@ -21,6 +21,22 @@ pub fn refine(stage: Stage, merged: bool, conflict: bool) -> Stage {
     }
 }
 
+/// [`judge`] for a board row: the main worktree (the base itself) and a row without a HEAD or
+/// a base are neither.
+pub fn judge_row(
+    repo: &Repo,
+    main: bool,
+    head: Option<Oid>,
+    base: Option<Oid>,
+    verdict: Option<Verdict>,
+    status_file: &str,
+) -> (bool, bool) {
+    match (head, base, main) {
+        (Some(head), Some(base), false) => judge(repo, base, head, verdict, status_file),
+        _ => (false, false),
+    }
+}
+
 /// `(merged, conflict)` for the worktree HEAD `head` against the base tip `base`. MERGED needs
 /// §7's "merged" and either a passing or `land` record for the tip (`verdict`) or a change of the
 /// branch's own (a squash or rebase merge, or a landing, holds one; a tip merely reachable from

@@ -83,9 +83,10 @@ pub struct Landing {
 }
 
 impl Landing {
-    /// SPEC §1.3: 0 when every branch named landed (or, dry, would), 1 otherwise.
+    /// SPEC §1.3: 0 when every branch named landed (or, dry, would; a branch already in the base
+    /// is skipped, not refused), 1 when any was refused.
     pub fn exit(&self) -> i32 {
-        i32::from(self.branches.iter().any(|b| b.outcome != Outcome::Landed))
+        i32::from(self.branches.iter().any(|b| b.outcome == Outcome::Refused))
     }
 }
 
@@ -168,20 +169,26 @@ pub fn run(req: &Request) -> Result<Landing> {
         landing.after = ctx.base_tip()?;
     }
     landing.checks_run = verifier.ran;
+    follow_up(&ctx, &mut landing)?;
+    Ok(landing)
+}
+
+/// After the moves: tear down (local base) or push the notes (`--push`).
+fn follow_up(ctx: &Ctx, landing: &mut Landing) -> Result<()> {
     let landed = landing
         .branches
         .iter()
         .any(|b| b.outcome == Outcome::Landed);
-    match &req.push {
-        Some(remote) if landed && !req.dry_run => {
-            landing.notes_error = push::push_notes(&repo, remote);
+    match &ctx.req.push {
+        Some(remote) if landed && !ctx.req.dry_run => {
+            landing.notes_error = push::push_notes(ctx.repo, remote);
         }
         // The local base did not move: the worktrees wait for `git pull` and `sweep`.
         Some(_) => {}
-        None if !req.dry_run => teardowns(&ctx, &mut landing)?,
+        None if !ctx.req.dry_run => teardowns(ctx, landing)?,
         None => {}
     }
-    Ok(landing)
+    Ok(())
 }
 
 /// Step 1 for every target: the admitted ones, in order; the others refused into `landing`.
@@ -254,6 +261,10 @@ fn land_batch(
             false => ctx.base_tip()?,
         }
         .unwrap_or(Oid::zero());
+        skip_landed(ctx, &mut group, onto, &mut results);
+        if group.is_empty() {
+            return Ok(results);
+        }
         let (steps, head, dropped) = compose_group(ctx, &group, onto)?;
         if !dropped.is_empty() {
             for (i, f) in dropped.into_iter().rev() {
@@ -314,6 +325,26 @@ fn would_land(
     zipped
         .map(|(step, (t, _))| landed(t, step.composed, &whole.runs))
         .collect()
+}
+
+/// A branch whose work is already in the base has nothing to land: skipped, out of `group`.
+fn skip_landed(
+    ctx: &Ctx,
+    group: &mut Vec<(Target, Admitted)>,
+    onto: Oid,
+    results: &mut Vec<BranchResult>,
+) {
+    group.retain(|(t, _)| {
+        let done = ctx.repo.is_ancestor(t.commit, onto);
+        if done {
+            let skipped = BranchResult {
+                outcome: Outcome::Skipped,
+                ..refused(t, Vec::new())
+            };
+            results.push(skipped);
+        }
+        !done
+    });
 }
 
 /// Compose every branch of `group` in landing order onto `onto`; a branch that conflicts (or

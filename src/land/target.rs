@@ -179,6 +179,9 @@ pub fn gate(repo: &Repo, target: &Target, config: Option<&str>) -> Result<Admitt
         );
         return Err(Finding::new(Code::LandNotVerified, msg));
     };
+    if let Some(rejected) = rejection(repo, target) {
+        return Err(rejected);
+    }
     match record.verdict {
         Some(Verdict::Verified) => Ok(Admitted {
             approved: matches!(&record.event, Event::Approve(_))
@@ -212,6 +215,27 @@ pub fn gate(repo: &Repo, target: &Target, config: Option<&str>) -> Result<Admitt
             ),
         )),
     }
+}
+
+/// SPEC §21: a reviewer's rejection of the commit, newer than any approval of it, refuses it.
+fn rejection(repo: &Repo, target: &Target) -> Option<Finding> {
+    let common = repo.common_dir();
+    for commit in [target.commit, target.tip] {
+        let tree = repo.tree_of(commit).map(|t| t.to_string());
+        let found = crate::ledger::rejection_for(&common, &commit.to_string(), tree.as_deref());
+        if let Ok(Some(r)) = found {
+            let msg = format!(
+                "`{}` ({}) was rejected by {} at {}: {}; a later commit is judged afresh",
+                target.branch,
+                &commit.to_string()[..12],
+                r.by,
+                r.at,
+                r.note
+            );
+            return Some(Finding::new(Code::LandNotVerified, msg));
+        }
+    }
+    None
 }
 
 /// The newest trusted record with a verdict for the tip (or the commit it stands for) made with

@@ -784,3 +784,36 @@ fn keep_branch_removes_the_worktree_and_keeps_the_branch() {
     assert!(wt2.exists());
     assert_eq!(l.branch("agent/y"), Some(tip2));
 }
+
+#[test]
+fn a_branch_already_in_the_base_is_skipped() {
+    let l = Land::new();
+    l.verified("x", &[("src/x.rs", Some("fn x() {}\n"))]);
+    let (code, v) = l.land(&["--no-teardown", "agent/x"]);
+    assert_eq!(code, 0, "{v:#}");
+    let before = l.main();
+    let (code, v) = l.land(&["agent/x"]);
+    assert_eq!(code, 0, "{v:#}");
+    assert_eq!(branch_result(&v, "agent/x")["outcome"], "skipped");
+    assert_eq!(l.main(), before);
+}
+
+#[test]
+fn a_rejected_branch_is_not_landed() {
+    let l = Land::new();
+    let (wt, _) = l.verified("x", &[("src/x.rs", Some("fn x() {}\n"))]);
+    let (code, out, err) = l.run(&wt, &["reject", "--by", "Rita", "--note", "wrong approach"]);
+    assert_eq!(code, 0, "{out}{err}");
+    let before = l.main();
+    let (code, v) = l.land(&["agent/x"]);
+    assert_eq!(code, 1, "{v:#}");
+    let b = branch_result(&v, "agent/x");
+    assert_eq!(codes(b), ["land-not-verified"]);
+    assert!(
+        b["findings"][0]["message"]
+            .as_str()
+            .unwrap()
+            .contains("wrong approach")
+    );
+    assert_eq!(l.main(), before);
+}

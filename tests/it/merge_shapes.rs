@@ -54,11 +54,16 @@ fn stage(l: &Land) -> String {
 
 /// Run the shape, then assert the board's stage and what `teardown --delete-branch` does.
 fn judge(name: &str, shape: impl FnOnce(&Land, &std::path::Path, Oid), merged: bool) {
+    judge_stage(name, shape, if merged { "MERGED" } else { "COMPLETED" });
+}
+
+/// [`judge`] with the exact stage expected (CONFLICT: not merged and no longer merging cleanly).
+fn judge_stage(name: &str, shape: impl FnOnce(&Land, &std::path::Path, Oid), want: &str) {
+    let merged = want == "MERGED";
     let l = Land::new();
     let (wt, tip) = verified_two_commits(&l);
     shape(&l, &wt, tip);
     l.fx.checkout(&l.fx.root());
-    let want = if merged { "MERGED" } else { "COMPLETED" };
     assert_eq!(stage(&l), want, "{name}");
     let (code, out, err) = l.run(
         &l.fx.root(),
@@ -170,9 +175,26 @@ fn squash_then_one_more_commit_is_not_merged() {
     );
 }
 
-/// The eighth shape, a squash the base then edits in the same file, is "merged" only by patch id,
-/// which SPEC §7 no longer accepts; its blob rule is engineer 2's rewrite of `repo::merged`, and
-/// the assertion for it (COMPLETED, `--delete-branch` refused) lands with that rewrite.
+/// SPEC §7: a patch-id match alone is never "merged"; once the base changed the squashed file
+/// again, the base no longer holds the branch's blobs, so the branch is not merged — and, as it
+/// no longer merges cleanly into the base tip, the board shows it as CONFLICT (SPEC §13).
+#[test]
+fn squash_then_the_base_edits_the_same_file_is_not_merged() {
+    judge_stage(
+        "squash then the base edits the same file",
+        |l, _, _| {
+            main_commit(l, &[ONE, TWO], "squashed s");
+            main_commit(
+                l,
+                &[("src/one.rs", Some("fn one() { later() }\n"))],
+                "later",
+            );
+        },
+        "CONFLICT",
+    );
+}
+
+/// A landing is "merged" by its `land` record even when the base edits the landed file later.
 #[test]
 fn landed_branch_is_merged_by_its_land_record() {
     judge(
