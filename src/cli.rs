@@ -64,13 +64,14 @@ pub enum Command {
     Man(cmd::manual::ManArgs),
     Version(cmd::manual::VersionArgs),
     Validate(cmd::validate::Args),
+    Serve(cmd::serve::Args),
 }
 
 /// Every subcommand by name, with what builds its arguments: the fast path of [`parse`] builds
 /// only the one a command line names. `cli::every_subcommand_is_in_the_fast_table` holds this
 /// list to [`Command`].
 type Build = fn(clap::Command) -> clap::Command;
-const SUBCOMMANDS: [(&str, Build); 19] = [
+const SUBCOMMANDS: [(&str, Build); 20] = [
     ("lint", cmd::lint::Args::augment_args),
     ("explain", cmd::explain::Args::augment_args),
     ("check", cmd::check::Args::augment_args),
@@ -90,6 +91,7 @@ const SUBCOMMANDS: [(&str, Build); 19] = [
     ("man", cmd::manual::ManArgs::augment_args),
     ("version", cmd::manual::VersionArgs::augment_args),
     ("validate", cmd::validate::Args::augment_args),
+    ("serve", cmd::serve::Args::augment_args),
 ];
 
 /// Parse the command line as `Cli::parse()` does (exiting on `--help`, `--version` and errors).

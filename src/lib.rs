@@ -24,6 +24,7 @@ pub mod render;
 pub mod repo;
 pub mod report;
 pub mod sandbox;
+pub mod serve;
 pub mod teardown;
 pub mod term;
 pub mod toml_read;
@@ -75,5 +76,6 @@ pub fn run(cli: cli::Cli) -> anyhow::Result<i32> {
         Command::Man(args) => cmd::manual::man(args),
         Command::Version(args) => cmd::manual::version(args),
         Command::Validate(args) => cmd::validate::run(args),
+        Command::Serve(args) => cmd::serve::run(args),
     }
 }

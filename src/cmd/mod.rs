@@ -14,6 +14,7 @@ pub mod key;
 pub mod lint;
 pub mod log;
 pub mod manual;
+pub mod serve;
 pub mod signal;
 pub mod teardown;
 pub mod validate;

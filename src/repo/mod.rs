@@ -15,6 +15,7 @@ pub mod notes;
 mod objects;
 pub mod safety;
 mod scan;
+mod view;
 mod workspace;
 mod worktree;
 
