@@ -104,7 +104,8 @@ impl Server {
 /// 16 random bytes as hex.
 fn token() -> Result<String> {
     let mut bytes = [0u8; 16];
-    getrandom::fill(&mut bytes).map_err(|e| anyhow::anyhow!("no random bytes for the token: {e}"))?;
+    getrandom::fill(&mut bytes)
+        .map_err(|e| anyhow::anyhow!("no random bytes for the token: {e}"))?;
     Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
 }
 
@@ -178,7 +179,13 @@ fn answer(shared: &Shared, request: &Request, out: &mut dyn Write) -> std::io::R
                 Err(e) => (503, gone_page(shared, &e)),
             };
             let timing = started.elapsed().as_secs_f64() * 1000.0;
-            http::respond_timed(out, status, "text/html; charset=utf-8", body.as_bytes(), timing)
+            http::respond_timed(
+                out,
+                status,
+                "text/html; charset=utf-8",
+                body.as_bytes(),
+                timing,
+            )
         }
         "/app.js" => http::respond(
             out,

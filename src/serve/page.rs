@@ -139,9 +139,15 @@ fn row(html: &mut String, wt: &Worktree) {
     );
     let _ = write!(
         html,
-        "<tr class=\"detail\" data-slug=\"{}\"><td colspan=\"6\"><details data-key=\"{}\">\
+        "<tr class=\"detail\" data-slug=\"{}\"><td colspan=\"6\">{}<details data-key=\"{}\">\
          <summary>last check, timeline</summary>",
         esc(slug),
+        wt.abstract_text
+            .as_deref()
+            .map_or(String::new(), |a| format!(
+                "<div class=\"abstract\">{}</div>",
+                esc(a)
+            )),
         esc(&r.path)
     );
     match &wt.last_check {
@@ -169,7 +175,10 @@ fn last_check(html: &mut String, c: &LastCheck) {
         "<h3>last check: {} at {} on {}</h3>",
         esc(c.verdict.as_deref().unwrap_or("no verdict")),
         esc(&c.ts),
-        esc(c.commit.as_deref().map_or("no commit", |s| s.get(..12).unwrap_or(s)))
+        esc(c
+            .commit
+            .as_deref()
+            .map_or("no commit", |s| s.get(..12).unwrap_or(s)))
     );
     if c.findings.is_empty() {
         html.push_str("<p class=\"muted\">no findings</p>");

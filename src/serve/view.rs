@@ -13,8 +13,8 @@ use crate::board::Row;
 use crate::cmd::log::{self, Return};
 use crate::ledger::{Event, FindingEntry, ProtectedEntry, Record};
 use crate::record;
-use crate::report::CheckEntry;
 use crate::repo::Repo;
+use crate::report::CheckEntry;
 
 /// The most records a worktree's timeline lists (the most recent ones).
 pub const TIMELINE: usize = 40;
@@ -40,6 +40,8 @@ pub struct View {
 /// One worktree's row and what the page shows under it.
 pub struct Worktree {
     pub row: Row,
+    /// The status document's abstract (agent text).
+    pub abstract_text: Option<String>,
     /// Seconds since the worktree's HEAD commit was made.
     pub age: Option<i64>,
     /// The worktree's last `check` record.
@@ -77,12 +79,13 @@ pub fn read(repo: &Repo) -> Result<View> {
     let forged = read.lines.iter().filter(|(_, a)| !a.counts()).count();
     let counted: Vec<&Value> = read.counted().collect();
     let by_worktree = index(&counted);
+    let status_file = recorded.status_file;
     let worktrees = recorded
         .rows
         .into_iter()
         .map(|row| {
             let mine = mine(&row, &by_worktree, &counted);
-            worktree(repo, row, &mine)
+            worktree(repo, row, &mine, &status_file)
         })
         .collect();
     Ok(View {
@@ -132,7 +135,7 @@ fn mine<'a>(
     at.into_iter().map(|i| records[i]).collect()
 }
 
-fn worktree(repo: &Repo, row: Row, mine: &[&Value]) -> Worktree {
+fn worktree(repo: &Repo, row: Row, mine: &[&Value], status_file: &str) -> Worktree {
     let age = row
         .head
         .and_then(|head| repo.commit_time(head))
@@ -145,12 +148,22 @@ fn worktree(repo: &Repo, row: Row, mine: &[&Value]) -> Worktree {
     let from = mine.len().saturating_sub(TIMELINE);
     let timeline = mine[from..].iter().map(|r| moment(r)).collect();
     Worktree {
+        abstract_text: abstract_of(&row, status_file),
         row,
         age,
         last_check,
         timeline,
         earlier: from,
     }
+}
+
+/// The abstract of the row's status document, when the board read it as this agent's own (a
+/// document inherited from the base has no slug on the board and shows none).
+fn abstract_of(row: &Row, status_file: &str) -> Option<String> {
+    row.slug.as_ref()?;
+    let bytes = crate::input_file::read(&row.dir.as_ref()?.join(status_file)).ok()?;
+    let parsed = crate::doc::parse(&bytes, crate::doc::ParseOptions::default());
+    parsed.doc?.abstract_text
 }
 
 fn last_check(repo: &Repo, raw: &Value) -> Option<LastCheck> {
@@ -194,7 +207,12 @@ fn moment(r: &Value) -> Moment {
         verdict: text("verdict"),
         codes: r["codes"]
             .as_array()
-            .map(|a| a.iter().filter_map(Value::as_str).map(str::to_string).collect())
+            .map(|a| {
+                a.iter()
+                    .filter_map(Value::as_str)
+                    .map(str::to_string)
+                    .collect()
+            })
             .unwrap_or_default(),
     }
 }

@@ -69,7 +69,9 @@ pub fn fingerprint(common: &Path, status_file: &str) -> u64 {
     let mut stat = |path: &Path| {
         path.hash(&mut hasher);
         match fs::metadata(path) {
-            Ok(m) => (m.len(), m.mtime(), m.mtime_nsec(), m.ino(), m.ctime_nsec()).hash(&mut hasher),
+            Ok(m) => {
+                (m.len(), m.mtime(), m.mtime_nsec(), m.ino(), m.ctime_nsec()).hash(&mut hasher)
+            }
             Err(_) => 0u8.hash(&mut hasher),
         }
     };
