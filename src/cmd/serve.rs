@@ -15,7 +15,7 @@ use crate::serve::Server;
 /// diff, checks with their output tail, a timeline of its records) and charts of the
 /// false-green rate and of check durations, and stays live within a second of a new record or
 /// commit. It runs no check and changes nothing. `/api/board` and `/api/log` answer what `board
-/// --json` and `log --json` print. Runs until stopped (Ctrl-C).
+/// --json` and `log --json` print. Runs until stopped (Ctrl-C)
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// Listen on port N of 127.0.0.1 (default: a free port)

@@ -1,7 +1,8 @@
 //! `closegate serve`'s page in a real browser (SPEC §25): Chromium headless from the
-//! distribution's package (`.ci/run` installs it), driven with `--dump-dom`, `--screenshot` and,
-//! for the live update, the DevTools protocol over its websocket (a few lines of framing here
-//! rather than an async client crate).
+//! distribution's package (`.ci/run` installs it), driven with `--screenshot` and the DevTools
+//! protocol over its websocket (a few lines of framing here rather than an async client crate).
+//! `--dump-dom` is not used: it needs the page's scripts on to serialise it, and a virtual time
+//! budget never runs out while the event stream is open.
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
@@ -48,19 +49,25 @@ fn browser(tmp: &Path, extra: &[&str]) -> Command {
     cmd
 }
 
-/// The DOM after load, with scripts on or off.
-fn dump_dom(tmp: &Path, url: &str, scripts: bool) -> String {
-    let mut extra = vec!["--dump-dom", "--virtual-time-budget=2000"];
-    if !scripts {
-        extra.push("--blink-settings=scriptEnabled=false");
+/// The page's DOM once it has loaded, with scripts on or off (`--dump-dom` needs scripts to
+/// serialise the page, so the DevTools protocol reads it instead). With scripts, also waits for
+/// the event stream to connect.
+fn dom(tmp: &Path, url: &str, scripts: bool) -> String {
+    let mut page = Page::open(tmp, url, scripts);
+    let start = Instant::now();
+    loop {
+        let html = page.html();
+        if html.contains("</main>") {
+            if !scripts {
+                return html;
+            }
+            let state = "document.getElementById('live-state').textContent";
+            page.wait_for(state, &json!("live"), Duration::from_secs(20));
+            return page.html();
+        }
+        assert!(start.elapsed() < Duration::from_secs(20), "no page: {html}");
+        std::thread::sleep(Duration::from_millis(100));
     }
-    let out = browser(tmp, &extra)
-        .arg(url)
-        .stderr(Stdio::null())
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "chromium --dump-dom failed");
-    String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
 /// `(slug, stage)` of every row in a dumped DOM, in order.
@@ -84,8 +91,8 @@ fn one_row_per_worktree_with_its_stage_with_and_without_scripts() {
     let served = Served::start(&s.fx.root());
     let url = served.url("/");
     let tmp = s.fx.tmp.path();
-    let with = dump_dom(tmp, &url, true);
-    let without = dump_dom(tmp, &url, false);
+    let with = dom(tmp, &url, true);
+    let without = dom(tmp, &url, false);
     let got = rows(&with);
     assert_eq!(got.len(), 5, "the main worktree and four agents: {got:?}");
     assert_eq!(got[0], (String::new(), "RUNNING".to_string()), "main first");
@@ -114,7 +121,7 @@ fn html_in_agent_text_renders_as_text() {
     let (wt, _) = s.agent("esc", "close-ok", abstract_text, &[("README.md", None)]);
     assert_eq!(check(&wt), "FAIL");
     let served = Served::start(&s.fx.root());
-    let dom = dump_dom(s.fx.tmp.path(), &served.url("/"), true);
+    let dom = dom(s.fx.tmp.path(), &served.url("/"), true);
     assert!(dom.contains("<title>closegate board</title>"), "{dom}");
     assert!(!dom.contains("pwned</title>"), "{dom}");
     assert!(!dom.contains("<img"), "{dom}");
@@ -141,7 +148,6 @@ fn a_screenshot_at_1280_by_800_is_not_blank() {
             &format!("--screenshot={}", shot.display()),
             "--window-size=1280,800",
             "--hide-scrollbars",
-            "--virtual-time-budget=2000",
         ],
     )
     .arg(served.url("/"))
@@ -168,7 +174,7 @@ fn a_check_run_while_the_page_is_open_shows_without_a_reload() {
     let s = Scene::new();
     let (wt, _) = s.agent("live", "close-ok", "live", &[("src/l.rs", Some("l\n"))]);
     let served = Served::start(&s.fx.root());
-    let mut page = Page::open(s.fx.tmp.path(), &served.url("/"));
+    let mut page = Page::open(s.fx.tmp.path(), &served.url("/"), true);
     let stage = "document.querySelector('tr.row[data-slug=\"live\"]').dataset.stage";
     let state = "document.getElementById('live-state').textContent";
     page.wait_for(state, &json!("live"), Duration::from_secs(20));
@@ -193,16 +199,17 @@ struct Page {
 }
 
 impl Page {
-    fn open(tmp: &Path, url: &str) -> Page {
-        let mut child = browser(
-            tmp,
-            &["--remote-debugging-port=0", "--window-size=1280,800"],
-        )
-        .arg(url)
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    fn open(tmp: &Path, url: &str, scripts: bool) -> Page {
+        let mut extra = vec!["--remote-debugging-port=0", "--window-size=1280,800"];
+        if !scripts {
+            extra.push("--blink-settings=scriptEnabled=false");
+        }
+        let mut child = browser(tmp, &extra)
+            .arg(url)
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
         let mut stderr = BufReader::new(child.stderr.take().unwrap());
         let port = loop {
             let mut line = String::new();
@@ -228,21 +235,32 @@ impl Page {
         }
     }
 
-    /// The value of a JavaScript expression in the page.
-    fn eval(&mut self, expression: &str) -> Value {
+    /// Call a DevTools method; its result.
+    fn call(&mut self, method: &str, params: Value) -> Value {
         self.next_id += 1;
         let id = self.next_id;
-        let message = json!({
-            "id": id, "method": "Runtime.evaluate",
-            "params": {"expression": expression, "returnByValue": true},
-        });
+        let message = json!({"id": id, "method": method, "params": params});
         send_text(&mut self.socket, &message.to_string());
         loop {
             let reply: Value = serde_json::from_str(&read_text(&mut self.socket)).unwrap();
             if reply["id"] == id {
-                return reply["result"]["result"]["value"].clone();
+                return reply["result"].clone();
             }
         }
+    }
+
+    /// The value of a JavaScript expression in the page.
+    fn eval(&mut self, expression: &str) -> Value {
+        let params = json!({"expression": expression, "returnByValue": true});
+        self.call("Runtime.evaluate", params)["result"]["value"].clone()
+    }
+
+    /// The document's markup as the browser holds it (no script of the page's needed).
+    fn html(&mut self) -> String {
+        let root = self.call("DOM.getDocument", json!({"depth": 0}));
+        let id = root["root"]["nodeId"].clone();
+        let html = self.call("DOM.getOuterHTML", json!({"nodeId": id}));
+        html["outerHTML"].as_str().unwrap_or_default().to_string()
     }
 
     /// Poll `expression` until it is `want`; panics after `within`.
@@ -279,10 +297,20 @@ fn page_socket_path(port: u16) -> String {
             "GET /json/list HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nConnection: close\r\n\r\n"
         )
         .unwrap();
-        let mut all = String::new();
-        s.read_to_string(&mut all).unwrap();
-        let body = all.split_once("\r\n\r\n").map_or("", |(_, b)| b);
-        let targets: Value = serde_json::from_str(body).unwrap_or(Value::Null);
+        // Chromium keeps the connection open: read the head, then exactly Content-Length bytes.
+        s.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+        let head = read_head(&mut s);
+        let length = head
+            .lines()
+            .find_map(|l| {
+                let (name, value) = l.split_once(':')?;
+                name.eq_ignore_ascii_case("content-length")
+                    .then(|| value.trim().parse::<usize>().ok())?
+            })
+            .unwrap_or(0);
+        let mut body = vec![0u8; length];
+        s.read_exact(&mut body).unwrap();
+        let targets: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
         let page = targets
             .as_array()
             .into_iter()
@@ -307,15 +335,20 @@ fn websocket(port: u16, path: &str) -> TcpStream {
          Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n"
     )
     .unwrap();
+    let head = read_head(&mut s);
+    assert!(head.starts_with("HTTP/1.1 101"), "{head}");
+    s
+}
+
+/// An HTTP response's head, byte by byte up to the blank line (nothing of the body).
+fn read_head(s: &mut TcpStream) -> String {
     let mut head = Vec::new();
     let mut byte = [0u8; 1];
     while !head.ends_with(b"\r\n\r\n") {
         s.read_exact(&mut byte).unwrap();
         head.push(byte[0]);
     }
-    let head = String::from_utf8_lossy(&head);
-    assert!(head.starts_with("HTTP/1.1 101"), "{head}");
-    s
+    String::from_utf8_lossy(&head).into_owned()
 }
 
 /// Send one masked text frame.
