@@ -438,3 +438,47 @@ fn a_forged_record_does_not_make_a_row_completed_where_a_key_exists() {
         "{body}"
     );
 }
+
+#[test]
+fn open_hands_the_url_to_the_desktop_browser() {
+    let s = Scene::new();
+    let bin = s.fx.tmp.path().join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let opened = s.fx.tmp.path().join("opened");
+    let opener = bin.join("xdg-open");
+    std::fs::write(
+        &opener,
+        format!(
+            "#!/bin/sh\nprintf '%s\\n' \"$1\" > {}.tmp && mv {0}.tmp {0}\n",
+            opened.display()
+        ),
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&opener, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_closegate"));
+    cmd.args(["serve", "--open"]).current_dir(s.fx.root());
+    hermetic(&mut cmd, &s.fx.root());
+    let path = format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    cmd.env("PATH", path)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null());
+    let mut child = cmd.spawn().unwrap();
+    let mut url = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut url)
+        .unwrap();
+    let start = Instant::now();
+    while !opened.exists() && start.elapsed() < Duration::from_secs(20) {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    assert_eq!(std::fs::read_to_string(&opened).unwrap(), url);
+    assert!(url.starts_with("http://127.0.0.1:"), "{url}");
+}
