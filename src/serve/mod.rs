@@ -19,8 +19,8 @@ pub mod watch;
 use std::io::Write;
 use std::net::{Ipv4Addr, SocketAddrV4, TcpListener, TcpStream};
 use std::path::PathBuf;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
@@ -47,6 +47,11 @@ struct Shared {
     port: u16,
     changes: Arc<Changes>,
     active: AtomicUsize,
+    /// The status document's name (what the watcher stats in each worktree).
+    status_file: String,
+    /// The view last read and the fingerprint (`watch::fingerprint`) of the files it was read
+    /// from: read again only when they changed, so every reader of one state shares one read.
+    cache: Mutex<Option<(u64, Arc<view::View>)>>,
 }
 
 impl Server {
@@ -61,17 +66,19 @@ impl Server {
             .map(|t| t.config.status_file)
             .unwrap_or_else(|_| "_EXEC_STATUS.md".to_string());
         let changes = Arc::new(Changes::default());
-        watch::spawn(common.clone(), status_file, changes.clone());
-        Ok(Server {
-            listener,
-            shared: Arc::new(Shared {
-                token: token()?,
-                common,
-                port,
-                changes,
-                active: AtomicUsize::new(0),
-            }),
-        })
+        watch::spawn(common.clone(), status_file.clone(), changes.clone());
+        let shared = Arc::new(Shared {
+            token: token()?,
+            common,
+            port,
+            changes,
+            active: AtomicUsize::new(0),
+            status_file,
+            cache: Mutex::new(None),
+        });
+        // Read once before the URL is printed, so the first page is ready when asked for.
+        let _ = current_view(&shared);
+        Ok(Server { listener, shared })
     }
 
     /// `http://127.0.0.1:<port>/?token=<token>`.
@@ -166,16 +173,12 @@ fn answer(shared: &Shared, request: &Request, out: &mut dyn Write) -> std::io::R
     match request.path.as_str() {
         "/" | "/fragment" => {
             let started = Instant::now();
-            let generation = shared.changes.now();
-            let (status, body) = match open(shared) {
-                Ok(repo) => match view::read(&repo) {
-                    Ok(v) if request.path == "/" => {
-                        let root = shown_root(&shared.common);
-                        (200, page::page(&v, &root, &shared.token, generation))
-                    }
-                    Ok(v) => (200, page::live(&v, generation)),
-                    Err(e) => (503, gone_page(shared, &e)),
-                },
+            let (status, body) = match current_view(shared) {
+                Ok((generation, v)) if request.path == "/" => {
+                    let root = shown_root(&shared.common);
+                    (200, page::page(&v, &root, &shared.token, generation))
+                }
+                Ok((generation, v)) => (200, page::live(&v, generation)),
                 Err(e) => (503, gone_page(shared, &e)),
             };
             let timing = started.elapsed().as_secs_f64() * 1000.0;
@@ -207,6 +210,26 @@ fn answer(shared: &Shared, request: &Request, out: &mut dyn Write) -> std::io::R
         }),
         _ => http::respond(out, 404, "text/plain", b"not found\n"),
     }
+}
+
+/// The current view and the watcher's generation: the cached view when none of the files the
+/// watcher looks at changed since it was read (their stat is taken now, so a change is never
+/// missed between two polls), else read now, under the cache's lock so that readers of one
+/// change share one read. A repository that cannot be read is never cached.
+fn current_view(shared: &Shared) -> Result<(u64, Arc<view::View>)> {
+    let mut cache = shared.cache.lock().unwrap_or_else(|e| e.into_inner());
+    let generation = shared.changes.now();
+    let fingerprint = watch::fingerprint(&shared.common, &shared.status_file);
+    if let Some((at, v)) = cache.as_ref()
+        && *at == fingerprint
+        && !view::gone(&shared.common)
+    {
+        return Ok((generation, v.clone()));
+    }
+    *cache = None;
+    let v = Arc::new(view::read(&open(shared)?)?);
+    *cache = Some((fingerprint, v.clone()));
+    Ok((generation, v))
 }
 
 /// The repository, opened afresh from its common dir.

@@ -129,7 +129,8 @@ fn row(html: &mut String, wt: &Worktree) {
         r.main,
         esc(if slug.is_empty() { "-" } else { slug }),
         esc(r.branch.as_deref().unwrap_or("(detached)")),
-        wt.age.map_or("-".to_string(), age),
+        wt.committed_at
+            .map_or("-".to_string(), |t| age(super::view::now() - t)),
         esc(&r.path),
         if r.dir.is_none() {
             " <span class=\"warn\">(directory gone)</span>"

@@ -42,8 +42,8 @@ pub struct Worktree {
     pub row: Row,
     /// The status document's abstract (agent text).
     pub abstract_text: Option<String>,
-    /// Seconds since the worktree's HEAD commit was made.
-    pub age: Option<i64>,
+    /// When the worktree's HEAD commit was made (seconds since the epoch).
+    pub committed_at: Option<i64>,
     /// The worktree's last `check` record.
     pub last_check: Option<LastCheck>,
     /// Its most recent records, oldest first, and how many earlier ones are not listed.
@@ -98,7 +98,7 @@ pub fn read(repo: &Repo) -> Result<View> {
     })
 }
 
-fn now() -> i64 {
+pub fn now() -> i64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_secs() as i64)
@@ -136,10 +136,7 @@ fn mine<'a>(
 }
 
 fn worktree(repo: &Repo, row: Row, mine: &[&Value], status_file: &str) -> Worktree {
-    let age = row
-        .head
-        .and_then(|head| repo.commit_time(head))
-        .map(|t| now() - t);
+    let committed_at = row.head.and_then(|head| repo.commit_time(head));
     let last_check = mine
         .iter()
         .rev()
@@ -150,7 +147,7 @@ fn worktree(repo: &Repo, row: Row, mine: &[&Value], status_file: &str) -> Worktr
     Worktree {
         abstract_text: abstract_of(&row, status_file),
         row,
-        age,
+        committed_at,
         last_check,
         timeline,
         earlier: from,
@@ -225,12 +222,11 @@ fn durations(records: &[&Value]) -> Vec<(i64, String, u64)> {
         let Some(ts) = r["ts"].as_str().and_then(log::instant) else {
             continue;
         };
-        let Some(record) = Record::read(r) else {
-            continue;
-        };
-        for entry in record.checks().unwrap_or_default() {
-            if entry.reused.is_none() {
-                all.push((ts, entry.name.clone(), entry.duration_ms));
+        for entry in r["checks"].as_array().into_iter().flatten() {
+            let name = entry["name"].as_str();
+            let ms = entry["duration_ms"].as_u64();
+            if let (Some(name), Some(ms), true) = (name, ms, entry["reused"].is_null()) {
+                all.push((ts, name.to_string(), ms));
             }
         }
     }
