@@ -70,13 +70,14 @@ pub enum Command {
     Demo(cmd::demo::Args),
     Restore(cmd::restore::Args),
     Notes(cmd::notes::Args),
+    Serve(cmd::serve::Args),
 }
 
 /// Every subcommand by name, with what builds its arguments: the fast path of [`parse`] builds
 /// only the one a command line names. `cli::every_subcommand_is_in_the_fast_table` holds this
 /// list to [`Command`].
 type Build = fn(clap::Command) -> clap::Command;
-const SUBCOMMANDS: [(&str, Build); 25] = [
+const SUBCOMMANDS: [(&str, Build); 26] = [
     ("lint", cmd::lint::Args::augment_args),
     ("explain", cmd::explain::Args::augment_args),
     ("check", cmd::check::Args::augment_args),
@@ -102,6 +103,7 @@ const SUBCOMMANDS: [(&str, Build); 25] = [
     ("demo", cmd::demo::Args::augment_args),
     ("restore", cmd::restore::Args::augment_args),
     ("notes", cmd::notes::Args::augment_args),
+    ("serve", cmd::serve::Args::augment_args),
 ];
 
 /// Parse the command line as `Cli::parse()` does (exiting on `--help`, `--version` and errors).

@@ -125,6 +125,66 @@ pub struct CheckFields {
     /// One entry per check, with its reuse key; an entry of another shape is left out.
     #[serde(default, deserialize_with = "lenient_each")]
     pub checks: Vec<CheckEntry>,
+    /// The report's findings, as in the report (SPEC §25: what `serve` shows of a check);
+    /// absent when there were none, and in records written before this field.
+    #[serde(
+        default,
+        deserialize_with = "lenient_each",
+        skip_serializing_if = "Vec::is_empty"
+    )]
+    pub findings: Vec<FindingEntry>,
+    /// The report's `protected` changes, as in the report; absent when there were none.
+    #[serde(
+        default,
+        deserialize_with = "lenient_each",
+        skip_serializing_if = "Vec::is_empty"
+    )]
+    pub protected: Vec<ProtectedEntry>,
+}
+
+/// A finding as a `check` record keeps it: the report's `{code, severity, gate, message, line?,
+/// path?}`, read back as plain strings (a code this version does not know is still shown).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FindingEntry {
+    pub code: String,
+    pub severity: String,
+    pub gate: String,
+    pub message: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub line: Option<usize>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub path: Option<String>,
+}
+
+/// A protected change as a `check` record keeps it: the report's `{path, surface, change}`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ProtectedEntry {
+    pub path: String,
+    pub surface: String,
+    pub change: String,
+}
+
+impl FindingEntry {
+    fn of(finding: &crate::finding::Finding) -> FindingEntry {
+        FindingEntry {
+            code: finding.code.as_str().to_string(),
+            severity: finding.severity.as_str().to_string(),
+            gate: finding.gate.as_str().to_string(),
+            message: finding.message.clone(),
+            line: finding.line,
+            path: finding.path.clone(),
+        }
+    }
+}
+
+impl ProtectedEntry {
+    fn of(change: &crate::report::ProtectedChange) -> ProtectedEntry {
+        ProtectedEntry {
+            path: change.path.clone(),
+            surface: change.surface.clone(),
+            change: change.change.to_string(),
+        }
+    }
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -462,6 +522,8 @@ pub fn record_check(common_dir: &Path, report: &Report) -> Result<()> {
         approval: report.approval.clone(),
         contract: report.contract.clone(),
         checks: report.check_entries.clone(),
+        findings: report.findings.iter().map(FindingEntry::of).collect(),
+        protected: report.protected.iter().map(ProtectedEntry::of).collect(),
     };
     Record::new(report, claimed, Event::Check(fields)).append(common_dir)
 }
@@ -815,6 +877,8 @@ mod tests {
             approval: None,
             contract: None,
             checks: vec![],
+            findings: vec![],
+            protected: vec![],
         };
         let got = line(&Record::new(
             &report(),
@@ -929,6 +993,8 @@ mod tests {
             approval: r.approval.clone(),
             contract: r.contract.clone(),
             checks: r.check_entries.clone(),
+            findings: vec![],
+            protected: vec![],
         };
         assert_eq!(
             line(&Record::new(&r, Some("close-ok"), Event::Check(fields))),
@@ -1086,6 +1152,8 @@ mod tests {
                 approval: None,
                 contract: None,
                 checks: vec![],
+                findings: vec![],
+                protected: vec![],
             };
             Record::read(&Record::new(&report, None, Event::Check(fields)).to_value()).unwrap()
         };

@@ -30,6 +30,7 @@ pub mod report;
 pub mod restore;
 pub mod sandbox;
 pub mod sweep;
+pub mod serve;
 pub mod teardown;
 pub mod term;
 pub mod toml_read;
@@ -87,5 +88,6 @@ pub fn run(cli: cli::Cli) -> anyhow::Result<i32> {
         Command::Demo(args) => cmd::demo::run(args),
         Command::Restore(args) => cmd::restore::run(args),
         Command::Notes(args) => cmd::notes::run(args),
+        Command::Serve(args) => cmd::serve::run(args),
     }
 }

@@ -1,5 +1,7 @@
 //! `closegate board`: one row per worktree with its lifecycle stage (SPEC §13).
 
+use std::io::Write;
+
 use anyhow::{Context, Result};
 use git2::Oid;
 
@@ -46,10 +48,11 @@ pub fn run(args: Args, color: bool) -> Result<i32> {
     let cwd = std::env::current_dir().context("cannot read the current directory")?;
     let repo = Repo::discover(&cwd)?;
     let trusted = inputs::trusted_config(&repo, None, None)?;
-    let status_file = &trusted.config.status_file;
-    let ledger = Ledger::read_under(&repo.common_dir(), trusted.config_blob.as_deref())?;
-    let base = trusted.base.as_ref().map(|(_, id)| *id);
-    let mut rows = board::rows(&repo, status_file, &ledger, base);
+    let Recorded {
+        mut rows,
+        base,
+        status_file,
+    } = recorded_under(&repo, &trusted)?;
     for why in rows.iter().filter_map(|r| r.unreadable.as_deref()) {
         eprintln!("closegate: board: {}", render::escape(why));
     }
@@ -57,7 +60,7 @@ pub fn run(args: Args, color: bool) -> Result<i32> {
         return conflicts(&repo, &rows, &trusted.config, args.json);
     }
     let mut code = 0;
-    if args.tree && !add_tree_states(&repo, &mut rows, base, status_file) {
+    if args.tree && !add_tree_states(&repo, &mut rows, base, &status_file) {
         code = 2;
     }
     if args.check && !add_fresh_verdicts(&mut rows, &args) {
@@ -69,7 +72,7 @@ pub fn run(args: Args, color: bool) -> Result<i32> {
         crate::term::human()
     };
     if args.json {
-        render::board::json(&rows, &mut stdout)?;
+        stdout.write_all(&json_text(&rows)?)?;
     } else {
         render::board::human(&rows, color, &mut stdout)?;
     }
@@ -106,6 +109,45 @@ fn conflicts(repo: &Repo, rows: &[Row], config: &crate::config::Config, json: bo
         )?;
     }
     Ok(0)
+}
+
+/// The board from the record, before `--check` or `--tree` add to it: what `board` and
+/// `board --json` show, and what `serve`'s page and `/api/board` show (one computation for
+/// both, SPEC §25).
+pub struct Recorded {
+    pub rows: Vec<Row>,
+    /// The base tip.
+    pub base: Option<Oid>,
+    /// The status document's name, from the base tip's configuration.
+    pub status_file: String,
+}
+
+/// Every worktree's row from git and the audit log (authenticated records only, where a key
+/// exists), under the base tip's configuration.
+pub fn recorded(repo: &Repo) -> Result<Recorded> {
+    let trusted = inputs::trusted_config(repo, None, None)?;
+    recorded_under(repo, &trusted)
+}
+
+/// [`recorded`] with the trusted configuration already read: verdicts count only when made
+/// under the base tip's configuration blob (SPEC §9).
+fn recorded_under(repo: &Repo, trusted: &inputs::Trusted) -> Result<Recorded> {
+    let status_file = trusted.config.status_file.clone();
+    let ledger = Ledger::read_under(&repo.common_dir(), trusted.config_blob.as_deref())?;
+    let base = trusted.base.as_ref().map(|(_, id)| *id);
+    let rows = board::rows(repo, &status_file, &ledger, base);
+    Ok(Recorded {
+        rows,
+        base,
+        status_file,
+    })
+}
+
+/// `board --json`'s output for these rows, byte for byte.
+pub fn json_text(rows: &[Row]) -> Result<Vec<u8>> {
+    let mut out = Vec::new();
+    render::board::json(rows, &mut out)?;
+    Ok(out)
 }
 
 /// `--tree`: each row's working-tree state, from all worktrees scanned in parallel; `false` when

@@ -112,23 +112,15 @@ pub fn run(mut args: Args) -> Result<i32> {
         }
         return Ok(0);
     }
-    let kept: Vec<(&Value, &(usize, Auth))> = read
-        .records
-        .iter()
-        .zip(&read.lines)
-        .filter(|(record, _)| keep(&args, record))
-        .collect();
-    let from = args
-        .limit
-        .map_or(0, |limit| kept.len().saturating_sub(limit));
-    let kept = &kept[from..];
+    let kept = listing(&read, &args);
+    let kept = &kept[..];
     if args.json {
-        for (record, (number, auth)) in kept {
+        for (_, (number, auth)) in kept {
             if let Auth::Forged(why) = auth {
                 eprintln!("closegate: audit.jsonl line {number} is forged: {why}");
             }
-            writeln!(out, "{record}")?;
         }
+        out.write_all(&json_text(kept))?;
     } else {
         let rows: Vec<(Vec<String>, String)> = kept
             .iter()
@@ -137,6 +129,51 @@ pub fn run(mut args: Args) -> Result<i32> {
         write_aligned(&rows, &mut out)?;
     }
     Ok(0)
+}
+
+/// A listed record and its line number and authentication.
+pub type Listed<'a> = (&'a Value, &'a (usize, Auth));
+
+/// The records `args` keeps (filters, then `--limit`), in log order, forged ones included (they
+/// are listed, marked).
+pub fn listing<'a>(read: &'a record::ReadResult, args: &Args) -> Vec<Listed<'a>> {
+    let kept: Vec<Listed<'a>> = read
+        .records
+        .iter()
+        .zip(&read.lines)
+        .filter(|(record, _)| keep(args, record))
+        .collect();
+    let from = args
+        .limit
+        .map_or(0, |limit| kept.len().saturating_sub(limit));
+    kept[from..].to_vec()
+}
+
+/// `log --json`'s output: each listed record's line as stored, one per line. `serve`'s
+/// `/api/log` answers with exactly this (SPEC §25).
+pub fn json_text(kept: &[Listed<'_>]) -> Vec<u8> {
+    let mut out = Vec::new();
+    for (record, _) in kept {
+        // Writing to a Vec cannot fail.
+        let _ = writeln!(out, "{record}");
+    }
+    out
+}
+
+impl Args {
+    /// No filter, no limit: every record, as `closegate log --json` lists them.
+    pub fn everything() -> Args {
+        Args {
+            slug: None,
+            verdict: None,
+            limit: None,
+            since: None,
+            event: None,
+            json: true,
+            stats: false,
+            verify: false,
+        }
+    }
 }
 
 /// The rows' cells in columns as wide as their widest cell (the last column and the markers
@@ -180,7 +217,7 @@ fn parse_since(text: &str) -> std::result::Result<i64, String> {
 /// Seconds since the epoch of an ISO 8601 date (`YYYY-MM-DD`, midnight UTC) or date-time
 /// (`YYYY-MM-DDTHH:MM[:SS[.fraction]]` then `Z`, `±HH:MM` or nothing for UTC; a space may stand
 /// for the `T`). `None` for anything else, an impossible date included.
-pub(crate) fn instant(text: &str) -> Option<i64> {
+pub fn instant(text: &str) -> Option<i64> {
     let num = |s: &str| -> Option<i64> {
         (!s.is_empty() && s.bytes().all(|b| b.is_ascii_digit())).then(|| s.parse().ok())?
     };
@@ -364,8 +401,40 @@ fn return_key(r: &Value) -> Option<(String, String)> {
     Some((r.slug.unwrap_or_default(), commit))
 }
 
+/// One return (SPEC §6), judged by its first record.
+pub struct Return {
+    pub slug: String,
+    /// The `ts` of its first record.
+    pub ts: String,
+    /// The first record's verdict.
+    pub verdict: Option<Verdict>,
+}
+
+impl Return {
+    /// A false green: the agent claimed done and closegate found FAIL or UNVERIFIED.
+    pub fn is_false_green(&self) -> bool {
+        matches!(self.verdict, Some(Verdict::Fail | Verdict::Unverified))
+    }
+}
+
+/// The returns among `records` (those that count, in log order), each judged by its first
+/// record, ordered by (slug, claimed commit): what `--stats` and `serve`'s charts count.
+pub fn returns(records: &[&Value]) -> Vec<Return> {
+    let mut first: BTreeMap<(String, String), Return> = BTreeMap::new();
+    for r in records {
+        if let Some(key) = return_key(r) {
+            first.entry(key.clone()).or_insert_with(|| Return {
+                slug: key.0,
+                ts: r["ts"].as_str().unwrap_or_default().to_string(),
+                verdict: Record::read(r).and_then(|r| r.verdict),
+            });
+        }
+    }
+    first.into_values().collect()
+}
+
 /// The slug up to its first `-`; `-` for a record without a slug.
-fn prefix(slug: &str) -> &str {
+pub fn prefix(slug: &str) -> &str {
     match slug.split('-').next() {
         Some(p) if !p.is_empty() => p,
         _ => "-",
@@ -400,29 +469,24 @@ impl Rate {
     }
 }
 
-fn stats(records: &[&Value], skipped: usize, forged: usize) -> Value {
+pub fn stats(records: &[&Value], skipped: usize, forged: usize) -> Value {
     let mut verdicts: BTreeMap<String, u64> = BTreeMap::new();
     let mut events: BTreeMap<String, u64> = BTreeMap::new();
-    let mut first: BTreeMap<(String, String), Option<Verdict>> = BTreeMap::new();
     for r in records {
         let verdict = r["verdict"].as_str().unwrap_or("none").to_string();
         *verdicts.entry(verdict).or_default() += 1;
         *events
             .entry(r["event"].as_str().unwrap_or("none").to_string())
             .or_default() += 1;
-        if let Some(key) = return_key(r) {
-            let verdict = Record::read(r).and_then(|r| r.verdict);
-            first.entry(key).or_insert(verdict);
-        }
     }
     let mut overall = Rate::default();
     let mut by_prefix: BTreeMap<String, Rate> = BTreeMap::new();
-    for ((slug, _), verdict) in &first {
-        overall.add(*verdict);
+    for ret in returns(records) {
+        overall.add(ret.verdict);
         by_prefix
-            .entry(prefix(slug).to_string())
+            .entry(prefix(&ret.slug).to_string())
             .or_default()
-            .add(*verdict);
+            .add(ret.verdict);
     }
     let by_prefix: BTreeMap<&String, Value> =
         by_prefix.iter().map(|(k, v)| (k, v.json())).collect();

@@ -19,6 +19,7 @@ pub mod manual;
 pub mod reject;
 pub mod notes;
 pub mod restore;
+pub mod serve;
 pub mod signal;
 pub mod sweep;
 pub mod teardown;

@@ -20,6 +20,7 @@ mod overlay;
 pub mod reset_fuzz;
 pub mod safety;
 mod scan;
+mod view;
 mod workspace;
 mod worktree;
 
