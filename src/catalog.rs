@@ -789,14 +789,6 @@ catalog! {
         fix: "end the process named (its pid and command are in the message), or pass --reap to have the teardown send it SIGTERM, then SIGKILL after 5 s (the record names what it ended)",
     },
     CodeInfo {
-        code: TeardownBusyExempt = "teardown-busy-exempt",
-        severity: Severity::Warning,
-        gate: Gate::Teardown,
-        summary: "closegate itself or a process that started it works inside the worktree",
-        cause: "closegate, or one of its ancestors (typically the shell that started it from inside the worktree), has its current directory or an open file inside the worktree; it is exempt from `teardown-busy` and named here instead",
-        fix: "nothing to do; after the teardown that shell's current directory no longer exists (`cd` out of it)",
-    },
-    CodeInfo {
         code: ClaimTokenMissing = "claim-token-missing",
         severity: Severity::Refusal,
         gate: Gate::Claim,

@@ -63,7 +63,8 @@ pub fn scan(dir: &Path) -> Busy {
     found
 }
 
-/// The findings: `teardown-busy` per busy process, `teardown-busy-exempt` per exempt one.
+/// The findings: `teardown-busy` per busy process, and per exempt one (closegate or an ancestor)
+/// the same code as a warning, naming it (SPEC §24: "named in a warning instead").
 pub fn findings(busy: &Busy) -> Vec<Finding> {
     let bar = busy.busy.iter().map(|p| {
         let msg = format!(
@@ -78,7 +79,7 @@ pub fn findings(busy: &Busy) -> Vec<Finding> {
              worktree; it is exempt",
             p.pid, p.command, p.why
         );
-        Finding::new(Code::TeardownBusyExempt, msg)
+        Finding::new(Code::TeardownBusy, msg).with_severity(crate::catalog::Severity::Warning)
     });
     bar.chain(exempt).collect()
 }

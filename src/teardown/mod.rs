@@ -388,7 +388,7 @@ fn take(findings: &mut Vec<Finding>, on: bool, codes: &[Code]) -> Vec<Finding> {
     }
     let (taken, kept) = std::mem::take(findings)
         .into_iter()
-        .partition(|f| codes.contains(&f.code));
+        .partition(|f| codes.contains(&f.code) && f.severity == Severity::Refusal);
     *findings = kept;
     taken
 }
@@ -422,7 +422,7 @@ fn reap(
         return Ok(Ok(reaped));
     }
     let mut findings = busy::findings(&again);
-    findings.retain(|f| f.code == Code::TeardownBusy);
+    findings.retain(|f| f.code == Code::TeardownBusy && f.severity == Severity::Refusal);
     full.add_gate(Gate::Teardown, findings);
     full.finish();
     let mut refused = Done {

@@ -304,10 +304,6 @@ const PRODUCERS: &[(&str, &[&str])] = &[
         &["teardown-busy"],
     ),
     (
-        "escrow::closegate_started_inside_the_worktree_is_exempt_and_named",
-        &["teardown-busy-exempt"],
-    ),
-    (
         "agent::subagent_stop_reads_the_subagents_own_transcript",
         &["claim-token-missing"],
     ),
