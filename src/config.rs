@@ -630,7 +630,6 @@ fn extended(value: &Value, key: &str) -> Result<Option<Vec<String>>> {
     Ok(Some(globs))
 }
 
-
 /// The built-in surfaces of SPEC §4.5.
 fn default_surfaces() -> Vec<Surface> {
     DEFAULT_SURFACES

@@ -106,13 +106,7 @@ pub fn resolve_trusted(
     trusted: Trusted,
 ) -> Result<Inputs> {
     let repo = repo.into();
-    let rev = match &args.rev {
-        Some(rev) => Some(
-            repo.resolve_rev(rev)
-                .with_context(|| format!("--rev {rev} does not name a commit"))?,
-        ),
-        None => None,
-    };
+    let rev = rev_flag(&repo, args)?;
     let status = read_status(&repo, &root, args, rev, &trusted.config.status_file)?;
     let mut trusted = trusted;
     if let Some(inside) = args.status.as_deref().and_then(|p| within(&root, p)) {
@@ -121,13 +115,7 @@ pub fn resolve_trusted(
         // where the status document is (untracked, dirty, the trailing status-only commit).
         trusted.config.status_file = inside;
     }
-    let message = match &args.message {
-        Some(path) => Some(
-            read_text(path)
-                .with_context(|| format!("cannot read the message {}", path.display()))?,
-        ),
-        None => None,
-    };
+    let message = message_flag(args)?;
     let trust = crate::attest::Trust::new(&repo, trusted.tip.clone());
     let contract = contract_lookup(args.contract.as_deref(), trusted.tip)?;
     let mut findings = trusted.findings;
@@ -161,6 +149,27 @@ pub fn resolve_trusted(
         keys: Vec::new(),
         admitted_base: None,
     })
+}
+
+/// `--rev REV` resolved to a commit (an error naming it when it names none).
+fn rev_flag(repo: &Repo, args: &GateArgs) -> Result<Option<Oid>> {
+    let Some(rev) = &args.rev else {
+        return Ok(None);
+    };
+    let id = repo
+        .resolve_rev(rev)
+        .with_context(|| format!("--rev {rev} does not name a commit"))?;
+    Ok(Some(id))
+}
+
+/// `--message FILE`, read (an error naming it when it cannot be).
+fn message_flag(args: &GateArgs) -> Result<Option<String>> {
+    let Some(path) = &args.message else {
+        return Ok(None);
+    };
+    let text =
+        read_text(path).with_context(|| format!("cannot read the message {}", path.display()))?;
+    Ok(Some(text))
 }
 
 /// `path` relative to the worktree `root` ('/'-separated), when it lies inside it and is valid

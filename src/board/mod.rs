@@ -297,13 +297,7 @@ fn row(
     });
     let verdict = judged.map(|(_, v)| v);
     let codes = judged.map_or(&[][..], |(commit, _)| ledger.codes(commit));
-    // A rejection of this commit, or one the gate found for its tree (the record of a check of
-    // a reworded or emptily amended rejected commit names `review-rejected`).
-    let rejected = head.is_some_and(|head| {
-        crate::covered::candidates(repo, head, status_file)
-            .into_iter()
-            .any(|c| ledger.is_rejected(c))
-    }) || codes.iter().any(|c| c == "review-rejected");
+    let rejected = rejected(repo, ledger, head, status_file, codes);
     let state = match doc {
         DocState::Read(state) => Some(state),
         _ => None,
@@ -329,6 +323,23 @@ fn row(
         merged,
         conflict,
     }
+}
+
+/// Whether a reviewer's rejection stands for the tip: a rejection of this commit (or of the one
+/// a trailing status-only commit stands for), or one the gate found for its tree (the record of
+/// a check of a reworded or emptily amended rejected commit names `review-rejected`).
+fn rejected(
+    repo: &Repo,
+    ledger: &Ledger,
+    head: Option<Oid>,
+    status_file: &str,
+    codes: &[String],
+) -> bool {
+    head.is_some_and(|head| {
+        crate::covered::candidates(repo, head, status_file)
+            .into_iter()
+            .any(|c| ledger.is_rejected(c))
+    }) || codes.iter().any(|c| c == "review-rejected")
 }
 
 /// The bytes of the status document in the worktree's directory (`None`: no document, or no

@@ -95,39 +95,45 @@ pub fn run(args: Args) -> Result<i32> {
     // SPEC §17, §18: warnings (never the exit code), then the checks on the base tip.
     let notes = readiness_notes(&repo, &args, config.as_ref(), tip.as_ref(), &mut problems)?;
     let checks = config.as_ref().map_or(0, |c| c.checks.len());
-    if args.json {
-        let shown = Validated {
-            schema: crate::report::SCHEMA,
-            ok: problems.is_empty(),
-            config: &config_origin,
-            checks,
-            contracts: contracts.len(),
-            problems: &problems,
-            warnings: &notes,
-        };
-        crate::render::write_json(&shown, &mut term::stdout())?;
-        return Ok(if problems.is_empty() { 0 } else { 1 });
+    let shown = Validated {
+        schema: crate::report::SCHEMA,
+        ok: problems.is_empty(),
+        config: &config_origin,
+        checks,
+        contracts: contracts.len(),
+        problems: &problems,
+        warnings: &notes,
+    };
+    show(&shown, args.json)
+}
+
+/// Print what `validate` found (one JSON object with `--json`); 0 when all is well, else 1.
+fn show(shown: &Validated<'_>, json: bool) -> Result<i32> {
+    let code = if shown.ok { 0 } else { 1 };
+    if json {
+        crate::render::write_json(shown, &mut term::stdout())?;
+        return Ok(code);
     }
-    if !notes.is_empty() {
+    if !shown.warnings.is_empty() {
         let mut out = term::human();
-        for note in &notes {
+        for note in shown.warnings {
             writeln!(out, "{note}")?;
         }
         out.flush()?;
     }
-    if problems.is_empty() {
+    let (checks, contracts) = (shown.checks, shown.contracts);
+    if shown.ok {
         writeln!(
             term::human(),
-            "ok: configuration {} ({checks} check{}), {} contract{}",
-            escape(&config_origin),
+            "ok: configuration {} ({checks} check{}), {contracts} contract{}",
+            escape(shown.config),
             if checks == 1 { "" } else { "s" },
-            contracts.len(),
-            if contracts.len() == 1 { "" } else { "s" }
+            if contracts == 1 { "" } else { "s" }
         )?;
         return Ok(0);
     }
     let mut out = term::stdout();
-    for problem in &problems {
+    for problem in shown.problems {
         writeln!(out, "{problem}")?;
     }
     out.flush()?;

@@ -8,8 +8,8 @@ pub mod checks;
 pub mod close;
 pub mod contract;
 pub mod doc;
-pub mod integrity;
 pub mod graded;
+pub mod integrity;
 pub mod manifest;
 pub mod nochange;
 pub mod protected;
@@ -243,13 +243,7 @@ fn gates_on_commit(
             .and_then(|(_, base)| repo.merge_base(*base, commit)),
     };
     if returned {
-        let branch = report.branch.clone();
-        let nothing = nochange::run(repo, doc.state, commit, merge_base, branch.as_deref())?;
-        report.add_gate(Gate::Close, nothing);
-        let artifacts = doc.artifacts.as_deref().unwrap_or_default();
-        let (statuses, findings) = manifest::run(repo, commit, merge_base, artifacts);
-        report.artifacts = statuses;
-        report.add_gate(Gate::Manifest, findings);
+        returned_gates(repo, doc, commit, merge_base, report)?;
     }
     let changes = match merge_base {
         Some(merge_base) => Some(repo.changes(Some(merge_base), commit)?),
@@ -288,6 +282,25 @@ fn gates_on_commit(
         no_checks: inputs.no_checks,
     };
     run_contract(inputs, &ctx, report)
+}
+
+/// What only a returned state is judged on: a change of its own (`close-no-change`, SPEC §17)
+/// and the manifest.
+fn returned_gates(
+    repo: &crate::repo::Repo,
+    doc: &StatusDoc,
+    commit: Oid,
+    merge_base: Option<Oid>,
+    report: &mut Report,
+) -> Result<()> {
+    let branch = report.branch.clone();
+    let nothing = nochange::run(repo, doc.state, commit, merge_base, branch.as_deref())?;
+    report.add_gate(Gate::Close, nothing);
+    let artifacts = doc.artifacts.as_deref().unwrap_or_default();
+    let (statuses, findings) = manifest::run(repo, commit, merge_base, artifacts);
+    report.artifacts = statuses;
+    report.add_gate(Gate::Manifest, findings);
+    Ok(())
 }
 
 /// SPEC §4.5: the runner's own configuration keys the checks depend on, on surface `ci`.
@@ -389,61 +402,80 @@ fn run_checks(
             "no checks are configured in the base branch's .closegate.toml",
         )]
     } else {
-        let env = checks::CheckEnv {
-            commit: commit.to_string(),
-            branch: report.branch.clone().unwrap_or_default(),
-            slug: doc.slug.clone(),
-            base: report.base.clone().unwrap_or_default(),
-        };
-        let mode = inputs.config.sandbox;
-        let (slug, branch) = env.key_values(&inputs.repo);
-        let key = reuse::Key {
-            tree: inputs.repo.tree_of(commit).unwrap_or(commit).to_string(),
-            config: report.config.clone(),
-            base_commit: inputs
-                .admitted_base
-                .clone()
-                .or_else(|| report.base_commit.clone()),
-            slug,
-            branch,
-            commit: commit.to_string(),
-        };
-        let common = inputs.repo.common_dir();
-        let recorded = reuse::Recorded::load(&common, &key, inputs.rerun)?;
-        let hide = &inputs.config.sandbox_hide;
-        let shield = crate::sandbox::Shield::new(Some(&inputs.repo), hide, &inputs.keys);
-        let plan = checks::Plan {
-            mode,
-            jobs: inputs.config.jobs,
-            key: &key,
-            recorded: &recorded,
-            shield: &shield,
-            fail_fast: inputs.fail_fast,
-            label: inputs.progress_label.as_deref(),
-        };
-        let checked = checks::run_reusing(&inputs.repo, commit, specs, &env, &plan)?;
-        report.checks = checked.runs;
-        report.check_entries = checked.entries;
-        report.sandbox = checked.sandbox.map(str::to_string);
-        report.add_gate(Gate::Checks, checked.findings);
-        if let (Some(merge_base), Some(changes)) = (around.merge_base, around.changes) {
-            let ctx = integrity::Ctx {
-                repo: &inputs.repo,
-                config: &inputs.config,
-                commit,
-                merge_base,
-                changes,
-                env: &env,
-                key: &key,
-                rerun: inputs.rerun,
-                shield: &shield,
-            };
-            integrity::run(&ctx, report)?;
-        }
+        run_configured(inputs, doc, commit, around, report)?;
         Vec::new()
     };
     report.add_gate(Gate::Checks, findings);
     Ok(())
+}
+
+/// The configured checks on `commit` (run, or reused from a trusted record), then the test
+/// integrity runs of SPEC §23 when the branch's changes are known.
+fn run_configured(
+    inputs: &Inputs,
+    doc: &StatusDoc,
+    commit: Oid,
+    around: &Around<'_>,
+    report: &mut Report,
+) -> Result<()> {
+    let specs = &inputs.config.checks;
+    let env = checks::CheckEnv {
+        commit: commit.to_string(),
+        branch: report.branch.clone().unwrap_or_default(),
+        slug: doc.slug.clone(),
+        base: report.base.clone().unwrap_or_default(),
+    };
+    let key = reuse_key(inputs, &env, commit, report);
+    let common = inputs.repo.common_dir();
+    let recorded = reuse::Recorded::load(&common, &key, inputs.rerun)?;
+    let hide = &inputs.config.sandbox_hide;
+    let shield = crate::sandbox::Shield::new(Some(&inputs.repo), hide, &inputs.keys);
+    let plan = checks::Plan {
+        mode: inputs.config.sandbox,
+        jobs: inputs.config.jobs,
+        key: &key,
+        recorded: &recorded,
+        shield: &shield,
+        fail_fast: inputs.fail_fast,
+        label: inputs.progress_label.as_deref(),
+    };
+    let checked = checks::run_reusing(&inputs.repo, commit, specs, &env, &plan)?;
+    report.checks = checked.runs;
+    report.check_entries = checked.entries;
+    report.sandbox = checked.sandbox.map(str::to_string);
+    report.add_gate(Gate::Checks, checked.findings);
+    if let (Some(merge_base), Some(changes)) = (around.merge_base, around.changes) {
+        let ctx = integrity::Ctx {
+            repo: &inputs.repo,
+            config: &inputs.config,
+            commit,
+            merge_base,
+            changes,
+            env: &env,
+            key: &key,
+            rerun: inputs.rerun,
+            shield: &shield,
+        };
+        integrity::run(&ctx, report)?;
+    }
+    Ok(())
+}
+
+/// The reuse key of the commit's checks (SPEC §19): the tree, the configuration, the base commit
+/// (that of the record a teardown is admitted on, when it is), and the `CLOSEGATE_*` values.
+fn reuse_key(inputs: &Inputs, env: &checks::CheckEnv, commit: Oid, report: &Report) -> reuse::Key {
+    let (slug, branch) = env.key_values(&inputs.repo);
+    reuse::Key {
+        tree: inputs.repo.tree_of(commit).unwrap_or(commit).to_string(),
+        config: report.config.clone(),
+        base_commit: inputs
+            .admitted_base
+            .clone()
+            .or_else(|| report.base_commit.clone()),
+        slug,
+        branch,
+        commit: commit.to_string(),
+    }
 }
 
 /// SPEC §20: the checks are not run; a valid attestation by an allowed signer for this commit,

@@ -270,19 +270,7 @@ integrity"
         let Some(first) = mine.first() else {
             continue;
         };
-        let outcomes: Vec<String> = mine
-            .iter()
-            .map(|r| {
-                let c = &r.run;
-                let ended = match (c.timed_out, c.exit_code) {
-                    (true, _) => "timed out".to_string(),
-                    (false, Some(code)) => format!("exit {code}"),
-                    (false, None) => "killed".to_string(),
-                };
-                let reused = if c.reused.is_some() { ", reused" } else { "" };
-                format!("{} {ended}{reused}", escape(&c.name))
-            })
-            .collect();
+        let outcomes: Vec<String> = mine.iter().map(|r| outcome(&r.run)).collect();
         let what = match on {
             "overlay" => "the commit's code with the base's own tests",
             "reverse-overlay" => "the base's code with the branch's tests",
@@ -308,6 +296,17 @@ integrity"
         )?;
     }
     Ok(())
+}
+
+/// One integrity run's check as the integrity line shows it: its name and how it ended.
+fn outcome(c: &crate::report::CheckRun) -> String {
+    let ended = match (c.timed_out, c.exit_code) {
+        (true, _) => "timed out".to_string(),
+        (false, Some(code)) => format!("exit {code}"),
+        (false, None) => "killed".to_string(),
+    };
+    let reused = if c.reused.is_some() { ", reused" } else { "" };
+    format!("{} {ended}{reused}", escape(&c.name))
 }
 
 /// How the checks were confined, when they were configured (SPEC §4.6).
