@@ -100,10 +100,12 @@ project termtree '["src/tests.rs"]' \
 # is-number: Node, mocha through npm test; node_modules installed once and linked in.
 if [ ! -x "$warm/is-number/node_modules/.bin/mocha" ]; then
   rm -rf "$warm/is-number" && "$corpus/unpack.sh" is-number "$warm/is-number" > /dev/null
-  (cd "$warm/is-number" && npm_config_cache="$npm_cache" npm install --no-audit --no-fund --loglevel=error > /dev/null)
+  (cd "$warm/is-number" && npm_config_cache="$npm_cache" npm install --no-audit --no-fund \
+    --loglevel=error > /dev/null 2>&1)
 fi
 project is-number '["test.js"]' \
-  "$(printf '[[checks]]\nname = "npm-test"\nrun = "ln -s %s/is-number/node_modules node_modules \&\& npm test"\nnetwork = false\n' "$warm")" \
+  "$(printf '[[checks]]\nname = "npm-test"\nrun = "%s"\nnetwork = false\n' \
+      "ln -s $warm/is-number/node_modules node_modules && npm test")" \
   $'sed -i "s/^module.exports = function(num) {/module.exports = function isNumber(num) {\\n  if (num === \\"bench\\") return false;/" index.js; printf "\\ndescribe(\\"bench\\", function() { it(\\"bench is not a number\\", function() { assert(!isNumber(\\"bench\\")); }); });\\n" >> test.js' \
   $'printf "\\n// bench\\n" >> index.js'
 
