@@ -18,14 +18,16 @@ pub const DEFAULT_TIMEOUT_S: u64 = 600;
 /// The status document's default name.
 pub const DEFAULT_STATUS_FILE: &str = "_EXEC_STATUS.md";
 
-/// Every top-level key, as error messages list them (the README's configuration reference
-/// names each; a test keeps the two in step).
+/// Every top-level key, as error messages list them (the manual's configuration reference,
+/// docs/configuration.md, names each; a test keeps the two in step).
 pub const TOP_KEYS: &str = "base, status_file, agent_branches, protected, checks, require_contract, sandbox, jobs, \
      allowed_signers, require_signed_approvals, server_checks";
 /// The most checks `jobs` may run at once.
 pub const MAX_JOBS: u64 = 64;
 /// Every key of a `[[checks]]` table (kept in step with the README like [`TOP_KEYS`]).
-pub const CHECK_KEYS: &str = "name, run, timeout_s, writable, network, keep";
+pub const CHECK_KEYS: &str = "name, run, timeout_s, writable, network, keep, env, reuse";
+/// Every key of a `[sandbox]` table (kept in step with the README like [`TOP_KEYS`]).
+pub const SANDBOX_KEYS: &str = "mode, hide";
 /// The values of `[protected.policy]`: which changes on a surface need review.
 const POLICY_VALUES: &str = "\"all\", \"modify\", \"integrity\"";
 
@@ -117,6 +119,11 @@ pub struct CheckSpec {
     /// Paths inside the checkout kept between runs (`keep`, SPEC §19), without a trailing `/`:
     /// when not empty the check runs in a warm workspace.
     pub keep: Vec<String>,
+    /// Names of closegate's environment variables handed to the check beyond the allow-list
+    /// (`env`, SPEC §4.6).
+    pub env: Vec<String>,
+    /// `reuse = "commit"` (SPEC §19): the commit id joins the check's reuse key.
+    pub reuse_commit: bool,
 }
 
 impl CheckSpec {
@@ -129,6 +136,8 @@ impl CheckSpec {
             writable: Vec::new(),
             network: true,
             keep: Vec::new(),
+            env: Vec::new(),
+            reuse_commit: false,
         }
     }
 }
@@ -238,6 +247,9 @@ pub struct Config {
     pub surfaces: Vec<Surface>,
     pub checks: Vec<CheckSpec>,
     pub sandbox: SandboxMode,
+    /// `[sandbox] hide`: paths (absolute or `~/…`) no check may read, beside the built-in
+    /// secret paths (SPEC §4.6).
+    pub sandbox_hide: Vec<String>,
     /// Every returned state needs a task contract (SPEC §12 `contract-missing`).
     pub require_contract: bool,
     /// How many independent checks run at once (SPEC §19 `jobs`, default 1).
@@ -272,6 +284,7 @@ impl Default for Config {
             surfaces: default_surfaces(),
             checks: Vec::new(),
             sandbox: SandboxMode::Auto,
+            sandbox_hide: Vec::new(),
             require_contract: false,
             jobs: 1,
             allowed_signers: DEFAULT_ALLOWED_SIGNERS.to_string(),
@@ -370,7 +383,8 @@ impl Config {
                 "agent_branches" => config.set_agent_branches(&value)?,
                 "protected" => config.set_protected(&value)?,
                 "checks" => config.checks = checks(&value)?,
-                "sandbox" => config.sandbox = sandbox_mode(&value)?,
+                "sandbox" if value.is_table() => config.set_sandbox(&value)?,
+                "sandbox" => config.sandbox = sandbox_mode(&value, "sandbox")?,
                 "require_contract" => {
                     config.require_contract = value
                         .as_bool()
@@ -390,6 +404,20 @@ impl Config {
             }
         }
         Ok(config)
+    }
+
+    /// `[sandbox]`: `mode` (what `sandbox = "…"` says) and `hide`, the paths no check may read.
+    fn set_sandbox(&mut self, value: &Value) -> Result<()> {
+        let table = value.as_table().expect("checked by the caller");
+        for (key, value) in table {
+            let path = format!("sandbox.{key}");
+            match key.as_str() {
+                "mode" => self.sandbox = sandbox_mode(value, &path)?,
+                "hide" => self.sandbox_hide = writable_paths(value, &path)?,
+                _ => bail!("unknown key `{path}` (expected one of {SANDBOX_KEYS})"),
+            }
+        }
+        Ok(())
     }
 
     fn set_agent_branches(&mut self, value: &Value) -> Result<()> {
@@ -571,6 +599,8 @@ fn check(value: &Value, at: &str) -> Result<CheckSpec> {
         .ok_or_else(|| wrong_type(at, "a table", value))?;
     let (mut name, mut run, mut timeout_s) = (None, None, DEFAULT_TIMEOUT_S);
     let (mut writable, mut network, mut keep) = (Vec::new(), true, Vec::new());
+    let mut env = Vec::new();
+    let mut reuse_commit = false;
     for (key, value) in table {
         let path = format!("{at}.{key}");
         match key.as_str() {
@@ -579,6 +609,8 @@ fn check(value: &Value, at: &str) -> Result<CheckSpec> {
             "timeout_s" => timeout_s = timeout(value, &path)?,
             "writable" => writable = writable_paths(value, &path)?,
             "keep" => keep = keep_paths(value, &path)?,
+            "env" => env = env_names(value, &path)?,
+            "reuse" => reuse_commit = reuse_mode(value, &path)?,
             "network" => {
                 network = value
                     .as_bool()
@@ -596,7 +628,30 @@ fn check(value: &Value, at: &str) -> Result<CheckSpec> {
         writable,
         network,
         keep,
+        env,
+        reuse_commit,
     })
+}
+
+/// `checks[i].env`: names of environment variables (no `=`, no NUL, not empty).
+fn env_names(value: &Value, key: &str) -> Result<Vec<String>> {
+    let names = toml_read::strings(value, key).map_err(anyhow::Error::msg)?;
+    for name in &names {
+        if name.is_empty() || name.contains(['=', '\0']) {
+            bail!("`{key}`: `{name}` is not an environment variable name");
+        }
+    }
+    Ok(names)
+}
+
+/// `checks[i].reuse`: `"tree"` (the default: the result is keyed by the commit's tree) or
+/// `"commit"` (the commit id joins the key, for a check that reads history); whether `commit`.
+fn reuse_mode(value: &Value, key: &str) -> Result<bool> {
+    match value.as_str() {
+        Some("commit") => Ok(true),
+        Some("tree") => Ok(false),
+        _ => Err(wrong_type(key, "\"commit\" or \"tree\"", value)),
+    }
 }
 
 /// `checks[i].keep`: relative paths inside the checkout, without `.`, `..` or `.git` parts;
@@ -645,16 +700,16 @@ fn jobs(value: &Value) -> Result<usize> {
     }
 }
 
-/// `sandbox`: one of `auto`, `required`, `off`.
-fn sandbox_mode(value: &Value) -> Result<SandboxMode> {
+/// `sandbox` (or `sandbox.mode`, named `key`): one of `auto`, `required`, `off`.
+fn sandbox_mode(value: &Value, key: &str) -> Result<SandboxMode> {
     let word = value
         .as_str()
-        .ok_or_else(|| wrong_type("sandbox", "a string", value))?;
+        .ok_or_else(|| wrong_type(key, "a string or a [sandbox] table", value))?;
     match word {
         "auto" => Ok(SandboxMode::Auto),
         "required" => Ok(SandboxMode::Required),
         "off" => Ok(SandboxMode::Off),
-        other => bail!("`sandbox` must be \"auto\", \"required\" or \"off\", found `{other}`"),
+        other => bail!("`{key}` must be \"auto\", \"required\" or \"off\", found `{other}`"),
     }
 }
 

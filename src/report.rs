@@ -85,6 +85,16 @@ pub struct CheckEntry {
     pub config: Option<String>,
     /// `CLOSEGATE_BASE`'s commit; null when the base did not resolve.
     pub base_commit: Option<String>,
+    /// The `CLOSEGATE_SLUG` value the check was given (SPEC §19); absent in older records,
+    /// which then match no key.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub slug: Option<String>,
+    /// The `CLOSEGATE_BRANCH` value the check was given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub branch: Option<String>,
+    /// The commit id, in the key only for a check with `reuse = "commit"`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub commit: Option<String>,
     pub sandbox: String,
     pub exit_code: Option<i32>,
     pub timed_out: bool,

@@ -43,6 +43,8 @@ pub struct Ctx<'a> {
     /// The commit's reuse key; an overlay's differs only in its tree.
     pub key: &'a Key,
     pub rerun: bool,
+    /// What the commit's checks hid from the agent's code; the overlays hide the same.
+    pub shield: &'a crate::sandbox::Shield,
 }
 
 /// Run the overlays and the base's own tree as SPEC §23 says, fill `report.integrity`, mark
@@ -124,6 +126,7 @@ struct Shared<'a> {
     config: &'a Config,
     key: &'a Key,
     rerun: bool,
+    shield: &'a crate::sandbox::Shield,
 }
 
 impl Ctx<'_> {
@@ -132,6 +135,7 @@ impl Ctx<'_> {
             config: self.config,
             key: self.key,
             rerun: self.rerun,
+            shield: self.shield,
         }
     }
 }
@@ -205,8 +209,15 @@ fn run_on(
         .iter()
         .map(|&i| shared.config.checks[i].clone())
         .collect();
+    // Keyed on the values this run is given (SPEC §19): an overlay stands for the claimed
+    // commit, the base's own tree for the merge base with an empty slug, so one run per base
+    // commit serves every agent and no run under one slug is reused under another.
+    let (slug, branch) = env.key_values(repo);
     let key = Key {
         tree: target.tree.to_string(),
+        slug,
+        branch,
+        commit: env.commit.clone(),
         ..shared.key.clone()
     };
     let recorded = Recorded::load(&repo.common_dir(), &key, shared.rerun)?;
@@ -215,6 +226,9 @@ fn run_on(
         jobs: shared.config.jobs,
         key: &key,
         recorded: &recorded,
+        shield: shared.shield,
+        fail_fast: false,
+        label: None,
     };
     let checked = checks::run_reusing(repo, target.checkout, &specs, env, &plan)?;
     if checked.runs.len() != specs.len() {

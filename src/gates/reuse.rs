@@ -1,6 +1,7 @@
 //! Reuse of recorded check results (SPEC §19): a check's result is keyed by (the commit's tree
 //! id, the check's name, `run` and `timeout_s`, the configuration's blob id, `CLOSEGATE_BASE`'s
-//! commit), plus the sandbox word the check ran under (a result obtained unconfined is not
+//! commit, the `CLOSEGATE_SLUG` and `CLOSEGATE_BRANCH` values the check is given, and with
+//! `reuse = "commit"` the commit id), plus the sandbox word the check ran under (a result obtained unconfined is not
 //! reused by a confined run, nor the other way round). Each `check` record stores its checks
 //! with that key; a later run with the same key takes the recorded result instead of running
 //! the check again, a failed or timed-out one like a passing one.
@@ -28,6 +29,13 @@ pub struct Key {
     pub config: Option<String>,
     /// `CLOSEGATE_BASE`'s commit (null when the base did not resolve).
     pub base_commit: Option<String>,
+    /// The `CLOSEGATE_SLUG` value the checks are given: a check may read it, so a result under
+    /// one slug says nothing about another.
+    pub slug: String,
+    /// The `CLOSEGATE_BRANCH` value the checks are given.
+    pub branch: String,
+    /// The commit id (`CLOSEGATE_COMMIT`): in the key of a check with `reuse = "commit"`.
+    pub commit: String,
 }
 
 /// The trusted `check` records whose line mentions the tree, newest first.
@@ -76,6 +84,9 @@ fn matches(e: &CheckEntry, key: &Key, spec: &CheckSpec, sandbox: &str) -> bool {
         && e.tree == key.tree
         && e.config == key.config
         && e.base_commit == key.base_commit
+        && e.slug.as_deref() == Some(key.slug.as_str())
+        && e.branch.as_deref() == Some(key.branch.as_str())
+        && (!spec.reuse_commit || e.commit.as_deref() == Some(key.commit.as_str()))
         && e.sandbox == sandbox
 }
 
@@ -135,6 +146,9 @@ pub fn entry(
         tree: key.tree.clone(),
         config: key.config.clone(),
         base_commit: key.base_commit.clone(),
+        slug: Some(key.slug.clone()),
+        branch: Some(key.branch.clone()),
+        commit: spec.reuse_commit.then(|| key.commit.clone()),
         sandbox: sandbox.to_string(),
         exit_code: run.exit_code,
         timed_out: run.timed_out,

@@ -20,9 +20,24 @@ pub struct Workspace {
     _lock: File,
 }
 
-/// `<git common dir>/closegate/work`.
+/// `<git common dir>/closegate/work`; for a bare repository (a server, SPEC §19, §20) a
+/// directory beside it, `<repository>.closegate-work`, outside the repository directory: nothing
+/// a check leaves in its workspace lies among the repository's hooks, config or refs.
 pub fn base(common_dir: &Path) -> PathBuf {
+    if is_bare(common_dir) {
+        let repo = crate::repo::canonical(common_dir);
+        let mut name = repo.file_name().unwrap_or_default().to_os_string();
+        name.push(".closegate-work");
+        return repo.with_file_name(name);
+    }
     crate::record::dir(common_dir).join("work")
+}
+
+/// Whether the repository whose common dir is `common_dir` is bare (`core.bare`).
+fn is_bare(common_dir: &Path) -> bool {
+    git2::Config::open(&common_dir.join("config"))
+        .and_then(|c| c.get_bool("core.bare"))
+        .unwrap_or(false)
 }
 
 /// The directory name of a check's workspace: the name itself when it is a plain file name

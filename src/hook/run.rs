@@ -206,6 +206,9 @@ pub(super) struct Decision {
     pub(super) base: Option<String>,
     /// Why it was refused beyond "no passing record" (the unreadable or broken configuration).
     pub(super) reason: Option<String>,
+    /// A merge by content (SPEC §9: a squash, a cherry-pick, a copy): `commit` is the branch's
+    /// tip, which the base does not reach.
+    pub(super) squash: bool,
 }
 
 /// What the hook decides with: the trusted configuration, or the fallback when it cannot be read.
@@ -291,6 +294,18 @@ impl Setting {
         }
     }
 
+    /// What a passing record must have been made under to count (SPEC §9): the configuration
+    /// blob at the base tip before the transaction, and the tip contracts are read from.
+    pub(super) fn binding(&self) -> crate::covered::Binding {
+        crate::covered::Binding {
+            config: self
+                .trusted()
+                .filter(|t| t.tip.is_some())
+                .map(|t| t.config_blob.clone()),
+            tip: self.trusted().and_then(|t| t.tip.clone()),
+        }
+    }
+
     /// The blob id of the trusted configuration, which parsed: the same bytes at a pushed tip
     /// need no second parse.
     pub(super) fn parsed_blob(&self) -> Option<&str> {
@@ -342,7 +357,7 @@ struct Judge<'a> {
     setting: &'a Setting,
     heads: &'a [&'a Update],
     base_tips: Vec<Oid>,
-    passed: std::cell::OnceCell<std::collections::HashSet<String>>,
+    passed: std::cell::OnceCell<Vec<ledger::Pass>>,
 }
 
 impl<'a> Judge<'a> {
@@ -400,19 +415,22 @@ impl<'a> Judge<'a> {
         Ok(false)
     }
 
-    /// Is `id` covered by a passing record (SPEC §9)?
-    fn covered(&self, id: Oid) -> Result<bool> {
+    /// Is `id` covered by a passing record made under the base tip's configuration and
+    /// contract (SPEC §9)? With `merge`, a `closed-without-merge` teardown does not count.
+    fn covered(&self, id: Oid, merge: bool) -> Result<bool> {
         if self.passed.get().is_none() {
             let common = self.repo.common_dir();
-            let _ = self.passed.set(ledger::passing_commits(&common)?);
+            let _ = self.passed.set(ledger::passes(&common)?);
         }
-        let set = self.passed.get().expect("just set");
+        let passes = self.passed.get().expect("just set");
         let status_file = &self.setting.config().status_file;
-        Ok(crate::covered::is_covered_by(
+        Ok(crate::covered::is_covered_under(
             self.repo,
-            set,
+            passes,
+            &self.setting.binding(),
             id,
             status_file,
+            merge,
         ))
     }
 
@@ -424,6 +442,7 @@ impl<'a> Judge<'a> {
             accepted,
             base: self.setting.base.clone(),
             reason: None,
+            squash: false,
         }
     }
 
@@ -446,9 +465,12 @@ impl<'a> Judge<'a> {
             }
             let mut merged = false;
             for b in &self.base_tips {
-                merged = merged || self.repo.reaches(*b, tip)? || holds_changes(self.repo, *b, tip);
+                let status_file = &self.setting.config().status_file;
+                merged = merged
+                    || self.repo.reaches(*b, tip)?
+                    || holds_changes(self.repo, *b, tip, status_file);
             }
-            let accepted = merged || self.covered(tip)?;
+            let accepted = merged || self.covered(tip, false)?;
             decisions.push(self.decision(Action::Delete, short, tip, accepted));
         }
         Ok(decisions)
@@ -470,12 +492,16 @@ impl<'a> Judge<'a> {
                 refused.reason = Some(error);
                 decisions.push(refused);
             }
-            for (branch, newest) in newly_merged(self.repo, self.setting, self.heads, u, new_base)?
-            {
-                let mut d = self.decision(Action::Merge, &branch, newest, false);
+            let merged = newly_merged(self.repo, self.setting, self.heads, u, new_base)?;
+            let squashed =
+                squash_merged(self.repo, self.setting, self.heads, u, new_base, &merged)?;
+            let all = merged.iter().map(|m| (m, false));
+            for ((branch, newest), squash) in all.chain(squashed.iter().map(|m| (m, true))) {
+                let mut d = self.decision(Action::Merge, branch, *newest, false);
+                d.squash = squash;
                 match self.setting.broken() {
                     Some(broken) => d.reason = Some(broken.clone()),
-                    None => d.accepted = self.covered(newest)?,
+                    None => d.accepted = self.covered(*newest, true)?,
                 }
                 decisions.push(d);
             }
@@ -591,6 +617,71 @@ pub(super) fn newly_merged(
     Ok(newly)
 }
 
+/// For each agent branch that the base did not hold before `update` and holds by content after it
+/// (SPEC §9, §7's blob rule: a squash merge, a cherry-pick of its commits, a hand-copied change),
+/// its tip; branches `already` judged as merged by commits are left out. A branch whose tip the
+/// new base reaches is a merge by commits (`newly_merged`). Each tip's change set (against its
+/// merge base with the new base) is computed once and asked of the old and the new base.
+pub(super) fn squash_merged(
+    repo: &Repo,
+    setting: &Setting,
+    heads: &[&Update],
+    update: &Update,
+    new_base: Oid,
+    already: &[(String, Oid)],
+) -> Result<Vec<(String, Oid)>> {
+    let config = setting.config();
+    let status_file = &config.status_file;
+    let old_base = update.old_value(repo)?;
+    let before: Vec<Oid> = match old_base {
+        Some(old) => vec![old],
+        None => setting
+            .bases
+            .iter()
+            .filter_map(|b| repo.branch_tip(b))
+            .chain(setting.tip)
+            .collect(),
+    };
+    let mut tips = repo.branches_matching(|short| is_agent(config, short))?;
+    for u in heads {
+        if u.is_agent(config)
+            && let Some(id) = value(&u.new, &u.refname)?
+        {
+            tips.push((u.refname["refs/heads/".len()..].to_string(), id));
+        }
+    }
+    tips.sort();
+    tips.dedup();
+    let mut squashed = Vec::new();
+    for (branch, tip) in tips {
+        if already.iter().any(|(b, _)| *b == branch) || repo.reaches(new_base, tip)? {
+            continue;
+        }
+        let Some(merge_base) = repo.merge_base(new_base, tip) else {
+            continue;
+        };
+        let changes = repo.change_set(merge_base, tip)?;
+        if !repo.holds_changes(new_base, &changes, status_file)? {
+            continue;
+        }
+        let mut held_before = false;
+        for old in &before {
+            held_before = held_before || repo.reaches(*old, tip)? || {
+                let same_base = repo.merge_base(*old, tip) == Some(merge_base);
+                if same_base {
+                    repo.holds_changes(*old, &changes, status_file)?
+                } else {
+                    repo.merged_into(*old, tip, status_file)?.is_merged()
+                }
+            };
+        }
+        if !held_before {
+            squashed.push((branch, tip));
+        }
+    }
+    Ok(squashed)
+}
+
 /// The local branches the hook guards as the base for a configured or discovered base name: the
 /// branch itself, or the branch part of a remote-tracking base (`origin/main` → `main`). A name
 /// that is no branch yet is guarded as the local branch it names once created (`trunk`; for
@@ -699,6 +790,14 @@ fn refusal(repo: &Repo, d: &Decision, status_file: &str) -> String {
              and its tip has no passing record\n\
              closegate hook: next: run `{check}` until it is VERIFIED, or have a human run `{approve}`"
         ),
+        Action::Merge if d.squash => format!(
+            "refusing to move `{base}`: it would hold the changes of agent branch `{branch}` \
+             (a squash merge, a cherry-pick or a copy of its work), whose tip {short} has no \
+             passing record — a squash is a merge too\n\
+             closegate hook: next: run `{check}` until it is VERIFIED (or have a human run \
+             `{approve}`), or retire the branch with a `closed-without-merge` teardown; then \
+             commit again"
+        ),
         _ => format!(
             "refusing to move `{base}` onto agent branch `{branch}` at {short}: the newest agent \
              commit it brings in ({short}) has no passing record\n\
@@ -743,11 +842,12 @@ fn shell_word(text: &str) -> String {
     crate::render::escape(&crate::render::shell_word(text))
 }
 
-/// Whether `base` already holds `tip`'s changes (a squash or rebase merge); an error reads as
-/// "not merged", so the hook then needs a passing record (fails closed).
-pub(super) fn holds_changes(repo: &Repo, base: Oid, tip: Oid) -> bool {
-    repo.merged_into(base, tip)
+/// Whether `tip`'s work is merged into `base` (SPEC §7: reachable, or the blob rule); an error
+/// reads as "not merged", so the hook then needs a passing record (fails closed).
+pub(super) fn holds_changes(repo: &Repo, base: Oid, tip: Oid, status_file: &str) -> bool {
+    repo.merged_into(base, tip, status_file)
         .is_ok_and(|merged| merged.is_merged())
+        || crate::land::landed::landed(repo, base, tip)
 }
 
 #[cfg(test)]

@@ -187,7 +187,9 @@ fn agent_updates(push: &Push, heads: &[&Update], out: &mut Outcome) -> Result<()
         } else {
             let mut merged = false;
             for b in &base_tips {
-                merged = merged || repo.reaches(*b, tip)? || run::holds_changes(repo, *b, tip);
+                merged = merged
+                    || repo.reaches(*b, tip)?
+                    || run::holds_changes(repo, *b, tip, &config.status_file);
             }
             if merged {
                 decision.accepted = true;
@@ -239,18 +241,37 @@ fn base_updates(push: &Push, heads: &[&Update], out: &mut Outcome) -> Result<()>
             out.decisions.push(d);
         }
         let merged = run::newly_merged(repo, setting, heads, u, new_base)?;
-        for (branch, newest) in merged {
+        let squashed = run::squash_merged(repo, setting, heads, u, new_base, &merged)?;
+        let all = merged.into_iter().map(|m| (m, false));
+        for ((branch, newest), squash) in all.chain(squashed.into_iter().map(|m| (m, true))) {
             let mut d = decision(setting, Action::Merge, &branch, newest);
+            d.squash = squash;
             match setting.broken() {
                 Some(broken) => d.reason = Some(broken.clone()),
                 None => {
-                    judge_into(push, newest, &mut d, out);
+                    let judged = with_status_commit(repo, setting, &branch, newest);
+                    judge_into(push, judged, &mut d, out);
                 }
             }
             out.decisions.push(d);
         }
     }
     Ok(())
+}
+
+/// SPEC §22: `land` leaves an agent branch's trailing status-only commit out of the base, so the
+/// newest agent commit merged is the one that status commit names. The gate then reads the
+/// status document where the agent committed it: the branch's tip, when the tip is that
+/// status-only child (the close line names `newest`, as for a plain merge of the whole branch).
+fn with_status_commit(repo: &Repo, setting: &Setting, branch: &str, newest: Oid) -> Oid {
+    let Some(tip) = repo.branch_tip(branch) else {
+        return newest;
+    };
+    let status_file = &setting.config().status_file;
+    match crate::covered::stands_for(repo, tip, status_file) {
+        Some(parent) if parent == newest => tip,
+        _ => newest,
+    }
 }
 
 /// Decide `d` by the gate's verdict on `commit`, keeping the report for the answer.
@@ -269,6 +290,7 @@ fn decision(setting: &Setting, action: Action, branch: &str, commit: Oid) -> Dec
         accepted: false,
         base: setting.base.clone(),
         reason: None,
+        squash: false,
     }
 }
 

@@ -17,6 +17,7 @@ impl Repo {
     /// Check `commit` out into `dir`, which must lie outside every worktree.
     pub fn checkout_pristine(&self, commit: Oid, dir: &Path) -> Result<()> {
         self.ensure_outside_worktrees(dir)?;
+        self.check_tree_names(commit)?;
         let fail = || format!("checking out commit {commit} into {}", dir.display());
         let mut init = RepositoryInitOptions::new();
         init.external_template(false).no_reinit(true);

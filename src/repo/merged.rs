@@ -1,23 +1,19 @@
 //! "Merged into the base" (SPEC §7, §9): the tip is reachable from the base, or the base already
-//! holds the same changes (a squash or rebase merge).
+//! holds the same changes — every path the branch changed since the merge base holds, at the
+//! base tip, the very blob and mode the branch's tip holds there (a path the branch deleted is
+//! absent there), the status document's path aside. That is what a squash or rebase merge
+//! leaves, and what a cherry-pick of every commit or a hand-copied change leaves.
 //!
-//! The second test merges, in memory, the branch's changes (merge base → tip) onto the base and
-//! compares the result with the base's tree. Nothing is written to any worktree or ref; libgit2
-//! may store an automerged blob in the object database (unreferenced, gone at the next gc).
+//! Patch ids are never used: they ignore whitespace and hash every binary change alike, so two
+//! different changes of one binary file, or of one file's indentation, would read as merged.
+//! A squash merge the base changed again later is therefore not "merged": the branch's own
+//! bytes are no longer all on the base, and deleting it needs a passing record.
 //!
-//! The third test catches what the second cannot: a squash or rebase merge that the base later
-//! changed in the same files (the branch's changes no longer apply cleanly, yet they are in). It
-//! compares patch ids (`git patch-id --stable`, libgit2's `git_diff_patchid`): the branch's whole
-//! change (merge base → tip) against each commit the base gained since the merge base (a squash
-//! merge), and each of the branch's own commits against them (a rebase merge, as `git cherry`
-//! does). Only base commits that change exactly the same set of paths have their patch id
-//! computed, and at most [`PATCH_ID_WALK`] base commits are looked at: past that the branch is
-//! reported unmerged, the safe answer for a branch about to be deleted.
-
-use std::collections::{BTreeSet, HashMap, HashSet};
+//! [`Repo::merged_into`] is the single predicate; a further way to be merged (a `land` record)
+//! is one more arm there.
 
 use anyhow::{Context, Result};
-use git2::{Diff, DiffOptions, Index, MergeOptions, Oid, Sort};
+use git2::{Delta, DiffOptions, Oid, Tree};
 
 use super::Repo;
 
@@ -26,12 +22,9 @@ use super::Repo;
 pub enum Merged {
     /// The tip is the base or reachable from it.
     Reachable,
-    /// The base holds the same changes under other commits (squash or rebase merge).
+    /// The base holds the branch's changes byte for byte under other commits (a squash, rebase
+    /// or cherry-pick merge, or the same change made by hand).
     SameChanges,
-    /// The base holds a commit with the same patch id as the branch's whole change (a squash
-    /// merge), or one for each of the branch's commits (a rebase merge), and changed those files
-    /// again since.
-    SamePatch,
     /// The base lacks some of the branch's changes.
     No,
 }
@@ -42,168 +35,94 @@ impl Merged {
     }
 }
 
+/// What the branch left at one path it changed: the blob id and mode, or `None` when deleted.
+pub type Change = (Vec<u8>, Option<(Oid, u32)>);
+
 impl Repo {
-    /// Whether the work of `tip` is integrated into `base`.
-    pub fn merged_into(&self, base: Oid, tip: Oid) -> Result<Merged> {
+    /// Whether the work of `tip` is integrated into `base`, `status_file` (the status document's
+    /// repository-relative path) aside.
+    pub fn merged_into(&self, base: Oid, tip: Oid, status_file: &str) -> Result<Merged> {
         if self.is_ancestor(tip, base) {
             return Ok(Merged::Reachable);
         }
         let Some(merge_base) = self.merge_base(base, tip) else {
             return Ok(Merged::No);
         };
-        let tree = |id: Oid| -> Result<git2::Tree<'_>> {
-            let commit = self.git.find_commit(id).context("reading a commit")?;
-            commit.tree().context("reading a commit's tree")
-        };
-        let (ancestor, ours, theirs) = (tree(merge_base)?, tree(base)?, tree(tip)?);
-        let mut opts = MergeOptions::new();
-        opts.find_renames(true);
-        let merged = self
-            .git
-            .merge_trees(&ancestor, &ours, &theirs, Some(&opts))
-            .context("merging the branch's changes onto the base in memory")?;
-        if !merged.has_conflicts() {
-            let mut base_index = Index::new().context("creating an in-memory index")?;
-            base_index
-                .read_tree(&ours)
-                .context("reading the base's tree")?;
-            if same_entries(&merged, &base_index) {
-                return Ok(Merged::SameChanges);
-            }
-        }
-        Ok(if self.same_patch(merge_base, base, tip)? {
-            Merged::SamePatch
+        let changes = self.change_set(merge_base, tip)?;
+        Ok(if self.holds_changes(base, &changes, status_file)? {
+            Merged::SameChanges
         } else {
             Merged::No
         })
     }
 
-    /// Whether a commit the base gained since `merge_base` carries the branch's whole change, or
-    /// commits there carry each of the branch's own commits, by patch id.
-    fn same_patch(&self, merge_base: Oid, base: Oid, tip: Oid) -> Result<bool> {
-        let whole = self.patch(Some(merge_base), tip)?;
-        if whole.paths.is_empty() {
-            return Ok(false);
-        }
-        let (Some(branch), Some(gained)) = (
-            self.commits_since(merge_base, tip, PATCH_ID_WALK)?,
-            self.commits_since(merge_base, base, PATCH_ID_WALK)?,
-        ) else {
-            return Ok(false);
-        };
-        let mut own = Vec::new();
-        for &commit in &branch {
-            match self.parents(commit)[..] {
-                [parent] => own.push(self.patch(Some(parent), commit)?),
-                // A merge on the branch has no patch of its own: only the squash test applies.
-                _ => {
-                    own.clear();
-                    break;
-                }
-            }
-        }
-        own.retain(|p| !p.paths.is_empty());
-        let mut wanted: HashMap<BTreeSet<String>, Vec<&Patch>> = HashMap::new();
-        for patch in std::iter::once(&whole).chain(&own) {
-            wanted.entry(patch.paths.clone()).or_default().push(patch);
-        }
-        let mut found: HashSet<Oid> = HashSet::new();
-        for commit in gained {
-            let [parent] = self.parents(commit)[..] else {
-                continue;
-            };
-            let diff = self.tree_diff(Some(parent), commit)?;
-            let Some(candidates) = wanted.get(&diff_paths(&diff)) else {
-                continue;
-            };
-            let id = diff.patchid(None).context("computing a patch id")?;
-            if candidates.iter().any(|p| p.id == id) {
-                found.insert(id);
-            }
-        }
-        let squashed = found.contains(&whole.id);
-        let rebased = !own.is_empty() && own.iter().all(|p| found.contains(&p.id));
-        Ok(squashed || rebased)
-    }
-
-    /// The commits reachable from `tip` and not from `merge_base` (newest first); `None` past
-    /// `max` of them, so a long walk reads as "not merged".
-    fn commits_since(&self, merge_base: Oid, tip: Oid, max: usize) -> Result<Option<Vec<Oid>>> {
-        let mut walk = self.git.revwalk().context("walking the history")?;
-        walk.set_sorting(Sort::TOPOLOGICAL)?;
-        walk.push(tip)?;
-        walk.hide(merge_base)?;
-        let mut commits = Vec::new();
-        for id in walk {
-            commits.push(id.context("walking the history")?);
-            if commits.len() > max {
-                return Ok(None);
-            }
-        }
-        Ok(Some(commits))
-    }
-
-    fn tree_diff(&self, from: Option<Oid>, to: Oid) -> Result<Diff<'_>> {
-        let tree = |id: Oid| -> Result<git2::Tree<'_>> {
+    /// The paths `from` → `to` changed, each with what `to` holds there (no rename detection: a
+    /// rename is a deletion and an addition). A cache key is the pair of commits.
+    pub fn change_set(&self, from: Oid, to: Oid) -> Result<Vec<Change>> {
+        let tree = |id: Oid| -> Result<Tree<'_>> {
             let commit = self.git.find_commit(id).context("reading a commit")?;
             commit.tree().context("reading a commit's tree")
         };
-        let old = from.map(tree).transpose()?;
+        let (old, new) = (tree(from)?, tree(to)?);
         let mut opts = DiffOptions::new();
-        self.git
-            .diff_tree_to_tree(old.as_ref(), Some(&tree(to)?), Some(&mut opts))
-            .context("diffing two commits")
+        opts.include_typechange(true);
+        let diff = self
+            .git
+            .diff_tree_to_tree(Some(&old), Some(&new), Some(&mut opts))
+            .context("diffing the branch against its merge base")?;
+        let mut changes = Vec::new();
+        for delta in diff.deltas() {
+            let file = delta.new_file();
+            let Some(path) = file.path_bytes().or(delta.old_file().path_bytes()) else {
+                continue;
+            };
+            let now = match delta.status() {
+                Delta::Deleted => None,
+                _ => Some((file.id(), u32::from(file.mode()))),
+            };
+            changes.push((path.to_vec(), now));
+        }
+        Ok(changes)
     }
 
-    /// The patch id and changed paths of `from` → `to`.
-    fn patch(&self, from: Option<Oid>, to: Oid) -> Result<Patch> {
-        let diff = self.tree_diff(from, to)?;
-        let id = diff.patchid(None).context("computing a patch id")?;
-        Ok(Patch {
-            id,
-            paths: diff_paths(&diff),
-        })
-    }
-
-    /// The patch id of commit `id` against its only parent (`git show <id> | git patch-id
-    /// --stable`); `None` for a root or a merge. Public for the tests that hold it to git's.
-    #[doc(hidden)]
-    pub fn patch_id(&self, id: Oid) -> Result<Option<Oid>> {
-        let [parent] = self.parents(id)[..] else {
-            return Ok(None);
-        };
-        Ok(Some(self.patch(Some(parent), id)?.id))
-    }
-}
-
-/// Base commits looked at for a patch-id match (see the module doc).
-pub const PATCH_ID_WALK: usize = 5_000;
-
-/// A change's patch id and the set of paths it touches.
-struct Patch {
-    id: Oid,
-    paths: BTreeSet<String>,
-}
-
-/// Every path a diff touches (both sides), as text.
-fn diff_paths(diff: &Diff<'_>) -> BTreeSet<String> {
-    let mut paths = BTreeSet::new();
-    for delta in diff.deltas() {
-        for file in [delta.old_file(), delta.new_file()] {
-            if let Some(path) = file.path_bytes() {
-                paths.insert(super::path_text(path));
+    /// Whether the tree of `base` holds every change of `changes` exactly (SPEC §7's blob rule).
+    pub fn holds_changes(&self, base: Oid, changes: &[Change], status_file: &str) -> Result<bool> {
+        let commit = self.git.find_commit(base).context("reading the base")?;
+        let tree = commit.tree().context("reading the base's tree")?;
+        for (path, want) in changes {
+            if path.as_slice() == status_file.as_bytes() {
+                continue;
+            }
+            let at = std::str::from_utf8(path)
+                .ok()
+                .and_then(|p| tree.get_path(std::path::Path::new(p)).ok());
+            let at = match at {
+                Some(entry) => Some((entry.id(), entry.filemode() as u32)),
+                // A path that is not UTF-8 is looked up byte by byte.
+                None if std::str::from_utf8(path).is_err() => entry_bytes(&self.git, &tree, path),
+                None => None,
+            };
+            if at != *want {
+                return Ok(false);
             }
         }
+        Ok(true)
     }
-    paths
 }
 
-/// Whether two (conflict-free) indexes hold the same paths with the same ids and modes.
-fn same_entries(one: &Index, two: &Index) -> bool {
-    let key = |e: git2::IndexEntry| (e.path, e.id, e.mode);
-    let mut a: Vec<_> = one.iter().map(key).collect();
-    let mut b: Vec<_> = two.iter().map(key).collect();
-    a.sort();
-    b.sort();
-    a == b
+/// The blob id and mode at `path` (bytes, `/`-separated) in `tree`, one name at a time.
+fn entry_bytes(git: &git2::Repository, tree: &Tree<'_>, path: &[u8]) -> Option<(Oid, u32)> {
+    let mut current = tree.clone();
+    let mut parts = path.split(|b| *b == b'/').peekable();
+    while let Some(name) = parts.next() {
+        let (id, mode) = current
+            .iter()
+            .find(|e| e.name_bytes() == name)
+            .map(|e| (e.id(), e.filemode() as u32))?;
+        if parts.peek().is_none() {
+            return Some((id, mode));
+        }
+        current = git.find_tree(id).ok()?;
+    }
+    None
 }

@@ -5,6 +5,7 @@
 //! `Change`.
 
 mod checkout;
+pub mod compose;
 mod diff;
 #[doc(hidden)]
 pub mod fuzzing;
@@ -14,6 +15,8 @@ pub mod merged;
 pub mod notes;
 mod objects;
 mod overlay;
+#[doc(hidden)]
+pub mod reset_fuzz;
 pub mod safety;
 mod scan;
 mod workspace;

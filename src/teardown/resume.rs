@@ -109,6 +109,51 @@ fn admin_of(aside: &Path) -> Option<PathBuf> {
         .map(|dir| aside.join(dir))
 }
 
+/// Whether the administrative directory `admin` belongs to the worktree being torn down (SPEC §7
+/// step 2): its `gitdir` names the recorded aside or the worktree itself, and no live worktree
+/// uses it. An aside's `.git` file is the agent's to write: it may name another worktree's
+/// administrative directory, which must never be removed.
+fn admin_is_ours(repo: &Repo, admin: &Path, target: &Path, aside: &Path) -> bool {
+    let Ok(text) = std::fs::read_to_string(admin.join("gitdir")) else {
+        return false;
+    };
+    let named = Path::new(text.trim_end_matches(['\n', '\r']));
+    let names = |dir: &Path| same_path(named, &dir.join(".git"));
+    if !(names(target) || names(aside)) {
+        return false;
+    }
+    let admin_c = crate::repo::canonical(admin);
+    !repo.worktrees().iter().any(|w| {
+        w.exists
+            && !w.main
+            && crate::repo::canonical(&w.admin_dir) == admin_c
+            && !same_path(&w.path, target)
+            && !same_path(&w.path, aside)
+    })
+}
+
+/// Two paths naming one place: compared with their deepest existing ancestor resolved (the
+/// worktree itself, and so its `.git`, may be gone).
+fn same_path(a: &Path, b: &Path) -> bool {
+    fn resolve(p: &Path) -> PathBuf {
+        let mut tail = Vec::new();
+        let mut here = p;
+        loop {
+            if let Ok(real) = std::fs::canonicalize(here) {
+                return tail.iter().rev().fold(real, |acc, n| acc.join(n));
+            }
+            match (here.parent(), here.file_name()) {
+                (Some(parent), Some(name)) => {
+                    tail.push(name.to_os_string());
+                    here = parent;
+                }
+                _ => return p.to_path_buf(),
+            }
+        }
+    }
+    a == b || resolve(a) == resolve(b)
+}
+
 /// The common directory of an administrative directory `<common>/worktrees/<name>`, gone or not.
 fn common_of(admin: &Path) -> Option<PathBuf> {
     if let Ok(rel) = std::fs::read_to_string(admin.join("commondir")) {
@@ -127,7 +172,9 @@ fn recorded(target: &Path, aside: &Path) -> Result<Option<(Repo, Record)>> {
         return Ok(None);
     };
     let (want_aside, want_wt) = (aside.display().to_string(), target.display().to_string());
-    let records = record::read(&repo.common_dir())?.records;
+    // Only records a deciding reader may use: authenticated where a record key exists (SPEC §7
+    // step 2), so an unsigned line cannot send a resume at a planted aside.
+    let records = record::read_authentic(&repo.common_dir())?;
     let prior = records.iter().rev().filter_map(Record::read).find(|r| {
         r.removal().is_some()
             && r.step("aside") == Some(want_aside.as_str())
@@ -149,7 +196,7 @@ fn resume(
     let common = repo.common_dir();
     let what = format!("{} (left by the teardown at {})", aside.display(), prior.ts);
     let report = report_from(prior, target);
-    let admin = admin_of(aside).filter(|a| a.is_dir());
+    let admin = admin_of(aside).filter(|a| a.is_dir() && admin_is_ours(repo, a, target, aside));
     let gitlink = aside.join(".git").symlink_metadata().is_ok();
     let only = match (&admin, gitlink) {
         (Some(_), true) => only_gitlink(aside)?,

@@ -149,7 +149,10 @@ pub fn agent_branch(fx: &Fixture, name: &str) -> (Oid, Oid) {
 /// [`agent_branch`] whose work commit also writes `extra`.
 pub fn agent_branch_with(fx: &Fixture, name: &str, extra: &[(&str, Option<&str>)]) -> (Oid, Oid) {
     let branch = format!("agent/{name}");
-    let mut files = vec![("src/lib.rs", Some("pub fn x() {}\n"))];
+    // Each branch's own work (SPEC §9: a base holding another branch's very blobs has merged
+    // that branch by content too).
+    let lib = format!("pub fn {}() {{}}\n", name.replace('-', "_"));
+    let mut files = vec![("src/lib.rs", Some(lib.as_str()))];
     files.extend_from_slice(extra);
     let work = fx.commit(&branch, &files, "add x");
     let doc = status_doc("close-ok", &work.to_string()[..12], "/nonexistent/wt/x")

@@ -786,3 +786,111 @@ fn the_kept_pre_receive_hook_runs_first_on_the_same_updates_and_can_refuse() {
         assert_eq!(got, want, "{dir}");
     }
 }
+
+/// Issue 24, item 1 on a server: the agent commits a kept path as a link to the repository's
+/// hooks, then a file under it named `update`. Two ordinary pushes with `server_checks = "run"`
+/// made the reset write that file through the link and git run it as the server's `update`
+/// hook. Now the reset never follows a link, and the workspaces live beside the bare repository.
+#[test]
+fn a_kept_path_linked_to_the_servers_hooks_never_becomes_a_hook() {
+    let config = "server_checks = \"run\"\n[[checks]]\nname = \"warm\"\nrun = \"true\"\n\
+                  timeout_s = 60\nkeep = [\"cache/\"]\n";
+    let srv = Server::from_scene(Scene::with_config(config), Transport::File);
+    let fx = &srv.s.fx;
+    let marker = fx.tmp.path().join("pwned");
+    // Every plausible depth from the workspace checkout up to the repository's hooks.
+    let hooks = srv.bare.join("hooks");
+    let link = hooks.display().to_string();
+    let first = {
+        let tree = {
+            let mut b = fx.repo.treebuilder(None).unwrap();
+            let blob = fx.repo.blob(link.as_bytes()).unwrap();
+            b.insert("cache", blob, 0o120000).unwrap();
+            b.write().unwrap()
+        };
+        let main = fx
+            .repo
+            .find_reference("refs/heads/main")
+            .unwrap()
+            .peel_to_commit()
+            .unwrap();
+        let mut index = git2::Index::new().unwrap();
+        index.read_tree(&main.tree().unwrap()).unwrap();
+        let sub = fx.repo.find_tree(tree).unwrap();
+        let entry = sub.get_name("cache").unwrap();
+        index
+            .add(&git2::IndexEntry {
+                ctime: git2::IndexTime::new(0, 0),
+                mtime: git2::IndexTime::new(0, 0),
+                dev: 0,
+                ino: 0,
+                mode: 0o120000,
+                uid: 0,
+                gid: 0,
+                file_size: 0,
+                id: entry.id(),
+                flags: 5,
+                flags_extended: 0,
+                path: b"cache".to_vec(),
+            })
+            .unwrap();
+        let tree = fx
+            .repo
+            .find_tree(index.write_tree_to(&fx.repo).unwrap())
+            .unwrap();
+        let sig =
+            git2::Signature::new("A", "a@example.com", &git2::Time::new(1_700_000_000, 0)).unwrap();
+        let id = fx
+            .repo
+            .commit(None, &sig, &sig, "link", &tree, &[&main])
+            .unwrap();
+        fx.repo
+            .reference("refs/heads/agent/h", id, true, "link")
+            .unwrap();
+        id
+    };
+    let status = |work: Oid| {
+        let doc = crate::hook::status_doc("close-ok", &work.to_string()[..12], "/nonexistent/wt/h")
+            .replace("branch agent/x", "branch agent/h");
+        fx.commit(
+            "agent/h",
+            &[("_EXEC_STATUS.md", Some(doc.as_str()))],
+            "status",
+        );
+    };
+    status(first);
+    let (ok, stderr) = srv.push(&["agent/h"]);
+    assert!(ok, "{stderr}");
+    let script = format!("#!/bin/sh\ntouch '{}'\n", marker.display());
+    let second = fx.commit(
+        "agent/h",
+        &[("cache", None), ("cache/update", Some(&script))],
+        "hook",
+    );
+    assert_ne!(first, second);
+    status(second);
+    let (ok, stderr) = srv.push(&["agent/h"]);
+    assert!(ok, "{stderr}");
+    assert!(
+        !hooks.join("update").exists(),
+        "the reset wrote the server's update hook"
+    );
+    // A third push would have run it.
+    let third = fx.commit("agent/h", &[("more.txt", Some("more\n"))], "more");
+    status(third);
+    let (ok, stderr) = srv.push(&["agent/h"]);
+    assert!(ok, "{stderr}");
+    assert!(
+        !marker.exists(),
+        "the agent's script ran as the server's hook"
+    );
+    // The workspaces live outside the repository directory.
+    assert!(!srv.bare.join("closegate/work").exists());
+    let beside = srv.bare.with_file_name("server.git.closegate-work");
+    let log = std::fs::read_to_string(srv.bare.join("closegate/audit.jsonl")).unwrap_or_default();
+    assert!(
+        beside.join("warm/checkout").is_dir(),
+        "{}\n{log}",
+        beside.display()
+    );
+}
