@@ -558,10 +558,8 @@ impl Config {
     pub fn integrity_may_pass(&self, path: &str, added: bool) -> bool {
         let on: Vec<&Surface> = self.surfaces.iter().filter(|s| s.is_match(path)).collect();
         let rewires = added && self.wiring.is_match(path);
-        !on.is_empty()
-            && on.iter().all(|s| s.policy == SurfacePolicy::Integrity)
-            && !self.always_ci.is_match(path)
-            && !rewires
+        let all_integrity = on.iter().all(|s| s.policy == SurfacePolicy::Integrity);
+        !on.is_empty() && all_integrity && !self.always_ci.is_match(path) && !rewires
     }
 
     /// A surface's globs: a list replaces the surface, `{ extend = [globs] }` adds to the surface

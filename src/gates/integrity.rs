@@ -69,15 +69,12 @@ pub fn run(ctx: &Ctx<'_>, report: &mut Report) -> Result<()> {
     let over = Tree::new(ctx, ctx.commit, ctx.merge_base, &paths, "overlay")?;
     // With test paths added or modified, the reverse overlay too; when it is the commit's own
     // tree its runs are the commit's.
-    let reverse = match changed.iter().any(|(_, kind)| *kind != ChangeKind::Deleted) {
-        true => Some(Tree::new(
-            ctx,
-            ctx.merge_base,
-            ctx.commit,
-            &paths,
-            "reverse overlay",
-        )?),
-        false => None,
+    let adds = changed.iter().any(|(_, kind)| *kind != ChangeKind::Deleted);
+    let reverse = if adds {
+        let what = "reverse overlay";
+        Some(Tree::new(ctx, ctx.merge_base, ctx.commit, &paths, what)?)
+    } else {
+        None
     };
     let commit_tree = ctx.repo.tree_of(ctx.commit);
     let reverse_runs = reverse.as_ref().filter(|t| Some(t.tree) != commit_tree);

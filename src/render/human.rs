@@ -10,7 +10,7 @@ use console::Style;
 use super::escape;
 use crate::catalog::Code;
 use crate::finding::{Finding, Gate, Severity, Verdict};
-use crate::report::{CheckRun, Report};
+use crate::report::{CheckRun, IntegrityRun, Report};
 
 const SEVERITIES: [Severity; 4] = [
     Severity::Refusal,
@@ -251,38 +251,25 @@ fn write_integrity(report: &Report, out: &mut dyn Write) -> std::io::Result<()> 
     if runs.is_empty() {
         return Ok(());
     }
-    writeln!(
-        out,
-        "
-integrity"
-    )?;
+    writeln!(out, "\nintegrity")?;
+    let i = &report.integrity;
     let kinds = [
-        ("overlay", "base_tests", report.integrity.base_tests),
-        (
-            "reverse-overlay",
-            "new_tests_on_base",
-            report.integrity.new_tests_on_base,
-        ),
+        ("overlay", "base_tests", i.base_tests),
+        ("reverse-overlay", "new_tests_on_base", i.new_tests_on_base),
         ("base", "red_on_base", None),
     ];
     for (on, field, result) in kinds {
-        let mine: Vec<_> = runs.iter().filter(|r| r.on == on).collect();
+        let mine: Vec<&IntegrityRun> = runs.iter().filter(|r| r.on == on).collect();
         let Some(first) = mine.first() else {
             continue;
         };
-        let outcomes: Vec<String> = mine.iter().map(|r| outcome(&r.run)).collect();
-        let what = match on {
-            "overlay" => "the commit's code with the base's own tests",
-            "reverse-overlay" => "the base's code with the branch's tests",
-            _ => "the merge base's own tree",
-        };
+        let outcomes: Vec<String> = mine.iter().map(|r| integrity_outcome(r)).collect();
         let red = mine
             .iter()
             .any(|r| r.run.exit_code != Some(0) || r.run.timed_out);
-        let result = if on == "base" {
-            Some(if red { "true" } else { "false" })
-        } else {
-            result
+        let result = match on {
+            "base" => Some(if red { "true" } else { "false" }),
+            _ => result,
         };
         let summary = match result {
             Some(word) => format!("{field}: {word}"),
@@ -290,16 +277,27 @@ integrity"
         };
         writeln!(
             out,
-            "  {on:<16} {summary} (tree {}, {what}): {}",
+            "  {on:<16} {summary} (tree {}, {}): {}",
             short(&first.tree),
+            integrity_what(on),
             outcomes.join("; ")
         )?;
     }
     Ok(())
 }
 
-/// One integrity run's check as the integrity line shows it: its name and how it ended.
-fn outcome(c: &crate::report::CheckRun) -> String {
+/// What an integrity run's tree is, in words.
+fn integrity_what(on: &str) -> &'static str {
+    match on {
+        "overlay" => "the commit's code with the base's own tests",
+        "reverse-overlay" => "the base's code with the branch's tests",
+        _ => "the merge base's own tree",
+    }
+}
+
+/// `name exit 1`, `name timed out, reused`.
+fn integrity_outcome(r: &IntegrityRun) -> String {
+    let c = &r.run;
     let ended = match (c.timed_out, c.exit_code) {
         (true, _) => "timed out".to_string(),
         (false, Some(code)) => format!("exit {code}"),
