@@ -17,7 +17,7 @@ use crate::render::escape;
 /// 0 every branch landed, 1 any refused, 2 error)
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// Branches or worktrees to land, in landing order
+    /// Branches or worktrees to land, in landing order (none: the current worktree's branch)
     pub targets: Vec<String>,
     /// Every COMPLETED (or CONFLICT) agent branch, oldest verdict first
     #[arg(long)]

@@ -120,7 +120,7 @@ impl Ctx<'_> {
 
 /// Run a `land` from the current directory's repository.
 pub fn run(req: &Request) -> Result<Landing> {
-    let (repo, _) = crate::inputs::open(None)?;
+    let (repo, here) = crate::inputs::open(None)?;
     let trusted = crate::inputs::trusted_config(&repo, req.base.as_deref(), None)?;
     let Some((base, _)) = trusted.base.clone() else {
         bail!("no base branch resolved: pass --base NAME");
@@ -136,7 +136,7 @@ pub fn run(req: &Request) -> Result<Landing> {
         blob: trusted.config_blob.clone(),
         provenance: trusted.provenance,
     };
-    let targets = select(&ctx)?;
+    let targets = select(&ctx, &here)?;
     // One land per base at a time: a second one waits here (a dry run moves nothing and waits
     // for nobody).
     let _lock = if req.dry_run {
@@ -204,12 +204,15 @@ fn admit(ctx: &Ctx, targets: Vec<Target>, landing: &mut Landing) -> Vec<(Target,
 }
 
 /// The branches named, in order; with `--all`, every COMPLETED agent branch first.
-fn select(ctx: &Ctx) -> Result<Vec<Target>> {
+/// The branches to land: those named, with `--all` every COMPLETED agent branch too; with
+/// neither, the branch of the worktree `here` (the current directory's), as `check` defaults
+/// to it — unless that is the base itself.
+fn select(ctx: &Ctx, here: &std::path::Path) -> Result<Vec<Target>> {
     let (repo, req) = (ctx.repo, ctx.req);
     let named = target::resolve(repo, &req.targets, &ctx.config.status_file)?;
     if !req.all {
         if named.is_empty() {
-            bail!("name a branch or worktree to land, or pass --all");
+            return current(ctx, here);
         }
         return Ok(named);
     }
@@ -220,6 +223,19 @@ fn select(ctx: &Ctx) -> Result<Vec<Target>> {
         }
     }
     Ok(all)
+}
+
+/// `land` with no branch named: the current worktree's branch, when it is not the base.
+fn current(ctx: &Ctx, here: &std::path::Path) -> Result<Vec<Target>> {
+    let word = here.to_string_lossy().into_owned();
+    let found = target::resolve(ctx.repo, &[word], &ctx.config.status_file);
+    match found {
+        Ok(targets) if targets.iter().all(|t| t.branch != ctx.base) => Ok(targets),
+        _ => bail!(
+            "name a branch or worktree to land, or pass --all (the current directory is not an \
+             agent's worktree)"
+        ),
+    }
 }
 
 fn refused(t: &Target, findings: Vec<Finding>) -> BranchResult {
