@@ -256,6 +256,17 @@ fn written_time(start: Timespec) -> Timespec {
     }
 }
 
+/// One directory being reset, as [`Reset::entry`] needs it.
+#[derive(Clone, Copy)]
+struct At<'f, 't> {
+    fd: BorrowedFd<'f>,
+    path: &'t [u8],
+    node: Option<&'t Node>,
+    prev: Option<&'t git2::Tree<'t>>,
+    in_keep: bool,
+    depth: usize,
+}
+
 struct Reset<'a> {
     git: &'a Repository,
     odb: git2::Odb<'a>,
@@ -333,73 +344,17 @@ impl Reset<'_> {
         let prev_tree = prev.and_then(|id| self.git.find_tree(id).ok());
         let mut present: HashMap<Vec<u8>, ()> = HashMap::new();
         for name in names(fd).with_context(|| format!("reading `{}`", super::path_text(path)))? {
-            let full = join(path, &name);
-            let want = node.and_then(|n| n.get(&name));
-            let (is_kept, holds_kept) = self.kept(&full);
-            let kept_here = in_keep || is_kept;
-            let stat = match rustix::fs::statat(fd, os(&name), AtFlags::SYMLINK_NOFOLLOW) {
-                Ok(stat) => stat,
-                Err(Errno::NOENT) => continue,
-                Err(e) => return Err(io(e)).with_context(|| describe(&full)),
+            let at = At {
+                fd,
+                path,
+                node,
+                prev: prev_tree.as_ref(),
+                in_keep,
+                depth,
             };
-            let kind = FileType::from_raw_mode(stat.st_mode);
-            let prev_entry = prev_tree
-                .as_ref()
-                .and_then(|t| t.get_name_bytes(&name).map(|e| (e.id(), e.filemode())));
-            let top_git = path.is_empty() && name == b".git";
-            let fits = match want {
-                _ if top_git => false,
-                Some(Want::Dir(_)) | Some(Want::Gitlink) => kind == FileType::Directory,
-                Some(Want::File { id, exec }) => {
-                    kind == FileType::RegularFile && self.same_file(fd, &name, &stat, id, exec)
-                }
-                Some(Want::Link(id)) => kind == FileType::Symlink && self.same_link(fd, &name, id),
-                None => kept_here || (holds_kept && kind == FileType::Directory),
-            };
-            if !fits {
-                remove(fd, &name, &full, 0)?;
-                continue;
+            if self.entry(&at, &name)? {
+                present.insert(name, ());
             }
-            match want {
-                Some(Want::Dir(i)) => {
-                    let child = self.open_child(fd, &name, &full)?;
-                    let prev_sub = prev_entry.filter(|(_, m)| *m == 0o040000).map(|(id, _)| id);
-                    self.dir(
-                        child.as_fd(),
-                        &full,
-                        Some(i),
-                        prev_sub,
-                        kept_here,
-                        depth + 1,
-                    )?;
-                }
-                Some(Want::Gitlink) => {
-                    let child = self.open_child(fd, &name, &full)?;
-                    self.dir(child.as_fd(), &full, None, None, false, depth + 1)?;
-                }
-                Some(_) => {}
-                None if kept_here => match prev_entry {
-                    // The previous reset wrote it from its tree; this commit does not track it.
-                    Some((id, 0o040000)) if kind == FileType::Directory => {
-                        let child = self.open_child(fd, &name, &full)?;
-                        self.dir(child.as_fd(), &full, None, Some(id), true, depth + 1)?;
-                        drop(child);
-                        match rustix::fs::unlinkat(fd, os(&name), AtFlags::REMOVEDIR) {
-                            Ok(()) | Err(Errno::NOTEMPTY) | Err(Errno::EXIST) => {}
-                            Err(e) => return Err(io(e)).with_context(|| describe(&full)),
-                        }
-                    }
-                    Some(_) => remove(fd, &name, &full, 0)?,
-                    None => self.date_back(fd, &name, &full, depth)?,
-                },
-                None => {
-                    // Holds a kept path: descend to it, removing everything else.
-                    let child = self.open_child(fd, &name, &full)?;
-                    let prev_sub = prev_entry.filter(|(_, m)| *m == 0o040000).map(|(id, _)| id);
-                    self.dir(child.as_fd(), &full, None, prev_sub, false, depth + 1)?;
-                }
-            }
-            present.insert(name, ());
         }
         let Some(node) = node else {
             return Ok(());
@@ -412,6 +367,86 @@ impl Reset<'_> {
             self.create(fd, name, &full, *want, depth)?;
         }
         Ok(())
+    }
+
+    /// Reset the entry `name` of the directory `at`; whether it is still there (fits or kept).
+    fn entry(&self, at: &At<'_, '_>, name: &[u8]) -> Result<bool> {
+        let At {
+            fd,
+            path,
+            node,
+            prev: prev_tree,
+            in_keep,
+            depth,
+        } = *at;
+        let name = name.to_vec();
+        let full = join(path, &name);
+        let want = node.and_then(|n| n.get(&name));
+        let (is_kept, holds_kept) = self.kept(&full);
+        let kept_here = in_keep || is_kept;
+        let stat = match rustix::fs::statat(fd, os(&name), AtFlags::SYMLINK_NOFOLLOW) {
+            Ok(stat) => stat,
+            Err(Errno::NOENT) => return Ok(false),
+            Err(e) => return Err(io(e)).with_context(|| describe(&full)),
+        };
+        let kind = FileType::from_raw_mode(stat.st_mode);
+        let prev_entry = prev_tree
+            .as_ref()
+            .and_then(|t| t.get_name_bytes(&name).map(|e| (e.id(), e.filemode())));
+        let top_git = path.is_empty() && name == b".git";
+        let fits = match want {
+            _ if top_git => false,
+            Some(Want::Dir(_)) | Some(Want::Gitlink) => kind == FileType::Directory,
+            Some(Want::File { id, exec }) => {
+                kind == FileType::RegularFile && self.same_file(fd, &name, &stat, id, exec)
+            }
+            Some(Want::Link(id)) => kind == FileType::Symlink && self.same_link(fd, &name, id),
+            None => kept_here || (holds_kept && kind == FileType::Directory),
+        };
+        if !fits {
+            remove(fd, &name, &full, 0)?;
+            return Ok(false);
+        }
+        match want {
+            Some(Want::Dir(i)) => {
+                let child = self.open_child(fd, &name, &full)?;
+                let prev_sub = prev_entry.filter(|(_, m)| *m == 0o040000).map(|(id, _)| id);
+                self.dir(
+                    child.as_fd(),
+                    &full,
+                    Some(i),
+                    prev_sub,
+                    kept_here,
+                    depth + 1,
+                )?;
+            }
+            Some(Want::Gitlink) => {
+                let child = self.open_child(fd, &name, &full)?;
+                self.dir(child.as_fd(), &full, None, None, false, depth + 1)?;
+            }
+            Some(_) => {}
+            None if kept_here => match prev_entry {
+                // The previous reset wrote it from its tree; this commit does not track it.
+                Some((id, 0o040000)) if kind == FileType::Directory => {
+                    let child = self.open_child(fd, &name, &full)?;
+                    self.dir(child.as_fd(), &full, None, Some(id), true, depth + 1)?;
+                    drop(child);
+                    match rustix::fs::unlinkat(fd, os(&name), AtFlags::REMOVEDIR) {
+                        Ok(()) | Err(Errno::NOTEMPTY) | Err(Errno::EXIST) => {}
+                        Err(e) => return Err(io(e)).with_context(|| describe(&full)),
+                    }
+                }
+                Some(_) => remove(fd, &name, &full, 0)?,
+                None => self.date_back(fd, &name, &full, depth)?,
+            },
+            None => {
+                // Holds a kept path: descend to it, removing everything else.
+                let child = self.open_child(fd, &name, &full)?;
+                let prev_sub = prev_entry.filter(|(_, m)| *m == 0o040000).map(|(id, _)| id);
+                self.dir(child.as_fd(), &full, None, prev_sub, false, depth + 1)?;
+            }
+        }
+        Ok(true)
     }
 
     /// Open the directory `name` of `fd`, giving its owner every right first when the check
