@@ -371,14 +371,7 @@ impl Reset<'_> {
 
     /// Reset the entry `name` of the directory `at`; whether it is still there (fits or kept).
     fn entry(&self, at: &At<'_, '_>, name: &[u8]) -> Result<bool> {
-        let At {
-            fd,
-            path,
-            node,
-            prev: prev_tree,
-            in_keep,
-            depth,
-        } = *at;
+        let (fd, path, node, prev_tree, in_keep) = (at.fd, at.path, at.node, at.prev, at.in_keep);
         let name = name.to_vec();
         let full = join(path, &name);
         let want = node.and_then(|n| n.get(&name));
@@ -407,46 +400,57 @@ impl Reset<'_> {
             remove(fd, &name, &full, 0)?;
             return Ok(false);
         }
+        let prev_entry = prev_entry.map(|(id, mode)| (id, mode == 0o040000));
+        self.descend(at, &name, &full, want, kind, kept_here, prev_entry)?;
+        Ok(true)
+    }
+
+    /// Go on with the entry `name` of `at` that stays: into a directory, remove what the previous
+    /// reset tracked under a kept path, or date a kept entry back. `prev` is the previous tree's
+    /// entry there (id, whether a directory).
+    #[allow(clippy::too_many_arguments)]
+    fn descend(
+        &self,
+        at: &At<'_, '_>,
+        name: &[u8],
+        full: &[u8],
+        want: Option<Want>,
+        kind: FileType,
+        kept_here: bool,
+        prev: Option<(Oid, bool)>,
+    ) -> Result<()> {
+        let (fd, depth) = (at.fd, at.depth);
+        let prev_dir = prev.filter(|(_, dir)| *dir).map(|(id, _)| id);
         match want {
             Some(Want::Dir(i)) => {
-                let child = self.open_child(fd, &name, &full)?;
-                let prev_sub = prev_entry.filter(|(_, m)| *m == 0o040000).map(|(id, _)| id);
-                self.dir(
-                    child.as_fd(),
-                    &full,
-                    Some(i),
-                    prev_sub,
-                    kept_here,
-                    depth + 1,
-                )?;
+                let child = self.open_child(fd, name, full)?;
+                self.dir(child.as_fd(), full, Some(i), prev_dir, kept_here, depth + 1)
             }
             Some(Want::Gitlink) => {
-                let child = self.open_child(fd, &name, &full)?;
-                self.dir(child.as_fd(), &full, None, None, false, depth + 1)?;
+                let child = self.open_child(fd, name, full)?;
+                self.dir(child.as_fd(), full, None, None, false, depth + 1)
             }
-            Some(_) => {}
-            None if kept_here => match prev_entry {
+            Some(_) => Ok(()),
+            None if kept_here => match prev {
                 // The previous reset wrote it from its tree; this commit does not track it.
-                Some((id, 0o040000)) if kind == FileType::Directory => {
-                    let child = self.open_child(fd, &name, &full)?;
-                    self.dir(child.as_fd(), &full, None, Some(id), true, depth + 1)?;
+                Some((id, true)) if kind == FileType::Directory => {
+                    let child = self.open_child(fd, name, full)?;
+                    self.dir(child.as_fd(), full, None, Some(id), true, depth + 1)?;
                     drop(child);
-                    match rustix::fs::unlinkat(fd, os(&name), AtFlags::REMOVEDIR) {
-                        Ok(()) | Err(Errno::NOTEMPTY) | Err(Errno::EXIST) => {}
-                        Err(e) => return Err(io(e)).with_context(|| describe(&full)),
+                    match rustix::fs::unlinkat(fd, os(name), AtFlags::REMOVEDIR) {
+                        Ok(()) | Err(Errno::NOTEMPTY) | Err(Errno::EXIST) => Ok(()),
+                        Err(e) => Err(io(e)).with_context(|| describe(full)),
                     }
                 }
-                Some(_) => remove(fd, &name, &full, 0)?,
-                None => self.date_back(fd, &name, &full, depth)?,
+                Some(_) => remove(fd, name, full, 0),
+                None => self.date_back(fd, name, full, depth),
             },
             None => {
                 // Holds a kept path: descend to it, removing everything else.
-                let child = self.open_child(fd, &name, &full)?;
-                let prev_sub = prev_entry.filter(|(_, m)| *m == 0o040000).map(|(id, _)| id);
-                self.dir(child.as_fd(), &full, None, prev_sub, false, depth + 1)?;
+                let child = self.open_child(fd, name, full)?;
+                self.dir(child.as_fd(), full, None, prev_dir, false, depth + 1)
             }
         }
-        Ok(true)
     }
 
     /// Open the directory `name` of `fd`, giving its owner every right first when the check
@@ -489,30 +493,7 @@ impl Reset<'_> {
                     .map_err(io)
                     .with_context(ctx)?;
             }
-            Want::File { id, exec } => {
-                let blob = self.git.find_blob(id).with_context(ctx)?;
-                let mode = Mode::from_raw_mode(if exec { 0o755 } else { 0o644 });
-                let flags = OFlags::WRONLY
-                    | OFlags::CREATE
-                    | OFlags::EXCL
-                    | OFlags::NOFOLLOW
-                    | OFlags::CLOEXEC;
-                let file = rustix::fs::openat(fd, os(name), flags, mode)
-                    .map_err(io)
-                    .with_context(ctx)?;
-                rustix::fs::fchmod(&file, mode)
-                    .map_err(io)
-                    .with_context(ctx)?;
-                let mut file = std::fs::File::from(file);
-                file.write_all(blob.content()).with_context(ctx)?;
-                let times = Timestamps {
-                    last_access: self.written,
-                    last_modification: self.written,
-                };
-                rustix::fs::futimens(&file, &times)
-                    .map_err(io)
-                    .with_context(ctx)?;
-            }
+            Want::File { id, exec } => self.write_file(fd, name, id, exec).with_context(ctx)?,
             Want::Link(id) => {
                 let blob = self.git.find_blob(id).with_context(ctx)?;
                 rustix::fs::symlinkat(os(blob.content()), fd, os(name))
@@ -527,6 +508,25 @@ impl Reset<'_> {
                     .with_context(ctx)?;
             }
         }
+        Ok(())
+    }
+
+    /// Create the file `name` of `fd` (nothing is there) with blob `id`'s content, mode 0644 or
+    /// 0755, dated [`Reset::written`].
+    fn write_file(&self, fd: BorrowedFd<'_>, name: &[u8], id: Oid, exec: bool) -> Result<()> {
+        let blob = self.git.find_blob(id)?;
+        let mode = Mode::from_raw_mode(if exec { 0o755 } else { 0o644 });
+        let flags =
+            OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+        let file = rustix::fs::openat(fd, os(name), flags, mode).map_err(io)?;
+        rustix::fs::fchmod(&file, mode).map_err(io)?;
+        let mut file = std::fs::File::from(file);
+        file.write_all(blob.content())?;
+        let times = Timestamps {
+            last_access: self.written,
+            last_modification: self.written,
+        };
+        rustix::fs::futimens(&file, &times).map_err(io)?;
         Ok(())
     }
 
