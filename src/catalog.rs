@@ -1,7 +1,7 @@
 //! The one catalog of finding codes (SPEC §2–§12): name, severity, gate and explanation.
 //!
 //! Codes are never renumbered or renamed; scripts outside this repository match on them.
-//! `closegate explain` and README.md's code table are both generated from this list.
+//! `closegate explain` and the manual's code table (docs/codes.md) are both generated from this list.
 //!
 //! Each entry declares a variant of [`Code`] beside its kebab-case spelling, so a code is a type:
 //! a misspelt code is a compile error, not a panic at run time. The kebab-case spelling written
@@ -53,6 +53,7 @@ pub enum Gate {
     Claim,
     Signal,
     Teardown,
+    Land,
 }
 
 impl Gate {
@@ -68,6 +69,7 @@ impl Gate {
             Gate::Claim => "claim",
             Gate::Signal => "signal",
             Gate::Teardown => "teardown",
+            Gate::Land => "land",
         }
     }
 }
@@ -523,6 +525,14 @@ catalog! {
         fix: "have a human review the change and record `closegate approve --commit <sha> --by <name>`, which turns these findings into warnings for that commit only; or revert the protected change",
     },
     CodeInfo {
+        code: ReviewRejected = "review-rejected",
+        severity: Severity::Refusal,
+        gate: Gate::Protected,
+        summary: "a reviewer rejected this exact commit (`closegate reject`) and no later approval overrides it",
+        cause: "a human ran `closegate reject --note TEXT` on this commit; the message names who and the note. The newer of an approval and a rejection of the same commit wins",
+        fix: "read the reviewer's note, change the work and commit again (a new commit is judged afresh), or have the reviewer approve this commit with `closegate approve`",
+    },
+    CodeInfo {
         code: BaseUnknown = "base-unknown",
         severity: Severity::Gap,
         gate: Gate::Protected,
@@ -574,16 +584,16 @@ catalog! {
         code: ChecksSkipped = "checks-skipped",
         severity: Severity::Gap,
         gate: Gate::Checks,
-        summary: "`--no-checks` was given",
-        cause: "`--no-checks` was given, so no configured check ran on the commit",
-        fix: "run `closegate check` without `--no-checks` to reach VERIFIED",
+        summary: "`--no-checks` was given, or `--fail-fast` stopped before the check ran",
+        cause: "`--no-checks` was given, so no configured check ran on the commit; or `check --fail-fast` stopped at the first failing check, and the message names each check that did not run",
+        fix: "run `closegate check` without `--no-checks` (or `--fail-fast`) to reach VERIFIED",
     },
     CodeInfo {
         code: ChecksUnsandboxed = "checks-unsandboxed",
         severity: Severity::Warning,
         gate: Gate::Checks,
         summary: "the checks could not be sandboxed (a warning under `sandbox = \"auto\"`, a gap under `\"required\"`)",
-        cause: "no sandbox could be set up for the checks (bubblewrap not installed, no user namespaces, not Linux): under `sandbox = \"auto\"` they ran with every right of this user, under `\"required\"` none ran",
+        cause: "no sandbox could be set up for the checks (bubblewrap not installed, no user namespaces, not Linux): under `sandbox = \"auto\"` they ran with every right of this user, and the message names the secret paths that stayed visible to them; under `\"required\"` none ran; a secret file with a second name (a hard link) lets none run either",
         fix: "install bubblewrap (`apt-get install bubblewrap`) and allow unprivileged user namespaces; the message names what failed",
     },
     CodeInfo {
@@ -601,6 +611,22 @@ catalog! {
         summary: "an attestation whose signature does not verify against `allowed_signers`",
         cause: "the note under `refs/notes/closegate` for this commit carries a signature that `ssh-keygen -Y verify` rejects against the base branch's `allowed_signers`: a forged or altered statement, or a key that is not allowed",
         fix: "re-run `closegate check --attest` with a key listed in the base branch's `allowed_signers` and push the new note",
+    },
+    CodeInfo {
+        code: TestsWeakened = "tests-weakened",
+        severity: Severity::Review,
+        gate: Gate::Checks,
+        summary: "a check passes on the commit but fails with the base's own tests put back (the overlay)",
+        cause: "the branch changed test paths and the commit's code passes only its own edited tests: on the overlay (the commit's tree with every test path as the merge base has it) the same check fails, as when assertions were deleted, expected values changed or cases skipped until a wrong change passed",
+        fix: "read the overlay's output in the finding, fix the code so the base's tests pass (or restore the tests), and close on the new tip; a human who judges the test change right records `closegate approve`, which turns this into a warning for that commit",
+    },
+    CodeInfo {
+        code: TestsPassOnBase = "tests-pass-on-base",
+        severity: Severity::Warning,
+        gate: Gate::Checks,
+        summary: "the branch's new or changed tests also pass on the base's code (the reverse overlay)",
+        cause: "on the reverse overlay (the merge base's tree with the branch's test paths on it) every check that passed on the commit passed too: the new tests do not exercise the change",
+        fix: "add a test that fails without the change and passes with it, so the tests prove what the branch claims",
     },
     CodeInfo {
         code: TeardownDirty = "teardown-dirty",
@@ -681,6 +707,46 @@ catalog! {
         summary: "the worktree's HEAD or reflog holds commits no branch or tag reaches",
         cause: "commits were made on a detached HEAD (or left only in the worktree's HEAD reflog) and no branch, tag, other ref, other worktree's HEAD or branch reflog reaches them; the worktree's HEAD and reflog go with its administrative data, so removal would orphan them",
         fix: "keep them with `git branch <name> <commit>` (or a tag) for each commit named, or check out a branch that holds them, then run the teardown again",
+    },
+    CodeInfo {
+        code: LandNotVerified = "land-not-verified",
+        severity: Severity::Refusal,
+        gate: Gate::Land,
+        summary: "the branch is not COMPLETED under the base tip's configuration",
+        cause: "`closegate land` found no passing verdict recorded for the branch's tip under the configuration the base tip holds now (never checked, checked under another configuration, FAIL, UNVERIFIED, or PENDING_REVIEW without an approval), or the branch touches a protected path against the current base that its verdict did not cover",
+        fix: "run `closegate check <worktree>` (and `closegate approve` when a human must look), then land again",
+    },
+    CodeInfo {
+        code: LandConflict = "land-conflict",
+        severity: Severity::Refusal,
+        gate: Gate::Land,
+        summary: "the branch does not merge cleanly into the base tip",
+        cause: "the branch and the base changed the same lines since the branch forked, or `--strategy ff` was asked and the base moved past the fork point or the branch changed the status document",
+        fix: "have the agent merge or rebase onto the current base and check again, or land with another `--strategy`",
+    },
+    CodeInfo {
+        code: LandCheckFailed = "land-check-failed",
+        severity: Severity::Refusal,
+        gate: Gate::Land,
+        summary: "a check fails on the composed tree",
+        cause: "the branch passes alone but breaks the base together with what landed since it forked (one branch renames a function, another still calls the old name)",
+        fix: "read the check output in the finding, have the agent rebase onto the current base and fix the breakage, check again, then land",
+    },
+    CodeInfo {
+        code: LandBaseBusy = "land-base-busy",
+        severity: Severity::Gap,
+        gate: Gate::Land,
+        summary: "the base kept moving during `land`",
+        cause: "someone else moved the base each time `land` composed and checked the branch, more often than its bounded retries allow",
+        fix: "run `closegate land` again when the base is quieter; nothing was changed",
+    },
+    CodeInfo {
+        code: LandBaseDirty = "land-base-dirty",
+        severity: Severity::Refusal,
+        gate: Gate::Land,
+        summary: "the worktree that has the base checked out has changes the move would overwrite",
+        cause: "the base branch is checked out in a worktree (usually the main one) whose files or index differ from the base tip in paths the landing changes",
+        fix: "commit, stash or discard those changes in that worktree, then land again",
     },
     CodeInfo {
         code: ClaimTokenMissing = "claim-token-missing",
@@ -836,7 +902,7 @@ pub fn lookup(code: &str) -> Option<&'static CodeInfo> {
     index.get(code).copied()
 }
 
-/// README.md's code table: `| code | severity | gate | when |`, one row per code, in catalog order.
+/// The manual's code table (docs/codes.md): `| code | severity | gate | when |`, one row per code, in catalog order.
 pub fn markdown_table() -> String {
     let mut out = String::from("| code | severity | gate | when |\n|---|---|---|---|\n");
     for info in CODES {
@@ -906,6 +972,7 @@ mod tests {
         "base-unknown",
         "base-unrelated",
         "approval-unsigned",
+        "review-rejected",
         "check-failed",
         "check-timeout",
         "checks-none",
@@ -913,6 +980,8 @@ mod tests {
         "checks-unsandboxed",
         "attestation-missing",
         "attestation-invalid",
+        "tests-weakened",
+        "tests-pass-on-base",
         "teardown-dirty",
         "teardown-untracked",
         "teardown-locked",
@@ -941,6 +1010,11 @@ mod tests {
         "contract-malformed",
         "contract-slug-mismatch",
         "contract-missing",
+        "land-not-verified",
+        "land-conflict",
+        "land-check-failed",
+        "land-base-busy",
+        "land-base-dirty",
     ];
 
     #[test]
@@ -1048,11 +1122,12 @@ mod tests {
                 "state" => Gate::State,
                 "close" | "config" => Gate::Close,
                 "artifact" => Gate::Manifest,
-                "protected" | "base" | "approval" => Gate::Protected,
-                "check" | "checks" | "attestation" => Gate::Checks,
+                "protected" | "base" | "approval" | "review" => Gate::Protected,
+                "check" | "checks" | "attestation" | "tests" => Gate::Checks,
                 "teardown" => Gate::Teardown,
                 "claim" | "signal" => Gate::Claim,
                 "contract" => Gate::Contract,
+                "land" => Gate::Land,
                 other => panic!("unexpected prefix {other}"),
             };
             assert_eq!(info.gate, expected, "{}", info.code);
@@ -1085,10 +1160,13 @@ mod tests {
             // `sandbox = "required"` raises it to a gap (tests/it/sandbox.rs).
             ("checks-unsandboxed", Severity::Warning),
             ("attestation-missing", Severity::Gap),
+            ("tests-weakened", Severity::Review),
+            ("tests-pass-on-base", Severity::Warning),
             ("claim-underclaimed", Severity::Warning),
             ("contract-check-missing", Severity::Gap),
             ("contract-approval-required", Severity::Review),
             ("contract-missing", Severity::Gap),
+            ("land-base-busy", Severity::Gap),
         ];
         for info in CODES {
             let expected = not_refusal

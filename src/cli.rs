@@ -51,6 +51,7 @@ pub enum Command {
     Log(cmd::log::Args),
     Teardown(cmd::teardown::Args),
     Approve(cmd::approve::Args),
+    Reject(cmd::reject::Args),
     Hook(cmd::hook::Args),
     Guard(cmd::guard::Args),
     Signal(cmd::signal::Args),
@@ -64,19 +65,23 @@ pub enum Command {
     Man(cmd::manual::ManArgs),
     Version(cmd::manual::VersionArgs),
     Validate(cmd::validate::Args),
+    Land(cmd::land::Args),
+    Sweep(cmd::sweep::Args),
+    Demo(cmd::demo::Args),
 }
 
 /// Every subcommand by name, with what builds its arguments: the fast path of [`parse`] builds
 /// only the one a command line names. `cli::every_subcommand_is_in_the_fast_table` holds this
 /// list to [`Command`].
 type Build = fn(clap::Command) -> clap::Command;
-const SUBCOMMANDS: [(&str, Build); 19] = [
+const SUBCOMMANDS: [(&str, Build); 23] = [
     ("lint", cmd::lint::Args::augment_args),
     ("explain", cmd::explain::Args::augment_args),
     ("check", cmd::check::Args::augment_args),
     ("log", cmd::log::Args::augment_args),
     ("teardown", cmd::teardown::Args::augment_args),
     ("approve", cmd::approve::Args::augment_args),
+    ("reject", cmd::reject::Args::augment_args),
     ("hook", cmd::hook::Args::augment_args),
     ("guard", cmd::guard::Args::augment_args),
     ("signal", cmd::signal::Args::augment_args),
@@ -90,6 +95,9 @@ const SUBCOMMANDS: [(&str, Build); 19] = [
     ("man", cmd::manual::ManArgs::augment_args),
     ("version", cmd::manual::VersionArgs::augment_args),
     ("validate", cmd::validate::Args::augment_args),
+    ("land", cmd::land::Args::augment_args),
+    ("sweep", cmd::sweep::Args::augment_args),
+    ("demo", cmd::demo::Args::augment_args),
 ];
 
 /// Parse the command line as `Cli::parse()` does (exiting on `--help`, `--version` and errors).

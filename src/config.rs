@@ -18,16 +18,18 @@ pub const DEFAULT_TIMEOUT_S: u64 = 600;
 /// The status document's default name.
 pub const DEFAULT_STATUS_FILE: &str = "_EXEC_STATUS.md";
 
-/// Every top-level key, as error messages list them (the README's configuration reference
-/// names each; a test keeps the two in step).
+/// Every top-level key, as error messages list them (the manual's configuration reference,
+/// docs/configuration.md, names each; a test keeps the two in step).
 pub const TOP_KEYS: &str = "base, status_file, agent_branches, protected, checks, require_contract, sandbox, jobs, \
      allowed_signers, require_signed_approvals, server_checks";
 /// The most checks `jobs` may run at once.
 pub const MAX_JOBS: u64 = 64;
 /// Every key of a `[[checks]]` table (kept in step with the README like [`TOP_KEYS`]).
-pub const CHECK_KEYS: &str = "name, run, timeout_s, writable, network, keep, reuse";
+pub const CHECK_KEYS: &str = "name, run, timeout_s, writable, network, keep, env, reuse";
+/// Every key of a `[sandbox]` table (kept in step with the README like [`TOP_KEYS`]).
+pub const SANDBOX_KEYS: &str = "mode, hide";
 /// The values of `[protected.policy]`: which changes on a surface need review.
-const POLICY_VALUES: &str = "\"all\", \"modify\"";
+const POLICY_VALUES: &str = "\"all\", \"modify\", \"integrity\"";
 
 /// Where the signers of attestations and approvals are listed by default (SPEC §20).
 pub const DEFAULT_ALLOWED_SIGNERS: &str = ".closegate/allowed_signers";
@@ -117,6 +119,9 @@ pub struct CheckSpec {
     /// Paths inside the checkout kept between runs (`keep`, SPEC §19), without a trailing `/`:
     /// when not empty the check runs in a warm workspace.
     pub keep: Vec<String>,
+    /// Names of closegate's environment variables handed to the check beyond the allow-list
+    /// (`env`, SPEC §4.6).
+    pub env: Vec<String>,
     /// `reuse = "commit"` (SPEC §19): the commit id joins the check's reuse key.
     pub reuse_commit: bool,
 }
@@ -131,6 +136,7 @@ impl CheckSpec {
             writable: Vec::new(),
             network: true,
             keep: Vec::new(),
+            env: Vec::new(),
             reuse_commit: false,
         }
     }
@@ -183,6 +189,10 @@ pub enum SurfacePolicy {
     /// Additions of new paths are allowed; every change to what is already there (modified,
     /// deleted, renamed — both sides —, type-changed) still needs review.
     Modify,
+    /// Additions and modifications go through without a human when the test integrity runs
+    /// (SPEC §23) show the base's tests pass on the commit and the new tests fail on the base;
+    /// deletions, renames and type changes always need review.
+    Integrity,
 }
 
 impl SurfacePolicy {
@@ -191,6 +201,7 @@ impl SurfacePolicy {
         match self {
             SurfacePolicy::All => "all",
             SurfacePolicy::Modify => "modify",
+            SurfacePolicy::Integrity => "integrity",
         }
     }
 }
@@ -236,6 +247,9 @@ pub struct Config {
     pub surfaces: Vec<Surface>,
     pub checks: Vec<CheckSpec>,
     pub sandbox: SandboxMode,
+    /// `[sandbox] hide`: paths (absolute or `~/…`) no check may read, beside the built-in
+    /// secret paths (SPEC §4.6).
+    pub sandbox_hide: Vec<String>,
     /// Every returned state needs a task contract (SPEC §12 `contract-missing`).
     pub require_contract: bool,
     /// How many independent checks run at once (SPEC §19 `jobs`, default 1).
@@ -254,6 +268,9 @@ pub struct Config {
     /// [`RUNNER_WIRING`]: additions that still need review under policy `modify`.
     wiring: Globs,
     folds_case: bool,
+    /// Surfaces marked `[protected.integrity] <surface> = true`: run on the overlays of SPEC §23
+    /// beside `tests` (and every surface whose policy is `integrity`).
+    pub integrity: Vec<String>,
 }
 
 impl Default for Config {
@@ -267,6 +284,7 @@ impl Default for Config {
             surfaces: default_surfaces(),
             checks: Vec::new(),
             sandbox: SandboxMode::Auto,
+            sandbox_hide: Vec::new(),
             require_contract: false,
             jobs: 1,
             allowed_signers: DEFAULT_ALLOWED_SIGNERS.to_string(),
@@ -277,6 +295,7 @@ impl Default for Config {
             wiring: Globs::paths(&RUNNER_WIRING.map(String::from))
                 .expect("built-in globs are valid"),
             folds_case: false,
+            integrity: Vec::new(),
         }
     }
 }
@@ -318,7 +337,8 @@ impl Config {
         if on.is_empty() {
             return false;
         }
-        on.iter().any(|s| s.policy == SurfacePolicy::All) || self.wiring.is_match(path)
+        // Under policy `integrity` an addition waits for the overlays (`integrity_may_pass`).
+        on.iter().any(|s| s.policy != SurfacePolicy::Modify) || self.wiring.is_match(path)
     }
 
     /// Put repository paths (files, or folders: everything under them) on surface `ci` whatever
@@ -363,7 +383,8 @@ impl Config {
                 "agent_branches" => config.set_agent_branches(&value)?,
                 "protected" => config.set_protected(&value)?,
                 "checks" => config.checks = checks(&value)?,
-                "sandbox" => config.sandbox = sandbox_mode(&value)?,
+                "sandbox" if value.is_table() => config.set_sandbox(&value)?,
+                "sandbox" => config.sandbox = sandbox_mode(&value, "sandbox")?,
                 "require_contract" => {
                     config.require_contract = value
                         .as_bool()
@@ -383,6 +404,20 @@ impl Config {
             }
         }
         Ok(config)
+    }
+
+    /// `[sandbox]`: `mode` (what `sandbox = "…"` says) and `hide`, the paths no check may read.
+    fn set_sandbox(&mut self, value: &Value) -> Result<()> {
+        let table = value.as_table().expect("checked by the caller");
+        for (key, value) in table {
+            let path = format!("sandbox.{key}");
+            match key.as_str() {
+                "mode" => self.sandbox = sandbox_mode(value, &path)?,
+                "hide" => self.sandbox_hide = writable_paths(value, &path)?,
+                _ => bail!("unknown key `{path}` (expected one of {SANDBOX_KEYS})"),
+            }
+        }
+        Ok(())
     }
 
     fn set_agent_branches(&mut self, value: &Value) -> Result<()> {
@@ -406,10 +441,16 @@ impl Config {
             .map(|(i, s)| (s.name.clone(), i))
             .collect();
         let mut policy = None;
+        let mut integrity = None;
         for (name, globs) in table {
             // `[protected.policy]` is a table; a surface named `policy` is an array of globs.
             if name == "policy" && globs.is_table() {
                 policy = Some(globs);
+                continue;
+            }
+            // `[protected.integrity]`: likewise a reserved table (SPEC §4.5, §23).
+            if name == "integrity" && globs.is_table() {
+                integrity = Some(globs);
                 continue;
             }
             if name.trim().is_empty() {
@@ -434,10 +475,62 @@ impl Config {
                 }
             }
         }
+        if let Some(integrity) = integrity {
+            self.set_integrity(integrity, &index)?;
+        }
         match policy {
             Some(policy) => self.set_policies(policy, &index),
             None => Ok(()),
         }
+    }
+
+    /// `[protected.integrity]`: `<surface> = true | false`, each naming a known surface.
+    fn set_integrity(
+        &mut self,
+        value: &Value,
+        index: &std::collections::HashMap<String, usize>,
+    ) -> Result<()> {
+        let table = value.as_table().expect("checked by the caller");
+        for (name, on) in table {
+            let key = format!("protected.integrity.{name}");
+            if !index.contains_key(name) {
+                bail!("unknown key `{key}`: no protected surface `{name}`");
+            }
+            let on = on
+                .as_bool()
+                .ok_or_else(|| wrong_type(&key, "true or false", on))?;
+            if on && name == "ci" {
+                bail!("`{key}`: surface `ci` decides how the checks run; it cannot be overlaid");
+            }
+            if on && !self.integrity.contains(name) {
+                self.integrity.push(name.clone());
+            }
+        }
+        Ok(())
+    }
+
+    /// The surfaces whose paths the overlays of SPEC §23 put back: `tests`, the surfaces marked
+    /// in `[protected.integrity]` and every surface under policy `integrity`.
+    pub fn integrity_surfaces(&self) -> Vec<&Surface> {
+        (self.surfaces.iter())
+            .filter(|s| {
+                s.name == "tests"
+                    || s.policy == SurfacePolicy::Integrity
+                    || self.integrity.contains(&s.name)
+            })
+            .collect()
+    }
+
+    /// Whether a changed path may go through without a human under policy `integrity` once the
+    /// overlays vouch for the change (SPEC §23): the change is an addition or a modification,
+    /// every surface the path is on has policy `integrity`, it is not always on `ci`, and an
+    /// added file does not rewire how the existing tests run. A deletion never goes through.
+    pub fn integrity_may_pass(&self, path: &str, added: bool) -> bool {
+        let on: Vec<&Surface> = self.surfaces.iter().filter(|s| s.is_match(path)).collect();
+        !on.is_empty()
+            && on.iter().all(|s| s.policy == SurfacePolicy::Integrity)
+            && !self.always_ci.is_match(path)
+            && !(added && self.wiring.is_match(path))
     }
 
     /// `[protected.policy]`: `<surface> = "all" | "modify"`, each naming a known surface.
@@ -462,6 +555,10 @@ impl Config {
                     "`{key}`: surface `ci` grades every branch; every change to it needs review"
                 ),
                 "modify" => SurfacePolicy::Modify,
+                "integrity" if name == "ci" => bail!(
+                    "`{key}`: surface `ci` grades every branch; every change to it needs review"
+                ),
+                "integrity" => SurfacePolicy::Integrity,
                 other => bail!("`{key}` must be one of {POLICY_VALUES}, found `{other}`"),
             };
         }
@@ -503,6 +600,7 @@ fn check(value: &Value, at: &str) -> Result<CheckSpec> {
         .ok_or_else(|| wrong_type(at, "a table", value))?;
     let (mut name, mut run, mut timeout_s) = (None, None, DEFAULT_TIMEOUT_S);
     let (mut writable, mut network, mut keep) = (Vec::new(), true, Vec::new());
+    let mut env = Vec::new();
     let mut reuse_commit = false;
     for (key, value) in table {
         let path = format!("{at}.{key}");
@@ -512,6 +610,7 @@ fn check(value: &Value, at: &str) -> Result<CheckSpec> {
             "timeout_s" => timeout_s = timeout(value, &path)?,
             "writable" => writable = writable_paths(value, &path)?,
             "keep" => keep = keep_paths(value, &path)?,
+            "env" => env = env_names(value, &path)?,
             "reuse" => reuse_commit = reuse_mode(value, &path)?,
             "network" => {
                 network = value
@@ -530,8 +629,20 @@ fn check(value: &Value, at: &str) -> Result<CheckSpec> {
         writable,
         network,
         keep,
+        env,
         reuse_commit,
     })
+}
+
+/// `checks[i].env`: names of environment variables (no `=`, no NUL, not empty).
+fn env_names(value: &Value, key: &str) -> Result<Vec<String>> {
+    let names = toml_read::strings(value, key).map_err(anyhow::Error::msg)?;
+    for name in &names {
+        if name.is_empty() || name.contains(['=', '\0']) {
+            bail!("`{key}`: `{name}` is not an environment variable name");
+        }
+    }
+    Ok(names)
 }
 
 /// `checks[i].reuse`: `"tree"` (the default: the result is keyed by the commit's tree) or
@@ -590,16 +701,16 @@ fn jobs(value: &Value) -> Result<usize> {
     }
 }
 
-/// `sandbox`: one of `auto`, `required`, `off`.
-fn sandbox_mode(value: &Value) -> Result<SandboxMode> {
+/// `sandbox` (or `sandbox.mode`, named `key`): one of `auto`, `required`, `off`.
+fn sandbox_mode(value: &Value, key: &str) -> Result<SandboxMode> {
     let word = value
         .as_str()
-        .ok_or_else(|| wrong_type("sandbox", "a string", value))?;
+        .ok_or_else(|| wrong_type(key, "a string or a [sandbox] table", value))?;
     match word {
         "auto" => Ok(SandboxMode::Auto),
         "required" => Ok(SandboxMode::Required),
         "off" => Ok(SandboxMode::Off),
-        other => bail!("`sandbox` must be \"auto\", \"required\" or \"off\", found `{other}`"),
+        other => bail!("`{key}` must be \"auto\", \"required\" or \"off\", found `{other}`"),
     }
 }
 

@@ -152,8 +152,12 @@ pub fn resolve_trusted(
         config_origin: trusted.config_origin,
         provenance: trusted.provenance,
         require_attestation: false,
+        fail_fast: false,
+        progress_label: None,
         trust,
         pushed: Vec::new(),
+        keys: Vec::new(),
+        admitted_base: None,
     })
 }
 

@@ -74,9 +74,12 @@ pub enum Event {
     Check(CheckFields),
     Teardown(TeardownFields),
     Approve(ApproveFields),
+    /// A reviewer's rejection of the exact commit (`closegate reject`).
+    Reject(RejectFields),
     Guard(GuardFields),
     Signal(SignalFields),
     Hook(HookFields),
+    Land(LandFields),
     /// Read only: an event this version does not write (a foreign or later line). Never passes,
     /// approves or is reused.
     #[serde(other, skip_serializing)]
@@ -92,7 +95,8 @@ impl Event {
             Event::Approve(f) => Some(&mut f.checks),
             Event::Guard(f) => Some(&mut f.checks),
             Event::Signal(f) => Some(&mut f.checks),
-            Event::Hook(_) | Event::Unknown => None,
+            Event::Land(f) => Some(&mut f.checks),
+            Event::Hook(_) | Event::Reject(_) | Event::Unknown => None,
         }
     }
 
@@ -103,7 +107,8 @@ impl Event {
             Event::Approve(f) => Some(&f.checks),
             Event::Guard(f) => Some(&f.checks),
             Event::Signal(f) => Some(&f.checks),
-            Event::Hook(_) | Event::Unknown => None,
+            Event::Land(f) => Some(&f.checks),
+            Event::Hook(_) | Event::Reject(_) | Event::Unknown => None,
         }
     }
 }
@@ -171,6 +176,32 @@ pub struct ApproveFields {
     pub checks: Vec<CheckEntry>,
 }
 
+/// A `reject` line: who rejected the commit and why. The line's `commit` is the rejected one.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct RejectFields {
+    #[serde(default, deserialize_with = "lenient")]
+    pub by: Option<String>,
+    #[serde(default, deserialize_with = "lenient")]
+    pub note: Option<String>,
+    /// The rejected commit's tree: a commit with the very same tree (an amend that changes
+    /// nothing, a reworded message, an empty commit on top) is the same work, still rejected.
+    #[serde(
+        default,
+        deserialize_with = "lenient",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub tree: Option<String>,
+}
+
+/// A rejection that stands: the newest of a commit's approvals and rejections is a rejection.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Rejection {
+    pub by: String,
+    pub note: String,
+    /// When it was recorded (RFC 3339, UTC).
+    pub at: String,
+}
+
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct GuardFields {
     /// Whether the agent's claim was accepted.
@@ -224,6 +255,29 @@ pub struct SignalFields {
         skip_serializing_if = "Vec::is_empty"
     )]
     pub checks: Vec<CheckEntry>,
+}
+
+/// A `land` line (SPEC §22), written only once the base has moved: the common `branch` and
+/// `commit` (the branch tip) plus these.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct LandFields {
+    #[serde(default, deserialize_with = "lenient")]
+    pub tip: String,
+    /// The commit the branch was composed into (reachable from `base_after`).
+    #[serde(default, deserialize_with = "lenient")]
+    pub composed: String,
+    #[serde(default, deserialize_with = "lenient")]
+    pub base_before: String,
+    #[serde(default, deserialize_with = "lenient")]
+    pub base_after: String,
+    #[serde(default, deserialize_with = "lenient")]
+    pub strategy: String,
+    /// The checks run (or reused) on the tree the base moved to, keyed on that tree.
+    #[serde(default, deserialize_with = "lenient_each")]
+    pub checks: Vec<CheckEntry>,
+    /// The record `ts` of the passing verdict the branch was admitted on.
+    #[serde(default, deserialize_with = "lenient")]
+    pub admitted_on: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -322,9 +376,11 @@ impl Record {
             Event::Check(_) => "check",
             Event::Teardown(_) => "teardown",
             Event::Approve(_) => "approve",
+            Event::Reject(_) => "reject",
             Event::Guard(_) => "guard",
             Event::Signal(_) => "signal",
             Event::Hook(_) => "hook",
+            Event::Land(_) => "land",
             Event::Unknown => "unknown",
         }
     }
@@ -343,7 +399,7 @@ impl Record {
         let verified = self.verdict == Some(Verdict::Verified)
             && matches!(
                 self.event,
-                Event::Check(_) | Event::Approve(_) | Event::Teardown(_)
+                Event::Check(_) | Event::Approve(_) | Event::Teardown(_) | Event::Land(_)
             );
         let stopped = matches!(&self.event, Event::Teardown(t) if t.removed)
             && self.claimed.as_deref() == Some("closed-without-merge");
@@ -358,6 +414,11 @@ impl Record {
         }
     }
 
+    /// Whether this is a reviewer's `reject` line (any provenance: a rejection only ever refuses).
+    pub fn is_rejection(&self) -> bool {
+        matches!(self.event, Event::Reject(_))
+    }
+
     /// The check entries of a record of an event that runs the gate (empty when no check ran).
     pub fn checks(&self) -> Option<&[CheckEntry]> {
         self.event.checks()
@@ -367,6 +428,14 @@ impl Record {
     pub fn step(&self, key: &str) -> Option<&str> {
         match &self.event {
             Event::Teardown(t) => t.steps.get(key).and_then(Value::as_str),
+            _ => None,
+        }
+    }
+
+    /// The fields of a `land` record (SPEC §22).
+    pub fn landing(&self) -> Option<&LandFields> {
+        match &self.event {
+            Event::Land(l) => Some(l),
             _ => None,
         }
     }
@@ -423,20 +492,125 @@ pub fn approval_for(
 }
 
 /// Whether `commit` has a passing record (SPEC §9, [`Record::is_passing`]): authenticated, and
-/// made with the base tip's configuration and the configured base.
+/// made with the base tip's configuration and the configured base; and no reviewer's rejection
+/// of it stands ([`rejection_in`]).
 pub fn has_passing_record(common_dir: &Path, commit: &str) -> Result<bool> {
     let records = records(record::read_mentioning(common_dir, commit)?);
-    Ok(records
+    let passing = records
         .iter()
-        .any(|r| r.is_passing() && r.commit.as_deref() == Some(commit)))
+        .any(|r| r.is_passing() && r.commit.as_deref() == Some(commit));
+    Ok(passing && rejection_in(&records, commit, None).is_none())
+}
+
+/// The newest passing record (SPEC §9) for `commit` made with the configuration blob `config`:
+/// what a teardown is admitted on without running the checks again (SPEC §7 step 1).
+pub fn passing_record_under(
+    common_dir: &Path,
+    commit: &str,
+    config: Option<&str>,
+) -> Result<Option<Record>> {
+    let records = records(record::read_mentioning(common_dir, commit)?);
+    Ok(records.into_iter().rev().find(|r| {
+        r.is_passing()
+            && r.commit.as_deref() == Some(commit)
+            && r.config.as_deref() == config
+            && !matches!(r.event, Event::Land(_))
+    }))
 }
 
 /// Every commit with a passing record (as [`has_passing_record`] counts them), from one pass
 /// over the audit log (the hook asks about several agent tips in one transaction).
 pub fn passing_commits(common_dir: &Path) -> Result<HashSet<String>> {
-    let passing = |v: &Value| Record::read(v).is_some_and(|r| r.is_passing());
-    let records = records(record::read_authentic_where(common_dir, passing)?);
-    Ok(records.into_iter().filter_map(|r| r.commit).collect())
+    let wanted = |v: &Value| {
+        Record::read(v)
+            .is_some_and(|r| r.is_passing() || r.approval().is_some() || r.is_rejection())
+    };
+    let records = records(record::read_authentic_where(common_dir, wanted)?);
+    let rejected = rejected_commits(&records);
+    Ok(records
+        .into_iter()
+        .filter(|r| r.is_passing())
+        .filter_map(|r| r.commit)
+        .filter(|c| !rejected.contains(c))
+        .collect())
+}
+
+/// The commits whose newest approval-or-rejection (in log order) is a rejection.
+pub fn rejected_commits(records: &[Record]) -> HashSet<String> {
+    let mut last: std::collections::HashMap<&str, bool> = std::collections::HashMap::new();
+    for r in records {
+        let Some(commit) = r.commit.as_deref() else {
+            continue;
+        };
+        if r.is_rejection() {
+            last.insert(commit, true);
+        } else if r.approval().is_some() && r.is_trusted() {
+            last.insert(commit, false);
+        }
+    }
+    last.into_iter()
+        .filter(|(_, rejected)| *rejected)
+        .map(|(c, _)| c.to_string())
+        .collect()
+}
+
+/// The rejection of `commit` that stands in `records` (log order): the last `reject` line for
+/// it, or for another commit with the same `tree`, when no trusted approval of `commit` itself
+/// was recorded after (SPEC §21: the newer wins).
+pub fn rejection_in(records: &[Record], commit: &str, tree: Option<&str>) -> Option<Rejection> {
+    let mut found = None;
+    for r in records {
+        let this = r.commit.as_deref() == Some(commit);
+        match &r.event {
+            Event::Reject(f) if this || (tree.is_some() && f.tree.as_deref() == tree) => {
+                found = Some(Rejection {
+                    by: f.by.clone().unwrap_or_default(),
+                    note: f.note.clone().unwrap_or_default(),
+                    at: r.ts.clone(),
+                });
+            }
+            _ if this && r.approval().is_some() && r.is_trusted() => found = None,
+            _ => {}
+        }
+    }
+    found
+}
+
+/// The rejection of `commit` (whose tree is `tree`) that stands ([`rejection_in`]), from the
+/// authenticated records that mention the commit or the tree.
+pub fn rejection_for(
+    common_dir: &Path,
+    commit: &str,
+    tree: Option<&str>,
+) -> Result<Option<Rejection>> {
+    let mut values = record::read_mentioning(common_dir, commit)?;
+    if let Some(tree) = tree {
+        values.extend(record::read_mentioning(common_dir, tree)?);
+        // One line may mention both: keep each once, in log order (the timestamp, then the
+        // order read, which is the log's).
+        let mut seen = HashSet::new();
+        values.retain(|v| seen.insert(v.to_string()));
+        values.sort_by(|a, b| a["ts"].as_str().cmp(&b["ts"].as_str()));
+    }
+    Ok(rejection_in(&records(values), commit, tree))
+}
+
+/// Append a `reject` line: the reviewer, the note, the rejected commit (the report's) and its
+/// tree.
+pub fn record_reject(
+    common_dir: &Path,
+    report: &Report,
+    by: &str,
+    note: &str,
+    tree: Option<String>,
+) -> Result<()> {
+    let claimed = report.state.map(|s| s.as_str());
+    let fields = RejectFields {
+        by: Some(by.to_string()),
+        note: Some(note.to_string()),
+        tree,
+    };
+    Record::new(report, claimed, Event::Reject(fields)).append(common_dir)
 }
 
 /// A passing record (SPEC §9) with what it is bound to: the configuration blob and contract blob

@@ -18,18 +18,20 @@ pub mod hook;
 pub mod inherited;
 pub mod input_file;
 pub mod inputs;
+pub mod land;
 pub mod ledger;
 pub mod record;
 pub mod render;
 pub mod repo;
 pub mod report;
 pub mod sandbox;
+pub mod sweep;
 pub mod teardown;
 pub mod term;
 pub mod toml_read;
 
 /// A test switch from the environment (`CLOSEGATE_TEST_NO_SANDBOX`, `CLOSEGATE_TEST_FAILPOINT`,
-/// `CLOSEGATE_TEST_FAILPOINT_DIR`, `CLOSEGATE_TRACE_CODES`). Only builds with debug assertions
+/// `CLOSEGATE_TEST_FAILPOINT_DIR`, `CLOSEGATE_TRACE_CODES`, `CLOSEGATE_TEST_LAND_BEFORE_MOVE`). Only builds with debug assertions
 /// read one (`cargo test` builds the binary that way); a release build never does, so no
 /// environment a hook or a check inherits can take the sandbox away, stop a teardown midway or
 /// have closegate append to a file it names.
@@ -62,6 +64,7 @@ pub fn run(cli: cli::Cli) -> anyhow::Result<i32> {
         Command::Log(args) => cmd::log::run(args),
         Command::Teardown(args) => cmd::teardown::run(args, color),
         Command::Approve(args) => cmd::approve::run(args, color),
+        Command::Reject(args) => cmd::reject::run(args),
         Command::Hook(args) => cmd::hook::run(args),
         Command::Guard(args) => cmd::guard::run(args, color),
         Command::Signal(args) => cmd::signal::run(args, color),
@@ -75,5 +78,8 @@ pub fn run(cli: cli::Cli) -> anyhow::Result<i32> {
         Command::Man(args) => cmd::manual::man(args),
         Command::Version(args) => cmd::manual::version(args),
         Command::Validate(args) => cmd::validate::run(args),
+        Command::Land(args) => cmd::land::run(args),
+        Command::Sweep(args) => cmd::sweep::run(args),
+        Command::Demo(args) => cmd::demo::run(args),
     }
 }

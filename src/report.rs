@@ -43,6 +43,32 @@ pub struct CheckRun {
     /// The `ts` of the `check` record whose result stands for this run (SPEC §19); null when the
     /// check ran now.
     pub reused: Option<String>,
+    /// For a check that failed on the commit: whether it also fails on the merge base's own
+    /// tree (SPEC §23); omitted when that run was not made.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub red_on_base: Option<bool>,
+}
+
+/// The test integrity runs of SPEC §23: the overlay (the commit's code under the base's own
+/// tests), the reverse overlay (the branch's tests on the base's code) and each run made on
+/// the merge base's own tree. `base_tests` and `new_tests_on_base` are `pass`, `fail` or null
+/// (not run).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct Integrity {
+    pub base_tests: Option<&'static str>,
+    pub new_tests_on_base: Option<&'static str>,
+    pub checks: Vec<IntegrityRun>,
+}
+
+/// One check's run on a tree that is not the claimed commit's (SPEC §19, §23).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct IntegrityRun {
+    /// `overlay`, `reverse-overlay` or `base` (the merge base's own tree).
+    pub on: &'static str,
+    /// The id of the tree the check ran on.
+    pub tree: String,
+    #[serde(flatten)]
+    pub run: CheckRun,
 }
 
 /// A check's entry in the `check` record (SPEC §19): its reuse key (name, `run`, `timeout_s`,
@@ -151,6 +177,8 @@ pub struct Report {
     /// `sandbox = "off"`) or `none` (no sandbox could be set up); null when no check was
     /// configured or `--no-checks` was given.
     pub sandbox: Option<String>,
+    /// The test integrity runs (SPEC §23).
+    pub integrity: Integrity,
     /// Where the configuration came from (`main:.closegate.toml`, a file); `None` for the
     /// built-in defaults. Human output names it (SPEC §5); JSON carries the blob id in `config`.
     #[serde(skip)]
@@ -194,6 +222,7 @@ impl Default for Report {
             config: None,
             contract: None,
             sandbox: None,
+            integrity: Integrity::default(),
             config_origin: None,
             provenance: None,
             claimed_commit: None,

@@ -346,6 +346,7 @@ fn attest_matches(statement: &str, expect: &Expect<'_>) -> Result<Vec<CheckRun>,
             duration_ms: 0,
             output: Vec::new(),
             reused: None,
+            red_on_base: None,
         });
     }
     Ok(runs)

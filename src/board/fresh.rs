@@ -19,11 +19,14 @@ use crate::{gates, ledger};
 /// How many gates run at once (each may run a test suite).
 pub const JOBS: usize = 2;
 
+/// A fresh verdict and the codes of its findings, in the order the gates found them.
+pub type Judged = (Verdict, Vec<String>);
+
 /// Run the gate on each worktree in `dirs`; one result per entry, in order. `rerun` runs every
 /// check even when a recorded result has the same key (`--rerun`).
-pub fn verdicts(dirs: &[PathBuf], record: bool, rerun: bool) -> Vec<Result<Verdict>> {
+pub fn verdicts(dirs: &[PathBuf], record: bool, rerun: bool) -> Vec<Result<Judged>> {
     let next = AtomicUsize::new(0);
-    let results: Mutex<Vec<Option<Result<Verdict>>>> =
+    let results: Mutex<Vec<Option<Result<Judged>>>> =
         Mutex::new(dirs.iter().map(|_| None).collect());
     std::thread::scope(|scope| {
         for _ in 0..JOBS.min(dirs.len()) {
@@ -46,18 +49,22 @@ pub fn verdicts(dirs: &[PathBuf], record: bool, rerun: bool) -> Vec<Result<Verdi
 }
 
 /// The whole gate on one worktree, with the defaults of `closegate check` (and its `--rerun`).
-fn gate(dir: &Path, record: bool, rerun: bool) -> Result<Verdict> {
-    let run = || -> Result<Verdict> {
+fn gate(dir: &Path, record: bool, rerun: bool) -> Result<Judged> {
+    let run = || -> Result<Judged> {
         let args = GateArgs {
             rerun,
             ..GateArgs::default()
         };
-        let inputs = inputs::resolve(Some(dir), &args)?;
+        let mut inputs = inputs::resolve(Some(dir), &args)?;
+        // Two agents' checks run at once: each progress line names the agent's branch.
+        inputs.progress_label = inputs.repo.head_branch();
         let outcome = gates::evaluate(&inputs)?;
         if record {
             ledger::record_check(&inputs.repo.common_dir(), &outcome.report)?;
         }
-        Ok(outcome.report.verdict)
+        let codes = outcome.report.codes();
+        let codes = codes.iter().map(|c| c.to_string()).collect();
+        Ok((outcome.report.verdict, codes))
     };
     run().with_context(|| format!("{}", dir.display()))
 }

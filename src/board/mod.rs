@@ -5,6 +5,7 @@
 //! the record holds for that HEAD (or, with `--check`, a fresh one from `fresh`).
 
 pub mod fresh;
+pub mod radar;
 pub mod tree;
 
 use std::collections::HashMap;
@@ -34,6 +35,12 @@ pub enum Stage {
     Unverified,
     Completed,
     Stopped,
+    /// Merged into the base (SPEC §7) or landed (SPEC §22).
+    Merged,
+    /// COMPLETED, but no longer merges cleanly into the current base tip (SPEC §22).
+    Conflict,
+    /// A reviewer's `reject` of this tip stands (SPEC §21).
+    Rejected,
 }
 
 impl Stage {
@@ -47,6 +54,9 @@ impl Stage {
             Stage::Unverified => "UNVERIFIED",
             Stage::Completed => "COMPLETED",
             Stage::Stopped => "STOPPED",
+            Stage::Merged => "MERGED",
+            Stage::Conflict => "CONFLICT",
+            Stage::Rejected => "REJECTED",
         }
     }
 }
@@ -93,6 +103,13 @@ pub struct Row {
     pub verdict: Option<Verdict>,
     pub stage: Stage,
     pub main: bool,
+    /// Why: the code of the first finding that decided a FAILED, REVIEW, UNVERIFIED or
+    /// REJECTED row's verdict (the human `REASON` column; not in `--json`, whose fields are fixed).
+    #[serde(skip)]
+    pub reason: Option<String>,
+    /// A reviewer's rejection of the tip stands.
+    #[serde(skip)]
+    pub rejected: bool,
     /// The working-tree column (`board --tree`); omitted without it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tree: Option<tree::TreeState>,
@@ -108,19 +125,66 @@ pub struct Row {
     /// a directory, over 16 MiB), naming it.
     #[serde(skip)]
     pub unreadable: Option<String>,
+    /// The branch's work is in the base (SPEC §13's MERGED rule); see `radar`.
+    #[serde(skip)]
+    pub merged: bool,
+    /// The tip no longer merges cleanly into the base tip.
+    #[serde(skip)]
+    pub conflict: bool,
 }
 
 impl Row {
-    /// Set the verdict and derive the stage again.
-    pub fn set_verdict(&mut self, verdict: Option<Verdict>) {
+    /// Set the verdict and the codes of the findings behind it, and derive the stage again.
+    pub fn set_verdict(&mut self, verdict: Option<Verdict>, codes: &[String]) {
         self.verdict = verdict;
-        self.stage = stage(self.doc, verdict);
+        self.rejected = codes.iter().any(|c| c == "review-rejected");
+        self.stage = stage_of(self.doc, verdict, self.rejected, self.merged, self.conflict);
+        self.reason = reason(self.stage, verdict, codes);
     }
 }
 
-/// The last recorded verdict per commit, from one pass over the audit log.
+/// [`stage`], refined by the radar (MERGED, CONFLICT), unless a reviewer's rejection of the tip
+/// stands: then REJECTED, which MERGED does not outrank (SPEC §13).
+fn stage_of(
+    doc: DocState,
+    verdict: Option<Verdict>,
+    rejected: bool,
+    merged: bool,
+    conflict: bool,
+) -> Stage {
+    if rejected {
+        return Stage::Rejected;
+    }
+    radar::refine(stage(doc, verdict), merged, conflict)
+}
+
+/// The board's reason for a FAILED, REVIEW, UNVERIFIED or REJECTED row: the first of `codes`
+/// (a report's or record's, in the order the gates found them) whose severity is the one that
+/// decided `verdict` (a refusal for FAIL, …); the first code at all when none has it.
+pub fn reason(stage: Stage, verdict: Option<Verdict>, codes: &[String]) -> Option<String> {
+    use crate::finding::Severity;
+    if stage == Stage::Rejected {
+        return Some("review-rejected".to_string());
+    }
+    let wanted = match (stage, verdict?) {
+        (Stage::Failed, Verdict::Fail) => Severity::Refusal,
+        (Stage::Review, Verdict::PendingReview) => Severity::Review,
+        (Stage::Unverified, Verdict::Unverified) => Severity::Gap,
+        _ => return None,
+    };
+    let severity = |c: &String| crate::catalog::lookup(c).map(|i| i.severity);
+    codes
+        .iter()
+        .find(|c| severity(c) == Some(wanted))
+        .or(codes.first())
+        .cloned()
+}
+
+/// The last recorded verdict per commit (with its record's codes), and the commits whose
+/// reviewer's rejection stands, from one pass over the audit log.
 pub struct Ledger {
-    last: HashMap<String, Verdict>,
+    last: HashMap<String, (Verdict, Vec<String>)>,
+    rejected: std::collections::HashSet<String>,
 }
 
 impl Ledger {
@@ -139,28 +203,48 @@ impl Ledger {
     }
 
     fn read_all(common: &Path, config: Option<Option<&str>>) -> Result<Ledger> {
-        let trusted = |v: &Value| Record::read(v).is_some_and(|r| verdict_of(&r).is_some());
-        let records = record::read_authentic_where(common, trusted)?;
+        let wanted = |v: &Value| {
+            Record::read(v).is_some_and(|r| verdict_of(&r).is_some() || r.is_rejection())
+        };
+        let records: Vec<Record> = record::read_authentic_where(common, wanted)?
+            .iter()
+            .filter_map(Record::read)
+            .collect();
+        // A rejection stands whatever configuration it was recorded under (it only makes the
+        // verdict stricter); verdicts count only under the configuration asked for.
+        let rejected = crate::ledger::rejected_commits(&records);
+        let current = |r: &&Record| config.is_none_or(|c| r.config.as_deref() == c);
         let mut last = HashMap::new();
-        let current = |r: &Record| config.is_none_or(|c| r.config.as_deref() == c);
-        for r in records.iter().filter_map(Record::read).filter(current) {
-            if let Some((commit, verdict)) = verdict_of(&r) {
-                last.insert(commit.to_string(), verdict);
+        for r in records.iter().filter(current) {
+            if let Some((commit, verdict)) = verdict_of(r) {
+                last.insert(commit.to_string(), (verdict, r.codes.clone()));
             }
         }
-        Ok(Ledger { last })
+        Ok(Ledger { last, rejected })
     }
 
     fn verdict(&self, commit: Oid) -> Option<Verdict> {
-        self.last.get(&commit.to_string()).copied()
+        self.last.get(&commit.to_string()).map(|(v, _)| *v)
+    }
+
+    /// The codes of the record that gave `commit` its last verdict.
+    fn codes(&self, commit: Oid) -> &[String] {
+        self.last
+            .get(&commit.to_string())
+            .map_or(&[], |(_, codes)| codes.as_slice())
+    }
+
+    fn is_rejected(&self, commit: Oid) -> bool {
+        self.rejected.contains(&commit.to_string())
     }
 }
 
-/// The commit and verdict of a trusted `check`, `approve` or `teardown` record.
+/// The commit and verdict of a trusted `check`, `approve`, `reject` (always `FAIL`: the gate with
+/// the rejection applied) or `teardown` record.
 fn verdict_of(r: &Record) -> Option<(&str, Verdict)> {
     let event = matches!(
         r.event,
-        Event::Check(_) | Event::Approve(_) | Event::Teardown(_)
+        Event::Check(_) | Event::Approve(_) | Event::Reject(_) | Event::Teardown(_) | Event::Land(_)
     );
     if !event || !r.is_trusted() {
         return None;
@@ -203,28 +287,46 @@ fn row(
         }
         Err(why) => (DocState::Unreadable, None, None, Some(format!("{why:#}"))),
     };
-    let verdict = head.and_then(|head| {
-        tip_verdict(repo, ledger, head, status_file)
-            .or_else(|| stale_claim_failed(repo, ledger, claimed.as_deref()))
+    let judged = head.and_then(|head| {
+        let tip = tip_verdict(repo, ledger, head, status_file);
+        tip.or_else(|| stale_claim_failed(repo, ledger, claimed.as_deref()))
     });
+    let verdict = judged.map(|(_, v)| v);
+    let codes = judged.map_or(&[][..], |(commit, _)| ledger.codes(commit));
+    // A rejection of this commit, or one the gate found for its tree (the record of a check of
+    // a reworded or emptily amended rejected commit names `review-rejected`).
+    let rejected = head.is_some_and(|head| {
+        crate::covered::candidates(repo, head, status_file)
+            .into_iter()
+            .any(|c| ledger.is_rejected(c))
+    }) || codes.iter().any(|c| c == "review-rejected");
     let state = match doc {
         DocState::Read(state) => Some(state),
         _ => None,
     };
     let branch = head_ref.map(|r| r.strip_prefix("refs/heads/").unwrap_or(&r).to_string());
+    let (merged, conflict) = match (head, base, wt.main) {
+        (Some(head), Some(base), false) => radar::judge(repo, base, head, verdict, status_file),
+        _ => (false, false),
+    };
+    let stage = stage_of(doc, verdict, rejected, merged, conflict);
     Row {
         path: wt.path.display().to_string(),
         branch,
         slug,
         state,
         verdict,
-        stage: stage(doc, verdict),
+        stage,
         main: wt.main,
+        reason: reason(stage, verdict, codes),
+        rejected,
         tree: None,
         doc,
         head,
         dir: wt.exists.then(|| wt.path.clone()),
         unreadable,
+        merged,
+        conflict,
     }
 }
 
@@ -273,20 +375,29 @@ fn is_not_found(err: &anyhow::Error) -> bool {
 /// `FAIL` when the close line names a commit other than the tip and the record refused that
 /// claim: the claim still names a commit that is not the tip, so the gate can only refuse it
 /// again. Any other verdict recorded for an older commit says nothing about the tip.
-fn stale_claim_failed(repo: &Repo, ledger: &Ledger, claimed: Option<&str>) -> Option<Verdict> {
+fn stale_claim_failed(
+    repo: &Repo,
+    ledger: &Ledger,
+    claimed: Option<&str>,
+) -> Option<(Oid, Verdict)> {
     let CommitLookup::Found(commit) = repo.lookup_commit(claimed?) else {
         return None;
     };
-    (ledger.verdict(commit) == Some(Verdict::Fail)).then_some(Verdict::Fail)
+    (ledger.verdict(commit) == Some(Verdict::Fail)).then_some((commit, Verdict::Fail))
 }
 
 /// The last verdict recorded for `head`; else for its parent when `head` is one trailing commit
 /// that changes only the status document (the close line names the commit before it, SPEC §4.3;
 /// the rule of `crate::covered`).
-fn tip_verdict(repo: &Repo, ledger: &Ledger, head: Oid, status_file: &str) -> Option<Verdict> {
+fn tip_verdict(
+    repo: &Repo,
+    ledger: &Ledger,
+    head: Oid,
+    status_file: &str,
+) -> Option<(Oid, Verdict)> {
     crate::covered::candidates(repo, head, status_file)
         .into_iter()
-        .find_map(|commit| ledger.verdict(commit))
+        .find_map(|commit| ledger.verdict(commit).map(|v| (commit, v)))
 }
 
 #[cfg(test)]

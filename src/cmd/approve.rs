@@ -6,6 +6,7 @@ use std::path::PathBuf;
 
 use anyhow::Result;
 
+use crate::catalog::Code;
 use crate::finding::{Severity, Verdict};
 use crate::inputs::{self, GateArgs};
 use crate::render::{self, Format, escape};
@@ -17,8 +18,10 @@ use crate::{attest, gates, ledger, record};
 ///
 /// The approval also binds the base's configuration and the task contract, if any. Runs the
 /// gate, refuses on FAIL, when --commit is not that commit, or under --config / another --base;
-/// then `check` reports the protected changes as warnings until a new commit, configuration or
-/// contract voids it (exit 0 recorded, 1 refused, 2 error)
+/// prints the protected changes it approves with the `git diff` command that shows them, and on
+/// a terminal asks `approve? [y/N]`; then `check` reports the protected changes as warnings until
+/// a new commit, configuration or contract voids it (exit 0 recorded, 1 refused or declined,
+/// 2 error)
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// The agent's worktree (default: the current directory)
@@ -26,7 +29,8 @@ pub struct Args {
     /// The commit being approved; must be the one the gate checks (full or abbreviated id)
     #[arg(long, value_name = "SHA")]
     pub commit: Option<String>,
-    /// Who approves (recorded; default: git's `user.name`)
+    /// Who approves (recorded; default: git's `user.name`, else GIT_COMMITTER_NAME or
+    /// GIT_AUTHOR_NAME)
     #[arg(long, value_name = "NAME")]
     pub by: Option<String>,
     /// Why (recorded)
@@ -39,19 +43,44 @@ pub struct Args {
     /// The SSH key that signs (default: git's user.signingKey when gpg.format = ssh)
     #[arg(long, value_name = "FILE", requires = "sign")]
     pub key: Option<PathBuf>,
+    /// Do not ask `approve? [y/N]` on a terminal: approve what is shown
+    #[arg(long, short = 'y', conflicts_with = "dry_run")]
+    pub yes: bool,
+    /// Show what would be approved and record nothing
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Print one JSON object instead of the human report (never asks: pass --yes or --dry-run
+    /// on a terminal)
+    #[arg(long)]
+    pub json: bool,
     #[command(flatten)]
     pub gate: GateArgs,
 }
 
-/// The approver: `--by`, else git's `user.name`; never empty.
-fn approver(args: &Args) -> Result<String> {
-    let by = match &args.by {
+/// The reviewer's name for `verb` (`approve`, `reject`): `--by`, else git's `user.name`, else
+/// `GIT_COMMITTER_NAME`, else `GIT_AUTHOR_NAME` (SPEC §21); never empty. None set: exit 2.
+pub fn reviewer(
+    by: Option<&str>,
+    worktree: Option<&std::path::Path>,
+    verb: &str,
+) -> Result<String> {
+    let env = |name: &str| {
+        std::env::var(name)
+            .ok()
+            .map(|v| v.trim().to_string())
+            .filter(|v| !v.is_empty())
+    };
+    let by = match by {
         Some(by) => by.trim().to_string(),
-        None => user_name(args.worktree.as_deref()).ok_or_else(|| {
-            anyhow::anyhow!(
-                "approve needs the approver's name: pass --by NAME or set git's user.name"
-            )
-        })?,
+        None => user_name(worktree)
+            .or_else(|| env("GIT_COMMITTER_NAME"))
+            .or_else(|| env("GIT_AUTHOR_NAME"))
+            .ok_or_else(|| {
+                anyhow::anyhow!(
+                    "{verb} needs the reviewer's name: pass --by NAME, or set git's user.name \
+                     or GIT_COMMITTER_NAME"
+                )
+            })?,
     };
     if by.is_empty() {
         anyhow::bail!("--by needs a name");
@@ -59,17 +88,40 @@ fn approver(args: &Args) -> Result<String> {
     Ok(by)
 }
 
+/// The `--json` object of `approve`.
+#[derive(serde::Serialize)]
+struct Shown<'a> {
+    schema: u32,
+    /// Whether an approval was recorded (false on a refusal, a decline and under --dry-run).
+    approved: bool,
+    dry_run: bool,
+    /// The verdict with the approval applied (or, refused, as it is).
+    verdict: Verdict,
+    commit: Option<&'a str>,
+    by: &'a str,
+    note: Option<&'a str>,
+    /// Why the approval cannot be recorded; null when it can.
+    refused: Option<&'a str>,
+    /// The report as it reads with the approval applied (or, refused, as it is).
+    report: &'a Report,
+}
+
 pub fn run(args: Args, color: bool) -> Result<i32> {
-    let by = approver(&args)?;
+    let by = reviewer(args.by.as_deref(), args.worktree.as_deref(), "approve")?;
     let by = by.as_str();
-    let inputs = inputs::resolve(args.worktree.as_deref(), &args.gate)?;
+    let mut inputs = inputs::resolve(args.worktree.as_deref(), &args.gate)?;
     // The key is found before anything is judged or recorded: no key is an error (exit 2).
     let key = match args.sign {
         true => Some(attest::ssh::signing_key(&inputs.repo, args.key.as_deref())?),
         false => None,
     };
+    // The checks run the agent's code: the signing key is covered in their sandbox.
+    inputs.keys.extend(key.clone());
     let outcome = gates::evaluate(&inputs)?;
     let mut report = outcome.report;
+    // An approval given now is newer than any rejection of this commit: it overrides it.
+    report.findings.retain(|f| f.code != Code::ReviewRejected);
+    report.finish();
     let common = inputs.repo.common_dir();
     let refusal = refusal(
         &inputs.repo,
@@ -81,9 +133,24 @@ pub fn run(args: Args, color: bool) -> Result<i32> {
         approve(&mut report, by);
     }
     let note = args.note.as_deref();
-    let mut out = crate::term::human();
     let approved = outcome.commit.filter(|_| refusal.is_none());
+    if args.json {
+        return json(&args, &report, by, refusal.as_deref(), &common);
+    }
+    let mut out = crate::term::human();
     show(&inputs, &report, approved, color, &mut out)?;
+    if args.dry_run {
+        writeln!(out)?;
+        match &refusal {
+            Some(why) => writeln!(out, "approval would be refused: {}", escape(why))?,
+            None => writeln!(out, "dry run: nothing was approved or recorded")?,
+        }
+        return Ok(if refusal.is_some() { 1 } else { 0 });
+    }
+    if refusal.is_none() && !args.yes && on_terminal() && !confirmed(&mut out)? {
+        writeln!(out, "not approved: nothing was recorded")?;
+        return Ok(1);
+    }
     if let (Some(key), Some(commit), Some(approval)) = (&key, approved, &report.approval) {
         let expect = attest::Expect {
             commit,
@@ -97,6 +164,59 @@ pub fn run(args: Args, color: bool) -> Result<i32> {
     }
     ledger::record_approve(&common, &report, by, note, refusal.as_deref())?;
     announce(&report, by, refusal.as_deref(), key.is_some(), &mut out)
+}
+
+/// `--json`: the object, and the approval recorded unless refused or `--dry-run` (a terminal is
+/// never asked: the JSON is for a script, which says `--yes` by not being a terminal).
+fn json(
+    args: &Args,
+    report: &Report,
+    by: &str,
+    refusal: Option<&str>,
+    common: &std::path::Path,
+) -> Result<i32> {
+    if args.sign {
+        anyhow::bail!("--json does not sign: run approve --sign without --json");
+    }
+    if refusal.is_none() && !args.yes && !args.dry_run && on_terminal() {
+        anyhow::bail!("approve --json on a terminal needs --yes (or --dry-run): it cannot ask");
+    }
+    let record = !args.dry_run;
+    if record {
+        ledger::record_approve(common, report, by, args.note.as_deref(), refusal)?;
+    }
+    let shown = Shown {
+        schema: crate::report::SCHEMA,
+        approved: record && refusal.is_none(),
+        dry_run: args.dry_run,
+        verdict: report.verdict,
+        commit: report.commit.as_deref(),
+        by,
+        note: args.note.as_deref(),
+        refused: refusal,
+        report,
+    };
+    let mut out = crate::term::stdout();
+    render::write_json(&shown, &mut out)?;
+    Ok(if refusal.is_some() { 1 } else { 0 })
+}
+
+/// Whether a person is at the terminal to answer: stdin and stdout both terminals.
+fn on_terminal() -> bool {
+    use std::io::IsTerminal;
+    std::io::stdin().is_terminal() && std::io::stdout().is_terminal()
+}
+
+/// Ask `approve? [y/N]` and read one line: `y` or `yes` (any case) approves; anything else,
+/// an empty line or the end of input declines.
+fn confirmed(out: &mut dyn Write) -> Result<bool> {
+    writeln!(out)?;
+    write!(out, "approve? [y/N] ")?;
+    out.flush()?;
+    let mut answer = String::new();
+    std::io::stdin().read_line(&mut answer)?;
+    let answer = answer.trim().to_ascii_lowercase();
+    Ok(answer == "y" || answer == "yes")
 }
 
 /// Everything a reviewer needs, printed before the approval is recorded: the report (its

@@ -10,8 +10,9 @@ use crate::repo::Repo;
 
 /// Show every worktree with its agent state, verdict and lifecycle stage
 ///
-/// Stages: RUNNING, BLOCKED, VERIFYING, FAILED, REVIEW, UNVERIFIED, COMPLETED, STOPPED, computed
-/// from git and the audit log alone.
+/// Stages: RUNNING, BLOCKED, VERIFYING, FAILED, REVIEW, UNVERIFIED, COMPLETED, STOPPED, MERGED,
+/// CONFLICT, REJECTED, computed from git and the audit log alone; REASON is the code of the first
+/// finding behind a FAILED, REVIEW, UNVERIFIED or REJECTED row.
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// Run the gate now on every worktree that has a status document (two at a time) instead of
@@ -32,6 +33,10 @@ pub struct Args {
     /// worktrees in parallel) and commits ahead/behind the base
     #[arg(long)]
     pub tree: bool,
+    /// List the pairs of live agent branches that conflict with each other, with the paths
+    /// (in-memory merges), instead of the rows
+    #[arg(long)]
+    pub conflicts: bool,
 }
 
 /// Exit 0 when the board was printed; 2 when the repository could not be read, a `--check`
@@ -47,6 +52,9 @@ pub fn run(args: Args, color: bool) -> Result<i32> {
     let mut rows = board::rows(&repo, status_file, &ledger, base);
     for why in rows.iter().filter_map(|r| r.unreadable.as_deref()) {
         eprintln!("closegate: board: {}", render::escape(why));
+    }
+    if args.conflicts {
+        return conflicts(&repo, &rows, &trusted.config, args.json);
     }
     let mut code = 0;
     if args.tree && !add_tree_states(&repo, &mut rows, base, status_file) {
@@ -66,6 +74,38 @@ pub fn run(args: Args, color: bool) -> Result<i32> {
         render::board::human(&rows, color, &mut stdout)?;
     }
     Ok(code)
+}
+
+/// `--conflicts` (SPEC §22): the pairs of live agent branches that conflict with each other.
+fn conflicts(repo: &Repo, rows: &[Row], config: &crate::config::Config, json: bool) -> Result<i32> {
+    use std::io::Write;
+    let live: Vec<(String, Oid)> = rows
+        .iter()
+        .filter(|r| !r.main && !r.merged)
+        .filter_map(|r| Some((r.branch.clone()?, r.head?)))
+        .filter(|(b, _)| config.is_agent_branch(b))
+        .collect();
+    let pairs = board::radar::conflicts(repo, &live, &config.status_file);
+    if json {
+        let mut out = crate::term::stdout();
+        let value = serde_json::json!({"schema": 1, "conflicts": pairs});
+        writeln!(out, "{value}")?;
+        return Ok(0);
+    }
+    let mut out = crate::term::human();
+    if pairs.is_empty() {
+        writeln!(out, "no two live agent branches conflict")?;
+    }
+    for p in &pairs {
+        writeln!(
+            out,
+            "{} <-> {}: {}",
+            render::escape(&p.one),
+            render::escape(&p.two),
+            render::escape(&p.paths.join(", "))
+        )?;
+    }
+    Ok(0)
 }
 
 /// `--tree`: each row's working-tree state, from all worktrees scanned in parallel; `false` when
@@ -106,10 +146,10 @@ fn add_fresh_verdicts(rows: &mut [Row], args: &Args) -> bool {
         .zip(fresh::verdicts(&dirs, !args.no_record, args.rerun))
     {
         match result {
-            Ok(verdict) => rows[i].set_verdict(Some(verdict)),
+            Ok((verdict, codes)) => rows[i].set_verdict(Some(verdict), &codes),
             Err(err) => {
                 eprintln!("closegate: board: {}", render::escape(&format!("{err:#}")));
-                rows[i].set_verdict(None);
+                rows[i].set_verdict(None, &[]);
                 ok = false;
             }
         }

@@ -36,11 +36,16 @@ pub struct Args {
     /// (what the server gate does, SPEC §20)
     #[arg(long, conflicts_with = "no_checks")]
     pub require_attestation: bool,
+    /// Stop at the first failing check: the checks after it are not run and are reported as
+    /// not run (`checks-skipped`, a gap; the verdict is FAIL anyway)
+    #[arg(long, conflicts_with = "no_checks")]
+    pub fail_fast: bool,
 }
 
 pub fn run(args: Args, color: bool) -> Result<i32> {
     let mut inputs = inputs::resolve(args.worktree.as_deref(), &args.gate)?;
     inputs.require_attestation = args.require_attestation;
+    inputs.fail_fast = args.fail_fast;
     // The key is found before anything runs: no key is an error, not a verdict.
     let key = match args.attest {
         true => Some(attest::ssh::signing_key(&inputs.repo, args.key.as_deref())?),
@@ -48,7 +53,7 @@ pub fn run(args: Args, color: bool) -> Result<i32> {
     };
     if let Some(key) = &key {
         // The checks run the agent's code: the signing key is covered in their sandbox.
-        crate::sandbox::hide(key);
+        inputs.keys.push(key.clone());
         // A recorded result stands for a run only when no one else could have written it: without
         // a record key, anyone who can write the repository can append one (SPEC §6), so nothing
         // is signed on the strength of an unauthenticated record.

@@ -52,13 +52,68 @@ pub struct Args {
     /// Print the document instead of writing it
     #[arg(long)]
     pub dry_run: bool,
+    /// Print one JSON object (what was written, or why not) instead of the human lines
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// The keys `close` always writes itself; an existing item with one of them is replaced.
 const WRITTEN: [&str; 3] = ["state", "last commit", "updated"];
 
+/// The `--json` object: what was (or, refused, was not) written.
+#[derive(Debug, Default, serde::Serialize)]
+struct Closed {
+    schema: u32,
+    /// Whether the status document was written.
+    written: bool,
+    /// Whether it was committed as the trailing status commit (`--commit`).
+    committed: bool,
+    dry_run: bool,
+    path: Option<String>,
+    slug: Option<String>,
+    state: Option<String>,
+    /// The work commit the close line names.
+    commit: Option<String>,
+    /// Why nothing was written; null when it was (or, with `--dry-run`, would be).
+    refused: Option<String>,
+    /// The codes of the `doc-*` refusals of a document that would not lint.
+    codes: Vec<String>,
+    /// With `--dry-run`: the document that would be written.
+    document: Option<String>,
+}
+
+impl Closed {
+    /// What the document would say: where, which slug, state and work commit.
+    fn names(&mut self, path: &Path, slug: &str, state: State, work: Oid) {
+        self.path = Some(path.display().to_string());
+        self.slug = Some(slug.to_string());
+        self.state = Some(state.as_str().to_string());
+        self.commit = Some(work.to_string());
+    }
+}
+
 pub fn run(args: Args, color: bool) -> Result<i32> {
+    if !args.json {
+        return write(&args, color, &mut Closed::default());
+    }
+    // The human lines are not printed; what they say is in the object.
+    crate::term::set_quiet(true);
+    let mut closed = Closed {
+        schema: crate::report::SCHEMA,
+        dry_run: args.dry_run,
+        ..Closed::default()
+    };
+    let code = write(&args, color, &mut closed)?;
+    if code != 0 && closed.refused.is_none() {
+        closed.refused = Some("the document was not written".into());
+    }
+    crate::render::write_json(&closed, &mut crate::term::stdout())?;
+    Ok(code)
+}
+
+fn write(args: &Args, color: bool, closed: &mut Closed) -> Result<i32> {
     let Some(state) = State::parse(&args.state) else {
+        closed.refused = Some(format!("--state {}: not a writable state word", args.state));
         return refuse_state(&args.state, color);
     };
     let (repo, root) = inputs::open(args.worktree.as_deref())?;
@@ -66,6 +121,7 @@ pub fn run(args: Args, color: bool) -> Result<i32> {
     let status_file = trusted.config.status_file.clone();
     let (head, branch) = head_and_branch(&repo, &root, state)?;
     if state.is_returned() && uncommitted(&repo, &root, &status_file)? {
+        closed.refused = Some("tracked files have uncommitted changes: commit first".into());
         return Ok(1);
     }
     // A trailing commit that changes only the status document is the record of an earlier
@@ -84,19 +140,15 @@ pub fn run(args: Args, color: bool) -> Result<i32> {
         worktree: crate::repo::canonical(&root),
         updated: crate::record::now_rfc3339(),
     };
-    let slug = slug_for(&args, existing.as_deref(), branch.as_deref());
-    let text = compose(&args, &slug, &written, existing.as_deref());
-
-    if !lints(&text, &status_file, color)? {
-        return Ok(1);
-    }
-    if args.dry_run {
-        // The document itself is what a script reads: printed under -q too.
-        crate::term::stdout().write_all(text.as_bytes())?;
-        return Ok(0);
+    let slug = slug_for(args, existing.as_deref(), branch.as_deref());
+    let text = compose(args, &slug, &written, existing.as_deref());
+    closed.names(&path, &slug, state, work);
+    if let Some(code) = not_written(args, &text, &status_file, color, closed)? {
+        return Ok(code);
     }
     let mut out = crate::term::human();
     write_atomic(&path, text.as_bytes())?;
+    closed.written = true;
     writeln!(
         out,
         "wrote {} (state {}, commit {})",
@@ -106,6 +158,7 @@ pub fn run(args: Args, color: bool) -> Result<i32> {
     )?;
     if args.commit {
         commit_status(&root, &status_file, &slug, state, restack)?;
+        closed.committed = true;
         writeln!(
             out,
             "committed {status_file} alone as the trailing status commit"
@@ -115,6 +168,32 @@ pub fn run(args: Args, color: bool) -> Result<i32> {
         writeln!(out, "now run: closegate check")?;
     }
     Ok(0)
+}
+
+/// When the document is not to be written: it would not lint (exit 1), or `--dry-run` (the
+/// document printed, or kept for `--json`; exit 0).
+fn not_written(
+    args: &Args,
+    text: &str,
+    status_file: &str,
+    color: bool,
+    closed: &mut Closed,
+) -> Result<Option<i32>> {
+    if let Some(codes) = lints(text, status_file, color)? {
+        closed.refused = Some("the document would not lint; nothing was written".into());
+        closed.codes = codes;
+        return Ok(Some(1));
+    }
+    if !args.dry_run {
+        return Ok(None);
+    }
+    if args.json {
+        closed.document = Some(text.to_string());
+    } else {
+        // The document itself is what a script reads: printed under -q too.
+        crate::term::stdout().write_all(text.as_bytes())?;
+    }
+    Ok(Some(0))
 }
 
 /// HEAD's commit and branch; a returned state needs both.
@@ -169,17 +248,21 @@ fn slug_for(args: &Args, existing: Option<&str>, branch: Option<&str>) -> String
         .unwrap_or_default()
 }
 
-/// Whether the composed document lints without a refusal; if not, the report is printed.
-fn lints(text: &str, status_file: &str, color: bool) -> Result<bool> {
+/// `None` when the composed document lints without a refusal; else the codes of its `doc-*`
+/// refusals, and the report is printed.
+fn lints(text: &str, status_file: &str, color: bool) -> Result<Option<Vec<String>>> {
     let report = crate::cmd::lint::lint(
         text.as_bytes(),
         status_file.to_string(),
         ParseOptions::default(),
     );
-    let refused = report
+    let codes: Vec<String> = report
         .findings
         .iter()
-        .any(|f| f.severity == Severity::Refusal && f.code.as_str().starts_with("doc-"));
+        .filter(|f| f.severity == Severity::Refusal && f.code.as_str().starts_with("doc-"))
+        .map(|f| f.code.to_string())
+        .collect();
+    let refused = !codes.is_empty();
     if refused {
         let mut err = std::io::stderr().lock();
         writeln!(
@@ -189,7 +272,7 @@ fn lints(text: &str, status_file: &str, color: bool) -> Result<bool> {
         let mut out = crate::term::human();
         render::render(&report, Format::Human, color, &mut out)?;
     }
-    Ok(!refused)
+    Ok(refused.then_some(codes))
 }
 
 /// What `close` writes from git.

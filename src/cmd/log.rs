@@ -24,7 +24,9 @@ use crate::render::escape;
 use crate::repo::Repo;
 
 /// The events a record can carry (SPEC §6).
-const EVENTS: [&str; 6] = ["check", "teardown", "approve", "guard", "signal", "hook"];
+const EVENTS: [&str; 8] = [
+    "check", "teardown", "approve", "reject", "guard", "signal", "hook", "land",
+];
 
 /// List the audit records, verify their chain, or print verdict statistics with the false-green rate
 ///
@@ -50,7 +52,7 @@ pub struct Args {
     /// `2026-11-29T14:05[:09][Z|+01:00]` (UTC when no offset is given)
     #[arg(long, value_name = "DATE", value_parser = parse_since)]
     pub since: Option<i64>,
-    /// Only records of this event (check, teardown, approve, guard, signal, hook)
+    /// Only records of this event (check, teardown, approve, reject, guard, signal, hook)
     #[arg(long, value_name = "E")]
     pub event: Option<String>,
     /// Print each record's line as stored (with --stats: one JSON object)

@@ -4,9 +4,10 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use anyhow::Result;
+use serde::Serialize;
 
 use crate::catalog::Code;
-use crate::finding::Gate;
+use crate::finding::{Gate, Severity, Verdict};
 use crate::inputs::GateArgs;
 use crate::render::{self, Format, escape};
 use crate::teardown::{self, Done, Request, Verb};
@@ -32,6 +33,38 @@ pub struct Args {
     /// Tear down an UNVERIFIED return too (the record says so)
     #[arg(long)]
     pub allow_unverified: bool,
+    /// Print one JSON object (the outcome, its steps and the gate's report) instead of the
+    /// human lines
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// The `--json` object.
+#[derive(Serialize)]
+struct Shown<'a> {
+    schema: u32,
+    /// `removed`, `planned` (a dry run that would remove), `refused`, `stopped` (midway, exit 2)
+    /// or `nothing` (nothing to tear down).
+    outcome: &'static str,
+    /// Whether the worktree was removed by this run.
+    removed: bool,
+    /// The gate's verdict on the work itself (the teardown's own refusals left out); null when
+    /// no gate ran.
+    verdict: Option<Verdict>,
+    dry_run: bool,
+    /// The codes the teardown was refused for (empty unless refused).
+    refused: Vec<String>,
+    /// The headline the human output ends with.
+    summary: String,
+    steps: Vec<ShownStep<'a>>,
+    error: Option<&'a str>,
+    report: Option<&'a crate::report::Report>,
+}
+
+#[derive(Serialize)]
+struct ShownStep<'a> {
+    verb: &'static str,
+    what: &'a str,
 }
 
 pub fn run(args: Args, color: bool) -> Result<i32> {
@@ -43,9 +76,22 @@ pub fn run(args: Args, color: bool) -> Result<i32> {
         allow_unverified: args.allow_unverified,
     };
     let done = teardown::run(&request)?;
+    if args.json {
+        return json(&done);
+    }
     let mut out = crate::term::human();
+    let refused = refused_codes(&done);
+    if done.exit == 1 {
+        // SPEC §21: headed REFUSED with the reason's codes; the report shows the work's own
+        // verdict, never a FAIL that only the teardown's refusals made.
+        writeln!(out, "REFUSED  {}", refused.join(", "))?;
+    }
     if let Some(report) = &done.report {
-        render::render(report, Format::Human, color, &mut out)?;
+        let mut shown = report.clone();
+        if done.exit == 1 {
+            shown.verdict = work_verdict(report);
+        }
+        render::render(&shown, Format::Human, color, &mut out)?;
         writeln!(out)?;
     }
     writeln!(out, "{}", headline(&done))?;
@@ -56,6 +102,81 @@ pub fn run(args: Args, color: bool) -> Result<i32> {
         eprintln!("closegate: {error}");
     }
     Ok(done.exit)
+}
+
+/// `--json`: the outcome, the steps and the report (exit code as without it).
+fn json(done: &Done) -> Result<i32> {
+    let all_nothing = !done.steps.is_empty() && done.steps.iter().all(|s| s.verb == Verb::Nothing);
+    let outcome = match (done.exit, done.dry_run) {
+        _ if all_nothing => "nothing",
+        (1, _) => "refused",
+        (2, _) => "stopped",
+        (_, true) => "planned",
+        (_, false) => "removed",
+    };
+    let shown = Shown {
+        schema: crate::report::SCHEMA,
+        outcome,
+        removed: outcome == "removed",
+        verdict: done.report.as_ref().map(work_verdict),
+        dry_run: done.dry_run,
+        refused: if done.exit == 1 {
+            refused_codes(done)
+        } else {
+            Vec::new()
+        },
+        summary: headline(done),
+        steps: done
+            .steps
+            .iter()
+            .map(|s| ShownStep {
+                verb: s.verb.as_str(),
+                what: &s.what,
+            })
+            .collect(),
+        error: done.error.as_deref(),
+        report: done.report.as_ref(),
+    };
+    let mut out = crate::term::stdout();
+    render::write_json(&shown, &mut out)?;
+    Ok(done.exit)
+}
+
+/// The verdict on the work itself: the report's, without the teardown's own findings.
+fn work_verdict(report: &crate::report::Report) -> Verdict {
+    let mut work = report.clone();
+    work.findings.retain(|f| f.gate != Gate::Teardown);
+    work.finish();
+    work.verdict
+}
+
+/// The codes a teardown was refused for, each once: every refusal (the teardown's own
+/// `teardown-*` and the gate's), else the findings that decided the verdict barring it (the
+/// reviews of a PENDING_REVIEW, the gaps of an UNVERIFIED).
+fn refused_codes(done: &Done) -> Vec<String> {
+    let Some(report) = &done.report else {
+        return Vec::new();
+    };
+    let wanted = match work_verdict(report) {
+        _ if report
+            .findings
+            .iter()
+            .any(|f| f.severity == Severity::Refusal) =>
+        {
+            Severity::Refusal
+        }
+        Verdict::PendingReview => Severity::Review,
+        Verdict::Unverified => Severity::Gap,
+        Verdict::Fail | Verdict::Verified => Severity::Refusal,
+    };
+    let mut codes: Vec<String> = Vec::new();
+    for finding in report.findings.iter().filter(|f| f.severity == wanted) {
+        let code = finding.code.to_string();
+        if !codes.contains(&code) {
+            codes.push(code);
+        }
+    }
+    codes
 }
 
 fn headline(done: &Done) -> String {

@@ -32,6 +32,22 @@ pub struct Args {
     /// Validate this contract file instead of the base tip's contracts
     #[arg(long, value_name = "FILE")]
     pub contract: Option<PathBuf>,
+    /// Print one JSON object (`ok`, the configuration's origin, counts and every problem)
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// The `--json` object.
+#[derive(serde::Serialize)]
+struct Validated<'a> {
+    schema: u32,
+    ok: bool,
+    /// Where the configuration was read (`main:.closegate.toml`, a file, `built-in defaults`).
+    config: &'a str,
+    checks: usize,
+    contracts: usize,
+    /// Each problem, worded as the human output prints it.
+    problems: &'a [String],
 }
 
 /// One contract's origin and bytes.
@@ -59,11 +75,30 @@ pub fn run(args: Args) -> Result<i32> {
             escape(base)
         ));
     }
+    // A warning, not a problem: the operator may mean it, and says so by listing the name.
+    for warning in config
+        .iter()
+        .flat_map(crate::sandbox::shield::socket_warnings)
+    {
+        eprintln!("warning: {}: {}", escape(&config_origin), escape(&warning));
+    }
     let contracts = read_contracts(&repo, &args, tip.as_ref())?;
     let bound = judge_contracts(&contracts, config.as_ref(), &config_origin, &mut problems);
     bound_twice(&bound, &mut problems);
+    let checks = config.as_ref().map_or(0, |c| c.checks.len());
+    if args.json {
+        let shown = Validated {
+            schema: crate::report::SCHEMA,
+            ok: problems.is_empty(),
+            config: &config_origin,
+            checks,
+            contracts: contracts.len(),
+            problems: &problems,
+        };
+        crate::render::write_json(&shown, &mut term::stdout())?;
+        return Ok(if problems.is_empty() { 0 } else { 1 });
+    }
     if problems.is_empty() {
-        let checks = config.as_ref().map_or(0, |c| c.checks.len());
         writeln!(
             term::human(),
             "ok: configuration {} ({checks} check{}), {} contract{}",

@@ -36,7 +36,7 @@ use crate::gates::workspace::Workspace;
 use crate::repo::Repo;
 use crate::report::CheckRun;
 use crate::sandbox::scratch::{self, Scratch};
-use crate::sandbox::{self, Confinement, Policy};
+use crate::sandbox::{self, Confinement, Policy, Shield};
 
 /// How many trailing output lines a run keeps.
 pub const TAIL_LINES: usize = 40;
@@ -96,6 +96,9 @@ pub fn run(
         jobs: 1,
         key: &key,
         recorded: &Recorded::default(),
+        shield: &Shield::new(Some(repo), &[], &[]),
+        fail_fast: false,
+        label: None,
     };
     run_reusing(repo, commit, specs, env, &plan)
 }
@@ -108,6 +111,13 @@ pub struct Plan<'a> {
     pub jobs: usize,
     pub key: &'a Key,
     pub recorded: &'a Recorded,
+    /// What the checks must not see or receive (SPEC §4.6): every run carries one.
+    pub shield: &'a Shield,
+    /// Stop at the first failing check (`check --fail-fast`): the checks after it do not run,
+    /// one at a time, and are reported as not run (`checks-skipped`).
+    pub fail_fast: bool,
+    /// Shown before each check's name in the terminal's progress line.
+    pub label: Option<&'a str>,
 }
 
 /// [`run`], taking from `plan.recorded` the result of every check whose key (`plan.key`, the
@@ -148,7 +158,8 @@ pub fn run_reusing(
         collect(&mut checked, plan.key, specs, results);
         return Ok(checked);
     }
-    let decision = sandbox::decide(plan.mode, specs.iter().any(|s| !s.network));
+    let network_off = specs.iter().any(|s| !s.network);
+    let decision = sandbox::decide(plan.mode, network_off, plan.shield);
     let label = decision.label;
     let mut checked = Checked {
         sandbox: Some(label),
@@ -161,7 +172,10 @@ pub fn run_reusing(
     if label != strongest {
         fill_recorded(plan, specs, label, &mut results);
     }
-    let pending: Vec<usize> = (0..specs.len()).filter(|&i| results[i].is_none()).collect();
+    let mut pending: Vec<usize> = (0..specs.len()).filter(|&i| results[i].is_none()).collect();
+    if plan.fail_fast && results.iter().flatten().any(|((_, f), _)| f.is_some()) {
+        pending.clear();
+    }
     if !pending.is_empty() {
         let ran = run_pending(repo, commit, specs, env, plan, &confinement, &pending)?;
         for (i, ran) in ran {
@@ -204,22 +218,21 @@ fn run_pending(
     scratch::sweep_stale(&std::env::temp_dir());
     let vars = env.bounded(repo);
     let sandboxed = matches!(confinement, Confinement::Bwrap(_));
-    let per_check = plan.jobs > 1 && pending.len() > 1;
     let mut scratches: Vec<Scratch> = Vec::new();
     let mut workspaces: Vec<Workspace> = Vec::new();
     let mut cmds = Vec::with_capacity(pending.len());
     for &i in pending {
         let spec = &specs[i];
         let place = if spec.keep.is_empty() {
-            scratch_place(repo, commit, per_check, &mut scratches)?
+            scratch_place(repo, commit, &mut scratches)?
         } else {
             workspace_place(repo, commit, spec, &mut workspaces)?
         };
         let policy = policy(repo, &place, spec)?;
-        let cmd = command(confinement, &policy, spec, &vars, &place.root)?;
+        let cmd = command(confinement, &policy, plan.shield, spec, &vars, &place.root)?;
         cmds.push((i, cmd));
     }
-    let ran = run_all(cmds, specs, plan.jobs, sandboxed)?;
+    let ran = run_all(cmds, specs, plan, sandboxed)?;
     for scratch in scratches {
         scratch.remove()?;
     }
@@ -230,19 +243,13 @@ fn run_pending(
     Ok(ran)
 }
 
-/// A pristine checkout of `commit` for a check without `keep`: a new one per check when checks
-/// run at once, else the one all such checks share.
-fn scratch_place(
-    repo: &Repo,
-    commit: Oid,
-    per_check: bool,
-    scratches: &mut Vec<Scratch>,
-) -> Result<Place> {
-    if per_check || scratches.is_empty() {
-        let created = Scratch::create()?;
-        repo.checkout_pristine(commit, &created.checkout())?;
-        scratches.push(created);
-    }
+/// A pristine checkout of `commit` for a check without `keep`, with its own `TMPDIR`: a new one
+/// for every check whatever `jobs` says, so one check's writes are never another's input
+/// (SPEC §4.6).
+fn scratch_place(repo: &Repo, commit: Oid, scratches: &mut Vec<Scratch>) -> Result<Place> {
+    let created = Scratch::create()?;
+    repo.checkout_pristine(commit, &created.checkout())?;
+    scratches.push(created);
     let scratch = scratches.last().expect("a scratch was just made");
     Ok(Place {
         root: scratch.root().to_path_buf(),
@@ -279,8 +286,23 @@ fn collect(
     specs: &[CheckSpec],
     results: Vec<Option<(Ran, &'static str)>>,
 ) {
+    let mut failed: Option<&str> = None;
     for (spec, result) in specs.iter().zip(results) {
-        let ((run, finding), word) = result.expect("every check ran or was reused");
+        // Only `--fail-fast` leaves a check without a result: one before it failed.
+        let Some(((run, finding), word)) = result else {
+            let msg = format!(
+                "check `{}` was not run: --fail-fast stopped at the first failing check{}",
+                spec.name,
+                failed.map(|f| format!(" `{f}`")).unwrap_or_default()
+            );
+            checked
+                .findings
+                .push(Finding::new(Code::ChecksSkipped, msg));
+            continue;
+        };
+        if finding.is_some() && failed.is_none() {
+            failed = Some(&spec.name);
+        }
         let entry = reuse::entry(key, spec, word, &run, finding.as_ref());
         checked.entries.push(entry);
         checked.runs.push(run);
@@ -297,18 +319,28 @@ type Ran = (CheckRun, Option<Finding>);
 fn run_all(
     cmds: Vec<(usize, Command)>,
     specs: &[CheckSpec],
-    jobs: usize,
+    plan: &Plan<'_>,
     sandboxed: bool,
 ) -> Result<Vec<(usize, Ran)>> {
+    let jobs = plan.jobs;
     let progress = progress::Progress::new();
     let run = |i: usize, cmd: Command| {
-        let _line = progress.start(&specs[i].name);
-        run_one(cmd, &specs[i], sandboxed)
+        let name = match plan.label {
+            Some(label) => format!("{label}: {}", specs[i].name),
+            None => specs[i].name.clone(),
+        };
+        let _line = progress.start(&name);
+        run_one(cmd, &specs[i], sandboxed, plan.shield)
     };
-    if jobs <= 1 || cmds.len() <= 1 {
+    if jobs <= 1 || cmds.len() <= 1 || plan.fail_fast {
         let mut out = Vec::with_capacity(cmds.len());
         for (i, cmd) in cmds {
-            out.push((i, run(i, cmd)?));
+            let ran = run(i, cmd)?;
+            let failed = ran.1.is_some();
+            out.push((i, ran));
+            if failed && plan.fail_fast {
+                break;
+            }
         }
         return Ok(out);
     }
@@ -408,6 +440,7 @@ fn run_one(
     mut cmd: Command,
     spec: &CheckSpec,
     sandboxed: bool,
+    shield: &Shield,
 ) -> Result<(CheckRun, Option<Finding>)> {
     let out = tempfile::tempfile().context("creating a file for check output")?;
     let started = Instant::now();
@@ -421,7 +454,7 @@ fn run_one(
         .with_context(|| format!("waiting for check `{}`", spec.name))?;
     let duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
     let mut out = out;
-    let output = tail(&mut out, TAIL_LINES)
+    let output = tail(&mut out, TAIL_LINES, shield)
         .with_context(|| format!("reading the output of check `{}`", spec.name))?;
     let ended = Ended::from_status(status, sandboxed);
     let run = CheckRun {
@@ -432,24 +465,31 @@ fn run_one(
         duration_ms,
         output,
         reused: None,
+        red_on_base: None,
     };
     Ok((run, finding(spec, ended, timed_out)))
 }
 
-/// `sh -c <run>` in the checkout, sandboxed or not: its own process group, no stdin, a clean
-/// git environment, `TMPDIR` the private temporary directory.
+/// The shell every check runs in, by absolute path: a relative `PATH` entry never picks the
+/// checkout's own `sh` (SPEC §4.6).
+const SH: &str = "/bin/sh";
+
+/// `/bin/sh -c <run>` in the checkout, sandboxed or not: its own process group, stdin
+/// `/dev/null`, no descriptor but 0, 1 and 2, the environment of the allow-list (SPEC §4.6),
+/// `TMPDIR` the private temporary directory.
 fn command(
     confinement: &Confinement,
     policy: &Policy,
+    shield: &Shield,
     spec: &CheckSpec,
     vars: &[(&'static str, String)],
     ceiling: &Path,
 ) -> Result<Command> {
     let args = [OsStr::new("-c"), OsStr::new(&spec.run)];
     let mut cmd = match confinement {
-        Confinement::Bwrap(bwrap) => sandbox::command(bwrap, policy, OsStr::new("sh"), &args),
+        Confinement::Bwrap(bwrap) => sandbox::command(bwrap, policy, shield, OsStr::new(SH), &args),
         Confinement::None => {
-            let mut cmd = Command::new("sh");
+            let mut cmd = Command::new(SH);
             cmd.args(args);
             cmd
         }
@@ -466,18 +506,49 @@ fn command(
             if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) == -1 {
                 return Err(std::io::Error::last_os_error());
             }
+            close_inherited();
             Ok(())
         });
     }
-    for (key, _) in std::env::vars_os() {
-        if key.as_encoded_bytes().starts_with(b"GIT_") {
-            cmd.env_remove(key);
-        }
-    }
-    cmd.env("GIT_CEILING_DIRECTORIES", ceiling)
+    cmd.env_clear()
+        .envs(shield.env(&spec.env))
+        .env("GIT_CEILING_DIRECTORIES", ceiling)
         .env("TMPDIR", &policy.tmp)
         .envs(vars.iter().map(|(k, v)| (k, v)));
     Ok(cmd)
+}
+
+/// Mark every descriptor above 2 close-on-exec in the forked child, so none that closegate
+/// inherited (an fd 7 its caller left open) reaches the check (SPEC §4.6); std's own error pipe
+/// is close-on-exec already. Where `close_range` is missing (Linux before 5.11) each descriptor
+/// up to the soft limit is marked one by one.
+///
+/// # Safety
+/// Called between fork and exec: only async-signal-safe calls, no allocation.
+#[cfg(target_os = "linux")]
+unsafe fn close_inherited() {
+    // SAFETY: close_range and fcntl are system calls on integers, async-signal-safe.
+    unsafe {
+        let flags = libc::CLOSE_RANGE_CLOEXEC as libc::c_long;
+        if libc::syscall(
+            libc::SYS_close_range,
+            3 as libc::c_long,
+            !0u32 as libc::c_long,
+            flags,
+        ) == 0
+        {
+            return;
+        }
+        let mut limit: libc::rlimit = std::mem::zeroed();
+        let max = if libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) == 0 {
+            limit.rlim_cur.min(1 << 20) as libc::c_int
+        } else {
+            4096
+        };
+        for fd in 3..max {
+            libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC);
+        }
+    }
 }
 
 /// How a check's process ended: its exit code, or the signal that killed it. Inside the
@@ -553,7 +624,7 @@ fn has_exited(pid: libc::pid_t) -> std::io::Result<bool> {
 /// SIGINT, SIGTERM and SIGHUP while checks run: the check's own process group does not receive
 /// a terminal's signal, so closegate kills it, removes the checkout and exits 2 instead of
 /// leaving the check running orphaned. The previous handlers come back when the checks end.
-mod interrupt {
+pub(crate) mod interrupt {
     use std::sync::atomic::{AtomicBool, Ordering};
 
     const SIGNALS: [libc::c_int; 3] = [libc::SIGINT, libc::SIGTERM, libc::SIGHUP];
@@ -659,14 +730,16 @@ fn kill_group(pid: libc::pid_t) {
     }
 }
 
-/// The last `n` lines of the output file, lossily decoded; a trailing `\r` is dropped.
-fn tail(file: &mut File, n: usize) -> std::io::Result<Vec<String>> {
+/// The last `n` lines of the output file, lossily decoded, every secret value of closegate's
+/// environment masked (SPEC §4.6); a trailing `\r` is dropped.
+fn tail(file: &mut File, n: usize, shield: &Shield) -> std::io::Result<Vec<String>> {
     let len = file.metadata()?.len();
     let start = len.saturating_sub(TAIL_WINDOW);
     file.seek(SeekFrom::Start(start))?;
     let mut bytes = Vec::new();
     file.read_to_end(&mut bytes)?;
-    Ok(last_lines(&bytes, n, start > 0))
+    let text = shield.mask(&String::from_utf8_lossy(&bytes));
+    Ok(last_lines(text.as_bytes(), n, start > 0))
 }
 
 /// The last `n` lines of `bytes`; `cut` says the first line was cut by the read window.

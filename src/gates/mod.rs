@@ -8,6 +8,7 @@ pub mod checks;
 pub mod close;
 pub mod contract;
 pub mod doc;
+pub mod integrity;
 pub mod manifest;
 pub mod protected;
 pub mod reuse;
@@ -58,11 +59,23 @@ pub struct Inputs {
     pub config_origin: Option<String>,
     /// `--require-attestation`: a signed attestation stands for the checks (SPEC §20).
     pub require_attestation: bool,
+    /// `check --fail-fast`: stop at the first failing check; the rest are reported as not run.
+    pub fail_fast: bool,
+    /// Shown before each check's name in the terminal's progress line (`board --check` names
+    /// the agent's branch there: two agents' checks run at once).
+    pub progress_label: Option<String>,
     /// Where attestations, signed approvals and the allowed signers are read (SPEC §20).
     pub trust: crate::attest::Trust,
     /// Branch tips a push brings (short name, new value), standing for refs not yet moved in a
     /// pre-receive hook (SPEC §20); empty elsewhere.
     pub pushed: Vec<(String, Oid)>,
+    /// The key files this command uses (`--key FILE`, a signing key): hidden from every check
+    /// it runs, like the record key (SPEC §4.6). A command that signs pushes its key here
+    /// before [`evaluate`].
+    pub keys: Vec<PathBuf>,
+    /// The base commit of the passing record a teardown is admitted on (SPEC §7 step 1): the
+    /// checks are keyed on it, so that record's results stand and nothing runs again.
+    pub admitted_base: Option<String>,
 }
 
 /// The report plus what later steps (teardown, approve, signal) need.
@@ -250,7 +263,11 @@ fn gates_on_commit(
         report.protected = hits;
         report.add_gate(Gate::Protected, findings);
     }
-    run_checks(inputs, doc, commit, report)?;
+    let around = Around {
+        merge_base,
+        changes: changes.as_deref(),
+    };
+    run_checks(inputs, doc, commit, &around, report)?;
     let runs = report.checks.clone();
     let ctx = contract::Ctx {
         repo,
@@ -323,7 +340,19 @@ fn run_contract(inputs: &Inputs, ctx: &contract::Ctx<'_>, report: &mut Report) -
     Ok(())
 }
 
-fn run_checks(inputs: &Inputs, doc: &StatusDoc, commit: Oid, report: &mut Report) -> Result<()> {
+/// What the branch changed, for the test integrity runs (SPEC §23).
+struct Around<'a> {
+    merge_base: Option<Oid>,
+    changes: Option<&'a [crate::repo::Change]>,
+}
+
+fn run_checks(
+    inputs: &Inputs,
+    doc: &StatusDoc,
+    commit: Oid,
+    around: &Around<'_>,
+    report: &mut Report,
+) -> Result<()> {
     let specs = &inputs.config.checks;
     let findings = if inputs.require_attestation && !inputs.no_checks {
         attestation(inputs, doc, commit, report)?
@@ -349,24 +378,47 @@ fn run_checks(inputs: &Inputs, doc: &StatusDoc, commit: Oid, report: &mut Report
         let key = reuse::Key {
             tree: inputs.repo.tree_of(commit).unwrap_or(commit).to_string(),
             config: report.config.clone(),
-            base_commit: report.base_commit.clone(),
+            base_commit: inputs
+                .admitted_base
+                .clone()
+                .or_else(|| report.base_commit.clone()),
             slug,
             branch,
             commit: commit.to_string(),
         };
         let common = inputs.repo.common_dir();
         let recorded = reuse::Recorded::load(&common, &key, inputs.rerun)?;
+        let hide = &inputs.config.sandbox_hide;
+        let shield = crate::sandbox::Shield::new(Some(&inputs.repo), hide, &inputs.keys);
         let plan = checks::Plan {
             mode,
             jobs: inputs.config.jobs,
             key: &key,
             recorded: &recorded,
+            shield: &shield,
+            fail_fast: inputs.fail_fast,
+            label: inputs.progress_label.as_deref(),
         };
         let checked = checks::run_reusing(&inputs.repo, commit, specs, &env, &plan)?;
         report.checks = checked.runs;
         report.check_entries = checked.entries;
         report.sandbox = checked.sandbox.map(str::to_string);
-        checked.findings
+        report.add_gate(Gate::Checks, checked.findings);
+        if let (Some(merge_base), Some(changes)) = (around.merge_base, around.changes) {
+            let ctx = integrity::Ctx {
+                repo: &inputs.repo,
+                config: &inputs.config,
+                commit,
+                merge_base,
+                changes,
+                env: &env,
+                key: &key,
+                rerun: inputs.rerun,
+                shield: &shield,
+            };
+            integrity::run(&ctx, report)?;
+        }
+        Vec::new()
     };
     report.add_gate(Gate::Checks, findings);
     Ok(())
@@ -431,6 +483,7 @@ fn attestation(
 /// `require_signed_approvals` only such an approval counts, and an unsigned one that would have
 /// applied is `approval-unsigned`.
 fn apply_approval(inputs: &Inputs, commit: Oid, report: &mut Report) -> Result<()> {
+    let oid = commit;
     let common = inputs.repo.common_dir();
     let contract = report.contract.as_deref();
     let config = report.config.as_deref();
@@ -465,6 +518,16 @@ fn apply_approval(inputs: &Inputs, commit: Oid, report: &mut Report) -> Result<(
     } else {
         signed.valid.or(recorded)
     };
+    // SPEC §21: the newer of an approval and a rejection of this commit wins. A recorded
+    // approval newer than the rejection already voided it (log order); a signed one wins only
+    // when it was given after the rejection.
+    let tree = inputs.repo.tree_of(oid).map(|t| t.to_string());
+    if let Some(rejection) = crate::ledger::rejection_for(&common, &commit, tree.as_deref())?
+        && approval.as_ref().is_none_or(|a| a.at <= rejection.at)
+    {
+        report.add_gate(Gate::Protected, [rejected(&rejection)]);
+        return Ok(());
+    }
     let Some(approval) = approval else {
         return Ok(());
     };
@@ -475,4 +538,14 @@ fn apply_approval(inputs: &Inputs, commit: Oid, report: &mut Report) -> Result<(
     }
     report.approval = Some(approval);
     Ok(())
+}
+
+/// `review-rejected`, naming who rejected the commit, when, and the note.
+pub fn rejected(rejection: &crate::ledger::Rejection) -> Finding {
+    let msg = format!(
+        "rejected by {} at {}: {}; change the work and commit again, or have the reviewer \
+         approve this commit",
+        rejection.by, rejection.at, rejection.note
+    );
+    Finding::new(Code::ReviewRejected, msg)
 }

@@ -115,6 +115,7 @@ fn result(e: &CheckEntry, spec: &CheckSpec, ts: String) -> Option<(CheckRun, Opt
         duration_ms: e.duration_ms,
         output: e.output.clone(),
         reused: Some(ts),
+        red_on_base: None,
     };
     Some((run, finding))
 }

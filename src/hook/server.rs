@@ -249,13 +249,29 @@ fn base_updates(push: &Push, heads: &[&Update], out: &mut Outcome) -> Result<()>
             match setting.broken() {
                 Some(broken) => d.reason = Some(broken.clone()),
                 None => {
-                    judge_into(push, newest, &mut d, out);
+                    let judged = with_status_commit(repo, setting, &branch, newest);
+                    judge_into(push, judged, &mut d, out);
                 }
             }
             out.decisions.push(d);
         }
     }
     Ok(())
+}
+
+/// SPEC §22: `land` leaves an agent branch's trailing status-only commit out of the base, so the
+/// newest agent commit merged is the one that status commit names. The gate then reads the
+/// status document where the agent committed it: the branch's tip, when the tip is that
+/// status-only child (the close line names `newest`, as for a plain merge of the whole branch).
+fn with_status_commit(repo: &Repo, setting: &Setting, branch: &str, newest: Oid) -> Oid {
+    let Some(tip) = repo.branch_tip(branch) else {
+        return newest;
+    };
+    let status_file = &setting.config().status_file;
+    match crate::covered::stands_for(repo, tip, status_file) {
+        Some(parent) if parent == newest => tip,
+        _ => newest,
+    }
 }
 
 /// Decide `d` by the gate's verdict on `commit`, keeping the report for the answer.

@@ -12,7 +12,9 @@ use serde::Serialize;
 use super::{escape, write_json};
 use crate::board::{Row, Stage};
 
-const HEADER: [&str; 6] = ["STAGE", "VERDICT", "STATE", "SLUG", "BRANCH", "WORKTREE"];
+const HEADER: [&str; 7] = [
+    "STAGE", "VERDICT", "REASON", "STATE", "SLUG", "BRANCH", "WORKTREE",
+];
 /// Shown for a field that is null.
 const NONE: &str = "-";
 
@@ -54,7 +56,7 @@ pub fn human(rows: &[Row], color: bool, out: &mut dyn Write) -> std::io::Result<
 }
 
 /// Where the `TREE` column goes: just before `WORKTREE`.
-const TREE_AT: usize = 5;
+const TREE_AT: usize = 6;
 
 /// The text of each column, escaped.
 fn cells(row: &Row, with_tree: bool) -> Vec<String> {
@@ -66,6 +68,7 @@ fn cells(row: &Row, with_tree: bool) -> Vec<String> {
     let mut cells = vec![
         row.stage.as_str().to_string(),
         text(row.verdict.map(|v| v.as_str())),
+        text(row.reason.as_deref()),
         text(row.state.map(|s| s.as_str())),
         text(row.slug.as_deref()),
         text(row.branch.as_deref()),
@@ -96,7 +99,9 @@ fn line(cells: &[String], widths: &[usize], stage: Option<Stage>, color: bool) -
 fn paint(stage: Stage, text: &str) -> String {
     let style = match stage {
         Stage::Completed => Style::new().green(),
-        Stage::Failed => Style::new().red().bold(),
+        Stage::Merged => Style::new().green().bold(),
+        Stage::Conflict => Style::new().red(),
+        Stage::Failed | Stage::Rejected => Style::new().red().bold(),
         Stage::Review => Style::new().yellow(),
         Stage::Unverified => Style::new().magenta(),
         Stage::Blocked => Style::new().red(),

@@ -40,6 +40,7 @@ pub fn render(report: &Report, color: bool, out: &mut dyn Write) -> std::io::Res
     write_artifacts(report, paint, out)?;
     write_protected(report, out)?;
     write_checks(&report.checks, paint, out)?;
+    write_integrity(report, out)?;
     write_sandbox(report.sandbox.as_deref(), out)?;
     if let Some(approval) = &report.approval {
         writeln!(out)?;
@@ -239,6 +240,72 @@ fn write_checks(checks: &[CheckRun], paint: Paint, out: &mut dyn Write) -> std::
                 writeln!(out, "      | {}", escape(line))?;
             }
         }
+    }
+    Ok(())
+}
+
+/// One line per test integrity run (SPEC §23): the overlay, the reverse overlay and the merge
+/// base's own tree, each with its checks' outcomes.
+fn write_integrity(report: &Report, out: &mut dyn Write) -> std::io::Result<()> {
+    let runs = &report.integrity.checks;
+    if runs.is_empty() {
+        return Ok(());
+    }
+    writeln!(
+        out,
+        "
+integrity"
+    )?;
+    let kinds = [
+        ("overlay", "base_tests", report.integrity.base_tests),
+        (
+            "reverse-overlay",
+            "new_tests_on_base",
+            report.integrity.new_tests_on_base,
+        ),
+        ("base", "red_on_base", None),
+    ];
+    for (on, field, result) in kinds {
+        let mine: Vec<_> = runs.iter().filter(|r| r.on == on).collect();
+        let Some(first) = mine.first() else {
+            continue;
+        };
+        let outcomes: Vec<String> = mine
+            .iter()
+            .map(|r| {
+                let c = &r.run;
+                let ended = match (c.timed_out, c.exit_code) {
+                    (true, _) => "timed out".to_string(),
+                    (false, Some(code)) => format!("exit {code}"),
+                    (false, None) => "killed".to_string(),
+                };
+                let reused = if c.reused.is_some() { ", reused" } else { "" };
+                format!("{} {ended}{reused}", escape(&c.name))
+            })
+            .collect();
+        let what = match on {
+            "overlay" => "the commit's code with the base's own tests",
+            "reverse-overlay" => "the base's code with the branch's tests",
+            _ => "the merge base's own tree",
+        };
+        let red = mine
+            .iter()
+            .any(|r| r.run.exit_code != Some(0) || r.run.timed_out);
+        let result = if on == "base" {
+            Some(if red { "true" } else { "false" })
+        } else {
+            result
+        };
+        let summary = match result {
+            Some(word) => format!("{field}: {word}"),
+            None => field.to_string(),
+        };
+        writeln!(
+            out,
+            "  {on:<16} {summary} (tree {}, {what}): {}",
+            short(&first.tree),
+            outcomes.join("; ")
+        )?;
     }
     Ok(())
 }

@@ -127,7 +127,10 @@ fn is_unsafe(c: char) -> bool {
 /// serde_json escapes only C0 controls; DEL, C1 controls and bidi overrides are rewritten as
 /// `\uXXXX` too. They can only occur inside strings (the structure is ASCII), so the result is the
 /// same JSON value.
-fn write_json<T: serde::Serialize + ?Sized>(value: &T, out: &mut dyn Write) -> std::io::Result<()> {
+pub fn write_json<T: serde::Serialize + ?Sized>(
+    value: &T,
+    out: &mut dyn Write,
+) -> std::io::Result<()> {
     let escaping = Escaping {
         out: &mut *out,
         carry: Vec::new(),

@@ -5,6 +5,7 @@
 //! `Change`.
 
 mod checkout;
+pub mod compose;
 mod diff;
 #[doc(hidden)]
 pub mod fuzzing;
@@ -13,6 +14,7 @@ mod index_file;
 pub mod merged;
 pub mod notes;
 mod objects;
+mod overlay;
 #[doc(hidden)]
 pub mod reset_fuzz;
 pub mod safety;

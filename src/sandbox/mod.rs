@@ -4,9 +4,10 @@
 //! On Linux the check runs under bubblewrap (`bwrap`): the whole filesystem is bound read-only,
 //! then the check's checkout, its private temporary directory and the check's `writable` paths
 //! are bound writable; the repository's common dir, every worktree and the hooks directory are
-//! bound read-only again when a `writable` path contains them; the record key's directory is
-//! covered with an empty tmpfs and a key file named by `CLOSEGATE_RECORD_KEY_FILE` with an empty
-//! file. The check gets its own user, PID and IPC namespaces and its own `/proc`, so
+//! bound read-only again when a `writable` path contains them; every secret the run's
+//! [`Shield`] names (the record key, the signing key in use, `~/.ssh` and the other credential
+//! paths, agent sockets, `[sandbox] hide`) is covered, a directory with an empty tmpfs and a
+//! file with an empty file. The check gets its own user, PID and IPC namespaces and its own `/proc`, so
 //! `/proc/<pid>/cwd|root` of closegate and its ancestors do not exist inside it; `network = false`
 //! adds a network namespace, which holds only `lo`. When bwrap is killed, the PID namespace dies
 //! with it, so no process of the check survives (`setsid` included).
@@ -34,6 +35,9 @@ use crate::config::SandboxMode;
 use crate::finding::{Finding, Severity};
 
 pub mod scratch;
+pub mod shield;
+
+pub use shield::Shield;
 
 /// Set (to anything but `0` or empty) to make the sandbox unavailable: for tests only, read by
 /// debug builds only ([`crate::test_switch`]).
@@ -74,8 +78,9 @@ pub struct Decision {
 }
 
 /// Decide how to confine checks under `mode`; `network_off` when some check says
-/// `network = false` (the probe then also needs a network namespace).
-pub fn decide(mode: SandboxMode, network_off: bool) -> Decision {
+/// `network = false` (the probe then also needs a network namespace); `shield` is what the
+/// checks must not see.
+pub fn decide(mode: SandboxMode, network_off: bool, shield: &Shield) -> Decision {
     if mode == SandboxMode::Off {
         return Decision {
             confinement: Some(Confinement::None),
@@ -83,7 +88,7 @@ pub fn decide(mode: SandboxMode, network_off: bool) -> Decision {
             label: "off",
         };
     }
-    if let Some(linked) = secret_with_other_names() {
+    if let Some(linked) = secret_with_other_names(shield) {
         // bwrap hides paths; a hard link is another path to the same file, which no mount over
         // the known names covers (SPEC §4.6: the key is not readable through any path).
         let msg = format!(
@@ -107,9 +112,10 @@ pub fn decide(mode: SandboxMode, network_off: bool) -> Decision {
         }
         Err(reason) => reason,
     };
+    let visible = visible(shield);
     if mode == SandboxMode::Required {
         let msg = format!(
-            "no check ran: `sandbox = \"required\"` and no sandbox can be set up ({reason})"
+            "no check ran: `sandbox = \"required\"` and no sandbox can be set up ({reason}){visible}"
         );
         let finding = Finding::new(Code::ChecksUnsandboxed, msg).with_severity(Severity::Gap);
         return Decision {
@@ -118,12 +124,24 @@ pub fn decide(mode: SandboxMode, network_off: bool) -> Decision {
             label: "none",
         };
     }
-    let msg = format!("the checks ran without a sandbox, with every right of this user: {reason}");
+    let msg = format!(
+        "the checks ran without a sandbox, with every right of this user: {reason}{visible}"
+    );
     Decision {
         confinement: Some(Confinement::None),
         finding: Some(Finding::new(Code::ChecksUnsandboxed, msg)),
         label: "none",
     }
+}
+
+/// What stays visible to checks no sandbox confines: `; visible to them: <paths>`, or nothing.
+fn visible(shield: &Shield) -> String {
+    let covered = shield.covered();
+    if covered.is_empty() {
+        return String::new();
+    }
+    let names: Vec<String> = covered.iter().map(|p| p.display().to_string()).collect();
+    format!("; visible to them: {}", names.join(", "))
 }
 
 /// The bwrap binary when a sandbox can be set up here, else why not (one line, lowercase).
@@ -195,8 +213,15 @@ fn namespaces(_network_off: bool) -> Result<(), String> {
     Err("the sandbox is implemented on Linux only".into())
 }
 
-/// `bwrap <policy> -- <program> <args>` as a command whose caller sets env, cwd and stdio.
-pub fn command(bwrap: &Path, policy: &Policy, program: &OsStr, args: &[&OsStr]) -> Command {
+/// `bwrap <policy> -- <program> <args>` as a command whose caller sets env, cwd and stdio;
+/// everything `shield` names is covered (empty tmpfs, empty file).
+pub fn command(
+    bwrap: &Path,
+    policy: &Policy,
+    shield: &Shield,
+    program: &OsStr,
+    args: &[&OsStr],
+) -> Command {
     let mut cmd = Command::new(bwrap);
     cmd.args(base_args(policy.network));
     for path in &policy.writable {
@@ -209,16 +234,16 @@ pub fn command(bwrap: &Path, policy: &Policy, program: &OsStr, args: &[&OsStr]) 
             cmd.arg("--ro-bind").arg(path).arg(path);
         }
     }
-    for path in [&policy.checkout, &policy.tmp] {
-        cmd.arg("--bind").arg(path).arg(path);
-    }
-    let (mut files, dirs) = record_key_paths();
-    files.extend(hidden_files());
-    for dir in dirs {
+    // Secrets after the `writable` paths, so none of those opens one again; the check's own
+    // places last, so a covered directory above them (a socket's) does not hide them.
+    for dir in &shield.dirs {
         cmd.arg("--tmpfs").arg(dir);
     }
-    for file in files {
+    for file in &shield.files {
         cmd.arg("--ro-bind").arg(&policy.empty).arg(file);
+    }
+    for path in [&policy.checkout, &policy.tmp] {
+        cmd.arg("--bind").arg(path).arg(path);
     }
     cmd.arg("--chdir").arg(&policy.checkout);
     cmd.arg("--").arg(program).args(args);
@@ -252,23 +277,6 @@ fn base_args(network: bool) -> Vec<&'static str> {
     args
 }
 
-/// Files this process holds secret besides the record key (the SSH key `check --attest` signs
-/// with, SPEC §20): covered with an empty file in every sandboxed check, like the record key.
-static HIDDEN: std::sync::Mutex<Vec<PathBuf>> = std::sync::Mutex::new(Vec::new());
-
-/// Hide `path` (when it exists) from every check run by this process from now on.
-pub fn hide(path: &Path) {
-    if let Ok(path) = std::fs::canonicalize(path)
-        && path.is_file()
-    {
-        HIDDEN.lock().unwrap_or_else(|e| e.into_inner()).push(path);
-    }
-}
-
-fn hidden_files() -> Vec<PathBuf> {
-    HIDDEN.lock().unwrap_or_else(|e| e.into_inner()).clone()
-}
-
 /// Where the record key may live (SPEC §6), as (files to cover, directories to cover), each
 /// existing and canonical: the file `$CLOSEGATE_RECORD_KEY_FILE`, and the directories
 /// `$XDG_CONFIG_HOME/closegate` and `~/.config/closegate`, all of which are hidden whichever
@@ -297,16 +305,10 @@ pub fn record_key_paths() -> (Vec<PathBuf>, Vec<PathBuf>) {
 
 /// The first secret file the sandbox hides (the record key in any of its places, a signing key)
 /// that also has another name, a hard link elsewhere: described with its link count.
-fn secret_with_other_names() -> Option<String> {
+fn secret_with_other_names(shield: &Shield) -> Option<String> {
     use std::os::unix::fs::MetadataExt;
-    let (mut files, dirs) = record_key_paths();
-    files.extend(hidden_files());
-    for dir in &dirs {
-        let entries = std::fs::read_dir(dir).into_iter().flatten().flatten();
-        files.extend(entries.map(|e| e.path()));
-    }
-    files.into_iter().find_map(|file| {
-        let meta = std::fs::symlink_metadata(&file).ok()?;
+    shield.keys.iter().find_map(|file| {
+        let meta = std::fs::symlink_metadata(file).ok()?;
         (meta.is_file() && meta.nlink() > 1)
             .then(|| format!("{} has {} names (hard links)", file.display(), meta.nlink()))
     })

@@ -175,12 +175,32 @@ pub fn run(req: &Request) -> Result<Done> {
     }
     let info =
         info.with_context(|| format!("{} is not a registered worktree", target.display()))?;
-    let inputs = inputs::resolve_in(repo, root, &req.gate)?;
+    let mut inputs = inputs::resolve_in(repo, root, &req.gate)?;
+    inputs.admitted_base = admitted_base(&inputs, &info);
     let outcome = gates::evaluate(&inputs)?;
     if !req.dry_run {
         ledger::record_check(&inputs.repo.common_dir(), &outcome.report)?;
     }
     decide(req, &inputs, &outcome, &info)
+}
+
+/// SPEC §7 step 1: a worktree whose tip (or the commit a trailing status-only tip stands for) has
+/// a passing record under the current configuration — a `land` record needs one too — is
+/// admitted on it: the base commit that record's checks were keyed on, so they are not run again.
+fn admitted_base(inputs: &Inputs, info: &WorktreeInfo) -> Option<String> {
+    if inputs.rerun || inputs.provenance.config_source != crate::report::ConfigSource::Base {
+        return None;
+    }
+    let head = inputs.repo.worktree_head(&info.path)?;
+    let common = inputs.repo.common_dir();
+    let status_file = &inputs.config.status_file;
+    crate::covered::candidates(&inputs.repo, head, status_file)
+        .into_iter()
+        .find_map(|commit| {
+            let config = inputs.config_blob.as_deref();
+            ledger::passing_record_under(&common, &commit.to_string(), config).ok()?
+        })
+        .and_then(|record| record.base_commit)
 }
 
 /// The main worktree is never removed: refused before the gate, which could not change that.

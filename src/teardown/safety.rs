@@ -72,7 +72,13 @@ pub fn run_seen(ctx: &Ctx, seen: Option<&Seen>) -> Result<Vec<Finding>> {
         _ => None,
     };
     findings.extend(unmerged);
-    findings.extend(unreachable(ctx.repo, &ctx.info.admin_dir, deleting)?);
+    let integrated = deleting.and_then(|b| ctx.repo.branch_tip(b));
+    findings.extend(unreachable(
+        ctx.repo,
+        &ctx.info.admin_dir,
+        deleting,
+        integrated,
+    )?);
     Ok(findings)
 }
 
@@ -95,7 +101,7 @@ pub fn registration(repo: &Repo, info: &WorktreeInfo) -> Result<Vec<Finding>> {
     let mut findings: Vec<Finding> = locked(info).into_iter().collect();
     findings.extend(operations(info));
     findings.extend(staged(repo, info));
-    findings.extend(unreachable(repo, &info.admin_dir, None)?);
+    findings.extend(unreachable(repo, &info.admin_dir, None, None)?);
     Ok(findings)
 }
 
@@ -131,9 +137,19 @@ fn locked(info: &WorktreeInfo) -> Option<Finding> {
     Some(Finding::new(Code::TeardownLocked, msg))
 }
 
-/// Commits only the worktree's HEAD or HEAD reflog keep (SPEC §7 step 2).
-fn unreachable(repo: &Repo, admin_dir: &Path, deleting: Option<&str>) -> Result<Option<Finding>> {
-    let lost = repo.unreachable_commits(admin_dir, deleting)?;
+/// Commits only the worktree's HEAD or HEAD reflog keep (SPEC §7 step 2). `integrated`: the tip of
+/// a branch being deleted because it is merged into the base (by squash, rebase or `land`); its
+/// own commits are integrated, not lost (SPEC §7), so they are not counted.
+fn unreachable(
+    repo: &Repo,
+    admin_dir: &Path,
+    deleting: Option<&str>,
+    integrated: Option<Oid>,
+) -> Result<Option<Finding>> {
+    let mut lost = repo.unreachable_commits(admin_dir, deleting)?;
+    if let Some(tip) = integrated {
+        lost.retain(|id| *id != tip && !repo.is_ancestor(*id, tip));
+    }
     if lost.is_empty() {
         return Ok(None);
     }
@@ -255,7 +271,7 @@ fn unmerged(ctx: &Ctx) -> Result<Option<Finding>> {
     {
         merged = ctx.repo.merged_into(base, verified, ctx.status_file)?;
     }
-    if merged.is_merged() {
+    if merged.is_merged() || crate::land::landed::landed(ctx.repo, base, tip) {
         return Ok(None);
     }
     let msg = format!(

@@ -1,6 +1,8 @@
 //! `closegate approve` (SPEC §8): bound to the exact commit, refused on FAIL, voided by a new
 //! commit; a teardown of an approved return proceeds.
 
+use std::process::{Command, Output};
+
 use serde_json::Value;
 
 use crate::fixture::{closegate, parts};
@@ -140,11 +142,55 @@ fn approval_for_another_commit_is_refused() {
     assert_eq!(check(&s).0, 3);
 }
 
+/// The real binary in `cwd`, hermetic but without the git identity variables, then with `set`.
+pub fn closegate_named(cwd: &std::path::Path, args: &[&str], set: &[(&str, &str)]) -> Output {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_closegate"));
+    cmd.args(args).current_dir(cwd);
+    crate::fixture::hermetic(&mut cmd, cwd);
+    for name in ["GIT_AUTHOR_NAME", "GIT_COMMITTER_NAME"] {
+        cmd.env_remove(name);
+    }
+    for (name, value) in set {
+        cmd.env(name, value);
+    }
+    cmd.stdin(std::process::Stdio::null()).output().unwrap()
+}
+
+/// SPEC §21: `--by`, else git's `user.name`, else GIT_COMMITTER_NAME / GIT_AUTHOR_NAME; exit 2
+/// when none is set (an empty `--by` too).
 #[test]
 fn approve_needs_a_name() {
     let s = pending();
     let (code, _, err) = parts(&closegate(&s.wt, &["approve", "--by", " "]));
     assert_eq!(code, 2, "{err}");
-    let (code, _, _) = parts(&closegate(&s.wt, &["approve"]));
-    assert_eq!(code, 2, "clap usage errors exit 2");
+    let (code, _, err) = parts(&closegate_named(&s.wt, &["approve"], &[]));
+    assert_eq!(code, 2, "no name anywhere: {err}");
+    assert!(err.contains("GIT_COMMITTER_NAME"), "{err}");
+    assert!(audit(&s.fx).iter().all(|r| r["event"] != "approve"));
+}
+
+#[test]
+fn approve_falls_back_to_the_committer_then_the_author_name() {
+    for (var, name) in [
+        ("GIT_COMMITTER_NAME", "Committer C"),
+        ("GIT_AUTHOR_NAME", "Author A"),
+    ] {
+        let s = pending();
+        let (code, out, err) = parts(&closegate_named(&s.wt, &["approve"], &[(var, name)]));
+        assert_eq!(code, 0, "{out}{err}");
+        let line = audit(&s.fx).into_iter().rfind(|r| r["event"] == "approve");
+        assert_eq!(line.unwrap()["by"], name);
+    }
+    let s = pending();
+    let both = [
+        ("GIT_COMMITTER_NAME", "Committer C"),
+        ("GIT_AUTHOR_NAME", "Author A"),
+    ];
+    assert_eq!(parts(&closegate_named(&s.wt, &["approve"], &both)).0, 0);
+    let line = audit(&s.fx).into_iter().rfind(|r| r["event"] == "approve");
+    assert_eq!(
+        line.unwrap()["by"],
+        "Committer C",
+        "the committer comes first"
+    );
 }

@@ -367,7 +367,13 @@ fn approvals(scene: &Scene) -> Vec<serde_json::Value> {
 #[test]
 fn approve_without_by_or_user_name_is_an_error_and_records_nothing() {
     let scene = crate::approve::pending();
-    let (code, out, err) = parts(&closegate(&scene.wt, &["approve"]));
+    // SPEC §21: without user.name the approver is GIT_COMMITTER_NAME / GIT_AUTHOR_NAME, which
+    // the hermetic environment sets; here neither is.
+    let (code, out, err) = parts(&crate::approve::closegate_named(
+        &scene.wt,
+        &["approve"],
+        &[],
+    ));
     assert_eq!(code, 2, "{out}{err}");
     assert!(err.contains("user.name") && err.contains("--by"), "{err}");
     assert!(approvals(&scene).is_empty());

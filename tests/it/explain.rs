@@ -80,10 +80,11 @@ fn explain_without_a_code_is_a_usage_error() {
     assert_eq!(code, 2);
 }
 
-/// README.md's code table is generated; `CLOSEGATE_BLESS=1 cargo test` rewrites it.
+/// The manual's code table (docs/codes.md) is generated; `CLOSEGATE_BLESS=1 cargo test` rewrites
+/// it.
 #[test]
 fn readme_code_table_matches_the_catalog() {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md");
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/codes.md");
     let readme = std::fs::read_to_string(&path).unwrap();
     let start = readme
         .find(START)
@@ -279,6 +280,26 @@ const PRODUCERS: &[(&str, &[&str])] = &[
         &["teardown-unreachable-commits"],
     ),
     (
+        "land::an_unchecked_or_failed_branch_is_not_verified",
+        &["land-not-verified"],
+    ),
+    (
+        "land::a_textual_conflict_changes_nothing",
+        &["land-conflict"],
+    ),
+    (
+        "land::two_branches_that_pass_alone_and_break_together",
+        &["land-check-failed"],
+    ),
+    (
+        "land::a_base_that_keeps_moving_is_busy",
+        &["land-base-busy"],
+    ),
+    (
+        "land::a_dirty_base_worktree_is_refused_before_anything_moves",
+        &["land-base-dirty"],
+    ),
+    (
         "agent::subagent_stop_reads_the_subagents_own_transcript",
         &["claim-token-missing"],
     ),
@@ -335,8 +356,20 @@ const PRODUCERS: &[(&str, &[&str])] = &[
         &["attestation-invalid"],
     ),
     (
+        "overlay::a_weakened_test_for_a_wrong_change_is_tests_weakened_naming_the_check",
+        &["tests-weakened"],
+    ),
+    (
+        "overlay::a_test_that_passes_on_the_old_code_is_tests_pass_on_base",
+        &["tests-pass-on-base"],
+    ),
+    (
         "attest::under_require_signed_approvals_only_a_signed_approval_counts",
         &["approval-unsigned"],
+    ),
+    (
+        "reject::a_rejection_refuses_the_commit_naming_who_and_the_note",
+        &["review-rejected"],
     ),
 ];
 

@@ -773,9 +773,11 @@ false-green rate: 66.7% (4 of 6 returns claimed done were FAIL or UNVERIFIED; 1 
   b                    50.0% (1 of 2 returns claimed done were FAIL or UNVERIFIED; 1 awaiting review)
 ";
     assert!(out.ends_with(rates), "{out}");
-    let readme =
-        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
-    assert!(readme.contains(rates), "README's worked example is stale");
+    let manual = crate::manual::readme();
+    assert!(
+        manual.contains(rates),
+        "the manual's worked example is stale"
+    );
 }
 
 #[test]

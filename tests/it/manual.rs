@@ -1,17 +1,40 @@
-//! The manual (README.md) kept in step with the code: the configuration reference names every
-//! key the parsers accept and nothing else, its examples parse, and the example status documents
-//! lint clean.
+//! The manual (README.md and the pages under docs/) kept in step with the code: the
+//! configuration reference names every key the parsers accept and nothing else, its examples
+//! parse, the example status documents lint clean; every page is reachable from README, no
+//! relative link between pages is broken, and no page cites the contract document.
 
 use std::collections::BTreeSet;
 use std::path::Path;
 
-use closegate::config::{CHECK_KEYS, Config, TOP_KEYS};
+use closegate::config::{CHECK_KEYS, Config, SANDBOX_KEYS, TOP_KEYS};
 
 use crate::fixture::{closegate_stdin, parts};
 
+/// The manual's pages: README.md first, then every `docs/*.md` by name, with their text.
+pub fn pages() -> Vec<(String, String)> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut names: Vec<String> = std::fs::read_dir(root.join("docs"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".md"))
+        .map(|n| format!("docs/{n}"))
+        .collect();
+    names.sort();
+    names.insert(0, "README.md".to_string());
+    names
+        .into_iter()
+        .map(|n| {
+            let text = std::fs::read_to_string(root.join(&n)).unwrap();
+            (n, text)
+        })
+        .collect()
+}
+
+/// The whole manual as one text (README.md, then docs/*.md): the sections, tables and blocks
+/// the tests below hold to the code may sit on any page.
 pub fn readme() -> String {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md");
-    std::fs::read_to_string(path).unwrap()
+    let texts: Vec<String> = pages().into_iter().map(|(_, text)| text).collect();
+    texts.join("\n")
 }
 
 /// The README text between `<!-- NAME:start -->` and `<!-- NAME:end -->`.
@@ -81,8 +104,10 @@ fn config_reference_names_every_key_the_parser_accepts() {
     let documented: BTreeSet<String> = rows.iter().map(|r| code(&r[0]).to_string()).collect();
     let mut accepted: BTreeSet<String> = list(TOP_KEYS).collect();
     accepted.extend(list(CHECK_KEYS).map(|k| format!("checks.{k}")));
+    accepted.extend(list(SANDBOX_KEYS).map(|k| format!("sandbox.{k}")));
     accepted.insert("protected.<surface>".into());
     accepted.insert("protected.policy.<surface>".into());
+    accepted.insert("protected.integrity.<surface>".into());
     assert_eq!(
         documented, accepted,
         "README's configuration reference and src/config.rs differ"
@@ -248,6 +273,13 @@ fn report_fields_are_documented() {
     let report = json_out(&s.wt, &["check", "--format", "json"]);
     assert!(report["approval"].is_object(), "{report}");
     fields(&report, "", &mut seen);
+    // A check failing on the commit and on the base (SPEC §23): `red_on_base`.
+    let s = crate::teardown::Scene::with_config(Some(
+        "[[checks]]\nname = \"red\"\nrun = \"exit 1\"\ntimeout_s = 60\n",
+    ));
+    let report = json_out(&s.wt, &["check", "--no-record", "--format", "json"]);
+    assert_eq!(report["checks"][0]["red_on_base"], true, "{report}");
+    fields(&report, "", &mut seen);
     assert_eq!(
         seen,
         documented("report-fields"),
@@ -353,9 +385,11 @@ fn run_readme_block(
     args: &[&str],
 ) -> (i32, String, String) {
     let readme = readme();
+    // The quick start is run on its own (quick_start_reaches_verified_on_a_real_project).
+    let quick = section(&readme, "quickstart");
     let (_, body) = fenced(&readme)
         .into_iter()
-        .find(|(_, body)| body.contains(needle))
+        .find(|(_, body)| body.contains(needle) && !quick.contains(body.as_str()))
         .unwrap_or_else(|| panic!("no README block holds {needle:?}"));
     let script = match body.find("run: |") {
         Some(at) => body[at + "run: |".len()..]
@@ -597,4 +631,125 @@ fn demo_prints_the_protocol() {
         0,
         "scratch removed"
     );
+}
+
+/// The `land` record (SPEC §22): every field it writes is in README's record-field table.
+#[test]
+fn land_record_fields_are_documented() {
+    let l = crate::land::Land::new();
+    l.verified("x", &[("src/x.rs", Some("fn x() {}\n"))]);
+    let (code, v) = l.land(&["agent/x"]);
+    assert_eq!(code, 0, "{v:#}");
+    let documented = documented("record-fields");
+    let lines = crate::teardown::audit(&l.fx);
+    let land = lines.iter().find(|r| r["event"] == "land").unwrap();
+    for key in land.as_object().unwrap().keys() {
+        assert!(
+            documented.contains(key),
+            "record field `{key}` is not in README's table: {land}"
+        );
+    }
+}
+/// The relative link targets (`[text](target)`, anchors and absolute URLs left out) of `text`.
+fn relative_links(text: &str) -> Vec<String> {
+    let mut links = Vec::new();
+    let mut rest = text;
+    while let Some(at) = rest.find("](") {
+        rest = &rest[at + 2..];
+        let Some(end) = rest.find(')') else { break };
+        let target = rest[..end].split('#').next().unwrap_or("").trim();
+        let external = target.contains("://") || target.starts_with("mailto:");
+        if !target.is_empty() && !external && !target.contains(' ') {
+            links.push(target.to_string());
+        }
+    }
+    links
+}
+
+/// The page a relative link from `page` names, as a path from the repository root.
+fn resolve(page: &str, target: &str) -> String {
+    let mut parts: Vec<&str> = page.split('/').collect();
+    parts.pop();
+    for part in target.split('/') {
+        match part {
+            "." | "" => {}
+            ".." => {
+                parts.pop();
+            }
+            _ => parts.push(part),
+        }
+    }
+    parts.join("/")
+}
+
+#[test]
+fn no_relative_link_between_pages_is_broken() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut broken = Vec::new();
+    let mut count = 0;
+    for (page, text) in pages() {
+        for target in relative_links(&text) {
+            count += 1;
+            if !root.join(resolve(&page, &target)).exists() {
+                broken.push(format!("{page}: {target}"));
+            }
+        }
+    }
+    assert!(count >= 15, "only {count} relative links found");
+    assert!(broken.is_empty(), "broken links:\n{}", broken.join("\n"));
+}
+
+#[test]
+fn every_page_is_reachable_from_readme() {
+    let pages = pages();
+    let text_of = |name: &str| pages.iter().find(|(n, _)| n == name).map(|(_, t)| t);
+    let mut seen = BTreeSet::from(["README.md".to_string()]);
+    let mut queue = vec!["README.md".to_string()];
+    while let Some(page) = queue.pop() {
+        let Some(text) = text_of(&page) else { continue };
+        for target in relative_links(text) {
+            let name = resolve(&page, &target);
+            if name.ends_with(".md") && seen.insert(name.clone()) {
+                queue.push(name);
+            }
+        }
+    }
+    let unreachable: Vec<&String> = pages
+        .iter()
+        .map(|(n, _)| n)
+        .filter(|n| !seen.contains(*n))
+        .collect();
+    assert!(
+        unreachable.is_empty(),
+        "not reachable from README.md: {unreachable:?}"
+    );
+}
+
+/// The user's documentation says each rule itself: no page cites the contract document.
+#[test]
+fn no_page_cites_the_contract_document() {
+    for (page, text) in pages() {
+        for (n, line) in text.lines().enumerate() {
+            assert!(!line.contains("SPEC"), "{page}:{}: {line}", n + 1);
+        }
+    }
+}
+
+#[test]
+fn readme_is_at_most_300_lines_with_a_quick_start_of_at_most_15() {
+    let readme =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md")).unwrap();
+    assert!(
+        readme.lines().count() <= 300,
+        "README.md has {} lines",
+        readme.lines().count()
+    );
+    let quick = fenced(&section(&readme, "quickstart"));
+    assert_eq!(quick.len(), 1);
+    let lines = quick[0].1.lines().count();
+    assert!(
+        (1..=15).contains(&lines),
+        "the quick start has {lines} lines"
+    );
+    assert!(readme.contains("scripts/demo.sh") && readme.contains("cargo test --locked"));
 }

@@ -78,6 +78,7 @@ fn check(name: &str, exit_code: Option<i32>, output: Vec<String>) -> CheckRun {
         duration_ms: 1234,
         output,
         reused: None,
+        red_on_base: None,
     }
 }
 

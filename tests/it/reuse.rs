@@ -154,9 +154,11 @@ fn a_failing_result_is_reused_as_failing() {
         codes(&first).contains(&"check-failed".to_string()),
         "{first}"
     );
+    // SPEC §23: a check failing on the commit also runs on the merge base's own tree.
+    assert_eq!(c.runs(), 2);
     let (code, second) = c.check(&[]);
     assert_eq!(code, 1, "{second}");
-    assert_eq!(c.runs(), 1);
+    assert_eq!(c.runs(), 2);
     assert!(
         codes(&second).contains(&"check-failed".to_string()),
         "{second}"
@@ -248,14 +250,15 @@ fn approve_and_teardown_after_a_check_run_the_check_zero_times() {
     write_status(&c.s.wt, "x", "close-ok", tip, "add x");
     let (_, report) = c.check(&[]);
     assert_eq!(report["verdict"], "PENDING_REVIEW", "{report}");
-    assert_eq!(c.runs(), 1);
+    // SPEC §23: a test edit also runs the check on the overlay and the reverse overlay.
+    assert_eq!(c.runs(), 3);
     let (code, out, err) = c.run(&c.s.wt, &["approve", "--by", "Ada", "--note", "fine"]);
     assert_eq!(code, 0, "{out}{err}");
-    assert_eq!(c.runs(), 1, "approve ran the check");
+    assert_eq!(c.runs(), 3, "approve ran the check");
     let root = c.s.fx.root();
     let (code, out, err) = c.run(&root, &["teardown", c.s.wt.to_str().unwrap()]);
     assert_eq!(code, 0, "{out}{err}");
-    assert_eq!(c.runs(), 1, "teardown ran the check");
+    assert_eq!(c.runs(), 3, "teardown ran the check");
 }
 
 #[test]
@@ -276,7 +279,8 @@ fn with_a_key_a_forged_result_is_not_reused() {
     let c = Counted::keyed("exit 3");
     let (code, first) = c.check(&[]);
     assert_eq!(code, 1, "{first}");
-    assert_eq!(c.runs(), 1);
+    // SPEC §23: once on the commit, once on the merge base's own tree.
+    assert_eq!(c.runs(), 2);
     let mut forged = c.check_records().pop().unwrap();
     let entry = &mut forged["checks"][0];
     entry["exit_code"] = 0.into();
@@ -286,12 +290,12 @@ fn with_a_key_a_forged_result_is_not_reused() {
     std::fs::write(&log, format!("{forged}\n")).unwrap();
     let (code, second) = c.check(&[]);
     assert_eq!(code, 1, "{second}");
-    assert_eq!(c.runs(), 2, "the forged result was reused");
+    assert_eq!(c.runs(), 4, "the forged result was reused");
     assert!(second["checks"][0]["reused"].is_null());
     assert!(codes(&second).contains(&"check-failed".to_string()));
     // The genuine record just written is reused.
     c.check(&[]);
-    assert_eq!(c.runs(), 2);
+    assert_eq!(c.runs(), 4);
 }
 
 /// The sandbox word is part of the key: a result obtained unconfined (`none`, no sandbox could

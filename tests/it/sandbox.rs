@@ -168,8 +168,9 @@ fn results(report: &Value) -> BTreeMap<String, String> {
         .collect()
 }
 
-const ATTACK_CONFIG: &str =
-    "[[checks]]\nname = \"attack\"\nrun = \"sh attack.sh\"\ntimeout_s = 120\n";
+/// The attack's targets reach the check through `env` (SPEC §4.6: nothing else passes).
+const ATTACK_CONFIG: &str = "[[checks]]\nname = \"attack\"\nrun = \"sh attack.sh\"\ntimeout_s = 120\n\
+     env = [\"ATTACK_KEY\", \"ATTACK_COMMON\", \"ATTACK_REPO\", \"ATTACK_OTHER\", \"ATTACK_HOOKS\"]\n";
 
 #[test]
 fn every_door_is_shut_and_nothing_changes() {
@@ -235,8 +236,9 @@ fn network_false_reaches_no_listener_outside() {
     let port = listener.local_addr().unwrap().port().to_string();
     let script = "if bash -c 'exec 3<>/dev/tcp/127.0.0.1/$ATTACK_PORT && echo \"$1\" >&3' _ \"$1\" 2>/dev/null; \
                   then echo \"$1: connected\"; else echo \"$1: refused\"; fi\n";
-    let config = "[[checks]]\nname = \"on\"\nrun = \"sh net.sh net-on\"\n\n\
-                  [[checks]]\nname = \"off\"\nrun = \"sh net.sh net-off\"\nnetwork = false\n";
+    let config = "[[checks]]\nname = \"on\"\nrun = \"sh net.sh net-on\"\nenv = [\"ATTACK_PORT\"]\n\n\
+                  [[checks]]\nname = \"off\"\nrun = \"sh net.sh net-off\"\nnetwork = false\n\
+                  env = [\"ATTACK_PORT\"]\n";
     let s = Scene::new(config, &[("net.sh", Some(script))]);
 
     let (_, report) = s.check(&[("ATTACK_PORT", &port)]);
@@ -339,7 +341,7 @@ fn the_default_key_location_is_hidden() {
 fn a_record_key_with_another_name_lets_no_check_run() {
     let script = "if cat \"$ATTACK_KEY.other\" 2>/dev/null | grep -q SECRET; \
                   then echo key: ESCAPED; else echo key: blocked; fi\n";
-    let config = "[[checks]]\nname = \"key\"\nrun = \"sh key.sh\"\n";
+    let config = "[[checks]]\nname = \"key\"\nrun = \"sh key.sh\"\nenv = [\"ATTACK_KEY\"]\n";
     for default_place in [false, true] {
         let s = Scene::new(config, &[("key.sh", Some(script))]);
         let mut extra = vec![];
@@ -391,7 +393,8 @@ fn a_long_claimed_branch_is_a_finding_not_an_error() {
 #[test]
 fn a_killed_run_leaves_a_checkout_the_next_run_removes() {
     let config = "[[checks]]\nname = \"slow\"\n\
-                  run = \"if [ -n \\\"$SLOW\\\" ]; then touch started; sleep 60; fi\"\n";
+                  run = \"if [ -n \\\"$SLOW\\\" ]; then touch started; sleep 60; fi\"\n\
+                  env = [\"SLOW\"]\n";
     let s = Scene::new(config, &[]);
     let tmp = tempfile::tempdir().unwrap();
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_closegate"));

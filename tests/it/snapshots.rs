@@ -186,3 +186,114 @@ fn explain_of_every_code() {
         insta::assert_snapshot!(format!("explain_{name}"), out);
     }
 }
+
+/// SPEC §21's reviewer outputs, as a person sees them: the approve question (on a real
+/// pseudo-terminal), `reject`, a teardown headed REFUSED, and the board's reason column. The
+/// checks run unconfined here, as in the reports above: the sandbox word differs by machine.
+mod reviewer {
+    use super::normalise;
+    use crate::fixture::{closegate, parts};
+    use crate::teardown::{PASSING_CONFIG, Scene, write_status};
+
+    fn scene() -> Scene {
+        Scene::with_config(Some(&format!("sandbox = \"off\"\n{PASSING_CONFIG}")))
+    }
+
+    /// [`crate::approve::pending`], unconfined.
+    fn pending() -> Scene {
+        let s = scene();
+        s.fx.commit(
+            "main",
+            &[("tests/smoke.rs", Some("assert!(true);\n"))],
+            "add test",
+        );
+        let tip = s.fx.commit(
+            "agent/x",
+            &[("tests/smoke.rs", Some("// weakened\n"))],
+            "add x",
+        );
+        s.fx.checkout(&s.wt);
+        write_status(&s.wt, "x", "close-ok", tip, "add x");
+        Scene { tip, ..s }
+    }
+
+    /// Every RFC 3339 UTC time (`2026-12-01T12:30:58Z`) as `[TS]`.
+    fn times(text: &str) -> String {
+        let bytes = text.as_bytes();
+        let mut out = String::new();
+        let mut i = 0;
+        while i < text.len() {
+            let window = bytes.get(i..i + 20);
+            let is_time = window.is_some_and(|w| {
+                w.iter().enumerate().all(|(k, b)| match k {
+                    4 | 7 => *b == b'-',
+                    10 => *b == b'T',
+                    13 | 16 => *b == b':',
+                    19 => *b == b'Z',
+                    _ => b.is_ascii_digit(),
+                })
+            });
+            if is_time {
+                out.push_str("[TS]");
+                i += 20;
+            } else {
+                let c = text[i..].chars().next().unwrap();
+                out.push(c);
+                i += c.len_utf8();
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn approve_prompt() {
+        let s = pending();
+        let args = ["approve", "--by", "Ada"];
+        let out = crate::review::on_pty(&s.wt, &args, "n\n");
+        let text = String::from_utf8_lossy(&out.stdout).replace("\r\n", "\n");
+        assert_eq!(out.status.code(), Some(1), "{text}");
+        // The terminal echoes the typed answer wherever it lands; the answer is not output.
+        let text: Vec<&str> = text.lines().filter(|l| *l != "n").collect();
+        let text = text
+            .join("\n")
+            .replace("approve? [y/N] n\n", "approve? [y/N] ");
+        insta::assert_snapshot!("approve_prompt", normalise(&text, s.fx.tmp.path()));
+    }
+
+    #[test]
+    fn reject_human() {
+        let s = scene();
+        let args = [
+            "reject",
+            "--by",
+            "Grace",
+            "--note",
+            "use the parser, not a regex",
+        ];
+        let (code, out, err) = parts(&closegate(&s.wt, &args));
+        assert_eq!(code, 0, "{err}");
+        insta::assert_snapshot!("reject_human", normalise(&out, s.fx.tmp.path()));
+        let (code, out, _) = parts(&closegate(&s.wt, &["check", "--no-record"]));
+        assert_eq!(code, 1);
+        let out = times(&normalise(&out, s.fx.tmp.path()));
+        insta::assert_snapshot!("check_rejected_human", out);
+    }
+
+    #[test]
+    fn teardown_refused() {
+        let s = scene();
+        s.fx.write(&s.wt, "notes.txt", "the agent's scratch notes\n");
+        let (code, out, _) = s.teardown(&[]);
+        assert_eq!(code, 1);
+        insta::assert_snapshot!("teardown_refused", normalise(&out, s.fx.tmp.path()));
+    }
+
+    #[test]
+    fn board_reason_column() {
+        let s = pending();
+        assert_eq!(parts(&closegate(&s.wt, &["check"])).0, 3);
+        let (code, out, _) = parts(&closegate(&s.fx.root(), &["board"]));
+        assert_eq!(code, 0);
+        insta::assert_snapshot!("board_reason_column", normalise(&out, s.fx.tmp.path()));
+    }
+}

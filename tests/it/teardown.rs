@@ -243,7 +243,13 @@ fn dirty_worktree_is_refused_with_the_gates_findings() {
         out.contains("close-worktree-dirty"),
         "the gate's findings too:\n{out}"
     );
-    assert!(out.starts_with("FAIL"), "{out}");
+    // SPEC §21: a refused teardown is headed REFUSED with the reasons' codes; the work itself
+    // failed here (the close gate refuses the dirty worktree), so its report says FAIL below.
+    assert!(
+        out.starts_with("REFUSED  close-worktree-dirty, teardown-dirty"),
+        "{out}"
+    );
+    assert!(out.lines().any(|l| l.starts_with("FAIL  x")), "{out}");
 }
 
 #[test]

@@ -1,0 +1,161 @@
+//! Step 4 of `land` (SPEC §22): one `land` per base at a time (a lock in the common dir), and the
+//! move of the base in one reference transaction from the tip read to the composed commit
+//! (compare-and-swap). The move goes through `git update-ref`, so the reference-transaction hook
+//! (SPEC §9) judges it like any other base move — libgit2 runs no hooks (SPEC §15). A worktree
+//! that has the base checked out moves with it, index and files, as `git merge --ff-only` would.
+
+use std::fs::File;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use anyhow::{Context, Result};
+use git2::Oid;
+
+use crate::repo::Repo;
+
+/// The held lock of one base; released when dropped (the process ending releases it too).
+pub struct Lock {
+    _file: File,
+}
+
+/// Take the lock of base `name`, waiting for a `land` that holds it.
+pub fn lock(common: &Path, name: &str) -> Result<Lock> {
+    let dir = crate::record::dir(common);
+    std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    let safe: String = name
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '.' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    let path = dir.join(format!("land-{safe}.lock"));
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&path)
+        .with_context(|| format!("cannot open the land lock {}", path.display()))?;
+    file.lock()
+        .with_context(|| format!("cannot lock {}", path.display()))?;
+    Ok(Lock { _file: file })
+}
+
+/// How a move of the base went.
+#[derive(Debug)]
+pub enum Moved {
+    /// The base moved; `Some(why)` when a worktree that has it checked out could not follow (the
+    /// landing stands and is recorded; the message says how to bring that worktree along).
+    Done(Option<String>),
+    /// Someone else moved the base since it was read: compose again.
+    Raced,
+    /// The hook (or git) refused the update; its message.
+    Refused(String),
+    /// The worktree that has the base checked out has changes the move would overwrite.
+    Dirty(PathBuf, String),
+}
+
+/// The worktrees (on this machine) that have `refs/heads/<name>` checked out.
+pub fn checked_out(repo: &Repo, name: &str) -> Vec<PathBuf> {
+    let want = format!("refs/heads/{name}");
+    repo.worktrees()
+        .into_iter()
+        .filter(|w| w.exists && w.head_ref().as_deref() == Some(want.as_str()))
+        .map(|w| w.path)
+        .collect()
+}
+
+/// Whether moving the worktree `dir` from `old` to `new` would overwrite a change there (a dry
+/// run of git's two-tree merge): `Some(git's message)` when it would.
+pub fn would_overwrite(dir: &Path, old: Oid, new: Oid) -> Result<Option<String>> {
+    let _ = git(dir, &["update-index", "-q", "--refresh"]);
+    let out = git(
+        dir,
+        &[
+            "read-tree",
+            "-m",
+            "-u",
+            "-n",
+            &old.to_string(),
+            &new.to_string(),
+        ],
+    )?;
+    Ok((!out.status.success()).then(|| stderr(&out)))
+}
+
+/// Move `refs/heads/<name>` from `old` to `new` (compare-and-swap), then every worktree that has
+/// it checked out. Nothing moves when one of those worktrees would lose a change.
+pub fn move_base(repo: &Repo, name: &str, old: Oid, new: Oid, message: &str) -> Result<Moved> {
+    let worktrees = checked_out(repo, name);
+    for dir in &worktrees {
+        if let Some(why) = would_overwrite(dir, old, new)? {
+            return Ok(Moved::Dirty(dir.clone(), why));
+        }
+    }
+    let refname = format!("refs/heads/{name}");
+    let common = repo.common_dir();
+    let out = git(
+        &common,
+        &[
+            "update-ref",
+            "-m",
+            message,
+            &refname,
+            &new.to_string(),
+            &old.to_string(),
+        ],
+    )?;
+    if !out.status.success() {
+        let now = current(&common, &refname)?;
+        if now != Some(old) {
+            return Ok(Moved::Raced);
+        }
+        return Ok(Moved::Refused(stderr(&out)));
+    }
+    let mut stuck = Vec::new();
+    for dir in &worktrees {
+        let (old, new) = (old.to_string(), new.to_string());
+        let out = git(dir, &["read-tree", "-m", "-u", &old, &new])?;
+        if !out.status.success() {
+            stuck.push(format!(
+                "the worktree {} that has the base checked out could not follow ({}); run `git \
+                 -C {} reset --merge {new}` there",
+                dir.display(),
+                stderr(&out),
+                dir.display()
+            ));
+        }
+    }
+    Ok(Moved::Done((!stuck.is_empty()).then(|| stuck.join("; "))))
+}
+
+/// The value of `refname` as git reads it now.
+pub fn current(common: &Path, refname: &str) -> Result<Option<Oid>> {
+    let out = git(common, &["rev-parse", "--verify", "-q", refname])?;
+    let text = String::from_utf8_lossy(&out.stdout);
+    Ok(Oid::from_str(text.trim()).ok())
+}
+
+/// Run git in `dir` (its own environment cleared of `GIT_*` that would aim it elsewhere).
+pub fn git(dir: &Path, args: &[&str]) -> Result<std::process::Output> {
+    let mut cmd = Command::new("git");
+    cmd.arg("-C").arg(dir).args(args);
+    for var in [
+        "GIT_DIR",
+        "GIT_WORK_TREE",
+        "GIT_INDEX_FILE",
+        "GIT_COMMON_DIR",
+    ] {
+        cmd.env_remove(var);
+    }
+    cmd.stdin(std::process::Stdio::null());
+    cmd.output()
+        .with_context(|| format!("cannot run git {}", args.first().unwrap_or(&"")))
+}
+
+fn stderr(out: &std::process::Output) -> String {
+    String::from_utf8_lossy(&out.stderr).trim().to_string()
+}

@@ -1,0 +1,384 @@
+//! What of the operator's a check must not see (SPEC §4.6): the secret paths the sandbox covers,
+//! the environment a check starts from, and the secret values masked in the output kept from it.
+//!
+//! A [`Shield`] is a value, computed once per run from the resolved configuration
+//! (`[sandbox] hide`), closegate's environment, git's `user.signingKey` and the keys the command
+//! itself uses (`--key FILE`), and handed to every check run: no command that runs checks can
+//! forget to hide what another command hides.
+
+use std::ffi::{OsStr, OsString};
+use std::path::{Path, PathBuf};
+
+use crate::repo::Repo;
+
+/// Variables a check receives from closegate's environment whatever its `env` says (SPEC §4.6);
+/// `PATH` (relative and empty entries removed) and every `LC_*` come on top.
+const ALLOWED: [&str; 24] = [
+    "HOME",
+    "USER",
+    "LOGNAME",
+    "LANG",
+    "TERM",
+    "TZ",
+    "SHELL",
+    "CARGO_HOME",
+    "CARGO_NET_OFFLINE",
+    "CARGO_TARGET_DIR",
+    "RUSTUP_HOME",
+    "RUSTUP_TOOLCHAIN",
+    "GOPATH",
+    "GOCACHE",
+    "GOMODCACHE",
+    "GOFLAGS",
+    "GOPROXY",
+    "VIRTUAL_ENV",
+    "PYTHONDONTWRITEBYTECODE",
+    "JAVA_HOME",
+    "CC",
+    "CXX",
+    "npm_config_cache",
+    "LC_ALL",
+];
+
+/// Parts of a variable's name that make its value a secret to mask in kept output.
+const SECRET_NAMES: [&str; 6] = [
+    "TOKEN", "SECRET", "PASSWORD", "PASSWD", "API_KEY", "PRIVATE",
+];
+/// The shortest value that is masked (shorter ones would mask ordinary words).
+const MASK_MIN_CHARS: usize = 8;
+
+/// Variables naming a socket that talks to an agent holding the operator's keys or session:
+/// `validate` warns when a check's `env` lists one.
+pub const AGENT_SOCKETS: [&str; 5] = [
+    "SSH_AUTH_SOCK",
+    "GPG_AGENT_INFO",
+    "DBUS_SESSION_BUS_ADDRESS",
+    "SSH_AGENT_PID",
+    "GNOME_KEYRING_CONTROL",
+];
+
+/// Paths under `$HOME` that hold credentials (SPEC §4.6).
+const HOME_SECRETS: [&str; 15] = [
+    ".ssh",
+    ".gnupg",
+    ".aws",
+    ".azure",
+    ".config/gcloud",
+    ".config/gh",
+    ".docker",
+    ".kube",
+    ".netrc",
+    ".git-credentials",
+    ".config/git/credentials",
+    ".npmrc",
+    ".pypirc",
+    ".cargo/credentials",
+    ".cargo/credentials.toml",
+];
+
+/// What the checks of one run must not see, and the environment they start from.
+#[derive(Debug, Clone, Default)]
+pub struct Shield {
+    /// Directories covered with an empty tmpfs (canonical, existing).
+    pub dirs: Vec<PathBuf>,
+    /// Files (and sockets) covered with an empty file (canonical, existing).
+    pub files: Vec<PathBuf>,
+    /// Secret files that must have no other name (hard link) the covers would miss: the record
+    /// key and the keys in use.
+    pub keys: Vec<PathBuf>,
+    /// Closegate's environment when the shield was made.
+    vars: Vec<(OsString, OsString)>,
+    /// Secret values to mask in kept output, longest first.
+    masks: Vec<String>,
+}
+
+impl Shield {
+    /// The shield of a run: the built-in secret paths, `hide` (`[sandbox] hide`, absolute or
+    /// `~/…`), the file git's `user.signingKey` names in `repo`, and `keys` (every `--key FILE`
+    /// of the run).
+    pub fn new(repo: Option<&Repo>, hide: &[String], keys: &[PathBuf]) -> Shield {
+        let vars: Vec<(OsString, OsString)> = std::env::vars_os().collect();
+        let mut shield = Shield {
+            masks: masks(&vars),
+            vars,
+            ..Shield::default()
+        };
+        let (files, dirs) = super::record_key_paths();
+        shield.keys.extend(files.iter().cloned());
+        for dir in &dirs {
+            let entries = std::fs::read_dir(dir).into_iter().flatten().flatten();
+            shield.keys.extend(entries.map(|e| e.path()));
+        }
+        shield.files.extend(files);
+        shield.dirs.extend(dirs);
+        let home = shield
+            .var("HOME")
+            .map(PathBuf::from)
+            .filter(|h| h.is_absolute());
+        if let Some(home) = &home {
+            for rel in HOME_SECRETS {
+                shield.cover(&home.join(rel));
+            }
+        }
+        for (var, subs) in [
+            ("XDG_CONFIG_HOME", &["gcloud", "gh", "git/credentials"][..]),
+            ("CARGO_HOME", &["credentials", "credentials.toml"][..]),
+        ] {
+            let Some(base) = shield.var(var).map(PathBuf::from) else {
+                continue;
+            };
+            for sub in subs.iter().filter(|_| base.is_absolute()) {
+                shield.cover(&base.join(sub));
+            }
+        }
+        shield.cover_sockets();
+        if let Some(key) = repo.and_then(signing_key_file) {
+            shield.cover(&key);
+        }
+        for entry in hide {
+            if let Ok(path) = super::expand_home(entry) {
+                shield.cover(&path);
+            }
+        }
+        for key in keys {
+            if let Ok(key) = std::fs::canonicalize(key) {
+                shield.cover(&key);
+                shield.keys.push(key);
+            }
+        }
+        shield
+    }
+
+    /// The value of `name` in closegate's environment.
+    fn var(&self, name: &str) -> Option<&OsStr> {
+        self.vars
+            .iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.as_os_str())
+            .filter(|v| !v.is_empty())
+    }
+
+    /// `$XDG_RUNTIME_DIR` (and `/run/user/<uid>`) and the directory of `$SSH_AUTH_SOCK`; a directory that holds the
+    /// checks' own places (the temporary directory, the home directory) is not covered whole:
+    /// then only the socket itself is.
+    fn cover_sockets(&mut self) {
+        let shared = [
+            Some(std::env::temp_dir()),
+            self.var("HOME").map(PathBuf::from),
+        ];
+        let shared: Vec<PathBuf> = shared
+            .into_iter()
+            .flatten()
+            .filter_map(|p| std::fs::canonicalize(p).ok())
+            .collect();
+        let holds_shared =
+            |dir: &Path| dir == Path::new("/") || shared.iter().any(|s| s.starts_with(dir));
+        // `/run/user/<uid>` too: under sudo, cron or a service manager `XDG_RUNTIME_DIR` may be
+        // unset while the session's agent sockets still live there.
+        let uid = std::os::unix::fs::MetadataExt::uid;
+        let own = std::fs::metadata("/proc/self").map(|m| format!("/run/user/{}", uid(&m)));
+        let runtime = self.var("XDG_RUNTIME_DIR").map(PathBuf::from);
+        for run in runtime.into_iter().chain(own.ok().map(PathBuf::from)) {
+            if let Ok(run) = std::fs::canonicalize(run)
+                && !holds_shared(&run)
+            {
+                self.cover(&run);
+            }
+        }
+        if let Some(sock) = self.var("SSH_AUTH_SOCK").map(PathBuf::from)
+            && let Ok(sock) = std::fs::canonicalize(sock)
+        {
+            match sock.parent() {
+                Some(dir) if !holds_shared(dir) => self.cover(dir),
+                _ => self.cover(&sock),
+            }
+        }
+    }
+
+    /// Cover `path` (resolved through links) when it exists: a directory with an empty tmpfs,
+    /// anything else with an empty file.
+    fn cover(&mut self, path: &Path) {
+        let Ok(path) = std::fs::canonicalize(path) else {
+            return;
+        };
+        let Ok(meta) = std::fs::metadata(&path) else {
+            return;
+        };
+        let list = if meta.is_dir() {
+            &mut self.dirs
+        } else {
+            &mut self.files
+        };
+        if !list.contains(&path) {
+            list.push(path);
+        }
+    }
+
+    /// Every covered path, for `checks-unsandboxed` to name what stays visible without a
+    /// sandbox.
+    pub fn covered(&self) -> Vec<&Path> {
+        let dirs = self.dirs.iter().map(PathBuf::as_path);
+        dirs.chain(self.files.iter().map(PathBuf::as_path))
+            .collect()
+    }
+
+    /// The environment a check with `env = names` starts from: the allow-list, `PATH` with its
+    /// relative and empty entries removed, and the listed names closegate has (never the
+    /// caller's `CLOSEGATE_*`, which closegate sets itself or which name the record key).
+    pub fn env(&self, names: &[String]) -> Vec<(OsString, OsString)> {
+        let mut env = Vec::new();
+        for (name, value) in &self.vars {
+            let text = name.to_string_lossy();
+            if name == "PATH" {
+                env.push((name.clone(), absolute_path_entries(value)));
+                continue;
+            }
+            let listed = names.iter().any(|n| n.as_str() == text);
+            let allowed = ALLOWED.contains(&text.as_ref()) || text.starts_with("LC_") || listed;
+            if allowed && !text.starts_with("CLOSEGATE_") {
+                env.push((name.clone(), value.clone()));
+            }
+        }
+        env
+    }
+
+    /// `text` with every secret value of closegate's environment replaced by `***`.
+    pub fn mask(&self, text: &str) -> String {
+        let mut text = text.to_string();
+        for secret in &self.masks {
+            if text.contains(secret.as_str()) {
+                text = text.replace(secret.as_str(), "***");
+            }
+        }
+        text
+    }
+}
+
+/// The values (valid UTF-8, at least [`MASK_MIN_CHARS`] characters) of every variable whose
+/// name holds one of [`SECRET_NAMES`], longest first.
+fn masks(vars: &[(OsString, OsString)]) -> Vec<String> {
+    let mut masks: Vec<String> = vars
+        .iter()
+        .filter(|(name, _)| {
+            let name = name.to_string_lossy().to_ascii_uppercase();
+            SECRET_NAMES.iter().any(|s| name.contains(s))
+        })
+        .filter_map(|(_, value)| value.to_str())
+        .filter(|value| value.chars().count() >= MASK_MIN_CHARS)
+        .map(str::to_string)
+        .collect();
+    masks.sort_by_key(|v| std::cmp::Reverse(v.len()));
+    masks.dedup();
+    masks
+}
+
+/// `PATH` without relative or empty entries (an entry `bin` would run the checkout's own `sh`).
+fn absolute_path_entries(path: &OsStr) -> OsString {
+    let kept: Vec<&[u8]> = path
+        .as_encoded_bytes()
+        .split(|&b| b == b':')
+        .filter(|entry| entry.starts_with(b"/"))
+        .collect();
+    std::os::unix::ffi::OsStringExt::from_vec(kept.join(&b':'))
+}
+
+/// `validate`'s warnings: one per check whose `env` hands it an agent socket, which lets the
+/// agent's code use the operator's keys or session (SPEC §4.6).
+pub fn socket_warnings(config: &crate::config::Config) -> Vec<String> {
+    let mut warnings = Vec::new();
+    for (i, check) in config.checks.iter().enumerate() {
+        for name in check
+            .env
+            .iter()
+            .filter(|n| AGENT_SOCKETS.contains(&n.as_str()))
+        {
+            warnings.push(format!(
+                "checks[{i}].env: `{name}` hands check `{}` an agent socket: the agent's code can \
+                 then use the keys or session behind it",
+                check.name
+            ));
+        }
+    }
+    warnings
+}
+
+/// The file git's `user.signingKey` names (a path, `~/` expanded), when it is one.
+fn signing_key_file(repo: &Repo) -> Option<PathBuf> {
+    let key = repo.config_string("user.signingKey")?;
+    if key.starts_with("key::") || key.starts_with("ssh-") {
+        return None;
+    }
+    let path = match key.strip_prefix("~/") {
+        Some(rest) => PathBuf::from(std::env::var_os("HOME")?).join(rest),
+        None => PathBuf::from(&key),
+    };
+    path.is_file().then_some(path)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn path_keeps_only_absolute_entries() {
+        let kept = absolute_path_entries(OsStr::new("bin::/usr/bin:./x:/bin:"));
+        assert_eq!(kept, OsString::from("/usr/bin:/bin"));
+    }
+
+    #[test]
+    fn secret_values_are_masked_longest_first() {
+        let vars = [
+            ("GITHUB_TOKEN", "ghp_abcdefgh"),
+            ("my_api_key", "ghp_abcdefgh12345"),
+            ("DB_PASSWORD", "short"),
+            ("EDITOR", "vim-editor-long"),
+        ];
+        let vars: Vec<_> = vars
+            .iter()
+            .map(|(k, v)| ((*k).into(), (*v).into()))
+            .collect();
+        let shield = Shield {
+            masks: masks(&vars),
+            ..Shield::default()
+        };
+        assert_eq!(
+            shield.mask("a ghp_abcdefgh12345 b ghp_abcdefgh short vim-editor-long"),
+            "a *** b *** short vim-editor-long"
+        );
+    }
+
+    #[test]
+    fn only_the_allow_list_and_listed_names_pass() {
+        let vars = [
+            ("PATH", "bin:/usr/bin"),
+            ("HOME", "/h"),
+            ("LC_CTYPE", "C"),
+            ("GIT_DIR", "/x"),
+            ("SSH_AUTH_SOCK", "/s"),
+            ("GITHUB_TOKEN", "t"),
+            ("CLOSEGATE_RECORD_KEY_FILE", "/k"),
+            ("FOO", "bar"),
+        ];
+        let shield = Shield {
+            vars: vars
+                .iter()
+                .map(|(k, v)| ((*k).into(), (*v).into()))
+                .collect(),
+            ..Shield::default()
+        };
+        let names = |env: Vec<(OsString, OsString)>| -> Vec<String> {
+            env.into_iter()
+                .map(|(k, v)| format!("{}={}", k.to_string_lossy(), v.to_string_lossy()))
+                .collect()
+        };
+        assert_eq!(
+            names(shield.env(&[])),
+            ["PATH=/usr/bin", "HOME=/h", "LC_CTYPE=C"]
+        );
+        let listed = ["FOO".to_string(), "CLOSEGATE_RECORD_KEY_FILE".to_string()];
+        assert_eq!(
+            names(shield.env(&listed)),
+            ["PATH=/usr/bin", "HOME=/h", "LC_CTYPE=C", "FOO=bar"]
+        );
+    }
+}

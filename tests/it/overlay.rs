@@ -1,0 +1,690 @@
+//! Test integrity (SPEC §23, §19): the overlay (the commit's code under the base's own tests),
+//! the reverse overlay (the branch's tests on the base's code), a failing check on the merge
+//! base's own tree, the report's `integrity` object, policy `integrity` and reuse. Each test
+//! plays an agent on a small real repository whose "suite" is shell scripts under `tests/`.
+
+use std::path::{Path, PathBuf};
+
+use git2::Oid;
+use serde_json::Value;
+
+use crate::fixture::{Fixture, closegate, parts, report_codes};
+use crate::hook::status_doc;
+
+/// The code under test: `add` adds.
+const ADD: &str = "add() { echo $(($1 + $2)); }\n";
+/// A wrong `add`: it multiplies.
+const ADD_WRONG: &str = "add() { echo $(($1 * $2)); }\n";
+const ADD_TEST: &str = ". ./src/add.sh\n[ \"$(add 2 3)\" = 5 ] || { echo \"add 2 3 is $(add 2 3), expected 5\"; exit 1; }\necho add ok\n";
+/// The test edited to expect what the wrong code gives.
+const ADD_TEST_WEAK: &str = ". ./src/add.sh\n[ \"$(add 2 3)\" = 6 ] || exit 1\necho add ok\n";
+const SUB: &str = "sub() { echo $(($1 - $2)); }\n";
+const SUB_TEST: &str =
+    ". ./src/sub.sh\n[ \"$(sub 5 3)\" = 2 ] || { echo \"sub 5 3 wrong\"; exit 1; }\necho sub ok\n";
+
+/// Runs every `tests/*_test.sh` present; a missing `tests/` folder runs nothing.
+const RUN: &str =
+    r#"for t in tests/*_test.sh; do [ -f "$t" ] || continue; sh "$t" || exit 1; done"#;
+
+fn config(extra: &str) -> String {
+    format!("[[checks]]\nname = \"suite\"\nrun = '{RUN}'\ntimeout_s = 60\n{extra}")
+}
+
+/// `main` with `config`, `src/add.sh`, `tests/add_test.sh` plus `main_files`; `agent/x` one
+/// commit ahead with `agent` (and `src/lib.rs`, the document's artifact), in `wt/x`.
+struct Scene {
+    fx: Fixture,
+    tip: Oid,
+    wt: PathBuf,
+}
+
+impl Scene {
+    fn new(
+        config: &str,
+        main_files: &[(&str, Option<&str>)],
+        agent: &[(&str, Option<&str>)],
+    ) -> Scene {
+        let fx = Fixture::new();
+        let mut files = vec![
+            (".closegate.toml", Some(config)),
+            ("src/add.sh", Some(ADD)),
+            ("tests/add_test.sh", Some(ADD_TEST)),
+        ];
+        files.extend_from_slice(main_files);
+        fx.commit("main", &files, "configure closegate");
+        fx.checkout(&fx.root());
+        let mut files = vec![("src/lib.rs", Some("pub fn x() {}\n"))];
+        files.extend_from_slice(agent);
+        let tip = fx.commit("agent/x", &files, "add x");
+        let wt = fx.worktree("x", "agent/x");
+        let s = Scene { fx, tip, wt };
+        s.claim(&s.wt, s.tip);
+        s
+    }
+
+    fn claim(&self, wt: &Path, commit: Oid) {
+        let path = wt.canonicalize().unwrap().display().to_string();
+        let doc = status_doc("close-ok", &commit.to_string()[..12], &path);
+        std::fs::write(wt.join("_EXEC_STATUS.md"), doc).unwrap();
+    }
+
+    fn merge_base(&self) -> Oid {
+        let main = self.fx.repo.refname_to_id("refs/heads/main").unwrap();
+        self.fx.repo.merge_base(main, self.tip).unwrap()
+    }
+
+    /// `closegate check --format json` (recorded unless `args` says otherwise).
+    fn check(&self, args: &[&str]) -> (i32, Value) {
+        check_in(&self.wt, args)
+    }
+}
+
+fn check_in(wt: &Path, args: &[&str]) -> (i32, Value) {
+    let mut all = vec!["check", "--format", "json"];
+    all.extend_from_slice(args);
+    let (code, stdout, stderr) = parts(&closegate(wt, &all));
+    let report = serde_json::from_str(&stdout)
+        .unwrap_or_else(|e| panic!("not a JSON report ({e}):\n{stdout}\n{stderr}"));
+    (code, report)
+}
+
+fn findings<'a>(report: &'a Value, code: &str) -> Vec<&'a Value> {
+    report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["code"] == code)
+        .collect()
+}
+
+fn runs<'a>(report: &'a Value, on: &str) -> Vec<&'a Value> {
+    report["integrity"]["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["on"] == on)
+        .collect()
+}
+
+#[test]
+fn a_weakened_test_for_a_wrong_change_is_tests_weakened_naming_the_check() {
+    // Attack: break `add`, then edit the expected value until the suite passes.
+    let s = Scene::new(
+        &config(""),
+        &[],
+        &[
+            ("src/add.sh", Some(ADD_WRONG)),
+            ("tests/add_test.sh", Some(ADD_TEST_WEAK)),
+        ],
+    );
+    let (code, report) = s.check(&["--no-record"]);
+    assert_eq!(report["checks"][0]["exit_code"], 0, "{report}");
+    assert_eq!(report["integrity"]["base_tests"], "fail", "{report}");
+    let weakened = findings(&report, "tests-weakened");
+    assert_eq!(weakened.len(), 1, "{report}");
+    let f = weakened[0];
+    assert_eq!(f["severity"], "review");
+    assert_eq!(f["gate"], "checks");
+    assert_eq!(f["path"], "tests/add_test.sh");
+    let msg = f["message"].as_str().unwrap();
+    assert!(msg.contains("`suite`"), "{msg}");
+    assert!(msg.contains("tests/add_test.sh"), "{msg}");
+    assert!(
+        msg.contains("add 2 3 is 6, expected 5"),
+        "the overlay's output: {msg}"
+    );
+    assert_eq!(report["verdict"], "PENDING_REVIEW");
+    assert_eq!(code, 3);
+    // The reverse overlay ran too: the weakened test fails on the base's (right) code.
+    assert_eq!(report["integrity"]["new_tests_on_base"], "fail", "{report}");
+}
+
+#[test]
+fn a_weakened_test_is_never_let_through_by_policy_integrity() {
+    let cfg = config("[protected.policy]\ntests = \"integrity\"\n");
+    let s = Scene::new(
+        &cfg,
+        &[],
+        &[
+            ("src/add.sh", Some(ADD_WRONG)),
+            ("tests/add_test.sh", Some(ADD_TEST_WEAK)),
+        ],
+    );
+    let (code, report) = s.check(&["--no-record"]);
+    assert_eq!(report["verdict"], "PENDING_REVIEW", "{report}");
+    assert_eq!(code, 3);
+    let surface = findings(&report, "protected-surface");
+    assert!(
+        surface.iter().all(|f| f["severity"] == "review"),
+        "{report}"
+    );
+}
+
+#[test]
+fn an_approval_turns_tests_weakened_into_a_warning() {
+    let s = Scene::new(
+        &config(""),
+        &[],
+        &[
+            ("src/add.sh", Some(ADD_WRONG)),
+            ("tests/add_test.sh", Some(ADD_TEST_WEAK)),
+        ],
+    );
+    let (code, _) = s.check(&[]);
+    assert_eq!(code, 3);
+    let sha = s.tip.to_string();
+    let out = closegate(&s.wt, &["approve", "--commit", &sha, "--by", "reviewer"]);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let (code, report) = s.check(&["--no-record"]);
+    let weakened = findings(&report, "tests-weakened");
+    assert_eq!(weakened.len(), 1, "{report}");
+    assert_eq!(weakened[0]["severity"], "warning");
+    assert_eq!(report["verdict"], "VERIFIED", "{report}");
+    assert_eq!(code, 0);
+}
+
+#[test]
+fn a_real_test_for_a_real_change_passes_the_base_tests_and_fails_on_the_base() {
+    let s = Scene::new(
+        &config(""),
+        &[],
+        &[
+            ("src/sub.sh", Some(SUB)),
+            ("tests/sub_test.sh", Some(SUB_TEST)),
+        ],
+    );
+    let (code, report) = s.check(&["--no-record"]);
+    assert_eq!(report["integrity"]["base_tests"], "pass", "{report}");
+    assert_eq!(report["integrity"]["new_tests_on_base"], "fail", "{report}");
+    assert!(findings(&report, "tests-weakened").is_empty(), "{report}");
+    assert!(
+        findings(&report, "tests-pass-on-base").is_empty(),
+        "{report}"
+    );
+    // Without the policy a test edit still goes to a human (the seeds' rule).
+    assert_eq!(report["verdict"], "PENDING_REVIEW");
+    assert_eq!(code, 3);
+    assert_eq!(runs(&report, "overlay").len(), 1);
+    assert_eq!(runs(&report, "reverse-overlay").len(), 1);
+    assert!(
+        runs(&report, "base").is_empty(),
+        "no check failed: {report}"
+    );
+}
+
+#[test]
+fn policy_integrity_lets_an_exercising_test_through_without_a_human() {
+    let cfg = config("[protected.policy]\ntests = \"integrity\"\n");
+    let s = Scene::new(
+        &cfg,
+        &[],
+        &[
+            ("src/sub.sh", Some(SUB)),
+            ("tests/sub_test.sh", Some(SUB_TEST)),
+        ],
+    );
+    let (code, report) = s.check(&["--no-record"]);
+    assert_eq!(report["verdict"], "VERIFIED", "{report}");
+    assert_eq!(code, 0);
+    let surface = findings(&report, "protected-surface");
+    assert_eq!(surface.len(), 1);
+    assert_eq!(surface[0]["severity"], "warning");
+    assert!(
+        surface[0]["message"]
+            .as_str()
+            .unwrap()
+            .contains("policy `integrity`")
+    );
+}
+
+#[test]
+fn policy_integrity_never_lets_a_deleted_test_file_through() {
+    // Attack: delete an inconvenient test file beside an honest new test.
+    let cfg = config("[protected.policy]\ntests = \"integrity\"\n");
+    let s = Scene::new(
+        &cfg,
+        &[("tests/old_test.sh", Some("echo old ok\n"))],
+        &[
+            ("src/sub.sh", Some(SUB)),
+            ("tests/sub_test.sh", Some(SUB_TEST)),
+            ("tests/old_test.sh", None),
+        ],
+    );
+    let (code, report) = s.check(&["--no-record"]);
+    assert_eq!(report["integrity"]["base_tests"], "pass", "{report}");
+    assert_eq!(report["integrity"]["new_tests_on_base"], "fail", "{report}");
+    assert_eq!(report["verdict"], "PENDING_REVIEW", "{report}");
+    assert_eq!(code, 3);
+    let deleted: Vec<_> = findings(&report, "protected-surface")
+        .into_iter()
+        .filter(|f| f["path"] == "tests/old_test.sh")
+        .collect();
+    assert_eq!(deleted.len(), 1);
+    assert_eq!(deleted[0]["severity"], "review");
+}
+
+#[test]
+fn deleting_the_failing_test_file_is_tests_weakened() {
+    // Attack: break `add` and delete the test that catches it.
+    let s = Scene::new(
+        &config(""),
+        &[],
+        &[("src/add.sh", Some(ADD_WRONG)), ("tests/add_test.sh", None)],
+    );
+    let (_, report) = s.check(&["--no-record"]);
+    assert_eq!(report["checks"][0]["exit_code"], 0, "{report}");
+    assert_eq!(report["integrity"]["base_tests"], "fail", "{report}");
+    let weakened = findings(&report, "tests-weakened");
+    assert_eq!(weakened.len(), 1);
+    assert!(
+        weakened[0]["message"]
+            .as_str()
+            .unwrap()
+            .contains("tests/add_test.sh (deleted)")
+    );
+    // Only deletions: there are no new tests to run on the base.
+    assert_eq!(
+        report["integrity"]["new_tests_on_base"],
+        Value::Null,
+        "{report}"
+    );
+}
+
+#[test]
+fn renaming_and_weakening_a_test_is_tests_weakened_on_both_paths() {
+    // Attack: move the test aside and weaken it, hoping the old path is not restored.
+    let s = Scene::new(
+        &config(""),
+        &[],
+        &[
+            ("src/add.sh", Some(ADD_WRONG)),
+            ("tests/add_test.sh", None),
+            ("tests/plus_test.sh", Some(ADD_TEST_WEAK)),
+        ],
+    );
+    let (_, report) = s.check(&["--no-record"]);
+    assert_eq!(report["integrity"]["base_tests"], "fail", "{report}");
+    let mut paths: Vec<&str> = findings(&report, "tests-weakened")
+        .iter()
+        .map(|f| f["path"].as_str().unwrap())
+        .collect();
+    paths.sort();
+    assert_eq!(
+        paths,
+        ["tests/add_test.sh", "tests/plus_test.sh"],
+        "{report}"
+    );
+}
+
+#[test]
+fn a_test_folder_replaced_by_a_file_is_put_back_on_the_overlay() {
+    // Attack: replace `tests/` by a plain file `tests`, so the suite finds nothing to run.
+    let s = Scene::new(
+        &config(""),
+        &[],
+        &[
+            ("src/add.sh", Some(ADD_WRONG)),
+            ("tests/add_test.sh", None),
+            ("tests", Some("nothing to see\n")),
+        ],
+    );
+    let (_, report) = s.check(&["--no-record"]);
+    assert_eq!(report["checks"][0]["exit_code"], 0, "{report}");
+    assert_eq!(report["integrity"]["base_tests"], "fail", "{report}");
+    assert!(!findings(&report, "tests-weakened").is_empty(), "{report}");
+    assert_eq!(report["verdict"], "PENDING_REVIEW");
+}
+
+#[test]
+fn a_test_that_passes_on_the_old_code_is_tests_pass_on_base() {
+    let extra = ". ./src/add.sh\n[ \"$(add 1 1)\" = 2 ] || exit 1\n";
+    let s = Scene::new(
+        &config(""),
+        &[],
+        &[
+            ("src/sub.sh", Some(SUB)),
+            ("tests/more_test.sh", Some(extra)),
+        ],
+    );
+    let (_, report) = s.check(&["--no-record"]);
+    assert_eq!(report["integrity"]["base_tests"], "pass", "{report}");
+    assert_eq!(report["integrity"]["new_tests_on_base"], "pass", "{report}");
+    let warned = findings(&report, "tests-pass-on-base");
+    assert_eq!(warned.len(), 1, "{report}");
+    assert_eq!(warned[0]["severity"], "warning");
+    assert_eq!(warned[0]["gate"], "checks");
+    assert!(warned[0]["message"].as_str().unwrap().contains("`suite`"));
+}
+
+#[test]
+fn tests_passing_on_the_base_are_not_let_through_by_the_policy() {
+    let cfg = config("[protected.policy]\ntests = \"integrity\"\n");
+    let extra = ". ./src/add.sh\n[ \"$(add 1 1)\" = 2 ] || exit 1\n";
+    let s = Scene::new(&cfg, &[], &[("tests/more_test.sh", Some(extra))]);
+    let (_, report) = s.check(&["--no-record"]);
+    assert_eq!(report["integrity"]["new_tests_on_base"], "pass", "{report}");
+    assert_eq!(report["verdict"], "PENDING_REVIEW", "{report}");
+}
+
+#[test]
+fn a_check_failing_on_a_red_base_says_so() {
+    let red = "echo base is red; exit 1\n";
+    let s = Scene::new(&config(""), &[("tests/red_test.sh", Some(red))], &[]);
+    let (code, report) = s.check(&["--no-record"]);
+    assert_eq!(report["verdict"], "FAIL", "{report}");
+    assert_eq!(code, 1);
+    assert_eq!(report["checks"][0]["red_on_base"], true, "{report}");
+    let mb = s.merge_base().to_string();
+    let failed = findings(&report, "check-failed");
+    let msg = failed[0]["message"].as_str().unwrap();
+    assert!(
+        msg.contains(&format!("also fails on the base ({})", &mb[..12])),
+        "{msg}"
+    );
+    let base = runs(&report, "base");
+    assert_eq!(base.len(), 1);
+    assert_eq!(
+        base[0]["tree"],
+        s.fx.repo
+            .find_commit(s.merge_base())
+            .unwrap()
+            .tree_id()
+            .to_string()
+    );
+    // No test path changed: no overlay ran.
+    assert_eq!(report["integrity"]["base_tests"], Value::Null);
+}
+
+#[test]
+fn a_check_failing_only_on_the_commit_is_not_red_on_base() {
+    let s = Scene::new(&config(""), &[], &[("src/add.sh", Some(ADD_WRONG))]);
+    let (_, report) = s.check(&["--no-record"]);
+    assert_eq!(report["verdict"], "FAIL");
+    assert_eq!(report["checks"][0]["red_on_base"], false, "{report}");
+    let msg = findings(&report, "check-failed")[0]["message"]
+        .as_str()
+        .unwrap();
+    assert!(!msg.contains("also fails on the base"), "{msg}");
+}
+
+#[test]
+fn nothing_extra_runs_when_no_test_path_changed_and_the_checks_pass() {
+    let s = Scene::new(&config(""), &[], &[("src/mul.sh", Some("mul() { :; }\n"))]);
+    let (code, report) = s.check(&["--no-record"]);
+    assert_eq!(report["verdict"], "VERIFIED", "{report}");
+    assert_eq!(code, 0);
+    let integrity = &report["integrity"];
+    assert_eq!(integrity["base_tests"], Value::Null);
+    assert_eq!(integrity["new_tests_on_base"], Value::Null);
+    assert_eq!(integrity["checks"], serde_json::json!([]));
+    assert!(report["checks"][0].get("red_on_base").is_none(), "{report}");
+}
+
+#[test]
+fn overlay_and_base_runs_get_the_closegate_values_of_what_they_stand_for() {
+    // The suite prints the values, and fails on the base's red test and on the weakened one.
+    let run = format!("echo \"C=$CLOSEGATE_COMMIT B=$CLOSEGATE_BRANCH S=$CLOSEGATE_SLUG\"; {RUN}");
+    let cfg = format!("[[checks]]\nname = \"suite\"\nrun = '{run}'\ntimeout_s = 60\n");
+    let s = Scene::new(
+        &cfg,
+        &[],
+        &[
+            ("src/add.sh", Some(ADD_WRONG)),
+            ("tests/add_test.sh", Some(ADD_TEST_WEAK)),
+        ],
+    );
+    let (_, report) = s.check(&["--no-record"]);
+    let commit_line = format!("C={} B=agent/x S=x", s.tip);
+    for on in ["overlay", "reverse-overlay"] {
+        let out = &runs(&report, on)[0]["output"];
+        assert_eq!(out[0], commit_line.as_str(), "{on}: {report}");
+    }
+    // A failing commit's check on the merge base's own tree: the merge base, the base branch,
+    // no slug.
+    let s = Scene::new(&cfg, &[], &[("src/add.sh", Some(ADD_WRONG))]);
+    let (_, report) = s.check(&["--no-record"]);
+    let out = &runs(&report, "base")[0]["output"];
+    assert_eq!(
+        out[0],
+        format!("C={} B=main S=", s.merge_base()).as_str(),
+        "{report}"
+    );
+}
+
+#[test]
+fn a_second_check_reuses_every_overlay_and_base_run() {
+    let s = Scene::new(
+        &config(""),
+        &[],
+        &[
+            ("src/sub.sh", Some(SUB)),
+            ("tests/sub_test.sh", Some(SUB_TEST)),
+        ],
+    );
+    let (_, first) = s.check(&[]);
+    assert!(runs(&first, "overlay")[0]["reused"].is_null());
+    let (_, second) = s.check(&[]);
+    assert_eq!(
+        first["integrity"]["base_tests"],
+        second["integrity"]["base_tests"]
+    );
+    assert_eq!(
+        first["integrity"]["new_tests_on_base"],
+        second["integrity"]["new_tests_on_base"]
+    );
+    let all = second["integrity"]["checks"].as_array().unwrap();
+    assert_eq!(all.len(), 2, "{second}");
+    assert!(all.iter().all(|r| r["reused"].is_string()), "{second}");
+    assert!(second["checks"][0]["reused"].is_string());
+    // --rerun runs them again.
+    let (_, third) = s.check(&["--rerun", "--no-record"]);
+    let all = third["integrity"]["checks"].as_array().unwrap();
+    assert!(all.iter().all(|r| r["reused"].is_null()), "{third}");
+}
+
+#[test]
+fn the_base_run_is_reused_by_another_agent_on_the_same_base() {
+    let red = "echo base is red; exit 1\n";
+    let s = Scene::new(&config(""), &[("tests/red_test.sh", Some(red))], &[]);
+    let (_, first) = s.check(&[]);
+    assert!(runs(&first, "base")[0]["reused"].is_null(), "{first}");
+    // A second agent, another branch and slug, forked from the same base commit.
+    let tip =
+        s.fx.commit("agent/y", &[("src/y.sh", Some("y() { :; }\n"))], "add y");
+    let wt = s.fx.worktree("y", "agent/y");
+    let path = wt.canonicalize().unwrap().display().to_string();
+    let doc = status_doc("close-ok", &tip.to_string()[..12], &path)
+        .replace("branch agent/x", "branch agent/y")
+        .replace("— x\n", "— y\n")
+        .replace("CLOSE-OK · x", "CLOSE-OK · y");
+    std::fs::write(wt.join("_EXEC_STATUS.md"), doc).unwrap();
+    let (_, second) = check_in(&wt, &["--no-record"]);
+    assert_eq!(second["checks"][0]["red_on_base"], true, "{second}");
+    assert!(runs(&second, "base")[0]["reused"].is_string(), "{second}");
+}
+
+#[test]
+fn integrity_surfaces_are_configurable() {
+    // `[protected.integrity] evals = true`: an eval edited to pass a wrong change is caught too.
+    let run = r#"for t in tests/*_test.sh evals/*.sh; do [ -f "$t" ] || continue; sh "$t" || exit 1; done"#;
+    let cfg = format!(
+        "[[checks]]\nname = \"suite\"\nrun = '{run}'\ntimeout_s = 60\n[protected.integrity]\nevals = true\n"
+    );
+    let eval = ". ./src/add.sh\n[ \"$(add 4 4)\" = 8 ] || { echo eval failed; exit 1; }\n";
+    let weak = ". ./src/add.sh\n[ \"$(add 4 4)\" = 16 ] || exit 1\n";
+    let s = Scene::new(
+        &cfg,
+        &[
+            ("evals/add.sh", Some(eval)),
+            ("tests/add_test.sh", Some("exit 0\n")),
+        ],
+        &[
+            ("src/add.sh", Some(ADD_WRONG)),
+            ("evals/add.sh", Some(weak)),
+        ],
+    );
+    let (_, report) = s.check(&["--no-record"]);
+    assert_eq!(report["integrity"]["base_tests"], "fail", "{report}");
+    assert_eq!(
+        findings(&report, "tests-weakened")[0]["path"],
+        "evals/add.sh"
+    );
+}
+
+#[test]
+fn bad_integrity_configuration_is_an_exit_2_naming_the_key() {
+    for (extra, key) in [
+        (
+            "[protected.integrity]\nnope = true\n",
+            "protected.integrity.nope",
+        ),
+        (
+            "[protected.integrity]\nevals = \"yes\"\n",
+            "protected.integrity.evals",
+        ),
+        (
+            "[protected.integrity]\nci = true\n",
+            "protected.integrity.ci",
+        ),
+        (
+            "[protected.policy]\nci = \"integrity\"\n",
+            "protected.policy.ci",
+        ),
+    ] {
+        let s = Scene::new(&config(extra), &[], &[]);
+        let out = closegate(&s.wt, &["check", "--no-record"]);
+        let (code, _, stderr) = parts(&out);
+        assert_eq!(code, 2, "{extra}: {stderr}");
+        assert!(stderr.contains(key), "{extra}: {stderr}");
+    }
+}
+
+#[test]
+fn human_output_has_one_line_per_overlay() {
+    let s = Scene::new(
+        &config(""),
+        &[],
+        &[
+            ("src/add.sh", Some(ADD_WRONG)),
+            ("tests/add_test.sh", Some(ADD_TEST_WEAK)),
+        ],
+    );
+    let out = closegate(&s.wt, &["check", "--no-record"]);
+    let (_, stdout, _) = parts(&out);
+    let lines: Vec<&str> = stdout.lines().collect();
+    let at = lines.iter().position(|l| *l == "integrity").expect(&stdout);
+    assert!(
+        lines[at + 1].trim_start().starts_with("overlay"),
+        "{stdout}"
+    );
+    assert!(lines[at + 1].contains("base_tests: fail"), "{stdout}");
+    assert!(
+        lines[at + 2].trim_start().starts_with("reverse-overlay"),
+        "{stdout}"
+    );
+    assert!(
+        lines[at + 2].contains("new_tests_on_base: fail"),
+        "{stdout}"
+    );
+    let codes = {
+        let (_, report) = s.check(&["--no-record"]);
+        report_codes(&report)
+    };
+    assert!(codes.contains(&"tests-weakened".to_string()));
+}
+
+#[test]
+fn sarif_and_github_locate_tests_weakened_at_the_test_path() {
+    let s = Scene::new(
+        &config(""),
+        &[],
+        &[
+            ("src/add.sh", Some(ADD_WRONG)),
+            ("tests/add_test.sh", Some(ADD_TEST_WEAK)),
+        ],
+    );
+    let (_, gh, _) = parts(&closegate(
+        &s.wt,
+        &["check", "--no-record", "--format", "github"],
+    ));
+    let line = gh
+        .lines()
+        .find(|l| l.contains("tests-weakened"))
+        .unwrap_or_else(|| panic!("{gh}"));
+    assert!(line.contains("file=tests/add_test.sh"), "{line}");
+    let (_, sarif, _) = parts(&closegate(
+        &s.wt,
+        &["check", "--no-record", "--format", "sarif"],
+    ));
+    let sarif: Value = serde_json::from_str(&sarif).unwrap();
+    let result = sarif["runs"][0]["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["ruleId"] == "tests-weakened")
+        .unwrap_or_else(|| panic!("{sarif}"));
+    let uri = &result["locations"][0]["physicalLocation"]["artifactLocation"]["uri"];
+    assert_eq!(uri, "tests/add_test.sh");
+}
+
+#[test]
+fn the_stop_hook_feeds_tests_weakened_back_to_the_agent() {
+    // The agent claims VERIFIED after weakening the test; the stop is blocked and the reason
+    // names what the overlay found.
+    let s = Scene::new(
+        &config(""),
+        &[],
+        &[
+            ("src/add.sh", Some(ADD_WRONG)),
+            ("tests/add_test.sh", Some(ADD_TEST_WEAK)),
+        ],
+    );
+    let input = serde_json::json!({
+        "cwd": s.wt,
+        "hook_event_name": "Stop",
+        "last_assistant_message": "VERIFIED: add fixed, the suite passes\n\n@signal done\n",
+        "session_id": "s",
+        "stop_hook_active": false,
+        "transcript_path": null,
+    });
+    let out = crate::fixture::closegate_stdin(
+        &s.wt,
+        &["agent", "stop-hook"],
+        Some(input.to_string().as_bytes()),
+    );
+    let (code, stdout, stderr) = parts(&out);
+    assert_eq!(code, 0, "{stderr}");
+    let value: Value =
+        serde_json::from_str(stdout.trim()).unwrap_or_else(|e| panic!("{e}: {stdout}"));
+    assert_eq!(value["decision"], "block", "{value}");
+    let reason = value["reason"].as_str().unwrap();
+    assert!(reason.contains("tests-weakened"), "{reason}");
+    assert!(reason.contains("`suite`"), "{reason}");
+}
+
+#[test]
+fn with_jobs_the_overlays_run_at_once_and_say_the_same() {
+    // Code and tests changed: both overlays run; with `jobs = 2` side by side.
+    let cfg = format!("jobs = 2\n{}", config(""));
+    let s = Scene::new(
+        &cfg,
+        &[],
+        &[
+            ("src/add.sh", Some(ADD_WRONG)),
+            ("tests/add_test.sh", Some(ADD_TEST_WEAK)),
+        ],
+    );
+    let (code, report) = s.check(&[]);
+    assert_eq!(code, 3, "{report}");
+    assert_eq!(report["integrity"]["base_tests"], "fail", "{report}");
+    assert_eq!(report["integrity"]["new_tests_on_base"], "fail", "{report}");
+    assert_eq!(runs(&report, "overlay").len(), 1);
+    assert_eq!(runs(&report, "reverse-overlay").len(), 1);
+    assert_eq!(findings(&report, "tests-weakened").len(), 1);
+    // Reused the second time, in the same order.
+    let (_, again) = s.check(&["--no-record"]);
+    let all = again["integrity"]["checks"].as_array().unwrap();
+    assert_eq!(all[0]["on"], "overlay");
+    assert_eq!(all[1]["on"], "reverse-overlay");
+    assert!(all.iter().all(|r| r["reused"].is_string()), "{again}");
+}
