@@ -527,10 +527,10 @@ impl Config {
     /// added file does not rewire how the existing tests run. A deletion never goes through.
     pub fn integrity_may_pass(&self, path: &str, added: bool) -> bool {
         let on: Vec<&Surface> = self.surfaces.iter().filter(|s| s.is_match(path)).collect();
-        !on.is_empty()
-            && on.iter().all(|s| s.policy == SurfacePolicy::Integrity)
-            && !self.always_ci.is_match(path)
-            && !(added && self.wiring.is_match(path))
+        if on.is_empty() || on.iter().any(|s| s.policy != SurfacePolicy::Integrity) {
+            return false;
+        }
+        !self.always_ci.is_match(path) && (!added || !self.wiring.is_match(path))
     }
 
     /// `[protected.policy]`: `<surface> = "all" | "modify"`, each naming a known surface.

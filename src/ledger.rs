@@ -655,11 +655,20 @@ impl Record {
 }
 
 /// Every passing record of the log as a [`Pass`], from one pass over it (authenticated only,
-/// where a record key exists).
+/// where a record key exists), leaving out commits whose standing word is a reviewer's rejection
+/// (as [`passing_commits`] does).
 pub fn passes(common_dir: &Path) -> Result<Vec<Pass>> {
-    let passing = |v: &Value| Record::read(v).is_some_and(|r| r.is_passing());
-    let records = records(record::read_authentic_where(common_dir, passing)?);
-    Ok(records.iter().filter_map(Record::pass).collect())
+    let wanted = |v: &Value| {
+        Record::read(v)
+            .is_some_and(|r| r.is_passing() || r.approval().is_some() || r.is_rejection())
+    };
+    let records = records(record::read_authentic_where(common_dir, wanted)?);
+    let rejected = rejected_commits(&records);
+    Ok(records
+        .iter()
+        .filter_map(Record::pass)
+        .filter(|p| !rejected.contains(&p.commit))
+        .collect())
 }
 
 /// Append a `teardown` line: the common fields plus `removed` and the step's own `fields` (a

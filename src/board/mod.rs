@@ -244,7 +244,11 @@ impl Ledger {
 fn verdict_of(r: &Record) -> Option<(&str, Verdict)> {
     let event = matches!(
         r.event,
-        Event::Check(_) | Event::Approve(_) | Event::Reject(_) | Event::Teardown(_) | Event::Land(_)
+        Event::Check(_)
+            | Event::Approve(_)
+            | Event::Reject(_)
+            | Event::Teardown(_)
+            | Event::Land(_)
     );
     if !event || !r.is_trusted() {
         return None;

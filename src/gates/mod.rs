@@ -367,60 +367,71 @@ fn run_checks(
             "no checks are configured in the base branch's .closegate.toml",
         )]
     } else {
-        let env = checks::CheckEnv {
-            commit: commit.to_string(),
-            branch: report.branch.clone().unwrap_or_default(),
-            slug: doc.slug.clone(),
-            base: report.base.clone().unwrap_or_default(),
-        };
-        let mode = inputs.config.sandbox;
-        let (slug, branch) = env.key_values(&inputs.repo);
-        let key = reuse::Key {
-            tree: inputs.repo.tree_of(commit).unwrap_or(commit).to_string(),
-            config: report.config.clone(),
-            base_commit: inputs
-                .admitted_base
-                .clone()
-                .or_else(|| report.base_commit.clone()),
-            slug,
-            branch,
-            commit: commit.to_string(),
-        };
-        let common = inputs.repo.common_dir();
-        let recorded = reuse::Recorded::load(&common, &key, inputs.rerun)?;
-        let hide = &inputs.config.sandbox_hide;
-        let shield = crate::sandbox::Shield::new(Some(&inputs.repo), hide, &inputs.keys);
-        let plan = checks::Plan {
-            mode,
-            jobs: inputs.config.jobs,
-            key: &key,
-            recorded: &recorded,
-            shield: &shield,
-            fail_fast: inputs.fail_fast,
-            label: inputs.progress_label.as_deref(),
-        };
-        let checked = checks::run_reusing(&inputs.repo, commit, specs, &env, &plan)?;
-        report.checks = checked.runs;
-        report.check_entries = checked.entries;
-        report.sandbox = checked.sandbox.map(str::to_string);
-        report.add_gate(Gate::Checks, checked.findings);
-        if let (Some(merge_base), Some(changes)) = (around.merge_base, around.changes) {
-            let ctx = integrity::Ctx {
-                repo: &inputs.repo,
-                config: &inputs.config,
-                commit,
-                merge_base,
-                changes,
-                env: &env,
-                key: &key,
-                rerun: inputs.rerun,
-                shield: &shield,
-            };
-            integrity::run(&ctx, report)?;
-        }
+        run_configured(inputs, doc, commit, around, report)?;
         Vec::new()
     };
     report.add_gate(Gate::Checks, findings);
+    Ok(())
+}
+
+/// Run (or reuse) the configured checks on `commit`, then the integrity runs (SPEC §23).
+fn run_configured(
+    inputs: &Inputs,
+    doc: &StatusDoc,
+    commit: Oid,
+    around: &Around<'_>,
+    report: &mut Report,
+) -> Result<()> {
+    let env = checks::CheckEnv {
+        commit: commit.to_string(),
+        branch: report.branch.clone().unwrap_or_default(),
+        slug: doc.slug.clone(),
+        base: report.base.clone().unwrap_or_default(),
+    };
+    let (slug, branch) = env.key_values(&inputs.repo);
+    let key = reuse::Key {
+        tree: inputs.repo.tree_of(commit).unwrap_or(commit).to_string(),
+        config: report.config.clone(),
+        base_commit: inputs
+            .admitted_base
+            .clone()
+            .or_else(|| report.base_commit.clone()),
+        slug,
+        branch,
+        commit: commit.to_string(),
+    };
+    let common = inputs.repo.common_dir();
+    let recorded = reuse::Recorded::load(&common, &key, inputs.rerun)?;
+    let hide = &inputs.config.sandbox_hide;
+    let shield = crate::sandbox::Shield::new(Some(&inputs.repo), hide, &inputs.keys);
+    let plan = checks::Plan {
+        mode: inputs.config.sandbox,
+        jobs: inputs.config.jobs,
+        key: &key,
+        recorded: &recorded,
+        shield: &shield,
+        fail_fast: inputs.fail_fast,
+        label: inputs.progress_label.as_deref(),
+    };
+    let checked = checks::run_reusing(&inputs.repo, commit, &inputs.config.checks, &env, &plan)?;
+    report.checks = checked.runs;
+    report.check_entries = checked.entries;
+    report.sandbox = checked.sandbox.map(str::to_string);
+    report.add_gate(Gate::Checks, checked.findings);
+    if let (Some(merge_base), Some(changes)) = (around.merge_base, around.changes) {
+        let ctx = integrity::Ctx {
+            repo: &inputs.repo,
+            config: &inputs.config,
+            commit,
+            merge_base,
+            changes,
+            env: &env,
+            key: &key,
+            rerun: inputs.rerun,
+            shield: &shield,
+        };
+        integrity::run(&ctx, report)?;
+    }
     Ok(())
 }
 
