@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # SPEC §19 — the warm-workspace reset. Makes a scratch repository whose base configures one check
-# with `keep = ["target/"]` (`run = "true"`), two agent worktrees whose commits hold 20,000 files
-# and differ in one, and measures in the same run, for this closegate and a reference closegate:
+# with `keep = ["target/"]` (`run = "true"`; `sandbox = "off"`, so only the reset differs), two
+# agent worktrees whose commits hold 20,000 files and differ in one, and measures in the same
+# run, for this closegate and a reference closegate:
 #
 #   `closegate check --rerun --no-record` alternating between the two worktrees, so each run
 #   resets the shared warm workspace from one commit to the other (one file changed), median of
@@ -46,7 +47,7 @@ setup() { # repo-dir
   git init -q -b main "$1"
   (
     cd "$1"
-    printf '[[checks]]\nname = "warm"\nrun = "true"\ntimeout_s = 120\nkeep = ["target/"]\n' > .closegate.toml
+    printf 'sandbox = "off"\n[[checks]]\nname = "warm"\nrun = "true"\ntimeout_s = 120\nkeep = ["target/"]\n' > .closegate.toml
     python3 - <<'PY'
 import os
 for d in range(100):
