@@ -4,7 +4,8 @@
 # agent worktrees whose commits hold 20,000 files and differ in one, and measures in the same
 # run, for this closegate and a reference closegate:
 #
-#   `closegate check --rerun --no-record` alternating between the two worktrees, so each run
+#   `closegate check --rev agent/a|b --no-worktree --rerun --no-record` alternating between the
+#   two branches (the worktree scan left out), so each run
 #   resets the shared warm workspace from one commit to the other (one file changed), median of
 #   interleaved rounds; the ratio this / reference (target <= 1.2x).
 #
@@ -65,6 +66,7 @@ PY
       echo "$s" > "$1-$s/f/00000.txt"
       git -C "$1-$s" commit -q -am "change one file"
       status "$1-$s" "$s" "$(git -C "$1-$s" rev-parse HEAD)"
+      git -C "$1-$s" add _EXEC_STATUS.md && git -C "$1-$s" commit -q -m status
     done
   )
 }
@@ -80,10 +82,12 @@ sides = {"this": (new, f"{d}/new"), "reference": (ref, f"{d}/ref")}
 flip = {"this": 0, "reference": 0}
 def run(name):
     exe, repo = sides[name]
-    wt = f"{repo}-{'ab'[flip[name] % 2]}"
+    rev = f"agent/{'ab'[flip[name] % 2]}"
     flip[name] += 1
     t = time.perf_counter()
-    p = subprocess.run([exe, "check", "--rerun", "--no-record"], cwd=wt,
+    # --no-worktree: the worktree scan is not what is measured; the check's reset is.
+    p = subprocess.run([exe, "check", "--rev", rev, "--no-worktree", "--rerun", "--no-record"],
+                       cwd=repo,
                        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     dt = time.perf_counter() - t
     if p.returncode not in (0, 1):
