@@ -717,9 +717,8 @@ impl Record {
 }
 
 /// Every passing record of the log as a [`Pass`], from one pass over it (authenticated only,
-/// where a record key exists).
-/// A commit whose reviewer's rejection stands (SPEC §21: newer than any approval of it) has no
-/// pass: the hook refuses to merge it, whatever passed before.
+/// where a record key exists), leaving out commits whose standing word is a reviewer's rejection
+/// (as [`passing_commits`] does).
 pub fn passes(common_dir: &Path) -> Result<Vec<Pass>> {
     let wanted = |v: &Value| {
         Record::read(v)

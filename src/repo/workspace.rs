@@ -256,6 +256,17 @@ fn written_time(start: Timespec) -> Timespec {
     }
 }
 
+/// One directory being reset, as [`Reset::entry`] needs it.
+#[derive(Clone, Copy)]
+struct At<'f, 't> {
+    fd: BorrowedFd<'f>,
+    path: &'t [u8],
+    node: Option<&'t Node>,
+    prev: Option<&'t git2::Tree<'t>>,
+    in_keep: bool,
+    depth: usize,
+}
+
 struct Reset<'a> {
     git: &'a Repository,
     odb: git2::Odb<'a>,
@@ -333,73 +344,17 @@ impl Reset<'_> {
         let prev_tree = prev.and_then(|id| self.git.find_tree(id).ok());
         let mut present: HashMap<Vec<u8>, ()> = HashMap::new();
         for name in names(fd).with_context(|| format!("reading `{}`", super::path_text(path)))? {
-            let full = join(path, &name);
-            let want = node.and_then(|n| n.get(&name));
-            let (is_kept, holds_kept) = self.kept(&full);
-            let kept_here = in_keep || is_kept;
-            let stat = match rustix::fs::statat(fd, os(&name), AtFlags::SYMLINK_NOFOLLOW) {
-                Ok(stat) => stat,
-                Err(Errno::NOENT) => continue,
-                Err(e) => return Err(io(e)).with_context(|| describe(&full)),
+            let at = At {
+                fd,
+                path,
+                node,
+                prev: prev_tree.as_ref(),
+                in_keep,
+                depth,
             };
-            let kind = FileType::from_raw_mode(stat.st_mode);
-            let prev_entry = prev_tree
-                .as_ref()
-                .and_then(|t| t.get_name_bytes(&name).map(|e| (e.id(), e.filemode())));
-            let top_git = path.is_empty() && name == b".git";
-            let fits = match want {
-                _ if top_git => false,
-                Some(Want::Dir(_)) | Some(Want::Gitlink) => kind == FileType::Directory,
-                Some(Want::File { id, exec }) => {
-                    kind == FileType::RegularFile && self.same_file(fd, &name, &stat, id, exec)
-                }
-                Some(Want::Link(id)) => kind == FileType::Symlink && self.same_link(fd, &name, id),
-                None => kept_here || (holds_kept && kind == FileType::Directory),
-            };
-            if !fits {
-                remove(fd, &name, &full, 0)?;
-                continue;
+            if self.entry(&at, &name)? {
+                present.insert(name, ());
             }
-            match want {
-                Some(Want::Dir(i)) => {
-                    let child = self.open_child(fd, &name, &full)?;
-                    let prev_sub = prev_entry.filter(|(_, m)| *m == 0o040000).map(|(id, _)| id);
-                    self.dir(
-                        child.as_fd(),
-                        &full,
-                        Some(i),
-                        prev_sub,
-                        kept_here,
-                        depth + 1,
-                    )?;
-                }
-                Some(Want::Gitlink) => {
-                    let child = self.open_child(fd, &name, &full)?;
-                    self.dir(child.as_fd(), &full, None, None, false, depth + 1)?;
-                }
-                Some(_) => {}
-                None if kept_here => match prev_entry {
-                    // The previous reset wrote it from its tree; this commit does not track it.
-                    Some((id, 0o040000)) if kind == FileType::Directory => {
-                        let child = self.open_child(fd, &name, &full)?;
-                        self.dir(child.as_fd(), &full, None, Some(id), true, depth + 1)?;
-                        drop(child);
-                        match rustix::fs::unlinkat(fd, os(&name), AtFlags::REMOVEDIR) {
-                            Ok(()) | Err(Errno::NOTEMPTY) | Err(Errno::EXIST) => {}
-                            Err(e) => return Err(io(e)).with_context(|| describe(&full)),
-                        }
-                    }
-                    Some(_) => remove(fd, &name, &full, 0)?,
-                    None => self.date_back(fd, &name, &full, depth)?,
-                },
-                None => {
-                    // Holds a kept path: descend to it, removing everything else.
-                    let child = self.open_child(fd, &name, &full)?;
-                    let prev_sub = prev_entry.filter(|(_, m)| *m == 0o040000).map(|(id, _)| id);
-                    self.dir(child.as_fd(), &full, None, prev_sub, false, depth + 1)?;
-                }
-            }
-            present.insert(name, ());
         }
         let Some(node) = node else {
             return Ok(());
@@ -412,6 +367,90 @@ impl Reset<'_> {
             self.create(fd, name, &full, *want, depth)?;
         }
         Ok(())
+    }
+
+    /// Reset the entry `name` of the directory `at`; whether it is still there (fits or kept).
+    fn entry(&self, at: &At<'_, '_>, name: &[u8]) -> Result<bool> {
+        let (fd, path, node, prev_tree, in_keep) = (at.fd, at.path, at.node, at.prev, at.in_keep);
+        let name = name.to_vec();
+        let full = join(path, &name);
+        let want = node.and_then(|n| n.get(&name));
+        let (is_kept, holds_kept) = self.kept(&full);
+        let kept_here = in_keep || is_kept;
+        let stat = match rustix::fs::statat(fd, os(&name), AtFlags::SYMLINK_NOFOLLOW) {
+            Ok(stat) => stat,
+            Err(Errno::NOENT) => return Ok(false),
+            Err(e) => return Err(io(e)).with_context(|| describe(&full)),
+        };
+        let kind = FileType::from_raw_mode(stat.st_mode);
+        let prev_entry = prev_tree
+            .as_ref()
+            .and_then(|t| t.get_name_bytes(&name).map(|e| (e.id(), e.filemode())));
+        let top_git = path.is_empty() && name == b".git";
+        let fits = match want {
+            _ if top_git => false,
+            Some(Want::Dir(_)) | Some(Want::Gitlink) => kind == FileType::Directory,
+            Some(Want::File { id, exec }) => {
+                kind == FileType::RegularFile && self.same_file(fd, &name, &stat, id, exec)
+            }
+            Some(Want::Link(id)) => kind == FileType::Symlink && self.same_link(fd, &name, id),
+            None => kept_here || (holds_kept && kind == FileType::Directory),
+        };
+        if !fits {
+            remove(fd, &name, &full, 0)?;
+            return Ok(false);
+        }
+        let prev_entry = prev_entry.map(|(id, mode)| (id, mode == 0o040000));
+        self.descend(at, &name, &full, want, kind, kept_here, prev_entry)?;
+        Ok(true)
+    }
+
+    /// Go on with the entry `name` of `at` that stays: into a directory, remove what the previous
+    /// reset tracked under a kept path, or date a kept entry back. `prev` is the previous tree's
+    /// entry there (id, whether a directory).
+    #[allow(clippy::too_many_arguments)]
+    fn descend(
+        &self,
+        at: &At<'_, '_>,
+        name: &[u8],
+        full: &[u8],
+        want: Option<Want>,
+        kind: FileType,
+        kept_here: bool,
+        prev: Option<(Oid, bool)>,
+    ) -> Result<()> {
+        let (fd, depth) = (at.fd, at.depth);
+        let prev_dir = prev.filter(|(_, dir)| *dir).map(|(id, _)| id);
+        match want {
+            Some(Want::Dir(i)) => {
+                let child = self.open_child(fd, name, full)?;
+                self.dir(child.as_fd(), full, Some(i), prev_dir, kept_here, depth + 1)
+            }
+            Some(Want::Gitlink) => {
+                let child = self.open_child(fd, name, full)?;
+                self.dir(child.as_fd(), full, None, None, false, depth + 1)
+            }
+            Some(_) => Ok(()),
+            None if kept_here => match prev {
+                // The previous reset wrote it from its tree; this commit does not track it.
+                Some((id, true)) if kind == FileType::Directory => {
+                    let child = self.open_child(fd, name, full)?;
+                    self.dir(child.as_fd(), full, None, Some(id), true, depth + 1)?;
+                    drop(child);
+                    match rustix::fs::unlinkat(fd, os(name), AtFlags::REMOVEDIR) {
+                        Ok(()) | Err(Errno::NOTEMPTY) | Err(Errno::EXIST) => Ok(()),
+                        Err(e) => Err(io(e)).with_context(|| describe(full)),
+                    }
+                }
+                Some(_) => remove(fd, name, full, 0),
+                None => self.date_back(fd, name, full, depth),
+            },
+            None => {
+                // Holds a kept path: descend to it, removing everything else.
+                let child = self.open_child(fd, name, full)?;
+                self.dir(child.as_fd(), full, None, prev_dir, false, depth + 1)
+            }
+        }
     }
 
     /// Open the directory `name` of `fd`, giving its owner every right first when the check
@@ -454,30 +493,7 @@ impl Reset<'_> {
                     .map_err(io)
                     .with_context(ctx)?;
             }
-            Want::File { id, exec } => {
-                let blob = self.git.find_blob(id).with_context(ctx)?;
-                let mode = Mode::from_raw_mode(if exec { 0o755 } else { 0o644 });
-                let flags = OFlags::WRONLY
-                    | OFlags::CREATE
-                    | OFlags::EXCL
-                    | OFlags::NOFOLLOW
-                    | OFlags::CLOEXEC;
-                let file = rustix::fs::openat(fd, os(name), flags, mode)
-                    .map_err(io)
-                    .with_context(ctx)?;
-                rustix::fs::fchmod(&file, mode)
-                    .map_err(io)
-                    .with_context(ctx)?;
-                let mut file = std::fs::File::from(file);
-                file.write_all(blob.content()).with_context(ctx)?;
-                let times = Timestamps {
-                    last_access: self.written,
-                    last_modification: self.written,
-                };
-                rustix::fs::futimens(&file, &times)
-                    .map_err(io)
-                    .with_context(ctx)?;
-            }
+            Want::File { id, exec } => self.write_file(fd, name, id, exec).with_context(ctx)?,
             Want::Link(id) => {
                 let blob = self.git.find_blob(id).with_context(ctx)?;
                 rustix::fs::symlinkat(os(blob.content()), fd, os(name))
@@ -492,6 +508,25 @@ impl Reset<'_> {
                     .with_context(ctx)?;
             }
         }
+        Ok(())
+    }
+
+    /// Create the file `name` of `fd` (nothing is there) with blob `id`'s content, mode 0644 or
+    /// 0755, dated [`Reset::written`].
+    fn write_file(&self, fd: BorrowedFd<'_>, name: &[u8], id: Oid, exec: bool) -> Result<()> {
+        let blob = self.git.find_blob(id)?;
+        let mode = Mode::from_raw_mode(if exec { 0o755 } else { 0o644 });
+        let flags =
+            OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+        let file = rustix::fs::openat(fd, os(name), flags, mode).map_err(io)?;
+        rustix::fs::fchmod(&file, mode).map_err(io)?;
+        let mut file = std::fs::File::from(file);
+        file.write_all(blob.content())?;
+        let times = Timestamps {
+            last_access: self.written,
+            last_modification: self.written,
+        };
+        rustix::fs::futimens(&file, &times).map_err(io)?;
         Ok(())
     }
 

@@ -382,3 +382,97 @@ proptest::proptest! {
         proptest::prop_assert!(outcome.is_ok(), "{:?}", outcome);
     }
 }
+
+/// `entries` (name, mode, id) as a raw tree in git's order (a directory sorts as `name/`).
+fn sorted_raw_tree(repo: &Repository, mut entries: Vec<(Vec<u8>, &str, Oid)>) -> Oid {
+    let key = |e: &(Vec<u8>, &str, Oid)| {
+        let mut k = e.0.clone();
+        if e.1 == "40000" {
+            k.push(b'/');
+        }
+        k
+    };
+    entries.sort_by_key(key);
+    let borrowed: Vec<(&str, &[u8], Oid)> = entries
+        .iter()
+        .map(|(n, m, id)| (*m, n.as_slice(), *id))
+        .collect();
+    raw_tree(repo, &borrowed)
+}
+
+#[test]
+fn closegate_check_of_a_commit_with_a_dot_dot_entry_is_exit_2_naming_it() {
+    for keep in ["", "keep = [\"target/\"]\n"] {
+        let config =
+            format!("[[checks]]\nname = \"smoke\"\nrun = \"true\"\ntimeout_s = 60\n{keep}");
+        let (fx, _) = Fixture::with_agent(Some(&config));
+        let git = &fx.repo;
+        let main = git
+            .find_reference("refs/heads/main")
+            .unwrap()
+            .peel_to_commit()
+            .unwrap();
+        let mut entries: Vec<(Vec<u8>, &str, Oid)> = main
+            .tree()
+            .unwrap()
+            .iter()
+            .map(|e| {
+                let mode = if e.filemode() == 0o040000 {
+                    "40000"
+                } else {
+                    "100644"
+                };
+                (e.name_bytes().to_vec(), mode, e.id())
+            })
+            .collect();
+        let pwned = git.blob(b"pwned\n").unwrap();
+        let inner = raw_tree(git, &[("100644", b"pwned.txt", pwned)]);
+        entries.push((b"..".to_vec(), "40000", inner));
+        let lib = git.blob(b"pub fn x() {}\n").unwrap();
+        entries.push((b"lib.rs".to_vec(), "100644", lib));
+        let work_tree = sorted_raw_tree(git, entries.clone());
+        let sig =
+            git2::Signature::new("A", "a@example.com", &git2::Time::new(1_700_000_000, 0)).unwrap();
+        let work = git
+            .commit(
+                None,
+                &sig,
+                &sig,
+                "work",
+                &git.find_tree(work_tree).unwrap(),
+                &[&main],
+            )
+            .unwrap();
+        let doc = crate::hook::status_doc("close-ok", &work.to_string()[..12], "/nonexistent/wt/x")
+            .replace("  - src/lib.rs", "  - lib.rs");
+        entries.push((
+            b"_EXEC_STATUS.md".to_vec(),
+            "100644",
+            git.blob(doc.as_bytes()).unwrap(),
+        ));
+        let status_tree = sorted_raw_tree(git, entries);
+        let work_commit = git.find_commit(work).unwrap();
+        let tip = git
+            .commit(
+                None,
+                &sig,
+                &sig,
+                "status",
+                &git.find_tree(status_tree).unwrap(),
+                &[&work_commit],
+            )
+            .unwrap();
+        git.reference("refs/heads/agent/x", tip, true, "evil")
+            .unwrap();
+        let out = crate::fixture::closegate(
+            &fx.root(),
+            &["check", "--rev", "agent/x", "--no-worktree", "--rerun"],
+        );
+        let (code, stdout, stderr) = crate::fixture::parts(&out);
+        assert_eq!(code, 2, "keep {keep:?}: {stdout}{stderr}");
+        assert!(stderr.contains("`..`"), "keep {keep:?}: {stderr}");
+        assert!(!fx.tmp.path().join("pwned.txt").exists());
+        assert!(!fx.git_dir().join("closegate/pwned.txt").exists());
+        assert!(!fx.git_dir().join("closegate/work/smoke/pwned.txt").exists());
+    }
+}

@@ -23,10 +23,13 @@ fn config(dir: &Path, extra: &str) -> String {
     )
 }
 
+/// The runs on the claimed commit (a run on the merge base's own tree, SPEC §23, is given an
+/// empty `CLOSEGATE_SLUG` and is not counted).
 fn runs(dir: &Path) -> Vec<String> {
     std::fs::read_to_string(dir.join("runs"))
         .unwrap_or_default()
         .lines()
+        .filter(|l| !l.starts_with(' '))
         .map(str::to_string)
         .collect()
 }
