@@ -145,7 +145,8 @@ impl Repo {
     }
 }
 
-fn index_entry(path: &str, id: Oid, mode: u32) -> IndexEntry {
+/// An index entry for a tree built in memory (no stat data: nothing here is on disk).
+pub(super) fn index_entry(path: &str, id: Oid, mode: u32) -> IndexEntry {
     IndexEntry {
         ctime: git2::IndexTime::new(0, 0),
         mtime: git2::IndexTime::new(0, 0),

@@ -6,7 +6,7 @@
 //! worktree of the repository is touched.
 
 use anyhow::{Context, Result};
-use git2::{Index, IndexEntry, IndexTime, Oid, Signature, Time};
+use git2::{Index, Oid, Signature, Time};
 
 use super::Repo;
 
@@ -48,7 +48,9 @@ impl Repo {
                 prefix.push_str(part);
                 let _ = index.remove(std::path::Path::new(&prefix), 0);
             }
-            index.add(&entry(&path, id, mode)).with_context(fail)?;
+            index
+                .add(&super::compose::index_entry(&path, id, mode))
+                .with_context(fail)?;
         }
         index.write_tree_to(&self.git).with_context(fail)
     }
@@ -76,21 +78,4 @@ fn remove_path(index: &mut Index, path: &str) -> Result<(), git2::Error> {
         index.remove(std_path, 0)?;
     }
     index.remove_dir(std_path, 0)
-}
-
-fn entry(path: &str, id: Oid, mode: u32) -> IndexEntry {
-    IndexEntry {
-        ctime: IndexTime::new(0, 0),
-        mtime: IndexTime::new(0, 0),
-        dev: 0,
-        ino: 0,
-        mode,
-        uid: 0,
-        gid: 0,
-        file_size: 0,
-        id,
-        flags: (path.len().min(0xfff)) as u16,
-        flags_extended: 0,
-        path: path.as_bytes().to_vec(),
-    }
 }
