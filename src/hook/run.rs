@@ -578,29 +578,8 @@ pub(super) fn newly_merged(
     update: &Update,
     new_base: Oid,
 ) -> Result<Vec<(String, Oid)>> {
-    let config = setting.config();
-    let old_base = update.old_value(repo)?;
-    let before_tips: Vec<Oid> = match old_base {
-        Some(old) => vec![old],
-        None => setting
-            .bases
-            .iter()
-            .filter_map(|b| repo.branch_tip(b))
-            .chain(setting.tip)
-            .collect(),
-    };
-    let mut tips = repo.branches_matching(|short| is_agent(config, short))?;
-    for u in heads {
-        let short = &u.refname["refs/heads/".len()..];
-        if !u.is_agent(config) {
-            continue;
-        }
-        if let Some(id) = value(&u.new, &u.refname)? {
-            tips.push((short.to_string(), id));
-        }
-    }
-    tips.sort();
-    tips.dedup();
+    let before_tips = bases_before(repo, setting, update)?;
+    let tips = agent_tips(repo, setting, heads)?;
     let mut newly = Vec::new();
     for (branch, tip) in tips {
         let Some(newest) = repo.merge_base(new_base, tip) else {
@@ -617,6 +596,37 @@ pub(super) fn newly_merged(
     Ok(newly)
 }
 
+/// The base as it was before `update`: its old value, or when it is being created, the tips of
+/// every guarded base name and the configured base.
+fn bases_before(repo: &Repo, setting: &Setting, update: &Update) -> Result<Vec<Oid>> {
+    Ok(match update.old_value(repo)? {
+        Some(old) => vec![old],
+        None => setting
+            .bases
+            .iter()
+            .filter_map(|b| repo.branch_tip(b))
+            .chain(setting.tip)
+            .collect(),
+    })
+}
+
+/// Every agent branch with its tip: the branches as they are, plus the new values this
+/// transaction gives agent branches (`heads`); sorted, each pair once.
+fn agent_tips(repo: &Repo, setting: &Setting, heads: &[&Update]) -> Result<Vec<(String, Oid)>> {
+    let config = setting.config();
+    let mut tips = repo.branches_matching(|short| is_agent(config, short))?;
+    for u in heads {
+        if u.is_agent(config)
+            && let Some(id) = value(&u.new, &u.refname)?
+        {
+            tips.push((u.refname["refs/heads/".len()..].to_string(), id));
+        }
+    }
+    tips.sort();
+    tips.dedup();
+    Ok(tips)
+}
+
 /// For each agent branch that the base did not hold before `update` and holds by content after it
 /// (SPEC §9, §7's blob rule: a squash merge, a cherry-pick of its commits, a hand-copied change),
 /// its tip; branches `already` judged as merged by commits are left out. A branch whose tip the
@@ -630,28 +640,9 @@ pub(super) fn squash_merged(
     new_base: Oid,
     already: &[(String, Oid)],
 ) -> Result<Vec<(String, Oid)>> {
-    let config = setting.config();
-    let status_file = &config.status_file;
-    let old_base = update.old_value(repo)?;
-    let before: Vec<Oid> = match old_base {
-        Some(old) => vec![old],
-        None => setting
-            .bases
-            .iter()
-            .filter_map(|b| repo.branch_tip(b))
-            .chain(setting.tip)
-            .collect(),
-    };
-    let mut tips = repo.branches_matching(|short| is_agent(config, short))?;
-    for u in heads {
-        if u.is_agent(config)
-            && let Some(id) = value(&u.new, &u.refname)?
-        {
-            tips.push((u.refname["refs/heads/".len()..].to_string(), id));
-        }
-    }
-    tips.sort();
-    tips.dedup();
+    let status_file = &setting.config().status_file;
+    let before = bases_before(repo, setting, update)?;
+    let tips = agent_tips(repo, setting, heads)?;
     let mut squashed = Vec::new();
     for (branch, tip) in tips {
         if already.iter().any(|(b, _)| *b == branch) || repo.reaches(new_base, tip)? {
