@@ -52,6 +52,7 @@ pub fn run(args: Args, color: bool) -> Result<i32> {
         mut rows,
         base,
         status_file,
+        ..
     } = recorded_under(&repo, &trusted)?;
     for why in rows.iter().filter_map(|r| r.unreadable.as_deref()) {
         eprintln!("closegate: board: {}", render::escape(why));
@@ -82,13 +83,7 @@ pub fn run(args: Args, color: bool) -> Result<i32> {
 /// `--conflicts` (SPEC §22): the pairs of live agent branches that conflict with each other.
 fn conflicts(repo: &Repo, rows: &[Row], config: &crate::config::Config, json: bool) -> Result<i32> {
     use std::io::Write;
-    let live: Vec<(String, Oid)> = rows
-        .iter()
-        .filter(|r| !r.main && !r.merged)
-        .filter_map(|r| Some((r.branch.clone()?, r.head?)))
-        .filter(|(b, _)| config.is_agent_branch(b))
-        .collect();
-    let pairs = board::radar::conflicts(repo, &live, &config.status_file);
+    let pairs = conflict_pairs(repo, rows, config);
     if json {
         let mut out = crate::term::stdout();
         let value = serde_json::json!({"schema": 1, "conflicts": pairs});
@@ -111,6 +106,22 @@ fn conflicts(repo: &Repo, rows: &[Row], config: &crate::config::Config, json: bo
     Ok(0)
 }
 
+/// The pairs of live agent branches (not the main worktree's, not merged) that conflict with
+/// each other, with the paths: what `board --conflicts` lists and `serve`'s radar draws.
+pub fn conflict_pairs(
+    repo: &Repo,
+    rows: &[Row],
+    config: &crate::config::Config,
+) -> Vec<board::radar::Pair> {
+    let live: Vec<(String, Oid)> = rows
+        .iter()
+        .filter(|r| !r.main && !r.merged)
+        .filter_map(|r| Some((r.branch.clone()?, r.head?)))
+        .filter(|(b, _)| config.is_agent_branch(b))
+        .collect();
+    board::radar::conflicts(repo, &live, &config.status_file)
+}
+
 /// The board from the record, before `--check` or `--tree` add to it: what `board` and
 /// `board --json` show, and what `serve`'s page and `/api/board` show (one computation for
 /// both, SPEC §25).
@@ -120,6 +131,8 @@ pub struct Recorded {
     pub base: Option<Oid>,
     /// The status document's name, from the base tip's configuration.
     pub status_file: String,
+    /// The base tip's configuration (the agent branches, for the conflict radar).
+    pub config: crate::config::Config,
 }
 
 /// Every worktree's row from git and the audit log (authenticated records only, where a key
@@ -140,6 +153,7 @@ fn recorded_under(repo: &Repo, trusted: &inputs::Trusted) -> Result<Recorded> {
         rows,
         base,
         status_file,
+        config: trusted.config.clone(),
     })
 }
 

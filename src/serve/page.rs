@@ -97,11 +97,28 @@ pub fn live(view: &View, generation: u64) -> String {
     html
 }
 
-/// SEAM (engineer 3, `board --conflicts`, SPEC §22): the conflict radar. Until the board can
-/// say which COMPLETED branches no longer merge into the base and with which others they
-/// collide, there is nothing to draw and the page leaves the section out.
-fn conflict_radar(_view: &View) -> Option<String> {
-    None
+/// The conflict radar (SPEC §22), what `board --conflicts` lists: each pair of live agent
+/// branches that conflict with each other, with the paths (agent text, escaped). A CONFLICT
+/// row (no longer merging into the base) shows its stage in the board above.
+fn conflict_radar(view: &View) -> Option<String> {
+    let mut html = String::from("<section class=\"radar\"><h2>Conflict radar</h2>");
+    if view.conflicts.is_empty() {
+        html.push_str("<p>no two live agent branches conflict</p>");
+    } else {
+        html.push_str("<ul>");
+        for pair in &view.conflicts {
+            let _ = write!(
+                html,
+                "<li class=\"conflict\"><code>{}</code> &harr; <code>{}</code>: {}</li>",
+                esc(&pair.one),
+                esc(&pair.two),
+                esc(&pair.paths.join(", "))
+            );
+        }
+        html.push_str("</ul>");
+    }
+    html.push_str("</section>");
+    Some(html)
 }
 
 fn board(html: &mut String, view: &View) {

@@ -35,6 +35,8 @@ pub struct View {
     pub skipped: usize,
     /// When the view was read, in seconds since the epoch.
     pub now: i64,
+    /// The conflict radar (SPEC §22): live agent branches that conflict with each other.
+    pub conflicts: Vec<crate::board::radar::Pair>,
 }
 
 /// One worktree's row and what the page shows under it.
@@ -79,6 +81,7 @@ pub fn read(repo: &Repo) -> Result<View> {
     let forged = read.lines.iter().filter(|(_, a)| !a.counts()).count();
     let counted: Vec<&Value> = read.counted().collect();
     let by_worktree = index(&counted);
+    let conflicts = crate::cmd::board::conflict_pairs(repo, &recorded.rows, &recorded.config);
     let status_file = recorded.status_file;
     let worktrees = recorded
         .rows
@@ -95,6 +98,7 @@ pub fn read(repo: &Repo) -> Result<View> {
         forged,
         skipped: read.skipped.len(),
         now: now(),
+        conflicts,
     })
 }
 

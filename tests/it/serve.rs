@@ -482,3 +482,42 @@ fn open_hands_the_url_to_the_desktop_browser() {
     assert_eq!(std::fs::read_to_string(&opened).unwrap(), url);
     assert!(url.starts_with("http://127.0.0.1:"), "{url}");
 }
+
+/// The conflict radar (SPEC §22, §25): two live agent branches that change the same line
+/// differently appear as a pair with the path, as `board --conflicts` lists them; the branch
+/// names are agent text and escaped.
+#[test]
+fn the_page_draws_the_conflict_radar_that_board_conflicts_lists() {
+    let s = Scene::new();
+    let (one, _) = s.agent(
+        "one",
+        "close-ok",
+        "first take",
+        &[("src/shared.rs", Some("fn f() -> u8 { 1 }\n"))],
+    );
+    let (two, _) = s.agent(
+        "two",
+        "close-ok",
+        "second take",
+        &[("src/shared.rs", Some("fn f() -> u8 { 2 }\n"))],
+    );
+    assert_eq!(check(&one), "VERIFIED");
+    assert_eq!(check(&two), "VERIFIED");
+    let listed = closegate(&s.fx.root(), &["board", "--conflicts", "--json"]);
+    let listed: serde_json::Value = serde_json::from_slice(&listed.stdout).unwrap();
+    assert_eq!(
+        listed["conflicts"][0]["paths"][0], "src/shared.rs",
+        "{listed}"
+    );
+    let served = Served::start(&s.fx.root());
+    let (status, _, page) = served.get("/");
+    assert_eq!(status, 200);
+    let radar = page
+        .split("<section class=\"radar\">")
+        .nth(1)
+        .unwrap_or_else(|| panic!("no radar section: {page}"));
+    let item = radar.split("</section>").next().unwrap();
+    assert!(item.contains("agent/one"), "{item}");
+    assert!(item.contains("agent/two"), "{item}");
+    assert!(item.contains("src/shared.rs"), "{item}");
+}
