@@ -176,7 +176,7 @@ const TRY_TAIL: usize = 20;
 /// The starter configuration.
 pub fn starter(guessed: Option<&guess::Guess>, branch: Option<&str>) -> String {
     let mut out = String::from(
-        "# closegate configuration (SPEC §5). closegate reads it from the tip of the base branch,\n\
+        "# closegate configuration. closegate reads it from the tip of the base branch,\n\
          # never from an agent's branch: commit it there.\n\n",
     );
     match branch {
@@ -235,7 +235,7 @@ pub fn starter(guessed: Option<&guess::Guess>, branch: Option<&str>) -> String {
 /// A task contract with every key of SPEC §12 commented.
 pub fn contract(slug: &str) -> String {
     format!(
-        "# Task contract for `{slug}` (SPEC §12), read from the base tip: commit it there.\n\
+        "# Task contract for `{slug}`, read from the base tip: commit it there.\n\
          # Uncomment what this task needs.\n\n\
          # goal = \"what done means for this task\"\n\
          # branch = \"agent/{slug}\"           # applies to this branch whatever slug the document claims\n\
