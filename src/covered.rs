@@ -2,11 +2,9 @@
 //! passing record for itself, or, when it is a single trailing commit that changes only the status
 //! document, by a passing record for its parent (the commit its close line names, SPEC §4.3).
 //!
-//! Which records count as passing is the ledger's business (`ledger::has_passing_record`,
-//! `ledger::passing_commits`); this module only says which commit's record stands for which.
-
-use std::collections::HashSet;
-use std::path::Path;
+//! Which records count as passing is the ledger's business (`ledger::passes`, bound to the base
+//! tip's configuration and contract by [`Binding`]); this module says which commit's record
+//! stands for which.
 
 use anyhow::Result;
 use git2::Oid;
@@ -33,28 +31,6 @@ pub fn candidates(repo: &Repo, commit: Oid, status_file: &str) -> Vec<Oid> {
     std::iter::once(commit)
         .chain(stands_for(repo, commit, status_file))
         .collect()
-}
-
-/// Whether `commit` is covered, asking the audit log of `common_dir` once per candidate.
-pub fn is_covered(repo: &Repo, common_dir: &Path, commit: Oid, status_file: &str) -> Result<bool> {
-    for candidate in candidates(repo, commit, status_file) {
-        if ledger::has_passing_record(common_dir, &candidate.to_string())? {
-            return Ok(true);
-        }
-    }
-    Ok(false)
-}
-
-/// Whether `commit` is covered by one of `passing` (from `ledger::passing_commits`: the hook
-/// reads the log once for every decision of a transaction).
-pub fn is_covered_by(
-    repo: &Repo,
-    passing: &HashSet<String>,
-    commit: Oid,
-    status_file: &str,
-) -> bool {
-    passing.contains(&commit.to_string())
-        || stands_for(repo, commit, status_file).is_some_and(|p| passing.contains(&p.to_string()))
 }
 
 /// What a passing record must have been made under to count now (SPEC §9): the configuration

@@ -580,23 +580,6 @@ pub fn passing_record_under(
     }))
 }
 
-/// Every commit with a passing record (as [`has_passing_record`] counts them), from one pass
-/// over the audit log (the hook asks about several agent tips in one transaction).
-pub fn passing_commits(common_dir: &Path) -> Result<HashSet<String>> {
-    let wanted = |v: &Value| {
-        Record::read(v)
-            .is_some_and(|r| r.is_passing() || r.approval().is_some() || r.is_rejection())
-    };
-    let records = records(record::read_authentic_where(common_dir, wanted)?);
-    let rejected = rejected_commits(&records);
-    Ok(records
-        .into_iter()
-        .filter(|r| r.is_passing())
-        .filter_map(|r| r.commit)
-        .filter(|c| !rejected.contains(c))
-        .collect())
-}
-
 /// The commits whose newest approval-or-rejection (in log order) is a rejection.
 pub fn rejected_commits(records: &[Record]) -> HashSet<String> {
     let mut last: std::collections::HashMap<&str, bool> = std::collections::HashMap::new();
@@ -718,7 +701,7 @@ impl Record {
 
 /// Every passing record of the log as a [`Pass`], from one pass over it (authenticated only,
 /// where a record key exists), leaving out commits whose standing word is a reviewer's rejection
-/// (as [`passing_commits`] does).
+/// (as [`has_passing_record`] does).
 pub fn passes(common_dir: &Path) -> Result<Vec<Pass>> {
     let wanted = |v: &Value| {
         Record::read(v)
