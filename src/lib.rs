@@ -20,6 +20,7 @@ pub mod inherited;
 pub mod input_file;
 pub mod inputs;
 pub mod land;
+pub mod landed;
 pub mod ledger;
 pub mod notes_sync;
 pub mod readiness;

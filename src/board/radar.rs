@@ -52,8 +52,8 @@ pub fn judge(
     let passing = verdict == Some(Verdict::Verified);
     let commit = crate::covered::stands_for(repo, head, status_file).unwrap_or(head);
     let merged = match repo.merged_into(base, commit, status_file) {
-        Ok(Merged::Reachable) => passing || crate::land::landed::landed(repo, base, head),
-        Ok(Merged::No) | Err(_) => crate::land::landed::landed(repo, base, head),
+        Ok(Merged::Reachable) => passing || crate::landed::landed(repo, base, head),
+        Ok(Merged::No) | Err(_) => crate::landed::landed(repo, base, head),
         Ok(_) => true,
     };
     if merged || !passing {

@@ -838,7 +838,7 @@ fn shell_word(text: &str) -> String {
 pub(super) fn holds_changes(repo: &Repo, base: Oid, tip: Oid, status_file: &str) -> bool {
     repo.merged_into(base, tip, status_file)
         .is_ok_and(|merged| merged.is_merged())
-        || crate::land::landed::landed(repo, base, tip)
+        || crate::landed::landed(repo, base, tip)
 }
 
 #[cfg(test)]

@@ -8,7 +8,6 @@
 
 pub mod base;
 pub mod compose;
-pub mod landed;
 pub mod push;
 pub mod target;
 pub mod verify;

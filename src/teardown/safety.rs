@@ -272,7 +272,7 @@ fn unmerged(ctx: &Ctx) -> Result<Option<Finding>> {
     {
         merged = ctx.repo.merged_into(base, verified, ctx.status_file)?;
     }
-    if merged.is_merged() || crate::land::landed::landed(ctx.repo, base, tip) {
+    if merged.is_merged() || crate::landed::landed(ctx.repo, base, tip) {
         return Ok(None);
     }
     let msg = format!(

@@ -1,6 +1,8 @@
 //! "Merged" includes a landed tip (SPEC §7): a `land` record names the tip and its `composed`
 //! commit is reachable from the base tip. Kept apart from the blob rule of `repo::merged` so each
-//! reads on its own; the callers of "merged" ask both.
+//! reads on its own; the callers of "merged" ask both. A rule on records, so it sits with them
+//! below the verbs: `teardown`, `board` and `hook` ask it without importing `land` (which tears a
+//! landed worktree down, so `teardown` reaching into `land` was an import cycle).
 
 use git2::Oid;
 
