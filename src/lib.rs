@@ -56,6 +56,7 @@ pub fn test_switch(name: &str) -> Option<std::ffi::OsString> {
 /// `--color` decides colour.
 pub fn run(cli: cli::Cli) -> anyhow::Result<i32> {
     use anyhow::Context;
+    use clap::CommandFactory;
     use cli::Command;
     for dir in &cli.global.dir {
         std::env::set_current_dir(dir)
@@ -80,8 +81,8 @@ pub fn run(cli: cli::Cli) -> anyhow::Result<i32> {
         Command::Init(args) => cmd::init::run(args),
         Command::Agent(args) => cmd::agent::run(args, color),
         Command::Gc(args) => cmd::gc::run(args),
-        Command::Completions(args) => cmd::manual::completions(args),
-        Command::Man(args) => cmd::manual::man(args),
+        Command::Completions(args) => cmd::manual::completions(args, cli::Cli::command()),
+        Command::Man(args) => cmd::manual::man(args, cli::Cli::command()),
         Command::Version(args) => cmd::manual::version(args),
         Command::Validate(args) => cmd::validate::run(args),
         Command::Land(args) => cmd::land::run(args),

@@ -1,12 +1,11 @@
 //! `closegate completions`, `closegate man` and `closegate version` (SPEC §21): what a user's
-//! shell, `man` and bug reports need, all generated from the one clap definition in `cli.rs`.
+//! shell, `man` and bug reports need, all generated from the one clap definition in `cli.rs`,
+//! which the caller hands in (`cli` assembles every command's `Args`, so it sits above `cmd`).
 
 use std::io::Write;
 
 use anyhow::Result;
-use clap::CommandFactory;
 
-use crate::cli::Cli;
 use crate::term;
 
 /// Print a shell completion script for closegate
@@ -34,17 +33,18 @@ pub struct VersionArgs {
     pub verbose: bool,
 }
 
-pub fn completions(args: CompletionsArgs) -> Result<i32> {
-    let mut cmd = Cli::command();
+/// Print the completion script of `cli` (the whole command line, `cli::Cli::command()`).
+pub fn completions(args: CompletionsArgs, mut cli: clap::Command) -> Result<i32> {
     let mut out = term::stdout();
-    clap_complete::generate(args.shell, &mut cmd, "closegate", &mut out);
+    clap_complete::generate(args.shell, &mut cli, "closegate", &mut out);
     out.flush()?;
     Ok(0)
 }
 
-pub fn man(_args: ManArgs) -> Result<i32> {
+/// Print the man page of `cli` (the whole command line, `cli::Cli::command()`).
+pub fn man(_args: ManArgs, cli: clap::Command) -> Result<i32> {
     let mut out = term::stdout();
-    clap_mangen::Man::new(Cli::command()).render(&mut out)?;
+    clap_mangen::Man::new(cli).render(&mut out)?;
     out.flush()?;
     Ok(0)
 }
