@@ -1,4 +1,20 @@
 //! closegate as a library: the gates, the record and the subcommands that drive them.
+//!
+//! ## Layers
+//!
+//! Bottom-up. A module names (`crate::…`) only modules of its own layer or a lower one, and no
+//! import cycle joins two top-level modules; `tests/it/layers.rs` holds every path in `src/` to
+//! this table, and docs/architecture.md carries a copy of it that the same test keeps equal.
+//!
+//! | layer | modules | what they are |
+//! |---|---|---|
+//! | 1 sys | `sys`, `test_switch` | the only `unsafe`, and the test switches |
+//! | 2 repo | `repo`, `input_file`, `toml_read` | git facts, and reading files an agent wrote |
+//! | 3 core | `catalog`, `finding`, `report`, `config`, `contract`, `doc`, `globs`, `record`, `ledger`, `inherited`, `covered`, `landed`, `shell`, `stats`, `fsutil` | the types: codes, findings, the report, the configuration, the status document, the record and its rules |
+//! | 4 engines | `gates`, `inputs`, `sandbox`, `attest`, `notes_sync`, `readiness` | the gate sequence and what it runs on |
+//! | 5 verbs | `teardown`, `hook`, `board`, `claim`, `land`, `agent`, `sweep`, `restore`, `guess` | what a subcommand does, as data |
+//! | 6 render | `render`, `term` | words for people and formats for machines |
+//! | 7 front | `cmd`, `cli`, `serve` | the command line and the server |
 
 pub mod agent;
 pub mod attest;

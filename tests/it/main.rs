@@ -29,6 +29,7 @@ mod integrity;
 mod jobs;
 mod keyed;
 mod land;
+mod layers;
 mod layouts;
 mod lint;
 mod lint_fix;
