@@ -119,13 +119,13 @@ impl Verdict {
 /// The environment variable naming a file to which every finding code produced is appended, one
 /// per line. A test hook, not a feature: tests/it/explain.rs runs each code's producing test under
 /// it to prove the code is produced by the binary or a gate, not merely named in a test. Read by
-/// debug builds only ([`crate::test_switch`]).
+/// debug builds only ([`crate::sys::test_switch`]).
 pub const TRACE_ENV: &str = "CLOSEGATE_TRACE_CODES";
 
 /// Append `code` to the [`TRACE_ENV`] file when that variable is set; otherwise nothing.
 fn trace(code: Code) {
     static FILE: OnceLock<Option<std::path::PathBuf>> = OnceLock::new();
-    let Some(path) = FILE.get_or_init(|| crate::test_switch(TRACE_ENV).map(Into::into)) else {
+    let Some(path) = FILE.get_or_init(|| crate::sys::test_switch(TRACE_ENV).map(Into::into)) else {
         return;
     };
     let line = format!("{code}\n");

@@ -3,6 +3,8 @@
 //! Parse arguments, apply the global flags, run one subcommand, map the outcome to an exit code
 //! (SPEC §1.3). An error means no verdict was reached: exit 2, never 1 (which means FAIL).
 
+#![forbid(unsafe_code)]
+
 fn main() {
     let cli = closegate::cli::parse(std::env::args_os().collect());
     let code = match closegate::run(cli) {

@@ -13,10 +13,6 @@
 //! also ends the check's PID namespace, so no background child outlives its check (unsandboxed, a
 //! child that leaves the group with `setsid` escapes this).
 
-// Unsafe code is denied crate-wide (Cargo.toml [lints]); this module calls libc: process groups,
-// waitid and kill for check timeouts.
-#![allow(unsafe_code)]
-
 use std::ffi::OsStr;
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};
@@ -37,6 +33,8 @@ use crate::repo::Repo;
 use crate::report::CheckRun;
 use crate::sandbox::scratch::{self, Scratch};
 use crate::sandbox::{self, Confinement, Policy, Shield};
+use crate::sys::interrupt;
+use crate::sys::process::{has_exited, kill_group};
 
 /// How many trailing output lines a run keeps.
 pub const TAIL_LINES: usize = 40;
@@ -497,58 +495,16 @@ fn command(
     cmd.current_dir(&policy.checkout)
         .stdin(Stdio::null())
         .process_group(0);
-    // SAFETY: prctl is async-signal-safe and touches no memory of the parent.
-    #[cfg(target_os = "linux")]
-    unsafe {
-        cmd.pre_exec(|| {
-            // A closegate killed with SIGKILL takes its check with it (bwrap then ends the
-            // check's PID namespace), instead of leaving it running in a swept directory.
-            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) == -1 {
-                return Err(std::io::Error::last_os_error());
-            }
-            close_inherited();
-            Ok(())
-        });
-    }
+    // A closegate killed with SIGKILL takes its check with it (bwrap then ends the check's PID
+    // namespace), instead of leaving it running in a swept directory; no descriptor closegate
+    // inherited reaches the check.
+    crate::sys::process::confine_child(&mut cmd);
     cmd.env_clear()
         .envs(shield.env(&spec.env))
         .env("GIT_CEILING_DIRECTORIES", ceiling)
         .env("TMPDIR", &policy.tmp)
         .envs(vars.iter().map(|(k, v)| (k, v)));
     Ok(cmd)
-}
-
-/// Mark every descriptor above 2 close-on-exec in the forked child, so none that closegate
-/// inherited (an fd 7 its caller left open) reaches the check (SPEC §4.6); std's own error pipe
-/// is close-on-exec already. Where `close_range` is missing (Linux before 5.11) each descriptor
-/// up to the soft limit is marked one by one.
-///
-/// # Safety
-/// Called between fork and exec: only async-signal-safe calls, no allocation.
-#[cfg(target_os = "linux")]
-unsafe fn close_inherited() {
-    // SAFETY: close_range and fcntl are system calls on integers, async-signal-safe.
-    unsafe {
-        let flags = libc::CLOSE_RANGE_CLOEXEC as libc::c_long;
-        if libc::syscall(
-            libc::SYS_close_range,
-            3 as libc::c_long,
-            !0u32 as libc::c_long,
-            flags,
-        ) == 0
-        {
-            return;
-        }
-        let mut limit: libc::rlimit = std::mem::zeroed();
-        let max = if libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) == 0 {
-            limit.rlim_cur.min(1 << 20) as libc::c_int
-        } else {
-            4096
-        };
-        for fd in 3..max {
-            libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC);
-        }
-    }
 }
 
 /// How a check's process ended: its exit code, or the signal that killed it. Inside the
@@ -574,7 +530,7 @@ impl Ended {
 /// Wait for the group leader to exit or the timeout to pass, kill the whole group, then reap.
 /// The leader is only reaped after the kill, so its id (the group id) cannot have been reused.
 fn wait_group(child: &mut Child, timeout: Duration) -> std::io::Result<(ExitStatus, bool)> {
-    let pid = child.id() as libc::pid_t;
+    let pid = child.id();
     let started = Instant::now();
     let mut pause = Duration::from_millis(2);
     let timed_out = loop {
@@ -600,81 +556,6 @@ fn wait_group(child: &mut Child, timeout: Duration) -> std::io::Result<(ExitStat
     };
     kill_group(pid);
     Ok((child.wait()?, timed_out))
-}
-
-/// Whether `pid` has exited, without reaping it (`waitid` with `WNOWAIT`).
-fn has_exited(pid: libc::pid_t) -> std::io::Result<bool> {
-    loop {
-        // SAFETY: `info` is a plain C struct that waitid fills in; zeroed is a valid value.
-        let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
-        let flags = libc::WEXITED | libc::WNOHANG | libc::WNOWAIT;
-        // SAFETY: waitid only writes into `info`, which lives for the whole call.
-        let rc = unsafe { libc::waitid(libc::P_PID, pid as libc::id_t, &mut info, flags) };
-        if rc == 0 {
-            // SAFETY: after a successful waitid the pid field is initialised (0 = still running).
-            return Ok(unsafe { info.si_pid() } != 0);
-        }
-        let err = std::io::Error::last_os_error();
-        if err.kind() != std::io::ErrorKind::Interrupted {
-            return Err(err);
-        }
-    }
-}
-
-/// SIGINT, SIGTERM and SIGHUP while checks run: the check's own process group does not receive
-/// a terminal's signal, so closegate kills it, removes the checkout and exits 2 instead of
-/// leaving the check running orphaned. The previous handlers come back when the checks end.
-pub(crate) mod interrupt {
-    use std::sync::atomic::{AtomicBool, Ordering};
-
-    const SIGNALS: [libc::c_int; 3] = [libc::SIGINT, libc::SIGTERM, libc::SIGHUP];
-    static REQUESTED: AtomicBool = AtomicBool::new(false);
-
-    extern "C" fn note(_: libc::c_int) {
-        REQUESTED.store(true, Ordering::SeqCst);
-    }
-
-    /// Whether one of the signals arrived since the guard was installed.
-    pub fn requested() -> bool {
-        REQUESTED.load(Ordering::SeqCst)
-    }
-
-    /// The installed handlers; dropping it restores the previous ones.
-    pub struct Guard {
-        previous: Vec<(libc::c_int, libc::sigaction)>,
-    }
-
-    impl Guard {
-        pub fn install() -> Guard {
-            REQUESTED.store(false, Ordering::SeqCst);
-            let mut previous = Vec::new();
-            for signal in SIGNALS {
-                // SAFETY: zeroed sigaction structs are valid; the handler only stores an atomic,
-                // which is async-signal-safe; sigaction writes only into `old`.
-                unsafe {
-                    let mut action: libc::sigaction = std::mem::zeroed();
-                    action.sa_sigaction = note as extern "C" fn(libc::c_int) as libc::sighandler_t;
-                    libc::sigemptyset(&mut action.sa_mask);
-                    let mut old: libc::sigaction = std::mem::zeroed();
-                    if libc::sigaction(signal, &action, &mut old) == 0 {
-                        previous.push((signal, old));
-                    }
-                }
-            }
-            Guard { previous }
-        }
-    }
-
-    impl Drop for Guard {
-        fn drop(&mut self) {
-            for (signal, old) in &self.previous {
-                // SAFETY: restores a handler sigaction itself returned.
-                unsafe {
-                    libc::sigaction(*signal, old, std::ptr::null_mut());
-                }
-            }
-        }
-    }
 }
 
 /// SPEC §19: while checks run on a terminal, one status line per running check (its name and
@@ -719,14 +600,6 @@ mod progress {
                 bar.finish_and_clear();
             }
         }
-    }
-}
-
-/// SIGKILL every process in the group led by `pid`; a group already gone is not an error.
-fn kill_group(pid: libc::pid_t) {
-    // SAFETY: kill has no memory effects; a negative pid addresses the process group.
-    unsafe {
-        libc::kill(-pid, libc::SIGKILL);
     }
 }
 

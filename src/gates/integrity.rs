@@ -150,7 +150,7 @@ fn both(ctx: &Ctx<'_>, passed: &[usize], over: &Tree, rev: &Tree) -> Result<Pair
     let env = ctx.env;
     // One guard around both threads' own, so the handlers in place before come back whichever
     // thread ends first.
-    let _signals = checks::interrupt::Guard::install();
+    let _signals = crate::sys::interrupt::Guard::install();
     std::thread::scope(|scope| {
         let handle = scope.spawn(|| -> Result<Option<Checked>> {
             let repo = Repo::discover(&common)?;

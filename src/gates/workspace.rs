@@ -4,12 +4,7 @@
 //! workspace: `work/<check name>.lock` is held (`flock`) from the reset to the check's end.
 //! The workspaces belong to the repository: teardown leaves them; `closegate gc` drops them.
 
-// Unsafe code is denied crate-wide (Cargo.toml [lints]); this module calls libc: flock on the
-// shared workspace lock.
-#![allow(unsafe_code)]
-
 use std::fs::{self, File};
-use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
@@ -63,26 +58,24 @@ pub fn lock(file: &File, wait: bool) -> std::io::Result<bool> {
 
 /// [`lock`], giving up with an error when a wait is interrupted by a signal and `stop` says so.
 fn lock_unless(file: &File, wait: bool, stop: &dyn Fn() -> bool) -> std::io::Result<bool> {
+    use rustix::fs::FlockOperation;
+    use rustix::io::Errno;
     let op = if wait {
-        libc::LOCK_EX
+        FlockOperation::LockExclusive
     } else {
-        libc::LOCK_EX | libc::LOCK_NB
+        FlockOperation::NonBlockingLockExclusive
     };
     loop {
-        // SAFETY: flock on a descriptor this process owns; no memory is touched.
-        if unsafe { libc::flock(file.as_raw_fd(), op) } == 0 {
-            return Ok(true);
-        }
-        let err = std::io::Error::last_os_error();
-        match err.raw_os_error() {
-            Some(libc::EINTR) if stop() => {
+        match rustix::fs::flock(file, op) {
+            Ok(()) => return Ok(true),
+            Err(Errno::INTR) if stop() => {
                 return Err(std::io::Error::other(
                     "interrupted by a signal while waiting for the workspace's lock",
                 ));
             }
-            Some(libc::EINTR) => continue,
-            Some(libc::EWOULDBLOCK) if !wait => return Ok(false),
-            _ => return Err(err),
+            Err(Errno::INTR) => continue,
+            Err(Errno::WOULDBLOCK) if !wait => return Ok(false),
+            Err(err) => return Err(err.into()),
         }
     }
 }

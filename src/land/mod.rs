@@ -322,7 +322,7 @@ fn land_batch(
 
 /// Tests stand in for someone else moving the base between compose and move.
 fn before_move() {
-    if let Some(command) = crate::test_switch("CLOSEGATE_TEST_LAND_BEFORE_MOVE") {
+    if let Some(command) = crate::sys::test_switch("CLOSEGATE_TEST_LAND_BEFORE_MOVE") {
         let _ = std::process::Command::new("sh")
             .arg("-c")
             .arg(command)

@@ -107,7 +107,7 @@ pub fn escape(text: &str) -> String {
     }
     let mut out = String::with_capacity(text.len());
     for c in text.chars() {
-        if is_unsafe(c) {
+        if is_terminal_hazard(c) {
             out.extend(c.escape_default());
         } else {
             out.push(c);
@@ -117,7 +117,7 @@ pub fn escape(text: &str) -> String {
 }
 
 /// A character that must never reach a terminal raw.
-fn is_unsafe(c: char) -> bool {
+fn is_terminal_hazard(c: char) -> bool {
     c.is_control()
         || matches!(c, '\u{061c}' | '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
 }
@@ -185,7 +185,7 @@ fn utf8_prefix(bytes: &[u8]) -> std::io::Result<usize> {
     }
 }
 
-/// Write `text`, rewriting the unsafe characters at or above U+007F as `\uXXXX`. ASCII runs
+/// Write `text`, rewriting the terminal hazards at or above U+007F as `\uXXXX`. ASCII runs
 /// are skipped bytewise: every such character starts with a byte of 0x7F or more.
 fn write_escaped(text: &str, out: &mut dyn Write) -> std::io::Result<()> {
     let bytes = text.as_bytes();
@@ -195,7 +195,7 @@ fn write_escaped(text: &str, out: &mut dyn Write) -> std::io::Result<()> {
         let Some(c) = text[at..].chars().next() else {
             break;
         };
-        if is_unsafe(c) {
+        if is_terminal_hazard(c) {
             out.write_all(&bytes[last..at])?;
             let mut units = [0u16; 2];
             for unit in c.encode_utf16(&mut units) {

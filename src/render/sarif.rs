@@ -300,7 +300,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn uri_percent_encodes_unsafe_bytes() {
+    fn uri_percent_encodes_reserved_bytes() {
         assert_eq!(uri("src/a b#1.rs"), "src/a%20b%231.rs");
         assert_eq!(uri("docs/é.md"), "docs/%C3%A9.md");
     }

@@ -19,12 +19,8 @@
 //! 8 ms over `sh -c true` unloaded and 22 ms under a load average of 10, most of it the kernel's
 //! mount-namespace creation (`scripts/bench-sandbox.sh`).
 //!
-//! `unsafe` here: `fork` + `unshare` to ask the kernel for namespaces without starting a
-//! process image (see [`probe`]), and `geteuid`.
-
-// Unsafe code is denied crate-wide (Cargo.toml [lints]); this module calls libc: fork/waitpid for
-// the sandboxed check process, geteuid.
-#![allow(unsafe_code)]
+//! The kernel is asked for the namespaces in a forked child (`sys::process::try_unshare`, see
+//! [`probe`]), without starting a process image.
 
 use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
@@ -40,7 +36,7 @@ pub mod shield;
 pub use shield::Shield;
 
 /// Set (to anything but `0` or empty) to make the sandbox unavailable: for tests only, read by
-/// debug builds only ([`crate::test_switch`]).
+/// debug builds only ([`crate::sys::test_switch`]).
 pub const TEST_SWITCH: &str = "CLOSEGATE_TEST_NO_SANDBOX";
 
 /// What a sandboxed check may write and what it must not see.
@@ -154,7 +150,7 @@ pub fn probe(network_off: bool) -> Result<PathBuf, String> {
     if !cfg!(target_os = "linux") {
         return Err("the sandbox is implemented on Linux only".into());
     }
-    if crate::test_switch(TEST_SWITCH).is_some_and(|v| !v.is_empty() && v != "0") {
+    if crate::sys::test_switch(TEST_SWITCH).is_some_and(|v| !v.is_empty() && v != "0") {
         return Err(format!("{TEST_SWITCH} is set"));
     }
     let Some(bwrap) = find_on_path("bwrap") else {
@@ -172,39 +168,13 @@ fn namespaces(network_off: bool) -> Result<(), String> {
     if network_off {
         flags |= libc::CLONE_NEWNET;
     }
-    // SAFETY: between fork and _exit the child calls only unshare and reads errno, both
-    // async-signal-safe, so forking a multi-threaded process is sound.
-    let pid = unsafe { libc::fork() };
-    if pid == 0 {
-        // SAFETY: see above; _exit never returns.
-        unsafe {
-            let code = if libc::unshare(flags) == 0 {
-                0
-            } else {
-                (*libc::__errno_location()).clamp(1, 255)
-            };
-            libc::_exit(code)
-        }
-    }
-    if pid < 0 {
-        let err = std::io::Error::last_os_error();
-        return Err(format!("cannot fork to test for namespaces: {err}"));
-    }
-    let mut status = 0;
-    // SAFETY: waits for the child forked above; `status` outlives the call.
-    while unsafe { libc::waitpid(pid, &mut status, 0) } < 0 {
-        let err = std::io::Error::last_os_error();
-        if err.kind() != std::io::ErrorKind::Interrupted {
-            return Err(format!("cannot wait for the namespace test: {err}"));
-        }
-    }
-    match libc::WIFEXITED(status).then(|| libc::WEXITSTATUS(status)) {
-        Some(0) => Ok(()),
-        Some(errno) => Err(format!(
-            "this system refuses new user namespaces: {}",
-            std::io::Error::from_raw_os_error(errno)
-        )),
-        None => Err("the namespace test was killed".into()),
+    use crate::sys::process::{Unshare, try_unshare};
+    match try_unshare(flags) {
+        Unshare::Allowed => Ok(()),
+        Unshare::Refused(err) => Err(format!("this system refuses new user namespaces: {err}")),
+        Unshare::Killed => Err("the namespace test was killed".into()),
+        Unshare::CannotFork(err) => Err(format!("cannot fork to test for namespaces: {err}")),
+        Unshare::CannotWait(err) => Err(format!("cannot wait for the namespace test: {err}")),
     }
 }
 
@@ -267,8 +237,7 @@ fn base_args(network: bool) -> Vec<&'static str> {
         "--new-session",
     ];
     // As root, bwrap keeps the capabilities unless told otherwise (CAP_SYS_MODULE, CAP_MKNOD…).
-    // SAFETY: geteuid has no preconditions and cannot fail.
-    if unsafe { libc::geteuid() } == 0 {
+    if crate::sys::process::euid() == 0 {
         args.extend(["--cap-drop", "ALL"]);
     }
     if !network {

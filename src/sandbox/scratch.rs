@@ -7,9 +7,6 @@
 //! scratch directory; the next run that finds one whose owner is gone removes it. Entries of
 //! another PID namespace or another user, and names of any other shape, are left alone.
 
-// Unsafe code is denied crate-wide (Cargo.toml [lints]); this module calls libc: geteuid.
-#![allow(unsafe_code)]
-
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
@@ -105,8 +102,7 @@ fn parse_name(name: &str) -> Option<(u64, u32, u64)> {
 /// A real directory (not a symlink) owned by this user.
 fn ours(path: &Path) -> bool {
     use std::os::unix::fs::MetadataExt;
-    // SAFETY: geteuid has no preconditions and cannot fail.
-    let uid = unsafe { libc::geteuid() };
+    let uid = crate::sys::process::euid();
     std::fs::symlink_metadata(path).is_ok_and(|m| m.is_dir() && m.uid() == uid)
 }
 

@@ -11,10 +11,6 @@
 //!
 //! Unset, a step costs one counter increment and one environment lookup.
 
-// Unsafe code is denied crate-wide (Cargo.toml [lints]); this module calls libc: SIGKILL of this
-// process at a named step, for crash tests.
-#![allow(unsafe_code)]
-
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -23,14 +19,13 @@ static STEP: AtomicUsize = AtomicUsize::new(0);
 /// Mark the next step; stop here when the failpoint names it.
 pub fn step(name: &str) {
     let n = STEP.fetch_add(1, Ordering::SeqCst) + 1;
-    let Some(spec) = crate::test_switch("CLOSEGATE_TEST_FAILPOINT") else {
+    let Some(spec) = crate::sys::test_switch("CLOSEGATE_TEST_FAILPOINT") else {
         return;
     };
     let spec = spec.to_string_lossy();
     if let Some(at) = spec.strip_prefix("kill:") {
         if at.parse() == Ok(n) || at == name {
-            // SAFETY: sending a signal to this process has no memory-safety preconditions.
-            unsafe { libc::kill(libc::getpid(), libc::SIGKILL) };
+            crate::sys::process::kill_self();
         }
     } else if let Some(at) = spec.strip_prefix("pause:")
         && (at.parse() == Ok(n) || at == name)
@@ -40,7 +35,8 @@ pub fn step(name: &str) {
 }
 
 fn pause(name: &str) {
-    let Some(dir) = crate::test_switch("CLOSEGATE_TEST_FAILPOINT_DIR").map(PathBuf::from) else {
+    let Some(dir) = crate::sys::test_switch("CLOSEGATE_TEST_FAILPOINT_DIR").map(PathBuf::from)
+    else {
         return;
     };
     let _ = std::fs::write(dir.join("paused"), name);

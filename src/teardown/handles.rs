@@ -13,21 +13,18 @@
 //! (microseconds, no failpoint in between) a name renamed into place would lose its name. Only
 //! that one name, never a link's target, never outside the directory.
 //!
-//! `unsafe` is confined to this module: the handful of libc calls std does not expose
-//! (`openat`, `fstatat`, `unlinkat`, `fdopendir`, `renameat2`).
-
-// Unsafe code is denied crate-wide (Cargo.toml [lints]); this module calls libc: openat/fstat on
-// directory handles, so a swapped path is never followed.
-#![allow(unsafe_code)]
+//! The handles themselves and their system calls are `sys::fs::Dir` (rustix).
 
 use std::collections::HashMap;
-use std::ffi::{CStr, CString, OsStr};
+use std::ffi::{CStr, OsStr};
 use std::io;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
 use super::failpoint;
+
+use crate::sys::fs::Stat;
+pub use crate::sys::fs::{Dir, rename_noreplace};
 
 /// Deeper than this, a walk stops: what lies below is not seen, so it is never removed.
 const MAX_DEPTH: usize = 400;
@@ -45,16 +42,20 @@ pub struct Meta {
 }
 
 impl Meta {
-    fn from_stat(st: &libc::stat) -> Meta {
+    fn from_stat(st: &Stat) -> Meta {
         Meta {
             dev: st.st_dev,
             ino: st.st_ino,
             mode: st.st_mode,
             nlink: st.st_nlink,
             size: st.st_size,
-            mtime: (st.st_mtime, st.st_mtime_nsec),
-            ctime: (st.st_ctime, st.st_ctime_nsec),
+            mtime: (st.st_mtime, st.st_mtime_nsec as i64),
+            ctime: (st.st_ctime, st.st_ctime_nsec as i64),
         }
+    }
+
+    fn of(st: io::Result<Stat>) -> io::Result<Meta> {
+        st.map(|st| Meta::from_stat(&st))
     }
 
     pub fn is_dir(&self) -> bool {
@@ -83,166 +84,6 @@ impl Meta {
     }
 }
 
-/// An open directory.
-pub struct Dir {
-    fd: OwnedFd,
-}
-
-fn cstring(bytes: &[u8]) -> io::Result<CString> {
-    CString::new(bytes).map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "NUL in a path"))
-}
-
-fn check(ret: libc::c_int) -> io::Result<libc::c_int> {
-    if ret < 0 {
-        Err(io::Error::last_os_error())
-    } else {
-        Ok(ret)
-    }
-}
-
-const OPEN_DIR: libc::c_int =
-    libc::O_RDONLY | libc::O_DIRECTORY | libc::O_NOFOLLOW | libc::O_CLOEXEC;
-
-impl Dir {
-    /// Open `path` as a directory; a symbolic link in its last component is refused.
-    pub fn open(path: &Path) -> io::Result<Dir> {
-        let c = cstring(path.as_os_str().as_bytes())?;
-        // SAFETY: `c` is a valid NUL-terminated string; the fd returned is owned here.
-        let fd = check(unsafe { libc::open(c.as_ptr(), OPEN_DIR) })?;
-        // SAFETY: `fd` was just opened and is owned by nobody else.
-        Ok(Dir {
-            fd: unsafe { OwnedFd::from_raw_fd(fd) },
-        })
-    }
-
-    /// Open the entry `name` of this directory as a directory, never through a link.
-    fn open_child(&self, name: &CStr) -> io::Result<Dir> {
-        // SAFETY: valid fd and NUL-terminated name; the returned fd is owned here.
-        let fd = check(unsafe { libc::openat(self.fd.as_raw_fd(), name.as_ptr(), OPEN_DIR) })?;
-        // SAFETY: as above.
-        Ok(Dir {
-            fd: unsafe { OwnedFd::from_raw_fd(fd) },
-        })
-    }
-
-    /// The directory `name` of this one, created (mode 0777 less the umask) when `create` and
-    /// missing; `None` when missing and not created. A link or anything but a directory at
-    /// `name` is an error (`ELOOP`/`ENOTDIR`): it is never followed.
-    pub fn child_dir(&self, name: &OsStr, create: bool) -> io::Result<Option<Dir>> {
-        let c = cstring(name.as_bytes())?;
-        if create {
-            // SAFETY: valid fd and NUL-terminated name.
-            let made = check(unsafe { libc::mkdirat(self.fd.as_raw_fd(), c.as_ptr(), 0o777) });
-            match made {
-                Err(e) if e.kind() != io::ErrorKind::AlreadyExists => return Err(e),
-                _ => {}
-            }
-        }
-        match self.open_child(&c) {
-            Ok(dir) => Ok(Some(dir)),
-            Err(e) if !create && e.kind() == io::ErrorKind::NotFound => Ok(None),
-            Err(e) => Err(e),
-        }
-    }
-
-    /// Create the regular file `name` in this directory for writing, mode 0600; fails when
-    /// anything, a link included, is there already.
-    pub fn create_new(&self, name: &OsStr) -> io::Result<std::fs::File> {
-        let c = cstring(name.as_bytes())?;
-        let flags =
-            libc::O_WRONLY | libc::O_CREAT | libc::O_EXCL | libc::O_NOFOLLOW | libc::O_CLOEXEC;
-        // SAFETY: valid fd and NUL-terminated name; the returned fd is owned here.
-        let fd = check(unsafe { libc::openat(self.fd.as_raw_fd(), c.as_ptr(), flags, 0o600) })?;
-        // SAFETY: `fd` was just opened and is owned by nobody else.
-        Ok(std::fs::File::from(unsafe { OwnedFd::from_raw_fd(fd) }))
-    }
-
-    /// Rename `from` to `to`, both in this directory (replacing a file, or a link itself, at `to`).
-    pub fn rename(&self, from: &OsStr, to: &OsStr) -> io::Result<()> {
-        let (a, b) = (cstring(from.as_bytes())?, cstring(to.as_bytes())?);
-        let fd = self.fd.as_raw_fd();
-        // SAFETY: valid fd and NUL-terminated names.
-        check(unsafe { libc::renameat(fd, a.as_ptr(), fd, b.as_ptr()) })?;
-        Ok(())
-    }
-
-    /// Remove the file (or link) `name` of this directory.
-    pub fn remove_file(&self, name: &OsStr) -> io::Result<()> {
-        self.unlink_at(&cstring(name.as_bytes())?, false)
-    }
-
-    fn stat_self(&self) -> io::Result<Meta> {
-        let mut st = std::mem::MaybeUninit::<libc::stat>::uninit();
-        // SAFETY: valid fd; `st` is written by fstat on success.
-        check(unsafe { libc::fstat(self.fd.as_raw_fd(), st.as_mut_ptr()) })?;
-        // SAFETY: fstat succeeded, so `st` is initialised.
-        let st = unsafe { st.assume_init() };
-        Ok(Meta::from_stat(&st))
-    }
-
-    fn stat_at(&self, name: &CStr) -> io::Result<Meta> {
-        let mut st = std::mem::MaybeUninit::<libc::stat>::uninit();
-        let flags = libc::AT_SYMLINK_NOFOLLOW;
-        // SAFETY: valid fd and name; `st` is written by fstatat on success.
-        check(unsafe {
-            libc::fstatat(self.fd.as_raw_fd(), name.as_ptr(), st.as_mut_ptr(), flags)
-        })?;
-        // SAFETY: fstatat succeeded, so `st` is initialised.
-        let st = unsafe { st.assume_init() };
-        Ok(Meta::from_stat(&st))
-    }
-
-    fn unlink_at(&self, name: &CStr, dir: bool) -> io::Result<()> {
-        let flags = if dir { libc::AT_REMOVEDIR } else { 0 };
-        // SAFETY: valid fd and NUL-terminated name.
-        check(unsafe { libc::unlinkat(self.fd.as_raw_fd(), name.as_ptr(), flags) })?;
-        Ok(())
-    }
-
-    /// The names in this directory (`.` and `..` left out), read through a fresh handle.
-    fn names(&self) -> io::Result<Vec<CString>> {
-        let dot = c".";
-        // A second open file description, so this handle's offset is untouched.
-        let fresh = self.open_child(dot)?;
-        let raw = fresh.fd.as_raw_fd();
-        // SAFETY: `raw` is a valid directory fd; on success fdopendir owns it, so it is released
-        // from `fresh` only then.
-        let stream = unsafe { libc::fdopendir(raw) };
-        if stream.is_null() {
-            return Err(io::Error::last_os_error());
-        }
-        std::mem::forget(fresh);
-        let mut names = Vec::new();
-        let result = loop {
-            // errno is reset so that a NULL return can tell the end from an error.
-            // SAFETY: errno location is thread-local and writable.
-            unsafe { *libc::__errno_location() = 0 };
-            // SAFETY: `stream` is a valid DIR* until closedir below.
-            let entry = unsafe { libc::readdir(stream) };
-            if entry.is_null() {
-                let err = io::Error::last_os_error();
-                break if err.raw_os_error() == Some(0) {
-                    Ok(())
-                } else {
-                    Err(err)
-                };
-            }
-            // SAFETY: readdir returned a valid dirent whose d_name is NUL-terminated.
-            let name = unsafe { CStr::from_ptr((*entry).d_name.as_ptr()) };
-            let bytes = name.to_bytes();
-            if bytes != b"." && bytes != b".." {
-                names.push(name.to_owned());
-            }
-        };
-        // SAFETY: `stream` came from fdopendir and is closed exactly once.
-        unsafe { libc::closedir(stream) };
-        result.map(|()| {
-            names.sort();
-            names
-        })
-    }
-}
-
 /// Every entry the walk saw, by path relative to the walked root (`a/b`), and the root itself.
 #[derive(Debug, Default)]
 pub struct Seen {
@@ -257,7 +98,7 @@ impl Seen {
     pub fn walk(root: &Path) -> io::Result<Seen> {
         let dir = Dir::open(root)?;
         let mut seen = Seen {
-            root: Some(dir.stat_self()?),
+            root: Some(Meta::of(dir.stat_self())?),
             ..Seen::default()
         };
         seen.walk_dir(&dir, &[], 0)?;
@@ -267,7 +108,7 @@ impl Seen {
     fn walk_dir(&mut self, dir: &Dir, rel: &[u8], depth: usize) -> io::Result<()> {
         for name in dir.names()? {
             let path = join(rel, name.to_bytes());
-            let meta = match dir.stat_at(&name) {
+            let meta = match Meta::of(dir.stat_at(&name)) {
                 Ok(meta) => meta,
                 Err(e) if e.kind() == io::ErrorKind::NotFound => continue,
                 Err(e) => return Err(e),
@@ -290,7 +131,7 @@ impl Seen {
                     continue;
                 }
             };
-            if !child.stat_self()?.same_object(&meta) {
+            if !Meta::of(child.stat_self())?.same_object(&meta) {
                 continue;
             }
             self.entries.insert(path.clone(), meta);
@@ -305,7 +146,7 @@ impl Seen {
     /// Only the root: nothing inside may be removed.
     pub fn root_only(root: &Path) -> io::Result<Seen> {
         Ok(Seen {
-            root: Some(Dir::open(root)?.stat_self()?),
+            root: Some(Meta::of(Dir::open(root)?.stat_self())?),
             ..Seen::default()
         })
     }
@@ -404,7 +245,7 @@ impl Removal<'_> {
                 return left;
             }
         };
-        let same_root = match (dir.stat_self(), self.seen.root) {
+        let same_root = match (Meta::of(dir.stat_self()), self.seen.root) {
             (Ok(now), Some(seen)) => seen.same_object(&now),
             _ => false,
         };
@@ -502,7 +343,7 @@ impl Removal<'_> {
                     return false;
                 }
             };
-            if !child.stat_self().is_ok_and(|now| seen.same_object(&now)) {
+            if !Meta::of(child.stat_self()).is_ok_and(|now| seen.same_object(&now)) {
                 left.push((shown(), "changed after the last probe".into()));
                 return false;
             }
@@ -511,7 +352,7 @@ impl Removal<'_> {
             }
         }
         failpoint::step(&format!("remove {}", String::from_utf8_lossy(path)));
-        match dir.stat_at(name) {
+        match Meta::of(dir.stat_at(name)) {
             Ok(now) if seen.unchanged(&now) => {}
             Ok(_) => {
                 left.push((shown(), "changed after the last probe".into()));
@@ -557,37 +398,6 @@ pub fn remove_all(path: &Path, left: &mut Left) {
     // std's remove_dir_all works relative to directory handles and never follows a link.
     if let Err(e) = std::fs::remove_dir_all(path) {
         left.push((path.to_path_buf(), e.to_string()));
-    }
-}
-
-/// Rename `from` to `to`, failing when `to` exists (never replacing an empty directory there).
-pub fn rename_noreplace(from: &Path, to: &Path) -> io::Result<()> {
-    let a = cstring(from.as_os_str().as_bytes())?;
-    let b = cstring(to.as_os_str().as_bytes())?;
-    // SAFETY: valid NUL-terminated paths relative to the current directory (both absolute here).
-    let ret = unsafe {
-        libc::renameat2(
-            libc::AT_FDCWD,
-            a.as_ptr(),
-            libc::AT_FDCWD,
-            b.as_ptr(),
-            libc::RENAME_NOREPLACE,
-        )
-    };
-    match check(ret) {
-        Ok(_) => Ok(()),
-        Err(e) if matches!(e.raw_os_error(), Some(libc::EINVAL) | Some(libc::ENOSYS)) => {
-            // A filesystem without RENAME_NOREPLACE: check, then rename (a narrow window, and
-            // the name carries a random token nobody else uses).
-            if to.symlink_metadata().is_ok() {
-                return Err(io::Error::new(
-                    io::ErrorKind::AlreadyExists,
-                    "target exists",
-                ));
-            }
-            std::fs::rename(from, to)
-        }
-        Err(e) => Err(e),
     }
 }
 

@@ -1,12 +1,12 @@
 //! The lstat pass: each index entry's stat data against the file on disk, `lstat(2)` straight from
 //! one reused path buffer; what it does not settle goes to libgit2.
 
-use std::ffi::OsStr;
-use std::mem::MaybeUninit;
+use std::ffi::{CStr, OsStr};
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
 use super::super::index_file::{Entry, StatData};
+use crate::sys::fs::Stat;
 
 use super::*;
 
@@ -76,10 +76,20 @@ impl Joined {
         self.bytes.extend_from_slice(rel);
     }
 
-    /// Call `f` with the path as a C string (NUL-terminated for the call only).
-    pub(super) fn with_c_str<R>(&mut self, f: impl FnOnce(*const libc::c_char) -> R) -> R {
+    /// Call `f` with the path as a C string (NUL-terminated for the call only); a path holding a
+    /// NUL is an error (index paths and file names hold none).
+    pub(super) fn with_c_str<R>(
+        &mut self,
+        f: impl FnOnce(&CStr) -> std::io::Result<R>,
+    ) -> std::io::Result<R> {
         self.bytes.push(0);
-        let result = f(self.bytes.as_ptr().cast());
+        let result = match CStr::from_bytes_with_nul(&self.bytes) {
+            Ok(path) => f(path),
+            Err(_) => Err(std::io::Error::new(
+                std::io::ErrorKind::InvalidInput,
+                "NUL in a path",
+            )),
+        };
         self.bytes.pop();
         result
     }
@@ -87,16 +97,8 @@ impl Joined {
     /// `lstat(2)` of the path, straight from the buffer: std's `symlink_metadata` copies the path
     /// into a C string (scanning it for NULs) and goes through `statx`, some 300 instructions a
     /// file more.
-    pub(super) fn lstat(&mut self) -> std::io::Result<libc::stat> {
-        let mut st = MaybeUninit::<libc::stat>::uninit();
-        // SAFETY: the path is NUL-terminated for the call (index paths and file names hold no
-        // NUL); lstat writes nothing but `st`.
-        let rc = self.with_c_str(|path| unsafe { libc::lstat(path, st.as_mut_ptr()) });
-        if rc != 0 {
-            return Err(std::io::Error::last_os_error());
-        }
-        // SAFETY: lstat succeeded, so it filled `st`.
-        Ok(unsafe { st.assume_init() })
+    pub(super) fn lstat(&mut self) -> std::io::Result<Stat> {
+        self.with_c_str(|path| Ok(rustix::fs::lstat(path)?))
     }
 
     pub(super) fn path(&self) -> &Path {

@@ -13,10 +13,6 @@
 //! case-insensitive or symlink-less checkouts go to libgit2's general path instead
 //! (`Scanned::General`), handed a split index in memory.
 
-// Unsafe code is denied crate-wide (Cargo.toml [lints]); this module calls libc: lstat and readdir
-// straight from a reused path buffer (measured; see `Joined::lstat`).
-#![allow(unsafe_code)]
-
 mod content;
 mod lstat;
 mod tree;

@@ -1,20 +1,18 @@
-//! The walk for untracked files: folders read with `readdir(3)`, each name looked up among the
-//! sorted index entries by binary search.
+//! The walk for untracked files: folders read with the crate's one folder reader
+//! (`sys::fs::Folder`, `getdents64` with names lent from a buffer reused from folder to folder),
+//! each name looked up among the sorted index entries by binary search.
 
-#[cfg(target_os = "linux")]
-use std::ffi::CStr;
 use std::ffi::OsStr;
 use std::ops::Range;
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::MetadataExt;
 use std::path::Path;
-#[cfg(target_os = "linux")]
-use std::ptr::NonNull;
 
 use anyhow::Result;
 use git2::Repository;
 
 use super::super::index_file::Entry;
+use crate::sys::fs::{Folder, Kind};
 
 use super::*;
 
@@ -32,6 +30,8 @@ pub(super) struct Walk<'a> {
     not_dirs: Vec<Range<usize>>,
     /// Files on disk inside a sparse index's folder entry that differ from its tree.
     dirty: Vec<Vec<u8>>,
+    /// The folder reader's buffers, one a level of the folders being read, reused.
+    buffers: Vec<Vec<u8>>,
 }
 
 /// What the walk found.
@@ -56,6 +56,7 @@ impl<'a> Walk<'a> {
             untracked: Vec::new(),
             not_dirs: Vec::new(),
             dirty: Vec::new(),
+            buffers: Vec::new(),
         };
         walk.dir(0..entries.len())?;
         Ok(Walked {
@@ -67,57 +68,66 @@ impl<'a> Walk<'a> {
 
     /// Walk the folder in `self.path` (`""` or ending in `/`), whose entries are `under`.
     fn dir(&mut self, under: Range<usize>) -> Result<()> {
-        let Some(mut reader) = Folder::open(&mut self.path) else {
+        let mut buf = self.buffers.pop().unwrap_or_default();
+        let result = self.read_dir(&mut buf, under);
+        self.buffers.push(buf);
+        result
+    }
+
+    /// [`Walk::dir`], reading the folder into `buf`.
+    fn read_dir(&mut self, buf: &mut Vec<u8>, under: Range<usize>) -> Result<()> {
+        let Ok(mut folder) = self.path.with_c_str(|path| Folder::open(path, buf)) else {
             return Ok(()); // vanished or unreadable: the lstat of its entries reports them
         };
         let end = self.path.bytes.len();
+        folder.each(|name, kind| self.item(name.to_bytes(), kind, end, under.clone()))
+    }
+
+    /// One item `name` of the folder `self.path.bytes[..end]`, whose entries are `under`.
+    fn item(&mut self, name: &[u8], kind: Kind, end: usize, under: Range<usize>) -> Result<()> {
+        if name == b".git" {
+            return Ok(());
+        }
         let prefix = end - self.path.base;
-        while let Some(item) = reader.next() {
-            let (name, kind) = item?;
-            if name == b".git" {
-                continue;
-            }
-            self.path.bytes.truncate(end);
-            self.path.bytes.extend_from_slice(name);
-            let is_dir = match kind {
-                Kind::Dir => true,
-                Kind::NotDir => false,
-                Kind::Unknown => self.path.lstat()?.st_mode & libc::S_IFMT == libc::S_IFDIR,
+        self.path.bytes.truncate(end);
+        self.path.bytes.extend_from_slice(name);
+        let is_dir = match kind {
+            Kind::Dir => true,
+            Kind::NotDir => false,
+            Kind::Unknown => self.path.lstat()?.st_mode & libc::S_IFMT == libc::S_IFDIR,
+        };
+        let (tracked_file, inside) = lookup(&self.entries[under.clone()], prefix, name);
+        let inside = under.start + inside.start..under.start + inside.end;
+        let tracked_dir = !inside.is_empty();
+        if is_dir && tracked_dir {
+            self.path.bytes.push(b'/');
+            return match &self.entries[inside.clone()] {
+                [only] if only.is_sparse_dir() && only.path == self.path.rel() => {
+                    self.sparse_dir(only.oid)
+                }
+                _ => self.dir(inside),
             };
-            let (tracked_file, inside) = lookup(&self.entries[under.clone()], prefix, name);
-            let inside = under.start + inside.start..under.start + inside.end;
-            let tracked_dir = !inside.is_empty();
-            if is_dir && tracked_dir {
-                self.path.bytes.push(b'/');
-                match &self.entries[inside.clone()] {
-                    [only] if only.is_sparse_dir() && only.path == self.path.rel() => {
-                        self.sparse_dir(only.oid)?;
-                    }
-                    _ => self.dir(inside)?,
-                }
-                continue;
-            }
-            if tracked_dir {
-                self.not_dirs.push(inside.clone());
-            }
-            if (tracked_file && !is_dir) || self.path.rel() == self.exempt {
-                continue;
-            }
-            if self.ignored(self.path.rel()) {
-                continue;
-            }
-            if is_dir {
-                let rel = [self.path.rel(), b"/"].concat();
-                self.path.bytes.extend_from_slice(b"/.git");
-                if self.path.path().exists() {
-                    self.untracked.push(rel); // a nested repository
-                } else {
-                    self.path.bytes.truncate(end + name.len() + 1);
-                    self.dir(inside)?;
-                }
+        }
+        if tracked_dir {
+            self.not_dirs.push(inside.clone());
+        }
+        if (tracked_file && !is_dir) || self.path.rel() == self.exempt {
+            return Ok(());
+        }
+        if self.ignored(self.path.rel()) {
+            return Ok(());
+        }
+        if is_dir {
+            let rel = [self.path.rel(), b"/"].concat();
+            self.path.bytes.extend_from_slice(b"/.git");
+            if self.path.path().exists() {
+                self.untracked.push(rel); // a nested repository
             } else {
-                self.untracked.push(self.path.rel().to_vec());
+                self.path.bytes.truncate(end + name.len() + 1);
+                self.dir(inside)?;
             }
+        } else {
+            self.untracked.push(self.path.rel().to_vec());
         }
         Ok(())
     }
@@ -186,110 +196,6 @@ pub(super) fn file_differs(
         git2::Oid::hash_file(git2::ObjectType::Blob, path)?
     };
     Ok(content != id)
-}
-
-/// What a folder's item is, as far as the walk needs to know.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Kind {
-    Dir,
-    NotDir,
-    /// The file system did not say (`DT_UNKNOWN`): lstat it.
-    Unknown,
-}
-
-/// A name in a folder, and its kind.
-pub(super) type Item<'a> = std::io::Result<(&'a [u8], Kind)>;
-
-/// The folder reader of the walk.
-#[cfg(target_os = "linux")]
-pub(super) type Folder = Dir;
-#[cfg(not(target_os = "linux"))]
-pub(super) type Folder = StdDir;
-
-/// A folder read with `readdir(3)`, each name lent rather than copied (std's `ReadDir` allocates
-/// twice an item, which was a third of the walk's instructions). Linux only, for errno's location.
-#[cfg(target_os = "linux")]
-pub(super) struct Dir(NonNull<libc::DIR>);
-
-#[cfg(target_os = "linux")]
-impl Dir {
-    pub(super) fn open(path: &mut Joined) -> Option<Dir> {
-        // SAFETY: the path is NUL-terminated for the call.
-        let dir = path.with_c_str(|path| unsafe { libc::opendir(path) });
-        NonNull::new(dir).map(Dir)
-    }
-
-    /// The next name (never `.` or `..`) and its kind.
-    pub(super) fn next(&mut self) -> Option<Item<'_>> {
-        loop {
-            // `readdir` returns null both at the end, leaving errno alone, and on an error.
-            // SAFETY: errno is this thread's own.
-            unsafe { *libc::__errno_location() = 0 };
-            // SAFETY: the stream is open until `drop`.
-            let entry = unsafe { libc::readdir(self.0.as_ptr()) };
-            if entry.is_null() {
-                let error = std::io::Error::last_os_error();
-                return (error.raw_os_error() != Some(0)).then_some(Err(error));
-            }
-            // SAFETY: the entry readdir returned stays valid until the next call on the stream,
-            // which the borrow of `self` rules out while the name is in use.
-            let (name, kind) = unsafe {
-                let entry = &*entry;
-                (
-                    CStr::from_ptr(entry.d_name.as_ptr()).to_bytes(),
-                    entry.d_type,
-                )
-            };
-            let kind = match kind {
-                libc::DT_DIR => Kind::Dir,
-                libc::DT_UNKNOWN => Kind::Unknown,
-                _ => Kind::NotDir,
-            };
-            if name != b"." && name != b".." {
-                return Some(Ok((name, kind)));
-            }
-        }
-    }
-}
-
-#[cfg(target_os = "linux")]
-impl Drop for Dir {
-    fn drop(&mut self) {
-        // SAFETY: the stream is open, and closed only here.
-        unsafe { libc::closedir(self.0.as_ptr()) };
-    }
-}
-
-/// The same reader over std's `ReadDir`, where errno's location is not known.
-#[cfg_attr(target_os = "linux", allow(dead_code))]
-pub(super) struct StdDir {
-    reader: std::fs::ReadDir,
-    name: std::ffi::OsString,
-}
-
-#[cfg_attr(target_os = "linux", allow(dead_code))]
-impl StdDir {
-    pub(super) fn open(path: &mut Joined) -> Option<StdDir> {
-        let reader = std::fs::read_dir(path.path()).ok()?;
-        Some(StdDir {
-            reader,
-            name: Default::default(),
-        })
-    }
-
-    pub(super) fn next(&mut self) -> Option<Item<'_>> {
-        let item = match self.reader.next()? {
-            Ok(item) => item,
-            Err(error) => return Some(Err(error)),
-        };
-        let kind = match item.file_type() {
-            Ok(kind) if kind.is_dir() => Kind::Dir,
-            Ok(_) => Kind::NotDir,
-            Err(error) => return Some(Err(error)),
-        };
-        self.name = item.file_name();
-        Some(Ok((self.name.as_bytes(), kind)))
-    }
 }
 
 /// Among `entries` (sorted, all under the same folder of length `prefix`), whether `name` in that
@@ -405,46 +311,6 @@ mod tests {
 
     fn path() -> impl Strategy<Value = Vec<u8>> {
         proptest::collection::vec(name(), 1..4).prop_map(|names| names.join(&b'/'))
-    }
-
-    /// The names and kinds a folder reader yields, sorted by name.
-    fn listing<R>(
-        folder: &Path,
-        open: fn(&mut Joined) -> Option<R>,
-        next: fn(&mut R) -> Option<Item<'_>>,
-    ) -> Option<Vec<(String, Kind)>> {
-        let mut reader = open(&mut Joined::new(folder))?;
-        let mut items = Vec::new();
-        while let Some(item) = next(&mut reader) {
-            let (name, kind) = item.unwrap();
-            items.push((String::from_utf8(name.to_vec()).unwrap(), kind));
-        }
-        items.sort_by(|a, b| a.0.cmp(&b.0));
-        Some(items)
-    }
-
-    /// `readdir` straight from libc lists what std's `ReadDir` lists (which other systems use).
-    #[test]
-    fn both_folder_readers_agree() {
-        let dir = tempfile::tempdir().unwrap();
-        let root = dir.path();
-        std::fs::write(root.join("a.txt"), "a").unwrap();
-        std::fs::write(root.join(".hidden"), "").unwrap();
-        std::fs::create_dir(root.join("sub")).unwrap();
-        std::os::unix::fs::symlink("sub", root.join("link")).unwrap();
-        let expected = [
-            (".hidden", Kind::NotDir),
-            ("a.txt", Kind::NotDir),
-            ("link", Kind::NotDir),
-            ("sub", Kind::Dir),
-        ]
-        .map(|(name, kind)| (name.to_string(), kind));
-        let by_std = listing(root, StdDir::open, StdDir::next);
-        assert_eq!(by_std.as_deref(), Some(&expected[..]));
-        assert_eq!(listing(root, Folder::open, Folder::next), by_std);
-        let gone = root.join("gone");
-        assert_eq!(listing(&gone, StdDir::open, StdDir::next), None);
-        assert_eq!(listing(&gone, Folder::open, Folder::next), None);
     }
 
     proptest! {
