@@ -22,7 +22,7 @@ use serde_json::{Map, Value};
 
 use crate::finding::Verdict;
 use crate::record;
-use crate::report::{Approval, CheckEntry, Report};
+use crate::report::{Approval, ArtifactStatus, CheckEntry, Report};
 
 /// One audit line: the fields every event carries, then the event and its own fields.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -65,6 +65,21 @@ pub struct Record {
     pub base_source: Option<String>,
     #[serde(flatten)]
     pub event: Event,
+    /// With a record key: the previous line's `mac` (`record` adds it when it writes the line).
+    #[serde(
+        default,
+        deserialize_with = "lenient",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub prev: Option<String>,
+    /// With a record key: the HMAC of the line without it (`record` adds it; see
+    /// `record::authenticate`).
+    #[serde(
+        default,
+        deserialize_with = "lenient",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub mac: Option<String>,
 }
 
 /// The event (`"event"` in the line) and the fields only it carries.
@@ -200,9 +215,235 @@ pub struct TeardownFields {
         skip_serializing_if = "Vec::is_empty"
     )]
     pub checks: Vec<CheckEntry>,
-    /// The step's own fields (`deleted`, `aside`, `pruned`, `incomplete`, …).
+    /// The step's own fields (`deleted`, `aside`, `pruned`, `incomplete`, …); boxed, as they
+    /// outweigh every other event's fields.
     #[serde(flatten)]
-    pub steps: Map<String, Value>,
+    pub steps: Box<Steps>,
+}
+
+/// What one `teardown` line says about its steps (SPEC §7, §24): each key is written only by the
+/// steps that have it, so every field is absent unless set, and a field that may be written as
+/// null is an `Option<Option<_>>` (`Some(None)` is the null). The line's keys are sorted when it
+/// is written (serde_json's map), so the order here is free.
+///
+/// The resume handshake is two of these: the removal's line names its `aside` directory for its
+/// `worktree` before anything is moved, and the run that finishes it writes
+/// [`Steps::resumed`] naming the same aside (`teardown::resume` trusts only such a pair).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Steps {
+    /// How the worktree was admitted (`verified`, `approved`, …); null on a refused teardown.
+    #[serde(
+        default,
+        deserialize_with = "nullable",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub admission: Option<Option<String>>,
+    #[serde(
+        default,
+        deserialize_with = "lenient",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub allow_unverified: Option<bool>,
+    /// Where the status document was archived; null when there was none to archive.
+    #[serde(
+        default,
+        deserialize_with = "nullable",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub archive: Option<Option<String>>,
+    #[serde(
+        default,
+        deserialize_with = "lenient",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub artifacts: Option<Vec<ArtifactStatus>>,
+    /// The directory the worktree is renamed to before removal (the resume handshake's half).
+    #[serde(
+        default,
+        deserialize_with = "lenient",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub aside: Option<String>,
+    #[serde(
+        default,
+        deserialize_with = "lenient",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub status_file: Option<String>,
+    /// What was (to be) removed; null when nothing was.
+    #[serde(
+        default,
+        deserialize_with = "nullable",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub deleted: Option<Option<Deleted>>,
+    /// The escrow ref (SPEC §24), its commit and how long the snapshot took.
+    #[serde(
+        default,
+        deserialize_with = "lenient",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub escrow: Option<String>,
+    #[serde(
+        default,
+        deserialize_with = "lenient",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub escrow_commit: Option<String>,
+    #[serde(
+        default,
+        deserialize_with = "lenient",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub escrow_ms: Option<u64>,
+    /// The codes `--force` let through.
+    #[serde(
+        default,
+        deserialize_with = "lenient",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub forced: Option<Vec<String>>,
+    /// What `--reap` did to each process.
+    #[serde(
+        default,
+        deserialize_with = "lenient",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub reaped: Option<Vec<ReapedEntry>>,
+    #[serde(
+        default,
+        deserialize_with = "lenient",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub resumed: Option<bool>,
+    #[serde(
+        default,
+        deserialize_with = "lenient",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub pruned: Option<bool>,
+    #[serde(
+        default,
+        deserialize_with = "lenient",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub incomplete: Option<bool>,
+    /// The paths a removal left in place.
+    #[serde(
+        default,
+        deserialize_with = "lenient",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub left: Option<Vec<String>>,
+    #[serde(
+        default,
+        deserialize_with = "lenient",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub error: Option<String>,
+    #[serde(
+        default,
+        deserialize_with = "lenient",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub moved_back: Option<bool>,
+    /// Why the branch was kept after a compare-and-delete found it moved.
+    #[serde(
+        default,
+        deserialize_with = "lenient",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub branch_kept: Option<String>,
+    /// Keys this version does not write (a later or foreign line), kept as read.
+    #[serde(flatten)]
+    pub other: Map<String, Value>,
+}
+
+impl Steps {
+    /// The line of a resumed teardown that finished (or was refused finishing) `aside`.
+    pub fn resumed(aside: String) -> Steps {
+        Steps {
+            resumed: Some(true),
+            aside: Some(aside),
+            ..Steps::default()
+        }
+    }
+
+    /// The line of a removal that stopped midway, leaving `left` in place.
+    pub fn left(left: Vec<String>) -> Steps {
+        Steps {
+            incomplete: Some(true),
+            left: Some(left),
+            ..Steps::default()
+        }
+    }
+
+    /// The line of a removal that failed before anything was removed: `error` says why, and
+    /// `moved_back` whether the worktree was put back (absent when it was never moved).
+    pub fn failed(error: String, moved_back: Option<bool>) -> Steps {
+        Steps {
+            incomplete: Some(true),
+            moved_back,
+            error: Some(error),
+            ..Steps::default()
+        }
+    }
+
+    /// The line of a registration whose directory is gone: `admin` removed (pruned), or, when
+    /// `None`, kept because a probe refused it.
+    pub fn pruned(admin: Option<String>) -> Steps {
+        Steps {
+            pruned: Some(admin.is_some()),
+            deleted: admin.map(|admin| {
+                Some(Deleted {
+                    admin,
+                    ..Deleted::default()
+                })
+            }),
+            ..Steps::default()
+        }
+    }
+
+    /// Whether the teardown ran under `--force` with any code let through.
+    pub fn was_forced(&self) -> bool {
+        self.forced.as_ref().is_some_and(|f| !f.is_empty())
+    }
+}
+
+/// A `teardown` line's `deleted`: the worktree, its administrative directory and the branch (and
+/// the tip it was deleted at, null when kept); a pruned registration names only `admin`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Deleted {
+    #[serde(
+        default,
+        deserialize_with = "lenient",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub worktree: Option<String>,
+    #[serde(default, deserialize_with = "lenient")]
+    pub admin: String,
+    #[serde(
+        default,
+        deserialize_with = "nullable",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub branch: Option<Option<String>>,
+    #[serde(
+        default,
+        deserialize_with = "nullable",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub branch_tip: Option<Option<String>>,
+}
+
+/// One process `--reap` ended (SPEC §24), as the line keeps it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ReapedEntry {
+    pub pid: u32,
+    pub command: String,
+    /// `SIGTERM`, or `SIGKILL` when it outlived the grace period.
+    pub signal: String,
+    pub ended: bool,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -361,6 +602,15 @@ fn lenient<'de, D: Deserializer<'de>, T: DeserializeOwned + Default>(d: D) -> Re
     Ok(serde_json::from_value(value).unwrap_or_default())
 }
 
+/// A key that may be written as null: absent reads `None` (with `default`), null `Some(None)`,
+/// and a value that does not hold its type `Some(None)` too.
+fn nullable<'de, D: Deserializer<'de>, T: DeserializeOwned>(
+    d: D,
+) -> Result<Option<Option<T>>, D::Error> {
+    let value = Value::deserialize(d)?;
+    Ok(Some(serde_json::from_value(value).ok()))
+}
+
 /// A list whose elements that do not hold their type are left out (and anything but a list reads
 /// as empty): one damaged entry does not take the others with it.
 fn lenient_each<'de, D: Deserializer<'de>, T: DeserializeOwned>(d: D) -> Result<Vec<T>, D::Error> {
@@ -411,23 +661,38 @@ impl Record {
                 .to_string()
             }),
             event,
+            prev: None,
+            mac: None,
         }
     }
 
-    /// The line as written: a JSON object (before `prev` and `mac`, which `record` adds).
-    pub fn to_value(&self) -> Value {
-        serde_json::to_value(self).expect("a record serializes to a JSON object")
+    /// The line as written: a JSON object (before `prev` and `mac`, which `record` adds). A
+    /// record read from a line of an event this version does not write ([`Event::Unknown`]) is an
+    /// error: its fields were not kept.
+    pub fn to_value(&self) -> Result<Value> {
+        serde_json::to_value(self).map_err(|e| anyhow::anyhow!("cannot write the record: {e}"))
     }
 
     /// Append this record to the audit log (SPEC §6): one whole line, under the log's lock.
     pub fn append(&self, common_dir: &Path) -> Result<()> {
-        record::append(common_dir, &self.to_value())
+        record::append(common_dir, &self.to_value()?)
     }
 
     /// One stored line as a record; `None` for a line that is not one (not an object, or no
     /// `event`).
     pub fn read(value: &Value) -> Option<Record> {
-        Record::deserialize(value).ok()
+        Record::parse(value).ok()
+    }
+
+    /// One stored line as a record, or why it is not one (not an object, no `event`).
+    pub fn parse(value: &Value) -> Result<Record, String> {
+        if !value.is_object() {
+            return Err("not a json object".to_string());
+        }
+        if value.get("event").is_none() {
+            return Err("no event".to_string());
+        }
+        Record::deserialize(value).map_err(|e| format!("not a record: {e}"))
     }
 
     /// The event's name as written in the line.
@@ -484,10 +749,10 @@ impl Record {
         self.event.checks()
     }
 
-    /// A string field of a `teardown` record's step (`aside`, `archive`, `status_file`).
-    pub fn step(&self, key: &str) -> Option<&str> {
+    /// The steps of a `teardown` record.
+    pub fn steps(&self) -> Option<&Steps> {
         match &self.event {
-            Event::Teardown(t) => t.steps.get(key).and_then(Value::as_str),
+            Event::Teardown(t) => Some(&*t.steps),
             _ => None,
         }
     }
@@ -716,25 +981,15 @@ pub fn passes(common_dir: &Path) -> Result<Vec<Pass>> {
         .collect())
 }
 
-/// Append a `teardown` line: the common fields plus `removed` and the step's own `fields` (a
-/// JSON object).
+/// Append a `teardown` line: the common fields plus `removed` and the step's own fields.
 pub fn record_teardown(
     common_dir: &Path,
     report: &Report,
     claimed: Option<&str>,
     removed: bool,
-    fields: Value,
+    steps: Steps,
 ) -> Result<()> {
-    let steps = match fields {
-        Value::Object(map) => map,
-        _ => Map::new(),
-    };
-    let event = Event::Teardown(TeardownFields {
-        removed,
-        checks: Vec::new(),
-        steps,
-    });
-    Record::new(report, claimed, event).append(common_dir)
+    teardown_record(report, claimed, removed, steps).append(common_dir)
 }
 
 /// [`record_teardown`] with the record's `ts` given: the escrow commit names it (SPEC §24).
@@ -743,21 +998,27 @@ pub fn record_teardown_at(
     report: &Report,
     claimed: Option<&str>,
     removed: bool,
-    fields: Value,
+    steps: Steps,
     ts: String,
 ) -> Result<()> {
-    let steps = match fields {
-        Value::Object(map) => map,
-        _ => Map::new(),
-    };
+    let mut record = teardown_record(report, claimed, removed, steps);
+    record.ts = ts;
+    record.append(common_dir)
+}
+
+/// The `teardown` line of one step, before it is written.
+pub fn teardown_record(
+    report: &Report,
+    claimed: Option<&str>,
+    removed: bool,
+    steps: Steps,
+) -> Record {
     let event = Event::Teardown(TeardownFields {
         removed,
         checks: Vec::new(),
-        steps,
+        steps: Box::new(steps),
     });
-    let mut record = Record::new(report, claimed, event);
-    record.ts = ts;
-    record.append(common_dir)
+    Record::new(report, claimed, event)
 }
 
 /// Append an `approve` line. An accepted approval carries `by`, `note`, the full `commit`, the
@@ -830,6 +1091,46 @@ pub fn last_removal(common_dir: &Path, worktree: &str) -> Result<Option<Record>>
         .find(|r| r.removal().is_some() && r.worktree.as_deref() == Some(worktree)))
 }
 
+/// The audit log as `log`, `board` and `serve` read it: every line as stored (what `log --json`
+/// prints and the `mac` covers) with its number and authentication, and each typed.
+#[derive(Debug, Default)]
+pub struct Log {
+    /// The lines as stored, their numbers and authentication, and the lines skipped.
+    pub read: record::ReadResult,
+    /// Per record of `read.records`, in the same order: the record it is, or why it is not one
+    /// (a JSON object without `event`). An event this version does not write reads as
+    /// [`Event::Unknown`].
+    pub typed: Vec<Result<Record, String>>,
+}
+
+/// A `Log` is read where a `record::ReadResult` was: the stored lines stay the source of truth.
+impl std::ops::Deref for Log {
+    type Target = record::ReadResult;
+
+    fn deref(&self) -> &record::ReadResult {
+        &self.read
+    }
+}
+
+impl Log {
+    /// The typed records that count (every one without a key; the authenticated ones with a
+    /// key), in log order; lines that are no record are left out.
+    pub fn counted_records(&self) -> impl Iterator<Item = &Record> {
+        self.typed
+            .iter()
+            .zip(&self.read.lines)
+            .filter(|(_, (_, auth))| auth.counts())
+            .filter_map(|(record, _)| record.as_ref().ok())
+    }
+}
+
+/// Read the whole audit log, typed ([`Log`]); a missing file reads as empty.
+pub fn read(common_dir: &Path) -> Result<Log> {
+    let read = record::read(common_dir)?;
+    let typed = read.records.iter().map(Record::parse).collect();
+    Ok(Log { read, typed })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -857,7 +1158,7 @@ mod tests {
     fn line(record: &Record) -> String {
         let mut record = record.clone();
         record.ts = "2026-01-01T00:00:00Z".into();
-        serde_json::to_string(&record.to_value()).unwrap()
+        serde_json::to_string(&record.to_value().unwrap()).unwrap()
     }
 
     /// The bytes SPEC §6 fixes: the field names the ad-hoc objects wrote, in the order written
@@ -999,16 +1300,176 @@ mod tests {
         teardown["pruned"] = json!(true);
         // New since the ad hoc objects: the checks the teardown's gate ran, for reuse (SPEC §19).
         teardown["checks"] = json!([sample_entry_json()]);
-        let steps = json!({"deleted": {"admin": "/a"}, "pruned": true});
+        let steps = Steps {
+            deleted: Some(Some(Deleted {
+                admin: "/a".into(),
+                ..Deleted::default()
+            })),
+            pruned: Some(true),
+            ..Steps::default()
+        };
         let fields = TeardownFields {
             removed: true,
             checks: Vec::new(),
-            steps: steps.as_object().unwrap().clone(),
+            steps: Box::new(steps),
         };
         assert_eq!(
             line(&Record::new(&r, None, Event::Teardown(fields))),
             teardown.to_string()
         );
+    }
+
+    const ODD: &str = "/w/a \"b\"\n\u{7f}é";
+
+    fn reaped_entry() -> ReapedEntry {
+        ReapedEntry {
+            pid: 42,
+            command: ODD.into(),
+            signal: "SIGKILL".into(),
+            ended: true,
+        }
+    }
+
+    fn artifacts() -> Vec<ArtifactStatus> {
+        vec![ArtifactStatus {
+            path: ODD.into(),
+            present: true,
+        }]
+    }
+
+    /// The removal's line (execute.rs `removal_fields` + `escrow_fields`), as `json!` wrote it,
+    /// and as typed steps.
+    fn removal_case() -> (Value, Steps) {
+        let before = serde_json::json!({
+            "admission": "verified", "allow_unverified": false, "archive": null,
+            "artifacts": artifacts(), "aside": ODD, "status_file": "_EXEC_STATUS.md",
+            "deleted": {"worktree": "/w", "admin": "/r/.git/worktrees/w",
+                        "branch": "agent/w", "branch_tip": null},
+            "escrow": "refs/closegate/escrow/w/1", "escrow_commit": "e".repeat(40),
+            "escrow_ms": 17_u64, "forced": ["teardown-untracked"],
+            "reaped": [{"pid": 42, "command": ODD, "signal": "SIGKILL", "ended": true}],
+        });
+        let deleted = Deleted {
+            worktree: Some("/w".into()),
+            admin: "/r/.git/worktrees/w".into(),
+            branch: Some(Some("agent/w".into())),
+            branch_tip: Some(None),
+        };
+        let steps = Steps {
+            admission: Some(Some("verified".into())),
+            allow_unverified: Some(false),
+            archive: Some(None),
+            artifacts: Some(artifacts()),
+            aside: Some(ODD.into()),
+            status_file: Some("_EXEC_STATUS.md".into()),
+            deleted: Some(Some(deleted)),
+            escrow: Some("refs/closegate/escrow/w/1".into()),
+            escrow_commit: Some("e".repeat(40)),
+            escrow_ms: Some(17),
+            forced: Some(vec!["teardown-untracked".into()]),
+            reaped: Some(vec![reaped_entry()]),
+            ..Steps::default()
+        };
+        (before, steps)
+    }
+
+    /// Every other step's line, as its call site (teardown/mod.rs, execute.rs, resume.rs) wrote
+    /// it with `json!`, and as typed steps.
+    fn step_cases() -> Vec<(Value, Steps)> {
+        use serde_json::json;
+        let mut cases = vec![
+            removal_case(),
+            (
+                json!({"incomplete": true, "error": ODD}),
+                Steps::failed(ODD.into(), None),
+            ),
+            (
+                json!({"incomplete": true, "moved_back": false, "error": ODD}),
+                Steps::failed(ODD.into(), Some(false)),
+            ),
+            (
+                json!({"branch_kept": ODD}),
+                Steps {
+                    branch_kept: Some(ODD.into()),
+                    ..Steps::default()
+                },
+            ),
+            (
+                json!({"deleted": null}),
+                Steps {
+                    deleted: Some(None),
+                    ..Steps::default()
+                },
+            ),
+            (
+                json!({"incomplete": true, "left": [ODD, "/w/b"]}),
+                Steps::left(vec![ODD.into(), "/w/b".into()]),
+            ),
+            (
+                json!({"resumed": true, "aside": ODD}),
+                Steps::resumed(ODD.into()),
+            ),
+            (json!({"pruned": false}), Steps::pruned(None)),
+            (
+                json!({"pruned": true, "deleted": {"admin": ODD}}),
+                Steps::pruned(Some(ODD.into())),
+            ),
+        ];
+        cases.extend(refused_cases());
+        cases
+    }
+
+    /// The lines of refused teardowns: `admission` and `deleted` null.
+    fn refused_cases() -> Vec<(Value, Steps)> {
+        use serde_json::json;
+        let refused = |s: Steps| Steps {
+            admission: Some(None),
+            deleted: Some(None),
+            ..s
+        };
+        vec![
+            (
+                json!({"admission": null, "aside": ODD, "moved_back": true, "deleted": null}),
+                refused(Steps {
+                    aside: Some(ODD.into()),
+                    moved_back: Some(true),
+                    ..Steps::default()
+                }),
+            ),
+            (
+                json!({"admission": null, "reaped": [reaped_entry()], "deleted": null}),
+                refused(Steps {
+                    reaped: Some(vec![reaped_entry()]),
+                    ..Steps::default()
+                }),
+            ),
+            (
+                json!({"admission": null, "allow_unverified": true, "artifacts": artifacts(),
+                       "deleted": null}),
+                refused(Steps {
+                    allow_unverified: Some(true),
+                    artifacts: Some(artifacts()),
+                    ..Steps::default()
+                }),
+            ),
+        ]
+    }
+
+    /// Every teardown step, as its call site wrote it with `json!` before [`Steps`], against the
+    /// typed steps that replace it: the same bytes, and the line reads back as those steps.
+    #[test]
+    fn every_teardown_step_writes_the_bytes_its_json_object_wrote() {
+        for (fields, steps) in step_cases() {
+            let mut want = before("teardown", &report(), None);
+            want["removed"] = serde_json::json!(true);
+            for (k, v) in fields.as_object().unwrap() {
+                want[k] = v.clone();
+            }
+            let got = teardown_record(&report(), None, true, steps.clone());
+            assert_eq!(line(&got), want.to_string());
+            let read = Record::read(&want).unwrap();
+            assert_eq!(read.steps(), Some(&steps), "{fields}");
+        }
     }
 
     #[test]
@@ -1066,12 +1527,14 @@ mod tests {
             refused: refused.map(str::to_string),
             checks: Vec::new(),
         };
-        let ok = Record::new(&report(), None, Event::Approve(approve(None))).to_value();
+        let ok = Record::new(&report(), None, Event::Approve(approve(None)))
+            .to_value()
+            .unwrap();
         assert_eq!(ok["by"], "ann");
         assert!(ok["note"].is_null() && ok.get("note").is_some());
         assert!(ok.get("requested_by").is_none() && ok.get("refused").is_none());
         let no = Record::new(&report(), None, Event::Approve(approve(Some("failing"))));
-        let no = no.to_value();
+        let no = no.to_value().unwrap();
         assert!(no["by"].is_null() && no.get("by").is_some());
         assert_eq!(
             (no["requested_by"].as_str(), no["refused"].as_str()),
@@ -1090,7 +1553,10 @@ mod tests {
         let stored = r#"{"aside":"/w.closegate-aside","base":"main","base_commit":null,"base_source":"configured","branch":"agent/t","claimed":"closed-without-merge","claimed_commit":null,"codes":[],"commit":"abc","config":null,"config_source":"base","deleted":null,"event":"teardown","mac":"00","prev":"","removed":true,"slug":"t","tool":"closegate 0.1.0","ts":"2026-01-01T00:00:00Z","verdict":"VERIFIED","worktree":"/w"}"#;
         let r = Record::read(&serde_json::from_str(stored).unwrap()).unwrap();
         assert_eq!(r.event_name(), "teardown");
-        assert_eq!(r.step("aside"), Some("/w.closegate-aside"));
+        assert_eq!(
+            r.steps().and_then(|s| s.aside.as_deref()),
+            Some("/w.closegate-aside")
+        );
         assert!(r.removal().is_some() && r.is_trusted() && r.is_passing());
     }
 
@@ -1147,7 +1613,12 @@ mod tests {
                 findings: vec![],
                 protected: vec![],
             };
-            Record::read(&Record::new(&report, None, Event::Check(fields)).to_value()).unwrap()
+            Record::read(
+                &Record::new(&report, None, Event::Check(fields))
+                    .to_value()
+                    .unwrap(),
+            )
+            .unwrap()
         };
         assert!(check(Verdict::Verified, ConfigSource::Base).is_passing());
         assert!(!check(Verdict::Verified, ConfigSource::File).is_passing());
@@ -1162,7 +1633,7 @@ mod tests {
                 ..GuardFields::default()
             }),
         );
-        let guard = Record::read(&guard.to_value()).unwrap();
+        let guard = Record::read(&guard.to_value().unwrap()).unwrap();
         assert!(guard.verdict == Some(Verdict::Verified) && !guard.is_passing());
     }
 }

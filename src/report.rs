@@ -14,7 +14,7 @@ pub fn tool() -> String {
 }
 
 /// One declared artifact and whether the commit's tree holds it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
 pub struct ArtifactStatus {
     pub path: String,
     pub present: bool,

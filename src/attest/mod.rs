@@ -14,14 +14,18 @@
 
 pub mod ssh;
 pub mod sshsig;
+pub mod statement;
 
 use anyhow::{Context, Result};
 use git2::Oid;
-use serde_json::{Value, json};
 
 use crate::config::Config;
 use crate::repo::Repo;
 use crate::report::{Approval, CheckRun};
+
+use self::statement::{
+    APPROVE_TYPE, ATTEST_TYPE, ApproveStatement, AttestStatement, AttestedCheck, BadLine, NoteLine,
+};
 
 /// The notes ref attestations and signed approvals live under.
 pub const NOTES_REF: &str = "refs/notes/closegate";
@@ -29,8 +33,6 @@ pub const NOTES_REF: &str = "refs/notes/closegate";
 pub const ATTEST_NAMESPACE: &str = "closegate-attest";
 /// `ssh-keygen -Y` namespace of approvals.
 pub const APPROVE_NAMESPACE: &str = "closegate-approve";
-const ATTEST_TYPE: &str = "closegate-attest/v1";
-const APPROVE_TYPE: &str = "closegate-approve/v1";
 
 /// Where notes and signers are read from: the trusted tip (whose tree names the allowed
 /// signers) and the notes commits to look in (the notes ref's value; on the server also the
@@ -83,62 +85,52 @@ pub struct Approvals {
     pub invalid: Vec<String>,
 }
 
-/// A note line that is not a signed entry: its kind when it names one, and why.
-struct Bad {
-    kind: Option<String>,
-    why: String,
-}
-
-/// One note line as the carrier holds it.
-struct Entry {
-    kind: String,
-    statement: String,
-    signature: String,
-    /// Who the signer expected to be in `allowed_signers` (a hint only: `verify` decides).
-    signer: Option<String>,
-}
-
 /// The note line for a signed `statement`; `signer` is the principal hint, if one was found.
 pub fn entry_line(kind: &str, statement: &str, signature: &str, signer: Option<&str>) -> String {
-    let mut line = json!({"closegate": kind, "statement": statement, "signature": signature});
-    if let Some(signer) = signer {
-        line["signer"] = json!(signer);
+    NoteLine {
+        kind: kind.to_string(),
+        signature: signature.to_string(),
+        signer: signer.map(str::to_string),
+        statement: statement.to_string(),
     }
-    line.to_string()
+    .to_line()
 }
 
 /// The attestation statement of a VERIFIED report (SPEC §20): commit, tree, configuration and
 /// contract blobs, the checks with their exit codes, the verdict and the tool version.
 pub fn attest_statement(expect: &Expect<'_>, runs: &[CheckRun], verdict: &str) -> String {
-    let checks: Vec<Value> = runs
-        .iter()
-        .map(|r| json!({"name": r.name, "command": r.command, "exit_code": r.exit_code}))
-        .collect();
-    json!({
-        "type": ATTEST_TYPE,
-        "commit": expect.commit.to_string(),
-        "tree": expect.tree.map(|t| t.to_string()),
-        "config": expect.config,
-        "contract": expect.contract,
-        "checks": checks,
-        "verdict": verdict,
-        "tool": crate::report::tool(),
-    })
-    .to_string()
+    AttestStatement {
+        checks: runs
+            .iter()
+            .map(|r| AttestedCheck {
+                command: r.command.clone(),
+                exit_code: r.exit_code.map(i64::from),
+                name: r.name.clone(),
+            })
+            .collect(),
+        commit: expect.commit.to_string(),
+        config: expect.config.map(str::to_string),
+        contract: expect.contract.map(str::to_string),
+        tool: crate::report::tool(),
+        tree: expect.tree.map(|t| t.to_string()),
+        kind: ATTEST_TYPE.to_string(),
+        verdict: verdict.to_string(),
+    }
+    .to_text()
 }
 
 /// The approval statement (SPEC §8, §20): bound to commit, configuration and contract.
 pub fn approve_statement(expect: &Expect<'_>, approval: &Approval, note: Option<&str>) -> String {
-    json!({
-        "type": APPROVE_TYPE,
-        "commit": expect.commit.to_string(),
-        "config": expect.config,
-        "contract": expect.contract,
-        "by": approval.by,
-        "at": approval.at,
-        "note": note,
-    })
-    .to_string()
+    ApproveStatement {
+        at: approval.at.clone(),
+        by: Some(approval.by.clone()),
+        commit: expect.commit.to_string(),
+        config: expect.config.map(str::to_string),
+        contract: expect.contract.map(str::to_string),
+        note: note.map(str::to_string),
+        kind: APPROVE_TYPE.to_string(),
+    }
+    .to_text()
 }
 
 /// Sign `statement` in `namespace` with `key` and append it to the note on `commit`, with the
@@ -168,7 +160,7 @@ pub fn sign_and_store(
 
 /// Every line of the notes on `commit` in the trusted notes commits (each distinct line once):
 /// a parsed entry, or why the line is not one.
-fn entries(repo: &Repo, trust: &Trust, commit: Oid) -> Result<Vec<Result<Entry, Bad>>> {
+fn entries(repo: &Repo, trust: &Trust, commit: Oid) -> Result<Vec<Result<NoteLine, BadLine>>> {
     let mut seen: Vec<String> = Vec::new();
     for notes in &trust.notes {
         let Some(bytes) = repo
@@ -184,31 +176,7 @@ fn entries(repo: &Repo, trust: &Trust, commit: Oid) -> Result<Vec<Result<Entry, 
             }
         }
     }
-    Ok(seen.iter().map(|line| parse_entry(line)).collect())
-}
-
-fn parse_entry(line: &str) -> Result<Entry, Bad> {
-    let value: Value = serde_json::from_str(line).map_err(|_| Bad {
-        kind: None,
-        why: "a note line that is not a closegate entry (not JSON)".to_string(),
-    })?;
-    let field = |name: &str| value[name].as_str().map(str::to_string);
-    match (field("closegate"), field("statement"), field("signature")) {
-        (Some(kind), Some(statement), Some(signature)) => Ok(Entry {
-            kind,
-            statement,
-            signature,
-            signer: field("signer"),
-        }),
-        (Some(kind), _, _) => Err(Bad {
-            why: format!("an unsigned or incomplete `{kind}` entry"),
-            kind: Some(kind),
-        }),
-        _ => Err(Bad {
-            kind: None,
-            why: "a note line that is not a closegate entry".to_string(),
-        }),
-    }
+    Ok(seen.iter().map(|line| NoteLine::parse(line)).collect())
 }
 
 /// The allowed-signers file the trusted configuration names, from the base tip's tree; `Err`
@@ -248,7 +216,7 @@ impl<'a> Signers<'a> {
     fn verify(
         &mut self,
         namespace: &str,
-        entry: &Entry,
+        entry: &NoteLine,
     ) -> Result<std::result::Result<String, String>> {
         if self.read.is_none() {
             self.read = Some(allowed_signers(self.repo, self.config, self.trust)?);
@@ -308,39 +276,34 @@ pub fn attested(
 
 /// Whether the signed statement attests exactly `expect` with every check passed: its runs.
 fn attest_matches(statement: &str, expect: &Expect<'_>) -> Result<Vec<CheckRun>, String> {
-    let value: Value =
-        serde_json::from_str(statement).map_err(|_| "its statement is not JSON".to_string())?;
-    if value["type"] != ATTEST_TYPE {
-        return Err(format!("its statement is not a {ATTEST_TYPE} statement"));
-    }
-    bound_to(&value, expect)?;
+    let statement = AttestStatement::parse(statement)?;
+    bound_to(
+        (&statement.commit, &statement.config, &statement.contract),
+        expect,
+    )?;
     let tree = expect.tree.map(|t| t.to_string());
-    if value["tree"].as_str() != tree.as_deref() {
-        return Err(format!("it attests tree {}", shown(&value["tree"])));
+    if statement.tree != tree {
+        return Err(format!("it attests tree {}", shown(&statement.tree)));
     }
-    if value["verdict"] != "VERIFIED" {
-        return Err(format!(
-            "it attests the verdict {}",
-            shown(&value["verdict"])
-        ));
+    if statement.verdict != "VERIFIED" {
+        return Err(format!("it attests the verdict {}", statement.verdict));
     }
-    let checks = value["checks"].as_array().cloned().unwrap_or_default();
-    if checks.is_empty() {
+    if statement.checks.is_empty() {
         return Err("it attests no check run".into());
     }
     let mut runs = Vec::new();
-    for check in checks {
-        let exit = check["exit_code"].as_i64();
-        if exit != Some(0) {
+    for check in statement.checks {
+        if check.exit_code != Some(0) {
+            let exit = check.exit_code.map(|e| e.to_string());
             return Err(format!(
                 "it attests check {} exiting {}",
-                shown(&check["name"]),
-                shown(&check["exit_code"])
+                check.name,
+                shown(&exit)
             ));
         }
         runs.push(CheckRun {
-            name: check["name"].as_str().unwrap_or_default().to_string(),
-            command: check["command"].as_str().unwrap_or_default().to_string(),
+            name: check.name,
+            command: check.command,
             exit_code: Some(0),
             timed_out: false,
             duration_ms: 0,
@@ -352,37 +315,35 @@ fn attest_matches(statement: &str, expect: &Expect<'_>) -> Result<Vec<CheckRun>,
     Ok(runs)
 }
 
-/// Whether a statement names `expect`'s commit, configuration blob and contract blob.
-fn bound_to(value: &Value, expect: &Expect<'_>) -> Result<(), String> {
-    let commit = expect.commit.to_string();
-    if value["commit"].as_str() != Some(commit.as_str()) {
-        return Err(format!(
-            "it is for commit {}, not {commit}",
-            shown(&value["commit"])
-        ));
+/// Whether a statement's (commit, configuration blob, contract blob) are `expect`'s.
+fn bound_to(
+    (commit, config, contract): (&str, &Option<String>, &Option<String>),
+    expect: &Expect<'_>,
+) -> Result<(), String> {
+    let want = expect.commit.to_string();
+    if commit != want {
+        return Err(format!("it is for commit {commit}, not {want}"));
     }
-    if value["config"].as_str() != expect.config {
+    if config.as_deref() != expect.config {
         return Err(format!(
             "it is for configuration blob {}, not {}",
-            shown(&value["config"]),
+            shown(config),
             expect.config.unwrap_or("null (the built-in defaults)")
         ));
     }
-    if value["contract"].as_str() != expect.contract {
+    if contract.as_deref() != expect.contract {
         return Err(format!(
             "it is for contract blob {}, not {}",
-            shown(&value["contract"]),
+            shown(contract),
             expect.contract.unwrap_or("null (no contract)")
         ));
     }
     Ok(())
 }
 
-fn shown(value: &Value) -> String {
-    match value {
-        Value::String(s) => s.clone(),
-        other => other.to_string(),
-    }
+/// A statement's optional field as the messages show it (`null` when none).
+fn shown(value: &Option<String>) -> &str {
+    value.as_deref().unwrap_or("null")
 }
 
 /// The signed approvals on `expect.commit` (SPEC §20): the newest valid one, and why the others
@@ -421,21 +382,20 @@ pub fn approvals(
 /// (bound to this commit, configuration and contract), or why it does not count.
 fn signed_approval(
     principal: &str,
-    entry: &Entry,
+    entry: &NoteLine,
     expect: &Expect<'_>,
 ) -> std::result::Result<Approval, String> {
-    let value: Value = serde_json::from_str(&entry.statement).unwrap_or(Value::Null);
-    let checked = if value["type"] == APPROVE_TYPE {
-        bound_to(&value, expect)
-    } else {
-        Err(format!("its statement is not a {APPROVE_TYPE} statement"))
-    };
-    if let Err(why) = checked {
-        return Err(format!("signed by {principal}, but {why}"));
-    }
+    let statement = ApproveStatement::parse(&entry.statement).and_then(|statement| {
+        bound_to(
+            (&statement.commit, &statement.config, &statement.contract),
+            expect,
+        )?;
+        Ok(statement)
+    });
+    let statement = statement.map_err(|why| format!("signed by {principal}, but {why}"))?;
     Ok(Approval {
-        by: value["by"].as_str().unwrap_or(principal).to_string(),
-        at: value["at"].as_str().unwrap_or_default().to_string(),
+        by: statement.by.unwrap_or_else(|| principal.to_string()),
+        at: statement.at,
         commit: expect.commit.to_string(),
     })
 }

@@ -92,7 +92,7 @@ pub fn run(mut args: Args) -> Result<i32> {
     if args.verify {
         return verify(&repo);
     }
-    let read = record::read(&repo.common_dir())?;
+    let read = crate::ledger::read(&repo.common_dir())?;
     for (line, reason) in &read.skipped {
         eprintln!("closegate: audit.jsonl line {line} skipped: {reason}");
     }

@@ -202,7 +202,7 @@ fn answer(shared: &Shared, request: &Request, out: &mut dyn Write) -> std::io::R
             crate::cmd::board::json_text(&recorded.rows)
         }),
         "/api/log" => api(shared, out, "application/x-ndjson", |repo| {
-            let read = crate::record::read(&repo.common_dir())?;
+            let read = crate::ledger::read(&repo.common_dir())?;
             let args = crate::cmd::log::Args::everything();
             Ok(crate::cmd::log::json_text(&crate::cmd::log::listing(
                 &read, &args,

@@ -12,7 +12,6 @@ use serde_json::Value;
 use crate::board::Row;
 use crate::cmd::log::{self, Return};
 use crate::ledger::{Event, FindingEntry, ProtectedEntry, Record};
-use crate::record;
 use crate::repo::Repo;
 use crate::report::CheckEntry;
 
@@ -77,7 +76,7 @@ pub struct Moment {
 /// Read the view of the repository `repo`.
 pub fn read(repo: &Repo) -> Result<View> {
     let recorded = crate::cmd::board::recorded(repo)?;
-    let read = record::read(&repo.common_dir())?;
+    let read = crate::ledger::read(&repo.common_dir())?;
     let forged = read.lines.iter().filter(|(_, a)| !a.counts()).count();
     let counted: Vec<&Value> = read.counted().collect();
     let by_worktree = index(&counted);

@@ -95,6 +95,18 @@ pub struct Reaped {
     pub ended: bool,
 }
 
+impl Reaped {
+    /// How a `teardown` line keeps it (`reaped`).
+    pub fn entry(&self) -> crate::ledger::ReapedEntry {
+        crate::ledger::ReapedEntry {
+            pid: self.pid,
+            command: self.command.clone(),
+            signal: self.signal.to_string(),
+            ended: self.ended,
+        }
+    }
+}
+
 /// End `procs`: SIGTERM to each, SIGKILL after `grace` to those still there.
 pub fn reap(procs: &[Proc], grace: Duration) -> Vec<Reaped> {
     let mut out: Vec<Reaped> = procs

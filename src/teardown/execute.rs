@@ -7,7 +7,6 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 use git2::Oid;
-use serde_json::json;
 
 use super::handles::{Removal, Seen};
 use super::{
@@ -17,7 +16,7 @@ use super::{
 use crate::catalog::Severity;
 use crate::finding::{Finding, Gate};
 use crate::gates::Inputs;
-use crate::ledger;
+use crate::ledger::{self, Steps};
 use crate::repo::{Repo, WorktreeInfo, safety::BranchDeletion};
 use crate::report::Report;
 
@@ -38,13 +37,13 @@ pub(super) fn run(
     let written = write_escrow(inputs, plan, branch.as_deref(), &ts, &mut done)?;
     archive(inputs, plan, &mut done)?;
     let aside = remove::aside_path(&plan.worktree, &handles::token());
-    let mut fields = removal_fields(req, plan, admission, &report, &aside, status_file);
-    escrow_fields(&mut fields, &written, overrides);
+    let mut steps = removal_steps(req, plan, admission, &report, &aside, status_file);
+    escrow_steps(&mut steps, &written, overrides);
     failpoint::step("record");
-    ledger::record_teardown_at(&common, &report, claimed(&report), true, fields, ts)?;
+    ledger::record_teardown_at(&common, &report, claimed(&report), true, steps, ts)?;
     if let Err(err) = remove::move_aside(&plan.worktree, &aside) {
-        let fields = json!({"incomplete": true, "error": format!("{err:#}")});
-        ledger::record_teardown(&common, &report, claimed(&report), false, fields)?;
+        let steps = Steps::failed(format!("{err:#}"), None);
+        ledger::record_teardown(&common, &report, claimed(&report), false, steps)?;
         return Err(err.context("nothing was removed"));
     }
     let info = aside_info(&plan.worktree, &plan.admin);
@@ -66,9 +65,8 @@ pub(super) fn run(
         Err(err) => {
             // Nothing was removed: put the worktree back before reporting the error.
             let back = handles::rename_noreplace(&aside, &plan.worktree);
-            let fields = json!({"incomplete": true, "moved_back": back.is_ok(),
-                                "error": format!("{err:#}")});
-            ledger::record_teardown(&common, &report, claimed(&report), false, fields)?;
+            let steps = Steps::failed(format!("{err:#}"), Some(back.is_ok()));
+            ledger::record_teardown(&common, &report, claimed(&report), false, steps)?;
             return Err(err.context("nothing was removed"));
         }
     };
@@ -100,13 +98,13 @@ fn probe_forced(
     Ok(probe)
 }
 
-/// The record's escrow fields: the ref, its commit, what `--force` and `--reap` did.
-fn escrow_fields(fields: &mut serde_json::Value, written: &escrow::Written, o: &Overrides) {
-    fields["escrow"] = json!(written.refname);
-    fields["escrow_commit"] = json!(written.commit.to_string());
-    fields["escrow_ms"] = json!(written.ms);
-    fields["forced"] = json!(o.forced.iter().map(|c| c.as_str()).collect::<Vec<_>>());
-    fields["reaped"] = json!(o.reaped);
+/// The record's escrow steps: the ref, its commit, what `--force` and `--reap` did.
+fn escrow_steps(steps: &mut Steps, written: &escrow::Written, o: &Overrides) {
+    steps.escrow = Some(written.refname.clone());
+    steps.escrow_commit = Some(written.commit.to_string());
+    steps.escrow_ms = Some(written.ms);
+    steps.forced = Some(o.forced.iter().map(|c| c.as_str().to_string()).collect());
+    steps.reaped = Some(o.reaped.iter().map(super::busy::Reaped::entry).collect());
 }
 
 /// The escrow (SPEC §24), written before anything is archived, recorded or moved: a kill before
@@ -214,30 +212,34 @@ fn archive(inputs: &Inputs, plan: &Plan, done: &mut Done) -> Result<()> {
     Ok(())
 }
 
-/// The fields of the `teardown` record written before anything is moved.
-fn removal_fields(
+/// The steps of the `teardown` record written before anything is moved.
+fn removal_steps(
     req: &Request,
     plan: &Plan,
     admission: Admission,
     report: &Report,
     aside: &Path,
     status_file: &str,
-) -> serde_json::Value {
+) -> Steps {
     let (branch, branch_tip) = match &plan.branch {
         Branch::Delete { name, at } => (Some(name.clone()), Some(at.to_string())),
         Branch::Keep { .. } => (None, None),
     };
-    json!({
-        "admission": admission.as_str(),
-        "allow_unverified": req.allow_unverified,
-        "archive": plan.archive.as_ref().map(|p| p.display().to_string()),
-        "artifacts": report.artifacts,
-        "aside": aside.display().to_string(),
-        "status_file": status_file,
-        "deleted": {"worktree": plan.worktree.display().to_string(),
-                    "admin": plan.admin.display().to_string(),
-                    "branch": branch, "branch_tip": branch_tip},
-    })
+    Steps {
+        admission: Some(Some(admission.as_str().to_string())),
+        allow_unverified: Some(req.allow_unverified),
+        archive: Some(plan.archive.as_ref().map(|p| p.display().to_string())),
+        artifacts: Some(report.artifacts.clone()),
+        aside: Some(aside.display().to_string()),
+        status_file: Some(status_file.to_string()),
+        deleted: Some(Some(ledger::Deleted {
+            worktree: Some(plan.worktree.display().to_string()),
+            admin: plan.admin.display().to_string(),
+            branch: Some(branch),
+            branch_tip: Some(branch_tip),
+        })),
+        ..Steps::default()
+    }
 }
 
 /// The worktree as seen through its administrative directory, for the probes on its aside.
@@ -349,9 +351,14 @@ fn put_back(
     full.add_gate(Gate::Teardown, findings);
     full.finish();
     let back = handles::rename_noreplace(aside, &plan.worktree);
-    let fields = json!({"admission": null, "aside": aside.display().to_string(),
-                        "moved_back": back.is_ok(), "deleted": null});
-    ledger::record_teardown(common, &full, claimed(&full), false, fields)?;
+    let steps = Steps {
+        admission: Some(None),
+        aside: Some(aside.display().to_string()),
+        moved_back: Some(back.is_ok()),
+        deleted: Some(None),
+        ..Steps::default()
+    };
+    ledger::record_teardown(common, &full, claimed(&full), false, steps)?;
     done.report = Some(full);
     done.exit = 1;
     match back {
@@ -389,8 +396,11 @@ fn delete_branch(common: &Path, branch: &Branch, done: &mut Done, report: &Repor
             let now = now.map_or("nowhere (deleted)".into(), |id| id.to_string());
             let why = format!("it moved from the verified {at} to {now}, so it was not deleted");
             done.step(Verb::Kept, format!("branch {name}: {why}"));
-            let fields = json!({"branch_kept": why});
-            ledger::record_teardown(common, report, claimed(report), true, fields)?;
+            let steps = Steps {
+                branch_kept: Some(why),
+                ..Steps::default()
+            };
+            ledger::record_teardown(common, report, claimed(report), true, steps)?;
         }
     }
     Ok(())

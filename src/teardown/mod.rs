@@ -18,7 +18,6 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
 use git2::Oid;
-use serde_json::json;
 
 use crate::catalog::{Code, Severity};
 use crate::doc::State;
@@ -240,7 +239,11 @@ fn refuse_main(req: &Request, repo: &Repo, info: &WorktreeInfo) -> Result<Done> 
     report.finish();
     if !req.dry_run {
         let common = repo.common_dir();
-        ledger::record_teardown(&common, &report, None, false, json!({"deleted": null}))?;
+        let steps = ledger::Steps {
+            deleted: Some(None),
+            ..ledger::Steps::default()
+        };
+        ledger::record_teardown(&common, &report, None, false, steps)?;
     }
     let mut done = Done {
         dry_run: req.dry_run,
@@ -431,13 +434,18 @@ fn reap(
         ..Done::default()
     };
     if !req.dry_run {
-        let fields = json!({"admission": null, "reaped": reaped, "deleted": null});
+        let steps = ledger::Steps {
+            admission: Some(None),
+            reaped: Some(reaped.iter().map(busy::Reaped::entry).collect()),
+            deleted: Some(None),
+            ..ledger::Steps::default()
+        };
         ledger::record_teardown(
             &inputs.repo.common_dir(),
             &full,
             claimed(&full),
             false,
-            fields,
+            steps,
         )?;
     }
     refused.step(
@@ -460,10 +468,15 @@ fn refuse(
     mut done: Done,
 ) -> Result<Done> {
     if !req.dry_run {
-        let fields = json!({"admission": null, "allow_unverified": req.allow_unverified,
-                            "artifacts": full.artifacts, "deleted": null});
+        let steps = ledger::Steps {
+            admission: Some(None),
+            allow_unverified: Some(req.allow_unverified),
+            artifacts: Some(full.artifacts.clone()),
+            deleted: Some(None),
+            ..ledger::Steps::default()
+        };
         let common = inputs.repo.common_dir();
-        ledger::record_teardown(&common, &full, claimed(&full), false, fields)?;
+        ledger::record_teardown(&common, &full, claimed(&full), false, steps)?;
     }
     done.step(
         Verb::Kept,
@@ -610,8 +623,8 @@ pub(crate) fn finish_left(
     for (path, why) in &left {
         done.step(Verb::Left, format!("{} ({why})", path.display()));
     }
-    let fields = json!({"incomplete": true, "left": paths});
-    ledger::record_teardown(common, report, claimed(report), false, fields)?;
+    let steps = ledger::Steps::left(paths);
+    ledger::record_teardown(common, report, claimed(report), false, steps)?;
     done.error = Some(format!(
         "the removal stopped midway: {} path(s) were left in place (listed above): they could not \
          be removed, or they appeared or changed after the last probe and closegate never deletes \

@@ -12,13 +12,12 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
 use git2::Oid;
-use serde_json::json;
 
 use super::execute::{aside_info, probe_aside};
 use super::handles::{Left, Removal, Seen};
 use super::{Done, Request, Verb, finish_left, remove, safety};
 use crate::finding::{Gate, Verdict};
-use crate::ledger::{self, Record};
+use crate::ledger::{self, Record, Steps};
 use crate::record;
 use crate::repo::{Repo, WorktreeInfo};
 use crate::report::Report;
@@ -176,8 +175,8 @@ fn recorded(target: &Path, aside: &Path) -> Result<Option<(Repo, Record)>> {
     // step 2), so an unsigned line cannot send a resume at a planted aside.
     let records = record::read_authentic(&repo.common_dir())?;
     let prior = records.iter().rev().filter_map(Record::read).find(|r| {
-        r.removal().is_some()
-            && r.step("aside") == Some(want_aside.as_str())
+        r.removal()
+            .is_some_and(|t| t.steps.aside.as_deref() == Some(want_aside.as_str()))
             && r.worktree.as_deref() == Some(want_wt.as_str())
     });
     Ok(prior.map(|p| (repo, p)))
@@ -239,8 +238,8 @@ fn resume(
         }
     };
     if left.is_empty() {
-        let fields = json!({"resumed": true, "aside": aside.display().to_string()});
-        ledger::record_teardown(&common, &report, prior.claimed.as_deref(), true, fields)?;
+        let steps = Steps::resumed(aside.display().to_string());
+        ledger::record_teardown(&common, &report, prior.claimed.as_deref(), true, steps)?;
         done.step(Verb::Removed, what);
     }
     finish_left(&common, &report, left, target, done)
@@ -274,13 +273,10 @@ fn forced_findings(
     prior: &Record,
     findings: Vec<crate::finding::Finding>,
 ) -> Result<Vec<crate::finding::Finding>> {
-    let steps = prior.removal().map(|t| &t.steps);
-    let forced = steps
-        .and_then(|s| s.get("forced"))
-        .and_then(|f| f.as_array())
-        .is_some_and(|f| !f.is_empty());
-    let escrow = prior
-        .step("escrow_commit")
+    let steps = prior.removal().map(|t| &*t.steps);
+    let forced = steps.is_some_and(Steps::was_forced);
+    let escrow = steps
+        .and_then(|s| s.escrow_commit.as_deref())
         .and_then(|c| Oid::from_str(c).ok());
     let mut findings = match escrow.filter(|_| forced) {
         Some(escrow) => super::escrow::uncovered(ctx, escrow, None, findings)?,
@@ -334,7 +330,8 @@ fn probe_ctx<'a>(
     report: &Report,
 ) -> ProbeCtx<'a> {
     let status_file = prior
-        .step("status_file")
+        .steps()
+        .and_then(|s| s.status_file.as_deref())
         .unwrap_or(crate::config::DEFAULT_STATUS_FILE);
     ProbeCtx {
         repo,
@@ -357,7 +354,10 @@ fn probe_again(
     done: &mut Done,
 ) -> Result<Result<Left, Vec<crate::finding::Finding>>> {
     let ctx = probe_ctx(repo, prior, target, aside, admin, report);
-    let archive = prior.step("archive").map(PathBuf::from);
+    let archive = prior
+        .steps()
+        .and_then(|s| s.archive.clone().flatten())
+        .map(PathBuf::from);
     let mut probe = probe_aside(&ctx.ctx(), archive.as_deref(), done)?;
     probe.findings = forced_findings(&ctx.ctx(), prior, std::mem::take(&mut probe.findings))?;
     if probe.findings.is_empty() {
@@ -381,8 +381,8 @@ fn refused(
     report.add_gate(Gate::Teardown, findings);
     report.finish();
     if !req.dry_run {
-        let fields = json!({"resumed": true, "aside": aside.display().to_string()});
-        ledger::record_teardown(common, &report, prior.claimed.as_deref(), false, fields)?;
+        let steps = Steps::resumed(aside.display().to_string());
+        ledger::record_teardown(common, &report, prior.claimed.as_deref(), false, steps)?;
     }
     done.step(
         Verb::Kept,
@@ -419,7 +419,7 @@ fn prune(req: &Request, repo: &Repo, info: &WorktreeInfo, prior: Option<Record>)
         report.add_gate(Gate::Teardown, findings);
         report.finish();
         if !req.dry_run {
-            ledger::record_teardown(&common, &report, None, false, json!({"pruned": false}))?;
+            ledger::record_teardown(&common, &report, None, false, Steps::pruned(None))?;
         }
         done.step(
             Verb::Kept,
@@ -443,10 +443,9 @@ fn prune(req: &Request, repo: &Repo, info: &WorktreeInfo, prior: Option<Record>)
         done.step(Verb::WouldRemove, what);
         return Ok(done);
     }
-    let fields =
-        json!({"pruned": true, "deleted": {"admin": info.admin_dir.display().to_string()}});
+    let steps = Steps::pruned(Some(info.admin_dir.display().to_string()));
     let claimed = prior.as_ref().and_then(|p| p.claimed.as_deref());
-    ledger::record_teardown(&common, &report, claimed, true, fields)?;
+    ledger::record_teardown(&common, &report, claimed, true, steps)?;
     let left = remove_registration(info);
     if left.is_empty() {
         done.step(Verb::Removed, what);

@@ -11,6 +11,7 @@ mod cli;
 mod close;
 mod config;
 mod contract;
+mod contracts;
 mod demo;
 mod doc;
 mod escrow;
