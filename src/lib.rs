@@ -32,6 +32,7 @@ pub mod restore;
 pub mod sandbox;
 pub mod serve;
 pub mod shell;
+pub mod stats;
 pub mod sweep;
 pub mod teardown;
 pub mod term;
