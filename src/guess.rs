@@ -13,7 +13,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::render::shell_word;
+use crate::shell::shell_word;
 
 /// One guessed `[[checks]]` entry.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -46,6 +46,8 @@ pub mod doc;
 #[forbid(unsafe_code)]
 pub mod finding;
 #[forbid(unsafe_code)]
+pub mod fsutil;
+#[forbid(unsafe_code)]
 pub mod gates;
 #[forbid(unsafe_code)]
 pub mod globs;
@@ -83,6 +85,10 @@ pub mod restore;
 pub mod sandbox;
 #[forbid(unsafe_code)]
 pub mod serve;
+#[forbid(unsafe_code)]
+pub mod shell;
+#[forbid(unsafe_code)]
+pub mod stats;
 #[forbid(unsafe_code)]
 pub mod sweep;
 pub mod sys;

@@ -73,7 +73,7 @@ pub fn start(path: &Path) -> Start {
 /// A line's `timestamp` (RFC 3339, as both harnesses write it).
 fn timestamp(value: &Value) -> Option<SystemTime> {
     let text = value["timestamp"].as_str()?;
-    let secs = u64::try_from(crate::cmd::log::instant(text)?).ok()?;
+    let secs = u64::try_from(crate::stats::instant(text)?).ok()?;
     Some(SystemTime::UNIX_EPOCH + std::time::Duration::from_secs(secs))
 }
 

@@ -6,7 +6,10 @@
 
 pub mod fresh;
 pub mod radar;
+mod recorded;
 pub mod tree;
+
+pub use recorded::{Recorded, conflict_pairs, recorded, recorded_under};
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};

@@ -627,7 +627,7 @@ fn install(target: Target, scope: Scope, mode: Option<Mode>) -> Result<i32> {
         None if add => writeln!(out, "already installed in {name}")?,
         None => writeln!(out, "no closegate entries in {name}")?,
         Some(text) => {
-            crate::cmd::close::write_atomic(&path, text.as_bytes())?;
+            crate::fsutil::write_atomic(&path, text.as_bytes())?;
             let verb = if add {
                 "installed the Stop and SubagentStop hooks in"
             } else {

@@ -5,7 +5,7 @@ use std::io::Write;
 use anyhow::{Context, Result};
 use git2::Oid;
 
-use crate::board::{self, Ledger, Row, fresh};
+use crate::board::{self, Recorded, Row, fresh};
 use crate::inputs;
 use crate::render;
 use crate::repo::Repo;
@@ -53,7 +53,7 @@ pub fn run(args: Args, color: bool) -> Result<i32> {
         base,
         status_file,
         ..
-    } = recorded_under(&repo, &trusted)?;
+    } = board::recorded_under(&repo, &trusted)?;
     for why in rows.iter().filter_map(|r| r.unreadable.as_deref()) {
         eprintln!("closegate: board: {}", render::escape(why));
     }
@@ -73,7 +73,7 @@ pub fn run(args: Args, color: bool) -> Result<i32> {
         crate::term::human()
     };
     if args.json {
-        stdout.write_all(&json_text(&rows)?)?;
+        stdout.write_all(&render::board::json_text(&rows)?)?;
     } else {
         render::board::human(&rows, color, &mut stdout)?;
     }
@@ -83,7 +83,7 @@ pub fn run(args: Args, color: bool) -> Result<i32> {
 /// `--conflicts` (SPEC §22): the pairs of live agent branches that conflict with each other.
 fn conflicts(repo: &Repo, rows: &[Row], config: &crate::config::Config, json: bool) -> Result<i32> {
     use std::io::Write;
-    let pairs = conflict_pairs(repo, rows, config);
+    let pairs = board::conflict_pairs(repo, rows, config);
     if json {
         let mut out = crate::term::stdout();
         let value = serde_json::json!({"schema": 1, "conflicts": pairs});
@@ -104,64 +104,6 @@ fn conflicts(repo: &Repo, rows: &[Row], config: &crate::config::Config, json: bo
         )?;
     }
     Ok(0)
-}
-
-/// The pairs of live agent branches (not the main worktree's, not merged) that conflict with
-/// each other, with the paths: what `board --conflicts` lists and `serve`'s radar draws.
-pub fn conflict_pairs(
-    repo: &Repo,
-    rows: &[Row],
-    config: &crate::config::Config,
-) -> Vec<board::radar::Pair> {
-    let live: Vec<(String, Oid)> = rows
-        .iter()
-        .filter(|r| !r.main && !r.merged)
-        .filter_map(|r| Some((r.branch.clone()?, r.head?)))
-        .filter(|(b, _)| config.is_agent_branch(b))
-        .collect();
-    board::radar::conflicts(repo, &live, &config.status_file)
-}
-
-/// The board from the record, before `--check` or `--tree` add to it: what `board` and
-/// `board --json` show, and what `serve`'s page and `/api/board` show (one computation for
-/// both, SPEC §25).
-pub struct Recorded {
-    pub rows: Vec<Row>,
-    /// The base tip.
-    pub base: Option<Oid>,
-    /// The status document's name, from the base tip's configuration.
-    pub status_file: String,
-    /// The base tip's configuration (the agent branches, for the conflict radar).
-    pub config: crate::config::Config,
-}
-
-/// Every worktree's row from git and the audit log (authenticated records only, where a key
-/// exists), under the base tip's configuration.
-pub fn recorded(repo: &Repo) -> Result<Recorded> {
-    let trusted = inputs::trusted_config(repo, None, None)?;
-    recorded_under(repo, &trusted)
-}
-
-/// [`recorded`] with the trusted configuration already read: verdicts count only when made
-/// under the base tip's configuration blob (SPEC §9).
-fn recorded_under(repo: &Repo, trusted: &inputs::Trusted) -> Result<Recorded> {
-    let status_file = trusted.config.status_file.clone();
-    let ledger = Ledger::read_under(&repo.common_dir(), trusted.config_blob.as_deref())?;
-    let base = trusted.base.as_ref().map(|(_, id)| *id);
-    let rows = board::rows(repo, &status_file, &ledger, base);
-    Ok(Recorded {
-        rows,
-        base,
-        status_file,
-        config: trusted.config.clone(),
-    })
-}
-
-/// `board --json`'s output for these rows, byte for byte.
-pub fn json_text(rows: &[Row]) -> Result<Vec<u8>> {
-    let mut out = Vec::new();
-    render::board::json(rows, &mut out)?;
-    Ok(out)
 }
 
 /// `--tree`: each row's working-tree state, from all worktrees scanned in parallel; `false` when

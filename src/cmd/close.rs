@@ -147,7 +147,7 @@ fn write(args: &Args, color: bool, closed: &mut Closed) -> Result<i32> {
         return Ok(code);
     }
     let mut out = crate::term::human();
-    write_atomic(&path, text.as_bytes())?;
+    crate::fsutil::write_atomic(&path, text.as_bytes())?;
     closed.written = true;
     writeln!(
         out,
@@ -476,34 +476,6 @@ fn prose(key: &str, text: &str) -> String {
 /// Text for one sub-bullet: line breaks folded into spaces.
 fn one_line(text: &str) -> String {
     text.split_whitespace().collect::<Vec<_>>().join(" ")
-}
-
-/// Write `bytes` to `path` through a temporary file in the same directory and a rename.
-pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
-    let dir = path.parent().unwrap_or(Path::new("."));
-    std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
-    let mut tmp = tempfile::NamedTempFile::new_in(dir)
-        .with_context(|| format!("cannot write in {}", dir.display()))?;
-    tmp.write_all(bytes)
-        .with_context(|| format!("cannot write {}", path.display()))?;
-    // The file keeps its permissions; a new one gets the usual 0644 (less the umask is not
-    // applied by tempfile, whose files are 0600).
-    let permissions = match std::fs::metadata(path) {
-        Ok(meta) => meta.permissions(),
-        Err(_) => {
-            use std::os::unix::fs::PermissionsExt;
-            std::fs::Permissions::from_mode(0o644)
-        }
-    };
-    tmp.as_file()
-        .set_permissions(permissions)
-        .with_context(|| format!("cannot write {}", path.display()))?;
-    tmp.as_file()
-        .sync_all()
-        .with_context(|| format!("cannot write {}", path.display()))?;
-    tmp.persist(path)
-        .with_context(|| format!("cannot write {}", path.display()))?;
-    Ok(())
 }
 
 /// Commit the status document alone on top of the work commit (`restack`: HEAD is already a

@@ -59,7 +59,7 @@ pub fn run(args: Args) -> Result<i32> {
         );
         return Ok(1);
     }
-    crate::cmd::close::write_atomic(&path, text.as_bytes())?;
+    crate::fsutil::write_atomic(&path, text.as_bytes())?;
     let mut out = crate::term::human();
     writeln!(out, "wrote {}", path.display())?;
     let mut code = 0;

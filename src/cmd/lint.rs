@@ -46,7 +46,7 @@ pub fn run(args: Args, color: bool) -> anyhow::Result<i32> {
         if let Some((fixed, changes)) = text
             && !changes.is_empty()
         {
-            crate::cmd::close::write_atomic(&args.file, fixed.as_bytes())?;
+            crate::fsutil::write_atomic(&args.file, fixed.as_bytes())?;
             bytes = fixed.into_bytes();
             fixes = changes;
         }

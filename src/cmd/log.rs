@@ -1,32 +1,19 @@
 //! `closegate log`: list audit records, verify their chain, or print verdict statistics (SPEC §6).
 //!
-//! The false-green rate (SPEC §6): a *return* is one distinct (slug, claimed commit) — the commit
-//! as the close line wrote it, even when it names no commit — among the `check` records whose
-//! `claimed` state is `close-ok` or `stop-2-ready` and the `guard` records whose claimed token is
-//! `VERIFIED` and whose gate ran (a verdict was recorded). Each return is judged by its first
-//! record (what closegate answered when the agent returned; later re-checks, approvals and
-//! teardowns do not rewrite it): a false green when that verdict is FAIL or UNVERIFIED; a
-//! PENDING_REVIEW return awaits a human and is counted apart. The rate is false greens over all
-//! returns, overall and per slug prefix (the slug up to its first `-`). Only records that count
-//! are read: authenticated ones when a record key exists, and only those made with the base
-//! tip's configuration and the configured base (a `--config` or `--base` run judges nothing).
+//! The rules (which records a listing keeps, what a return is, the false-green rate) live in
+//! `stats`; this file maps the flags to a `stats::Filter` and words the result.
 
-use std::collections::BTreeMap;
 use std::io::Write;
 
 use anyhow::{Result, anyhow, bail};
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use crate::finding::Verdict;
-use crate::ledger::{Event, Record};
+use crate::ledger::Record;
 use crate::record::{self, Auth, key};
 use crate::render::escape;
 use crate::repo::Repo;
-
-/// The events a record can carry (SPEC §6).
-const EVENTS: [&str; 8] = [
-    "check", "teardown", "approve", "reject", "guard", "signal", "hook", "land",
-];
+use crate::stats::{self, EVENTS, Filter, instant};
 
 /// List the audit records, verify their chain, or print verdict statistics with the false-green rate
 ///
@@ -103,8 +90,9 @@ pub fn run(mut args: Args) -> Result<i32> {
     };
     if args.stats {
         let forged = read.lines.iter().filter(|(_, a)| !a.counts()).count();
-        let records: Vec<&Value> = read.counted().filter(|r| keep(&args, r)).collect();
-        let stats = stats(&records, read.skipped.len(), forged);
+        let filter = args.filter();
+        let records: Vec<&Value> = read.counted().filter(|r| filter.keeps(r)).collect();
+        let stats = stats::stats(&records, read.skipped.len(), forged);
         if args.json {
             writeln!(out, "{stats}")?;
         } else {
@@ -112,7 +100,7 @@ pub fn run(mut args: Args) -> Result<i32> {
         }
         return Ok(0);
     }
-    let kept = listing(&read, &args);
+    let kept = stats::listing(&read, &args.filter());
     let kept = &kept[..];
     if args.json {
         for (_, (number, auth)) in kept {
@@ -120,7 +108,7 @@ pub fn run(mut args: Args) -> Result<i32> {
                 eprintln!("closegate: audit.jsonl line {number} is forged: {why}");
             }
         }
-        out.write_all(&json_text(kept))?;
+        out.write_all(&stats::json_text(kept))?;
     } else {
         let rows: Vec<(Vec<String>, String)> = kept
             .iter()
@@ -131,47 +119,15 @@ pub fn run(mut args: Args) -> Result<i32> {
     Ok(0)
 }
 
-/// A listed record and its line number and authentication.
-pub type Listed<'a> = (&'a Value, &'a (usize, Auth));
-
-/// The records `args` keeps (filters, then `--limit`), in log order, forged ones included (they
-/// are listed, marked).
-pub fn listing<'a>(read: &'a record::ReadResult, args: &Args) -> Vec<Listed<'a>> {
-    let kept: Vec<Listed<'a>> = read
-        .records
-        .iter()
-        .zip(&read.lines)
-        .filter(|(record, _)| keep(args, record))
-        .collect();
-    let from = args
-        .limit
-        .map_or(0, |limit| kept.len().saturating_sub(limit));
-    kept[from..].to_vec()
-}
-
-/// `log --json`'s output: each listed record's line as stored, one per line. `serve`'s
-/// `/api/log` answers with exactly this (SPEC §25).
-pub fn json_text(kept: &[Listed<'_>]) -> Vec<u8> {
-    let mut out = Vec::new();
-    for (record, _) in kept {
-        // Writing to a Vec cannot fail.
-        let _ = writeln!(out, "{record}");
-    }
-    out
-}
-
 impl Args {
-    /// No filter, no limit: every record, as `closegate log --json` lists them.
-    pub fn everything() -> Args {
-        Args {
-            slug: None,
-            verdict: None,
-            limit: None,
-            since: None,
-            event: None,
-            json: true,
-            stats: false,
-            verify: false,
+    /// The filters as `stats` reads them.
+    fn filter(&self) -> Filter {
+        Filter {
+            slug: self.slug.clone(),
+            verdict: self.verdict.clone(),
+            limit: self.limit,
+            since: self.since,
+            event: self.event.clone(),
         }
     }
 }
@@ -214,80 +170,6 @@ fn parse_since(text: &str) -> std::result::Result<i64, String> {
     })
 }
 
-/// Seconds since the epoch of an ISO 8601 date (`YYYY-MM-DD`, midnight UTC) or date-time
-/// (`YYYY-MM-DDTHH:MM[:SS[.fraction]]` then `Z`, `±HH:MM` or nothing for UTC; a space may stand
-/// for the `T`). `None` for anything else, an impossible date included.
-pub fn instant(text: &str) -> Option<i64> {
-    let num = |s: &str| -> Option<i64> {
-        (!s.is_empty() && s.bytes().all(|b| b.is_ascii_digit())).then(|| s.parse().ok())?
-    };
-    let b = text.as_bytes();
-    if b.len() < 10 || b[4] != b'-' || b[7] != b'-' {
-        return None;
-    }
-    let (year, month, day) = (num(&text[..4])?, num(&text[5..7])?, num(&text[8..10])?);
-    let leap = (year % 4 == 0 && year % 100 != 0) || year % 400 == 0;
-    let days_in = [
-        31,
-        if leap { 29 } else { 28 },
-        31,
-        30,
-        31,
-        30,
-        31,
-        31,
-        30,
-        31,
-        30,
-        31,
-    ];
-    if !(1..=12).contains(&month) || day < 1 || day > days_in[month as usize - 1] {
-        return None;
-    }
-    let mut secs = days_from_civil(year, month, day) * 86_400;
-    let rest = &text[10..];
-    if rest.is_empty() {
-        return Some(secs);
-    }
-    let rest = rest.strip_prefix(['T', 't', ' '])?;
-    let zone_at = rest.find(['Z', 'z', '+', '-']).unwrap_or(rest.len());
-    let (clock, zone) = rest.split_at(zone_at);
-    let clock = clock.split('.').next()?; // a fraction of a second changes nothing here
-    let parts: Vec<&str> = clock.split(':').collect();
-    if !(2..=3).contains(&parts.len()) || parts.iter().any(|p| p.len() != 2) {
-        return None;
-    }
-    let (h, m) = (num(parts[0])?, num(parts[1])?);
-    let s = parts.get(2).map_or(Some(0), |p| num(p))?;
-    if h > 23 || m > 59 || s > 60 {
-        return None;
-    }
-    secs += h * 3600 + m * 60 + s;
-    let offset = match zone {
-        "" | "Z" | "z" => 0,
-        _ => {
-            let sign = if zone.starts_with('-') { -1 } else { 1 };
-            let (oh, om) = zone[1..].split_once(':')?;
-            if oh.len() != 2 || om.len() != 2 {
-                return None;
-            }
-            sign * (num(oh)? * 3600 + num(om)? * 60)
-        }
-    };
-    Some(secs - offset)
-}
-
-/// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's algorithm).
-fn days_from_civil(year: i64, month: i64, day: i64) -> i64 {
-    let y = if month <= 2 { year - 1 } else { year };
-    let era = y.div_euclid(400);
-    let yoe = y - era * 400;
-    let mp = (month + 9) % 12;
-    let doy = (153 * mp + 2) / 5 + day - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    era * 146_097 + doe - 719_468
-}
-
 /// `log --verify`: every line's mac and chain under the record key; exit 1 at any break.
 fn verify(repo: &Repo) -> Result<i32> {
     let Some(key) = key::load()? else {
@@ -324,17 +206,6 @@ fn verify(repo: &Repo) -> Result<i32> {
         verification.lines
     )?;
     Ok(1)
-}
-
-fn keep(args: &Args, r: &Value) -> bool {
-    let is = |key: &str, want: &Option<String>| want.as_ref().is_none_or(|w| r[key] == w.as_str());
-    let since = args.since.is_none_or(|since| {
-        r["ts"]
-            .as_str()
-            .and_then(instant)
-            .is_some_and(|ts| ts >= since)
-    });
-    is("slug", &args.slug) && is("verdict", &args.verdict) && is("event", &args.event) && since
 }
 
 /// `ts event verdict slug commit branch codes`, `-` for what a record lacks, then the markers:
@@ -375,130 +246,6 @@ fn human_row(r: &Value, auth: Auth) -> (Vec<String>, String) {
         line.push_str(&format!(" untrusted ({why})"));
     }
     (cells, line)
-}
-
-/// Whether a record is an agent's return claimed done (SPEC §6), and the (slug, claimed commit)
-/// that makes it one return. The claimed commit is the close line's text; a record without a
-/// close line falls back to the commit it judged.
-fn return_key(r: &Value) -> Option<(String, String)> {
-    let r = Record::read(r)?;
-    let claimed = r.claimed.as_deref().unwrap_or_default();
-    let done = match r.event {
-        Event::Check(_) => matches!(claimed, "close-ok" | "stop-2-ready"),
-        // A guard run without `--worktree` judged only the token: no verdict, no return.
-        Event::Guard(_) => {
-            r.verdict.is_some()
-                && claimed
-                    .split(|c: char| !c.is_ascii_alphabetic() && c != '_')
-                    .any(|w| w == "VERIFIED")
-        }
-        _ => false,
-    };
-    if !done || !r.is_trusted() {
-        return None;
-    }
-    let commit = r.claimed_commit.or(r.commit).unwrap_or_default();
-    Some((r.slug.unwrap_or_default(), commit))
-}
-
-/// One return (SPEC §6), judged by its first record.
-pub struct Return {
-    pub slug: String,
-    /// The `ts` of its first record.
-    pub ts: String,
-    /// The first record's verdict.
-    pub verdict: Option<Verdict>,
-}
-
-impl Return {
-    /// A false green: the agent claimed done and closegate found FAIL or UNVERIFIED.
-    pub fn is_false_green(&self) -> bool {
-        matches!(self.verdict, Some(Verdict::Fail | Verdict::Unverified))
-    }
-}
-
-/// The returns among `records` (those that count, in log order), each judged by its first
-/// record, ordered by (slug, claimed commit): what `--stats` and `serve`'s charts count.
-pub fn returns(records: &[&Value]) -> Vec<Return> {
-    let mut first: BTreeMap<(String, String), Return> = BTreeMap::new();
-    for r in records {
-        if let Some(key) = return_key(r) {
-            first.entry(key.clone()).or_insert_with(|| Return {
-                slug: key.0,
-                ts: r["ts"].as_str().unwrap_or_default().to_string(),
-                verdict: Record::read(r).and_then(|r| r.verdict),
-            });
-        }
-    }
-    first.into_values().collect()
-}
-
-/// The slug up to its first `-`; `-` for a record without a slug.
-pub fn prefix(slug: &str) -> &str {
-    match slug.split('-').next() {
-        Some(p) if !p.is_empty() => p,
-        _ => "-",
-    }
-}
-
-#[derive(Default)]
-struct Rate {
-    returns: u64,
-    false_green: u64,
-    pending_review: u64,
-}
-
-impl Rate {
-    fn add(&mut self, verdict: Option<Verdict>) {
-        self.returns += 1;
-        match verdict {
-            Some(Verdict::Fail | Verdict::Unverified) => self.false_green += 1,
-            Some(Verdict::PendingReview) => self.pending_review += 1,
-            _ => {}
-        }
-    }
-
-    fn json(&self) -> Value {
-        let rate = (self.returns > 0).then(|| self.false_green as f64 / self.returns as f64);
-        json!({
-            "returns": self.returns,
-            "false_green": self.false_green,
-            "pending_review": self.pending_review,
-            "rate": rate,
-        })
-    }
-}
-
-pub fn stats(records: &[&Value], skipped: usize, forged: usize) -> Value {
-    let mut verdicts: BTreeMap<String, u64> = BTreeMap::new();
-    let mut events: BTreeMap<String, u64> = BTreeMap::new();
-    for r in records {
-        let verdict = r["verdict"].as_str().unwrap_or("none").to_string();
-        *verdicts.entry(verdict).or_default() += 1;
-        *events
-            .entry(r["event"].as_str().unwrap_or("none").to_string())
-            .or_default() += 1;
-    }
-    let mut overall = Rate::default();
-    let mut by_prefix: BTreeMap<String, Rate> = BTreeMap::new();
-    for ret in returns(records) {
-        overall.add(ret.verdict);
-        by_prefix
-            .entry(prefix(&ret.slug).to_string())
-            .or_default()
-            .add(ret.verdict);
-    }
-    let by_prefix: BTreeMap<&String, Value> =
-        by_prefix.iter().map(|(k, v)| (k, v.json())).collect();
-    json!({
-        "records": records.len(),
-        "skipped_lines": skipped,
-        "forged_lines": forged,
-        "verdicts": verdicts,
-        "events": events,
-        "false_green": overall.json(),
-        "false_green_by_prefix": by_prefix,
-    })
 }
 
 fn write_stats(stats: &Value, out: &mut dyn Write) -> std::io::Result<()> {

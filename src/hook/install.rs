@@ -4,7 +4,6 @@
 //! never runs a half-written hook.
 
 use std::fs;
-use std::io::Write;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
@@ -189,20 +188,8 @@ fn is_executable(path: &Path) -> bool {
     fs::metadata(path).is_ok_and(|m| m.permissions().mode() & 0o111 == 0o111)
 }
 
-/// Write `text` to a temporary file beside `hook`, make it executable, rename it into place.
+/// Write `text` over `hook` whole (`fsutil`: a temporary file beside it, renamed into place),
+/// executable.
 pub(super) fn write_hook(hook: &Path, text: &[u8]) -> Result<()> {
-    let dir = hook.parent().unwrap_or(Path::new("."));
-    let name = hook.file_name().unwrap_or_default().to_string_lossy();
-    let mut tmp = tempfile::Builder::new()
-        .prefix(&format!(".{name}."))
-        .tempfile_in(dir)
-        .with_context(|| format!("cannot create a temporary file in {}", dir.display()))?;
-    tmp.write_all(text)
-        .and_then(|()| tmp.as_file().sync_all())
-        .with_context(|| format!("cannot write {}", tmp.path().display()))?;
-    fs::set_permissions(tmp.path(), fs::Permissions::from_mode(0o755))
-        .with_context(|| format!("cannot make {} executable", tmp.path().display()))?;
-    tmp.persist(hook)
-        .with_context(|| format!("cannot write {}", hook.display()))?;
-    Ok(())
+    crate::fsutil::write_atomic_mode(hook, text, 0o755)
 }

@@ -830,7 +830,7 @@ pub(super) fn next_commands(
 
 /// A word as sh reads it back ([`crate::render::shell_word`]), escaped for the terminal.
 fn shell_word(text: &str) -> String {
-    crate::render::escape(&crate::render::shell_word(text))
+    crate::render::escape(&crate::shell::shell_word(text))
 }
 
 /// Whether `tip`'s work is merged into `base` (SPEC §7: reachable, or the blob rule); an error

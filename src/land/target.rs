@@ -165,11 +165,11 @@ pub fn gate(repo: &Repo, target: &Target, config: Option<&str>) -> Result<Admitt
     let check = match &target.worktree {
         Some(dir) => format!(
             "closegate check {}",
-            crate::render::shell_word(&dir.display().to_string())
+            crate::shell::shell_word(&dir.display().to_string())
         ),
         None => format!(
             "closegate check --no-worktree --rev {}",
-            crate::render::shell_word(&target.branch)
+            crate::shell::shell_word(&target.branch)
         ),
     };
     let Some(record) = newest else {
@@ -194,7 +194,7 @@ pub fn gate(repo: &Repo, target: &Target, config: Option<&str>) -> Result<Admitt
                 Verdict::PendingReview => format!(
                     "a human runs `closegate approve {}`",
                     target.worktree.as_ref().map_or(String::new(), |d| {
-                        crate::render::shell_word(&d.display().to_string())
+                        crate::shell::shell_word(&d.display().to_string())
                     })
                 ),
                 _ => format!("fix the work and run `{check}`"),

@@ -33,6 +33,14 @@ pub fn json(rows: &[Row], out: &mut dyn Write) -> std::io::Result<()> {
     write_json(&board, out)
 }
 
+/// `board --json`'s output for these rows, byte for byte (`serve`'s `/api/board` answers with
+/// exactly this, SPEC §25).
+pub fn json_text(rows: &[Row]) -> std::io::Result<Vec<u8>> {
+    let mut out = Vec::new();
+    json(rows, &mut out)?;
+    Ok(out)
+}
+
 /// A header, then one line per worktree in aligned columns; the main worktree is marked. The
 /// `TREE` column (before `WORKTREE`) is there when the rows carry it (`board --tree`).
 pub fn human(rows: &[Row], color: bool, out: &mut dyn Write) -> std::io::Result<()> {

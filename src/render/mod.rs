@@ -86,16 +86,8 @@ pub(crate) fn annotation<'a>(report: &'a Report, finding: &'a Finding) -> Annota
     }
 }
 
-/// `text` as one word of a command a person can paste into sh: bare when every character is
-/// plainly safe, else single-quoted (`'` written `'\''`). Not escaped: callers that print to a
-/// terminal escape the result.
-pub fn shell_word(text: &str) -> String {
-    let plain = |c: char| c.is_ascii_alphanumeric() || "/._-+,@%=:".contains(c);
-    if !text.is_empty() && text.chars().all(plain) {
-        return text.to_string();
-    }
-    format!("'{}'", text.replace('\'', "'\\''"))
-}
+/// Quoting for sh lives below the verbs that print commands; `render` keeps the name.
+pub use crate::shell::shell_word;
 
 /// Escape control characters of agent-written text so it cannot drive the terminal.
 ///

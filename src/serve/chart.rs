@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use std::fmt::Write;
 
 use super::page::esc;
-use crate::cmd::log::{self, Return};
+use crate::stats::{self, Return};
 
 const W: f64 = 640.0;
 const H: f64 = 220.0;
@@ -25,7 +25,7 @@ pub fn per_day(returns: &[Return]) -> Vec<(String, u64, u64)> {
 
 /// `(label, false greens, returns)` per slug prefix (the slug up to its first `-`).
 pub fn per_prefix(returns: &[Return]) -> Vec<(String, u64, u64)> {
-    group(returns, |r| log::prefix(&r.slug).to_string())
+    group(returns, |r| stats::prefix(&r.slug).to_string())
 }
 
 fn group(returns: &[Return], key: impl Fn(&Return) -> String) -> Vec<(String, u64, u64)> {

@@ -198,14 +198,15 @@ fn answer(shared: &Shared, request: &Request, out: &mut dyn Write) -> std::io::R
         ),
         "/events" => events(shared, out),
         "/api/board" => api(shared, out, "application/json", |repo| {
-            let recorded = crate::cmd::board::recorded(repo)?;
-            crate::cmd::board::json_text(&recorded.rows)
+            let recorded = crate::board::recorded(repo)?;
+            Ok(crate::render::board::json_text(&recorded.rows)?)
         }),
         "/api/log" => api(shared, out, "application/x-ndjson", |repo| {
             let read = crate::ledger::read(&repo.common_dir())?;
-            let args = crate::cmd::log::Args::everything();
-            Ok(crate::cmd::log::json_text(&crate::cmd::log::listing(
-                &read, &args,
+            let everything = crate::stats::Filter::everything();
+            Ok(crate::stats::json_text(&crate::stats::listing(
+                &read,
+                &everything,
             )))
         }),
         _ => http::respond(out, 404, "text/plain", b"not found\n"),

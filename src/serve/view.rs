@@ -10,10 +10,10 @@ use git2::Oid;
 use serde_json::Value;
 
 use crate::board::Row;
-use crate::cmd::log::{self, Return};
 use crate::ledger::{Event, FindingEntry, ProtectedEntry, Record};
 use crate::repo::Repo;
 use crate::report::CheckEntry;
+use crate::stats::{self, Return};
 
 /// The most records a worktree's timeline lists (the most recent ones).
 pub const TIMELINE: usize = 40;
@@ -75,12 +75,12 @@ pub struct Moment {
 
 /// Read the view of the repository `repo`.
 pub fn read(repo: &Repo) -> Result<View> {
-    let recorded = crate::cmd::board::recorded(repo)?;
+    let recorded = crate::board::recorded(repo)?;
     let read = crate::ledger::read(&repo.common_dir())?;
     let forged = read.lines.iter().filter(|(_, a)| !a.counts()).count();
     let counted: Vec<&Value> = read.counted().collect();
     let by_worktree = index(&counted);
-    let conflicts = crate::cmd::board::conflict_pairs(repo, &recorded.rows, &recorded.config);
+    let conflicts = crate::board::conflict_pairs(repo, &recorded.rows, &recorded.config);
     let status_file = recorded.status_file;
     let worktrees = recorded
         .rows
@@ -92,7 +92,7 @@ pub fn read(repo: &Repo) -> Result<View> {
         .collect();
     Ok(View {
         worktrees,
-        returns: log::returns(&counted),
+        returns: stats::returns(&counted),
         durations: durations(&counted),
         forged,
         skipped: read.skipped.len(),
@@ -222,7 +222,7 @@ fn moment(r: &Value) -> Moment {
 fn durations(records: &[&Value]) -> Vec<(i64, String, u64)> {
     let mut all = Vec::new();
     for r in records.iter().filter(|r| r["event"] == "check") {
-        let Some(ts) = r["ts"].as_str().and_then(log::instant) else {
+        let Some(ts) = r["ts"].as_str().and_then(stats::instant) else {
             continue;
         };
         for entry in r["checks"].as_array().into_iter().flatten() {

@@ -1,0 +1,342 @@
+//! The audit log read as numbers (SPEC §6): which records a listing keeps, the returns and their
+//! false-green rate, and the record's time stamps as instants. `log --stats`, `log --json` and
+//! `serve`'s `/api/log` and charts all count here, so the page and the command cannot disagree.
+//!
+//! The false-green rate (SPEC §6): a *return* is one distinct (slug, claimed commit) — the commit
+//! as the close line wrote it, even when it names no commit — among the `check` records whose
+//! `claimed` state is `close-ok` or `stop-2-ready` and the `guard` records whose claimed token is
+//! `VERIFIED` and whose gate ran (a verdict was recorded). Each return is judged by its first
+//! record (what closegate answered when the agent returned; later re-checks, approvals and
+//! teardowns do not rewrite it): a false green when that verdict is FAIL or UNVERIFIED; a
+//! PENDING_REVIEW return awaits a human and is counted apart. The rate is false greens over all
+//! returns, overall and per slug prefix (the slug up to its first `-`). Only records that count
+//! are read: authenticated ones when a record key exists, and only those made with the base
+//! tip's configuration and the configured base (a `--config` or `--base` run judges nothing).
+
+use std::collections::BTreeMap;
+use std::io::Write;
+
+use serde_json::{Value, json};
+
+use crate::finding::Verdict;
+use crate::ledger::{Event, Record};
+use crate::record::{self, Auth};
+
+/// The events a record can carry (SPEC §6).
+pub const EVENTS: [&str; 8] = [
+    "check", "teardown", "approve", "reject", "guard", "signal", "hook", "land",
+];
+
+/// Which records a listing keeps: each field that is set must match (`log`'s filters).
+#[derive(Debug, Clone, Default)]
+pub struct Filter {
+    pub slug: Option<String>,
+    /// A verdict token as SPEC spells it.
+    pub verdict: Option<String>,
+    /// Only the N most recent records that pass the other filters.
+    pub limit: Option<usize>,
+    /// Seconds since the epoch: records made at or after it.
+    pub since: Option<i64>,
+    pub event: Option<String>,
+}
+
+impl Filter {
+    /// No filter, no limit: every record, as `closegate log --json` lists them.
+    pub fn everything() -> Filter {
+        Filter::default()
+    }
+
+    /// Whether record `r` passes the filters (`limit` aside).
+    pub fn keeps(&self, r: &Value) -> bool {
+        let is =
+            |key: &str, want: &Option<String>| want.as_ref().is_none_or(|w| r[key] == w.as_str());
+        let since = self.since.is_none_or(|since| {
+            r["ts"]
+                .as_str()
+                .and_then(instant)
+                .is_some_and(|ts| ts >= since)
+        });
+        is("slug", &self.slug) && is("verdict", &self.verdict) && is("event", &self.event) && since
+    }
+}
+
+/// A listed record and its line number and authentication.
+pub type Listed<'a> = (&'a Value, &'a (usize, Auth));
+
+/// The records `filter` keeps (filters, then `limit`), in log order, forged ones included (they
+/// are listed, marked).
+pub fn listing<'a>(read: &'a record::ReadResult, filter: &Filter) -> Vec<Listed<'a>> {
+    let kept: Vec<Listed<'a>> = read
+        .records
+        .iter()
+        .zip(&read.lines)
+        .filter(|(record, _)| filter.keeps(record))
+        .collect();
+    let from = filter
+        .limit
+        .map_or(0, |limit| kept.len().saturating_sub(limit));
+    kept[from..].to_vec()
+}
+
+/// `log --json`'s output: each listed record's line as stored, one per line. `serve`'s
+/// `/api/log` answers with exactly this (SPEC §25).
+pub fn json_text(kept: &[Listed<'_>]) -> Vec<u8> {
+    let mut out = Vec::new();
+    for (record, _) in kept {
+        // Writing to a Vec cannot fail.
+        let _ = writeln!(out, "{record}");
+    }
+    out
+}
+
+/// Seconds since the epoch of an ISO 8601 date (`YYYY-MM-DD`, midnight UTC) or date-time
+/// (`YYYY-MM-DDTHH:MM[:SS[.fraction]]` then `Z`, `±HH:MM` or nothing for UTC; a space may stand
+/// for the `T`). `None` for anything else, an impossible date included.
+pub fn instant(text: &str) -> Option<i64> {
+    let num = |s: &str| -> Option<i64> {
+        (!s.is_empty() && s.bytes().all(|b| b.is_ascii_digit())).then(|| s.parse().ok())?
+    };
+    let b = text.as_bytes();
+    if b.len() < 10 || b[4] != b'-' || b[7] != b'-' {
+        return None;
+    }
+    let (year, month, day) = (num(&text[..4])?, num(&text[5..7])?, num(&text[8..10])?);
+    let leap = (year % 4 == 0 && year % 100 != 0) || year % 400 == 0;
+    let days_in = [
+        31,
+        if leap { 29 } else { 28 },
+        31,
+        30,
+        31,
+        30,
+        31,
+        31,
+        30,
+        31,
+        30,
+        31,
+    ];
+    if !(1..=12).contains(&month) || day < 1 || day > days_in[month as usize - 1] {
+        return None;
+    }
+    let mut secs = days_from_civil(year, month, day) * 86_400;
+    let rest = &text[10..];
+    if rest.is_empty() {
+        return Some(secs);
+    }
+    let rest = rest.strip_prefix(['T', 't', ' '])?;
+    let zone_at = rest.find(['Z', 'z', '+', '-']).unwrap_or(rest.len());
+    let (clock, zone) = rest.split_at(zone_at);
+    let clock = clock.split('.').next()?; // a fraction of a second changes nothing here
+    let parts: Vec<&str> = clock.split(':').collect();
+    if !(2..=3).contains(&parts.len()) || parts.iter().any(|p| p.len() != 2) {
+        return None;
+    }
+    let (h, m) = (num(parts[0])?, num(parts[1])?);
+    let s = parts.get(2).map_or(Some(0), |p| num(p))?;
+    if h > 23 || m > 59 || s > 60 {
+        return None;
+    }
+    secs += h * 3600 + m * 60 + s;
+    let offset = match zone {
+        "" | "Z" | "z" => 0,
+        _ => {
+            let sign = if zone.starts_with('-') { -1 } else { 1 };
+            let (oh, om) = zone[1..].split_once(':')?;
+            if oh.len() != 2 || om.len() != 2 {
+                return None;
+            }
+            sign * (num(oh)? * 3600 + num(om)? * 60)
+        }
+    };
+    Some(secs - offset)
+}
+
+/// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's algorithm).
+fn days_from_civil(year: i64, month: i64, day: i64) -> i64 {
+    let y = if month <= 2 { year - 1 } else { year };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let mp = (month + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + day - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    era * 146_097 + doe - 719_468
+}
+
+/// Whether a record is an agent's return claimed done (SPEC §6), and the (slug, claimed commit)
+/// that makes it one return. The claimed commit is the close line's text; a record without a
+/// close line falls back to the commit it judged.
+fn return_key(r: &Value) -> Option<(String, String)> {
+    let r = Record::read(r)?;
+    let claimed = r.claimed.as_deref().unwrap_or_default();
+    let done = match r.event {
+        Event::Check(_) => matches!(claimed, "close-ok" | "stop-2-ready"),
+        // A guard run without `--worktree` judged only the token: no verdict, no return.
+        Event::Guard(_) => {
+            r.verdict.is_some()
+                && claimed
+                    .split(|c: char| !c.is_ascii_alphabetic() && c != '_')
+                    .any(|w| w == "VERIFIED")
+        }
+        _ => false,
+    };
+    if !done || !r.is_trusted() {
+        return None;
+    }
+    let commit = r.claimed_commit.or(r.commit).unwrap_or_default();
+    Some((r.slug.unwrap_or_default(), commit))
+}
+
+/// One return (SPEC §6), judged by its first record.
+pub struct Return {
+    pub slug: String,
+    /// The `ts` of its first record.
+    pub ts: String,
+    /// The first record's verdict.
+    pub verdict: Option<Verdict>,
+}
+
+impl Return {
+    /// A false green: the agent claimed done and closegate found FAIL or UNVERIFIED.
+    pub fn is_false_green(&self) -> bool {
+        matches!(self.verdict, Some(Verdict::Fail | Verdict::Unverified))
+    }
+}
+
+/// The returns among `records` (those that count, in log order), each judged by its first
+/// record, ordered by (slug, claimed commit): what `--stats` and `serve`'s charts count.
+pub fn returns(records: &[&Value]) -> Vec<Return> {
+    let mut first: BTreeMap<(String, String), Return> = BTreeMap::new();
+    for r in records {
+        if let Some(key) = return_key(r) {
+            first.entry(key.clone()).or_insert_with(|| Return {
+                slug: key.0,
+                ts: r["ts"].as_str().unwrap_or_default().to_string(),
+                verdict: Record::read(r).and_then(|r| r.verdict),
+            });
+        }
+    }
+    first.into_values().collect()
+}
+
+/// The slug up to its first `-`; `-` for a record without a slug.
+pub fn prefix(slug: &str) -> &str {
+    match slug.split('-').next() {
+        Some(p) if !p.is_empty() => p,
+        _ => "-",
+    }
+}
+
+#[derive(Default)]
+struct Rate {
+    returns: u64,
+    false_green: u64,
+    pending_review: u64,
+}
+
+impl Rate {
+    fn add(&mut self, verdict: Option<Verdict>) {
+        self.returns += 1;
+        match verdict {
+            Some(Verdict::Fail | Verdict::Unverified) => self.false_green += 1,
+            Some(Verdict::PendingReview) => self.pending_review += 1,
+            _ => {}
+        }
+    }
+
+    fn json(&self) -> Value {
+        let rate = (self.returns > 0).then(|| self.false_green as f64 / self.returns as f64);
+        json!({
+            "returns": self.returns,
+            "false_green": self.false_green,
+            "pending_review": self.pending_review,
+            "rate": rate,
+        })
+    }
+}
+
+/// `log --stats --json`: counts per verdict and event, and the false-green rate overall and per
+/// slug prefix, over the `records` that count; `skipped` and `forged` lines are named.
+pub fn stats(records: &[&Value], skipped: usize, forged: usize) -> Value {
+    let mut verdicts: BTreeMap<String, u64> = BTreeMap::new();
+    let mut events: BTreeMap<String, u64> = BTreeMap::new();
+    for r in records {
+        let verdict = r["verdict"].as_str().unwrap_or("none").to_string();
+        *verdicts.entry(verdict).or_default() += 1;
+        *events
+            .entry(r["event"].as_str().unwrap_or("none").to_string())
+            .or_default() += 1;
+    }
+    let mut overall = Rate::default();
+    let mut by_prefix: BTreeMap<String, Rate> = BTreeMap::new();
+    for ret in returns(records) {
+        overall.add(ret.verdict);
+        by_prefix
+            .entry(prefix(&ret.slug).to_string())
+            .or_default()
+            .add(ret.verdict);
+    }
+    let by_prefix: BTreeMap<&String, Value> =
+        by_prefix.iter().map(|(k, v)| (k, v.json())).collect();
+    json!({
+        "records": records.len(),
+        "skipped_lines": skipped,
+        "forged_lines": forged,
+        "verdicts": verdicts,
+        "events": events,
+        "false_green": overall.json(),
+        "false_green_by_prefix": by_prefix,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn instants_read_dates_and_date_times_in_utc_or_an_offset() {
+        assert_eq!(instant("1970-01-02"), Some(86_400));
+        assert_eq!(
+            instant("2026-11-29T14:05:09Z"),
+            instant("2026-11-29 15:05:09+01:00")
+        );
+        assert_eq!(
+            instant("2026-11-29T14:05"),
+            Some(instant("2026-11-29").unwrap() + 50_700)
+        );
+        assert_eq!(
+            instant("2026-11-29T14:05:09.5z"),
+            instant("2026-11-29T14:05:09")
+        );
+        for bad in [
+            "2026-02-30",
+            "2026-11-29T24:00",
+            "2026-11-29T14",
+            "29-11-2026",
+            "x",
+        ] {
+            assert_eq!(instant(bad), None, "{bad}");
+        }
+    }
+
+    #[test]
+    fn a_filter_keeps_what_matches_and_the_limit_keeps_the_newest() {
+        let filter = Filter {
+            slug: Some("a".into()),
+            since: instant("2026-11-29"),
+            ..Filter::everything()
+        };
+        let r = json!({"slug": "a", "ts": "2026-11-29T00:00:00Z"});
+        assert!(filter.keeps(&r));
+        assert!(!filter.keeps(&json!({"slug": "b", "ts": "2026-11-29T00:00:00Z"})));
+        assert!(!filter.keeps(&json!({"slug": "a", "ts": "2026-11-28T23:59:59Z"})));
+        assert!(Filter::everything().keeps(&json!({})));
+    }
+
+    #[test]
+    fn prefixes_stop_at_the_first_dash() {
+        assert_eq!(prefix("ui-login"), "ui");
+        assert_eq!(prefix(""), "-");
+        assert_eq!(prefix("-x"), "-");
+    }
+}
