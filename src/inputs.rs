@@ -1,8 +1,8 @@
-//! Raw flags to resolved inputs: open the repository, resolve the base, read the trusted
-//! configuration from the base tip (SPEC §5) and the status document (SPEC §4).
+//! What a gate run is asked ([`GateOptions`]) and the pieces it is resolved from: open the
+//! repository, resolve the base, read the trusted configuration from the base tip (SPEC §5) and
+//! the status document (SPEC §4). `gates::Session` puts them together, once.
 
 use std::path::{Path, PathBuf};
-use std::rc::Rc;
 
 use anyhow::{Context, Result, bail};
 use git2::Oid;
@@ -11,43 +11,69 @@ use crate::catalog::Code;
 use crate::config::{self, Config};
 use crate::contract::{Lookup, Source};
 use crate::finding::Finding;
-use crate::gates::Inputs;
 use crate::repo::Repo;
 use crate::report::{ConfigSource, Provenance};
 
-/// The flags every command that runs the gate shares.
-#[derive(Debug, Clone, Default, clap::Args)]
-pub struct GateArgs {
-    /// Read the status document from FILE (`-` for stdin) instead of `<WORKTREE>/<status_file>`
-    #[arg(long, value_name = "FILE", conflicts_with = "rev")]
+/// What a command asks of one gate run: plain values (no clap here; `cmd` maps its flags onto
+/// them), resolved once into a [`crate::gates::Session`] that nobody patches afterwards.
+#[derive(Debug, Clone, Default)]
+pub struct GateOptions {
+    /// `--status FILE` (`-` for stdin) instead of `<WORKTREE>/<status_file>`.
     pub status: Option<PathBuf>,
-    /// Read the status document from `<REV>:<status_file>` (a trailing status commit)
-    #[arg(long, value_name = "REV")]
+    /// `--rev REV`: the status document is read from `<REV>:<status_file>`.
     pub rev: Option<String>,
-    /// The base branch: where the configuration is read and what the branch is diffed against
-    #[arg(long, value_name = "REF")]
+    /// `--base REF`: where the configuration is read and what the branch is diffed against.
     pub base: Option<String>,
-    /// Read the configuration from FILE instead of the base tip's `.closegate.toml`
-    #[arg(long, value_name = "FILE")]
+    /// `--config FILE` instead of the base tip's `.closegate.toml`.
     pub config: Option<PathBuf>,
-    /// The task contract: FILE instead of `.closegate/contracts/<slug>.toml` on the base tip
-    #[arg(long, value_name = "FILE")]
+    /// `--contract FILE` instead of `.closegate/contracts/<slug>.toml` on the base tip.
     pub contract: Option<PathBuf>,
-    /// The agent's final message: its close line is used when the document has none
-    #[arg(long, value_name = "FILE")]
+    /// `--message FILE`: the agent's final message, its close line used when the document has none.
     pub message: Option<PathBuf>,
-    /// Do not run the configured checks (the verdict is then at best UNVERIFIED)
-    #[arg(long)]
+    /// Do not run the configured checks (the verdict is then at best UNVERIFIED).
     pub no_checks: bool,
-    /// Run every check again even when a recorded result has the same key (SPEC §19)
-    #[arg(long, conflicts_with = "no_checks")]
+    /// Run every check again even when a recorded result has the same key (SPEC §19).
     pub rerun: bool,
-    /// The agent's worktree cannot exist here (CI): skip the worktree checks
-    #[arg(long)]
+    /// The agent's worktree cannot exist here (CI): skip the worktree checks.
     pub no_worktree: bool,
-    /// Read the eight older state spellings with a warning (archived records)
-    #[arg(long)]
+    /// Read the eight older state spellings with a warning.
     pub legacy: bool,
+    /// `check --require-attestation`: a signed attestation stands for the checks (SPEC §20).
+    pub require_attestation: bool,
+    /// `check --fail-fast`: stop at the first failing check; the rest are reported as not run.
+    pub fail_fast: bool,
+    /// Name the worktree's branch before each check's name in the terminal's progress line
+    /// (`board --check`: two agents' checks run at once).
+    pub label_branch: bool,
+    /// What this command signs, and with which key: the key is hidden from every check the
+    /// session runs (SPEC §4.6).
+    pub signing: Option<Signing>,
+    /// Teardown (SPEC §7 step 1): the worktree whose tip is admitted on a passing record under
+    /// this configuration, so that record's checks stand and nothing runs again.
+    pub admit: Option<PathBuf>,
+    /// The server gate (SPEC §20): branch tips a push brings, standing for refs not yet moved.
+    pub pushed: Vec<(String, Oid)>,
+    /// The server gate: the notes commits attestations and approvals are read from (default:
+    /// this repository's `refs/notes/closegate`).
+    pub notes: Option<Vec<Oid>>,
+}
+
+/// A signature the command makes once the gate has run (SPEC §20).
+#[derive(Debug, Clone)]
+pub struct Signing {
+    /// `--key FILE`; else git's `user.signingKey` (with `gpg.format = ssh`).
+    pub key: Option<PathBuf>,
+    pub signs: Signs,
+}
+
+/// What is signed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Signs {
+    /// `check --attest`: the checks' results. A recorded result stands for a run only when no
+    /// one else could have written it, so without a record key every check runs again.
+    Attestation,
+    /// `approve --sign`: the approval.
+    Approval,
 }
 
 /// The trusted configuration and the base it was resolved with.
@@ -68,6 +94,25 @@ pub struct Trusted {
     pub config_origin: Option<String>,
 }
 
+impl Trusted {
+    /// A configuration the command holds itself rather than reads as the gate does: the starter
+    /// `init` writes, the file `validate` judges. No base; its records never count (source `file`).
+    pub fn given(config: Config, config_blob: Option<String>) -> Trusted {
+        Trusted {
+            config,
+            base: None,
+            findings: Vec::new(),
+            tip: None,
+            config_blob,
+            provenance: Provenance {
+                config_source: ConfigSource::File,
+                base_configured: false,
+            },
+            config_origin: None,
+        }
+    }
+}
+
 /// Open the repository around `worktree` (default: the current directory).
 pub fn open(worktree: Option<&Path>) -> Result<(Repo, PathBuf)> {
     let dir = match worktree {
@@ -84,75 +129,8 @@ pub fn open(worktree: Option<&Path>) -> Result<(Repo, PathBuf)> {
     Ok((repo, root))
 }
 
-/// Resolve everything the gates need from the shared flags.
-pub fn resolve(worktree: Option<&Path>, args: &GateArgs) -> Result<Inputs> {
-    let (repo, root) = open(worktree)?;
-    resolve_in(repo, root, args)
-}
-
-/// [`resolve`] with the repository already opened (by [`open`]) at the worktree `root`.
-pub fn resolve_in(repo: impl Into<Rc<Repo>>, root: PathBuf, args: &GateArgs) -> Result<Inputs> {
-    let repo = repo.into();
-    let trusted = trusted_config(&repo, args.base.as_deref(), args.config.as_deref())?;
-    resolve_trusted(repo, root, args, trusted)
-}
-
-/// [`resolve_in`] with the trusted configuration already read: `trusted_config(&repo,
-/// args.base, args.config)` of this very repository (the server gate reads it once per push).
-pub fn resolve_trusted(
-    repo: impl Into<Rc<Repo>>,
-    root: PathBuf,
-    args: &GateArgs,
-    trusted: Trusted,
-) -> Result<Inputs> {
-    let repo = repo.into();
-    let rev = rev_flag(&repo, args)?;
-    let status = read_status(&repo, &root, args, rev, &trusted.config.status_file)?;
-    let mut trusted = trusted;
-    if let Some(inside) = args.status.as_deref().and_then(|p| within(&root, p)) {
-        // `--status FILE` inside the worktree is the status document of this run (SPEC §4: it
-        // stands for `<WORKTREE>/<status_file>`): findings are located in it, and it is exempt
-        // where the status document is (untracked, dirty, the trailing status-only commit).
-        trusted.config.status_file = inside;
-    }
-    let message = message_flag(args)?;
-    let trust = crate::attest::Trust::new(&repo, trusted.tip.clone());
-    let contract = contract_lookup(args.contract.as_deref(), trusted.tip)?;
-    let mut findings = trusted.findings;
-    if !args.no_worktree {
-        let base = trusted.base.as_ref().map(|(_, id)| *id);
-        let at_fork = fork_config(&repo, &root, base);
-        findings.extend(config_drift(&root, trusted.config_blob.as_deref(), at_fork));
-    }
-    Ok(Inputs {
-        repo,
-        worktree: root,
-        status,
-        message,
-        config: trusted.config,
-        base: trusted.base,
-        findings,
-        rev,
-        legacy: args.legacy,
-        no_checks: args.no_checks,
-        rerun: args.rerun,
-        no_worktree: args.no_worktree,
-        contract,
-        config_blob: trusted.config_blob,
-        config_origin: trusted.config_origin,
-        provenance: trusted.provenance,
-        require_attestation: false,
-        fail_fast: false,
-        progress_label: None,
-        trust,
-        pushed: Vec::new(),
-        keys: Vec::new(),
-        admitted_base: None,
-    })
-}
-
 /// `--rev REV` resolved to a commit (an error naming it when it names none).
-fn rev_flag(repo: &Repo, args: &GateArgs) -> Result<Option<Oid>> {
+pub(crate) fn rev_flag(repo: &Repo, args: &GateOptions) -> Result<Option<Oid>> {
     let Some(rev) = &args.rev else {
         return Ok(None);
     };
@@ -163,7 +141,7 @@ fn rev_flag(repo: &Repo, args: &GateArgs) -> Result<Option<Oid>> {
 }
 
 /// `--message FILE`, read (an error naming it when it cannot be).
-fn message_flag(args: &GateArgs) -> Result<Option<String>> {
+pub(crate) fn message_flag(args: &GateOptions) -> Result<Option<String>> {
     let Some(path) = &args.message else {
         return Ok(None);
     };
@@ -174,7 +152,7 @@ fn message_flag(args: &GateArgs) -> Result<Option<String>> {
 
 /// `path` relative to the worktree `root` ('/'-separated), when it lies inside it and is valid
 /// UTF-8 (a status file name is text).
-fn within(root: &Path, path: &Path) -> Option<String> {
+pub(crate) fn within(root: &Path, path: &Path) -> Option<String> {
     let full = crate::repo::canonical(&std::env::current_dir().ok()?.join(path));
     let rel = full.strip_prefix(root).ok()?.to_str()?.to_string();
     (!rel.is_empty()).then_some(rel)
@@ -182,7 +160,7 @@ fn within(root: &Path, path: &Path) -> Option<String> {
 
 /// The configuration's blob id at the merge base of the worktree's HEAD and the base: `Some(None)`
 /// when the merge base has no configuration, `None` when there is no merge base to compare with.
-fn fork_config(repo: &Repo, root: &Path, base: Option<Oid>) -> Option<Option<String>> {
+pub(crate) fn fork_config(repo: &Repo, root: &Path, base: Option<Oid>) -> Option<Option<String>> {
     let head = repo.worktree_head(root)?;
     let fork = repo.merge_base(base?, head)?;
     Some(
@@ -196,7 +174,7 @@ fn fork_config(repo: &Repo, root: &Path, base: Option<Oid>) -> Option<Option<Str
 /// base (`at_fork`; a base whose configuration moved on since the worktree was made is no edit),
 /// and from the configuration read (`read`: its blob id, `None` for the built-in defaults). With
 /// no merge base, any difference from the configuration read counts. Only a regular file counts.
-fn config_drift(
+pub(crate) fn config_drift(
     root: &Path,
     read: Option<&str>,
     at_fork: Option<Option<String>>,
@@ -232,7 +210,7 @@ fn config_drift(
 }
 
 /// SPEC §12: `--contract FILE` (an operator's choice), else the trusted tip's contract directory.
-fn contract_lookup(flag: Option<&Path>, tip: Option<(String, Oid)>) -> Result<Lookup> {
+pub(crate) fn contract_lookup(flag: Option<&Path>, tip: Option<(String, Oid)>) -> Result<Lookup> {
     if let Some(path) = flag {
         let bytes = read_bytes(path)
             .with_context(|| format!("cannot read the contract {}", path.display()))?;
@@ -455,10 +433,12 @@ fn base_unknown_message(base_flag: Option<&str>, configured: Option<&str>) -> St
     }
 }
 
-fn read_status(
+/// The status document's bytes: `--status FILE`, else `<REV>:<status_file>`, else the file in
+/// the worktree ([`StatusAbsent`] when nothing is there).
+pub(crate) fn read_status(
     repo: &Repo,
     root: &Path,
-    args: &GateArgs,
+    args: &GateOptions,
     rev: Option<Oid>,
     status_file: &str,
 ) -> Result<Vec<u8>> {

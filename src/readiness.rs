@@ -9,19 +9,14 @@ use git2::Oid;
 use crate::catalog::Code;
 use crate::config::Config;
 use crate::finding::Finding;
-use crate::gates::{checks, reuse};
+use crate::gates::{Session, checks, reuse};
 use crate::repo::Repo;
 
 /// Run every configured check on the base tip `tip` (named `base`) in the sandbox, reusing a
 /// recorded result with the same key (SPEC §19: the merge base's own tree, `CLOSEGATE_BRANCH` the
 /// base and an empty slug). Returns one line per check and a `check-red-on-base` gap per failure.
-pub fn run_on_base(
-    repo: &Repo,
-    config: &Config,
-    config_blob: Option<String>,
-    base: &str,
-    tip: Oid,
-) -> Result<(Vec<String>, Vec<Finding>)> {
+pub fn run_on_base(session: &Session, base: &str, tip: Oid) -> Result<(Vec<String>, Vec<Finding>)> {
+    let (repo, config) = (session.repo(), session.config());
     if config.checks.is_empty() {
         return Ok((
             vec!["no checks are configured: nothing to run".into()],
@@ -37,7 +32,7 @@ pub fn run_on_base(
     let (slug, branch) = env.key_values(repo);
     let key = reuse::Key {
         tree: repo.tree_of(tip).unwrap_or(tip).to_string(),
-        config: config_blob,
+        config: session.config_blob().map(str::to_string),
         base_commit: Some(tip.to_string()),
         slug,
         branch,
@@ -45,13 +40,12 @@ pub fn run_on_base(
     };
     let recorded = reuse::Recorded::load(&repo.common_dir(), &key, false)?;
     // The same secrets hidden as for `check` (SPEC §4.6: `validate --run` and `init` too).
-    let shield = crate::sandbox::Shield::new(Some(repo), &config.sandbox_hide, &[]);
     let plan = checks::Plan {
         mode: config.sandbox,
         jobs: config.jobs,
         key: &key,
         recorded: &recorded,
-        shield: &shield,
+        shield: session.shield(),
         fail_fast: false,
         label: None,
     };

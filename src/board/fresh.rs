@@ -1,7 +1,7 @@
 //! `board --check`: a fresh verdict for every worktree that has a status document, at most two
 //! gates at a time.
 //!
-//! Each run resolves its own inputs and so opens its own repository handle (`git2::Repository`
+//! Each run resolves its own session and so opens its own repository handle (`git2::Repository`
 //! is `Send` but not `Sync`); workers take the next worktree from a shared counter. Each verdict
 //! is recorded as a `check` event, exactly as `closegate check` would record it, so a later
 //! `board` without `--check` shows the same stage.
@@ -13,8 +13,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use anyhow::{Context, Result};
 
 use crate::finding::Verdict;
-use crate::inputs::{self, GateArgs};
-use crate::{gates, ledger};
+use crate::gates::{self, Session};
+use crate::inputs::GateOptions;
+use crate::ledger;
 
 /// How many gates run at once (each may run a test suite).
 pub const JOBS: usize = 2;
@@ -51,16 +52,16 @@ pub fn verdicts(dirs: &[PathBuf], record: bool, rerun: bool) -> Vec<Result<Judge
 /// The whole gate on one worktree, with the defaults of `closegate check` (and its `--rerun`).
 fn gate(dir: &Path, record: bool, rerun: bool) -> Result<Judged> {
     let run = || -> Result<Judged> {
-        let args = GateArgs {
+        let opts = GateOptions {
             rerun,
-            ..GateArgs::default()
+            // Two agents' checks run at once: each progress line names the agent's branch.
+            label_branch: true,
+            ..GateOptions::default()
         };
-        let mut inputs = inputs::resolve(Some(dir), &args)?;
-        // Two agents' checks run at once: each progress line names the agent's branch.
-        inputs.progress_label = inputs.repo.head_branch();
-        let outcome = gates::evaluate(&inputs)?;
+        let session = Session::open(Some(dir), &opts)?;
+        let outcome = gates::evaluate(&session)?;
         if record {
-            ledger::record_check(&inputs.repo.common_dir(), &outcome.report)?;
+            ledger::record_check(&session.repo().common_dir(), &outcome.report)?;
         }
         let codes = outcome.report.codes();
         let codes = codes.iter().map(|c| c.to_string()).collect();

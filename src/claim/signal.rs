@@ -13,8 +13,8 @@ use anyhow::Result;
 use crate::catalog::Code;
 use crate::doc::{ParseOptions, State};
 use crate::finding::{Finding, Severity};
-use crate::gates::{self, Inputs};
-use crate::inputs::{self, GateArgs};
+use crate::gates::{self, Session};
+use crate::inputs::{self, GateOptions};
 use crate::repo::{self, Repo};
 use crate::report::Report;
 
@@ -107,7 +107,7 @@ pub struct Judged {
     pub gate_ran: bool,
 }
 
-pub fn judge(signal: Signal, repo: Repo, root: &Path, args: &GateArgs) -> Result<Judged> {
+pub fn judge(signal: Signal, repo: Repo, root: &Path, args: &GateOptions) -> Result<Judged> {
     let mut report = Report {
         worktree: Some(root.display().to_string()),
         ..Report::default()
@@ -122,7 +122,7 @@ pub fn judge(signal: Signal, repo: Repo, root: &Path, args: &GateArgs) -> Result
             })
         }
         Signal::Done => {
-            let Some(inputs) = inputs_with_status(repo, root, args)? else {
+            let Some(session) = session_with_status(repo, root, args)? else {
                 let finding = Finding::new(
                     Code::SignalDoneContradicted,
                     "`@signal done` but the worktree has no status document",
@@ -133,7 +133,7 @@ pub fn judge(signal: Signal, repo: Repo, root: &Path, args: &GateArgs) -> Result
                     gate_ran: false,
                 });
             };
-            let outcome = gates::evaluate(&inputs)?;
+            let outcome = gates::evaluate(&session)?;
             let finding = done_contradiction(&outcome.report);
             Ok(Judged {
                 report: outcome.report,
@@ -142,16 +142,16 @@ pub fn judge(signal: Signal, repo: Repo, root: &Path, args: &GateArgs) -> Result
             })
         }
         Signal::Blocked => {
-            let finding = match inputs_with_status(repo, root, args)? {
+            let finding = match session_with_status(repo, root, args)? {
                 None => Some(Finding::new(
                     Code::SignalBlockedContradicted,
                     "`@signal blocked` but the worktree has no status document",
                 )),
-                Some(inputs) => {
+                Some(session) => {
                     let opts = ParseOptions {
-                        legacy: inputs.legacy,
+                        legacy: session.legacy(),
                     };
-                    let parsed = gates::doc::run(&inputs.status, opts, None);
+                    let parsed = gates::doc::run(session.status().unwrap_or_default(), opts, None);
                     if let Some(doc) = &parsed.doc {
                         report.slug = Some(doc.slug.clone());
                         report.state = doc.state;
@@ -168,10 +168,10 @@ pub fn judge(signal: Signal, repo: Repo, root: &Path, args: &GateArgs) -> Result
     }
 }
 
-/// The gate's inputs, or `None` when nothing is at the path of the status document the inputs
+/// The gate's session, or `None` when nothing is at the path of the status document the inputs
 /// would read. Anything else there (a FIFO, a directory, a file that cannot be read) is read as
 /// the gate reads it: an exit-2 error naming it (SPEC §11), never "no status document".
-fn inputs_with_status(repo: Repo, root: &Path, args: &GateArgs) -> Result<Option<Inputs>> {
+fn session_with_status(repo: Repo, root: &Path, args: &GateOptions) -> Result<Option<Session>> {
     if args.status.is_none() && args.rev.is_none() {
         let trusted = inputs::trusted_config(&repo, args.base.as_deref(), args.config.as_deref())?;
         let path = root.join(&trusted.config.status_file);
@@ -180,12 +180,12 @@ fn inputs_with_status(repo: Repo, root: &Path, args: &GateArgs) -> Result<Option
         }
     }
     drop(repo);
-    inputs::resolve(Some(root), args).map(Some)
+    Session::open(Some(root), args).map(Some)
 }
 
 /// `no_op` holds when the branch has no commit beyond its merge base with the base and the
 /// worktree has no change and no untracked file (the status document included).
-fn no_op_contradiction(repo: &Repo, root: &Path, args: &GateArgs) -> Result<Option<Finding>> {
+fn no_op_contradiction(repo: &Repo, root: &Path, args: &GateOptions) -> Result<Option<Finding>> {
     let trusted = inputs::trusted_config(repo, args.base.as_deref(), args.config.as_deref())?;
     let contradicted = |what: String| {
         Some(Finding::new(

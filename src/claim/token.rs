@@ -14,8 +14,8 @@ use anyhow::Result;
 
 use crate::catalog::Code;
 use crate::finding::{Finding, Gate, Severity, Verdict};
-use crate::gates;
-use crate::inputs::{self, GateArgs};
+use crate::gates::{self, Session};
+use crate::inputs::{self, GateOptions};
 use crate::report::Report;
 
 /// The token a report claims and what is wrong with its shape.
@@ -29,11 +29,11 @@ pub struct Claim {
 /// Run the gate on the worktree at `dir`. A worktree with no status document at all is judged,
 /// not an error: the agent has not returned (`state-not-returned`, UNVERIFIED), so a VERIFIED
 /// claim is an overclaim that is recorded like any other (SPEC §10).
-pub fn judge(dir: &Path, gate: &GateArgs) -> Result<(Report, PathBuf)> {
-    match inputs::resolve(Some(dir), gate) {
-        Ok(inputs) => {
-            let outcome = gates::evaluate(&inputs)?;
-            Ok((outcome.report, inputs.repo.common_dir()))
+pub fn judge(dir: &Path, gate: &GateOptions) -> Result<(Report, PathBuf)> {
+    match Session::open(Some(dir), gate) {
+        Ok(session) => {
+            let outcome = gates::evaluate(&session)?;
+            Ok((outcome.report, session.repo().common_dir()))
         }
         Err(e) => match e.downcast_ref::<inputs::StatusAbsent>() {
             Some(absent) => no_document(dir, gate, &absent.0),
@@ -44,7 +44,7 @@ pub fn judge(dir: &Path, gate: &GateArgs) -> Result<(Report, PathBuf)> {
 
 /// The report for a worktree without a status document: its HEAD, branch, base and the
 /// configuration's provenance, and one gap.
-fn no_document(dir: &Path, gate: &GateArgs, path: &Path) -> Result<(Report, PathBuf)> {
+fn no_document(dir: &Path, gate: &GateOptions, path: &Path) -> Result<(Report, PathBuf)> {
     let (repo, root) = inputs::open(Some(dir))?;
     let trusted = inputs::trusted_config(&repo, gate.base.as_deref(), gate.config.as_deref())?;
     let mut report = Report {

@@ -7,8 +7,10 @@ use std::path::PathBuf;
 use anyhow::Result;
 
 use crate::catalog::Code;
-use crate::finding::{Severity, Verdict};
-use crate::inputs::{self, GateArgs};
+use crate::cmd::gate::GateArgs;
+use crate::finding::Verdict;
+use crate::gates::Session;
+use crate::inputs::{GateOptions, Signing, Signs};
 use crate::render::{self, Format, escape};
 use crate::repo::CommitLookup;
 use crate::report::{Approval, Report};
@@ -109,22 +111,26 @@ struct Shown<'a> {
 pub fn run(args: Args, color: bool) -> Result<i32> {
     let by = reviewer(args.by.as_deref(), args.worktree.as_deref(), "approve")?;
     let by = by.as_str();
-    let mut inputs = inputs::resolve(args.worktree.as_deref(), &args.gate)?;
-    // The key is found before anything is judged or recorded: no key is an error (exit 2).
-    let key = match args.sign {
-        true => Some(attest::ssh::signing_key(&inputs.repo, args.key.as_deref())?),
-        false => None,
+    // The key is found before anything is judged or recorded (no key is an error, exit 2), and
+    // the session hides it from the checks, which run the agent's code.
+    let signing = args.sign.then(|| Signing {
+        key: args.key.clone(),
+        signs: Signs::Approval,
+    });
+    let opts = GateOptions {
+        signing,
+        ..args.gate.options()
     };
-    // The checks run the agent's code: the signing key is covered in their sandbox.
-    inputs.keys.extend(key.clone());
-    let outcome = gates::evaluate(&inputs)?;
+    let session = Session::open(args.worktree.as_deref(), &opts)?;
+    let key = session.signing_key();
+    let outcome = gates::evaluate(&session)?;
     let mut report = outcome.report;
     // An approval given now is newer than any rejection of this commit: it overrides it.
     report.findings.retain(|f| f.code != Code::ReviewRejected);
     report.finish();
-    let common = inputs.repo.common_dir();
+    let common = session.repo().common_dir();
     let refusal = refusal(
-        &inputs.repo,
+        session.repo(),
         &report,
         outcome.commit,
         args.commit.as_deref(),
@@ -138,7 +144,7 @@ pub fn run(args: Args, color: bool) -> Result<i32> {
         return json(&args, &report, by, refusal.as_deref(), &common);
     }
     let mut out = crate::term::human();
-    show(&inputs, &report, approved, color, &mut out)?;
+    show(&session, &report, approved, color, &mut out)?;
     if args.dry_run {
         writeln!(out)?;
         match &refusal {
@@ -151,19 +157,34 @@ pub fn run(args: Args, color: bool) -> Result<i32> {
         writeln!(out, "not approved: nothing was recorded")?;
         return Ok(1);
     }
-    if let (Some(key), Some(commit), Some(approval)) = (&key, approved, &report.approval) {
-        let expect = attest::Expect {
-            commit,
-            tree: None,
-            config: report.config.as_deref(),
-            contract: report.contract.as_deref(),
-        };
-        let statement = attest::approve_statement(&expect, approval, note);
-        let trust = (&inputs.config, &inputs.trust);
-        attest::sign_and_store(&inputs.repo, trust, key, "approve", commit, &statement)?;
+    if let (Some(key), Some(commit)) = (key, approved) {
+        sign(&session, key, commit, &report, note)?;
     }
     ledger::record_approve(&common, &report, by, note, refusal.as_deref())?;
     announce(&report, by, refusal.as_deref(), key.is_some(), &mut out)
+}
+
+/// `--sign` (SPEC §20): the approval applied to `report`, signed with `key` and stored as a note
+/// on `commit`.
+fn sign(
+    session: &Session,
+    key: &std::path::Path,
+    commit: git2::Oid,
+    report: &Report,
+    note: Option<&str>,
+) -> Result<()> {
+    let Some(approval) = &report.approval else {
+        return Ok(());
+    };
+    let expect = attest::Expect {
+        commit,
+        tree: None,
+        config: report.config.as_deref(),
+        contract: report.contract.as_deref(),
+    };
+    let statement = attest::approve_statement(&expect, approval, note);
+    let trust = (session.config(), session.trust());
+    attest::sign_and_store(session.repo(), trust, key, "approve", commit, &statement)
 }
 
 /// `--json`: the object, and the approval recorded unless refused or `--dry-run` (a terminal is
@@ -223,7 +244,7 @@ fn confirmed(out: &mut dyn Write) -> Result<bool> {
 /// approval block left out: it is announced once, after it is recorded), then, for an approved
 /// commit, the protected changes being approved and the command that shows them in full.
 fn show(
-    inputs: &gates::Inputs,
+    session: &Session,
     report: &Report,
     approved: Option<git2::Oid>,
     color: bool,
@@ -235,11 +256,10 @@ fn show(
     };
     render::render(&shown, Format::Human, color, out)?;
     if let Some(commit) = approved {
-        let merge_base = inputs
-            .base
-            .as_ref()
-            .and_then(|(_, base)| inputs.repo.merge_base(*base, commit));
-        write_changes(&inputs.worktree, report, merge_base, commit, out)?;
+        let merge_base = session
+            .base()
+            .and_then(|(_, base)| session.repo().merge_base(*base, commit));
+        write_changes(session.worktree(), report, merge_base, commit, out)?;
     }
     out.flush()?;
     Ok(())
@@ -445,17 +465,14 @@ fn refusal(
     }
 }
 
-/// Apply the approval to the report as `gates::apply_approval` will on every later check.
+/// Apply the approval given now to the report by the rule every later gate run applies
+/// (`gates::approve`).
 fn approve(report: &mut Report, by: &str) {
-    for finding in &mut report.findings {
-        if finding.severity == Severity::Review {
-            finding.severity = Severity::Warning;
-        }
-    }
-    report.approval = Some(Approval {
+    let approval = Approval {
         by: by.to_string(),
         at: record::now_rfc3339(),
         commit: report.commit.clone().unwrap_or_default(),
-    });
+    };
+    gates::approve(report, approval);
     report.finish();
 }

@@ -4,8 +4,10 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Result;
 
+use crate::cmd::gate::GateArgs;
 use crate::finding::Verdict;
-use crate::inputs::{self, GateArgs};
+use crate::gates::Session;
+use crate::inputs::{GateOptions, Signing, Signs};
 use crate::render::{self, Format};
 use crate::{attest, gates, ledger};
 
@@ -47,40 +49,33 @@ pub struct Args {
 }
 
 pub fn run(args: Args, color: bool) -> Result<i32> {
-    let mut inputs = inputs::resolve(args.worktree.as_deref(), &args.gate)?;
-    inputs.require_attestation = args.require_attestation;
-    inputs.fail_fast = args.fail_fast;
-    // The key is found before anything runs: no key is an error, not a verdict.
-    let key = match args.attest {
-        true => Some(attest::ssh::signing_key(&inputs.repo, args.key.as_deref())?),
-        false => None,
+    let signing = args.attest.then(|| Signing {
+        key: args.key.clone(),
+        signs: Signs::Attestation,
+    });
+    let opts = GateOptions {
+        require_attestation: args.require_attestation,
+        fail_fast: args.fail_fast,
+        signing,
+        ..args.gate.options()
     };
-    if let Some(key) = &key {
-        // The checks run the agent's code: the signing key is covered in their sandbox.
-        inputs.keys.push(key.clone());
-        // A recorded result stands for a run only when no one else could have written it: without
-        // a record key, anyone who can write the repository can append one (SPEC §6), so nothing
-        // is signed on the strength of an unauthenticated record.
-        if crate::record::key::load()?.is_none() {
-            inputs.rerun = true;
-        }
-    }
-    let outcome = gates::evaluate(&inputs)?;
+    let session = Session::open(args.worktree.as_deref(), &opts)?;
+    let outcome = gates::evaluate(&session)?;
     if !args.no_record {
-        ledger::record_check(&inputs.repo.common_dir(), &outcome.report)?;
+        ledger::record_check(&session.repo().common_dir(), &outcome.report)?;
     }
     let mut stdout = crate::term::report(args.format);
     render::render(&outcome.report, args.format, color, &mut stdout)?;
-    if let Some(key) = key {
-        attest_outcome(&inputs, &outcome, &key)?;
+    if let Some(key) = session.signing_key() {
+        attest_outcome(&session, &outcome, key)?;
     }
     if let Some(remote) = &args.push {
-        push_notes(&inputs.repo, remote)?;
+        push_notes(session.repo(), remote)?;
     }
     let code = outcome.report.verdict.exit_code();
     // The process ends next: the repository handle, its caches and the report are left to the
     // exit instead of being freed one by one (0.08M instructions of a check, scripts/bench.sh).
-    std::mem::forget((inputs, outcome));
+    std::mem::forget((session, outcome));
     Ok(code)
 }
 
@@ -107,7 +102,7 @@ fn push_notes(repo: &crate::repo::Repo, remote: &str) -> Result<()> {
 
 /// SPEC §20: on VERIFIED, sign the statement and store it as a note on the commit; otherwise
 /// say why nothing was signed.
-fn attest_outcome(inputs: &gates::Inputs, outcome: &gates::Outcome, key: &Path) -> Result<()> {
+fn attest_outcome(session: &Session, outcome: &gates::Outcome, key: &Path) -> Result<()> {
     let report = &outcome.report;
     let commit = match outcome.commit {
         Some(commit) if report.verdict == Verdict::Verified => commit,
@@ -129,13 +124,13 @@ fn attest_outcome(inputs: &gates::Inputs, outcome: &gates::Outcome, key: &Path) 
     }
     let expect = attest::Expect {
         commit,
-        tree: inputs.repo.tree_of(commit),
+        tree: session.repo().tree_of(commit),
         config: report.config.as_deref(),
         contract: report.contract.as_deref(),
     };
     let statement = attest::attest_statement(&expect, &report.checks, report.verdict.as_str());
-    let trust = (&inputs.config, &inputs.trust);
-    attest::sign_and_store(&inputs.repo, trust, key, "attest", commit, &statement)?;
+    let trust = (session.config(), session.trust());
+    attest::sign_and_store(session.repo(), trust, key, "attest", commit, &statement)?;
     eprintln!(
         "closegate: attested {commit} under {} (push it: git push <remote> {})",
         attest::NOTES_REF,

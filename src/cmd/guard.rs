@@ -12,8 +12,9 @@ use anyhow::{Context, Result};
 
 use crate::catalog::Code;
 use crate::claim::token::{accepted, compare, gate_verdict, judge, read_claim};
+use crate::cmd::gate::GateArgs;
 use crate::finding::{Gate, Verdict};
-use crate::inputs::{self, GateArgs};
+use crate::inputs;
 use crate::ledger::{self, Event, GuardFields};
 use crate::render::{self, Format, escape};
 use crate::repo::Repo;
@@ -45,7 +46,7 @@ pub fn run(args: Args, color: bool) -> Result<i32> {
     let mut common = None;
     let mut gate_ran = false;
     if let (Some(dir), Some(token)) = (&args.worktree, claim.token) {
-        let (judged, repo_common) = judge(dir, &args.gate)?;
+        let (judged, repo_common) = judge(dir, &args.gate.options())?;
         report = judged;
         claim.findings.extend(compare(token, report.verdict));
         common = Some(repo_common);

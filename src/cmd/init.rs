@@ -5,7 +5,8 @@ use std::io::Write;
 use anyhow::{Result, bail};
 
 use crate::config::{self, Config};
-use crate::gates::checks;
+use crate::gates::reuse::{Key, Recorded};
+use crate::gates::{Session, checks};
 use crate::{guess, inputs};
 
 /// Write a starter .closegate.toml (or, with --contract SLUG, a task contract)
@@ -68,8 +69,11 @@ pub fn run(args: Args) -> Result<i32> {
     {
         writeln!(out, "check `{}`: {}", guessed.name, guessed.run)?;
         if !args.no_try {
-            let spec = Config::parse(&text, &rel)?.checks.remove(0);
-            code = try_check(&repo, head, branch.as_deref(), &spec, &mut out)?;
+            // The try runs the project's code: its shield comes from a session on the
+            // configuration just written, as every command's does.
+            let given = inputs::Trusted::given(Config::parse(&text, &rel)?, None);
+            let session = Session::on_base(repo, root, given)?;
+            code = try_check(&session, head, branch.as_deref(), &mut out)?;
         }
     }
     let base = branch.as_deref().unwrap_or("the base branch");
@@ -90,12 +94,12 @@ pub fn run(args: Args) -> Result<i32> {
 /// checkout (or the warm workspace). Exit 1 with its last 20 lines when it fails: every agent
 /// would otherwise FAIL on it.
 fn try_check(
-    repo: &crate::repo::Repo,
+    session: &Session,
     head: Option<git2::Oid>,
     branch: Option<&str>,
-    spec: &crate::config::CheckSpec,
     out: &mut impl Write,
 ) -> Result<i32> {
+    let spec = &session.config().checks[..1];
     let Some(head) = head else {
         writeln!(out, "try: skipped, the branch has no commit yet")?;
         return Ok(0);
@@ -110,16 +114,10 @@ fn try_check(
     writeln!(
         out,
         "try: running `{}` on {short} in the sandbox …",
-        spec.name
+        spec[0].name
     )?;
     out.flush()?;
-    let checked = checks::run(
-        repo,
-        head,
-        std::slice::from_ref(spec),
-        &env,
-        Default::default(),
-    )?;
+    let checked = run_once(session, head, spec, &env)?;
     for finding in &checked.findings {
         if finding.severity == crate::finding::Severity::Warning {
             writeln!(out, "  warning {}: {}", finding.code, finding.message)?;
@@ -131,11 +129,45 @@ fn try_check(
     };
     let secs = ran.duration_ms as f64 / 1000.0;
     if ran.exit_code == Some(0) && !ran.timed_out {
-        writeln!(out, "try: `{}` passed on {short} in {secs:.1} s", spec.name)?;
+        writeln!(
+            out,
+            "try: `{}` passed on {short} in {secs:.1} s",
+            spec[0].name
+        )?;
         return Ok(0);
     }
-    failed(spec, ran, short, secs, out)?;
+    failed(&spec[0], ran, short, secs, out)?;
     Ok(1)
+}
+
+/// The checks `specs` on `commit`, run once (nothing recorded is reused), behind the session's
+/// shield.
+fn run_once(
+    session: &Session,
+    commit: git2::Oid,
+    specs: &[crate::config::CheckSpec],
+    env: &checks::CheckEnv,
+) -> Result<checks::Checked> {
+    let repo = session.repo();
+    let (slug, branch) = env.key_values(repo);
+    let key = Key {
+        tree: repo.tree_of(commit).unwrap_or(commit).to_string(),
+        config: None,
+        base_commit: None,
+        slug,
+        branch,
+        commit: commit.to_string(),
+    };
+    let plan = checks::Plan {
+        mode: Default::default(),
+        jobs: 1,
+        key: &key,
+        recorded: &Recorded::default(),
+        shield: session.shield(),
+        fail_fast: false,
+        label: None,
+    };
+    checks::run_reusing(repo, commit, specs, env, &plan)
 }
 
 /// Say how the try failed, its last lines and what to change.

@@ -7,6 +7,7 @@ pub mod check;
 pub mod close;
 pub mod demo;
 pub mod explain;
+pub mod gate;
 pub mod gc;
 pub mod guard;
 pub mod hook;

@@ -11,7 +11,9 @@ use std::path::PathBuf;
 use anyhow::Result;
 use serde::Serialize;
 
-use crate::inputs::{self, GateArgs};
+use crate::cmd::gate::GateArgs;
+use crate::gates::Session;
+use crate::inputs::GateOptions;
 use crate::render::escape;
 use crate::{gates, ledger};
 
@@ -59,10 +61,13 @@ pub fn run(args: Args) -> Result<i32> {
     if note.is_empty() {
         anyhow::bail!("--note needs the reason for the rejection: the agent is shown it");
     }
-    let mut inputs = inputs::resolve(args.worktree.as_deref(), &args.gate)?;
     // The rejection binds the commit the gate would check; the agent's code need not run for it.
-    inputs.no_checks = true;
-    let outcome = gates::evaluate(&inputs)?;
+    let opts = GateOptions {
+        no_checks: true,
+        ..args.gate.options()
+    };
+    let session = Session::open(args.worktree.as_deref(), &opts)?;
+    let outcome = gates::evaluate(&session)?;
     let mut report = outcome.report;
     let refused = outcome
         .commit
@@ -82,9 +87,9 @@ pub fn run(args: Args) -> Result<i32> {
             [gates::rejected(&rejection)],
         );
         report.finish();
-        let tree = outcome.commit.and_then(|c| inputs.repo.tree_of(c));
+        let tree = outcome.commit.and_then(|c| session.repo().tree_of(c));
         let tree = tree.map(|t| t.to_string());
-        ledger::record_reject(&inputs.repo.common_dir(), &report, &by, note, tree)?;
+        ledger::record_reject(&session.repo().common_dir(), &report, &by, note, tree)?;
     }
     let shown = Rejected {
         schema: crate::report::SCHEMA,

@@ -13,9 +13,10 @@ use anyhow::Result;
 
 use crate::claim::signal::{Signal, judge, parse};
 use crate::claim::token;
+use crate::cmd::gate::GateArgs;
 use crate::cmd::guard::{print_findings, read_message, record_decision};
 use crate::finding::Gate;
-use crate::inputs::{self, GateArgs};
+use crate::inputs;
 use crate::ledger::{Event, SignalFields};
 use crate::render::{self, Format, escape};
 use crate::repo::Repo;
@@ -55,7 +56,7 @@ pub fn run(args: Args, color: bool) -> Result<i32> {
         common = Some(repo.common_dir());
         report.worktree = Some(root.display().to_string());
         if let Some(signal) = parsed.signal {
-            let judged = judge(signal, repo, &root, &args.gate)?;
+            let judged = judge(signal, repo, &root, &args.gate.options())?;
             gate_ran = judged.gate_ran;
             report = judged.report;
             report.add_gate(Gate::Claim, judged.finding);

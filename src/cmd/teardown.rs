@@ -7,8 +7,8 @@ use anyhow::Result;
 use serde::Serialize;
 
 use crate::catalog::Code;
+use crate::cmd::gate::GateArgs;
 use crate::finding::{Gate, Severity, Verdict};
-use crate::inputs::GateArgs;
 use crate::render::{self, Format, escape};
 use crate::teardown::{self, Done, Request, Verb};
 
@@ -77,7 +77,7 @@ struct ShownStep<'a> {
 pub fn run(args: Args, color: bool) -> Result<i32> {
     let request = Request {
         worktree: args.worktree,
-        gate: args.gate,
+        gate: args.gate.options(),
         dry_run: args.dry_run,
         delete_branch: args.delete_branch,
         allow_unverified: args.allow_unverified,

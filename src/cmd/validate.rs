@@ -4,12 +4,14 @@
 use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::PathBuf;
+use std::rc::Rc;
 
 use anyhow::{Context, Result};
 use git2::Oid;
 
 use crate::config::{self, Config};
 use crate::contract::{self, Contract};
+use crate::gates::Session;
 use crate::render::escape;
 use crate::repo::Repo;
 use crate::term;
@@ -65,6 +67,7 @@ struct ContractFile {
 
 pub fn run(args: Args) -> Result<i32> {
     let (repo, _) = inputs::open(None)?;
+    let repo = Rc::new(repo);
     let mut problems: Vec<String> = Vec::new();
     let tip = inputs::config_tip(&repo, args.base.as_deref());
     if tip.is_none() {
@@ -144,7 +147,7 @@ fn show(shown: &Validated<'_>, json: bool) -> Result<i32> {
 /// stop hook not committed to the base (warnings), and with `--run` the checks on the base tip
 /// (a failure is a problem).
 fn readiness_notes(
-    repo: &Repo,
+    repo: &Rc<Repo>,
     args: &Args,
     config: Option<&Config>,
     tip: Option<&(String, Oid)>,
@@ -163,7 +166,12 @@ fn readiness_notes(
                 Some(_) => None,
                 None => repo.blob_id(*id, config::FILE_NAME).map(|b| b.to_string()),
             };
-            let (lines, findings) = readiness::run_on_base(repo, config, blob, name, *id)?;
+            // The checks run the base's code: their shield comes from a session, as every
+            // command's does.
+            let root = repo.workdir().unwrap_or_else(|| repo.common_dir());
+            let given = inputs::Trusted::given(config.clone(), blob);
+            let session = Session::on_base(Rc::clone(repo), root, given)?;
+            let (lines, findings) = readiness::run_on_base(&session, name, *id)?;
             notes.extend(lines);
             for f in findings {
                 let line = format!("{} {}: {}", f.severity.as_str(), f.code, f.message);

@@ -1,7 +1,7 @@
 //! The gate sequence (SPEC §4, §12), written once: doc, state, close, manifest, protected, checks,
 //! contract.
 //!
-//! Every gate whose inputs exist runs, so one report names all problems. Gates return findings;
+//! Every gate whose session exist runs, so one report names all problems. Gates return findings;
 //! only `evaluate` assembles the report.
 
 pub mod checks;
@@ -14,71 +14,20 @@ pub mod manifest;
 pub mod nochange;
 pub mod protected;
 pub mod reuse;
+pub mod session;
 pub mod state;
 pub mod workspace;
-
-use std::path::PathBuf;
 
 use anyhow::Result;
 use git2::Oid;
 
 use crate::catalog::Code;
-use crate::config::Config;
 use crate::doc::{ParseOptions, StatusDoc};
 use crate::finding::{Finding, Gate, Severity};
 use crate::repo::Repo;
-use crate::report::Report;
+use crate::report::{Approval, Report};
 
-/// Resolved inputs of one evaluation (built from the command line by `crate::inputs`).
-pub struct Inputs {
-    /// Shared with the caller when it judges several commits of one repository (the server gate).
-    pub repo: std::rc::Rc<Repo>,
-    /// Canonical root of the worktree being checked.
-    pub worktree: PathBuf,
-    /// The status document's bytes.
-    pub status: Vec<u8>,
-    /// The coordinator's copy of the agent's final message (`--message`).
-    pub message: Option<String>,
-    pub config: Config,
-    /// The base as named (`main`) and resolved; `None` when it did not resolve.
-    pub base: Option<(String, Oid)>,
-    /// Findings from resolving the inputs (`base-unknown`).
-    pub findings: Vec<Finding>,
-    /// `--rev`: the commit whose tree carried the status document.
-    pub rev: Option<Oid>,
-    pub legacy: bool,
-    pub no_checks: bool,
-    /// `--rerun`: run every check even when a recorded result has the same key (SPEC §19).
-    pub rerun: bool,
-    pub no_worktree: bool,
-    /// Where the task contract is read once the slug is known (SPEC §12).
-    pub contract: crate::contract::Lookup,
-    /// The configuration's blob id; `None` for the built-in defaults (SPEC §5).
-    pub config_blob: Option<String>,
-    /// How the configuration and base were chosen: what makes the run's records count (SPEC §6).
-    pub provenance: crate::report::Provenance,
-    /// Where the configuration came from (`main:.closegate.toml`); `None` for the defaults.
-    pub config_origin: Option<String>,
-    /// `--require-attestation`: a signed attestation stands for the checks (SPEC §20).
-    pub require_attestation: bool,
-    /// `check --fail-fast`: stop at the first failing check; the rest are reported as not run.
-    pub fail_fast: bool,
-    /// Shown before each check's name in the terminal's progress line (`board --check` names
-    /// the agent's branch there: two agents' checks run at once).
-    pub progress_label: Option<String>,
-    /// Where attestations, signed approvals and the allowed signers are read (SPEC §20).
-    pub trust: crate::attest::Trust,
-    /// Branch tips a push brings (short name, new value), standing for refs not yet moved in a
-    /// pre-receive hook (SPEC §20); empty elsewhere.
-    pub pushed: Vec<(String, Oid)>,
-    /// The key files this command uses (`--key FILE`, a signing key): hidden from every check
-    /// it runs, like the record key (SPEC §4.6). A command that signs pushes its key here
-    /// before [`evaluate`].
-    pub keys: Vec<PathBuf>,
-    /// The base commit of the passing record a teardown is admitted on (SPEC §7 step 1): the
-    /// checks are keyed on it, so that record's results stand and nothing runs again.
-    pub admitted_base: Option<String>,
-}
+pub use session::Session;
 
 /// The report plus what later steps (teardown, approve, signal) need.
 pub struct Outcome {
@@ -91,32 +40,35 @@ pub struct Outcome {
 }
 
 /// Run every gate in order and fold the findings into a verdict.
-pub fn evaluate(inputs: &Inputs) -> Result<Outcome> {
+pub fn evaluate(session: &Session) -> Result<Outcome> {
+    let Some(status) = session.status() else {
+        anyhow::bail!("no status document was read: a session on the base judges no claim");
+    };
     let mut report = Report {
-        worktree: Some(inputs.worktree.display().to_string()),
-        source: Some(inputs.config.status_file.clone()),
-        base: inputs.base.as_ref().map(|(name, _)| name.clone()),
-        base_commit: inputs.base.as_ref().map(|(_, id)| id.to_string()),
-        config: inputs.config_blob.clone(),
-        provenance: Some(inputs.provenance),
-        config_origin: inputs.config_origin.clone(),
+        worktree: Some(session.worktree().display().to_string()),
+        source: Some(session.config().status_file.clone()),
+        base: session.base().map(|(name, _)| name.clone()),
+        base_commit: session.base().map(|(_, id)| id.to_string()),
+        config: session.config_blob().map(str::to_string),
+        provenance: Some(session.provenance()),
+        config_origin: session.config_origin().map(str::to_string),
         ..Report::default()
     };
-    report.findings.extend(inputs.findings.iter().cloned());
+    report.findings.extend(session.findings().iter().cloned());
 
     // The merge base of the base and HEAD, computed once: the inherited-document rule needs it
     // and so do the gates on the commit when the commit is HEAD.
     let mut known = None;
-    if let Some(outcome) = inherited(inputs, &mut report, &mut known)? {
+    if let Some(outcome) = inherited(session, status, &mut report, &mut known)? {
         return Ok(outcome);
     }
     let opts = ParseOptions {
-        legacy: inputs.legacy,
+        legacy: session.legacy(),
     };
-    let parsed = doc::run(&inputs.status, opts, inputs.message.as_deref());
+    let parsed = doc::run(status, opts, session.message());
     report.add_gate(Gate::Doc, parsed.findings);
     // A document whose H1 is missing (or that is not UTF-8) is read no further, but the gates
-    // whose inputs exist still run on the checked HEAD (SPEC §4: one report names all problems).
+    // whose session exist still run on the checked HEAD (SPEC §4: one report names all problems).
     let read = parsed.doc.is_some();
     let doc = parsed.doc.unwrap_or_default();
     if read {
@@ -128,11 +80,11 @@ pub fn evaluate(inputs: &Inputs) -> Result<Outcome> {
     let (returned, findings) = state::run(&doc);
     report.add_gate(Gate::State, findings);
 
-    let (commit, worktree_status) = commit_to_check(inputs, &doc, returned, &mut report);
+    let (commit, worktree_status) = commit_to_check(session, &doc, returned, &mut report);
     report.commit = commit.map(|c| c.to_string());
     if let Some(commit) = commit {
-        gates_on_commit(inputs, &doc, commit, returned, known, &mut report)?;
-        apply_approval(inputs, commit, &mut report)?;
+        gates_on_commit(session, &doc, commit, returned, known, &mut report)?;
+        apply_approval(session, commit, &mut report)?;
     }
     report.finish();
     Ok(Outcome {
@@ -146,7 +98,7 @@ pub fn evaluate(inputs: &Inputs) -> Result<Outcome> {
 /// The commit the gates on the commit read: the close line's, checked by the close gate (which
 /// scans the worktree), for a returned document with a close line; else the checked HEAD.
 fn commit_to_check(
-    inputs: &Inputs,
+    session: &Session,
     doc: &StatusDoc,
     returned: bool,
     report: &mut Report,
@@ -155,11 +107,11 @@ fn commit_to_check(
     let commit = match (returned, &doc.close) {
         (true, Some(close)) => {
             let ctx = close::Ctx {
-                repo: &inputs.repo,
-                worktree: &inputs.worktree,
-                status_file: &inputs.config.status_file,
-                pushed: &inputs.pushed,
-                no_worktree: inputs.no_worktree,
+                repo: session.repo(),
+                worktree: session.worktree(),
+                status_file: &session.config().status_file,
+                pushed: session.pushed(),
+                no_worktree: session.no_worktree(),
             };
             report.branch = Some(close.branch.clone());
             let closed = close::run(&ctx, doc, close);
@@ -168,9 +120,9 @@ fn commit_to_check(
             closed.commit
         }
         _ => {
-            report.branch = inputs.repo.head_branch();
-            let head = || inputs.repo.worktree_head(&inputs.worktree);
-            inputs.rev.or_else(head)
+            report.branch = session.repo().head_branch();
+            let head = || session.repo().worktree_head(session.worktree());
+            session.rev().or_else(head)
         }
     };
     (commit, worktree_status)
@@ -181,22 +133,23 @@ fn commit_to_check(
 /// commit run as for any agent that has not returned.
 /// `known` receives HEAD and its merge base with the base, for the gates on the commit.
 fn inherited(
-    inputs: &Inputs,
+    session: &Session,
+    status: &[u8],
     report: &mut Report,
     known: &mut Option<(Oid, Option<Oid>)>,
 ) -> Result<Option<Outcome>> {
-    let status_file = &inputs.config.status_file;
-    let head = inputs
-        .rev
-        .or_else(|| inputs.repo.worktree_head(&inputs.worktree));
-    let base = inputs.base.as_ref().map(|(_, id)| *id);
+    let status_file = &session.config().status_file;
+    let head = session
+        .rev()
+        .or_else(|| session.repo().worktree_head(session.worktree()));
+    let base = session.base().map(|(_, id)| *id);
     let (Some(head), Some(base)) = (head, base) else {
         return Ok(None);
     };
-    let merge_base = inputs.repo.merge_base(base, head);
+    let merge_base = session.repo().merge_base(base, head);
     *known = Some((head, merge_base));
-    let repo = &inputs.repo;
-    if !crate::inherited::is_at_merge_base(repo, merge_base, status_file, &inputs.status) {
+    let repo = session.repo();
+    if !crate::inherited::is_at_merge_base(repo, merge_base, status_file, status) {
         return Ok(None);
     }
     let head = Some(head);
@@ -210,11 +163,11 @@ fn inherited(
         crate::inherited::message(status_file),
     );
     report.add_gate(Gate::State, [finding]);
-    report.branch = inputs.repo.head_branch();
+    report.branch = session.repo().head_branch();
     report.commit = head.map(|c| c.to_string());
     if let Some(commit) = head {
-        gates_on_commit(inputs, &doc, commit, false, *known, report)?;
-        apply_approval(inputs, commit, report)?;
+        gates_on_commit(session, &doc, commit, false, *known, report)?;
+        apply_approval(session, commit, report)?;
     }
     report.finish();
     Ok(Some(Outcome {
@@ -227,19 +180,18 @@ fn inherited(
 
 /// The gates that read the commit: manifest, protected, checks, contract.
 fn gates_on_commit(
-    inputs: &Inputs,
+    session: &Session,
     doc: &StatusDoc,
     commit: Oid,
     returned: bool,
     known: Option<(Oid, Option<Oid>)>,
     report: &mut Report,
 ) -> Result<()> {
-    let repo = &inputs.repo;
+    let repo = session.repo();
     let merge_base = match known {
         Some((head, merge_base)) if head == commit => merge_base,
-        _ => inputs
-            .base
-            .as_ref()
+        _ => session
+            .base()
             .and_then(|(_, base)| repo.merge_base(*base, commit)),
     };
     if returned {
@@ -249,7 +201,7 @@ fn gates_on_commit(
         Some(merge_base) => Some(repo.changes(Some(merge_base), commit)?),
         None => None,
     };
-    if let (Some((name, base)), None) = (&inputs.base, merge_base) {
+    if let (Some((name, base)), None) = (session.base(), merge_base) {
         // SPEC §4.5: never silently empty; the contract gate judges no path either.
         let finding = Finding::new(
             Code::BaseUnrelated,
@@ -258,16 +210,16 @@ fn gates_on_commit(
         report.add_gate(Gate::Protected, [finding]);
     }
     if let (Some(changes), Some(from)) = (&changes, merge_base) {
-        let (hits, findings) = protected::run(&inputs.config, changes);
+        let (hits, findings) = protected::run(session.config(), changes);
         report.protected = hits;
         report.add_gate(Gate::Protected, findings);
-        graded_input(inputs, changes, from, commit, report)?;
+        graded_input(session, changes, from, commit, report)?;
     }
     let around = Around {
         merge_base,
         changes: changes.as_deref(),
     };
-    run_checks(inputs, doc, commit, &around, report)?;
+    run_checks(session, doc, commit, &around, report)?;
     let runs = report.checks.clone();
     let ctx = contract::Ctx {
         repo,
@@ -276,12 +228,12 @@ fn gates_on_commit(
         merge_base,
         changes: changes.as_deref(),
         returned,
-        status_file: &inputs.config.status_file,
-        configured: &inputs.config.checks,
+        status_file: &session.config().status_file,
+        configured: &session.config().checks,
         runs: &runs,
-        no_checks: inputs.no_checks,
+        no_checks: session.no_checks(),
     };
-    run_contract(inputs, &ctx, report)
+    run_contract(session, &ctx, report)
 }
 
 /// What only a returned state is judged on: a change of its own (`close-no-change`, SPEC §17)
@@ -305,15 +257,21 @@ fn returned_gates(
 
 /// SPEC §4.5: the runner's own configuration keys the checks depend on, on surface `ci`.
 fn graded_input(
-    inputs: &Inputs,
+    session: &Session,
     changes: &[crate::repo::Change],
     from: Oid,
     to: Oid,
     report: &mut Report,
 ) -> Result<()> {
-    let runners = graded::runners(&inputs.config.checks);
-    let on_ci = |path: &str| inputs.config.surfaces_for(path).iter().any(|s| s == "ci");
-    let (hits, findings) = graded::run(&inputs.repo, &runners, changes, from, to, &on_ci)?;
+    let runners = graded::runners(&session.config().checks);
+    let on_ci = |path: &str| {
+        session
+            .config()
+            .surfaces_for(path)
+            .iter()
+            .any(|s| s == "ci")
+    };
+    let (hits, findings) = graded::run(session.repo(), &runners, changes, from, to, &on_ci)?;
     report.protected.extend(hits);
     report.add_gate(Gate::Protected, findings);
     Ok(())
@@ -339,14 +297,14 @@ fn unrelated_message(repo: &Repo, name: &str, base: Oid, commit: Oid) -> String 
 /// The contract gate, when a contract applies; its blob id goes into the report before the
 /// approval is looked up, so an approval is bound to commit and contract together. With
 /// `require_contract`, a return no contract applies to is `contract-missing`.
-fn run_contract(inputs: &Inputs, ctx: &contract::Ctx<'_>, report: &mut Report) -> Result<()> {
+fn run_contract(session: &Session, ctx: &contract::Ctx<'_>, report: &mut Report) -> Result<()> {
     let slug = &ctx.doc.slug;
     let branch = report.branch.clone();
-    let Some(found) = inputs
-        .contract
-        .find(&inputs.repo, slug, branch.as_deref())?
+    let Some(found) = session
+        .contract()
+        .find(session.repo(), slug, branch.as_deref())?
     else {
-        if inputs.config.require_contract && ctx.returned {
+        if session.config().require_contract && ctx.returned {
             let on = branch.map_or("no branch".to_string(), |b| format!("branch `{b}`"));
             let msg = format!(
                 "require_contract = true and no contract applies to this return: none for slug `{slug}` and none bound to {on}"
@@ -359,7 +317,7 @@ fn run_contract(inputs: &Inputs, ctx: &contract::Ctx<'_>, report: &mut Report) -
     if let Some(source) = found.source {
         match crate::contract::parse(&source.bytes) {
             Ok(mut parsed) => {
-                if inputs.repo.ignore_case() {
+                if session.repo().ignore_case() {
                     parsed.fold_case();
                 }
                 findings.extend(contract::run(ctx, &parsed)?)
@@ -382,16 +340,16 @@ struct Around<'a> {
 }
 
 fn run_checks(
-    inputs: &Inputs,
+    session: &Session,
     doc: &StatusDoc,
     commit: Oid,
     around: &Around<'_>,
     report: &mut Report,
 ) -> Result<()> {
-    let specs = &inputs.config.checks;
-    let findings = if inputs.require_attestation && !inputs.no_checks {
-        attestation(inputs, doc, commit, report)?
-    } else if inputs.no_checks {
+    let specs = &session.config().checks;
+    let findings = if session.require_attestation() && !session.no_checks() {
+        attestation(session, doc, commit, report)?
+    } else if session.no_checks() {
         vec![Finding::new(
             Code::ChecksSkipped,
             "checks were not run: --no-checks was given",
@@ -402,7 +360,7 @@ fn run_checks(
             "no checks are configured in the base branch's .closegate.toml",
         )]
     } else {
-        run_configured(inputs, doc, commit, around, report)?;
+        run_configured(session, doc, commit, around, report)?;
         Vec::new()
     };
     report.add_gate(Gate::Checks, findings);
@@ -412,49 +370,48 @@ fn run_checks(
 /// The configured checks on `commit` (run, or reused from a trusted record), then the test
 /// integrity runs of SPEC §23 when the branch's changes are known.
 fn run_configured(
-    inputs: &Inputs,
+    session: &Session,
     doc: &StatusDoc,
     commit: Oid,
     around: &Around<'_>,
     report: &mut Report,
 ) -> Result<()> {
-    let specs = &inputs.config.checks;
+    let specs = &session.config().checks;
     let env = checks::CheckEnv {
         commit: commit.to_string(),
         branch: report.branch.clone().unwrap_or_default(),
         slug: doc.slug.clone(),
         base: report.base.clone().unwrap_or_default(),
     };
-    let key = reuse_key(inputs, &env, commit, report);
-    let common = inputs.repo.common_dir();
-    let recorded = reuse::Recorded::load(&common, &key, inputs.rerun)?;
-    let hide = &inputs.config.sandbox_hide;
-    let shield = crate::sandbox::Shield::new(Some(&inputs.repo), hide, &inputs.keys);
+    let key = reuse_key(session, &env, commit, report);
+    let common = session.repo().common_dir();
+    let recorded = reuse::Recorded::load(&common, &key, session.rerun())?;
+    let shield = session.shield();
     let plan = checks::Plan {
-        mode: inputs.config.sandbox,
-        jobs: inputs.config.jobs,
+        mode: session.config().sandbox,
+        jobs: session.config().jobs,
         key: &key,
         recorded: &recorded,
-        shield: &shield,
-        fail_fast: inputs.fail_fast,
-        label: inputs.progress_label.as_deref(),
+        shield,
+        fail_fast: session.fail_fast(),
+        label: session.progress_label(),
     };
-    let checked = checks::run_reusing(&inputs.repo, commit, specs, &env, &plan)?;
+    let checked = checks::run_reusing(session.repo(), commit, specs, &env, &plan)?;
     report.checks = checked.runs;
     report.check_entries = checked.entries;
     report.sandbox = checked.sandbox.map(str::to_string);
     report.add_gate(Gate::Checks, checked.findings);
     if let (Some(merge_base), Some(changes)) = (around.merge_base, around.changes) {
         let ctx = integrity::Ctx {
-            repo: &inputs.repo,
-            config: &inputs.config,
+            repo: session.repo(),
+            config: session.config(),
             commit,
             merge_base,
             changes,
             env: &env,
             key: &key,
-            rerun: inputs.rerun,
-            shield: &shield,
+            rerun: session.rerun(),
+            shield,
         };
         integrity::run(&ctx, report)?;
     }
@@ -463,14 +420,19 @@ fn run_configured(
 
 /// The reuse key of the commit's checks (SPEC §19): the tree, the configuration, the base commit
 /// (that of the record a teardown is admitted on, when it is), and the `CLOSEGATE_*` values.
-fn reuse_key(inputs: &Inputs, env: &checks::CheckEnv, commit: Oid, report: &Report) -> reuse::Key {
-    let (slug, branch) = env.key_values(&inputs.repo);
+fn reuse_key(
+    session: &Session,
+    env: &checks::CheckEnv,
+    commit: Oid,
+    report: &Report,
+) -> reuse::Key {
+    let (slug, branch) = env.key_values(session.repo());
     reuse::Key {
-        tree: inputs.repo.tree_of(commit).unwrap_or(commit).to_string(),
+        tree: session.repo().tree_of(commit).unwrap_or(commit).to_string(),
         config: report.config.clone(),
-        base_commit: inputs
-            .admitted_base
-            .clone()
+        base_commit: session
+            .admitted_base()
+            .map(str::to_string)
             .or_else(|| report.base_commit.clone()),
         slug,
         branch,
@@ -481,15 +443,15 @@ fn reuse_key(inputs: &Inputs, env: &checks::CheckEnv, commit: Oid, report: &Repo
 /// SPEC §20: the checks are not run; a valid attestation by an allowed signer for this commit,
 /// tree, configuration blob and contract blob stands for them.
 fn attestation(
-    inputs: &Inputs,
+    session: &Session,
     doc: &StatusDoc,
     commit: Oid,
     report: &mut Report,
 ) -> Result<Vec<Finding>> {
-    let repo = &inputs.repo;
+    let repo = session.repo();
     // The contract is judged after the checks; its blob is bound into the attestation.
-    let contract = inputs
-        .contract
+    let contract = session
+        .contract()
         .find(repo, &doc.slug, report.branch.as_deref())?
         .and_then(|found| found.source)
         .map(|source| source.blob_id());
@@ -500,7 +462,7 @@ fn attestation(
         contract: contract.as_deref(),
     };
     let short = &commit.to_string()[..12];
-    let found = crate::attest::attested(repo, &inputs.config, &inputs.trust, &expect)?;
+    let found = crate::attest::attested(repo, session.config(), session.trust(), &expect)?;
     Ok(match found {
         crate::attest::Attested::Valid {
             principal,
@@ -536,9 +498,9 @@ fn attestation(
 /// warnings (SPEC §8). An approval signed by an allowed signer (SPEC §20) counts too; under
 /// `require_signed_approvals` only such an approval counts, and an unsigned one that would have
 /// applied is `approval-unsigned`.
-fn apply_approval(inputs: &Inputs, commit: Oid, report: &mut Report) -> Result<()> {
+fn apply_approval(session: &Session, commit: Oid, report: &mut Report) -> Result<()> {
     let oid = commit;
-    let common = inputs.repo.common_dir();
+    let common = session.repo().common_dir();
     let contract = report.contract.as_deref();
     let config = report.config.as_deref();
     let expect = crate::attest::Expect {
@@ -547,10 +509,11 @@ fn apply_approval(inputs: &Inputs, commit: Oid, report: &mut Report) -> Result<(
         config,
         contract,
     };
-    let signed = crate::attest::approvals(&inputs.repo, &inputs.config, &inputs.trust, &expect)?;
+    let signed =
+        crate::attest::approvals(session.repo(), session.config(), session.trust(), &expect)?;
     let commit = commit.to_string();
     let recorded = crate::ledger::approval_for(&common, &commit, contract, config)?;
-    let approval = if inputs.config.require_signed_approvals {
+    let approval = if session.config().require_signed_approvals {
         let needed = report
             .findings
             .iter()
@@ -575,23 +538,29 @@ fn apply_approval(inputs: &Inputs, commit: Oid, report: &mut Report) -> Result<(
     // SPEC §21: the newer of an approval and a rejection of this commit wins. A recorded
     // approval newer than the rejection already voided it (log order); a signed one wins only
     // when it was given after the rejection.
-    let tree = inputs.repo.tree_of(oid).map(|t| t.to_string());
+    let tree = session.repo().tree_of(oid).map(|t| t.to_string());
     if let Some(rejection) = crate::ledger::rejection_for(&common, &commit, tree.as_deref())?
         && approval.as_ref().is_none_or(|a| a.at <= rejection.at)
     {
         report.add_gate(Gate::Protected, [rejected(&rejection)]);
         return Ok(());
     }
-    let Some(approval) = approval else {
-        return Ok(());
-    };
+    if let Some(approval) = approval {
+        approve(report, approval);
+    }
+    Ok(())
+}
+
+/// SPEC §8, the approval rule: with an approval for this exact commit, configuration and
+/// contract, every review finding becomes a warning and the report carries the approval. Every
+/// gate run applies it to a recorded approval, and `approve` to the one it is about to record.
+pub fn approve(report: &mut Report, approval: Approval) {
     for finding in &mut report.findings {
         if finding.severity == Severity::Review {
             finding.severity = Severity::Warning;
         }
     }
     report.approval = Some(approval);
-    Ok(())
 }
 
 /// `review-rejected`, naming who rejected the commit, when, and the note.

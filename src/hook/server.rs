@@ -23,7 +23,8 @@ use git2::Oid;
 use super::run::{self, Action, Decision, Setting, Update};
 use super::script;
 use crate::finding::Verdict;
-use crate::inputs::{self, GateArgs};
+use crate::gates::Session;
+use crate::inputs::GateOptions;
 use crate::render::{self, Format};
 use crate::repo::{Repo, is_unsupported};
 use crate::report::Report;
@@ -312,22 +313,22 @@ fn verdict_of(push: &Push, commit: Oid) -> (bool, Option<Report>, Option<String>
 fn judge(push: &Push, rev: Oid, run_checks: bool) -> Result<Report> {
     let repo = Rc::clone(&push.repo);
     let root = repo.git_dir();
-    let args = GateArgs {
+    let opts = GateOptions {
         rev: Some(rev.to_string()),
         no_worktree: true,
-        ..GateArgs::default()
+        require_attestation: !run_checks,
+        notes: Some(push.notes.clone()),
+        pushed: push.pushed.clone(),
+        ..GateOptions::default()
     };
     // The trusted configuration of this push, read once (Setting::read, the same call).
-    let mut inputs = match push.setting.trusted() {
-        Some(trusted) => inputs::resolve_trusted(repo, root, &args, trusted.clone())?,
-        None => inputs::resolve_in(repo, root, &args)?,
+    let session = match push.setting.trusted() {
+        Some(trusted) => Session::with_trusted(repo, root, &opts, trusted.clone())?,
+        None => Session::in_repo(repo, root, &opts)?,
     };
-    inputs.require_attestation = !run_checks;
-    inputs.trust.notes = push.notes.clone();
-    inputs.pushed = push.pushed.clone();
-    let outcome = gates::evaluate(&inputs)?;
+    let outcome = gates::evaluate(&session)?;
     if run_checks {
-        ledger::record_check(&inputs.repo.common_dir(), &outcome.report)?;
+        ledger::record_check(&session.repo().common_dir(), &outcome.report)?;
     }
     Ok(outcome.report)
 }

@@ -17,6 +17,7 @@ use git2::Oid;
 
 use crate::catalog::Code;
 use crate::finding::{Finding, Verdict};
+use crate::gates::Session;
 use crate::ledger::{Event, LandFields, Record};
 use crate::repo::Repo;
 use crate::report::{CheckRun, Provenance, Report};
@@ -124,16 +125,20 @@ pub fn run(req: &Request) -> Result<Landing> {
     let Some((base, _)) = trusted.base.clone() else {
         bail!("no base branch resolved: pass --base NAME");
     };
+    // The checks on composed trees run the agents' code: their shield comes from the session,
+    // as every command's does.
+    let session = Session::on_base(repo, here.clone(), trusted)?;
+    let repo = session.repo();
     if req.push.is_none() && repo.branch_tip(&base).is_none() {
         bail!("the base `{base}` is not a local branch: land moves a local branch");
     }
     let ctx = Ctx {
-        repo: &repo,
+        repo,
         req,
         base: base.clone(),
-        config: trusted.config.clone(),
-        blob: trusted.config_blob.clone(),
-        provenance: trusted.provenance,
+        config: session.config().clone(),
+        blob: session.config_blob().map(str::to_string),
+        provenance: session.provenance(),
     };
     let targets = select(&ctx, &here)?;
     // One land per base at a time: a second one waits here (a dry run moves nothing and waits
@@ -154,7 +159,7 @@ pub fn run(req: &Request) -> Result<Landing> {
         checks_run: 0,
         notes_error: None,
     };
-    let mut verifier = Verifier::new(&repo, &ctx.config, ctx.blob.clone(), &base);
+    let mut verifier = Verifier::new(&session, &base);
     let admitted = admit(&ctx, targets, &mut landing);
     let batch = req.batch.max(1);
     let mut queue = admitted;
@@ -625,7 +630,7 @@ fn teardowns(ctx: &Ctx, landing: &mut Landing) -> Result<()> {
 fn teardown_one(ctx: &Ctx, b: &mut BranchResult, dir: std::path::PathBuf) -> Result<()> {
     let request = crate::teardown::Request {
         worktree: Some(dir),
-        gate: crate::inputs::GateArgs {
+        gate: crate::inputs::GateOptions {
             base: ctx.req.base.clone(),
             ..Default::default()
         },

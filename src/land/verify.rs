@@ -12,10 +12,12 @@ use git2::Oid;
 use crate::catalog::Severity;
 use crate::config::Config;
 use crate::finding::Finding;
+use crate::gates::Session;
 use crate::gates::checks::{self, CheckEnv, Plan};
 use crate::gates::reuse::{Key, Recorded};
 use crate::repo::Repo;
 use crate::report::{CheckEntry, CheckRun};
+use crate::sandbox::Shield;
 
 /// The checks' result on one tree.
 #[derive(Debug, Clone)]
@@ -36,22 +38,23 @@ pub struct Verifier<'a> {
     pub rerun: bool,
     cache: HashMap<Oid, Verified>,
     /// What every check run hides from the agent's code (the record key, secrets, `[sandbox]
-    /// hide`): the same as `check` hides.
-    shield: crate::sandbox::Shield,
+    /// hide`): the session's, as for every command that runs checks.
+    shield: &'a Shield,
     /// How many check runs actually ran (not reused).
     pub ran: usize,
 }
 
 impl<'a> Verifier<'a> {
-    pub fn new(repo: &'a Repo, config: &'a Config, blob: Option<String>, base: &str) -> Self {
+    /// The verifier of `session`'s repository and configuration, for the base named `base`.
+    pub fn new(session: &'a Session, base: &str) -> Self {
         Verifier {
-            repo,
-            config,
-            config_blob: blob,
+            repo: session.repo(),
+            config: session.config(),
+            config_blob: session.config_blob().map(str::to_string),
             base_name: base.to_string(),
             rerun: false,
             cache: HashMap::new(),
-            shield: crate::sandbox::Shield::new(Some(repo), &config.sandbox_hide, &[]),
+            shield: session.shield(),
             ran: 0,
         }
     }
@@ -92,7 +95,7 @@ impl<'a> Verifier<'a> {
             jobs: self.config.jobs,
             key: &key,
             recorded: &recorded,
-            shield: &self.shield,
+            shield: self.shield,
             fail_fast: false,
             label: None,
         };

@@ -82,7 +82,7 @@ fn sweep_one(repo: &Repo, row: &Row, req: &Request) -> Result<Swept> {
 fn teardown(row: &Row, dir: PathBuf, req: &Request, swept: &mut Swept) -> Result<()> {
     let request = crate::teardown::Request {
         worktree: Some(dir),
-        gate: crate::inputs::GateArgs::default(),
+        gate: crate::inputs::GateOptions::default(),
         dry_run: req.dry_run,
         delete_branch: row.stage == Stage::Merged,
         allow_unverified: false,

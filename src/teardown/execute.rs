@@ -15,7 +15,7 @@ use super::{
 };
 use crate::catalog::Severity;
 use crate::finding::{Finding, Gate};
-use crate::gates::Inputs;
+use crate::gates::Session;
 use crate::ledger::{self, Steps};
 use crate::repo::{Repo, WorktreeInfo, safety::BranchDeletion};
 use crate::report::Report;
@@ -23,15 +23,15 @@ use crate::report::Report;
 /// Archive, record, move aside, probe, remove, delete the branch.
 pub(super) fn run(
     req: &Request,
-    inputs: &Inputs,
+    inputs: &Session,
     plan: &Plan,
     admission: Admission,
     overrides: &Overrides,
     mut done: Done,
 ) -> Result<Done> {
-    let common = inputs.repo.common_dir();
+    let common = inputs.repo().common_dir();
     let report = done.report.clone().unwrap_or_default();
-    let status_file = &inputs.config.status_file;
+    let status_file = &inputs.config().status_file;
     let branch = plan.branch.deleting();
     let ts = crate::record::now_rfc3339();
     let written = write_escrow(inputs, plan, branch.as_deref(), &ts, &mut done)?;
@@ -48,14 +48,14 @@ pub(super) fn run(
     }
     let info = aside_info(&plan.worktree, &plan.admin);
     let ctx = safety::Ctx {
-        repo: &inputs.repo,
+        repo: inputs.repo(),
         info: &info,
         dir: &aside,
         aside: true,
         status_file,
         verified: report.commit.as_deref().and_then(|c| Oid::from_str(c).ok()),
         branch: branch.as_deref(),
-        base: inputs.base.as_ref().map(|(_, id)| *id),
+        base: inputs.base().map(|(_, id)| *id),
         delete_branch: branch.is_some(),
     };
     let forced = req.force.then_some(written.commit);
@@ -73,7 +73,7 @@ pub(super) fn run(
     if !probe.findings.is_empty() {
         // Nothing is removed: a refused teardown keeps no escrow (SPEC §24).
         let _ = inputs
-            .repo
+            .repo()
             .delete_ref_if_at(&written.refname, written.commit);
         return put_back(&common, report, probe.findings, plan, &aside, done);
     }
@@ -110,7 +110,7 @@ fn escrow_steps(steps: &mut Steps, written: &escrow::Written, o: &Overrides) {
 /// The escrow (SPEC §24), written before anything is archived, recorded or moved: a kill before
 /// its ref exists leaves no escrow and nothing removed.
 fn write_escrow(
-    inputs: &Inputs,
+    inputs: &Session,
     plan: &Plan,
     deleting: Option<&str>,
     ts: &str,
@@ -118,14 +118,14 @@ fn write_escrow(
 ) -> Result<escrow::Written> {
     failpoint::step("escrow");
     let info = inputs
-        .repo
+        .repo()
         .worktree_at(&plan.worktree)
         .unwrap_or_else(|| aside_info(&plan.worktree, &plan.admin));
     let written = escrow::write(&escrow::Source {
-        repo: &inputs.repo,
+        repo: inputs.repo(),
         info: &info,
         slug: &plan.slug,
-        status_file: &inputs.config.status_file,
+        status_file: &inputs.config().status_file,
         deleting,
         ts,
     })
@@ -191,20 +191,27 @@ fn remove_aside(
 }
 
 /// Archive the status document (and the worktree's own, when another one was judged).
-fn archive(inputs: &Inputs, plan: &Plan, done: &mut Done) -> Result<()> {
-    let status_file = &inputs.config.status_file;
+fn archive(inputs: &Session, plan: &Plan, done: &mut Done) -> Result<()> {
+    let status_file = &inputs.config().status_file;
     if let Some(path) = &plan.archive {
         failpoint::step("archive");
-        remove::archive(&inputs.repo.common_dir(), path, &inputs.status)?;
+        remove::archive(
+            &inputs.repo().common_dir(),
+            path,
+            inputs.status().unwrap_or_default(),
+        )?;
         done.step(
             Verb::Archived,
             format!("{status_file} to {}", path.display()),
         );
         // A document given with --status or --rev leaves the worktree's own one to archive too;
         // one that cannot be read now is kept by the probe on the aside.
-        if let Ok(Some(to)) =
-            archive_worktree_doc(&inputs.repo.common_dir(), &plan.worktree, status_file, path)
-        {
+        if let Ok(Some(to)) = archive_worktree_doc(
+            &inputs.repo().common_dir(),
+            &plan.worktree,
+            status_file,
+            path,
+        ) {
             let what = format!("{status_file} of the worktree to {}", to.display());
             done.step(Verb::Archived, what);
         }

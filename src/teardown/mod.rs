@@ -22,8 +22,8 @@ use git2::Oid;
 use crate::catalog::{Code, Severity};
 use crate::doc::State;
 use crate::finding::{Finding, Gate, Verdict};
-use crate::gates::{self, Inputs, Outcome};
-use crate::inputs::{self, GateArgs};
+use crate::gates::{self, Outcome, Session};
+use crate::inputs::{self, GateOptions};
 use crate::ledger;
 use crate::repo::{self, Repo, WorktreeInfo};
 use crate::report::Report;
@@ -31,7 +31,7 @@ use crate::report::Report;
 /// A teardown as asked on the command line.
 pub struct Request {
     pub worktree: Option<PathBuf>,
-    pub gate: GateArgs,
+    pub gate: GateOptions,
     pub dry_run: bool,
     pub delete_branch: bool,
     pub allow_unverified: bool,
@@ -190,32 +190,16 @@ pub fn run(req: &Request) -> Result<Done> {
     }
     let info =
         info.with_context(|| format!("{} is not a registered worktree", target.display()))?;
-    let mut inputs = inputs::resolve_in(repo, root, &req.gate)?;
-    inputs.admitted_base = admitted_base(&inputs, &info);
+    let opts = GateOptions {
+        admit: Some(info.path.clone()),
+        ..req.gate.clone()
+    };
+    let inputs = Session::in_repo(repo, root, &opts)?;
     let outcome = gates::evaluate(&inputs)?;
     if !req.dry_run {
-        ledger::record_check(&inputs.repo.common_dir(), &outcome.report)?;
+        ledger::record_check(&inputs.repo().common_dir(), &outcome.report)?;
     }
     decide(req, &inputs, &outcome, &info)
-}
-
-/// SPEC §7 step 1: a worktree whose tip (or the commit a trailing status-only tip stands for) has
-/// a passing record under the current configuration — a `land` record needs one too — is
-/// admitted on it: the base commit that record's checks were keyed on, so they are not run again.
-fn admitted_base(inputs: &Inputs, info: &WorktreeInfo) -> Option<String> {
-    if inputs.rerun || inputs.provenance.config_source != crate::report::ConfigSource::Base {
-        return None;
-    }
-    let head = inputs.repo.worktree_head(&info.path)?;
-    let common = inputs.repo.common_dir();
-    let status_file = &inputs.config.status_file;
-    crate::covered::candidates(&inputs.repo, head, status_file)
-        .into_iter()
-        .find_map(|commit| {
-            let config = inputs.config_blob.as_deref();
-            ledger::passing_record_under(&common, &commit.to_string(), config).ok()?
-        })
-        .and_then(|record| record.base_commit)
 }
 
 /// The main worktree is never removed: refused before the gate, which could not change that.
@@ -281,21 +265,21 @@ impl Branch {
     }
 }
 
-fn decide(req: &Request, inputs: &Inputs, outcome: &Outcome, info: &WorktreeInfo) -> Result<Done> {
+fn decide(req: &Request, inputs: &Session, outcome: &Outcome, info: &WorktreeInfo) -> Result<Done> {
     let report = &outcome.report;
     let branch = report.branch.clone().or_else(|| {
         let head = info.head_ref()?;
         head.strip_prefix("refs/heads/").map(str::to_string)
     });
     let ctx = safety::Ctx {
-        repo: &inputs.repo,
+        repo: inputs.repo(),
         info,
         dir: &info.path,
         aside: false,
-        status_file: &inputs.config.status_file,
+        status_file: &inputs.config().status_file,
         verified: outcome.commit,
         branch: branch.as_deref(),
-        base: inputs.base.as_ref().map(|(_, id)| *id),
+        base: inputs.base().map(|(_, id)| *id),
         delete_branch: req.delete_branch,
     };
     let mut findings = safety::run(&ctx)?;
@@ -328,7 +312,7 @@ fn decide(req: &Request, inputs: &Inputs, outcome: &Outcome, info: &WorktreeInfo
 #[allow(clippy::too_many_arguments)]
 fn proceed(
     req: &Request,
-    inputs: &Inputs,
+    inputs: &Session,
     info: &WorktreeInfo,
     plan: &Plan,
     full: Report,
@@ -343,7 +327,7 @@ fn proceed(
     if let Some(archive) = &plan.archive {
         // A link planted on the archive's way, or a directory at it, is an error before anything
         // (SPEC §16 tier 2), in a dry run too.
-        remove::check_archive_target(&inputs.repo.common_dir(), archive)?;
+        remove::check_archive_target(&inputs.repo().common_dir(), archive)?;
     }
     let mut overrides = Overrides {
         forced,
@@ -400,7 +384,7 @@ fn take(findings: &mut Vec<Finding>, on: bool, codes: &[Code]) -> Vec<Finding> {
 /// one) refuses the teardown.
 fn reap(
     req: &Request,
-    inputs: &Inputs,
+    inputs: &Session,
     info: &WorktreeInfo,
     plan: &Plan,
     mut full: Report,
@@ -441,7 +425,7 @@ fn reap(
             ..ledger::Steps::default()
         };
         ledger::record_teardown(
-            &inputs.repo.common_dir(),
+            &inputs.repo().common_dir(),
             &full,
             claimed(&full),
             false,
@@ -461,7 +445,7 @@ fn reap(
 /// A probe or the verdict refused: record it (unless a dry run) and keep everything.
 fn refuse(
     req: &Request,
-    inputs: &Inputs,
+    inputs: &Session,
     info: &WorktreeInfo,
     plan: &Plan,
     full: Report,
@@ -475,7 +459,7 @@ fn refuse(
             deleted: Some(None),
             ..ledger::Steps::default()
         };
-        let common = inputs.repo.common_dir();
+        let common = inputs.repo().common_dir();
         ledger::record_teardown(&common, &full, claimed(&full), false, steps)?;
     }
     done.step(
@@ -490,12 +474,12 @@ fn refuse(
 
 fn plan(
     req: &Request,
-    inputs: &Inputs,
+    inputs: &Session,
     outcome: &Outcome,
     info: &WorktreeInfo,
     branch: Option<String>,
 ) -> Plan {
-    let repo = &inputs.repo;
+    let repo = inputs.repo();
     let head = repo.worktree_head(&info.path);
     let archive = outcome.report.slug.as_ref().map(|slug| {
         let commit = outcome
@@ -504,7 +488,7 @@ fn plan(
             .map_or("unborn".into(), |c| c.to_string());
         remove::archive_path(&repo.common_dir(), slug, &commit)
     });
-    let base_name = inputs.base.as_ref().map(|(name, _)| name.as_str());
+    let base_name = inputs.base().map(|(name, _)| name.as_str());
     let slug = outcome
         .report
         .slug
@@ -556,7 +540,7 @@ pub(crate) fn claimed(report: &Report) -> Option<&'static str> {
     report.state.map(|s| s.as_str())
 }
 
-fn plan_steps(done: &mut Done, plan: &Plan, inputs: &Inputs) {
+fn plan_steps(done: &mut Done, plan: &Plan, inputs: &Session) {
     let what = format!(
         "worktree {} to {}{}/<n> (its untracked files, changed files and status document, \
          and the commits only its HEAD reflog holds)",
@@ -566,11 +550,11 @@ fn plan_steps(done: &mut Done, plan: &Plan, inputs: &Inputs) {
     );
     done.step(Verb::WouldEscrow, what);
     if let Some(path) = &plan.archive {
-        let what = format!("{} to {}", inputs.config.status_file, path.display());
+        let what = format!("{} to {}", inputs.config().status_file, path.display());
         done.step(Verb::WouldArchive, what);
-        let status_file = &inputs.config.status_file;
+        let status_file = &inputs.config().status_file;
         match remove::read_doc(&plan.worktree, status_file) {
-            Ok(Some(bytes)) if bytes != inputs.status => {
+            Ok(Some(bytes)) if Some(bytes.as_slice()) != inputs.status() => {
                 let to = remove::worktree_archive_path(path);
                 let what = format!("{status_file} of the worktree to {}", to.display());
                 done.step(Verb::WouldArchive, what);

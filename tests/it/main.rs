@@ -60,6 +60,7 @@ mod secrets;
 mod secrets_walk;
 mod serve;
 mod server;
+mod session_shield;
 mod signal;
 mod snapshots;
 mod squash;
