@@ -5,7 +5,7 @@ use std::path::Path;
 use serde_json::Value;
 
 use crate::fixture::{closegate_stdin, parts, report_codes};
-use crate::hook::{PASSING_CONFIG, Scene};
+use crate::hook::{HookScene, PASSING_CONFIG, Scene};
 
 fn signal(dir: &Path, args: &[&str], message: &str) -> (i32, String, String) {
     let mut all = vec!["signal"];
@@ -47,7 +47,7 @@ fn a_missing_or_unknown_signal_is_refused() {
 
 #[test]
 fn no_op_holds_only_when_nothing_changed() {
-    let s = Scene::new(None);
+    let s = Scene::with_agent(None);
     let wt = untouched_worktree(&s);
     let (code, stdout, stderr) = signal(&wt, &[], "nothing to change\n@signal no_op\n");
     assert_eq!(code, 0, "{stderr}");
@@ -81,7 +81,7 @@ fn no_op_holds_only_when_nothing_changed() {
 
 #[test]
 fn done_holds_only_for_a_returned_document_the_gate_does_not_refuse() {
-    let s = Scene::new(Some(PASSING_CONFIG));
+    let s = Scene::with_agent(Some(PASSING_CONFIG));
     let wt = s.honest_worktree();
     let (code, _, stderr) = signal(&wt, &[], "added x\n@signal done\n");
     assert_eq!(code, 0, "{stderr}");
@@ -105,7 +105,7 @@ fn done_holds_only_for_a_returned_document_the_gate_does_not_refuse() {
 
 #[test]
 fn done_is_refused_when_the_gate_refuses() {
-    let s = Scene::new(Some(PASSING_CONFIG));
+    let s = Scene::with_agent(Some(PASSING_CONFIG));
     let wt = s.honest_worktree();
     // the close line names a commit that does not exist
     let text = crate::hook::status_doc(
@@ -124,7 +124,7 @@ fn done_is_refused_when_the_gate_refuses() {
 
 #[test]
 fn blocked_holds_only_with_a_named_blocker() {
-    let s = Scene::new(None);
+    let s = Scene::with_agent(None);
     let wt = untouched_worktree(&s);
     let status = wt.join("_EXEC_STATUS.md");
     std::fs::write(
@@ -182,7 +182,7 @@ fn agent_text_is_escaped_once_when_printed_and_raw_in_json() {
 /// and no signal record is written for a run that reached no decision.
 #[test]
 fn a_status_document_that_is_not_a_regular_file_is_an_error_naming_it() {
-    let s = Scene::new(Some(PASSING_CONFIG));
+    let s = Scene::with_agent(Some(PASSING_CONFIG));
     let wt = s.honest_worktree();
     let doc = wt.join("_EXEC_STATUS.md");
     for kind in ["fifo", "directory"] {
