@@ -414,8 +414,9 @@ fn staged_change_is_dirty() {
 #[test]
 fn in_progress_is_not_returned() {
     let s = Scene::returned(Some(PASSING_CONFIG));
-    let text = "# STATUS — x\n\n- state: in-progress\n- next / blocked-on: finish x\n";
-    std::fs::write(s.wt.join("_EXEC_STATUS.md"), text).unwrap();
+    StatusDoc::new("x", "in-progress")
+        .next("finish x")
+        .write(&s.wt);
     let (code, report) = s.check(&[]);
     assert_has(&report, "state-not-returned");
     assert_eq!(finding(&report, "state-not-returned")["severity"], "gap");
@@ -431,19 +432,11 @@ fn missing_and_unchanged_artifacts() {
     let s = Scene::returned(Some(PASSING_CONFIG));
     let wt = s.wt_str();
     let sha = s.tip.to_string();
-    let mut text = status_doc(
-        "x",
-        "close-ok",
-        &format!("{} — add x", &sha[..12]),
-        &sha,
-        "agent/x",
-        &wt,
-    );
-    text = text.replace(
-        "  - src/lib.rs\n",
-        "  - src/lib.rs\n  - README.md\n  - docs/\n  - src/lib.rs/\n",
-    );
-    std::fs::write(s.wt.join("_EXEC_STATUS.md"), text).unwrap();
+    StatusDoc::complete("x", "close-ok")
+        .last_commit(&sha[..12], "add x")
+        .artifacts(&["src/lib.rs", "README.md", "docs/", "src/lib.rs/"])
+        .close(&sha, "agent/x", &wt)
+        .write(&s.wt);
     let (code, report) = s.check(&[]);
     let all = codes(&report);
     assert_eq!(
@@ -674,8 +667,9 @@ fn a_sha256_repository_is_an_error_naming_extensions_objectformat() {
 #[test]
 fn in_progress_report_names_the_worktree_branch() {
     let s = Scene::returned(Some(PASSING_CONFIG));
-    let text = "# STATUS — x\n\n- state: in-progress\n- next / blocked-on: finish x\n";
-    std::fs::write(s.wt.join("_EXEC_STATUS.md"), text).unwrap();
+    StatusDoc::new("x", "in-progress")
+        .next("finish x")
+        .write(&s.wt);
     let (_, report) = s.check(&["--no-checks"]);
     assert_eq!(report["branch"], "agent/x");
     assert_eq!(report["commit"], s.tip.to_string());

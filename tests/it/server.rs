@@ -850,8 +850,11 @@ fn a_kept_path_linked_to_the_servers_hooks_never_becomes_a_hook() {
         id
     };
     let status = |work: Oid| {
-        let doc = crate::hook::status_doc("close-ok", &work.to_string()[..12], "/nonexistent/wt/h")
-            .replace("branch agent/x", "branch agent/h");
+        let sha = &work.to_string()[..12];
+        let doc = crate::scene::StatusDoc::complete("x", "close-ok")
+            .last_commit(sha, "add x")
+            .close(sha, "agent/h", "/nonexistent/wt/h")
+            .render();
         fx.commit(
             "agent/h",
             &[("_EXEC_STATUS.md", Some(doc.as_str()))],
