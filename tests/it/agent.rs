@@ -1,29 +1,24 @@
 //! `closegate agent` (SPEC §18): the stop hook on hook input exactly as Claude Code and Codex
 //! document it, the loop guard, malformed input, and the settings files.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use serde_json::{Value, json};
 
 use crate::fixture::{Fixture, closegate, closegate_stdin, parts};
+use crate::scene::Scene;
 
 const PASSING_CONFIG: &str =
     "[[checks]]\nname = \"smoke\"\nrun = \"test -f src/lib.rs\"\ntimeout_s = 60\n";
 const FALSE_DONE: &str = "VERIFIED: everything is done\n\n@signal done\n";
 const REAL_DONE: &str = "VERIFIED: x added, closegate check passed\n\n@signal done\n";
 
-struct Scene {
-    fx: Fixture,
-    wt: PathBuf,
+/// The stop-hook tests' verb on a scene (`Scene::returned`).
+trait Finishing {
+    fn close(&self);
 }
 
-impl Scene {
-    fn new() -> Scene {
-        let (fx, _) = Fixture::with_agent(Some(PASSING_CONFIG));
-        let wt = fx.worktree("x", "agent/x");
-        Scene { fx, wt }
-    }
-
+impl Finishing for Scene {
     /// The agent finishes honestly: `closegate close`.
     fn close(&self) {
         let out = closegate(
@@ -37,15 +32,6 @@ impl Scene {
             ],
         );
         assert_eq!(out.status.code(), Some(0), "{:?}", parts(&out));
-    }
-
-    fn audit(&self) -> Vec<Value> {
-        let path = self.fx.git_dir().join("closegate/audit.jsonl");
-        std::fs::read_to_string(path)
-            .unwrap_or_default()
-            .lines()
-            .map(|l| serde_json::from_str(l).unwrap())
-            .collect()
     }
 }
 
@@ -118,7 +104,7 @@ fn blocked(stdout: &str) -> Value {
 
 #[test]
 fn claude_code_stop_blocks_a_false_done_and_lets_a_real_one_through() {
-    let s = Scene::new();
+    let s = Scene::returned(Some(PASSING_CONFIG));
     let input = claude_stop(&s.wt, Some(FALSE_DONE), "/nonexistent.jsonl");
     let (code, stdout, stderr) = hook(&s.wt, &[], input.to_string().as_bytes());
     assert_eq!(code, 0, "{stderr}");
@@ -147,7 +133,7 @@ fn claude_code_stop_blocks_a_false_done_and_lets_a_real_one_through() {
 
 #[test]
 fn codex_stop_prints_an_empty_object_on_acceptance() {
-    let s = Scene::new();
+    let s = Scene::returned(Some(PASSING_CONFIG));
     let input = codex_stop(&s.wt, Some(FALSE_DONE));
     let (code, stdout, _) = hook(&s.wt, &["--target", "codex"], input.to_string().as_bytes());
     assert_eq!(code, 0);
@@ -174,7 +160,7 @@ fn codex_stop_prints_an_empty_object_on_acceptance() {
 
 #[test]
 fn the_message_comes_from_the_transcript_when_none_is_sent() {
-    let s = Scene::new();
+    let s = Scene::returned(Some(PASSING_CONFIG));
     let dir = s.fx.tmp.path();
     let t = transcript(dir, "false.jsonl", FALSE_DONE);
     let input = claude_stop(&s.wt, None, &t);
@@ -192,7 +178,7 @@ fn the_message_comes_from_the_transcript_when_none_is_sent() {
 
 #[test]
 fn subagent_stop_reads_the_subagents_own_transcript() {
-    let s = Scene::new();
+    let s = Scene::returned(Some(PASSING_CONFIG));
     s.close();
     let dir = s.fx.tmp.path();
     let session = transcript(dir, "session.jsonl", REAL_DONE);
@@ -210,7 +196,7 @@ fn subagent_stop_reads_the_subagents_own_transcript() {
 
 #[test]
 fn the_loop_guard_gives_up_after_max_blocks_and_resets_on_acceptance() {
-    let s = Scene::new();
+    let s = Scene::returned(Some(PASSING_CONFIG));
     let bad = claude_stop(&s.wt, Some(FALSE_DONE), "/x.jsonl").to_string();
     for _ in 0..2 {
         let (_, stdout, _) = hook(&s.wt, &["--max-blocks", "2"], bad.as_bytes());
@@ -244,7 +230,7 @@ fn the_loop_guard_gives_up_after_max_blocks_and_resets_on_acceptance() {
 
 #[test]
 fn malformed_input_never_wedges_the_harness() {
-    let s = Scene::new();
+    let s = Scene::returned(Some(PASSING_CONFIG));
     let wt = s.wt.display().to_string();
     let inputs: Vec<Vec<u8>> = vec![
         b"not json".to_vec(),
@@ -288,7 +274,7 @@ fn settings_of(dir: &Path, rel: &str) -> String {
 
 #[test]
 fn hooks_prints_the_snippet() {
-    let s = Scene::new();
+    let s = Scene::returned(Some(PASSING_CONFIG));
     for target in ["claude-code", "codex"] {
         let (code, stdout, _) = parts(&closegate(&s.wt, &["agent", "hooks", "--target", target]));
         assert_eq!(code, 0);
@@ -311,7 +297,7 @@ fn hooks_prints_the_snippet() {
 
 #[test]
 fn install_keeps_every_other_byte_and_is_idempotent() {
-    let s = Scene::new();
+    let s = Scene::returned(Some(PASSING_CONFIG));
     let original = "{\n  \"model\" :\"opus\",   \"permissions\": {\"allow\": [\"Bash(ls:*)\"]},\n\
                     \t\"hooks\": {\n    \"Stop\": [ { \"hooks\": [ {\"type\": \"command\", \"command\": \"notify-send done\"} ] } ],\n\
                     \"PreToolUse\":[{\"matcher\":\"Bash\",\"hooks\":[{\"type\":\"command\",\"command\":\"guard.sh\"}]}]\n  },\n\
@@ -363,7 +349,7 @@ fn install_keeps_every_other_byte_and_is_idempotent() {
 
 #[test]
 fn install_scopes_and_targets_write_the_documented_files() {
-    let s = Scene::new();
+    let s = Scene::returned(Some(PASSING_CONFIG));
     let cases = [
         (
             vec!["--target", "claude-code", "--scope", "local"],
@@ -402,7 +388,7 @@ fn install_scopes_and_targets_write_the_documented_files() {
 
 #[test]
 fn install_refuses_a_settings_file_that_is_not_a_json_object() {
-    let s = Scene::new();
+    let s = Scene::returned(Some(PASSING_CONFIG));
     for bad in ["{\"hooks\": [", "[]", "{\"hooks\": {\"Stop\": {}}}"] {
         s.fx.write(&s.wt, ".claude/settings.json", bad);
         let (code, _, stderr) = parts(&closegate(
@@ -421,7 +407,7 @@ fn install_refuses_a_settings_file_that_is_not_a_json_object() {
 
 #[test]
 fn uninstall_without_target_removes_from_both_harnesses_and_follows_symlinks() {
-    let s = Scene::new();
+    let s = Scene::returned(Some(PASSING_CONFIG));
     let real = s.fx.tmp.path().join("dotfiles-settings.json");
     std::fs::write(&real, "{\"model\": \"opus\"}\n").unwrap();
     std::fs::create_dir_all(s.wt.join(".claude")).unwrap();
@@ -467,7 +453,7 @@ const QUESTION: &str = "Should the parser also accept tabs? I can do either.";
 /// even with nothing committed; `always` holds every stop to the protocol.
 #[test]
 fn claims_mode_lets_a_question_through_and_always_mode_blocks_it() {
-    let s = Scene::new();
+    let s = Scene::returned(Some(PASSING_CONFIG));
     for target in ["claude-code", "codex"] {
         let input = match target {
             "codex" => codex_stop(&s.wt, Some(QUESTION)),
@@ -497,7 +483,7 @@ fn claims_mode_lets_a_question_through_and_always_mode_blocks_it() {
 /// in `claims` mode when the document changed since the session began.
 #[test]
 fn a_returned_document_written_during_the_session_is_a_claim() {
-    let s = Scene::new();
+    let s = Scene::returned(Some(PASSING_CONFIG));
     s.close();
     std::fs::write(s.wt.join("src/lib.rs"), "pub fn x() { dirty }\n").unwrap();
     let t = transcript_from(&s.wt, "t.jsonl", &s.wt, "2000-01-01T00:00:00Z", "All set.");
@@ -519,7 +505,7 @@ fn a_returned_document_written_during_the_session_is_a_claim() {
 /// judges the worktree the session started in (the transcript's first `cwd`).
 #[test]
 fn the_worktree_judged_is_the_one_the_session_started_in() {
-    let s = Scene::new();
+    let s = Scene::returned(Some(PASSING_CONFIG));
     s.fx.commit(
         "agent/y",
         &[("src/lib.rs", Some("pub fn y() {}\n"))],
@@ -586,7 +572,7 @@ fn checks_that_cannot_finish_in_time_block_with_checks_running() {
 /// says the settings must be committed to the base and writes a timeout covering the checks.
 #[test]
 fn instructions_and_install_notes() {
-    let s = Scene::new();
+    let s = Scene::returned(Some(PASSING_CONFIG));
     for (target, file) in [("claude-code", "CLAUDE.md"), ("codex", "AGENTS.md")] {
         let (code, out, _) = parts(&closegate(
             &s.wt,

@@ -10,20 +10,12 @@ use crate::teardown::{Scene, audit, write_status};
 
 /// A scene whose branch also weakens a test on `main`: PENDING_REVIEW.
 pub fn pending() -> Scene {
-    let s = Scene::new();
-    s.fx.commit(
-        "main",
-        &[("tests/smoke.rs", Some("assert!(true);\n"))],
-        "add test",
-    );
-    let tip = s.fx.commit(
-        "agent/x",
-        &[("tests/smoke.rs", Some("// weakened\n"))],
-        "add x",
-    );
+    let s = Scene::honest_return()
+        .on_main_only(&[("tests/smoke.rs", Some("assert!(true);\n"))], "add test")
+        .on_agent(&[("tests/smoke.rs", Some("// weakened\n"))], "add x");
     s.fx.checkout(&s.wt);
-    write_status(&s.wt, "x", "close-ok", tip, "add x");
-    Scene { tip, ..s }
+    write_status(&s.wt, "x", "close-ok", s.tip, "add x");
+    s
 }
 
 fn check(s: &Scene) -> (i32, Value) {

@@ -6,7 +6,8 @@ use git2::Oid;
 use serde_json::Value;
 
 use crate::fixture::{Fixture, closegate, git, parts};
-use crate::hook::{PASSING_CONFIG, status_doc};
+use crate::hook::PASSING_CONFIG;
+use crate::scene::{Scene, StatusDoc};
 
 /// An ed25519 key made by `ssh-keygen -t ed25519 -N ''` in a temporary directory.
 pub struct Signer {
@@ -50,24 +51,37 @@ impl Signer {
     }
 }
 
-/// `main` with a passing check and `allowed_signers` naming `ci`; `agent/x` adds x (`work`) and
-/// then commits its close-ok status document (`tip`), as an agent on another machine would.
-pub struct Scene {
-    pub fx: Fixture,
+/// A [`Scene`] with two SSH signers: `main` with a passing check and `allowed_signers` naming
+/// `ci`; `agent/x` adds x (`work`) and then commits its close-ok status document (`tip`), as an
+/// agent on another machine would.
+pub struct Signed {
+    scene: Scene,
     pub ci: Signer,
     pub stranger: Signer,
     pub work: Oid,
-    pub tip: Oid,
 }
 
-impl Scene {
-    pub fn new() -> Scene {
-        Scene::with_config(PASSING_CONFIG)
+impl std::ops::Deref for Signed {
+    type Target = Scene;
+    fn deref(&self) -> &Scene {
+        &self.scene
+    }
+}
+
+impl std::ops::DerefMut for Signed {
+    fn deref_mut(&mut self) -> &mut Scene {
+        &mut self.scene
+    }
+}
+
+impl Signed {
+    pub fn new() -> Signed {
+        Signed::with_config(PASSING_CONFIG)
     }
 
-    pub fn with_config(config: &str) -> Scene {
-        let fx = Fixture::new();
-        let keys = fx.tmp.path().join("keys");
+    pub fn with_config(config: &str) -> Signed {
+        let scene = Scene::new();
+        let keys = scene.fx.tmp.path().join("keys");
         let ci = Signer::new(&keys, "ci@example.com");
         let stranger = Signer::new(&keys, "stranger@example.com");
         let allowed = ci.allowed_line();
@@ -75,20 +89,15 @@ impl Scene {
             (".closegate.toml", Some(config)),
             (".closegate/allowed_signers", Some(allowed.as_str())),
         ];
-        fx.commit("main", &files, "configure closegate");
-        fx.checkout(&fx.root());
-        let (work, tip) = agent_branch(&fx, "x");
-        Scene {
-            fx,
+        let mut scene = scene.on_main(&files, "configure closegate");
+        let (work, tip) = agent_branch(&scene.fx, "x");
+        scene.tip = tip;
+        Signed {
+            scene,
             ci,
             stranger,
             work,
-            tip,
         }
-    }
-
-    pub fn root(&self) -> PathBuf {
-        self.fx.root()
     }
 
     /// `closegate check --rev agent/x --no-worktree <extra…> --format json`: exit code and report.
@@ -96,7 +105,7 @@ impl Scene {
         self.check_in(extra, |_| {})
     }
 
-    /// [`Scene::check`] with `adjust` applied to the command first (its environment).
+    /// [`Signed::check`] with `adjust` applied to the command first (its environment).
     pub fn check_in(
         &self,
         extra: &[&str],
@@ -111,9 +120,7 @@ impl Scene {
             "json",
         ];
         args.extend_from_slice(extra);
-        let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_closegate"));
-        cmd.args(&args).current_dir(self.root());
-        crate::fixture::hermetic(&mut cmd, &self.root());
+        let mut cmd = self.bin(&self.root(), &args);
         adjust(&mut cmd);
         let (code, stdout, stderr) = parts(&cmd.output().unwrap());
         let report = serde_json::from_str(&stdout).unwrap_or(Value::Null);
@@ -155,8 +162,11 @@ pub fn agent_branch_with(fx: &Fixture, name: &str, extra: &[(&str, Option<&str>)
     let mut files = vec![("src/lib.rs", Some(lib.as_str()))];
     files.extend_from_slice(extra);
     let work = fx.commit(&branch, &files, "add x");
-    let doc = status_doc("close-ok", &work.to_string()[..12], "/nonexistent/wt/x")
-        .replace("branch agent/x", &format!("branch {branch}"));
+    let sha = &work.to_string()[..12];
+    let doc = StatusDoc::complete("x", "close-ok")
+        .last_commit(sha, "add x")
+        .close(sha, &branch, "/nonexistent/wt/x")
+        .render();
     let tip = fx.commit(
         &branch,
         &[("_EXEC_STATUS.md", Some(doc.as_str()))],
@@ -171,7 +181,7 @@ pub fn codes(report: &Value) -> Vec<String> {
 
 #[test]
 fn an_attested_commit_verifies_without_running_the_checks() {
-    let s = Scene::new();
+    let s = Signed::new();
     s.attest_with(&s.ci);
     let note = s.note(s.work);
     let entry: Value = serde_json::from_str(note.lines().next().unwrap()).unwrap();
@@ -209,7 +219,7 @@ fn an_attested_commit_verifies_without_running_the_checks() {
 
 #[test]
 fn no_attestation_is_a_gap_naming_attestation_missing() {
-    let s = Scene::new();
+    let s = Signed::new();
     let (code, report, _) = s.check(&["--require-attestation"]);
     assert_eq!(code, 4, "{report}");
     assert_eq!(report["verdict"], "UNVERIFIED");
@@ -218,7 +228,7 @@ fn no_attestation_is_a_gap_naming_attestation_missing() {
 
 #[test]
 fn a_key_not_in_allowed_signers_is_attestation_invalid() {
-    let s = Scene::new();
+    let s = Signed::new();
     s.attest_with(&s.stranger);
     let (code, report, _) = s.check(&["--require-attestation"]);
     assert_eq!(code, 1, "{report}");
@@ -227,7 +237,7 @@ fn a_key_not_in_allowed_signers_is_attestation_invalid() {
 
 #[test]
 fn an_altered_statement_or_garbage_note_is_invalid_never_a_pass() {
-    let s = Scene::new();
+    let s = Signed::new();
     s.attest_with(&s.ci);
     let note = s.note(s.work);
     // The agent edits the signed statement (claims another tree): the signature breaks.
@@ -267,7 +277,7 @@ fn an_altered_statement_or_garbage_note_is_invalid_never_a_pass() {
 
 #[test]
 fn an_attestation_moved_to_another_commit_or_config_is_invalid() {
-    let s = Scene::new();
+    let s = Signed::new();
     s.attest_with(&s.ci);
     // Copied onto another commit: the statement names the commit it was signed for.
     let (other_work, _) = agent_branch(&s.fx, "y");
@@ -323,7 +333,7 @@ fn an_attestation_moved_to_another_commit_or_config_is_invalid() {
 
 #[test]
 fn allowed_signers_come_from_the_base_tip_not_the_branch() {
-    let s = Scene::new();
+    let s = Signed::new();
     // The agent lists its own key on its branch; the base tip's list is what counts.
     let line = s.stranger.allowed_line();
     agent_branch_with(
@@ -352,7 +362,7 @@ fn allowed_signers_come_from_the_base_tip_not_the_branch() {
 
 #[test]
 fn attest_without_a_key_is_an_error_naming_both_sources() {
-    let s = Scene::new();
+    let s = Signed::new();
     let (code, _, stderr) = s.check(&["--attest"]);
     assert_eq!(code, 2, "{stderr}");
     assert!(
@@ -366,7 +376,7 @@ fn attest_without_a_key_is_an_error_naming_both_sources() {
 
 #[test]
 fn attest_reads_the_key_from_git_config_with_gpg_format_ssh() {
-    let s = Scene::new();
+    let s = Signed::new();
     git(&s.root(), &["config", "gpg.format", "ssh"]);
     git(&s.root(), &["config", "user.signingKey", &s.ci.key_arg()]);
     let (code, report, stderr) = s.check(&["--attest"]);
@@ -376,7 +386,7 @@ fn attest_reads_the_key_from_git_config_with_gpg_format_ssh() {
 
 #[test]
 fn nothing_is_signed_short_of_verified() {
-    let s = Scene::with_config("[[checks]]\nname = \"smoke\"\nrun = \"false\"\n");
+    let s = Signed::with_config("[[checks]]\nname = \"smoke\"\nrun = \"false\"\n");
     let key = s.ci.key_arg();
     let (code, _, stderr) = s.check(&["--attest", "--key", &key]);
     assert_eq!(code, 1);
@@ -389,13 +399,13 @@ fn nothing_is_signed_short_of_verified() {
 }
 
 /// `require_signed_approvals = true` and a passing check; `agent/t` touches a test (review).
-fn review_scene(require: bool) -> Scene {
+fn review_scene(require: bool) -> Signed {
     let head = if require {
         "require_signed_approvals = true\n"
     } else {
         ""
     };
-    let s = Scene::with_config(&format!("{head}{PASSING_CONFIG}"));
+    let s = Signed::with_config(&format!("{head}{PASSING_CONFIG}"));
     agent_branch_with(&s.fx, "t", &[("tests/t.rs", Some("#[test] fn t() {}\n"))]);
     s
 }
@@ -484,9 +494,9 @@ fn approve_sign_without_a_key_is_an_error_and_records_nothing() {
 
 #[test]
 fn attest_reuses_recorded_results_only_when_they_are_authenticated() {
-    let s = Scene::new();
+    let s = Signed::new();
     let key = s.ci.key_arg();
-    let reused = |s: &Scene| {
+    let reused = |s: &Signed| {
         let (code, _, stderr) = s.check(&[]);
         assert_eq!(code, 0, "{stderr}");
         let (code, report, stderr) = s.check(&["--attest", "--key", &key]);
@@ -502,7 +512,7 @@ fn attest_reuses_recorded_results_only_when_they_are_authenticated() {
 
 #[test]
 fn the_signing_key_is_hidden_from_the_checks_it_signs_for() {
-    let s = Scene::new();
+    let s = Signed::new();
     // A check that fails if it can read the key (the sandbox covers it with an empty file).
     let key = s.ci.key_arg();
     let config = format!("[[checks]]\nname = \"peek\"\nrun = \"test ! -s '{key}'\"\n");
@@ -818,10 +828,10 @@ fn marking_ssh_keygen(dir: &Path) -> (PathBuf, String) {
 
 #[test]
 fn a_good_attestation_is_verified_without_starting_ssh_keygen() {
-    let s = Scene::new();
+    let s = Signed::new();
     s.attest_with(&s.ci);
     let (marker, path) = marking_ssh_keygen(s.fx.tmp.path());
-    let require = |s: &Scene| {
+    let require = |s: &Signed| {
         s.check_in(&["--require-attestation"], |cmd| {
             cmd.env("PATH", &path);
         })

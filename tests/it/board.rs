@@ -6,23 +6,26 @@ use std::path::{Path, PathBuf};
 use git2::Oid;
 use serde_json::Value;
 
-use crate::fixture::{Fixture, closegate, parts};
+use crate::fixture::{closegate, parts};
+use crate::scene::{Scene, StatusDoc};
 
 const CONFIG: &str = "[[checks]]\nname = \"smoke\"\nrun = \"test -f README.md\"\ntimeout_s = 60\n";
 
-/// A repository with the configuration on `main` and agents added one by one.
-struct Board {
-    fx: Fixture,
+/// A repository with the configuration on `main`; agents are added one by one.
+fn scene() -> Scene {
+    Scene::new().on_main(&[(".closegate.toml", Some(CONFIG))], "configure")
 }
 
-impl Board {
-    fn new() -> Board {
-        let fx = Fixture::new();
-        fx.commit("main", &[(".closegate.toml", Some(CONFIG))], "configure");
-        fx.checkout(&fx.root());
-        Board { fx }
-    }
+/// The board tests' verbs on a scene.
+trait BoardScene {
+    fn agent(&self, name: &str, files: &[(&str, Option<&str>)]) -> (PathBuf, Oid);
+    fn returned(&self, name: &str, state: &str, files: &[(&str, Option<&str>)]) -> (PathBuf, Oid);
+    fn write_doc(&self, wt: &Path, slug: &str, state: &str, tip: Oid);
+    fn board(&self, args: &[&str]) -> (i32, String);
+    fn json(&self, args: &[&str]) -> Value;
+}
 
+impl BoardScene for Scene {
     /// `agent/<name>` with `files` committed, in the worktree `wt/<name>`.
     fn agent(&self, name: &str, files: &[(&str, Option<&str>)]) -> (PathBuf, Oid) {
         let tip = self
@@ -41,18 +44,15 @@ impl Board {
 
     /// A complete status document in `state` naming `tip` and the worktree.
     fn write_doc(&self, wt: &Path, slug: &str, state: &str, tip: Oid) {
-        let commit = self.fx.repo.find_commit(tip).unwrap();
-        let subject = commit.summary().unwrap();
         let sha = &tip.to_string()[..12];
-        let path = wt.canonicalize().unwrap();
-        let text = format!(
-            "# STATUS — {slug}\n\n- state: {state}\n- abstract: work on {slug}, proven by smoke\n\
-             - last commit: {sha} — {subject}\n- done: it is in, proven by the smoke check\n\
-             - next / blocked-on: none\n- artifacts:\n- updated: 2026-11-29\n\n\
-             CLOSE-OK · {slug} · commit {sha} · branch agent/{slug} · worktree {}\n",
-            path.display()
-        );
-        std::fs::write(wt.join("_EXEC_STATUS.md"), text).unwrap();
+        let path = wt.canonicalize().unwrap().display().to_string();
+        StatusDoc::complete(slug, state)
+            .abstract_text(&format!("work on {slug}, proven by smoke"))
+            .last_commit(sha, &self.subject(tip))
+            .done("it is in, proven by the smoke check")
+            .artifacts(&[])
+            .close(sha, &format!("agent/{slug}"), &path)
+            .write(wt);
     }
 
     fn board(&self, args: &[&str]) -> (i32, String) {
@@ -98,19 +98,13 @@ fn stage(board: &Value, slug: &str) -> String {
 /// Eight worktrees, seven stages, from the record alone.
 #[test]
 fn every_stage_from_the_record() {
-    let b = Board::new();
+    let b = scene();
     let (run, _) = b.agent("run", &[("src/run.rs", Some("r\n"))]);
-    std::fs::write(
-        run.join("_EXEC_STATUS.md"),
-        "# STATUS — run\n\n- state: in-progress\n",
-    )
-    .unwrap();
+    StatusDoc::new("run", "in-progress").write(&run);
     let (blk, _) = b.agent("blk", &[("src/blk.rs", Some("b\n"))]);
-    std::fs::write(
-        blk.join("_EXEC_STATUS.md"),
-        "# STATUS — blk\n\n- state: blocked\n- next / blocked-on: the schema review\n",
-    )
-    .unwrap();
+    StatusDoc::new("blk", "blocked")
+        .next("the schema review")
+        .write(&blk);
     b.returned("ver", "close-ok", &[("src/ver.rs", Some("v\n"))]);
     let (done, _) = b.returned("done", "close-ok", &[("src/done.rs", Some("d\n"))]);
     assert_eq!(check(&done, &[]), "VERIFIED");
@@ -173,7 +167,7 @@ fn every_stage_from_the_record() {
 
 #[test]
 fn approved_review_is_completed() {
-    let b = Board::new();
+    let b = scene();
     let (rev, tip) = b.returned("rev", "close-ok", &[("tests/a_test.sh", Some("true\n"))]);
     assert_eq!(check(&rev, &[]), "PENDING_REVIEW");
     assert_eq!(stage(&b.json(&[]), "rev"), "REVIEW");
@@ -193,7 +187,7 @@ fn approved_review_is_completed() {
 
 #[test]
 fn a_verdict_for_an_older_tip_does_not_count() {
-    let b = Board::new();
+    let b = scene();
     let (wt, _) = b.returned("moved", "close-ok", &[("src/m.rs", Some("m\n"))]);
     assert_eq!(check(&wt, &[]), "VERIFIED");
     assert_eq!(stage(&b.json(&[]), "moved"), "COMPLETED");
@@ -210,7 +204,7 @@ fn a_verdict_for_an_older_tip_does_not_count() {
 
 #[test]
 fn trailing_status_only_commit_keeps_the_verdict_of_its_parent() {
-    let b = Board::new();
+    let b = scene();
     let (wt, tip) = b.returned("trail", "close-ok", &[("src/t.rs", Some("t\n"))]);
     let doc = std::fs::read_to_string(wt.join("_EXEC_STATUS.md")).unwrap();
     b.fx.commit("agent/trail", &[("_EXEC_STATUS.md", Some(&doc))], "status");
@@ -230,7 +224,7 @@ fn trailing_status_only_commit_keeps_the_verdict_of_its_parent() {
 
 #[test]
 fn worktree_missing_on_this_machine_has_no_state() {
-    let b = Board::new();
+    let b = scene();
     let (wt, _) = b.returned("gone", "close-ok", &[("src/g.rs", Some("g\n"))]);
     std::fs::remove_dir_all(&wt).unwrap();
     let board = b.json(&[]);
@@ -242,7 +236,7 @@ fn worktree_missing_on_this_machine_has_no_state() {
 
 #[test]
 fn check_gives_fresh_verdicts_and_records_them() {
-    let b = Board::new();
+    let b = scene();
     b.returned("done", "close-ok", &[("src/done.rs", Some("d\n"))]);
     b.returned("rev", "close-ok", &[("tests/a_test.sh", Some("true\n"))]);
     b.returned("fail", "close-ok", &[("README.md", None)]);
@@ -286,7 +280,7 @@ fn check_gives_fresh_verdicts_and_records_them() {
 
 #[test]
 fn check_without_record_leaves_the_log_alone() {
-    let b = Board::new();
+    let b = scene();
     b.returned("done", "close-ok", &[("src/done.rs", Some("d\n"))]);
     let board = b.json(&["--check", "--no-record"]);
     assert_eq!(stage(&board, "done"), "COMPLETED");
@@ -296,14 +290,10 @@ fn check_without_record_leaves_the_log_alone() {
 
 #[test]
 fn human_board_has_aligned_columns_and_marks_main() {
-    let b = Board::new();
+    let b = scene();
     b.returned("a-long-slug-name", "close-ok", &[("src/a.rs", Some("a\n"))]);
     let (blk, _) = b.agent("b", &[("src/b.rs", Some("b\n"))]);
-    std::fs::write(
-        blk.join("_EXEC_STATUS.md"),
-        "# STATUS — b\n\n- state: blocked\n- next / blocked-on: x\n",
-    )
-    .unwrap();
+    StatusDoc::new("b", "blocked").next("x").write(&blk);
     let (code, text) = b.board(&[]);
     assert_eq!(code, 0);
     let lines: Vec<&str> = text.lines().collect();
@@ -327,7 +317,7 @@ fn human_board_has_aligned_columns_and_marks_main() {
 /// in both formats; plain `board` has no `tree` field at all.
 #[test]
 fn tree_column_shows_the_working_tree_and_ahead_behind() {
-    let b = Board::new();
+    let b = scene();
     let (clean, _) = b.returned("clean", "close-ok", &[("src/clean.rs", Some("c\n"))]);
     let (dirty, _) = b.agent("dirty", &[("src/dirty.rs", Some("d\n"))]);
     std::fs::write(dirty.join("src/dirty.rs"), "changed\n").unwrap();

@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use crate::serve::{Scene, Served, check};
+use crate::serve::{ServeScene, Served, check, scene};
 
 /// The browser binary: `chromium` on PATH (Debian's package).
 fn chromium() -> PathBuf {
@@ -86,7 +86,7 @@ fn rows(dom: &str) -> Vec<(String, String)> {
 
 #[test]
 fn one_row_per_worktree_with_its_stage_with_and_without_scripts() {
-    let s = Scene::new();
+    let s = scene();
     let want = s.four_stages();
     let served = Served::start(&s.fx.root());
     let url = served.url("/");
@@ -115,7 +115,7 @@ fn one_row_per_worktree_with_its_stage_with_and_without_scripts() {
 
 #[test]
 fn html_in_agent_text_renders_as_text() {
-    let s = Scene::new();
+    let s = scene();
     let abstract_text =
         "<img src=x onerror=\"document.title='pwned'\"><script>document.title='pwned'</script>";
     let (wt, _) = s.agent("esc", "close-ok", abstract_text, &[("README.md", None)]);
@@ -138,7 +138,7 @@ fn html_in_agent_text_renders_as_text() {
 
 #[test]
 fn a_screenshot_at_1280_by_800_is_not_blank() {
-    let s = Scene::new();
+    let s = scene();
     s.four_stages();
     let served = Served::start(&s.fx.root());
     let shot = s.fx.tmp.path().join("serve.png");
@@ -171,7 +171,7 @@ fn a_screenshot_at_1280_by_800_is_not_blank() {
 
 #[test]
 fn a_check_run_while_the_page_is_open_shows_without_a_reload() {
-    let s = Scene::new();
+    let s = scene();
     let (wt, _) = s.agent("live", "close-ok", "live", &[("src/l.rs", Some("l\n"))]);
     let served = Served::start(&s.fx.root());
     let mut page = Page::open(s.fx.tmp.path(), &served.url("/"), true);

@@ -1,44 +1,28 @@
 //! `closegate check` against real repositories: every code of SPEC §4.2–§4.6 from a scenario.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use git2::Oid;
 use serde_json::Value;
 
 use crate::fixture::{Fixture, REPORT_KEYS, closegate, git, parts, report_codes};
+use crate::scene::{Scene, StatusDoc};
 
 const PASSING_CONFIG: &str =
     "[[checks]]\nname = \"smoke\"\nrun = \"test -f src/lib.rs\"\ntimeout_s = 60\n";
 
-/// A repository whose `main` carries `config`, an `agent/x` branch with one commit and a linked
-/// worktree `wt/x` on it.
-struct Scene {
-    fx: Fixture,
-    wt: PathBuf,
-    tip: Oid,
+/// The check tests' verbs on a scene (`Scene::returned`: `main` carrying the configuration, an
+/// `agent/x` branch with one commit and a linked worktree `wt/x` on it).
+trait CheckScene {
+    fn write_status(&self, sha: &str, branch: &str, worktree: &str);
+    fn honest(&self);
+    fn check(&self, args: &[&str]) -> (i32, Value);
 }
 
-impl Scene {
-    fn new(config: Option<&str>) -> Scene {
-        let (fx, tip) = Fixture::with_agent(config);
-        let wt = fx.worktree("x", "agent/x");
-        Scene { fx, wt, tip }
-    }
-
-    fn wt_str(&self) -> String {
-        self.wt.canonicalize().unwrap().display().to_string()
-    }
-
+impl CheckScene for Scene {
     /// Write a close-ok status document naming `sha`, `branch` and `worktree`.
     fn write_status(&self, sha: &str, branch: &str, worktree: &str) {
-        let subject = self
-            .fx
-            .repo
-            .find_commit(self.tip)
-            .unwrap()
-            .summary()
-            .unwrap()
-            .to_string();
+        let subject = self.subject(self.tip);
         let text = status_doc(
             "x",
             "close-ok",
@@ -60,6 +44,8 @@ impl Scene {
     }
 }
 
+/// A complete document of agent `x`'s work under `slug`: `last_commit` as written, the close line
+/// naming `sha` on `branch` in `worktree`.
 fn status_doc(
     slug: &str,
     state: &str,
@@ -68,12 +54,12 @@ fn status_doc(
     branch: &str,
     worktree: &str,
 ) -> String {
-    format!(
-        "# STATUS — {slug}\n\n- state: {state}\n- abstract: adds x, proven by the smoke check\n\
-         - last commit: {last_commit}\n- done: x exists, proven by the smoke check\n\
-         - next / blocked-on: none\n- artifacts:\n  - src/lib.rs\n- updated: 2026-11-29\n\n\
-         CLOSE-OK · {slug} · commit {sha} · branch {branch} · worktree {worktree}\n"
-    )
+    StatusDoc::complete(slug, state)
+        .abstract_text("adds x, proven by the smoke check")
+        .last_commit_text(last_commit)
+        .done("x exists, proven by the smoke check")
+        .close(sha, branch, worktree)
+        .render()
 }
 
 /// Write an honest close-ok status document into `wt` for `tip` on `branch`.
@@ -125,7 +111,7 @@ fn has(report: &Value, code: &str) -> bool {
 
 #[test]
 fn honest_return_is_verified_and_mergeable() {
-    let s = Scene::new(Some(PASSING_CONFIG));
+    let s = Scene::returned(Some(PASSING_CONFIG));
     s.honest();
     let (code, report) = s.check(&[]);
     assert_eq!(codes(&report), Vec::<String>::new());
@@ -145,7 +131,7 @@ fn honest_return_is_verified_and_mergeable() {
 
 #[test]
 fn report_has_every_schema_field() {
-    let s = Scene::new(Some(PASSING_CONFIG));
+    let s = Scene::returned(Some(PASSING_CONFIG));
     s.honest();
     let (_, report) = s.check(&["--no-record"]);
     for key in REPORT_KEYS {
@@ -159,7 +145,7 @@ fn report_has_every_schema_field() {
 
 #[test]
 fn no_checks_configured_is_unverified() {
-    let s = Scene::new(None);
+    let s = Scene::returned(None);
     s.honest();
     let (code, report) = s.check(&[]);
     assert_eq!(codes(&report), ["checks-none"]);
@@ -170,7 +156,7 @@ fn no_checks_configured_is_unverified() {
 
 #[test]
 fn no_checks_flag_is_unverified() {
-    let s = Scene::new(Some(PASSING_CONFIG));
+    let s = Scene::returned(Some(PASSING_CONFIG));
     s.honest();
     let (code, report) = s.check(&["--no-checks"]);
     assert_eq!(codes(&report), ["checks-skipped"]);
@@ -179,7 +165,7 @@ fn no_checks_flag_is_unverified() {
 
 #[test]
 fn unknown_commit_is_refused() {
-    let s = Scene::new(Some(PASSING_CONFIG));
+    let s = Scene::returned(Some(PASSING_CONFIG));
     s.write_status("deadbeefdeadbeef", "agent/x", &s.wt_str());
     let (code, report) = s.check(&[]);
     assert_has(&report, "close-commit-unknown");
@@ -190,7 +176,7 @@ fn unknown_commit_is_refused() {
 
 #[test]
 fn ambiguous_commit_is_refused() {
-    let s = Scene::new(Some(PASSING_CONFIG));
+    let s = Scene::returned(Some(PASSING_CONFIG));
     // Two blobs whose ids share the 7-digit prefix c67420a (found offline, ids are stable).
     let a = s.fx.repo.blob(b"ambiguous 4523\n").unwrap();
     let b = s.fx.repo.blob(b"ambiguous 14795\n").unwrap();
@@ -203,7 +189,7 @@ fn ambiguous_commit_is_refused() {
 
 #[test]
 fn unknown_branch_is_refused() {
-    let s = Scene::new(Some(PASSING_CONFIG));
+    let s = Scene::returned(Some(PASSING_CONFIG));
     s.write_status(&s.tip.to_string(), "agent/nope", &s.wt_str());
     let (_, report) = s.check(&[]);
     assert_has(&report, "close-branch-unknown");
@@ -211,7 +197,7 @@ fn unknown_branch_is_refused() {
 
 #[test]
 fn commit_on_another_branch_is_refused() {
-    let s = Scene::new(Some(PASSING_CONFIG));
+    let s = Scene::returned(Some(PASSING_CONFIG));
     let other =
         s.fx.commit("agent/other", &[("other.txt", Some("o\n"))], "other work");
     s.write_status(&other.to_string(), "agent/x", &s.wt_str());
@@ -221,7 +207,7 @@ fn commit_on_another_branch_is_refused() {
 
 #[test]
 fn branch_moved_past_the_commit_is_refused() {
-    let s = Scene::new(Some(PASSING_CONFIG));
+    let s = Scene::returned(Some(PASSING_CONFIG));
     let stale = s.tip;
     s.fx.commit("agent/x", &[("src/more.rs", Some("more\n"))], "more work");
     s.fx.checkout(&s.wt);
@@ -233,7 +219,7 @@ fn branch_moved_past_the_commit_is_refused() {
 
 #[test]
 fn one_trailing_status_only_commit_is_accepted() {
-    let s = Scene::new(Some(PASSING_CONFIG));
+    let s = Scene::returned(Some(PASSING_CONFIG));
     s.honest();
     let text = std::fs::read_to_string(s.wt.join("_EXEC_STATUS.md")).unwrap();
     s.fx.commit("agent/x", &[("_EXEC_STATUS.md", Some(&text))], "status");
@@ -250,7 +236,7 @@ fn one_trailing_status_only_commit_is_accepted() {
 
 #[test]
 fn two_trailing_status_commits_are_refused() {
-    let s = Scene::new(Some(PASSING_CONFIG));
+    let s = Scene::returned(Some(PASSING_CONFIG));
     s.honest();
     let text = std::fs::read_to_string(s.wt.join("_EXEC_STATUS.md")).unwrap();
     s.fx.commit(
@@ -266,7 +252,7 @@ fn two_trailing_status_commits_are_refused() {
 
 #[test]
 fn last_commit_naming_another_commit_or_subject_is_refused() {
-    let s = Scene::new(Some(PASSING_CONFIG));
+    let s = Scene::returned(Some(PASSING_CONFIG));
     let wt = s.wt_str();
     let sha = s.tip.to_string();
     let text = status_doc(
@@ -297,7 +283,7 @@ fn last_commit_naming_another_commit_or_subject_is_refused() {
 
 #[test]
 fn path_that_is_no_worktree_is_refused() {
-    let s = Scene::new(Some(PASSING_CONFIG));
+    let s = Scene::returned(Some(PASSING_CONFIG));
     let elsewhere = s.fx.tmp.path().join("elsewhere");
     std::fs::create_dir_all(&elsewhere).unwrap();
     s.write_status(
@@ -311,7 +297,7 @@ fn path_that_is_no_worktree_is_refused() {
 
 #[test]
 fn close_line_naming_another_worktree_is_refused() {
-    let s = Scene::new(Some(PASSING_CONFIG));
+    let s = Scene::returned(Some(PASSING_CONFIG));
     s.fx.commit("agent/y", &[("y.txt", Some("y\n"))], "y");
     let other = s.fx.worktree("y", "agent/y");
     s.write_status(&s.tip.to_string(), "agent/x", &other.display().to_string());
@@ -321,7 +307,7 @@ fn close_line_naming_another_worktree_is_refused() {
 
 #[test]
 fn worktree_paths_are_compared_canonically() {
-    let s = Scene::new(Some(PASSING_CONFIG));
+    let s = Scene::returned(Some(PASSING_CONFIG));
     let link = s.fx.tmp.path().join("link-to-x");
     std::os::unix::fs::symlink(&s.wt, &link).unwrap();
     s.write_status(
@@ -352,7 +338,7 @@ fn main_worktree_is_recognised() {
 
 #[test]
 fn registered_worktree_not_on_this_machine_is_a_gap() {
-    let s = Scene::new(Some(PASSING_CONFIG));
+    let s = Scene::returned(Some(PASSING_CONFIG));
     s.fx.commit("agent/gone", &[("g.txt", Some("g\n"))], "g");
     let gone = s.fx.worktree("gone", "agent/gone");
     let gone_str = gone.canonicalize().unwrap().display().to_string();
@@ -364,7 +350,7 @@ fn registered_worktree_not_on_this_machine_is_a_gap() {
 
 #[test]
 fn no_worktree_turns_absent_into_a_warning() {
-    let s = Scene::new(Some(PASSING_CONFIG));
+    let s = Scene::returned(Some(PASSING_CONFIG));
     s.write_status(
         &s.tip.to_string()[..7],
         "agent/x",
@@ -381,7 +367,7 @@ fn no_worktree_turns_absent_into_a_warning() {
 
 #[test]
 fn worktree_on_another_branch_is_refused() {
-    let s = Scene::new(Some(PASSING_CONFIG));
+    let s = Scene::returned(Some(PASSING_CONFIG));
     s.honest();
     git(&s.wt, &["checkout", "-q", "-b", "agent/side"]);
     let (_, report) = s.check(&[]);
@@ -390,7 +376,7 @@ fn worktree_on_another_branch_is_refused() {
 
 #[test]
 fn dirty_worktree_is_refused_and_untracked_is_a_warning() {
-    let s = Scene::new(Some(PASSING_CONFIG));
+    let s = Scene::returned(Some(PASSING_CONFIG));
     s.honest();
     s.fx.write(&s.wt, "notes/todo.txt", "later\n");
     let (code, report) = s.check(&[]);
@@ -417,7 +403,7 @@ fn dirty_worktree_is_refused_and_untracked_is_a_warning() {
 
 #[test]
 fn staged_change_is_dirty() {
-    let s = Scene::new(Some(PASSING_CONFIG));
+    let s = Scene::returned(Some(PASSING_CONFIG));
     s.honest();
     s.fx.write(&s.wt, "staged.txt", "s\n");
     git(&s.wt, &["add", "staged.txt"]);
@@ -427,9 +413,10 @@ fn staged_change_is_dirty() {
 
 #[test]
 fn in_progress_is_not_returned() {
-    let s = Scene::new(Some(PASSING_CONFIG));
-    let text = "# STATUS — x\n\n- state: in-progress\n- next / blocked-on: finish x\n";
-    std::fs::write(s.wt.join("_EXEC_STATUS.md"), text).unwrap();
+    let s = Scene::returned(Some(PASSING_CONFIG));
+    StatusDoc::new("x", "in-progress")
+        .next("finish x")
+        .write(&s.wt);
     let (code, report) = s.check(&[]);
     assert_has(&report, "state-not-returned");
     assert_eq!(finding(&report, "state-not-returned")["severity"], "gap");
@@ -442,22 +429,14 @@ fn in_progress_is_not_returned() {
 
 #[test]
 fn missing_and_unchanged_artifacts() {
-    let s = Scene::new(Some(PASSING_CONFIG));
+    let s = Scene::returned(Some(PASSING_CONFIG));
     let wt = s.wt_str();
     let sha = s.tip.to_string();
-    let mut text = status_doc(
-        "x",
-        "close-ok",
-        &format!("{} — add x", &sha[..12]),
-        &sha,
-        "agent/x",
-        &wt,
-    );
-    text = text.replace(
-        "  - src/lib.rs\n",
-        "  - src/lib.rs\n  - README.md\n  - docs/\n  - src/lib.rs/\n",
-    );
-    std::fs::write(s.wt.join("_EXEC_STATUS.md"), text).unwrap();
+    StatusDoc::complete("x", "close-ok")
+        .last_commit(&sha[..12], "add x")
+        .artifacts(&["src/lib.rs", "README.md", "docs/", "src/lib.rs/"])
+        .close(&sha, "agent/x", &wt)
+        .write(&s.wt);
     let (code, report) = s.check(&[]);
     let all = codes(&report);
     assert_eq!(
@@ -479,7 +458,7 @@ fn missing_and_unchanged_artifacts() {
 
 #[test]
 fn edited_test_is_pending_review() {
-    let s = Scene::new(Some(PASSING_CONFIG));
+    let s = Scene::returned(Some(PASSING_CONFIG));
     s.fx.commit(
         "main",
         &[("tests/smoke.rs", Some("assert!(true);\n"))],
@@ -538,7 +517,7 @@ fn agent_config_edit_is_flagged_and_ignored() {
 
 #[test]
 fn config_from_worktree_is_never_read() {
-    let s = Scene::new(None);
+    let s = Scene::returned(None);
     s.honest();
     // An untracked configuration in the agent's worktree must not count as configured checks.
     s.fx.write(&s.wt, ".closegate.toml", PASSING_CONFIG);
@@ -548,7 +527,7 @@ fn config_from_worktree_is_never_read() {
 
 #[test]
 fn unresolvable_base_is_a_gap() {
-    let s = Scene::new(Some(PASSING_CONFIG));
+    let s = Scene::returned(Some(PASSING_CONFIG));
     s.honest();
     let (code, report) = s.check(&["--base", "no-such-branch"]);
     assert_has(&report, "base-unknown");
@@ -558,7 +537,7 @@ fn unresolvable_base_is_a_gap() {
 #[test]
 fn failing_check_is_refused_with_its_output() {
     let config = "[[checks]]\nname = \"unit\"\nrun = \"echo broken; exit 3\"\n";
-    let s = Scene::new(Some(config));
+    let s = Scene::returned(Some(config));
     s.honest();
     let (code, report) = s.check(&[]);
     assert_has(&report, "check-failed");
@@ -569,7 +548,7 @@ fn failing_check_is_refused_with_its_output() {
 #[test]
 fn check_past_its_timeout_is_refused() {
     let config = "[[checks]]\nname = \"slow\"\nrun = \"sleep 30\"\ntimeout_s = 1\n";
-    let s = Scene::new(Some(config));
+    let s = Scene::returned(Some(config));
     s.honest();
     let (code, report) = s.check(&[]);
     assert_has(&report, "check-timeout");
@@ -579,7 +558,7 @@ fn check_past_its_timeout_is_refused() {
 
 #[test]
 fn bad_configuration_is_an_error_naming_file_and_key() {
-    let s = Scene::new(Some(
+    let s = Scene::returned(Some(
         "[[checks]]\nname = \"x\"\nrun = \"true\"\nbogus = 1\n",
     ));
     s.honest();
@@ -603,7 +582,7 @@ fn not_a_repository_is_an_error() {
 
 #[test]
 fn rev_reads_the_status_from_a_trailing_commit() {
-    let s = Scene::new(Some(PASSING_CONFIG));
+    let s = Scene::returned(Some(PASSING_CONFIG));
     s.write_status(&s.tip.to_string(), "agent/x", "/ci/has/no/worktree");
     let text = std::fs::read_to_string(s.wt.join("_EXEC_STATUS.md")).unwrap();
     std::fs::remove_file(s.wt.join("_EXEC_STATUS.md")).unwrap();
@@ -615,7 +594,7 @@ fn rev_reads_the_status_from_a_trailing_commit() {
 
 #[test]
 fn each_check_appends_one_audit_line_unless_no_record() {
-    let s = Scene::new(Some(PASSING_CONFIG));
+    let s = Scene::returned(Some(PASSING_CONFIG));
     s.honest();
     let log = s.fx.git_dir().join("closegate").join("audit.jsonl");
     s.check(&["--no-record"]);
@@ -687,9 +666,10 @@ fn a_sha256_repository_is_an_error_naming_extensions_objectformat() {
 
 #[test]
 fn in_progress_report_names_the_worktree_branch() {
-    let s = Scene::new(Some(PASSING_CONFIG));
-    let text = "# STATUS — x\n\n- state: in-progress\n- next / blocked-on: finish x\n";
-    std::fs::write(s.wt.join("_EXEC_STATUS.md"), text).unwrap();
+    let s = Scene::returned(Some(PASSING_CONFIG));
+    StatusDoc::new("x", "in-progress")
+        .next("finish x")
+        .write(&s.wt);
     let (_, report) = s.check(&["--no-checks"]);
     assert_eq!(report["branch"], "agent/x");
     assert_eq!(report["commit"], s.tip.to_string());
@@ -698,7 +678,7 @@ fn in_progress_report_names_the_worktree_branch() {
 #[test]
 fn ci_merge_gate_in_a_fresh_clone() {
     // The README's merge gate: a clone where the agent's worktree does not exist.
-    let s = Scene::new(Some(PASSING_CONFIG));
+    let s = Scene::returned(Some(PASSING_CONFIG));
     s.honest();
     let text = std::fs::read_to_string(s.wt.join("_EXEC_STATUS.md")).unwrap();
     s.fx.commit("agent/x", &[("_EXEC_STATUS.md", Some(&text))], "status");
@@ -737,7 +717,7 @@ fn a_signal_while_checks_run_kills_them_and_removes_the_checkout() {
         pid_file.display(),
         tmp.path().display()
     );
-    let s = Scene::new(Some(&config));
+    let s = Scene::returned(Some(&config));
     s.honest();
     let scratch = tmp.path().join("scratch");
     std::fs::create_dir_all(&scratch).unwrap();
@@ -776,7 +756,7 @@ fn a_signal_while_checks_run_kills_them_and_removes_the_checkout() {
 /// names where the configuration came from (`config` blob, human `config:` line).
 #[test]
 fn config_edited_in_the_worktree_is_named_not_used() {
-    let s = Scene::new(Some(PASSING_CONFIG));
+    let s = Scene::returned(Some(PASSING_CONFIG));
     s.honest();
     let blob =
         s.fx.repo
@@ -811,7 +791,7 @@ fn config_edited_in_the_worktree_is_named_not_used() {
 /// says so; a worktree that adds a `.closegate.toml` is told it has no effect.
 #[test]
 fn defaults_are_named_and_a_worktree_config_has_no_effect() {
-    let s = Scene::new(None);
+    let s = Scene::returned(None);
     s.honest();
     std::fs::write(s.wt.join(".closegate.toml"), PASSING_CONFIG).unwrap();
     let (code, report) = s.check(&["--no-record"]);
@@ -853,7 +833,7 @@ fn sleepers_gone_soon(arg: &str) -> bool {
 /// protected gate already counted such changes as `modified` / `type-changed`).
 #[test]
 fn a_mode_only_or_file_to_symlink_change_is_not_an_unchanged_artifact() {
-    let mut s = Scene::new(Some(PASSING_CONFIG));
+    let mut s = Scene::returned(Some(PASSING_CONFIG));
     git(&s.fx.root(), &["checkout", "-q", "main"]);
     std::fs::write(s.fx.root().join("ptr"), "README.md").unwrap();
     git(&s.fx.root(), &["add", "ptr"]);
@@ -892,7 +872,7 @@ fn a_mode_only_or_file_to_symlink_change_is_not_an_unchanged_artifact() {
 /// base (`base-unknown`), though libgit2 would read them as `refs/heads/main`.
 #[test]
 fn a_base_name_git_refuses_is_no_branch() {
-    let s = Scene::new(Some(PASSING_CONFIG));
+    let s = Scene::returned(Some(PASSING_CONFIG));
     s.honest();
     for name in ["/main", "//main", "refs/heads//main", "main/"] {
         let (_, report) = s.check(&["--no-record", "--no-checks", "--base", name]);

@@ -34,7 +34,7 @@ fn piped_to_head(cwd: &Path, args: &str) -> (i32, String, String) {
 
 /// A scene whose return is FAIL (exit 1): the worktree has an uncommitted change.
 fn failing() -> Scene {
-    let scene = Scene::new();
+    let scene = Scene::honest_return();
     scene.fx.write(&scene.wt, "src/lib.rs", "uncommitted\n");
     scene
 }
@@ -92,7 +92,7 @@ fn log_piped_to_head_prints_one_line_and_no_broken_pipe() {
 
 #[test]
 fn dash_c_acts_as_if_started_in_dir_and_relative_flags_follow_it() {
-    let scene = Scene::new();
+    let scene = Scene::honest_return();
     let tmp = scene.fx.tmp.path();
     // From outside any repository, -C names the worktree: same verdict as running inside it.
     let (code, out, err) = parts(&closegate(tmp, &["-C", "wt/x", "check", "--no-record"]));
@@ -136,7 +136,7 @@ fn dash_c_acts_as_if_started_in_dir_and_relative_flags_follow_it() {
 
 #[test]
 fn color_always_paints_never_and_no_color_do_not() {
-    let scene = Scene::new();
+    let scene = Scene::honest_return();
     let esc = |out: &str| out.contains('\u{1b}');
     // The hermetic environment sets NO_COLOR and stdout is a pipe: auto gives no colour.
     let (_, out, _) = parts(&closegate(&scene.wt, &["check", "--no-record"]));
@@ -458,7 +458,7 @@ fn workflow_command(line: &str) -> (String, std::collections::BTreeMap<String, S
 /// A return that lists an artifact the commit does not have (`docs/x.md`): `artifact-missing`,
 /// with a line of the status document and the artifact's path.
 fn missing_artifact() -> Scene {
-    let scene = Scene::new();
+    let scene = Scene::honest_return();
     let doc = scene.wt.join("_EXEC_STATUS.md");
     let text = std::fs::read_to_string(&doc).unwrap();
     let text = text.replace("  - src/lib.rs\n", "  - src/lib.rs\n  - docs/x.md\n");

@@ -4,29 +4,23 @@
 
 use std::path::{Path, PathBuf};
 
-use git2::Oid;
 use serde_json::Value;
 
 use crate::fixture::{Fixture, closegate, git, parts, report_codes};
+use crate::scene::{Scene, StatusDoc};
 
 const PASSING_CONFIG: &str =
     "[[checks]]\nname = \"smoke\"\nrun = \"test -f src/lib.rs\"\ntimeout_s = 60\n";
 const ABSTRACT: &str = "adds x, proven by the smoke check";
 const DONE: &str = "x exists, proven by the smoke check";
 
-struct Scene {
-    fx: Fixture,
-    wt: PathBuf,
-    tip: Oid,
+/// The close tests' view of a scene (`Scene::returned`).
+trait Closing {
+    fn doc(&self) -> Option<String>;
 }
 
-impl Scene {
-    fn new() -> Scene {
-        let (fx, tip) = Fixture::with_agent(Some(PASSING_CONFIG));
-        let wt = fx.worktree("x", "agent/x");
-        Scene { fx, wt, tip }
-    }
-
+impl Closing for Scene {
+    /// The status document in the agent's worktree, if any.
     fn doc(&self) -> Option<String> {
         std::fs::read_to_string(self.wt.join("_EXEC_STATUS.md")).ok()
     }
@@ -74,7 +68,7 @@ fn no_doc_or_close_codes(report: &Value) {
 #[test]
 fn close_then_check_is_verified_for_every_returned_state() {
     for state in ["close-ok", "stop-2-ready", "closed-without-merge"] {
-        let s = Scene::new();
+        let s = Scene::returned(Some(PASSING_CONFIG));
         let (code, out, err) = honest_close(&s.wt, state, &[]);
         assert_eq!(code, 0, "{state}: {out}{err}");
         let (code, report) = check(&s.wt);
@@ -100,7 +94,7 @@ fn close_then_check_on_unreturned_states_gives_state_not_returned_only() {
             vec!["--blocked-on", "the owner's review of the API"],
         ),
     ] {
-        let s = Scene::new();
+        let s = Scene::returned(Some(PASSING_CONFIG));
         let (code, out, err) = honest_close(&s.wt, state, &extra);
         assert_eq!(code, 0, "{state}: {out}{err}");
         let doc = s.doc().unwrap();
@@ -114,7 +108,7 @@ fn close_then_check_on_unreturned_states_gives_state_not_returned_only() {
 
 #[test]
 fn blocked_without_a_blocked_on_is_refused_and_nothing_is_written() {
-    let s = Scene::new();
+    let s = Scene::returned(Some(PASSING_CONFIG));
     let (code, out, _) = honest_close(&s.wt, "blocked", &[]);
     assert_eq!(code, 1);
     assert!(out.contains("doc-blocked-on-none"), "{out}");
@@ -123,7 +117,7 @@ fn blocked_without_a_blocked_on_is_refused_and_nothing_is_written() {
 
 #[test]
 fn protected_edit_gives_pending_review_after_close() {
-    let s = Scene::new();
+    let s = Scene::returned(Some(PASSING_CONFIG));
     s.fx.commit(
         "agent/x",
         &[("tests/smoke.rs", Some("#[test] fn t() {}\n"))],
@@ -140,7 +134,7 @@ fn protected_edit_gives_pending_review_after_close() {
 
 #[test]
 fn uncommitted_tracked_changes_refuse_a_returned_state() {
-    let s = Scene::new();
+    let s = Scene::returned(Some(PASSING_CONFIG));
     s.fx.write(&s.wt, "src/lib.rs", "pub fn x() { /* more */ }\n");
     for state in ["close-ok", "stop-2-ready", "closed-without-merge"] {
         let (code, out, err) = honest_close(&s.wt, state, &[]);
@@ -157,7 +151,7 @@ fn uncommitted_tracked_changes_refuse_a_returned_state() {
 
 #[test]
 fn commit_flag_makes_one_trailing_status_only_commit() {
-    let s = Scene::new();
+    let s = Scene::returned(Some(PASSING_CONFIG));
     for _ in 0..2 {
         let (code, out, err) = honest_close(&s.wt, "close-ok", &["--commit"]);
         assert_eq!(code, 0, "{out}{err}");
@@ -179,7 +173,7 @@ fn commit_flag_makes_one_trailing_status_only_commit() {
 
 #[test]
 fn dry_run_writes_nothing_and_prints_the_document() {
-    let s = Scene::new();
+    let s = Scene::returned(Some(PASSING_CONFIG));
     let (code, out, err) = honest_close(&s.wt, "close-ok", &["--dry-run"]);
     assert_eq!(code, 0, "{err}");
     assert!(out.starts_with("# STATUS — x\n"), "{out}");
@@ -189,7 +183,7 @@ fn dry_run_writes_nothing_and_prints_the_document() {
 
 #[test]
 fn prose_keys_are_kept_as_written() {
-    let s = Scene::new();
+    let s = Scene::returned(Some(PASSING_CONFIG));
     let old = "# STATUS — mine\n\n- state: in-progress\n- abstract: adds x, proven by the smoke check\n\
                - done:\n  - x exists, proven by the smoke check\n- next / blocked-on: none — ship it\n\
                - evidence:\n  cargo test: 3 passed\n\n  after a blank line\n- note: kept as written\n  second line\n\
@@ -218,7 +212,7 @@ fn prose_keys_are_kept_as_written() {
 
 #[test]
 fn a_document_that_would_not_lint_is_never_written() {
-    let s = Scene::new();
+    let s = Scene::returned(Some(PASSING_CONFIG));
     let old = "# STATUS — x\n\n- state: in-progress\n- colour: blue\n";
     std::fs::write(s.wt.join("_EXEC_STATUS.md"), old).unwrap();
     let (code, out, _) = honest_close(&s.wt, "close-ok", &[]);
@@ -239,7 +233,7 @@ fn a_document_that_would_not_lint_is_never_written() {
 /// `doc-state-legacy` for an older spelling (naming the word to write), `doc-state-unknown` else.
 #[test]
 fn bad_state_word_is_the_lint_refusal_and_nothing_is_written() {
-    let s = Scene::new();
+    let s = Scene::returned(Some(PASSING_CONFIG));
     for (word, code_name) in [
         ("done", "doc-state-legacy"),
         ("finished", "doc-state-unknown"),
@@ -259,10 +253,13 @@ fn bad_state_word_is_the_lint_refusal_and_nothing_is_written() {
 /// CLOSE-OK that is not its own.
 fn inherited_scene() -> (Fixture, PathBuf) {
     let (fx, tip) = Fixture::with_agent(Some(PASSING_CONFIG));
-    let old = format!(
-        "# STATUS — x\n\n- state: close-ok\n- abstract: {ABSTRACT}\n- last commit: {tip} — add x\n\
-         - artifacts:\n  - src/lib.rs\n\nCLOSE-OK · x · commit {tip} · branch agent/x · worktree /elsewhere/x\n"
-    );
+    let tip = tip.to_string();
+    let old = StatusDoc::new("x", "close-ok")
+        .abstract_text(ABSTRACT)
+        .last_commit(&tip, "add x")
+        .artifacts(&["src/lib.rs"])
+        .close(&tip, "agent/x", "/elsewhere/x")
+        .render();
     fx.commit(
         "main",
         &[

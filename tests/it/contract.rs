@@ -1,56 +1,58 @@
 //! The task contract gate (SPEC §12) against real repositories: every `contract-*` code, the
 //! contract read from the base tip only (or `--contract FILE`), approvals bound to the contract.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use git2::{ObjectType, Oid};
 use serde_json::{Value, json};
 
-use crate::fixture::{Fixture, closegate, parts, report_codes};
+use crate::fixture::{closegate, parts, report_codes};
+use crate::scene::{Scene, StatusDoc};
 
 const CONFIG: &str = "[[checks]]\nname = \"smoke\"\nrun = \"test -f src/lib.rs\"\ntimeout_s = 60\n";
 const CONTRACT_PATH: &str = ".closegate/contracts/x.toml";
-/// A first draft of the status document, committed with the work (the document is exempt).
-const DRAFT: &str = "# STATUS — x\n\n- state: in-progress\n";
 
 /// `main` with the configuration and (optionally) a contract for slug `x`; `agent/x` with the
 /// agent's files (plus the draft status document) in one commit; a worktree `wt/x` on it.
-struct Scene {
-    fx: Fixture,
-    wt: PathBuf,
-    tip: Oid,
+fn scene(contract: Option<&str>, files: &[(&str, Option<&str>)]) -> Scene {
+    scene_with_main(&[], contract, files)
 }
 
-impl Scene {
-    fn new(contract: Option<&str>, files: &[(&str, Option<&str>)]) -> Scene {
-        Scene::with_main(&[], contract, files)
+/// Like `scene`, with extra files on `main` first.
+fn scene_with_main(
+    main: &[(&str, Option<&str>)],
+    contract: Option<&str>,
+    files: &[(&str, Option<&str>)],
+) -> Scene {
+    let mut on_main = vec![(".closegate.toml", Some(CONFIG))];
+    on_main.extend_from_slice(main);
+    if let Some(text) = contract {
+        on_main.push((CONTRACT_PATH, Some(text)));
     }
+    // A first draft of the status document, committed with the work (the document is exempt).
+    let draft = StatusDoc::new("x", "in-progress").render();
+    let mut work = vec![
+        ("src/lib.rs", Some("pub fn x() {}\n")),
+        ("_EXEC_STATUS.md", Some(draft.as_str())),
+    ];
+    work.extend_from_slice(files);
+    let s = Scene::new()
+        .on_main_only(&on_main, "configure closegate")
+        .on_agent(&work, "add x")
+        .worktree();
+    s.honest(&["src/lib.rs"]);
+    s
+}
 
-    /// Like `new`, with extra files on `main` first.
-    fn with_main(
-        main: &[(&str, Option<&str>)],
-        contract: Option<&str>,
-        files: &[(&str, Option<&str>)],
-    ) -> Scene {
-        let fx = Fixture::new();
-        let mut on_main = vec![(".closegate.toml", Some(CONFIG))];
-        on_main.extend_from_slice(main);
-        if let Some(text) = contract {
-            on_main.push((CONTRACT_PATH, Some(text)));
-        }
-        fx.commit("main", &on_main, "configure closegate");
-        let mut work = vec![
-            ("src/lib.rs", Some("pub fn x() {}\n")),
-            ("_EXEC_STATUS.md", Some(DRAFT)),
-        ];
-        work.extend_from_slice(files);
-        let tip = fx.commit("agent/x", &work, "add x");
-        let wt = fx.worktree("x", "agent/x");
-        let scene = Scene { fx, wt, tip };
-        scene.honest(&["src/lib.rs"]);
-        scene
-    }
+/// The contract tests' verbs on a scene.
+trait ContractScene {
+    fn commit(&mut self, files: &[(&str, Option<&str>)], msg: &str);
+    fn set_main_contract(&self, text: &str);
+    fn honest(&self, artifacts: &[&str]);
+    fn check(&self, args: &[&str]) -> (i32, Value);
+}
 
+impl ContractScene for Scene {
     /// Commit more on the agent's branch and check it out; the status document then names it.
     fn commit(&mut self, files: &[(&str, Option<&str>)], msg: &str) {
         self.tip = self.fx.commit("agent/x", files, msg);
@@ -69,30 +71,16 @@ impl Scene {
 
     /// The honest close-ok document naming the tip, listing `artifacts`.
     fn honest(&self, artifacts: &[&str]) {
-        let subject = self.fx.repo.find_commit(self.tip).unwrap();
-        let subject = subject.summary().unwrap();
         let sha = &self.tip.to_string()[..12];
-        let wt = self.wt.canonicalize().unwrap();
-        let listed: String = artifacts.iter().map(|a| format!("  - {a}\n")).collect();
-        let text = format!(
-            "# STATUS — x\n\n- state: close-ok\n- abstract: adds x, proven by the smoke check\n\
-             - last commit: {sha} — {subject}\n- done: x exists, proven by the smoke check\n\
-             - next / blocked-on: none\n- artifacts:\n{listed}- updated: 2026-11-29\n\n\
-             CLOSE-OK · x · commit {sha} · branch agent/x · worktree {}\n",
-            wt.display()
-        );
-        std::fs::write(self.wt.join("_EXEC_STATUS.md"), text).unwrap();
+        StatusDoc::complete("x", "close-ok")
+            .last_commit(sha, &self.subject(self.tip))
+            .artifacts(artifacts)
+            .close(sha, "agent/x", &self.wt_str())
+            .write(&self.wt);
     }
 
     fn check(&self, args: &[&str]) -> (i32, Value) {
-        let mut all = vec!["check", "--format", "json"];
-        all.extend_from_slice(args);
-        let out = closegate(&self.wt, &all);
-        let (code, stdout, stderr) = parts(&out);
-        let report = serde_json::from_str(&stdout).unwrap_or_else(|e| {
-            panic!("no JSON report (exit {code}): {e}\nstdout: {stdout}\nstderr: {stderr}")
-        });
-        (code, report)
+        self.check_json(&self.wt, args)
     }
 }
 
@@ -135,7 +123,7 @@ fn pair(code: &str, path: &str) -> (String, Option<String>) {
 fn contract_that_holds_is_verified_and_named_by_blob_id() {
     let contract = "goal = \"x\"\nscope = [\"src/**\"]\nrequired_artifacts = [\"src/lib.rs\"]\n\
                     required_checks = [\"smoke\"]\nmax_changed_files = 1\nmax_commits = 1\n";
-    let s = Scene::new(Some(contract), &[]);
+    let s = scene(Some(contract), &[]);
     let (code, report) = s.check(&[]);
     assert_eq!(codes(&report), Vec::<String>::new());
     assert_eq!(code, 0);
@@ -144,7 +132,7 @@ fn contract_that_holds_is_verified_and_named_by_blob_id() {
 
 #[test]
 fn no_contract_means_no_contract_gate() {
-    let s = Scene::new(None, &[("notes.md", Some("n\n"))]);
+    let s = scene(None, &[("notes.md", Some("n\n"))]);
     let (code, report) = s.check(&[]);
     assert_eq!(code, 0, "{:?}", codes(&report));
     assert!(report.get("contract").is_none_or(Value::is_null));
@@ -152,7 +140,7 @@ fn no_contract_means_no_contract_gate() {
 
 #[test]
 fn path_outside_scope_is_refused_and_the_status_document_is_exempt() {
-    let s = Scene::new(
+    let s = scene(
         Some("scope = [\"src/*\"]\n"),
         &[
             ("docs/notes.md", Some("n\n")),
@@ -175,7 +163,7 @@ fn path_outside_scope_is_refused_and_the_status_document_is_exempt() {
 #[test]
 fn both_sides_of_a_rename_are_in_scope_or_not() {
     let body = "line one of a file long enough to be found as a rename\n".repeat(8);
-    let s = Scene::with_main(
+    let s = scene_with_main(
         &[("legacy/a.txt", Some(&body))],
         Some("scope = [\"src/**\"]\n"),
         &[("legacy/a.txt", None), ("src/a.txt", Some(&body))],
@@ -191,7 +179,7 @@ fn both_sides_of_a_rename_are_in_scope_or_not() {
 #[test]
 fn prohibited_path_wins_over_scope() {
     let contract = "scope = [\"src/**\"]\nprohibited = [\"db/**\", \"src/billing/**\"]\n";
-    let s = Scene::new(
+    let s = scene(
         Some(contract),
         &[
             ("db/schema.sql", Some("create table t;\n")),
@@ -213,7 +201,7 @@ fn prohibited_path_wins_over_scope() {
 #[test]
 fn required_artifact_undeclared_or_absent_is_refused() {
     let contract = "required_artifacts = [\"src/lib.rs\", \"src/extra.rs\", \"docs/\"]\n";
-    let s = Scene::new(Some(contract), &[("src/extra.rs", Some("e\n"))]);
+    let s = scene(Some(contract), &[("src/extra.rs", Some("e\n"))]);
     // The document lists src/lib.rs only: src/extra.rs is committed but not declared, and
     // docs/ is neither declared nor in the commit.
     let (code, report) = s.check(&[]);
@@ -230,7 +218,7 @@ fn required_artifact_undeclared_or_absent_is_refused() {
 
 #[test]
 fn declared_required_artifact_absent_from_the_commit_is_refused() {
-    let s = Scene::new(Some("required_artifacts = [\"src/gone.rs\"]\n"), &[]);
+    let s = scene(Some("required_artifacts = [\"src/gone.rs\"]\n"), &[]);
     s.honest(&["src/lib.rs", "src/gone.rs"]);
     let (_, report) = s.check(&[]);
     assert_eq!(
@@ -242,7 +230,7 @@ fn declared_required_artifact_absent_from_the_commit_is_refused() {
 
 #[test]
 fn required_check_not_configured_is_a_gap() {
-    let s = Scene::new(Some("required_checks = [\"smoke\", \"lint\"]\n"), &[]);
+    let s = scene(Some("required_checks = [\"smoke\", \"lint\"]\n"), &[]);
     let (code, report) = s.check(&[]);
     assert_eq!(codes(&report), ["contract-check-missing"]);
     assert!(message(&report, "contract-check-missing").contains("`lint` is not configured"));
@@ -252,7 +240,7 @@ fn required_check_not_configured_is_a_gap() {
 
 #[test]
 fn required_check_that_did_not_run_is_a_gap() {
-    let s = Scene::new(Some("required_checks = [\"smoke\"]\n"), &[]);
+    let s = scene(Some("required_checks = [\"smoke\"]\n"), &[]);
     let (code, report) = s.check(&["--no-checks"]);
     assert_eq!(codes(&report), ["checks-skipped", "contract-check-missing"]);
     assert!(message(&report, "contract-check-missing").contains("--no-checks"));
@@ -262,7 +250,7 @@ fn required_check_that_did_not_run_is_a_gap() {
 #[test]
 fn too_many_files_or_commits_exceed_the_budget() {
     let contract = "max_changed_files = 2\nmax_commits = 1\n";
-    let mut s = Scene::new(Some(contract), &[("src/a.rs", Some("a\n"))]);
+    let mut s = scene(Some(contract), &[("src/a.rs", Some("a\n"))]);
     // Two files changed (the status document does not count), one commit: within budget.
     let (code, report) = s.check(&[]);
     assert_eq!(codes(&report), Vec::<String>::new());
@@ -286,7 +274,7 @@ fn too_many_files_or_commits_exceed_the_budget() {
 
 #[test]
 fn malformed_contract_is_refused_naming_key_and_reason() {
-    let s = Scene::new(Some("scope = \"src/**\"\n"), &[]);
+    let s = scene(Some("scope = \"src/**\"\n"), &[]);
     let (code, report) = s.check(&[]);
     assert_eq!(codes(&report), ["contract-malformed"]);
     assert_eq!(
@@ -301,7 +289,7 @@ fn malformed_contract_is_refused_naming_key_and_reason() {
 
 #[test]
 fn contract_file_flag_is_used_and_named_by_its_blob_id() {
-    let s = Scene::new(None, &[("notes.md", Some("n\n"))]);
+    let s = scene(None, &[("notes.md", Some("n\n"))]);
     let text = "scope = [\"src/**\"]\n";
     let file = s.fx.tmp.path().join("contract.toml");
     std::fs::write(&file, text).unwrap();
@@ -316,7 +304,7 @@ fn contract_file_flag_is_used_and_named_by_its_blob_id() {
 
 #[test]
 fn contract_file_flag_overrides_the_base_contract() {
-    let s = Scene::new(
+    let s = scene(
         Some("scope = [\"nothing/**\"]\n"),
         &[("notes.md", Some("n\n"))],
     );
@@ -329,7 +317,7 @@ fn contract_file_flag_overrides_the_base_contract() {
 
 #[test]
 fn unreadable_contract_file_is_an_error() {
-    let s = Scene::new(None, &[]);
+    let s = scene(None, &[]);
     let out = closegate(&s.wt, &["check", "--contract", "/nonexistent/c.toml"]);
     let (code, _, stderr) = parts(&out);
     assert_eq!(code, 2);
@@ -343,7 +331,7 @@ fn unreadable_contract_file_is_an_error() {
 fn contract_edited_on_the_agent_branch_has_no_effect() {
     let main_contract = "scope = [\"src/**\"]\n";
     let wide = "scope = [\"**\"]\napproval = \"never\"\n";
-    let s = Scene::new(
+    let s = scene(
         Some(main_contract),
         &[(CONTRACT_PATH, Some(wide)), ("notes.md", Some("n\n"))],
     );
@@ -362,7 +350,7 @@ fn contract_edited_on_the_agent_branch_has_no_effect() {
 
 #[test]
 fn contract_added_only_on_the_agent_branch_has_no_effect() {
-    let s = Scene::new(None, &[(CONTRACT_PATH, Some("approval = \"always\"\n"))]);
+    let s = scene(None, &[(CONTRACT_PATH, Some("approval = \"always\"\n"))]);
     let (code, report) = s.check(&[]);
     // Only the protected gate notices the file; no contract applies.
     assert_eq!(codes(&report), ["protected-surface"]);
@@ -372,7 +360,7 @@ fn contract_added_only_on_the_agent_branch_has_no_effect() {
 
 #[test]
 fn contract_in_the_worktree_only_has_no_effect() {
-    let s = Scene::new(None, &[]);
+    let s = scene(None, &[]);
     s.fx.write(&s.wt, CONTRACT_PATH, "approval = \"always\"\n");
     let (_, report) = s.check(&["--no-record"]);
     assert!(!codes(&report).iter().any(|c| c.starts_with("contract-")));
@@ -400,7 +388,7 @@ fn approve(common: &Path, commit: Oid, contract: &str) {
 #[test]
 fn approval_always_needs_an_approval_bound_to_the_contract() {
     let contract = "goal = \"x\"\napproval = \"always\"\n";
-    let s = Scene::new(Some(contract), &[]);
+    let s = scene(Some(contract), &[]);
     let (code, report) = s.check(&[]);
     assert_eq!(codes(&report), ["contract-approval-required"]);
     assert_eq!(code, 3);
@@ -423,7 +411,7 @@ fn approval_always_needs_an_approval_bound_to_the_contract() {
 
 #[test]
 fn approval_never_does_not_waive_the_protected_gate() {
-    let s = Scene::new(
+    let s = scene(
         Some("approval = \"never\"\n"),
         &[("tests/x_test.sh", Some("true\n"))],
     );
@@ -434,7 +422,7 @@ fn approval_never_does_not_waive_the_protected_gate() {
 
 #[test]
 fn closed_without_merge_needs_no_contract_approval() {
-    let s = Scene::new(Some("approval = \"always\"\n"), &[]);
+    let s = scene(Some("approval = \"always\"\n"), &[]);
     let doc = std::fs::read_to_string(s.wt.join("_EXEC_STATUS.md")).unwrap();
     let doc = doc.replace("state: close-ok", "state: closed-without-merge");
     std::fs::write(s.wt.join("_EXEC_STATUS.md"), doc).unwrap();
@@ -450,7 +438,7 @@ fn closed_without_merge_needs_no_contract_approval() {
 #[test]
 fn a_directory_at_the_contract_or_configuration_path_is_an_error_naming_it() {
     for path in [CONTRACT_PATH, ".closegate.toml"] {
-        let s = Scene::new(None, &[]);
+        let s = scene(None, &[]);
         let inside = format!("{path}/f");
         let mut on_main = vec![(inside.as_str(), Some("x\n"))];
         if path == ".closegate.toml" {

@@ -86,7 +86,7 @@ fn reflog_only_commit(wt: &Path) -> String {
 
 #[test]
 fn restore_is_exact_after_a_forced_teardown() {
-    let s = Scene::new();
+    let s = Scene::honest_return();
     let wt = s.wt.canonicalize().unwrap();
     let lost = reflog_only_commit(&wt);
     s.fx.write(&wt, "notes/deep/er/a.txt", "nested untracked\n");
@@ -162,7 +162,7 @@ fn restore_is_exact_after_a_forced_teardown() {
 
 #[test]
 fn a_clean_teardown_escrow_is_one_small_commit_named_in_the_record() {
-    let s = Scene::new();
+    let s = Scene::honest_return();
     let wt = s.wt.canonicalize().unwrap();
     let doc = std::fs::read(wt.join("_EXEC_STATUS.md")).unwrap();
     let (exit, out, err) = teardown(&wt, &s.fx.root(), &[]);
@@ -202,7 +202,7 @@ fn a_clean_teardown_escrow_is_one_small_commit_named_in_the_record() {
 
 #[test]
 fn force_never_overrides_a_dirty_tracked_file_and_refusal_writes_no_escrow() {
-    let s = Scene::new();
+    let s = Scene::honest_return();
     let wt = s.wt.canonicalize().unwrap();
     s.fx.write(&wt, "src/lib.rs", "pub fn changed() {}\n");
     s.fx.write(&wt, "scratch.txt", "untracked\n");
@@ -227,7 +227,7 @@ fn force_never_overrides_a_dirty_tracked_file_and_refusal_writes_no_escrow() {
 
 #[test]
 fn a_planted_escrow_ref_never_makes_an_orphan_commit_reached() {
-    let s = Scene::new();
+    let s = Scene::honest_return();
     let wt = s.wt.canonicalize().unwrap();
     let lost = reflog_only_commit(&wt);
     let id = Oid::from_str(&lost).unwrap();
@@ -243,7 +243,7 @@ fn a_planted_escrow_ref_never_makes_an_orphan_commit_reached() {
 
 #[test]
 fn restore_never_writes_over_an_existing_path() {
-    let s = Scene::new();
+    let s = Scene::honest_return();
     let wt = s.wt.canonicalize().unwrap();
     let (exit, out, err) = teardown(&wt, &s.fx.root(), &FAST);
     assert_eq!(exit, 0, "{out}{err}");
@@ -273,7 +273,7 @@ fn restore_never_writes_over_an_existing_path() {
 
 #[test]
 fn restore_recreates_a_deleted_branch_and_detaches_from_a_moved_one() {
-    let s = Scene::new();
+    let s = Scene::honest_return();
     let wt = s.wt.canonicalize().unwrap();
     let root = s.fx.root();
     let (exit, out, err) = teardown(&wt, &root, &FAST);
@@ -309,7 +309,7 @@ fn restore_recreates_a_deleted_branch_and_detaches_from_a_moved_one() {
 
 #[test]
 fn gc_drops_escrows_older_than_escrow_days() {
-    let s = Scene::new();
+    let s = Scene::honest_return();
     let wt = s.wt.canonicalize().unwrap();
     let root = s.fx.root();
     let (exit, out, err) = teardown(&wt, &root, &FAST);
@@ -355,7 +355,7 @@ fn spawn_in(cwd: &Path, script: &str) -> Child {
 
 #[test]
 fn a_process_inside_the_worktree_refuses_and_reap_ends_it() {
-    let s = Scene::new();
+    let s = Scene::honest_return();
     let wt = s.wt.canonicalize().unwrap();
     let mut sleeper = spawn_in(&wt, "exec sleep 120");
     let pid = sleeper.id().to_string();
@@ -379,7 +379,7 @@ fn a_process_inside_the_worktree_refuses_and_reap_ends_it() {
 
 #[test]
 fn a_process_holding_a_file_open_inside_is_found_and_one_ignoring_sigterm_is_killed() {
-    let s = Scene::new();
+    let s = Scene::honest_return();
     let wt = s.wt.canonicalize().unwrap();
     let outside = s.fx.tmp.path().to_path_buf();
     let file = wt.join("src/lib.rs");
@@ -405,7 +405,7 @@ fn a_process_holding_a_file_open_inside_is_found_and_one_ignoring_sigterm_is_kil
 
 #[test]
 fn closegate_started_inside_the_worktree_is_exempt_and_named() {
-    let s = Scene::new();
+    let s = Scene::honest_return();
     let wt = s.wt.canonicalize().unwrap();
     let (exit, out, err) = parts(&closegate(
         &wt,
@@ -422,7 +422,7 @@ fn a_file_written_after_the_escrow_is_never_removed_unescrowed() {
     // The escrow is taken, then (paused at the record) the agent writes another untracked file:
     // the last probe finds a file the escrow does not hold, so nothing is removed and the escrow
     // of the refused teardown is dropped.
-    let s = Scene::new();
+    let s = Scene::honest_return();
     let wt = s.wt.canonicalize().unwrap();
     s.fx.write(&wt, "scratch.txt", "escrowed\n");
     let sync = tempfile::tempdir().unwrap();
@@ -486,7 +486,7 @@ fn two_agents_escrows_are_numbered_per_slug() {
 
 #[test]
 fn a_forced_teardown_killed_after_the_rename_is_finished_for_what_its_escrow_holds() {
-    let s = Scene::new();
+    let s = Scene::honest_return();
     let wt = s.wt.canonicalize().unwrap();
     s.fx.write(&wt, "scratch/notes.txt", "escrowed before the kill\n");
     // Steps: escrow 1, archive 2, record 3, rename aside 4; 5 is the first after the rename.

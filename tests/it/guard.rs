@@ -3,7 +3,7 @@
 use serde_json::Value;
 
 use crate::fixture::{closegate_stdin, parts, report_codes};
-use crate::hook::{PASSING_CONFIG, Scene};
+use crate::hook::{HookScene, PASSING_CONFIG, Scene};
 
 fn guard(dir: &std::path::Path, args: &[&str], report: &str) -> (i32, String, String) {
     let mut all = vec!["guard"];
@@ -55,7 +55,7 @@ fn unverified_must_name_the_gap() {
 #[test]
 fn claiming_verified_when_the_gate_does_not_verify_is_a_recorded_false_green() {
     // no checks configured: the gate can at best say UNVERIFIED
-    let s = Scene::new(None);
+    let s = Scene::with_agent(None);
     let wt = s.honest_worktree();
     let (code, stdout, _) = guard(
         &wt,
@@ -79,7 +79,7 @@ fn claiming_verified_when_the_gate_does_not_verify_is_a_recorded_false_green() {
 
 #[test]
 fn claiming_fail_while_the_gate_verifies_is_a_warning() {
-    let s = Scene::new(Some(PASSING_CONFIG));
+    let s = Scene::with_agent(Some(PASSING_CONFIG));
     let wt = s.honest_worktree();
     let dir = wt.to_str().unwrap();
     let (code, stdout, _) = guard(&wt, &["--worktree", dir], "FAIL: the export test is red\n");
@@ -103,7 +103,7 @@ fn claiming_fail_while_the_gate_verifies_is_a_warning() {
 
 #[test]
 fn inside_a_repository_without_a_worktree_the_claim_is_recorded_without_a_verdict() {
-    let s = Scene::new(None);
+    let s = Scene::with_agent(None);
     let (code, _, _) = guard(&s.root(), &[], "PENDING_REVIEW touched tests/\n");
     assert_eq!(code, 0);
     let record = s.records("guard").pop().unwrap();

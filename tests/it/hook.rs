@@ -6,29 +6,28 @@ use std::path::{Path, PathBuf};
 use git2::Oid;
 use serde_json::Value;
 
-use crate::fixture::{Fixture, closegate, git, git_output, parts};
+use crate::fixture::{closegate, git, git_output, parts};
 
 /// A configuration whose one check always passes, so an honest return is VERIFIED.
 pub const PASSING_CONFIG: &str = "[[checks]]\nname = \"smoke\"\nrun = \"true\"\ntimeout_s = 60\n";
 
-/// `main` carrying `config`, checked out in the main worktree, and `agent/x` one commit ahead.
-pub struct Scene {
-    pub fx: Fixture,
-    pub tip: Oid,
+pub use crate::scene::{Scene, status_doc};
+
+/// The hook's verbs on a scene (`Scene::with_agent`: `main` carrying the configuration, checked
+/// out in the main worktree, and `agent/x` one commit ahead).
+pub trait HookScene {
+    fn honest_worktree(&self) -> PathBuf;
+    fn pass_check(&self, wt: &Path);
+    fn install(&self);
+    fn assert_delete_refused(&self, cwd: &Path);
+    fn branch_exists(&self, name: &str) -> bool;
+    fn main_tip(&self) -> Oid;
+    fn records(&self, event: &str) -> Vec<Value>;
 }
 
-impl Scene {
-    pub fn new(config: Option<&str>) -> Scene {
-        let (fx, tip) = Fixture::with_agent(config);
-        Scene { fx, tip }
-    }
-
-    pub fn root(&self) -> PathBuf {
-        self.fx.root()
-    }
-
+impl HookScene for Scene {
     /// A linked worktree `wt/x` on `agent/x` holding an honest close-ok status document.
-    pub fn honest_worktree(&self) -> PathBuf {
+    fn honest_worktree(&self) -> PathBuf {
         let wt = self.fx.worktree("x", "agent/x");
         let path = wt.canonicalize().unwrap().display().to_string();
         let sha = &self.tip.to_string()[..12];
@@ -41,19 +40,19 @@ impl Scene {
     }
 
     /// Run `closegate check` in the worktree and insist it verifies (that writes the record).
-    pub fn pass_check(&self, wt: &Path) {
+    fn pass_check(&self, wt: &Path) {
         let out = closegate(wt, &["check"]);
         let (code, stdout, stderr) = parts(&out);
         assert_eq!(code, 0, "check did not verify:\n{stdout}\n{stderr}");
     }
 
-    pub fn install(&self) {
+    fn install(&self) {
         let (code, _, stderr) = parts(&closegate(&self.root(), &["hook", "install"]));
         assert_eq!(code, 0, "{stderr}");
     }
 
     /// `git branch -D agent/x`, run in `cwd`, is refused by the hook and the branch stays.
-    pub fn assert_delete_refused(&self, cwd: &Path) {
+    fn assert_delete_refused(&self, cwd: &Path) {
         let out = git_output(cwd, &["branch", "-D", "agent/x"]);
         assert_ne!(
             out.status.code(),
@@ -63,32 +62,22 @@ impl Scene {
         assert!(self.branch_exists("agent/x"));
     }
 
-    pub fn branch_exists(&self, name: &str) -> bool {
+    fn branch_exists(&self, name: &str) -> bool {
         self.fx
             .repo
             .find_reference(&format!("refs/heads/{name}"))
             .is_ok()
     }
 
-    pub fn main_tip(&self) -> Oid {
+    fn main_tip(&self) -> Oid {
         self.fx.repo.refname_to_id("refs/heads/main").unwrap()
     }
 
     /// The audit log's records of `event`.
-    pub fn records(&self, event: &str) -> Vec<Value> {
+    fn records(&self, event: &str) -> Vec<Value> {
         let all = closegate::record::read(&self.fx.git_dir()).unwrap().records;
         all.into_iter().filter(|r| r["event"] == event).collect()
     }
-}
-
-/// A status document in `state` whose close line names `sha` on `agent/x` in `worktree`.
-pub fn status_doc(state: &str, sha: &str, worktree: &str) -> String {
-    format!(
-        "# STATUS — x\n\n- state: {state}\n- abstract: adds x, proven by the smoke check\n\
-         - last commit: {sha} — add x\n- done: x exists, proven by the smoke check\n\
-         - next / blocked-on: none\n- artifacts:\n  - src/lib.rs\n- updated: 2026-11-29\n\n\
-         CLOSE-OK · x · commit {sha} · branch agent/x · worktree {worktree}\n"
-    )
 }
 
 fn hook_path(dir: &Path) -> PathBuf {
@@ -97,7 +86,7 @@ fn hook_path(dir: &Path) -> PathBuf {
 
 #[test]
 fn deleting_an_agent_branch_is_refused_before_a_passing_check_and_allowed_after() {
-    let s = Scene::new(Some(PASSING_CONFIG));
+    let s = Scene::with_agent(Some(PASSING_CONFIG));
     s.install();
     let out = git_output(&s.root(), &["branch", "-D", "agent/x"]);
     let (code, _, stderr) = parts(&out);
@@ -135,7 +124,7 @@ fn deleting_an_agent_branch_is_refused_before_a_passing_check_and_allowed_after(
 
 #[test]
 fn merging_an_agent_branch_into_the_base_needs_a_passing_record() {
-    let s = Scene::new(Some(PASSING_CONFIG));
+    let s = Scene::with_agent(Some(PASSING_CONFIG));
     s.install();
     let before = s.main_tip();
     let (code, _, stderr) = parts(&git_output(&s.root(), &["merge", "--ff-only", "agent/x"]));
@@ -175,7 +164,7 @@ fn merging_an_agent_branch_into_the_base_needs_a_passing_record() {
 
 #[test]
 fn refs_that_touch_no_unpassed_agent_branch_pass() {
-    let s = Scene::new(None);
+    let s = Scene::with_agent(None);
     s.install();
     let root = s.root();
     git(&root, &["tag", "v1"]);
@@ -213,7 +202,7 @@ fn refs_that_touch_no_unpassed_agent_branch_pass() {
 
 #[test]
 fn install_is_idempotent_and_the_hook_is_executable() {
-    let s = Scene::new(None);
+    let s = Scene::with_agent(None);
     s.install();
     let path = hook_path(&s.fx.git_dir().join("hooks"));
     let first = std::fs::read(&path).unwrap();
@@ -238,7 +227,7 @@ fn foreign_hook(log: &Path) -> String {
 
 #[test]
 fn a_foreign_hook_is_kept_only_with_force_and_then_chained() {
-    let s = Scene::new(None);
+    let s = Scene::with_agent(None);
     let dir = s.fx.git_dir().join("hooks");
     let log = s.fx.tmp.path().join("foreign.log");
     let foreign = foreign_hook(&log);
@@ -294,7 +283,7 @@ fn a_foreign_hook_is_kept_only_with_force_and_then_chained() {
 
 #[test]
 fn uninstall_removes_only_closegates_hook() {
-    let s = Scene::new(None);
+    let s = Scene::with_agent(None);
     let path = hook_path(&s.fx.git_dir().join("hooks"));
     let (code, stdout, _) = parts(&closegate(&s.root(), &["hook", "uninstall"]));
     assert_eq!(code, 0);
@@ -316,7 +305,7 @@ fn uninstall_removes_only_closegates_hook() {
 
 #[test]
 fn core_hooks_path_relative_and_absolute() {
-    let s = Scene::new(None);
+    let s = Scene::with_agent(None);
     git(&s.root(), &["config", "core.hooksPath", ".githooks"]);
     s.install();
     assert!(hook_path(&s.root().join(".githooks")).is_file());
@@ -336,7 +325,7 @@ fn core_hooks_path_relative_and_absolute() {
 
 #[test]
 fn install_from_a_linked_worktree_writes_to_the_common_hooks() {
-    let s = Scene::new(None);
+    let s = Scene::with_agent(None);
     s.fx.commit("feature", &[("f.txt", Some("f\n"))], "feature");
     let wt = s.fx.worktree("feature", "feature");
     let (code, _, stderr) = parts(&closegate(&wt, &["hook", "install"]));
@@ -352,7 +341,7 @@ fn install_from_a_linked_worktree_writes_to_the_common_hooks() {
 fn an_unreadable_configuration_holds_only_agent_branches() {
     // SPEC §9 (rewritten): an unreadable configuration no longer refuses every branch update;
     // the hook falls back to the default `agent_branches` and holds only those.
-    let s = Scene::new(Some("no_such_key = 1\n"));
+    let s = Scene::with_agent(Some("no_such_key = 1\n"));
     s.install();
     git(&s.root(), &["tag", "still-fine"]);
     git(&s.root(), &["branch", "feature"]);

@@ -4,7 +4,7 @@
 use std::path::Path;
 
 use crate::fixture::{closegate, git, git_output, parts};
-use crate::hook::{PASSING_CONFIG, Scene};
+use crate::hook::{HookScene, PASSING_CONFIG, Scene};
 
 /// The refs on the installed script's `bases` line.
 fn baked(hooks: &Path) -> Vec<String> {
@@ -25,7 +25,7 @@ fn tip(cwd: &Path, rev: &str) -> String {
 #[test]
 fn a_base_configured_after_install_is_guarded_from_the_commit_that_names_it() {
     // The auditor's repro: install, then name `trunk` as the base on main, create trunk, merge.
-    let s = Scene::new(Some(PASSING_CONFIG));
+    let s = Scene::with_agent(Some(PASSING_CONFIG));
     s.install();
     let root = s.root();
     let hooks = s.fx.git_dir().join("hooks");
@@ -63,7 +63,7 @@ fn a_base_configured_after_install_is_guarded_from_the_commit_that_names_it() {
 
 #[test]
 fn creating_the_configured_base_is_judged_like_moving_it() {
-    let s = Scene::new(Some(&trunk_config()));
+    let s = Scene::with_agent(Some(&trunk_config()));
     s.install();
     let root = s.root();
     assert!(baked(&s.fx.git_dir().join("hooks")).contains(&"refs/heads/trunk".to_string()));
@@ -82,7 +82,7 @@ fn creating_the_configured_base_is_judged_like_moving_it() {
 
 #[test]
 fn a_configuration_pushed_into_the_repository_guards_its_base() {
-    let s = Scene::new(Some(PASSING_CONFIG));
+    let s = Scene::with_agent(Some(PASSING_CONFIG));
     let top = s.fx.tmp.path();
     let root = s.root();
     git(
@@ -111,7 +111,7 @@ fn a_configuration_pushed_into_the_repository_guards_its_base() {
 
 #[test]
 fn a_configuration_fetched_into_the_base_guards_its_base() {
-    let s = Scene::new(Some(PASSING_CONFIG));
+    let s = Scene::with_agent(Some(PASSING_CONFIG));
     let top = s.fx.tmp.path();
     let upstream = s.root();
     git(top, &["clone", "-q", upstream.to_str().unwrap(), "clone"]);
@@ -130,7 +130,7 @@ fn a_configuration_fetched_into_the_base_guards_its_base() {
 fn a_configuration_read_from_origin_head_is_followed_through_a_fetch() {
     // Without a local main or master the configuration comes from origin/HEAD's target (SPEC §5),
     // which `git fetch` moves: the script hands that ref over too.
-    let s = Scene::new(Some(PASSING_CONFIG));
+    let s = Scene::with_agent(Some(PASSING_CONFIG));
     let top = s.fx.tmp.path();
     let upstream = s.root();
     git(top, &["clone", "-q", upstream.to_str().unwrap(), "clone"]);
@@ -162,7 +162,7 @@ fn a_configuration_read_from_origin_head_is_followed_through_a_fetch() {
 
 #[test]
 fn a_configuration_landed_by_update_ref_guards_its_base() {
-    let s = Scene::new(Some(PASSING_CONFIG));
+    let s = Scene::with_agent(Some(PASSING_CONFIG));
     s.install();
     let root = s.root();
     // committed without a hook (libgit2), then put on main by plumbing

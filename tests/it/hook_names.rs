@@ -7,7 +7,7 @@ use std::path::Path;
 use std::process::{Command, Output};
 
 use crate::fixture::{git, hermetic, parts};
-use crate::hook::{PASSING_CONFIG, Scene};
+use crate::hook::{HookScene, PASSING_CONFIG, Scene};
 
 /// `git` with arguments given as bytes (a branch name need not be UTF-8).
 fn git_bytes(cwd: &Path, args: &[&[u8]]) -> Output {
@@ -27,7 +27,7 @@ fn has_branch(cwd: &Path, name: &[u8]) -> bool {
 
 #[test]
 fn a_branch_whose_name_is_not_utf8_and_matches_no_agent_glob_passes() {
-    let s = Scene::new(Some(PASSING_CONFIG));
+    let s = Scene::with_agent(Some(PASSING_CONFIG));
     s.install();
     let root = s.root();
     let name = b"feat/\xff";
@@ -46,7 +46,7 @@ fn a_branch_whose_name_is_not_utf8_and_matches_no_agent_glob_passes() {
 
 #[test]
 fn an_agent_branch_whose_name_is_not_utf8_is_judged() {
-    let s = Scene::new(Some(PASSING_CONFIG));
+    let s = Scene::with_agent(Some(PASSING_CONFIG));
     s.install();
     let root = s.root();
     // its own unverified commit, on no other agent branch

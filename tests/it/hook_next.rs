@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 use crate::fixture::{closegate, git, git_output, hermetic, parts};
-use crate::hook::{PASSING_CONFIG, Scene};
+use crate::hook::{HookScene, PASSING_CONFIG, Scene};
 
 /// The worktree `wt/x` on `agent/x` after the agent's last steps: optionally a commit touching
 /// the protected surface `tests`, then `closegate close --commit` (a single trailing status-only
@@ -66,7 +66,7 @@ fn the_printed_approve_runs_as_printed_and_then_the_merge_passes() {
     // merge of the tip (judged on the status-only commit) and of `agent/x~1` (the commit the
     // close line names) alike.
     for rev in ["agent/x", "agent/x~1"] {
-        let s = Scene::new(Some(PASSING_CONFIG));
+        let s = Scene::with_agent(Some(PASSING_CONFIG));
         s.install();
         reviewer(&s);
         let root = s.root();
@@ -99,7 +99,7 @@ fn the_printed_approve_runs_as_printed_and_then_the_merge_passes() {
 #[test]
 fn merging_agent_x_tilde_1_prints_commands_that_pass_it() {
     // The worktree is still there: the commands name it.
-    let s = Scene::new(Some(PASSING_CONFIG));
+    let s = Scene::with_agent(Some(PASSING_CONFIG));
     s.install();
     reviewer(&s);
     let root = s.root();
@@ -120,7 +120,7 @@ fn merging_agent_x_tilde_1_prints_commands_that_pass_it() {
 
 #[test]
 fn the_printed_check_for_a_refused_delete_runs_from_a_subdirectory() {
-    let s = Scene::new(Some(PASSING_CONFIG));
+    let s = Scene::with_agent(Some(PASSING_CONFIG));
     s.install();
     let root = s.root();
     let (wt, _) = closed_branch(&s, false);

@@ -2,12 +2,12 @@
 //! unverified agent work (SPEC §9 with §5): real `git` commands, the hook firing is the point.
 
 use crate::fixture::{git, git_output, git_stdin, parts};
-use crate::hook::{PASSING_CONFIG, Scene};
+use crate::hook::{HookScene, PASSING_CONFIG, Scene};
 
 #[test]
 fn deleting_the_base_to_recreate_it_on_agent_work_is_refused() {
     // The auditor's repro A: the move is refused, so delete main and create it again.
-    let s = Scene::new(Some(PASSING_CONFIG));
+    let s = Scene::with_agent(Some(PASSING_CONFIG));
     s.install();
     let root = s.root();
     let before = s.main_tip();
@@ -36,7 +36,7 @@ fn deleting_the_base_to_recreate_it_on_agent_work_is_refused() {
 #[test]
 fn a_base_deleted_past_the_hook_is_judged_when_created_again() {
     // Deleted deliberately (bypass): creating it again is judged like moving it from nothing.
-    let s = Scene::new(Some(PASSING_CONFIG));
+    let s = Scene::with_agent(Some(PASSING_CONFIG));
     s.install();
     let root = s.root();
     let wt = s.honest_worktree();
@@ -68,7 +68,7 @@ fn a_base_deleted_past_the_hook_is_judged_when_created_again() {
 #[test]
 fn creating_master_while_deleting_main_is_refused_and_the_agent_branch_stays() {
     // The auditor's repro B: one transaction deletes main and creates master at agent/x.
-    let s = Scene::new(Some(PASSING_CONFIG));
+    let s = Scene::with_agent(Some(PASSING_CONFIG));
     s.install();
     let root = s.root();
     let input = format!(
@@ -90,7 +90,7 @@ fn creating_master_while_deleting_main_is_refused_and_the_agent_branch_stays() {
 #[test]
 fn master_is_guarded_while_main_exists() {
     // Creating master alone at agent work is judged too: it becomes the base once main goes.
-    let s = Scene::new(Some(PASSING_CONFIG));
+    let s = Scene::with_agent(Some(PASSING_CONFIG));
     s.install();
     let root = s.root();
     let (code, _, stderr) = parts(&git_output(&root, &["branch", "master", "agent/x"]));

@@ -84,7 +84,7 @@ fn dev_zero(path: &Path) {
 
 /// The status document of the scene's worktree, replaced by `make`.
 fn doc_replaced(make: fn(&Path)) -> (Scene, std::path::PathBuf) {
-    let s = Scene::new();
+    let s = Scene::honest_return();
     let doc = s.wt.join("_EXEC_STATUS.md");
     make(&doc);
     (s, doc)
@@ -124,7 +124,7 @@ fn a_status_document_linked_to_dev_zero_is_an_error_not_a_memory_sink() {
 
 #[test]
 fn a_folder_or_an_oversized_file_as_the_status_document_is_an_error_naming_it() {
-    let s = Scene::new();
+    let s = Scene::honest_return();
     let doc = s.wt.join("_EXEC_STATUS.md");
     let wt = s.wt.to_str().unwrap();
     std::fs::remove_file(&doc).unwrap();
@@ -145,7 +145,7 @@ fn a_folder_or_an_oversized_file_as_the_status_document_is_an_error_naming_it() 
 #[test]
 fn one_bad_document_does_not_hold_up_the_board() {
     for make in [mkfifo as fn(&Path), dev_zero] {
-        let s = Scene::new();
+        let s = Scene::honest_return();
         let (other, _) = agent(&s.fx, "y", "close-ok");
         make(&s.wt.join("_EXEC_STATUS.md"));
         let out = bounded(&s.fx.root(), &["board", "--json"], None);
@@ -182,7 +182,7 @@ fn one_bad_document_does_not_hold_up_the_board() {
 /// A message over 16 MiB is refused by every command that reads one, from a file and from stdin.
 #[test]
 fn a_17_mib_message_is_refused_by_guard_signal_and_check() {
-    let s = Scene::new();
+    let s = Scene::honest_return();
     let mut message = b"done\n\n@signal done\n**VERIFIED**\n".to_vec();
     message.resize(BIG, b'x');
     let file = s.fx.tmp.path().join("message.txt");
@@ -216,7 +216,7 @@ fn a_17_mib_message_is_refused_by_guard_signal_and_check() {
 /// `--config`, `--contract` and `lint` take the same rule.
 #[test]
 fn config_contract_and_lint_inputs_take_regular_files_only() {
-    let s = Scene::new();
+    let s = Scene::honest_return();
     let fifo = s.fx.tmp.path().join("fifo");
     mkfifo(&fifo);
     let fifo_s = fifo.to_str().unwrap();
@@ -247,7 +247,7 @@ fn an_index_that_is_a_fifo_or_dev_zero_is_a_gap_not_a_hang() {
         (dev_zero, "is not a regular file"),
         (huge, "larger than the 1 GiB"),
     ] {
-        let s = Scene::new();
+        let s = Scene::honest_return();
         let index = s.fx.git_dir().join("worktrees/x/index");
         make(&index);
         let wt = s.wt.to_str().unwrap();
@@ -268,7 +268,7 @@ fn an_index_that_is_a_fifo_or_dev_zero_is_a_gap_not_a_hang() {
 /// never a hang, never memory to the end, never a record written into the link's target.
 #[test]
 fn an_audit_log_that_is_a_fifo_or_a_link_is_an_error_not_a_hang() {
-    let s = Scene::new();
+    let s = Scene::honest_return();
     let wt = s.wt.to_str().unwrap().to_string();
     let log = s.fx.git_dir().join("closegate/audit.jsonl");
     std::fs::create_dir_all(log.parent().unwrap()).unwrap();
@@ -299,7 +299,7 @@ fn an_audit_log_that_is_a_fifo_or_a_link_is_an_error_not_a_hang() {
 /// `_EXEC_STATUS.md` that does not exist.
 #[test]
 fn a_status_file_inside_the_worktree_is_the_status_document_of_the_run() {
-    let s = Scene::new();
+    let s = Scene::honest_return();
     std::fs::create_dir(s.wt.join("notes")).unwrap();
     std::fs::rename(s.wt.join("_EXEC_STATUS.md"), s.wt.join("notes/st.md")).unwrap();
     let json = bounded(
@@ -346,7 +346,7 @@ fn a_status_file_inside_the_worktree_is_the_status_document_of_the_run() {
 /// and checks gates still run and the one report names the agent's edit to `tests/` too.
 #[test]
 fn a_document_without_its_h1_still_gets_the_gates_on_the_commit() {
-    let s = Scene::new();
+    let s = Scene::honest_return();
     let tip = s.fx.commit(
         "agent/x",
         &[("tests/t.py", Some("assert True\n"))],

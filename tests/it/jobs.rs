@@ -52,7 +52,7 @@ fn check(s: &Scene) -> Value {
 #[test]
 fn jobs_2_runs_independent_checks_at_once_in_their_own_checkouts() {
     let dir = tempfile::tempdir().unwrap();
-    let s = Scene::with_config(Some(&config(dir.path(), Some(2))));
+    let s = Scene::honest_return_with(Some(&config(dir.path(), Some(2))));
     let report = check(&s);
     let [a, b] = times(dir.path());
     assert!(a.0 < b.1 && b.0 < a.1, "no overlap: a {a:?}, b {b:?}");
@@ -72,7 +72,7 @@ fn jobs_2_runs_independent_checks_at_once_in_their_own_checkouts() {
 fn jobs_default_1_runs_one_check_at_a_time() {
     for jobs in [None, Some(1)] {
         let dir = tempfile::tempdir().unwrap();
-        let s = Scene::with_config(Some(&config(dir.path(), jobs)));
+        let s = Scene::honest_return_with(Some(&config(dir.path(), jobs)));
         check(&s);
         let [a, b] = times(dir.path());
         assert!(a.1 <= b.0, "overlap with jobs {jobs:?}: a {a:?}, b {b:?}");
@@ -82,7 +82,7 @@ fn jobs_default_1_runs_one_check_at_a_time() {
 #[test]
 fn jobs_out_of_range_is_an_error_naming_the_key() {
     for bad in ["0", "-1", "\"2\"", "65"] {
-        let s = Scene::with_config(Some(&format!("jobs = {bad}\n")));
+        let s = Scene::honest_return_with(Some(&format!("jobs = {bad}\n")));
         let (code, out, err) = parts(&closegate(&s.wt, &["check"]));
         assert_eq!(code, 2, "jobs = {bad}: {out}{err}");
         assert!(err.contains("jobs"), "{err}");
@@ -95,7 +95,7 @@ fn jobs_out_of_range_is_an_error_naming_the_key() {
 fn no_progress_lines_when_stderr_is_not_a_terminal() {
     for jobs in [None, Some(2)] {
         let dir = tempfile::tempdir().unwrap();
-        let s = Scene::with_config(Some(&config(dir.path(), jobs)));
+        let s = Scene::honest_return_with(Some(&config(dir.path(), jobs)));
         let out = closegate(&s.wt, &["check", "--format", "json", "--no-record"]);
         let (code, stdout, stderr) = parts(&out);
         assert_eq!(code, 0, "{stdout}{stderr}");

@@ -10,7 +10,8 @@ use std::process::{Command, Output};
 use git2::{ObjectType, Oid};
 use serde_json::{Value, json};
 
-use crate::fixture::{Fixture, git, hermetic, parts, report_codes};
+use crate::fixture::{git, hermetic, parts, report_codes};
+use crate::scene::{Scene, StatusDoc};
 
 const CONFIG: &str = "[[checks]]\nname = \"smoke\"\nrun = \"test -f src/lib.rs\"\ntimeout_s = 60\n";
 
@@ -22,58 +23,36 @@ fn blob_id(bytes: &[u8]) -> String {
 
 /// A repository whose `main` carries `config` (and `main_files`), with or without a record key in
 /// the test's temporary directory (named by `CLOSEGATE_RECORD_KEY_FILE`).
-struct Scene {
-    fx: Fixture,
-    key: Option<PathBuf>,
+fn scene(keyed: bool) -> Scene {
+    scene_with(keyed, CONFIG, &[])
 }
 
-impl Scene {
-    fn new(keyed: bool) -> Scene {
-        Scene::with(keyed, CONFIG, &[])
-    }
+fn scene_with(keyed: bool, config: &str, main_files: &[(&str, Option<&str>)]) -> Scene {
+    let mut files = vec![(".closegate.toml", Some(config))];
+    files.extend_from_slice(main_files);
+    let s = Scene::new().on_main(&files, "configure closegate");
+    if keyed { s.key_init() } else { s }
+}
 
-    fn with(keyed: bool, config: &str, main_files: &[(&str, Option<&str>)]) -> Scene {
-        let fx = Fixture::new();
-        let mut files = vec![(".closegate.toml", Some(config))];
-        files.extend_from_slice(main_files);
-        fx.commit("main", &files, "configure closegate");
-        fx.checkout(&fx.root());
-        let key = keyed.then(|| fx.tmp.path().join("keys").join("record.key"));
-        let scene = Scene { fx, key };
-        if scene.key.is_some() {
-            let (code, out, err) = scene.run(&scene.fx.root(), &["key", "init"]);
-            assert_eq!(code, 0, "{out}{err}");
-        }
-        scene
-    }
+/// The record tests' verbs on a scene.
+trait RecordScene {
+    fn git(&self, cwd: &Path, args: &[&str]) -> Output;
+    fn agent(&self, slug: &str, files: &[(&str, Option<&str>)]) -> (PathBuf, Oid);
+    fn doc(&self, wt: &Path, slug: &str, state: &str, sha: &str, branch: &str, artifacts: &[&str]);
+    fn check(&self, wt: &Path, extra: &[&str]) -> (i32, Value);
+    fn stage(&self, slug: &str) -> String;
+    fn stats(&self) -> Value;
+    fn log_path(&self) -> PathBuf;
+    fn lines(&self) -> Vec<String>;
+    fn records(&self) -> Vec<Value>;
+    fn write_lines(&self, lines: &[String]);
+    fn forge(&self, record: &Value);
+    fn install_hook(&self);
+    fn delete_branch(&self, branch: &str) -> bool;
+    fn config_blob(&self) -> String;
+}
 
-    fn env(&self, cmd: &mut Command, cwd: &Path) {
-        hermetic(cmd, cwd);
-        if let Some(key) = &self.key {
-            cmd.env("CLOSEGATE_RECORD_KEY_FILE", key);
-        }
-    }
-
-    fn output(&self, cwd: &Path, args: &[&str], stdin: Option<&[u8]>) -> Output {
-        use std::io::Write;
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_closegate"));
-        cmd.args(args).current_dir(cwd);
-        self.env(&mut cmd, cwd);
-        cmd.stdin(std::process::Stdio::piped())
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::piped());
-        let mut child = cmd.spawn().unwrap();
-        let mut input = child.stdin.take().unwrap();
-        input.write_all(stdin.unwrap_or_default()).unwrap();
-        drop(input);
-        child.wait_with_output().unwrap()
-    }
-
-    /// Run `closegate` in `cwd` with this scene's key (if any).
-    fn run(&self, cwd: &Path, args: &[&str]) -> (i32, String, String) {
-        parts(&self.output(cwd, args, None))
-    }
-
+impl RecordScene for Scene {
     /// Run `git` in `cwd` with this scene's key (the hook inherits it).
     fn git(&self, cwd: &Path, args: &[&str]) -> Output {
         let mut cmd = Command::new("git");
@@ -104,22 +83,17 @@ impl Scene {
             .ok()
             .and_then(|o| o.peel_to_commit().ok())
             .map_or("made up".to_string(), |c| c.summary().unwrap().to_string());
-        let path = wt.canonicalize().unwrap();
-        let listed: String = artifacts.iter().map(|a| format!("  - {a}\n")).collect();
-        let close = if matches!(state, "close-ok" | "stop-2-ready") {
-            format!(
-                "\nCLOSE-OK · {slug} · commit {sha} · branch {branch} · worktree {}\n",
-                path.display()
-            )
-        } else {
-            String::new()
-        };
-        let text = format!(
-            "# STATUS — {slug}\n\n- state: {state}\n- abstract: adds {slug}, proven by the smoke check\n\
-             - last commit: {sha} — {subject}\n- done: it exists, proven by the smoke check\n\
-             - next / blocked-on: none\n- artifacts:\n  - src/lib.rs\n{listed}- updated: 2026-11-29\n{close}"
-        );
-        std::fs::write(wt.join("_EXEC_STATUS.md"), text).unwrap();
+        let path = wt.canonicalize().unwrap().display().to_string();
+        let mut listed = vec!["src/lib.rs"];
+        listed.extend_from_slice(artifacts);
+        let mut doc = StatusDoc::complete(slug, state)
+            .last_commit(sha, &subject)
+            .done("it exists, proven by the smoke check")
+            .artifacts(&listed);
+        if matches!(state, "close-ok" | "stop-2-ready") {
+            doc = doc.close(sha, branch, &path);
+        }
+        doc.write(wt);
     }
 
     /// `closegate check --format json` in `wt` (recorded): exit code and report.
@@ -261,13 +235,13 @@ fn key_init_makes_a_private_32_byte_key_and_never_overwrites_it() {
 
 #[test]
 fn a_key_named_by_the_variable_that_is_missing_is_an_error_not_plain_records() {
-    let s = Scene::new(true);
-    std::fs::remove_file(s.key.as_ref().unwrap()).unwrap();
+    let s = scene(true);
+    std::fs::remove_file(&s.key).unwrap();
     let (wt, _) = s.agent("x", &[]);
     let (code, _, err) = s.run(&wt, &["check"]);
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("CLOSEGATE_RECORD_KEY_FILE"), "{err}");
-    std::fs::write(s.key.as_ref().unwrap(), b"short").unwrap();
+    std::fs::write(&s.key, b"short").unwrap();
     let (code, _, err) = s.run(&wt, &["check"]);
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("expected exactly 32"), "{err}");
@@ -275,11 +249,11 @@ fn a_key_named_by_the_variable_that_is_missing_is_an_error_not_plain_records() {
 
 #[test]
 fn keyed_lines_carry_a_chained_mac_over_the_line_without_it() {
-    let s = Scene::new(true);
+    let s = scene(true);
     let (wt, tip) = s.agent("x", &[]);
     assert_eq!(s.check(&wt, &[]).0, 0);
     assert_eq!(s.check(&wt, &[]).0, 0);
-    let key = std::fs::read(s.key.as_ref().unwrap()).unwrap();
+    let key = std::fs::read(&s.key).unwrap();
     let records = s.records();
     assert_eq!(records.len(), 2);
     let mut prev = String::new();
@@ -309,7 +283,7 @@ fn keyed_lines_carry_a_chained_mac_over_the_line_without_it() {
 
 /// A PENDING_REVIEW return (the branch edits a test), checked once under the key.
 fn review_scene(keyed: bool) -> (Scene, PathBuf, Oid) {
-    let s = Scene::new(keyed);
+    let s = scene(keyed);
     let (wt, tip) = s.agent("x", &[("tests/x_test.sh", Some("true\n"))]);
     let (code, report) = s.check(&wt, &[]);
     assert_eq!(code, 3, "{report}");
@@ -390,7 +364,7 @@ fn without_a_key_records_are_plain_and_a_forged_line_counts() {
 
 #[test]
 fn deleted_reordered_and_replayed_lines_break_the_chain() {
-    let s = Scene::new(true);
+    let s = scene(true);
     let (wt, _) = s.agent("x", &[]);
     for _ in 0..3 {
         assert_eq!(s.check(&wt, &[]).0, 0);
@@ -436,7 +410,7 @@ fn deleted_reordered_and_replayed_lines_break_the_chain() {
     assert_eq!(verify(&s).0, 0);
 
     // Without a key the same deletion cannot be seen at all.
-    let plain = Scene::new(false);
+    let plain = scene(false);
     let (wt, _) = plain.agent("x", &[]);
     for _ in 0..3 {
         assert_eq!(plain.check(&wt, &[]).0, 0);
@@ -449,7 +423,7 @@ fn deleted_reordered_and_replayed_lines_break_the_chain() {
 
 #[test]
 fn records_under_config_or_another_base_are_listed_but_never_trusted() {
-    let s = Scene::new(false);
+    let s = scene(false);
     s.install_hook();
     let (wt, _) = s.agent("x", &[]);
     let file = s.fx.tmp.path().join("lax.toml");
@@ -505,7 +479,7 @@ const INV_CONTRACT: &str = "branch = \"agent/inv\"\nscope = [\"invoice/**\", \"s
 
 #[test]
 fn a_contract_bound_to_a_branch_applies_whatever_slug_the_agent_writes() {
-    let s = Scene::with(
+    let s = scene_with(
         false,
         CONFIG,
         &[(".closegate/contracts/inv.toml", Some(INV_CONTRACT))],
@@ -553,7 +527,7 @@ fn a_contract_bound_to_a_branch_applies_whatever_slug_the_agent_writes() {
 #[test]
 fn require_contract_makes_a_return_without_one_a_gap() {
     let config = format!("require_contract = true\n{CONFIG}");
-    let s = Scene::with(
+    let s = scene_with(
         false,
         &config,
         &[(".closegate/contracts/inv.toml", Some(INV_CONTRACT))],
@@ -584,7 +558,7 @@ fn require_contract_makes_a_return_without_one_a_gap() {
 #[test]
 fn a_required_artifact_the_branch_did_not_change_is_missing() {
     let contract = "required_artifacts = [\"invoice/export.go\"]\n";
-    let s = Scene::with(
+    let s = scene_with(
         false,
         CONFIG,
         &[
@@ -660,7 +634,7 @@ fn a_configuration_change_on_the_base_voids_an_approval() {
 
 #[test]
 fn guard_claiming_verified_without_a_status_document_is_a_recorded_overclaim() {
-    let s = Scene::new(false);
+    let s = scene(false);
     let (wt, tip) = s.agent("x", &[]);
     std::fs::remove_file(wt.join("_EXEC_STATUS.md")).unwrap();
     let wt_arg = wt.to_str().unwrap();
@@ -686,7 +660,7 @@ fn guard_claiming_verified_without_a_status_document_is_a_recorded_overclaim() {
 /// without a document is one, and records under `--config` or not returned judge nothing.
 #[test]
 fn stats_count_returns_exactly_as_defined() {
-    let s = Scene::new(false);
+    let s = scene(false);
     // a-1: honest, checked twice, and a guard claiming VERIFIED on it: one VERIFIED return.
     let (a1, _) = s.agent("a-1", &[]);
     assert_eq!(s.check(&a1, &[]).0, 0);
@@ -785,7 +759,7 @@ false-green rate: 66.7% (4 of 6 returns claimed done were FAIL or UNVERIFIED; 1 
 
 #[test]
 fn concurrent_keyed_appends_keep_one_unbroken_chain() {
-    let s = Scene::new(true);
+    let s = scene(true);
     let (wt, _) = s.agent("many", &[]);
     let children: Vec<_> = (0..8)
         .map(|_| {
@@ -811,7 +785,7 @@ fn concurrent_keyed_appends_keep_one_unbroken_chain() {
 /// the configured base itself, counts.
 #[test]
 fn another_base_at_the_same_commit_is_still_another_base() {
-    let s = Scene::new(false);
+    let s = scene(false);
     let (wt, _) = s.agent("x", &[]);
     git(&s.fx.root(), &["branch", "other", "main"]);
     for (base, source) in [("other", "other"), ("main", "configured")] {

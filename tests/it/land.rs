@@ -9,7 +9,8 @@ use std::process::Command;
 use git2::Oid;
 use serde_json::Value;
 
-use crate::fixture::{Fixture, git, hermetic, parts};
+use crate::fixture::{git, hermetic, parts};
+use crate::scene::Scene;
 use crate::teardown::{audit, write_status};
 
 /// Passes unless some file calls `old_name()` while no file defines it: two branches that each
@@ -21,9 +22,17 @@ fn config(probe: &Path) -> String {
     )
 }
 
+/// A [`Scene`] whose check counts its runs in `probe`.
 pub struct Land {
-    pub fx: Fixture,
+    scene: Scene,
     pub probe: tempfile::TempDir,
+}
+
+impl std::ops::Deref for Land {
+    type Target = Scene;
+    fn deref(&self) -> &Scene {
+        &self.scene
+    }
 }
 
 impl Land {
@@ -33,11 +42,10 @@ impl Land {
 
     /// A scene whose configuration starts with `prefix` (e.g. `server_checks = "run"`).
     pub fn with_prefix(prefix: &str) -> Land {
-        let fx = Fixture::new();
+        let scene = Scene::new();
         let probe = tempfile::tempdir().unwrap();
         let cfg = format!("{prefix}{}", config(probe.path()));
-        fx.commit(
-            "main",
+        let scene = scene.on_main(
             &[
                 (".gitignore", Some("target/\n")),
                 (".closegate.toml", Some(&cfg)),
@@ -45,8 +53,7 @@ impl Land {
             ],
             "configure closegate",
         );
-        fx.checkout(&fx.root());
-        Land { fx, probe }
+        Land { scene, probe }
     }
 
     /// `agent/<slug>` with one commit of `files`, its worktree and an honest status document.
@@ -66,21 +73,14 @@ impl Land {
         (wt, tip)
     }
 
-    pub fn run(&self, cwd: &Path, args: &[&str]) -> (i32, String, String) {
-        self.run_env(cwd, args, &[])
-    }
-
     pub fn run_env(
         &self,
         cwd: &Path,
         args: &[&str],
         env: &[(&str, &str)],
     ) -> (i32, String, String) {
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_closegate"));
-        cmd.args(args).current_dir(cwd);
-        hermetic(&mut cmd, cwd);
+        let mut cmd = self.bin(cwd, args);
         cmd.envs(env.iter().copied());
-        cmd.stdin(std::process::Stdio::null());
         parts(&cmd.output().unwrap())
     }
 

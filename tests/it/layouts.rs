@@ -104,7 +104,7 @@ fn add_submodule(fx: &Fixture, wt: &Path) {
 /// The scene's agent worktree with a tracked non-UTF-8 file and a submodule committed, and a
 /// status document naming that commit.
 fn non_utf8_scene() -> Scene {
-    let s = Scene::new();
+    let s = Scene::honest_return();
     // The submodule is the base's: `.gitmodules` is always on surface `ci` (SPEC §4.5), so an
     // agent adding it would need review. `main` moves to the commit that adds it.
     add_submodule(&s.fx, &s.wt);
@@ -194,7 +194,7 @@ fn non_utf8_paths_are_seen_with_a_submodule_present() {
 #[test]
 fn non_utf8_paths_are_seen_under_every_setting() {
     for setting in [None, Some("core.ignorecase"), Some("core.symlinks")] {
-        let s = Scene::new();
+        let s = Scene::honest_return();
         std::fs::write(bytes_path(&s.wt, TRACKED), "tracked\n").unwrap();
         std::fs::write(s.wt.join("plain.txt"), "plain\n").unwrap();
         commit_all_but_status(&s.wt, "more");
@@ -404,7 +404,7 @@ fn a_staged_change_under_a_sparse_folder_is_seen() {
 #[test]
 fn check_verifies_and_refuses_on_split_and_sparse_indexes() {
     for kind in ["split", "sparse"] {
-        let s = Scene::new();
+        let s = Scene::honest_return();
         match kind {
             "split" => git(&s.wt, &["update-index", "--split-index"]),
             _ => git(
@@ -564,7 +564,7 @@ fn index_versions_3_and_4_agree_with_git_status() {
 #[test]
 fn teardown_works_on_split_and_sparse_indexes() {
     for kind in ["split", "sparse"] {
-        let s = Scene::new();
+        let s = Scene::honest_return();
         match kind {
             "split" => git(&s.wt, &["update-index", "--split-index"]),
             _ => git(
@@ -816,7 +816,7 @@ fn an_index_with_a_null_checksum_from_index_skiphash_is_read() {
 /// `tests/\xff.sh` and `tests/\xfe.sh`, not one lossy `tests/\u{fffd}.sh` twice.
 #[test]
 fn protected_paths_that_are_not_utf8_are_reported_escaped_and_distinct() {
-    let s = Scene::new();
+    let s = Scene::honest_return();
     std::fs::create_dir_all(s.wt.join("tests")).unwrap();
     std::fs::write(bytes_path(&s.wt, b"tests/\xff.sh"), "a\n").unwrap();
     std::fs::write(bytes_path(&s.wt, b"tests/\xfe.sh"), "b\n").unwrap();

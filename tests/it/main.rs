@@ -56,6 +56,7 @@ mod reuse_key;
 mod review;
 mod sandbox;
 mod scan;
+mod scene;
 mod secrets;
 mod secrets_walk;
 mod serve;

@@ -274,7 +274,7 @@ fn report_fields_are_documented() {
     assert!(report["approval"].is_object(), "{report}");
     fields(&report, "", &mut seen);
     // A check failing on the commit and on the base (SPEC §23): `red_on_base`.
-    let s = crate::teardown::Scene::with_config(Some(
+    let s = crate::teardown::Scene::honest_return_with(Some(
         "[[checks]]\nname = \"red\"\nrun = \"exit 1\"\ntimeout_s = 60\n",
     ));
     let report = json_out(&s.wt, &["check", "--no-record", "--format", "json"]);
@@ -421,7 +421,7 @@ fn run_readme_block(
 
 #[test]
 fn readme_close_block_runs_as_written() {
-    let s = crate::teardown::Scene::new();
+    let s = crate::teardown::Scene::honest_return();
     let tip = s.fx.commit(
         "agent/x",
         &[("src/parse.rs", Some("pub fn parse() {}\n"))],
@@ -448,7 +448,7 @@ fn readme_close_block_runs_as_written() {
 
 #[test]
 fn readme_coordinator_script_runs_as_written() {
-    let s = crate::teardown::Scene::new();
+    let s = crate::teardown::Scene::honest_return();
     let dir = s.fx.tmp.path();
     std::fs::write(
         dir.join("agent-final-message.txt"),
@@ -472,7 +472,7 @@ fn readme_coordinator_script_runs_as_written() {
 
 #[test]
 fn readme_key_hook_guard_signal_and_agent_blocks_run_as_written() {
-    let s = crate::teardown::Scene::new();
+    let s = crate::teardown::Scene::honest_return();
     let root = s.fx.root();
     let (code, out, err) = run_readme_block("closegate key init", &root, &[], &[]);
     assert_eq!(code, 0, "{out}{err}");
@@ -542,7 +542,7 @@ fn git_exclude(wt: &Path, names: &[&str]) {
 #[test]
 fn readme_ci_merge_gate_runs_as_written() {
     // The agent's branch carries its status document in a trailing commit; CI clones the remote.
-    let s = crate::teardown::Scene::new();
+    let s = crate::teardown::Scene::honest_return();
     let doc = std::fs::read_to_string(s.wt.join("_EXEC_STATUS.md")).unwrap();
     s.fx.commit("agent/x", &[("_EXEC_STATUS.md", Some(&doc))], "status");
     let ci = s.fx.tmp.path().join("ci");

@@ -7,7 +7,7 @@
 //! `push :agent/x` would lose never-checked work.
 
 use crate::fixture::{Fixture, git_output, parts};
-use crate::hook::{PASSING_CONFIG, Scene};
+use crate::hook::{HookScene, PASSING_CONFIG, Scene};
 use crate::server::{Server, Transport};
 
 const BIN_A: &str = "\0\u{1}\u{2}binary A\n";
@@ -16,7 +16,7 @@ const BIN_C: &str = "\0\u{1}\u{2}binary C on the base\n";
 
 /// `main` with `data.bin` = A; `agent/x` changes it to B; then `main` changes it to C.
 fn binary_scene() -> Scene {
-    let s = Scene::new(Some(PASSING_CONFIG));
+    let s = Scene::with_agent(Some(PASSING_CONFIG));
     s.fx.commit("main", &[("data.bin", Some(BIN_A))], "add data");
     s.fx.repo
         .reference("refs/heads/agent/x", s.main_tip(), true, "restart")
@@ -29,7 +29,7 @@ fn binary_scene() -> Scene {
 
 /// `main` with a three-line file; `agent/x` indents its middle line with spaces, `main` with a tab.
 fn indent_scene() -> Scene {
-    let s = Scene::new(Some(PASSING_CONFIG));
+    let s = Scene::with_agent(Some(PASSING_CONFIG));
     s.fx.commit("main", &[("src/f.rs", Some("fn f() {\n1\n}\n"))], "add f");
     s.fx.repo
         .reference("refs/heads/agent/x", s.main_tip(), true, "restart")
@@ -77,7 +77,7 @@ fn indentation_only_differences_are_not_merged_and_the_hook_refuses_the_delete()
 #[test]
 fn the_very_blobs_on_the_base_are_merged_and_the_delete_passes() {
     // The honest side: the base took the agent's bytes (a squash), so deleting loses nothing.
-    let s = Scene::new(Some(PASSING_CONFIG));
+    let s = Scene::with_agent(Some(PASSING_CONFIG));
     s.fx.commit(
         "main",
         &[("src/lib.rs", Some("pub fn x() {}\n"))],
@@ -118,7 +118,7 @@ fn a_deleted_path_counts_only_when_absent_from_the_base() {
 
 #[test]
 fn the_status_document_is_ignored_by_the_blob_rule() {
-    let s = Scene::new(Some(PASSING_CONFIG));
+    let s = Scene::with_agent(Some(PASSING_CONFIG));
     s.fx.commit(
         "agent/x",
         &[("_EXEC_STATUS.md", Some("# status\n"))],

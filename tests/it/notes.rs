@@ -8,7 +8,7 @@
 use std::path::Path;
 use std::process::{Command, Stdio};
 
-use crate::attest::{Scene, agent_branch};
+use crate::attest::{Signed, agent_branch};
 use crate::fixture::{git, git_output, hermetic, parts};
 
 /// The note lines on every commit under refs/notes/closegate in `repo` (a bare one too).
@@ -29,7 +29,7 @@ fn remote_notes(repo: &Path) -> Vec<(String, Vec<String>)> {
 
 #[test]
 fn eight_jobs_attesting_at_once_lose_no_attestation() {
-    let s = Scene::new();
+    let s = Signed::new();
     let mut tips = Vec::new();
     for n in 0..8 {
         // The attestation is on the work commit (the status-only tip stands for it).
@@ -119,7 +119,7 @@ fn eight_jobs_attesting_at_once_lose_no_attestation() {
 
 #[test]
 fn notes_on_the_same_commit_from_two_sides_are_merged_as_a_set_of_lines() {
-    let s = Scene::new();
+    let s = Signed::new();
     let base = s.fx.tmp.path();
     let remote = base.join("remote.git");
     git(

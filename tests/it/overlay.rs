@@ -3,13 +3,13 @@
 //! base's own tree, the report's `integrity` object, policy `integrity` and reuse. Each test
 //! plays an agent on a small real repository whose "suite" is shell scripts under `tests/`.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use git2::Oid;
 use serde_json::Value;
 
-use crate::fixture::{Fixture, closegate, parts, report_codes};
-use crate::hook::status_doc;
+use crate::fixture::{closegate, parts, report_codes};
+use crate::scene::{Scene, StatusDoc, status_doc};
 
 /// The code under test: `add` adds.
 const ADD: &str = "add() { echo $(($1 + $2)); }\n";
@@ -32,36 +32,35 @@ fn config(extra: &str) -> String {
 
 /// `main` with `config`, `src/add.sh`, `tests/add_test.sh` plus `main_files`; `agent/x` one
 /// commit ahead with `agent` (and `src/lib.rs`, the document's artifact), in `wt/x`.
-struct Scene {
-    fx: Fixture,
-    tip: Oid,
-    wt: PathBuf,
+fn scene(
+    config: &str,
+    main_files: &[(&str, Option<&str>)],
+    agent: &[(&str, Option<&str>)],
+) -> Scene {
+    let mut files = vec![
+        (".closegate.toml", Some(config)),
+        ("src/add.sh", Some(ADD)),
+        ("tests/add_test.sh", Some(ADD_TEST)),
+    ];
+    files.extend_from_slice(main_files);
+    let mut work = vec![("src/lib.rs", Some("pub fn x() {}\n"))];
+    work.extend_from_slice(agent);
+    let s = Scene::new()
+        .on_main(&files, "configure closegate")
+        .on_agent(&work, "add x")
+        .worktree();
+    s.claim(&s.wt, s.tip);
+    s
 }
 
-impl Scene {
-    fn new(
-        config: &str,
-        main_files: &[(&str, Option<&str>)],
-        agent: &[(&str, Option<&str>)],
-    ) -> Scene {
-        let fx = Fixture::new();
-        let mut files = vec![
-            (".closegate.toml", Some(config)),
-            ("src/add.sh", Some(ADD)),
-            ("tests/add_test.sh", Some(ADD_TEST)),
-        ];
-        files.extend_from_slice(main_files);
-        fx.commit("main", &files, "configure closegate");
-        fx.checkout(&fx.root());
-        let mut files = vec![("src/lib.rs", Some("pub fn x() {}\n"))];
-        files.extend_from_slice(agent);
-        let tip = fx.commit("agent/x", &files, "add x");
-        let wt = fx.worktree("x", "agent/x");
-        let s = Scene { fx, tip, wt };
-        s.claim(&s.wt, s.tip);
-        s
-    }
+/// The overlay tests' verbs on a scene.
+trait OverlayScene {
+    fn claim(&self, wt: &Path, commit: Oid);
+    fn merge_base(&self) -> Oid;
+    fn check(&self, args: &[&str]) -> (i32, Value);
+}
 
+impl OverlayScene for Scene {
     fn claim(&self, wt: &Path, commit: Oid) {
         let path = wt.canonicalize().unwrap().display().to_string();
         let doc = status_doc("close-ok", &commit.to_string()[..12], &path);
@@ -109,7 +108,7 @@ fn runs<'a>(report: &'a Value, on: &str) -> Vec<&'a Value> {
 #[test]
 fn a_weakened_test_for_a_wrong_change_is_tests_weakened_naming_the_check() {
     // Attack: break `add`, then edit the expected value until the suite passes.
-    let s = Scene::new(
+    let s = scene(
         &config(""),
         &[],
         &[
@@ -142,7 +141,7 @@ fn a_weakened_test_for_a_wrong_change_is_tests_weakened_naming_the_check() {
 #[test]
 fn a_weakened_test_is_never_let_through_by_policy_integrity() {
     let cfg = config("[protected.policy]\ntests = \"integrity\"\n");
-    let s = Scene::new(
+    let s = scene(
         &cfg,
         &[],
         &[
@@ -162,7 +161,7 @@ fn a_weakened_test_is_never_let_through_by_policy_integrity() {
 
 #[test]
 fn an_approval_turns_tests_weakened_into_a_warning() {
-    let s = Scene::new(
+    let s = scene(
         &config(""),
         &[],
         &[
@@ -185,7 +184,7 @@ fn an_approval_turns_tests_weakened_into_a_warning() {
 
 #[test]
 fn a_real_test_for_a_real_change_passes_the_base_tests_and_fails_on_the_base() {
-    let s = Scene::new(
+    let s = scene(
         &config(""),
         &[],
         &[
@@ -215,7 +214,7 @@ fn a_real_test_for_a_real_change_passes_the_base_tests_and_fails_on_the_base() {
 #[test]
 fn policy_integrity_lets_an_exercising_test_through_without_a_human() {
     let cfg = config("[protected.policy]\ntests = \"integrity\"\n");
-    let s = Scene::new(
+    let s = scene(
         &cfg,
         &[],
         &[
@@ -241,7 +240,7 @@ fn policy_integrity_lets_an_exercising_test_through_without_a_human() {
 fn policy_integrity_never_lets_a_deleted_test_file_through() {
     // Attack: delete an inconvenient test file beside an honest new test.
     let cfg = config("[protected.policy]\ntests = \"integrity\"\n");
-    let s = Scene::new(
+    let s = scene(
         &cfg,
         &[("tests/old_test.sh", Some("echo old ok\n"))],
         &[
@@ -266,7 +265,7 @@ fn policy_integrity_never_lets_a_deleted_test_file_through() {
 #[test]
 fn deleting_the_failing_test_file_is_tests_weakened() {
     // Attack: break `add` and delete the test that catches it.
-    let s = Scene::new(
+    let s = scene(
         &config(""),
         &[],
         &[("src/add.sh", Some(ADD_WRONG)), ("tests/add_test.sh", None)],
@@ -293,7 +292,7 @@ fn deleting_the_failing_test_file_is_tests_weakened() {
 #[test]
 fn renaming_and_weakening_a_test_is_tests_weakened_on_both_paths() {
     // Attack: move the test aside and weaken it, hoping the old path is not restored.
-    let s = Scene::new(
+    let s = scene(
         &config(""),
         &[],
         &[
@@ -319,7 +318,7 @@ fn renaming_and_weakening_a_test_is_tests_weakened_on_both_paths() {
 #[test]
 fn a_test_folder_replaced_by_a_file_is_put_back_on_the_overlay() {
     // Attack: replace `tests/` by a plain file `tests`, so the suite finds nothing to run.
-    let s = Scene::new(
+    let s = scene(
         &config(""),
         &[],
         &[
@@ -338,7 +337,7 @@ fn a_test_folder_replaced_by_a_file_is_put_back_on_the_overlay() {
 #[test]
 fn a_test_that_passes_on_the_old_code_is_tests_pass_on_base() {
     let extra = ". ./src/add.sh\n[ \"$(add 1 1)\" = 2 ] || exit 1\n";
-    let s = Scene::new(
+    let s = scene(
         &config(""),
         &[],
         &[
@@ -360,7 +359,7 @@ fn a_test_that_passes_on_the_old_code_is_tests_pass_on_base() {
 fn tests_passing_on_the_base_are_not_let_through_by_the_policy() {
     let cfg = config("[protected.policy]\ntests = \"integrity\"\n");
     let extra = ". ./src/add.sh\n[ \"$(add 1 1)\" = 2 ] || exit 1\n";
-    let s = Scene::new(&cfg, &[], &[("tests/more_test.sh", Some(extra))]);
+    let s = scene(&cfg, &[], &[("tests/more_test.sh", Some(extra))]);
     let (_, report) = s.check(&["--no-record"]);
     assert_eq!(report["integrity"]["new_tests_on_base"], "pass", "{report}");
     assert_eq!(report["verdict"], "PENDING_REVIEW", "{report}");
@@ -369,7 +368,7 @@ fn tests_passing_on_the_base_are_not_let_through_by_the_policy() {
 #[test]
 fn a_check_failing_on_a_red_base_says_so() {
     let red = "echo base is red; exit 1\n";
-    let s = Scene::new(&config(""), &[("tests/red_test.sh", Some(red))], &[]);
+    let s = scene(&config(""), &[("tests/red_test.sh", Some(red))], &[]);
     let (code, report) = s.check(&["--no-record"]);
     assert_eq!(report["verdict"], "FAIL", "{report}");
     assert_eq!(code, 1);
@@ -397,7 +396,7 @@ fn a_check_failing_on_a_red_base_says_so() {
 
 #[test]
 fn a_check_failing_only_on_the_commit_is_not_red_on_base() {
-    let s = Scene::new(&config(""), &[], &[("src/add.sh", Some(ADD_WRONG))]);
+    let s = scene(&config(""), &[], &[("src/add.sh", Some(ADD_WRONG))]);
     let (_, report) = s.check(&["--no-record"]);
     assert_eq!(report["verdict"], "FAIL");
     assert_eq!(report["checks"][0]["red_on_base"], false, "{report}");
@@ -409,7 +408,7 @@ fn a_check_failing_only_on_the_commit_is_not_red_on_base() {
 
 #[test]
 fn nothing_extra_runs_when_no_test_path_changed_and_the_checks_pass() {
-    let s = Scene::new(&config(""), &[], &[("src/mul.sh", Some("mul() { :; }\n"))]);
+    let s = scene(&config(""), &[], &[("src/mul.sh", Some("mul() { :; }\n"))]);
     let (code, report) = s.check(&["--no-record"]);
     assert_eq!(report["verdict"], "VERIFIED", "{report}");
     assert_eq!(code, 0);
@@ -425,7 +424,7 @@ fn overlay_and_base_runs_get_the_closegate_values_of_what_they_stand_for() {
     // The suite prints the values, and fails on the base's red test and on the weakened one.
     let run = format!("echo \"C=$CLOSEGATE_COMMIT B=$CLOSEGATE_BRANCH S=$CLOSEGATE_SLUG\"; {RUN}");
     let cfg = format!("[[checks]]\nname = \"suite\"\nrun = '{run}'\ntimeout_s = 60\n");
-    let s = Scene::new(
+    let s = scene(
         &cfg,
         &[],
         &[
@@ -441,7 +440,7 @@ fn overlay_and_base_runs_get_the_closegate_values_of_what_they_stand_for() {
     }
     // A failing commit's check on the merge base's own tree: the merge base, the base branch,
     // no slug.
-    let s = Scene::new(&cfg, &[], &[("src/add.sh", Some(ADD_WRONG))]);
+    let s = scene(&cfg, &[], &[("src/add.sh", Some(ADD_WRONG))]);
     let (_, report) = s.check(&["--no-record"]);
     let out = &runs(&report, "base")[0]["output"];
     assert_eq!(
@@ -453,7 +452,7 @@ fn overlay_and_base_runs_get_the_closegate_values_of_what_they_stand_for() {
 
 #[test]
 fn a_second_check_reuses_every_overlay_and_base_run() {
-    let s = Scene::new(
+    let s = scene(
         &config(""),
         &[],
         &[
@@ -485,7 +484,7 @@ fn a_second_check_reuses_every_overlay_and_base_run() {
 #[test]
 fn the_base_run_is_reused_by_another_agent_on_the_same_base() {
     let red = "echo base is red; exit 1\n";
-    let s = Scene::new(&config(""), &[("tests/red_test.sh", Some(red))], &[]);
+    let s = scene(&config(""), &[("tests/red_test.sh", Some(red))], &[]);
     let (_, first) = s.check(&[]);
     assert!(runs(&first, "base")[0]["reused"].is_null(), "{first}");
     // A second agent, another branch and slug, forked from the same base commit.
@@ -493,11 +492,13 @@ fn the_base_run_is_reused_by_another_agent_on_the_same_base() {
         s.fx.commit("agent/y", &[("src/y.sh", Some("y() { :; }\n"))], "add y");
     let wt = s.fx.worktree("y", "agent/y");
     let path = wt.canonicalize().unwrap().display().to_string();
-    let doc = status_doc("close-ok", &tip.to_string()[..12], &path)
-        .replace("branch agent/x", "branch agent/y")
-        .replace("— x\n", "— y\n")
-        .replace("CLOSE-OK · x", "CLOSE-OK · y");
-    std::fs::write(wt.join("_EXEC_STATUS.md"), doc).unwrap();
+    let sha = &tip.to_string()[..12];
+    StatusDoc::complete("y", "close-ok")
+        .abstract_text("adds x, proven by the smoke check")
+        .last_commit(sha, "add x")
+        .done("x exists, proven by the smoke check")
+        .close(sha, "agent/y", &path)
+        .write(&wt);
     let (_, second) = check_in(&wt, &["--no-record"]);
     assert_eq!(second["checks"][0]["red_on_base"], true, "{second}");
     assert!(runs(&second, "base")[0]["reused"].is_string(), "{second}");
@@ -512,7 +513,7 @@ fn integrity_surfaces_are_configurable() {
     );
     let eval = ". ./src/add.sh\n[ \"$(add 4 4)\" = 8 ] || { echo eval failed; exit 1; }\n";
     let weak = ". ./src/add.sh\n[ \"$(add 4 4)\" = 16 ] || exit 1\n";
-    let s = Scene::new(
+    let s = scene(
         &cfg,
         &[
             ("evals/add.sh", Some(eval)),
@@ -551,7 +552,7 @@ fn bad_integrity_configuration_is_an_exit_2_naming_the_key() {
             "protected.policy.ci",
         ),
     ] {
-        let s = Scene::new(&config(extra), &[], &[]);
+        let s = scene(&config(extra), &[], &[]);
         let out = closegate(&s.wt, &["check", "--no-record"]);
         let (code, _, stderr) = parts(&out);
         assert_eq!(code, 2, "{extra}: {stderr}");
@@ -561,7 +562,7 @@ fn bad_integrity_configuration_is_an_exit_2_naming_the_key() {
 
 #[test]
 fn human_output_has_one_line_per_overlay() {
-    let s = Scene::new(
+    let s = scene(
         &config(""),
         &[],
         &[
@@ -595,7 +596,7 @@ fn human_output_has_one_line_per_overlay() {
 
 #[test]
 fn sarif_and_github_locate_tests_weakened_at_the_test_path() {
-    let s = Scene::new(
+    let s = scene(
         &config(""),
         &[],
         &[
@@ -631,7 +632,7 @@ fn sarif_and_github_locate_tests_weakened_at_the_test_path() {
 fn the_stop_hook_feeds_tests_weakened_back_to_the_agent() {
     // The agent claims VERIFIED after weakening the test; the stop is blocked and the reason
     // names what the overlay found.
-    let s = Scene::new(
+    let s = scene(
         &config(""),
         &[],
         &[
@@ -666,7 +667,7 @@ fn the_stop_hook_feeds_tests_weakened_back_to_the_agent() {
 fn with_jobs_the_overlays_run_at_once_and_say_the_same() {
     // Code and tests changed: both overlays run; with `jobs = 2` side by side.
     let cfg = format!("jobs = 2\n{}", config(""));
-    let s = Scene::new(
+    let s = scene(
         &cfg,
         &[],
         &[

@@ -13,7 +13,7 @@ use std::process::Command;
 use serde_json::Value;
 
 use crate::fixture::{git, hermetic, parts};
-use crate::hook::status_doc;
+use crate::scene::StatusDoc;
 
 /// The corpus directory: `shared/corpus` beside some ancestor of this checkout.
 fn corpus() -> PathBuf {
@@ -101,9 +101,12 @@ impl Project {
         git(&wt, &["commit", "-q", "-m", "add x"]);
         let sha = git(&wt, &["rev-parse", "HEAD"]);
         let path = wt.canonicalize().unwrap().display().to_string();
-        let doc = status_doc("close-ok", &sha.trim()[..12], &path)
-            .replace("  - src/lib.rs\n", &format!("  - {artifact}\n"));
-        std::fs::write(wt.join("_EXEC_STATUS.md"), doc).unwrap();
+        let sha = &sha.trim()[..12];
+        StatusDoc::complete("x", "close-ok")
+            .last_commit(sha, "add x")
+            .artifacts(&[artifact])
+            .close(sha, "agent/x", &path)
+            .write(&wt);
         wt
     }
 

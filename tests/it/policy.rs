@@ -3,8 +3,8 @@
 
 use serde_json::Value;
 
-use crate::fixture::{Fixture, closegate, parts};
-use crate::teardown::{PASSING_CONFIG, Scene, agent, write_status};
+use crate::fixture::{closegate, parts};
+use crate::teardown::{PASSING_CONFIG, Scene, write_status};
 
 /// Files to commit: (path, `Some(content)` or `None` to delete).
 type Files<'a> = &'a [(&'a str, Option<&'a str>)];
@@ -17,19 +17,20 @@ fn scene(policy: Option<&str>, files: &[(&str, Option<&str>)]) -> Scene {
         Some(p) => format!("{PASSING_CONFIG}\n[protected.policy]\ntests = \"{p}\"\n"),
         None => PASSING_CONFIG.to_string(),
     };
-    let fx = Fixture::new();
     let base = [
         (".gitignore", Some("target/\n")),
         (".closegate.toml", Some(config.as_str())),
         ("tests/smoke.rs", Some(SMOKE)),
     ];
-    fx.commit("main", &base, "configure closegate, add the smoke test");
-    fx.checkout(&fx.root());
-    let (wt, _) = agent(&fx, "x", "close-ok");
-    let tip = fx.commit("agent/x", files, "change tests");
-    fx.checkout(&wt);
-    write_status(&wt, "x", "close-ok", tip, "change tests");
-    Scene { fx, wt, tip }
+    let s = Scene::new()
+        .on_main(&base, "configure closegate, add the smoke test")
+        .add_x()
+        .worktree();
+    write_status(&s.wt, "x", "close-ok", s.tip, "add x");
+    let s = s.on_agent(files, "change tests");
+    s.fx.checkout(&s.wt);
+    write_status(&s.wt, "x", "close-ok", s.tip, "change tests");
+    s
 }
 
 fn check(s: &Scene) -> (i32, Value) {
@@ -173,7 +174,7 @@ fn a_bad_policy_is_an_exit_2_error_naming_the_key() {
     ];
     for (line, fragment) in cases {
         let config = format!("{PASSING_CONFIG}\n[protected.policy]\n{line}\n");
-        let s = Scene::with_config(Some(&config));
+        let s = Scene::honest_return_with(Some(&config));
         let (code, out, err) = parts(&closegate(&s.wt, &["check", "--no-record"]));
         assert_eq!(code, 2, "{line}: {out}{err}");
         assert!(err.contains(".closegate.toml"), "{err}");

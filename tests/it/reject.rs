@@ -9,6 +9,7 @@ use serde_json::Value;
 
 use crate::approve::pending;
 use crate::fixture::{closegate, closegate_stdin, git_output, parts, report_codes};
+use crate::hook::HookScene;
 use crate::teardown::{Scene, audit, write_status};
 
 fn check(wt: &Path) -> (i32, Value) {
@@ -89,7 +90,7 @@ fn the_newer_of_approval_and_rejection_wins() {
 
 #[test]
 fn a_later_commit_is_judged_afresh() {
-    let s = Scene::new();
+    let s = Scene::honest_return();
     assert_eq!(reject(&s.wt, &[]).0, 0);
     assert_eq!(check(&s.wt).0, 1);
     let tip = s.fx.commit(
@@ -107,7 +108,7 @@ fn a_later_commit_is_judged_afresh() {
 /// rejected it; the agent merges anyway. The passing record no longer counts.
 #[test]
 fn the_hook_refuses_to_merge_a_rejected_commit_that_had_passed() {
-    let s = crate::hook::Scene::new(Some(crate::hook::PASSING_CONFIG));
+    let s = crate::hook::Scene::with_agent(Some(crate::hook::PASSING_CONFIG));
     let wt = s.honest_worktree();
     s.pass_check(&wt);
     s.install();
@@ -124,7 +125,7 @@ fn the_hook_refuses_to_merge_a_rejected_commit_that_had_passed() {
 /// only an approval of the commit, or a new commit, moves it on.
 #[test]
 fn checking_again_does_not_clear_a_rejection() {
-    let s = Scene::new();
+    let s = Scene::honest_return();
     assert_eq!(reject(&s.wt, &[]).0, 0);
     for _ in 0..2 {
         let (code, report) = check(&s.wt);
@@ -140,7 +141,7 @@ fn checking_again_does_not_clear_a_rejection() {
 
 #[test]
 fn the_board_shows_rejected_with_its_reason() {
-    let s = Scene::new();
+    let s = Scene::honest_return();
     assert_eq!(check(&s.wt).0, 0);
     assert_eq!(reject(&s.wt, &[]).0, 0);
     let (code, stdout, _) = parts(&closegate(&s.fx.root(), &["board"]));
@@ -161,7 +162,7 @@ fn the_board_shows_rejected_with_its_reason() {
 
 #[test]
 fn the_stop_hook_feeds_the_note_back_to_the_agent() {
-    let s = Scene::new();
+    let s = Scene::honest_return();
     assert_eq!(
         reject(&s.wt, &["--note", "use the parser, not a regex"]).0,
         0
@@ -190,7 +191,7 @@ fn the_stop_hook_feeds_the_note_back_to_the_agent() {
 
 #[test]
 fn json_names_the_rejection() {
-    let s = Scene::new();
+    let s = Scene::honest_return();
     let (code, stdout, err) = reject(&s.wt, &["--json"]);
     assert_eq!(code, 0, "{err}");
     let v: Value = serde_json::from_str(&stdout).unwrap();
@@ -203,7 +204,7 @@ fn json_names_the_rejection() {
 
 #[test]
 fn bad_input_is_an_error_naming_it_and_records_nothing() {
-    let s = Scene::new();
+    let s = Scene::honest_return();
     let (code, _, err) = parts(&closegate(&s.wt, &["reject", "--by", "G", "--note", "  "]));
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("--note"), "{err}");
@@ -215,7 +216,7 @@ fn bad_input_is_an_error_naming_it_and_records_nothing() {
 /// The note is a reviewer's text but reaches terminals: control characters are escaped.
 #[test]
 fn the_note_is_escaped_on_a_terminal() {
-    let s = Scene::new();
+    let s = Scene::honest_return();
     let (code, out, _) = reject(&s.wt, &["--note", "bad\x1b[2Jnote"]);
     assert_eq!(code, 0);
     assert!(!out.contains('\x1b'), "{out:?}");
@@ -224,7 +225,7 @@ fn the_note_is_escaped_on_a_terminal() {
 /// `log --event reject` lists the rejection; `log --stats` does not count it as a return.
 #[test]
 fn log_lists_rejections_and_stats_do_not_count_them_as_returns() {
-    let s = Scene::new();
+    let s = Scene::honest_return();
     assert_eq!(reject(&s.wt, &[]).0, 0);
     let (code, out, err) = parts(&closegate(&s.wt, &["log", "--event", "reject", "--json"]));
     assert_eq!(code, 0, "{err}");
@@ -245,7 +246,7 @@ fn log_lists_rejections_and_stats_do_not_count_them_as_returns() {
 /// the board still says REJECTED once it is checked.
 #[test]
 fn a_reworded_commit_with_the_same_tree_is_still_rejected() {
-    let s = Scene::new();
+    let s = Scene::honest_return();
     assert_eq!(check(&s.wt).0, 0, "VERIFIED before the rejection");
     assert_eq!(reject(&s.wt, &[]).0, 0);
     crate::fixture::git(
@@ -272,7 +273,7 @@ fn a_reworded_commit_with_the_same_tree_is_still_rejected() {
 /// rejection stands.
 #[test]
 fn a_forged_approval_line_does_not_clear_a_rejection_under_a_record_key() {
-    let s = Scene::new();
+    let s = Scene::honest_return();
     let key = s.fx.tmp.path().join("keys/record.key");
     let run = |cwd: &Path, args: &[&str]| {
         let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_closegate"));

@@ -443,8 +443,12 @@ fn closegate_check_of_a_commit_with_a_dot_dot_entry_is_exit_2_naming_it() {
                 &[&main],
             )
             .unwrap();
-        let doc = crate::hook::status_doc("close-ok", &work.to_string()[..12], "/nonexistent/wt/x")
-            .replace("  - src/lib.rs", "  - lib.rs");
+        let sha = &work.to_string()[..12];
+        let doc = crate::scene::StatusDoc::complete("x", "close-ok")
+            .last_commit(sha, "add x")
+            .artifacts(&["lib.rs"])
+            .close(sha, "agent/x", "/nonexistent/wt/x")
+            .render();
         entries.push((
             b"_EXEC_STATUS.md".to_vec(),
             "100644",

@@ -31,7 +31,7 @@ struct Counted {
 impl Counted {
     fn new(then: &str) -> Counted {
         let dir = tempfile::tempdir().unwrap();
-        let s = Scene::with_config(Some(&counting(dir.path(), then)));
+        let s = Scene::honest_return_with(Some(&counting(dir.path(), then)));
         Counted { s, dir, key: None }
     }
 

@@ -44,7 +44,7 @@ fn check(wt: &Path) -> (i32, Value) {
 #[test]
 fn a_pass_under_a_decoy_slug_is_not_reused_under_the_real_slug() {
     let dir = tempfile::tempdir().unwrap();
-    let s = Scene::with_config(Some(&config(dir.path(), "")));
+    let s = Scene::honest_return_with(Some(&config(dir.path(), "")));
     // The same commit (same tree), the status document naming a decoy slug.
     let real = std::fs::read_to_string(s.wt.join("_EXEC_STATUS.md")).unwrap();
     let decoy = real
@@ -83,7 +83,7 @@ fn a_pass_under_a_decoy_slug_is_not_reused_under_the_real_slug() {
 /// Two commits with one tree: `agent/x`'s tip, then an empty commit on top.
 fn same_tree_twice(extra: &str) -> (Scene, tempfile::TempDir) {
     let dir = tempfile::tempdir().unwrap();
-    let s = Scene::with_config(Some(&config(dir.path(), extra)));
+    let s = Scene::honest_return_with(Some(&config(dir.path(), extra)));
     let wt = s.wt.clone();
     let doc = std::fs::read_to_string(wt.join("_EXEC_STATUS.md")).unwrap();
     let doc = doc
@@ -120,7 +120,7 @@ fn reuse_commit_puts_the_commit_in_the_key() {
 
 #[test]
 fn reuse_takes_only_tree_or_commit() {
-    let s = Scene::with_config(Some(
+    let s = Scene::honest_return_with(Some(
         "[[checks]]\nname = \"c\"\nrun = \"true\"\nreuse = \"always\"\n",
     ));
     let (code, out, err) = parts(&closegate(&s.wt, &["check"]));

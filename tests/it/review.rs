@@ -128,7 +128,7 @@ fn approve_json_prints_one_object() {
 
 #[test]
 fn a_refused_teardown_of_verified_work_is_headed_refused_not_fail() {
-    let s = Scene::new();
+    let s = Scene::honest_return();
     s.fx.write(&s.wt, "notes.txt", "the agent's scratch notes\n");
     let (code, out, err) = s.teardown(&[]);
     assert_eq!(code, 1, "{out}{err}");
@@ -158,7 +158,7 @@ fn a_refused_teardown_of_verified_work_is_headed_refused_not_fail() {
 
 #[test]
 fn teardown_json_names_the_outcome_and_codes() {
-    let s = Scene::new();
+    let s = Scene::honest_return();
     s.fx.write(&s.wt, "src/lib.rs", "pub fn x() { uncommitted() }\n");
     let (code, out, err) = s.teardown(&["--json"]);
     assert_eq!(code, 1, "{err}");
@@ -192,7 +192,7 @@ fn teardown_json_names_the_outcome_and_codes() {
 
 #[test]
 fn close_json_says_what_was_written_or_why_not() {
-    let s = Scene::new();
+    let s = Scene::honest_return();
     std::fs::remove_file(s.wt.join("_EXEC_STATUS.md")).unwrap();
     let args = [
         "close",
@@ -225,7 +225,7 @@ fn close_json_says_what_was_written_or_why_not() {
 
 #[test]
 fn validate_json_lists_the_problems() {
-    let s = Scene::new();
+    let s = Scene::honest_return();
     let (code, out, err) = parts(&closegate(&s.fx.root(), &["validate", "--json"]));
     assert_eq!(code, 0, "{out}{err}");
     let v: Value = serde_json::from_str(&out).unwrap();
@@ -259,7 +259,7 @@ fn check_json(wt: &Path, extra: &[&str]) -> (i32, Value) {
 
 #[test]
 fn fail_fast_stops_at_the_first_failing_check_and_names_the_rest_as_not_run() {
-    let s = Scene::with_config(Some(&format!(
+    let s = Scene::honest_return_with(Some(&format!(
         "sandbox = \"off\"\njobs = 3\n{THREE_CHECKS}"
     )));
     let (code, report) = check_json(&s.wt, &["--fail-fast"]);
@@ -294,7 +294,7 @@ fn fail_fast_stops_at_the_first_failing_check_and_names_the_rest_as_not_run() {
 fn fail_fast_on_passing_checks_runs_them_all() {
     let config = "sandbox = \"off\"\n[[checks]]\nname = \"a\"\nrun = \"true\"\ntimeout_s = 60\n\n\
                   [[checks]]\nname = \"b\"\nrun = \"true\"\ntimeout_s = 60\n";
-    let s = Scene::with_config(Some(config));
+    let s = Scene::honest_return_with(Some(config));
     let (code, report) = check_json(&s.wt, &["--fail-fast"]);
     assert_eq!(code, 0, "{report}");
     assert_eq!(report["checks"].as_array().unwrap().len(), 2);
@@ -320,7 +320,7 @@ fn board_reason_column_names_the_first_deciding_code() {
 fn board_check_progress_lines_name_the_agent() {
     let config =
         "sandbox = \"off\"\n[[checks]]\nname = \"slow\"\nrun = \"sleep 1\"\ntimeout_s = 60\n";
-    let s = Scene::with_config(Some(config));
+    let s = Scene::honest_return_with(Some(config));
     let out = pty(&s.fx.root(), &["board", "--check", "--no-record"], "", true);
     let text = String::from_utf8_lossy(&out.stdout);
     assert_eq!(out.status.code(), Some(0), "{text}");

@@ -8,10 +8,10 @@ use std::net::TcpListener;
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
 
-use git2::Oid;
 use serde_json::Value;
 
-use crate::fixture::{Fixture, hermetic, parts, report_codes};
+use crate::fixture::{hermetic, parts, report_codes};
+use crate::scene::{Scene, json_report};
 
 /// A record key of the 32 bytes SPEC §6 requires, recognisable by its first word.
 const KEY: &str = "SECRET-RECORD-KEY-0123456789abcd";
@@ -52,79 +52,45 @@ const ATTEMPTS: [&str; 11] = [
 /// A repository whose `main` configures `config`, an agent branch `agent/x` (worktree `wt/x`)
 /// carrying `files`, another agent's worktree `wt/y`, a home directory, a record, a hook and a
 /// record key outside the repository.
-struct Scene {
-    fx: Fixture,
-    wt: PathBuf,
-    other: PathBuf,
-    home: tempfile::TempDir,
-    key: PathBuf,
-    tip: Oid,
+fn scene(config: &str, files: &[(&str, Option<&str>)]) -> Scene {
+    let s = Scene::with_agent(Some(config))
+        .on_agent(files, "add the agent's scripts")
+        .worktree();
+    s.fx.commit("agent/y", &[("y.txt", Some("y\n"))], "other agent");
+    s.fx.worktree("y", "agent/y");
+    let s = s.own_home().sandboxed().key_file(KEY);
+    let record = s.fx.git_dir().join("closegate");
+    std::fs::create_dir_all(&record).unwrap();
+    std::fs::write(record.join("audit.jsonl"), "{\"event\":\"check\"}\n").unwrap();
+    std::fs::create_dir_all(s.fx.git_dir().join("hooks")).unwrap();
+    std::fs::write(
+        s.fx.git_dir().join("hooks/reference-transaction"),
+        "exit 1\n",
+    )
+    .unwrap();
+    crate::secrets::SecretsScene::write_status(&s);
+    s
 }
 
-impl Scene {
-    fn new(config: &str, files: &[(&str, Option<&str>)]) -> Scene {
-        let (fx, _) = Fixture::with_agent(Some(config));
-        let tip = fx.commit("agent/x", files, "add the agent's scripts");
-        let wt = fx.worktree("x", "agent/x");
-        fx.commit("agent/y", &[("y.txt", Some("y\n"))], "other agent");
-        let other = fx.worktree("y", "agent/y");
-        let home = tempfile::tempdir().unwrap();
-        let key = fx.tmp.path().join("keys/record.key");
-        std::fs::create_dir_all(key.parent().unwrap()).unwrap();
-        std::fs::write(&key, KEY).unwrap();
-        let record = fx.git_dir().join("closegate");
-        std::fs::create_dir_all(&record).unwrap();
-        std::fs::write(record.join("audit.jsonl"), "{\"event\":\"check\"}\n").unwrap();
-        std::fs::create_dir_all(fx.git_dir().join("hooks")).unwrap();
-        std::fs::write(fx.git_dir().join("hooks/reference-transaction"), "exit 1\n").unwrap();
-        let scene = Scene {
-            fx,
-            wt,
-            other,
-            home,
-            key,
-            tip,
-        };
-        scene.write_status();
-        scene
-    }
+/// The sandbox tests' verbs on a scene.
+trait SandboxScene {
+    fn check(&self, extra: &[(&str, &str)]) -> (i32, Value);
+    fn snapshot(&self) -> BTreeMap<PathBuf, Vec<u8>>;
+}
 
-    /// An honest close-ok status document for the tip in `wt/x`.
-    fn write_status(&self) {
-        let sha = self.tip.to_string();
-        let root = self.wt.canonicalize().unwrap().display().to_string();
-        let text = format!(
-            "# STATUS — x\n\n- state: close-ok\n- abstract: adds x, proven by the checks\n\
-             - last commit: {} — add the agent's scripts\n- done: x exists, proven by the checks\n\
-             - next / blocked-on: none\n- artifacts:\n  - src/lib.rs\n- updated: 2026-11-29\n\n\
-             CLOSE-OK · x · commit {sha} · branch agent/x · worktree {root}\n",
-            &sha[..12]
-        );
-        std::fs::write(self.wt.join("_EXEC_STATUS.md"), text).unwrap();
-    }
-
+impl SandboxScene for Scene {
     /// `closegate check --format json --no-record` in `wt/x`, the attack's targets in the
     /// environment the check inherits; `extra` adds variables.
     fn check(&self, extra: &[(&str, &str)]) -> (i32, Value) {
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_closegate"));
-        cmd.args(["check", "--format", "json", "--no-record"])
-            .current_dir(&self.wt);
-        hermetic(&mut cmd, self.home.path());
-        cmd.env_remove("CLOSEGATE_TEST_NO_SANDBOX")
-            .env("CLOSEGATE_RECORD_KEY_FILE", &self.key)
-            .env("ATTACK_KEY", &self.key)
+        let args = ["check", "--format", "json", "--no-record"];
+        let mut cmd = self.bin(&self.wt, &args);
+        cmd.env("ATTACK_KEY", &self.key)
             .env("ATTACK_COMMON", self.fx.git_dir())
             .env("ATTACK_REPO", self.fx.root())
-            .env("ATTACK_OTHER", &self.other)
+            .env("ATTACK_OTHER", self.fx.tmp.path().join("wt/y"))
             .env("ATTACK_HOOKS", self.fx.git_dir().join("hooks"))
-            .envs(extra.iter().copied())
-            .stdin(Stdio::null());
-        let out = cmd.output().unwrap();
-        let (code, stdout, stderr) = parts(&out);
-        let report = serde_json::from_str(&stdout).unwrap_or_else(|e| {
-            panic!("no JSON report (exit {code}): {e}\nstdout: {stdout}\nstderr: {stderr}")
-        });
-        (code, report)
+            .envs(extra.iter().copied());
+        json_report(&cmd.output().unwrap())
     }
 
     /// Every file under the fixture (repository, record, worktrees, key) and the home
@@ -174,7 +140,7 @@ const ATTACK_CONFIG: &str = "[[checks]]\nname = \"attack\"\nrun = \"sh attack.sh
 
 #[test]
 fn every_door_is_shut_and_nothing_changes() {
-    let s = Scene::new(ATTACK_CONFIG, &[("attack.sh", Some(ATTACK))]);
+    let s = scene(ATTACK_CONFIG, &[("attack.sh", Some(ATTACK))]);
     let before = s.snapshot();
 
     let (code, report) = s.check(&[]);
@@ -209,7 +175,7 @@ fn every_door_is_shut_and_nothing_changes() {
 #[test]
 fn without_the_sandbox_the_same_script_gets_through() {
     let config = format!("sandbox = \"off\"\n{ATTACK_CONFIG}");
-    let s = Scene::new(&config, &[("attack.sh", Some(ATTACK))]);
+    let s = scene(&config, &[("attack.sh", Some(ATTACK))]);
 
     let (_, report) = s.check(&[]);
 
@@ -239,7 +205,7 @@ fn network_false_reaches_no_listener_outside() {
     let config = "[[checks]]\nname = \"on\"\nrun = \"sh net.sh net-on\"\nenv = [\"ATTACK_PORT\"]\n\n\
                   [[checks]]\nname = \"off\"\nrun = \"sh net.sh net-off\"\nnetwork = false\n\
                   env = [\"ATTACK_PORT\"]\n";
-    let s = Scene::new(config, &[("net.sh", Some(script))]);
+    let s = scene(config, &[("net.sh", Some(script))]);
 
     let (_, report) = s.check(&[("ATTACK_PORT", &port)]);
 
@@ -272,7 +238,7 @@ const PASSING: &str = "[[checks]]\nname = \"smoke\"\nrun = \"test -f src/lib.rs\
 
 #[test]
 fn unsandboxed_under_auto_is_a_warning_and_the_check_runs() {
-    let s = Scene::new(PASSING, &[]);
+    let s = scene(PASSING, &[]);
     let (code, report) = s.check(&[("CLOSEGATE_TEST_NO_SANDBOX", "1")]);
     let finding = &report["findings"][0];
     assert_eq!(
@@ -294,7 +260,7 @@ fn unsandboxed_under_auto_is_a_warning_and_the_check_runs() {
 
 #[test]
 fn unsandboxed_under_required_is_a_gap_and_no_check_runs() {
-    let s = Scene::new(&format!("sandbox = \"required\"\n{PASSING}"), &[]);
+    let s = scene(&format!("sandbox = \"required\"\n{PASSING}"), &[]);
     let (code, report) = s.check(&[("CLOSEGATE_TEST_NO_SANDBOX", "1")]);
     assert_eq!(report_codes(&report), ["checks-unsandboxed"]);
     assert_eq!(report["findings"][0]["severity"], "gap");
@@ -304,7 +270,7 @@ fn unsandboxed_under_required_is_a_gap_and_no_check_runs() {
 
 #[test]
 fn sandbox_off_is_named_in_the_report_and_human_output() {
-    let s = Scene::new(&format!("sandbox = \"off\"\n{PASSING}"), &[]);
+    let s = scene(&format!("sandbox = \"off\"\n{PASSING}"), &[]);
     let (code, report) = s.check(&[]);
     assert_eq!(report["sandbox"], "off");
     assert!(report_codes(&report).is_empty(), "{report:#}");
@@ -323,7 +289,7 @@ fn the_default_key_location_is_hidden() {
     let script = "if cat \"$XDG_CONFIG_HOME/closegate/record.key\" 2>/dev/null | grep -q SECRET; \
                   then echo key: ESCAPED; else echo key: blocked; fi\n";
     let config = "[[checks]]\nname = \"key\"\nrun = \"sh key.sh\"\n";
-    let s = Scene::new(config, &[("key.sh", Some(script))]);
+    let s = scene(config, &[("key.sh", Some(script))]);
     let dir = s.home.path().join("closegate");
     std::fs::create_dir_all(&dir).unwrap();
     std::fs::write(dir.join("record.key"), KEY).unwrap();
@@ -343,7 +309,7 @@ fn a_record_key_with_another_name_lets_no_check_run() {
                   then echo key: ESCAPED; else echo key: blocked; fi\n";
     let config = "[[checks]]\nname = \"key\"\nrun = \"sh key.sh\"\nenv = [\"ATTACK_KEY\"]\n";
     for default_place in [false, true] {
-        let s = Scene::new(config, &[("key.sh", Some(script))]);
+        let s = scene(config, &[("key.sh", Some(script))]);
         let mut extra = vec![];
         let key = if default_place {
             let dir = s.home.path().join("closegate");
@@ -372,7 +338,7 @@ fn a_record_key_with_another_name_lets_no_check_run() {
 #[test]
 fn a_long_claimed_branch_is_a_finding_not_an_error() {
     let config = "[[checks]]\nname = \"env\"\nrun = \"echo branch=${#CLOSEGATE_BRANCH}\"\n";
-    let s = Scene::new(config, &[]);
+    let s = scene(config, &[]);
     let long = "b".repeat(200 * 1024);
     let text = std::fs::read_to_string(s.wt.join("_EXEC_STATUS.md")).unwrap();
     let text = text.replace("branch agent/x", &format!("branch {long}"));
@@ -395,7 +361,7 @@ fn a_killed_run_leaves_a_checkout_the_next_run_removes() {
     let config = "[[checks]]\nname = \"slow\"\n\
                   run = \"if [ -n \\\"$SLOW\\\" ]; then touch started; sleep 60; fi\"\n\
                   env = [\"SLOW\"]\n";
-    let s = Scene::new(config, &[]);
+    let s = scene(config, &[]);
     let tmp = tempfile::tempdir().unwrap();
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_closegate"));
     cmd.args(["check", "--no-record"]).current_dir(&s.wt);

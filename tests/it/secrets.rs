@@ -3,61 +3,58 @@
 //! descriptors, secret files and agent sockets, and writes what it found into the check's output,
 //! which the tests read back from the report.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Stdio};
 
 use git2::Oid;
 use serde_json::Value;
 
-use crate::fixture::{Fixture, git, hermetic, parts, report_codes};
+use crate::fixture::{git, parts, report_codes};
+use crate::scene::StatusDoc;
+
+pub use crate::scene::Scene;
 
 /// A repository whose `main` configures `config`, and an agent worktree `wt/x` on `agent/x`
-/// carrying `files` with an honest close-ok status document; a home directory of its own.
-pub struct Scene {
-    pub fx: Fixture,
-    pub wt: PathBuf,
-    pub home: tempfile::TempDir,
-    pub tip: Oid,
+/// carrying `files` with an honest close-ok status document; a home directory of its own, and
+/// the sandbox available.
+pub fn scene(config: &str, files: &[(&str, Option<&str>)]) -> Scene {
+    let s = Scene::with_agent(Some(config))
+        .on_agent(files, "add the agent's scripts")
+        .worktree()
+        .own_home()
+        .sandboxed();
+    s.write_status();
+    s
 }
 
-impl Scene {
-    pub fn new(config: &str, files: &[(&str, Option<&str>)]) -> Scene {
-        let (fx, _) = Fixture::with_agent(Some(config));
-        let tip = fx.commit("agent/x", files, "add the agent's scripts");
-        let wt = fx.worktree("x", "agent/x");
-        let home = tempfile::tempdir().unwrap();
-        let scene = Scene { fx, wt, home, tip };
-        scene.write_status();
-        scene
-    }
+/// The secrets tests' verbs on a scene.
+pub trait SecretsScene {
+    fn write_status(&self);
+    fn command(&self, args: &[&str], extra: &[(&str, &str)]) -> Command;
+    fn check(&self, extra: &[(&str, &str)]) -> (i32, Value);
+}
 
+impl SecretsScene for Scene {
     /// An honest close-ok status document for the tip in `wt/x`.
-    pub fn write_status(&self) {
+    fn write_status(&self) {
         let sha = self.tip.to_string();
-        let root = self.wt.canonicalize().unwrap().display().to_string();
-        let text = format!(
-            "# STATUS — x\n\n- state: close-ok\n- abstract: adds x, proven by the checks\n\
-             - last commit: {} — add the agent's scripts\n- done: x exists, proven by the checks\n\
-             - next / blocked-on: none\n- artifacts:\n  - src/lib.rs\n- updated: 2026-11-29\n\n\
-             CLOSE-OK · x · commit {sha} · branch agent/x · worktree {root}\n",
-            &sha[..12]
-        );
-        std::fs::write(self.wt.join("_EXEC_STATUS.md"), text).unwrap();
+        StatusDoc::complete("x", "close-ok")
+            .abstract_text("adds x, proven by the checks")
+            .last_commit(&sha[..12], "add the agent's scripts")
+            .done("x exists, proven by the checks")
+            .close(&sha, "agent/x", &self.wt_str())
+            .write(&self.wt);
     }
 
     /// `closegate <args>` in `wt/x`, hermetic, the sandbox available, `extra` in its environment.
-    pub fn command(&self, args: &[&str], extra: &[(&str, &str)]) -> Command {
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_closegate"));
-        cmd.args(args).current_dir(&self.wt);
-        hermetic(&mut cmd, self.home.path());
-        cmd.env_remove("CLOSEGATE_TEST_NO_SANDBOX")
-            .envs(extra.iter().copied())
-            .stdin(Stdio::null());
+    fn command(&self, args: &[&str], extra: &[(&str, &str)]) -> Command {
+        let mut cmd = self.bin(&self.wt, args);
+        cmd.envs(extra.iter().copied());
         cmd
     }
 
     /// `closegate check --format json --no-record`: the exit code and the report.
-    pub fn check(&self, extra: &[(&str, &str)]) -> (i32, Value) {
+    fn check(&self, extra: &[(&str, &str)]) -> (i32, Value) {
         let args = ["check", "--format", "json", "--no-record"];
         let out = self.command(&args, extra).output().unwrap();
         json(&out)
@@ -94,7 +91,7 @@ const ENV_SCRIPT: &str = "for v in GITHUB_TOKEN GIT_EDITOR SSH_AUTH_SOCK GPG_AGE
 fn a_check_receives_only_the_allow_list_and_its_env_names() {
     let config = "[[checks]]\nname = \"env\"\nrun = \"sh env.sh\"\n\
                   env = [\"LISTED_NAME\", \"CLOSEGATE_RECORD_KEY_FILE\"]\n";
-    let s = Scene::new(config, &[("env.sh", Some(ENV_SCRIPT))]);
+    let s = scene(config, &[("env.sh", Some(ENV_SCRIPT))]);
     let key = s.fx.tmp.path().join("record.key");
     std::fs::write(&key, "SECRET-RECORD-KEY-0123456789abcd").unwrap();
     let key = key.display().to_string();
@@ -137,7 +134,7 @@ fn secret_values_are_masked_in_the_report_and_the_record() {
                   run = \"echo token=$API_TOKEN; echo pw=$DB_PASSWORD; echo short=$SHORT_SECRET; \
                   echo other=$PLAIN_VALUE; echo multi $API_TOKEN$API_TOKEN\"\n\
                   env = [\"API_TOKEN\", \"DB_PASSWORD\", \"SHORT_SECRET\", \"PLAIN_VALUE\"]\n";
-    let s = Scene::new(config, &[]);
+    let s = scene(config, &[]);
     let extra = [
         ("API_TOKEN", "tok-0123456789"),
         ("DB_PASSWORD", "hunter2hunter2"),
@@ -175,7 +172,7 @@ fn a_relative_path_entry_never_runs_the_agents_sh() {
     let config = "[[checks]]\nname = \"shell\"\nrun = \"echo trusted; sh -c 'echo inner'; echo \\\"PATH=$PATH\\\"\"\n";
     for sandbox in ["auto", "off"] {
         let config = format!("sandbox = \"{sandbox}\"\n{config}");
-        let s = Scene::new(&config, &[]);
+        let s = scene(&config, &[]);
         std::fs::create_dir_all(s.wt.join("bin")).unwrap();
         let fake = "#!/bin/sh\necho AGENT-SH; exit 0\n";
         std::fs::write(s.wt.join("bin/sh"), fake).unwrap();
@@ -184,10 +181,8 @@ fn a_relative_path_entry_never_runs_the_agents_sh() {
         git(&s.wt, &["add", "bin/sh"]);
         git(&s.wt, &["commit", "-q", "-m", "add bin/sh"]);
         let tip = git(&s.wt, &["rev-parse", "HEAD"]);
-        let s = Scene {
-            tip: Oid::from_str(tip.trim()).unwrap(),
-            ..s
-        };
+        let mut s = s;
+        s.tip = Oid::from_str(tip.trim()).unwrap();
         s.write_status();
         let path = format!("bin::{}", std::env::var("PATH").unwrap());
         let (_, report) = s.check(&[("PATH", &path)]);
@@ -211,7 +206,7 @@ fn an_inherited_descriptor_does_not_reach_the_check() {
                   ls /proc/self/fd | sort -n | tr '\\\\n' ' '; echo; test -c /dev/stdin && cat | wc -c\"\n";
     for sandbox in ["auto", "off"] {
         let config = format!("sandbox = \"{sandbox}\"\n{config}");
-        let s = Scene::new(&config, &[]);
+        let s = scene(&config, &[]);
         let held = s.fx.tmp.path().join("held.log");
         std::fs::write(&held, "coordinator\n").unwrap();
         let mut cmd = s.command(&[], &[]);
@@ -254,7 +249,7 @@ fn each_check_gets_its_own_checkout_and_tmpdir() {
                   run = \"cat expected.txt; ls \\\"$TMPDIR\\\" | wc -l; if test -e planted; then echo planted; fi\"\n";
     let build = "echo gutted > expected.txt; touch planted; touch \"$TMPDIR/left\"; echo built\n";
     let files = [("expected.txt", Some("42\n")), ("build.sh", Some(build))];
-    let s = Scene::new(config, &files);
+    let s = scene(config, &files);
     let (code, report) = s.check(&[]);
     assert_eq!(output(&report, 0), ["built"]);
     assert_eq!(output(&report, 1), ["42", "0"], "{report:#}");
@@ -304,7 +299,7 @@ fn secrets_in_home_are_not_readable_from_a_check() {
     let base = format!("[[checks]]\nname = \"read\"\nrun = \"{run}\"\n");
     let opened = format!("{base}writable = [\"~\"]\n");
     for config in [&base, &opened] {
-        let s = Scene::new(config, &[]);
+        let s = scene(config, &[]);
         plant_home_secrets(s.home.path());
         let (code, report) = s.check(&[]);
         let lines = output(&report, 0);
@@ -314,7 +309,7 @@ fn secrets_in_home_are_not_readable_from_a_check() {
         assert_eq!(code, 0, "{report:#}");
     }
     let off = format!("sandbox = \"off\"\n{base}");
-    let s = Scene::new(&off, &[]);
+    let s = scene(&off, &[]);
     plant_home_secrets(s.home.path());
     let (_, report) = s.check(&[]);
     assert_eq!(report["sandbox"], "off");
@@ -330,7 +325,7 @@ fn secrets_in_home_are_not_readable_from_a_check() {
 fn unsandboxed_names_what_stays_visible() {
     let config = "[[checks]]\nname = \"t\"\nrun = \"true\"\n";
     for (mode, severity) in [("auto", "warning"), ("required", "gap")] {
-        let s = Scene::new(&format!("sandbox = \"{mode}\"\n{config}"), &[]);
+        let s = scene(&format!("sandbox = \"{mode}\"\n{config}"), &[]);
         plant_home_secrets(s.home.path());
         let (_, report) = s.check(&[("CLOSEGATE_TEST_NO_SANDBOX", "1")]);
         assert_eq!(report_codes(&report), ["checks-unsandboxed"], "{report:#}");
@@ -351,7 +346,7 @@ fn validate_warns_when_env_lists_an_agent_socket() {
     let config = "[[checks]]\nname = \"deploy\"\nrun = \"true\"\n\
                   env = [\"DATABASE_URL\", \"SSH_AUTH_SOCK\", \"DBUS_SESSION_BUS_ADDRESS\"]\n\n\
                   [[checks]]\nname = \"plain\"\nrun = \"true\"\nenv = [\"DATABASE_URL\"]\n";
-    let s = Scene::new(config, &[]);
+    let s = scene(config, &[]);
     let (code, stdout, stderr) = parts(&s.command(&["validate"], &[]).output().unwrap());
     assert_eq!(code, 0, "{stdout}{stderr}");
     let warnings: Vec<&str> = stderr
@@ -363,7 +358,7 @@ fn validate_warns_when_env_lists_an_agent_socket() {
     assert!(warnings[1].contains("`DBUS_SESSION_BUS_ADDRESS`"));
     assert!(stderr.contains("main:.closegate.toml"), "{stderr}");
 
-    let quiet = Scene::new(
+    let quiet = scene(
         "[[checks]]\nname = \"t\"\nrun = \"true\"\nenv = [\"X\"]\n",
         &[],
     );
@@ -427,7 +422,7 @@ fn a_path_in_sandbox_hide_is_not_readable() {
         file.display(),
         file.display()
     );
-    let s = Scene::new(&config, &[]);
+    let s = scene(&config, &[]);
     plant_home_secrets(s.home.path());
     let (code, report) = s.check(&[]);
     assert_eq!(output(&report, 0), ["done"], "{report:#}");
@@ -457,7 +452,7 @@ fn credentials_moved_by_a_variable_are_covered_too() {
         kube_b.display()
     );
     let config = format!("[[checks]]\nname = \"read\"\nrun = \"{run}\"\n");
-    let s = Scene::new(&config, &[]);
+    let s = scene(&config, &[]);
     let kube = format!("{}:{}", kube_a.display(), kube_b.display());
     let extra = [
         ("GNUPGHOME", gnupg.to_str().unwrap()),

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 
 use crate::fixture::{git, parts};
-use crate::secrets::Scene;
+use crate::secrets::{Scene, SecretsScene, scene};
 
 /// 32 bytes, as SPEC §6 requires of a record key, holding the word the probe looks for.
 const RECORD_KEY: &str = "PRIVATE-RECORD-KEY-0123456789abc";
@@ -134,7 +134,7 @@ impl Walk {
             files.join(" "),
             agent.sock.display()
         );
-        let s = Scene::new(config, &[("probe.sh", Some(&probe))]);
+        let s = scene(config, &[("probe.sh", Some(&probe))]);
         let home = s.home.path();
         std::fs::create_dir_all(home.join(".ssh")).unwrap();
         std::fs::copy(&held, home.join(".ssh/id_ed25519")).unwrap();
@@ -366,7 +366,7 @@ fn an_agent_socket_in_a_shared_directory_is_covered_alone() {
                  if [ $? -ne 2 ]; then echo \"probe agent: ESCAPED\"; else echo \"probe agent: blocked\"; fi\n\
                  cat \"$HOME/notes.txt\"\n";
     let config = "[[checks]]\nname = \"probe\"\nrun = \"sh probe.sh\"\n";
-    let s = Scene::new(config, &[("probe.sh", Some(probe))]);
+    let s = scene(config, &[("probe.sh", Some(probe))]);
     std::fs::write(s.home.path().join("notes.txt"), "readable\n").unwrap();
     let sock = s.home.path().join("agent.sock");
     let agent = Agent::start_at(&held, sock.clone(), tempfile::tempdir().unwrap());
@@ -418,7 +418,7 @@ fn an_agent_socket_beside_the_repository_is_covered_alone() {
     let held = keys.path().join("held");
     keygen(&held);
     let config = "[[checks]]\nname = \"p\"\nrun = \"sh probe.sh\"\n";
-    let s = Scene::new(config, &[]);
+    let s = scene(config, &[]);
     let sock = s.fx.tmp.path().join("agent.sock");
     let agent = Agent::start_at(&held, sock.clone(), tempfile::tempdir().unwrap());
     // The probe names the socket's absolute path, committed with the work.
@@ -432,7 +432,8 @@ fn an_agent_socket_beside_the_repository_is_covered_alone() {
     let tip =
         s.fx.commit("agent/x", &[("probe.sh", Some(&probe))], subject);
     crate::fixture::git(&s.wt, &["reset", "-q", "--hard", &tip.to_string()]);
-    let s = Scene { tip, ..s };
+    let mut s = s;
+    s.tip = tip;
     s.write_status();
     let sock = sock.display().to_string();
     let (code, report) = s.check(&[("SSH_AUTH_SOCK", &sock)]);

@@ -14,26 +14,35 @@ use std::time::{Duration, Instant};
 
 use git2::Oid;
 
-use crate::fixture::{Fixture, closegate, hermetic, parts};
+use crate::fixture::{closegate, hermetic, parts};
+use crate::scene::StatusDoc;
 
 pub const CONFIG: &str = "[[checks]]\nname = \"smoke\"\nrun = \"echo '<script>alert(1)</script>'; test -f README.md\"\ntimeout_s = 60\n";
 
-/// A repository with the configuration on `main` and agents added one by one.
-pub struct Scene {
-    pub fx: Fixture,
+pub use crate::scene::Scene;
+
+/// A repository with the configuration on `main`; agents are added one by one.
+pub fn scene() -> Scene {
+    Scene::new().on_main(&[(".closegate.toml", Some(CONFIG))], "configure")
 }
 
-impl Scene {
-    pub fn new() -> Scene {
-        let fx = Fixture::new();
-        fx.commit("main", &[(".closegate.toml", Some(CONFIG))], "configure");
-        fx.checkout(&fx.root());
-        Scene { fx }
-    }
+/// The board tests' verbs on a scene.
+pub trait ServeScene {
+    fn agent(
+        &self,
+        name: &str,
+        state: &str,
+        abstract_text: &str,
+        files: &[(&str, Option<&str>)],
+    ) -> (PathBuf, Oid);
+    fn write_doc(&self, wt: &Path, slug: &str, state: &str, abstract_text: &str, tip: Oid);
+    fn four_stages(&self) -> Vec<(&'static str, &'static str)>;
+}
 
+impl ServeScene for Scene {
     /// `agent/<name>` with `files` committed, in `wt/<name>`, with a status document in `state`
     /// whose abstract is `abstract_text`.
-    pub fn agent(
+    fn agent(
         &self,
         name: &str,
         state: &str,
@@ -49,30 +58,21 @@ impl Scene {
     }
 
     /// A complete status document naming `tip`.
-    pub fn write_doc(&self, wt: &Path, slug: &str, state: &str, abstract_text: &str, tip: Oid) {
-        let subject = self
-            .fx
-            .repo
-            .find_commit(tip)
-            .unwrap()
-            .summary()
-            .unwrap()
-            .to_string();
+    fn write_doc(&self, wt: &Path, slug: &str, state: &str, abstract_text: &str, tip: Oid) {
         let sha = &tip.to_string()[..12];
-        let path = wt.canonicalize().unwrap();
-        let text = format!(
-            "# STATUS — {slug}\n\n- state: {state}\n- abstract: {abstract_text}\n\
-             - last commit: {sha} — {subject}\n- done: it is in, proven by the smoke check\n\
-             - next / blocked-on: none\n- artifacts:\n- updated: 2026-11-29\n\n\
-             CLOSE-OK · {slug} · commit {sha} · branch agent/{slug} · worktree {}\n",
-            path.display()
-        );
-        std::fs::write(wt.join("_EXEC_STATUS.md"), text).unwrap();
+        let path = wt.canonicalize().unwrap().display().to_string();
+        StatusDoc::complete(slug, state)
+            .abstract_text(abstract_text)
+            .last_commit(sha, &self.subject(tip))
+            .done("it is in, proven by the smoke check")
+            .artifacts(&[])
+            .close(sha, &format!("agent/{slug}"), &path)
+            .write(wt);
     }
 
     /// The four stages the browser tests look for: `done` COMPLETED, `fail` FAILED, `rev`
     /// REVIEW, `run` RUNNING.
-    pub fn four_stages(&self) -> Vec<(&'static str, &'static str)> {
+    fn four_stages(&self) -> Vec<(&'static str, &'static str)> {
         let (done, _) = self.agent(
             "done",
             "close-ok",
@@ -182,7 +182,7 @@ impl Drop for Served {
 
 #[test]
 fn the_api_answers_what_board_json_and_log_json_print() {
-    let s = Scene::new();
+    let s = scene();
     s.four_stages();
     let served = Served::start(&s.fx.root());
     let (status, head, body) = served.get("/api/board");
@@ -199,7 +199,7 @@ fn the_api_answers_what_board_json_and_log_json_print() {
 
 #[test]
 fn every_request_needs_the_token() {
-    let s = Scene::new();
+    let s = scene();
     let served = Served::start(&s.fx.root());
     let host = format!("127.0.0.1:{}", served.port);
     let token = served.token.clone();
@@ -244,7 +244,7 @@ fn every_request_needs_the_token() {
 
 #[test]
 fn agent_text_is_escaped_and_scripts_come_only_from_the_server() {
-    let s = Scene::new();
+    let s = scene();
     let files = [("README.md", None)];
     let (wt, _) = s.agent(
         "x",
@@ -281,7 +281,7 @@ fn agent_text_is_escaped_and_scripts_come_only_from_the_server() {
 
 #[test]
 fn a_check_record_carries_what_the_page_shows() {
-    let s = Scene::new();
+    let s = scene();
     let files = [("tests/a_test.sh", Some("true\n")), ("README.md", None)];
     let (wt, _) = s.agent("p", "close-ok", "p", &files);
     assert_eq!(check(&wt), "FAIL");
@@ -337,7 +337,7 @@ fn a_check_record_carries_what_the_page_shows() {
 
 #[test]
 fn the_event_stream_announces_a_new_record_and_a_new_commit() {
-    let s = Scene::new();
+    let s = scene();
     let (wt, _) = s.agent("live", "close-ok", "live", &[("src/l.rs", Some("l\n"))]);
     let served = Served::start(&s.fx.root());
     let mut stream = TcpStream::connect(("127.0.0.1", served.port)).unwrap();
@@ -380,7 +380,7 @@ fn the_event_stream_announces_a_new_record_and_a_new_commit() {
 
 #[test]
 fn it_survives_a_cut_short_line_a_deleted_worktree_and_a_repository_gone() {
-    let s = Scene::new();
+    let s = scene();
     let (wt, _) = s.agent("gone", "close-ok", "gone", &[("src/g.rs", Some("g\n"))]);
     assert_eq!(check(&wt), "VERIFIED");
     let served = Served::start(&s.fx.root());
@@ -414,7 +414,7 @@ fn it_survives_a_cut_short_line_a_deleted_worktree_and_a_repository_gone() {
 
 #[test]
 fn a_forged_record_does_not_make_a_row_completed_where_a_key_exists() {
-    let s = Scene::new();
+    let s = scene();
     let out = closegate(&s.fx.root(), &["key", "init"]);
     assert!(out.status.success(), "{:?}", parts(&out));
     let (_, tip) = s.agent("forge", "close-ok", "forged", &[("src/f.rs", Some("f\n"))]);
@@ -441,7 +441,7 @@ fn a_forged_record_does_not_make_a_row_completed_where_a_key_exists() {
 
 #[test]
 fn open_hands_the_url_to_the_desktop_browser() {
-    let s = Scene::new();
+    let s = scene();
     let bin = s.fx.tmp.path().join("bin");
     std::fs::create_dir_all(&bin).unwrap();
     let opened = s.fx.tmp.path().join("opened");
@@ -488,7 +488,7 @@ fn open_hands_the_url_to_the_desktop_browser() {
 /// names are agent text and escaped.
 #[test]
 fn the_page_draws_the_conflict_radar_that_board_conflicts_lists() {
-    let s = Scene::new();
+    let s = scene();
     let (one, _) = s.agent(
         "one",
         "close-ok",

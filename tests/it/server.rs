@@ -7,7 +7,7 @@ use std::process::{Child, Command, Stdio};
 
 use git2::Oid;
 
-use crate::attest::{Scene, Signer, agent_branch, agent_branch_with};
+use crate::attest::{Signed, Signer, agent_branch, agent_branch_with};
 use crate::fixture::{closegate, git, git_output, hermetic, parts};
 use crate::hook::PASSING_CONFIG;
 
@@ -64,10 +64,10 @@ pub enum Transport {
     Daemon,
 }
 
-/// A [`Scene`] (the developer's repository `repo`) plus a bare `server.git` cloned from it with
+/// A [`Signed`] (the developer's repository `repo`) plus a bare `server.git` cloned from it with
 /// the server gate installed, reachable as `origin` over `transport`.
 pub struct Server {
-    pub s: Scene,
+    pub s: Signed,
     pub bare: PathBuf,
     pub url: String,
     _daemon: Option<Daemon>,
@@ -75,10 +75,10 @@ pub struct Server {
 
 impl Server {
     pub fn new(transport: Transport) -> Server {
-        Server::from_scene(Scene::new(), transport)
+        Server::from_scene(Signed::new(), transport)
     }
 
-    pub fn from_scene(s: Scene, transport: Transport) -> Server {
+    pub fn from_scene(s: Signed, transport: Transport) -> Server {
         let tmp = s.fx.tmp.path().to_path_buf();
         let bare = tmp.join("server.git");
         git(&tmp, &["clone", "-q", "--bare", "repo", "server.git"]);
@@ -310,7 +310,7 @@ fn agent_branch_pushes_are_accepted_and_deleting_an_unmerged_one_is_refused() {
 /// `main` requiring signed approvals; `agent/t` touches a test (PENDING_REVIEW) and is attested.
 fn review_server(t: Transport) -> Server {
     let config = format!("require_signed_approvals = true\n{PASSING_CONFIG}");
-    let s = Scene::with_config(&config);
+    let s = Signed::with_config(&config);
     agent_branch_with(&s.fx, "t", &[("tests/t.rs", Some("#[test] fn t() {}\n"))]);
     let srv = Server::from_scene(s, t);
     let (code, out, err) = attest_rev(&srv.root(), "agent/t", &srv.s.ci.key_arg(), &[]);
@@ -377,7 +377,7 @@ fn under_require_signed_approvals_an_unsigned_approval_note_is_refused_and_a_sig
 #[test]
 fn with_server_checks_run_the_server_runs_the_checks_itself() {
     let config = format!("server_checks = \"run\"\n{PASSING_CONFIG}");
-    let srv = Server::from_scene(Scene::with_config(&config), Transport::File);
+    let srv = Server::from_scene(Signed::with_config(&config), Transport::File);
     let (_, tip) = agent_branch(&srv.s.fx, "y");
     let (ok, stderr) = srv.push(&["agent/y"]);
     assert!(ok, "{stderr}");
@@ -396,7 +396,7 @@ fn with_server_checks_run_the_server_runs_the_checks_itself() {
 #[test]
 fn with_server_checks_run_a_failing_check_refuses_the_merge() {
     let config = "server_checks = \"run\"\n[[checks]]\nname = \"smoke\"\nrun = \"test -f NOPE\"\n";
-    let srv = Server::from_scene(Scene::with_config(config), Transport::File);
+    let srv = Server::from_scene(Signed::with_config(config), Transport::File);
     let before = srv.server_ref("refs/heads/main").unwrap();
     let merge = srv.merge("x");
     let (ok, stderr) = srv.push(&["main"]);
@@ -456,7 +456,7 @@ fn eight_clones_pushing_at_once_keep_the_server_consistent() {
 }
 
 fn eight_clones(t: Transport) {
-    let s = Scene::new();
+    let s = Signed::new();
     let names: Vec<String> = (0..8).map(|i| format!("c{i}")).collect();
     for (i, name) in names.iter().enumerate() {
         agent_branch(&s.fx, name);
@@ -795,7 +795,7 @@ fn the_kept_pre_receive_hook_runs_first_on_the_same_updates_and_can_refuse() {
 fn a_kept_path_linked_to_the_servers_hooks_never_becomes_a_hook() {
     let config = "server_checks = \"run\"\n[[checks]]\nname = \"warm\"\nrun = \"true\"\n\
                   timeout_s = 60\nkeep = [\"cache/\"]\n";
-    let srv = Server::from_scene(Scene::with_config(config), Transport::File);
+    let srv = Server::from_scene(Signed::with_config(config), Transport::File);
     let fx = &srv.s.fx;
     let marker = fx.tmp.path().join("pwned");
     // Every plausible depth from the workspace checkout up to the repository's hooks.
@@ -850,8 +850,11 @@ fn a_kept_path_linked_to_the_servers_hooks_never_becomes_a_hook() {
         id
     };
     let status = |work: Oid| {
-        let doc = crate::hook::status_doc("close-ok", &work.to_string()[..12], "/nonexistent/wt/h")
-            .replace("branch agent/x", "branch agent/h");
+        let sha = &work.to_string()[..12];
+        let doc = crate::scene::StatusDoc::complete("x", "close-ok")
+            .last_commit(sha, "add x")
+            .close(sha, "agent/h", "/nonexistent/wt/h")
+            .render();
         fx.commit(
             "agent/h",
             &[("_EXEC_STATUS.md", Some(doc.as_str()))],

@@ -5,7 +5,8 @@ use std::path::Path;
 use serde_json::Value;
 
 use crate::fixture::{closegate_stdin, parts, report_codes};
-use crate::hook::{PASSING_CONFIG, Scene};
+use crate::hook::{HookScene, PASSING_CONFIG, Scene};
+use crate::scene::{StatusDoc, status_doc};
 
 fn signal(dir: &Path, args: &[&str], message: &str) -> (i32, String, String) {
     let mut all = vec!["signal"];
@@ -47,7 +48,7 @@ fn a_missing_or_unknown_signal_is_refused() {
 
 #[test]
 fn no_op_holds_only_when_nothing_changed() {
-    let s = Scene::new(None);
+    let s = Scene::with_agent(None);
     let wt = untouched_worktree(&s);
     let (code, stdout, stderr) = signal(&wt, &[], "nothing to change\n@signal no_op\n");
     assert_eq!(code, 0, "{stderr}");
@@ -59,11 +60,7 @@ fn no_op_holds_only_when_nothing_changed() {
     );
 
     // an untracked file, even a status document, is a change
-    s.fx.write(
-        &wt,
-        "_EXEC_STATUS.md",
-        "# STATUS — n\n\n- state: in-progress\n",
-    );
+    StatusDoc::new("n", "in-progress").write(&wt);
     let (code, stdout, _) = signal(&wt, &["--format", "json"], "@signal no_op\n");
     assert_eq!(code, 1);
     assert_eq!(codes(&stdout), ["signal-no-op-contradicted"]);
@@ -81,18 +78,14 @@ fn no_op_holds_only_when_nothing_changed() {
 
 #[test]
 fn done_holds_only_for_a_returned_document_the_gate_does_not_refuse() {
-    let s = Scene::new(Some(PASSING_CONFIG));
+    let s = Scene::with_agent(Some(PASSING_CONFIG));
     let wt = s.honest_worktree();
     let (code, _, stderr) = signal(&wt, &[], "added x\n@signal done\n");
     assert_eq!(code, 0, "{stderr}");
     let record = s.records("signal").pop().unwrap();
     assert_eq!(record["verdict"], "VERIFIED");
 
-    std::fs::write(
-        wt.join("_EXEC_STATUS.md"),
-        "# STATUS — x\n\n- state: in-progress\n",
-    )
-    .unwrap();
+    StatusDoc::new("x", "in-progress").write(&wt);
     let (code, stdout, _) = signal(&wt, &["--format", "json"], "@signal done\n");
     assert_eq!(code, 1);
     assert!(codes(&stdout).contains(&"signal-done-contradicted".to_string()));
@@ -105,10 +98,10 @@ fn done_holds_only_for_a_returned_document_the_gate_does_not_refuse() {
 
 #[test]
 fn done_is_refused_when_the_gate_refuses() {
-    let s = Scene::new(Some(PASSING_CONFIG));
+    let s = Scene::with_agent(Some(PASSING_CONFIG));
     let wt = s.honest_worktree();
     // the close line names a commit that does not exist
-    let text = crate::hook::status_doc(
+    let text = status_doc(
         "close-ok",
         "0123456789ab",
         &wt.canonicalize().unwrap().display().to_string(),
@@ -124,27 +117,20 @@ fn done_is_refused_when_the_gate_refuses() {
 
 #[test]
 fn blocked_holds_only_with_a_named_blocker() {
-    let s = Scene::new(None);
+    let s = Scene::with_agent(None);
     let wt = untouched_worktree(&s);
-    let status = wt.join("_EXEC_STATUS.md");
-    std::fs::write(
-        &status,
-        "# STATUS — n\n\n- state: blocked\n- next / blocked-on: the API key from ops\n",
-    )
-    .unwrap();
+    StatusDoc::new("n", "blocked")
+        .next("the API key from ops")
+        .write(&wt);
     let (code, _, stderr) = signal(&wt, &[], "waiting\n@signal blocked\n");
     assert_eq!(code, 0, "{stderr}");
 
-    std::fs::write(
-        &status,
-        "# STATUS — n\n\n- state: blocked\n- next / blocked-on: none\n",
-    )
-    .unwrap();
+    StatusDoc::new("n", "blocked").next("none").write(&wt);
     let (code, stdout, _) = signal(&wt, &["--format", "json"], "@signal blocked\n");
     assert_eq!(code, 1);
     assert_eq!(codes(&stdout), ["signal-blocked-contradicted"]);
 
-    std::fs::write(&status, "# STATUS — n\n\n- state: in-progress\n").unwrap();
+    StatusDoc::new("n", "in-progress").write(&wt);
     let (code, _, stderr) = signal(&wt, &[], "@signal blocked\n");
     assert_eq!(code, 1);
     assert!(stderr.contains("not `blocked`"), "{stderr}");
@@ -182,7 +168,7 @@ fn agent_text_is_escaped_once_when_printed_and_raw_in_json() {
 /// and no signal record is written for a run that reached no decision.
 #[test]
 fn a_status_document_that_is_not_a_regular_file_is_an_error_naming_it() {
-    let s = Scene::new(Some(PASSING_CONFIG));
+    let s = Scene::with_agent(Some(PASSING_CONFIG));
     let wt = s.honest_worktree();
     let doc = wt.join("_EXEC_STATUS.md");
     for kind in ["fifo", "directory"] {

@@ -6,48 +6,42 @@
 //! what still varies between runs (the scratch directory, the version, durations) is replaced by
 //! placeholders before comparing.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use clap::CommandFactory;
-use git2::Oid;
 
-use crate::fixture::{Fixture, closegate, parts};
+use crate::fixture::{closegate, parts};
+use crate::scene::{Scene, StatusDoc};
 
 /// One passing check, run unconfined: whether bwrap is there differs between machines, and
 /// the report names the sandbox it used.
 const PASSING_CONFIG: &str = "sandbox = \"off\"\n\n[[checks]]\nname = \"smoke\"\n\
                               run = \"test -f src/lib.rs\"\ntimeout_s = 60\n";
 
-/// An agent branch `agent/x` with a linked worktree, and an honest close-ok document in it.
-struct Scene {
-    fx: Fixture,
-    wt: PathBuf,
-    tip: Oid,
+/// An agent branch `agent/x` (`extra` then committed on it as "touch more") with a linked
+/// worktree.
+fn scene(config: Option<&str>, extra: &[(&str, Option<&str>)]) -> Scene {
+    let mut s = Scene::with_agent(config);
+    if !extra.is_empty() {
+        s = s.on_agent(extra, "touch more");
+    }
+    s.worktree()
 }
 
-impl Scene {
-    fn new(config: Option<&str>, extra: &[(&str, Option<&str>)]) -> Scene {
-        let (fx, mut tip) = Fixture::with_agent(config);
-        if !extra.is_empty() {
-            tip = fx.commit("agent/x", extra, "touch more");
-        }
-        let wt = fx.worktree("x", "agent/x");
-        Scene { fx, wt, tip }
-    }
+/// The report tests' verbs on a scene.
+trait Reports {
+    fn status(&self, sha: &str);
+    fn honest(&self);
+    fn check(&self, format: &str) -> (i32, String);
+}
 
+impl Reports for Scene {
     /// Write the status document with the close line naming `sha`.
     fn status(&self, sha: &str) {
-        let subject = self.fx.repo.find_commit(self.tip).unwrap();
-        let subject = subject.summary().unwrap();
-        let root = self.wt.canonicalize().unwrap().display().to_string();
-        let text = format!(
-            "# STATUS — x\n\n- state: close-ok\n- abstract: adds x, proven by the smoke check\n\
-             - last commit: {} — {subject}\n- done: x exists, proven by the smoke check\n\
-             - next / blocked-on: none\n- artifacts:\n  - src/lib.rs\n- updated: 2026-11-29\n\n\
-             CLOSE-OK · x · commit {sha} · branch agent/x · worktree {root}\n",
-            &self.tip.to_string()[..12]
-        );
-        std::fs::write(self.wt.join("_EXEC_STATUS.md"), text).unwrap();
+        StatusDoc::complete("x", "close-ok")
+            .last_commit(&self.tip.to_string()[..12], &self.subject(self.tip))
+            .close(sha, "agent/x", &self.wt_str())
+            .write(&self.wt);
     }
 
     fn honest(&self) {
@@ -119,14 +113,14 @@ fn snapshot_reports(name: &str, scene: &Scene, exit: i32) {
 
 #[test]
 fn report_verified() {
-    let s = Scene::new(Some(PASSING_CONFIG), &[]);
+    let s = scene(Some(PASSING_CONFIG), &[]);
     s.honest();
     snapshot_reports("verified", &s, 0);
 }
 
 #[test]
 fn report_fail_unknown_commit() {
-    let s = Scene::new(Some(PASSING_CONFIG), &[]);
+    let s = scene(Some(PASSING_CONFIG), &[]);
     s.status("deadbeefdeadbeef");
     snapshot_reports("fail_unknown_commit", &s, 1);
 }
@@ -134,14 +128,14 @@ fn report_fail_unknown_commit() {
 #[test]
 fn report_pending_review_protected_change() {
     let ci = [(".github/workflows/ci.yml", Some("on: push\n"))];
-    let s = Scene::new(Some(PASSING_CONFIG), &ci);
+    let s = scene(Some(PASSING_CONFIG), &ci);
     s.honest();
     snapshot_reports("pending_review", &s, 3);
 }
 
 #[test]
 fn report_unverified_no_checks() {
-    let s = Scene::new(None, &[]);
+    let s = scene(None, &[]);
     s.honest();
     snapshot_reports("unverified", &s, 4);
 }
@@ -196,25 +190,17 @@ mod reviewer {
     use crate::teardown::{PASSING_CONFIG, Scene, write_status};
 
     fn scene() -> Scene {
-        Scene::with_config(Some(&format!("sandbox = \"off\"\n{PASSING_CONFIG}")))
+        Scene::honest_return_with(Some(&format!("sandbox = \"off\"\n{PASSING_CONFIG}")))
     }
 
     /// [`crate::approve::pending`], unconfined.
     fn pending() -> Scene {
-        let s = scene();
-        s.fx.commit(
-            "main",
-            &[("tests/smoke.rs", Some("assert!(true);\n"))],
-            "add test",
-        );
-        let tip = s.fx.commit(
-            "agent/x",
-            &[("tests/smoke.rs", Some("// weakened\n"))],
-            "add x",
-        );
+        let s = scene()
+            .on_main_only(&[("tests/smoke.rs", Some("assert!(true);\n"))], "add test")
+            .on_agent(&[("tests/smoke.rs", Some("// weakened\n"))], "add x");
         s.fx.checkout(&s.wt);
-        write_status(&s.wt, "x", "close-ok", tip, "add x");
-        Scene { tip, ..s }
+        write_status(&s.wt, "x", "close-ok", s.tip, "add x");
+        s
     }
 
     /// Every RFC 3339 UTC time (`2026-12-01T12:30:58Z`) as `[TS]`.

@@ -7,7 +7,7 @@
 //! squash lands; a branch already merged by content before the move is not judged again.
 
 use crate::fixture::{git, git_output, parts};
-use crate::hook::{PASSING_CONFIG, Scene};
+use crate::hook::{HookScene, PASSING_CONFIG, Scene};
 use crate::server::{Server, Transport};
 
 fn refused(s: &Scene, args: &[&str]) -> String {
@@ -20,7 +20,7 @@ fn refused(s: &Scene, args: &[&str]) -> String {
 
 #[test]
 fn a_squash_merge_of_an_unchecked_branch_is_refused_like_a_merge() {
-    let s = Scene::new(Some(PASSING_CONFIG));
+    let s = Scene::with_agent(Some(PASSING_CONFIG));
     s.install();
     let root = s.root();
     git(&root, &["merge", "-q", "--squash", "agent/x"]);
@@ -51,7 +51,7 @@ fn a_squash_merge_of_an_unchecked_branch_is_refused_like_a_merge() {
 
 #[test]
 fn a_cherry_pick_of_an_unchecked_branch_is_refused() {
-    let s = Scene::new(Some(PASSING_CONFIG));
+    let s = Scene::with_agent(Some(PASSING_CONFIG));
     s.install();
     let stderr = refused(&s, &["cherry-pick", &s.tip.to_string()]);
     assert!(stderr.contains("agent branch `agent/x`"), "{stderr}");
@@ -60,7 +60,7 @@ fn a_cherry_pick_of_an_unchecked_branch_is_refused() {
 
 #[test]
 fn a_hand_copied_change_is_refused_and_an_unrelated_commit_passes() {
-    let s = Scene::new(Some(PASSING_CONFIG));
+    let s = Scene::with_agent(Some(PASSING_CONFIG));
     s.install();
     let root = s.root();
     std::fs::write(root.join("NOTES.md"), "notes\n").unwrap();
@@ -74,7 +74,7 @@ fn a_hand_copied_change_is_refused_and_an_unrelated_commit_passes() {
 
 #[test]
 fn a_branch_already_merged_by_content_is_not_judged_again() {
-    let s = Scene::new(Some(PASSING_CONFIG));
+    let s = Scene::with_agent(Some(PASSING_CONFIG));
     s.install();
     let root = s.root();
     // Squashed past the hook, deliberately.

@@ -9,12 +9,12 @@
 //! - retire the branch as `closed-without-merge` (a clean teardown), then merge it anyway.
 
 use crate::fixture::{closegate, git, git_output, parts};
-use crate::hook::{PASSING_CONFIG, Scene};
+use crate::hook::{HookScene, PASSING_CONFIG, Scene};
 use crate::teardown::write_status;
 
 /// `agent/x` VERIFIED by `closegate check` under `PASSING_CONFIG`, the hook installed.
 fn verified() -> Scene {
-    let s = Scene::new(Some(PASSING_CONFIG));
+    let s = Scene::with_agent(Some(PASSING_CONFIG));
     s.install();
     let wt = s.honest_worktree();
     s.pass_check(&wt);
@@ -89,7 +89,7 @@ fn a_verdict_made_before_the_slug_had_a_contract_does_not_cover_a_merge() {
 
 #[test]
 fn a_closed_without_merge_teardown_covers_deleting_never_merging() {
-    let s = Scene::new(Some(PASSING_CONFIG));
+    let s = Scene::with_agent(Some(PASSING_CONFIG));
     let wt = s.fx.worktree("x", "agent/x");
     write_status(&wt, "x", "closed-without-merge", s.tip, "add x");
     let (code, out, err) = parts(&closegate(&s.root(), &["teardown", wt.to_str().unwrap()]));

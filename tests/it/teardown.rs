@@ -10,78 +10,7 @@ use serde_json::Value;
 
 use crate::fixture::{Fixture, closegate, git, git_output, parts};
 
-/// The check reaches the file through `$PWD` so that its `run` names no repository path (a named
-/// path that exists on the base is protected, SPEC §4.5, and a squash merge puts it there).
-pub const PASSING_CONFIG: &str =
-    "[[checks]]\nname = \"smoke\"\nrun = \"test -f \\\"$PWD/src/lib.rs\\\"\"\ntimeout_s = 60\n";
-
-/// `main` with the configuration and `.gitignore` (`target/`), `agent/<name>` with one commit and
-/// a linked worktree `wt/<name>` on it holding an honest status document.
-pub struct Scene {
-    pub fx: Fixture,
-    pub wt: PathBuf,
-    pub tip: Oid,
-}
-
-impl Scene {
-    pub fn new() -> Scene {
-        Scene::with_config(Some(PASSING_CONFIG))
-    }
-
-    pub fn with_config(config: Option<&str>) -> Scene {
-        let fx = Fixture::new();
-        let mut files = vec![(".gitignore", Some("target/\n"))];
-        if let Some(config) = config {
-            files.push((".closegate.toml", Some(config)));
-        }
-        fx.commit("main", &files, "configure closegate");
-        fx.checkout(&fx.root());
-        let (wt, tip) = agent(&fx, "x", "close-ok");
-        Scene { fx, wt, tip }
-    }
-
-    pub fn teardown(&self, args: &[&str]) -> (i32, String, String) {
-        let mut all = vec!["teardown", self.wt.to_str().unwrap()];
-        all.extend_from_slice(args);
-        parts(&closegate(&self.fx.root(), &all))
-    }
-
-    pub fn audit(&self) -> Vec<Value> {
-        audit(&self.fx)
-    }
-}
-
-/// A branch `agent/<slug>` adding `src/lib.rs`, its worktree and a status document in `state`.
-pub fn agent(fx: &Fixture, slug: &str, state: &str) -> (PathBuf, Oid) {
-    let tip = fx.commit(
-        &format!("agent/{slug}"),
-        &[(
-            "src/lib.rs",
-            Some(&format!("pub fn {}() {{}}\n", slug.replace('-', "_"))),
-        )],
-        &format!("add {slug}"),
-    );
-    let wt = fx.worktree(slug, &format!("agent/{slug}"));
-    write_status(&wt, slug, state, tip, &format!("add {slug}"));
-    (wt, tip)
-}
-
-/// Write a status document naming `commit` (with `subject`) on `agent/<slug>` in `wt`.
-pub fn write_status(wt: &Path, slug: &str, state: &str, commit: Oid, subject: &str) {
-    let wt_s = wt.canonicalize().unwrap().display().to_string();
-    let sha = &commit.to_string()[..12];
-    let close = if state == "closed-without-merge" {
-        String::new()
-    } else {
-        format!("\nCLOSE-OK · {slug} · commit {sha} · branch agent/{slug} · worktree {wt_s}\n")
-    };
-    let text = format!(
-        "# STATUS — {slug}\n\n- state: {state}\n- abstract: adds {slug}, proven by the smoke check\n\
-         - last commit: {sha} — {subject}\n- done: it exists, proven by the smoke check\n\
-         - next / blocked-on: none\n- artifacts:\n  - src/lib.rs\n- updated: 2026-11-29\n{close}"
-    );
-    std::fs::write(wt.join("_EXEC_STATUS.md"), text).unwrap();
-}
+pub use crate::scene::{PASSING_CONFIG, Scene, agent, write_status};
 
 pub fn audit(fx: &Fixture) -> Vec<Value> {
     let path = fx.git_dir().join("closegate/audit.jsonl");
@@ -145,7 +74,7 @@ fn assert_refused(s: &Scene, args: &[&str], code: &str) -> String {
 
 #[test]
 fn verified_worktree_is_removed_with_its_ignored_files_and_the_document_archived() {
-    let s = Scene::new();
+    let s = Scene::honest_return();
     s.fx.write(&s.wt, "target/debug/out.o", "build output\n");
     let doc = std::fs::read(s.wt.join("_EXEC_STATUS.md")).unwrap();
     let admin = s.fx.git_dir().join("worktrees/x");
@@ -215,7 +144,7 @@ pub fn recorded_aside(records: &[Value]) -> PathBuf {
 
 #[test]
 fn dry_run_changes_nothing_and_records_nothing() {
-    let s = Scene::new();
+    let s = Scene::honest_return();
     let before = snapshot(&s.wt);
     let (exit, out, _) = s.teardown(&["--dry-run", "--delete-branch"]);
     assert_eq!(
@@ -236,7 +165,7 @@ fn dry_run_changes_nothing_and_records_nothing() {
 
 #[test]
 fn dirty_worktree_is_refused_with_the_gates_findings() {
-    let s = Scene::new();
+    let s = Scene::honest_return();
     s.fx.write(&s.wt, "src/lib.rs", "pub fn x() { uncommitted() }\n");
     let out = assert_refused(&s, &[], "teardown-dirty");
     assert!(
@@ -254,7 +183,7 @@ fn dirty_worktree_is_refused_with_the_gates_findings() {
 
 #[test]
 fn untracked_files_are_named_one_by_one() {
-    let s = Scene::new();
+    let s = Scene::honest_return();
     s.fx.write(&s.wt, "notes/a.txt", "a\n");
     s.fx.write(&s.wt, "notes/deep/b.txt", "b\n");
     s.fx.write(&s.wt, "target/ignored.o", "ignored\n");
@@ -278,7 +207,7 @@ fn untracked_files_are_named_one_by_one() {
 
 #[test]
 fn locked_worktree_is_refused() {
-    let s = Scene::new();
+    let s = Scene::honest_return();
     git(
         &s.fx.root(),
         &[
@@ -295,7 +224,7 @@ fn locked_worktree_is_refused() {
 
 #[test]
 fn main_worktree_is_refused() {
-    let s = Scene::new();
+    let s = Scene::honest_return();
     let root = s.fx.root();
     let before = snapshot(&root);
     let (exit, out, err) = parts(&closegate(&root, &["teardown", root.to_str().unwrap()]));
@@ -307,14 +236,14 @@ fn main_worktree_is_refused() {
 
 #[test]
 fn unmerged_branch_is_refused_with_delete_branch_and_kept() {
-    let s = Scene::new();
+    let s = Scene::honest_return();
     let out = assert_refused(&s, &["--delete-branch"], "teardown-unmerged");
     assert!(out.contains("agent/x"), "{out}");
 }
 
 #[test]
 fn operation_in_progress_is_refused() {
-    let s = Scene::new();
+    let s = Scene::honest_return();
     git(&s.wt, &["bisect", "start"]);
     let out = assert_refused(&s, &[], "teardown-operation-in-progress");
     assert!(out.contains("bisect"), "{out}");
@@ -322,7 +251,7 @@ fn operation_in_progress_is_refused() {
 
 #[test]
 fn hidden_changes_are_refused_by_content_not_stat() {
-    let s = Scene::new();
+    let s = Scene::honest_return();
     git(&s.wt, &["update-index", "--skip-worktree", "src/lib.rs"]);
     git(&s.wt, &["update-index", "--assume-unchanged", "README.md"]);
     // Same content, new mtime: not a change.
@@ -344,7 +273,7 @@ fn hidden_changes_are_refused_by_content_not_stat() {
 
 #[test]
 fn nested_repository_in_an_ignored_place_is_refused() {
-    let s = Scene::new();
+    let s = Scene::honest_return();
     let nested = s.wt.join("target/vendor");
     std::fs::create_dir_all(&nested).unwrap();
     git(&nested, &["init", "-q"]);
@@ -357,7 +286,7 @@ fn nested_repository_in_an_ignored_place_is_refused() {
 
 #[test]
 fn submodule_with_changes_of_its_own_is_refused() {
-    let s = Scene::new();
+    let s = Scene::honest_return();
     let lib = s.fx.tmp.path().join("lib");
     std::fs::create_dir_all(&lib).unwrap();
     git(&lib, &["init", "-q", "-b", "main"]);
@@ -401,7 +330,7 @@ fn submodule_with_changes_of_its_own_is_refused() {
 
 #[test]
 fn head_moved_after_the_status_is_refused_and_the_branch_kept() {
-    let s = Scene::new();
+    let s = Scene::honest_return();
     s.fx.commit(
         "agent/x",
         &[("src/more.rs", Some("more\n"))],
@@ -414,7 +343,7 @@ fn head_moved_after_the_status_is_refused_and_the_branch_kept() {
 
 #[test]
 fn trailing_status_only_commit_is_not_moved() {
-    let s = Scene::new();
+    let s = Scene::honest_return();
     let text = std::fs::read_to_string(s.wt.join("_EXEC_STATUS.md")).unwrap();
     s.fx.commit("agent/x", &[("_EXEC_STATUS.md", Some(&text))], "status");
     s.fx.checkout(&s.wt);
@@ -425,7 +354,7 @@ fn trailing_status_only_commit_is_not_moved() {
 
 #[test]
 fn squash_merged_branch_is_deleted() {
-    let s = Scene::new();
+    let s = Scene::honest_return();
     s.fx.commit(
         "main",
         &[("src/lib.rs", Some("pub fn x() {}\n"))],
@@ -460,7 +389,7 @@ fn squash_then_change(s: &Scene) {
 fn squash_merge_the_base_changed_later_is_not_merged() {
     // SPEC §7: merged by content only when every changed path holds the tip's very blob; the
     // base changed the file again, so the branch's bytes are not all there (no patch ids).
-    let s = Scene::new();
+    let s = Scene::honest_return();
     squash_then_change(&s);
     let repo = closegate::repo::Repo::discover(&s.fx.root()).unwrap();
     let main = repo.branch_tip("main").unwrap();
@@ -478,7 +407,7 @@ fn squash_merge_the_base_changed_later_is_not_merged() {
 
 #[test]
 fn a_branch_with_work_beyond_its_squash_merge_is_still_refused() {
-    let s = Scene::new();
+    let s = Scene::honest_return();
     let root = s.fx.root();
     git(&root, &["merge", "-q", "--squash", "agent/x"]);
     git(&root, &["commit", "-q", "-m", "squash: add x"]);
@@ -507,7 +436,7 @@ fn a_branch_with_work_beyond_its_squash_merge_is_still_refused() {
 
 #[test]
 fn rebase_merge_is_merged_until_the_base_changes_the_file_again() {
-    let s = Scene::new();
+    let s = Scene::honest_return();
     let second = s.fx.commit(
         "agent/x",
         &[("src/lib.rs", Some("pub fn x() {}\npub fn y() {}\n"))],
@@ -538,7 +467,7 @@ fn rebase_merge_is_merged_until_the_base_changes_the_file_again() {
         closegate::repo::merged::Merged::No
     );
     // Only the first commit picked: the second is truly unmerged.
-    let s = Scene::new();
+    let s = Scene::honest_return();
     let second = s.fx.commit(
         "agent/x",
         &[("src/lib.rs", Some("pub fn x() {}\npub fn y() {}\n"))],
@@ -556,7 +485,7 @@ fn rebase_merge_is_merged_until_the_base_changes_the_file_again() {
 
 #[test]
 fn branch_reachable_from_the_base_is_deleted() {
-    let s = Scene::new();
+    let s = Scene::honest_return();
     // Verified, then merged: the passing record keeps the merged work from being "nothing"
     // (SPEC §17 close-no-change: the merge base is now the tip itself).
     let (code, out, _) = parts(&closegate(&s.wt, &["check"]));
@@ -569,7 +498,7 @@ fn branch_reachable_from_the_base_is_deleted() {
 
 #[test]
 fn compare_and_delete_keeps_a_branch_that_moved() {
-    let s = Scene::new();
+    let s = Scene::honest_return();
     let repo = closegate::repo::Repo::discover(&s.fx.root()).unwrap();
     let moved =
         s.fx.commit("agent/x", &[("src/new.rs", Some("new\n"))], "moved");
@@ -588,7 +517,7 @@ fn compare_and_delete_keeps_a_branch_that_moved() {
 
 #[test]
 fn unverified_needs_allow_unverified_and_is_recorded_as_such() {
-    let s = Scene::with_config(None);
+    let s = Scene::honest_return_with(None);
     let out = assert_refused(&s, &[], "checks-none");
     assert!(out.contains("--allow-unverified"), "{out}");
     let (exit, out, err) = s.teardown(&["--allow-unverified"]);
@@ -616,7 +545,7 @@ fn closed_without_merge_is_torn_down_without_a_verdict_of_verified() {
 
 #[test]
 fn fail_never_tears_down() {
-    let s = Scene::new();
+    let s = Scene::honest_return();
     write_status(&s.wt, "x", "close-ok", s.tip, "another subject");
     let out = assert_refused(&s, &["--allow-unverified"], "close-last-commit-mismatch");
     assert!(out.contains("FAIL"), "{out}");
@@ -624,7 +553,7 @@ fn fail_never_tears_down() {
 
 #[test]
 fn directory_gone_but_registered_is_pruned_and_a_second_run_is_graceful() {
-    let s = Scene::new();
+    let s = Scene::honest_return();
     let wt = s.wt.canonicalize().unwrap();
     std::fs::remove_dir_all(&wt).unwrap();
     assert!(registered(&s.fx, &wt) || git(&s.fx.root(), &["worktree", "list"]).contains("/wt/x"));
@@ -643,7 +572,7 @@ fn directory_gone_but_registered_is_pruned_and_a_second_run_is_graceful() {
 
 #[test]
 fn path_that_never_was_a_worktree_is_an_error() {
-    let s = Scene::new();
+    let s = Scene::honest_return();
     let out = closegate(&s.fx.root(), &["teardown", "/nonexistent/closegate/wt"]);
     let (exit, _, err) = parts(&out);
     assert_eq!(exit, 2);
@@ -678,7 +607,7 @@ impl Drop for Immutable {
 
 #[test]
 fn removal_that_stops_midway_reports_what_is_left_and_a_rerun_finishes() {
-    let s = Scene::new();
+    let s = Scene::honest_return();
     s.fx.write(&s.wt, "target/stuck/out.o", "build output\n");
     let wt = s.wt.canonicalize().unwrap();
     let Some(mut lock) = Immutable::set(&s.wt.join("target/stuck")) else {

@@ -23,7 +23,7 @@ fn commit_only_the_head_reflog_holds(wt: &Path) -> Oid {
 
 #[test]
 fn gone_directory_whose_head_reflog_holds_the_only_copy_is_not_pruned() {
-    let s = Scene::new();
+    let s = Scene::honest_return();
     let lost = commit_only_the_head_reflog_holds(&s.wt);
     let admin = s.fx.git_dir().join("worktrees/x");
     std::fs::remove_dir_all(&s.wt).unwrap();
@@ -52,7 +52,7 @@ fn gone_directory_whose_head_reflog_holds_the_only_copy_is_not_pruned() {
 
 #[test]
 fn gone_directory_detached_on_its_own_commit_is_not_pruned() {
-    let s = Scene::new();
+    let s = Scene::honest_return();
     let lost = commit_only_the_head_reflog_holds(&s.wt);
     git(&s.wt, &["checkout", "-q", "--detach", &lost.to_string()]);
     std::fs::remove_dir_all(&s.wt).unwrap();
@@ -65,7 +65,7 @@ fn gone_directory_detached_on_its_own_commit_is_not_pruned() {
 
 #[test]
 fn gone_directory_whose_index_holds_staged_changes_is_not_pruned() {
-    let s = Scene::new();
+    let s = Scene::honest_return();
     std::fs::write(s.wt.join("staged.txt"), "staged only\n").unwrap();
     git(&s.wt, &["add", "staged.txt"]);
     std::fs::remove_dir_all(&s.wt).unwrap();
@@ -80,7 +80,7 @@ fn gone_directory_whose_index_holds_staged_changes_is_not_pruned() {
 
 #[test]
 fn gone_directory_reports_every_reason_together() {
-    let s = Scene::new();
+    let s = Scene::honest_return();
     let lost = commit_only_the_head_reflog_holds(&s.wt);
     let wt = s.wt.to_str().unwrap().to_string();
     git(
@@ -121,7 +121,7 @@ fn files(dir: &Path) -> Vec<(String, Vec<u8>)> {
 /// A link or a file planted on the archive's way, in the common directory the agent can write:
 /// exit 2 naming it, nothing written where it points, nothing removed.
 fn assert_archive_refused(plant: impl Fn(&Path, &Path) -> std::path::PathBuf) {
-    let s = Scene::new();
+    let s = Scene::honest_return();
     let elsewhere = s.fx.tmp.path().join("elsewhere");
     std::fs::create_dir_all(&elsewhere).unwrap();
     let named = plant(&s.fx.git_dir(), &elsewhere);
@@ -298,7 +298,7 @@ fn submodule_commit_only_its_worktree_repository_holds_is_refused() {
 
 #[test]
 fn main_worktree_refusal_reports_every_reason_together() {
-    let s = Scene::new();
+    let s = Scene::honest_return();
     let root = s.fx.root();
     std::fs::write(root.join("README.md"), "changed on main\n").unwrap();
     std::fs::write(root.join("notes.txt"), "untracked on main\n").unwrap();

@@ -5,7 +5,7 @@ use crate::teardown::Scene;
 
 #[test]
 fn a_directory_planted_at_the_archive_target_stops_the_dry_run_and_the_real_run_alike() {
-    let s = Scene::new();
+    let s = Scene::honest_return();
     let target =
         s.fx.git_dir()
             .join(format!("closegate/records/x/{}.md", s.tip));
@@ -49,7 +49,7 @@ fn a_directory_planted_at_the_archive_target_stops_the_dry_run_and_the_real_run_
 #[test]
 fn a_resumed_teardown_whose_aside_changed_is_refused_alike_by_the_dry_run_and_the_real_run() {
     // The auditor's t18: a teardown killed midway leaves its aside; a file is added there later.
-    let s = Scene::new();
+    let s = Scene::honest_return();
     let wt = s.wt.canonicalize().unwrap();
     let wt_arg = wt.to_str().unwrap();
     let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_closegate"));

@@ -127,7 +127,7 @@ impl Paused {
 
 /// The scene with ignored build output in `target/sub/f00..f09` and `target/top.o`.
 fn scene_with_build_output() -> Scene {
-    let s = Scene::new();
+    let s = Scene::honest_return();
     for i in 0..10 {
         s.fx.write(&s.wt, &format!("target/sub/f{i:02}"), "build output\n");
     }
@@ -341,7 +341,7 @@ fn detached_head_with_new_commits_is_refused_naming_them() {
 
 #[test]
 fn amend_on_the_branch_is_not_an_unreachable_commit() {
-    let s = Scene::new();
+    let s = Scene::honest_return();
     s.fx.write(&s.wt, "src/lib.rs", "pub fn x() { amended() }\n");
     git(&s.wt, &["commit", "-q", "-a", "--amend", "-m", "add x"]);
     let amended = head_of(&s.wt);
@@ -358,7 +358,7 @@ fn amend_on_the_branch_is_not_an_unreachable_commit() {
 
 #[test]
 fn bare_repository_in_an_ignored_folder_is_refused() {
-    let s = Scene::new();
+    let s = Scene::honest_return();
     let backup = s.wt.join("target/backup.git");
     let backup_s = backup.to_str().unwrap();
     git(&s.fx.root(), &["clone", "-q", "--bare", ".", backup_s]);
@@ -378,7 +378,7 @@ fn bare_repository_in_an_ignored_folder_is_refused() {
 
 #[test]
 fn status_flag_archives_the_worktrees_own_different_document() {
-    let s = Scene::new();
+    let s = Scene::honest_return();
     let given = s.fx.tmp.path().join("given.md");
     std::fs::copy(s.wt.join("_EXEC_STATUS.md"), &given).unwrap();
     let own = std::fs::read(s.wt.join("_EXEC_STATUS.md")).unwrap();
@@ -397,7 +397,7 @@ fn status_flag_archives_the_worktrees_own_different_document() {
 
 #[test]
 fn aside_directories_closegate_did_not_create_are_never_removed() {
-    let s = Scene::new();
+    let s = Scene::honest_return();
     let wt = s.wt.canonicalize().unwrap();
     let old_style = wt.with_file_name(".x.closegate-removing");
     let lookalike = wt.with_file_name(".x.closegate-removing-0123456789abcdef");
@@ -584,7 +584,7 @@ fn teardown_killed_at_every_kind_of_step_ends_intact_or_fully_removed() {
 
 #[test]
 fn fixup_rebase_on_the_branch_is_not_an_unreachable_commit() {
-    let s = Scene::new();
+    let s = Scene::honest_return();
     s.fx.write(&s.wt, "src/lib.rs", "pub fn x() { first() }\n");
     git(&s.wt, &["commit", "-q", "-a", "-m", "first"]);
     s.fx.write(&s.wt, "src/lib.rs", "pub fn x() { fixed() }\n");
@@ -613,7 +613,7 @@ fn fixup_rebase_on_the_branch_is_not_an_unreachable_commit() {
 
 #[test]
 fn unmerged_delete_branch_names_its_real_cause_and_the_way_on() {
-    let s = Scene::new();
+    let s = Scene::honest_return();
     let (exit, out, _) = s.teardown(&["--delete-branch"]);
     assert_eq!(exit, 1, "{out}");
     let headline = out
@@ -669,7 +669,7 @@ fn abandoned_work_keeps_its_unmerged_branch_with_delete_branch() {
 
 #[test]
 fn links_in_the_worktree_are_removed_never_followed() {
-    let s = Scene::new();
+    let s = Scene::honest_return();
     let out_dir = outside(&s.fx, 20);
     let before = tree(&out_dir);
     std::fs::create_dir_all(s.wt.join("target")).unwrap();

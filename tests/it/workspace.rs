@@ -31,7 +31,7 @@ fn seen(dir: &Path, n: usize) -> String {
 #[test]
 fn the_workspace_is_reset_exactly_and_keeps_only_the_kept_paths() {
     let dir = tempfile::tempdir().unwrap();
-    let s = Scene::with_config(Some(&config(dir.path())));
+    let s = Scene::honest_return_with(Some(&config(dir.path())));
     // The branch's first commit: data, an executable, a symlink and a file the next one drops.
     let files = [
         ("data.txt", Some("data\n")),
@@ -115,7 +115,7 @@ fn the_workspace_is_reset_exactly_and_keeps_only_the_kept_paths() {
 fn keep_paths_outside_the_checkout_are_an_error_naming_the_key() {
     for bad in ["../up", "/abs", ".git", "a/../b", "", "./target"] {
         let config = format!("[[checks]]\nname = \"warm\"\nrun = \"true\"\nkeep = [\"{bad}\"]\n");
-        let s = Scene::with_config(Some(&config));
+        let s = Scene::honest_return_with(Some(&config));
         let (code, out, err) = parts(&closegate(&s.wt, &["check"]));
         assert_eq!(code, 2, "keep = {bad:?}: {out}{err}");
         assert!(err.contains("keep"), "{err}");
