@@ -6,6 +6,7 @@ use anyhow::Result;
 
 use crate::hook::install::{self, Installed, Uninstalled, Which};
 use crate::hook::run;
+use crate::render;
 use crate::repo::Repo;
 
 /// Messages for a person: through `term` (quiet under `-q`, silent at a closed pipe).
@@ -82,13 +83,20 @@ pub fn run(args: Args) -> Result<i32> {
             hook, state, file, ..
         } => {
             let mut stdin = std::io::stdin().lock();
+            // git relays a hook's standard error to the person who ran the command (or pushed);
+            // a write that fails there changes nothing about the answer.
+            let mut stderr = std::io::stderr().lock();
             if hook == "pre-receive" {
                 let hook_file = state.as_deref().map(std::path::Path::new);
-                return Ok(crate::hook::server::main(&mut stdin, hook_file));
+                let answer = crate::hook::server::main(&mut stdin, hook_file);
+                let _ = render::hook::push(&answer, &mut stderr);
+                return Ok(answer.code());
             }
             let state = state.as_deref().map(|s| s.to_string_lossy());
             let file = file.as_deref().map(std::path::Path::new);
-            Ok(run::main(&hook, state.as_deref(), file, &mut stdin))
+            let answer = run::main(&hook, state.as_deref(), file, &mut stdin);
+            let _ = render::hook::transaction(&answer, &mut stderr);
+            Ok(answer.code())
         }
     }
 }

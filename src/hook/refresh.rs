@@ -62,7 +62,7 @@ pub(super) fn refresh(
             "cannot rewrite the hook {} so that it hands closegate the moves of {}; run \
              `closegate hook install`",
             file.display(),
-            crate::render::escape(&missing.join(", "))
+            missing.join(", ")
         )
     })
 }

@@ -72,30 +72,61 @@ pub(super) fn is_agent(config: &Config, short: &[u8]) -> bool {
     }
 }
 
-/// Run the hook for `hook` in `state` with the ref updates on `input`; returns the exit code.
+/// What the hook answers git, as data: `render::hook` words it, [`Answer::code`] is the exit code.
+#[derive(Debug)]
+pub enum Answer {
+    /// Every update may go ahead.
+    Accepted,
+    /// At least one decision was refused: the transaction is refused (exit 1).
+    Refused(Vec<Refusal>),
+    /// No decision was reached (an error, a panic): the transaction is refused all the same,
+    /// exit 1, or 2 for a repository libgit2 cannot open (SPEC §15). `error` is raw text.
+    Undecided { error: String, code: i32 },
+}
+
+impl Answer {
+    /// The hook's exit code: 0 lets git go ahead.
+    pub fn code(&self) -> i32 {
+        match self {
+            Answer::Accepted => 0,
+            Answer::Refused(_) => 1,
+            Answer::Undecided { code, .. } => *code,
+        }
+    }
+}
+
+/// A refused decision and, when the refusal is only "no passing record", the exact `closegate
+/// check` and `closegate approve` commands that can make its commit covered (raw, shell-quoted).
+#[derive(Debug)]
+pub struct Refusal {
+    pub decision: Decision,
+    pub next: Option<(String, String)>,
+}
+
+/// Run the hook for `hook` in `state` with the ref updates on `input`; returns its answer.
 /// `hook_file` is the script git ran (the installed script passes its own path), which closegate
 /// keeps in step with the configuration (`refresh`). Never returns an error and never lets a
-/// panic escape: both refuse (exit 1).
+/// panic escape: both refuse ([`Answer::Undecided`]).
 pub fn main(
     hook: &str,
     state: Option<&str>,
     hook_file: Option<&Path>,
     input: &mut dyn Read,
-) -> i32 {
+) -> Answer {
     let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         run(hook, state, hook_file, input)
     }));
-    // A repository libgit2 cannot open is exit 2 (SPEC §15), still a refusal to git.
-    let (err, code) = match outcome {
-        Ok(Ok(code)) => return code,
-        Ok(Err(err)) => (format!("{err:#}"), 1 + i32::from(is_unsupported(&err))),
-        Err(_) => ("the hook panicked".to_string(), 1),
-    };
-    eprintln!(
-        "closegate hook: refusing the ref update because the hook could not decide: {err}\n\
-         closegate hook: to bypass it deliberately, run {BYPASS}"
-    );
-    code
+    match outcome {
+        Ok(Ok(answer)) => answer,
+        Ok(Err(err)) => Answer::Undecided {
+            error: format!("{err:#}"),
+            code: 1 + i32::from(is_unsupported(&err)),
+        },
+        Err(_) => Answer::Undecided {
+            error: "the hook panicked".to_string(),
+            code: 1,
+        },
+    }
 }
 
 fn run(
@@ -103,19 +134,16 @@ fn run(
     state: Option<&str>,
     hook_file: Option<&Path>,
     input: &mut dyn Read,
-) -> Result<i32> {
+) -> Result<Answer> {
     if hook != "reference-transaction" {
-        bail!(
-            "unknown hook `{}`: only reference-transaction is handled",
-            crate::render::escape(hook)
-        );
+        bail!("unknown hook `{hook}`: only reference-transaction is handled");
     }
     let mut bytes = Vec::new();
     input
         .read_to_end(&mut bytes)
         .context("cannot read the ref updates on standard input")?;
     if state != Some("prepared") {
-        return Ok(0);
+        return Ok(Answer::Accepted);
     }
     let updates = parse(&bytes)?;
     // Branches are judged; a remote-tracking ref may be where the configuration comes from.
@@ -125,7 +153,7 @@ fn run(
             .any(|p| u.refname.starts_with(p))
     };
     if !updates.iter().any(branchy) {
-        return Ok(0);
+        return Ok(Answer::Accepted);
     }
     decide(&updates, hook_file)
 }
@@ -163,18 +191,13 @@ pub(super) fn value(raw: &str, refname: &str) -> Result<Option<Oid>> {
     let id = Oid::from_str(raw)
         .ok()
         .filter(|_| matches!(raw.len(), 40 | 64) && raw.bytes().all(|b| b.is_ascii_hexdigit()))
-        .with_context(|| {
-            format!(
-                "`{}` for {refname} is not an object id",
-                crate::render::escape(raw)
-            )
-        })?;
+        .with_context(|| format!("`{raw}` for {refname} is not an object id"))?;
     Ok((!id.is_zero()).then_some(id))
 }
 
 /// What a decision is about.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Action {
+pub enum Action {
     /// Deleting an agent branch.
     Delete,
     /// Moving the base onto agent commits.
@@ -195,20 +218,27 @@ impl Action {
 
 /// One decision of the hook.
 #[derive(Debug, Clone)]
-pub(super) struct Decision {
-    pub(super) action: Action,
+pub struct Decision {
+    pub action: Action,
     /// The agent branch, or for `Config` the base branch.
-    pub(super) branch: String,
+    pub branch: String,
     /// The commit judged: a deleted branch's tip, the newest agent commit a merge brings in, the
     /// base's new tip.
-    pub(super) commit: Oid,
-    pub(super) accepted: bool,
-    pub(super) base: Option<String>,
+    pub commit: Oid,
+    pub accepted: bool,
+    pub base: Option<String>,
     /// Why it was refused beyond "no passing record" (the unreadable or broken configuration).
-    pub(super) reason: Option<String>,
+    pub reason: Option<String>,
     /// A merge by content (SPEC §9: a squash, a cherry-pick, a copy): `commit` is the branch's
     /// tip, which the base does not reach.
-    pub(super) squash: bool,
+    pub squash: bool,
+}
+
+impl Decision {
+    /// Whether this refuses deleting the base branch itself.
+    pub fn deletes_base(&self) -> bool {
+        self.reason.as_deref() == Some(BASE_DELETED)
+    }
 }
 
 /// What the hook decides with: the trusted configuration, or the fallback when it cannot be read.
@@ -322,7 +352,7 @@ pub fn guarded_bases(repo: &Repo) -> Vec<String> {
 
 /// The slow path: open the repository from git's environment, keep the installed script in step
 /// with the configuration, and judge the branch updates.
-fn decide(updates: &[Update], hook_file: Option<&Path>) -> Result<i32> {
+fn decide(updates: &[Update], hook_file: Option<&Path>) -> Result<Answer> {
     let repo = Repo::from_env()?;
     let setting = Setting::read(&repo);
     super::refresh::refresh(&repo, &setting, updates, hook_file)?;
@@ -331,12 +361,12 @@ fn decide(updates: &[Update], hook_file: Option<&Path>) -> Result<i32> {
         .filter(|u| u.refname.starts_with("refs/heads/"))
         .collect();
     if heads.is_empty() {
-        return Ok(0);
+        return Ok(Answer::Accepted);
     }
     let judge = Judge::new(&repo, &setting, &heads)?;
     // Most updates (a commit on a feature branch or on an agent branch) need nothing more.
     if !judge.needs_judging()? {
-        return Ok(0);
+        return Ok(Answer::Accepted);
     }
     let mut decisions = judge.deletions()?;
     decisions.extend(judge.base_moves()?);
@@ -346,7 +376,7 @@ fn decide(updates: &[Update], hook_file: Option<&Path>) -> Result<i32> {
             .append(&common)
             .context("cannot record the hook's decision")?;
     }
-    report_refusals(&repo, &decisions, &setting.config().status_file)
+    Ok(answer(&repo, decisions, &setting.config().status_file))
 }
 
 /// One transaction's branch updates, with what judging them needs: the base's tips (now, and
@@ -720,82 +750,23 @@ pub(super) fn audit_line(d: &Decision) -> ledger::Record {
     ledger::hook_record(&report, fields)
 }
 
-/// Print one reason per refused decision, each with what to run next; exit 1 when there is any.
-fn report_refusals(repo: &Repo, decisions: &[Decision], status_file: &str) -> Result<i32> {
-    let refused: Vec<&Decision> = decisions.iter().filter(|d| !d.accepted).collect();
-    for d in &refused {
-        eprintln!("closegate hook: {}", refusal(repo, d, status_file));
-    }
+/// The refused decisions, each with the commands that move it on; accepted when there is none.
+fn answer(repo: &Repo, decisions: Vec<Decision>, status_file: &str) -> Answer {
+    let refused: Vec<Refusal> = decisions
+        .into_iter()
+        .filter(|d| !d.accepted)
+        .map(|d| Refusal {
+            next: d
+                .reason
+                .is_none()
+                .then(|| next_commands(repo, &d.branch, d.commit, status_file)),
+            decision: d,
+        })
+        .collect();
     if refused.is_empty() {
-        return Ok(0);
+        return Answer::Accepted;
     }
-    if refused.iter().any(|d| d.action == Action::Merge) {
-        eprintln!(
-            "closegate hook: if git has already updated your index and files (a refused `git merge` \
-             or `git pull`), run `git reset --merge` to put them back"
-        );
-    }
-    Ok(1)
-}
-
-/// The message for one refused decision: what was refused, why, and the exact command to run next.
-fn refusal(repo: &Repo, d: &Decision, status_file: &str) -> String {
-    let branch = crate::render::escape(&d.branch);
-    let base = d.base.as_deref().map(crate::render::escape);
-    let base = base.as_deref().unwrap_or("the base");
-    let full = d.commit.to_string();
-    let short = &full[..12.min(full.len())];
-    let reason = d.reason.as_deref().map(crate::render::escape);
-    if let Some(reason) = &reason {
-        if reason == BASE_DELETED {
-            return format!(
-                "refusing to delete `{branch}` at {short}: {reason} (the next branch created as the \
-                 base would be judged against nothing)\n\
-                 closegate hook: next: keep the base; to delete or rename it deliberately, run {BYPASS}"
-            );
-        }
-        let what = match d.action {
-            Action::Config => format!("refusing to move `{branch}` to {short}: its {reason}"),
-            Action::Delete => format!(
-                "refusing to delete agent branch `{branch}`: the base's configuration cannot be read ({reason})"
-            ),
-            Action::Merge => format!(
-                "refusing to move `{base}` onto agent branch `{branch}` at {short}: the base's \
-                 configuration cannot be read ({reason})"
-            ),
-        };
-        let fix = match d.action {
-            Action::Config => {
-                "fix the file and commit again (a refused `git commit` leaves your changes staged; after a refused `git merge`, run `git reset --merge` first)"
-            }
-            _ => {
-                "commit a configuration that parses to the base branch first (only agent branches are held meanwhile)"
-            }
-        };
-        return format!("{what}\nclosegate hook: next: {fix}");
-    }
-    let (check, approve) = next_commands(repo, &d.branch, d.commit, status_file);
-    match d.action {
-        Action::Delete => format!(
-            "refusing to delete agent branch `{branch}` at {short}: it is not merged into `{base}` \
-             and its tip has no passing record\n\
-             closegate hook: next: run `{check}` until it is VERIFIED, or have a human run `{approve}`"
-        ),
-        Action::Merge if d.squash => format!(
-            "refusing to move `{base}`: it would hold the changes of agent branch `{branch}` \
-             (a squash merge, a cherry-pick or a copy of its work), whose tip {short} has no \
-             passing record — a squash is a merge too\n\
-             closegate hook: next: run `{check}` until it is VERIFIED (or have a human run \
-             `{approve}`), or retire the branch with a `closed-without-merge` teardown; then \
-             commit again"
-        ),
-        _ => format!(
-            "refusing to move `{base}` onto agent branch `{branch}` at {short}: the newest agent \
-             commit it brings in ({short}) has no passing record\n\
-             closegate hook: next: run `{check}` until it is VERIFIED (or have a human run \
-             `{approve}`), then merge the commit that passed"
-        ),
-    }
+    Answer::Refused(refused)
 }
 
 /// The exact `closegate check` and `closegate approve` commands that can make `commit` (judged on
@@ -803,7 +774,8 @@ fn refusal(repo: &Repo, d: &Decision, status_file: &str) -> String {
 /// status document where it is: in the worktree checked out on the branch, else at the branch's
 /// tip (`--rev <branch> --no-worktree`; a name that is not UTF-8 cannot be typed, so the commit
 /// itself). `approve --commit` names the commit the gate checks: the commit the close line names,
-/// which for a single trailing status-only commit is its parent (SPEC §4.3, §9).
+/// which for a single trailing status-only commit is its parent (SPEC §4.3, §9). Quoted for sh,
+/// not escaped: `render` escapes them where they are printed.
 pub(super) fn next_commands(
     repo: &Repo,
     branch: &str,
@@ -816,6 +788,7 @@ pub(super) fn next_commands(
         .worktrees()
         .into_iter()
         .find(|w| w.exists && w.head_ref().as_deref() == Some(wanted.as_str()));
+    use crate::shell::shell_word;
     let target = match worktree {
         Some(wt) => shell_word(&wt.path.display().to_string()),
         // `path_text` spells an invalid byte `\xNN`: a backslash, which no ref name holds
@@ -826,11 +799,6 @@ pub(super) fn next_commands(
         format!("closegate check {target}"),
         format!("closegate approve {target} --commit {checked}"),
     )
-}
-
-/// A word as sh reads it back ([`crate::render::shell_word`]), escaped for the terminal.
-fn shell_word(text: &str) -> String {
-    crate::render::escape(&crate::shell::shell_word(text))
 }
 
 /// Whether `tip`'s work is merged into `base` (SPEC §7: reachable, or the blob rule); an error
@@ -898,7 +866,8 @@ mod tests {
                     Some(state),
                     None,
                     &mut line.as_bytes()
-                ),
+                )
+                .code(),
                 0
             );
         }
@@ -909,11 +878,12 @@ mod tests {
                 Some("prepared"),
                 None,
                 &mut tag.as_bytes()
-            ),
+            )
+            .code(),
             0
         );
         assert_eq!(
-            main("pre-push", Some("prepared"), None, &mut tag.as_bytes()),
+            main("pre-push", Some("prepared"), None, &mut tag.as_bytes()).code(),
             1
         );
     }

@@ -14,7 +14,7 @@
 //! deleting one is accepted only when its tip is merged into the base or passes the gate.
 
 use std::io::Read;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::rc::Rc;
 
 use anyhow::{Context, Result};
@@ -25,30 +25,73 @@ use super::script;
 use crate::finding::Verdict;
 use crate::gates::Session;
 use crate::inputs::GateOptions;
-use crate::render::{self, Format};
 use crate::repo::{Repo, is_unsupported};
 use crate::report::Report;
 use crate::{attest, gates, ledger};
 
-/// Run the server gate on the updates on `input`; returns the exit code (0 accept, 1 refuse).
-/// `hook_file` is the hook git ran (the installed hook passes it): a kept backup beside it
+/// What the server gate answers the pusher, as data: `render::hook::push` words it,
+/// [`Answer::code`] is the exit code (0 accept, 1 refuse).
+#[derive(Debug)]
+pub enum Answer {
+    /// No branch is pushed: tags, notes and other refs carry no claim of their own.
+    NoBranches,
+    /// The kept backup hook ran first and refused (its exit code, or the signal that ended it).
+    ChainedRefused { backup: PathBuf, how: String },
+    /// Every branch update decided, with the report of every judged commit.
+    Judged(Judged),
+    /// No decision was reached (an error, a panic): the push is refused all the same, exit 1,
+    /// or 2 for a repository libgit2 cannot open (SPEC §15). `error` is raw text.
+    Undecided { error: String, code: i32 },
+}
+
+/// The decisions on a push's branch updates.
+#[derive(Debug)]
+pub struct Judged {
+    /// The base's name for messages.
+    pub base: Option<String>,
+    pub decisions: Vec<Decision>,
+    /// The report of every commit the gate judged, in the order judged.
+    pub reports: Vec<Report>,
+}
+
+impl Judged {
+    /// Whether any decision refused.
+    pub fn refused(&self) -> bool {
+        self.decisions.iter().any(|d| !d.accepted)
+    }
+}
+
+impl Answer {
+    /// The hook's exit code: 0 lets the push in.
+    pub fn code(&self) -> i32 {
+        match self {
+            Answer::NoBranches => 0,
+            Answer::ChainedRefused { .. } => 1,
+            Answer::Judged(judged) => i32::from(judged.refused()),
+            Answer::Undecided { code, .. } => *code,
+        }
+    }
+}
+
+/// Run the server gate on the updates on `input`; returns its answer. `hook_file` is the hook
+/// git ran (the installed hook passes it): a kept backup beside it
 /// (`pre-receive.closegate-backup`, written by `install --server --force`) runs first, on the
 /// same input, and must accept. Never returns an error and never lets a panic escape: both
-/// refuse the push.
-pub fn main(input: &mut dyn Read, hook_file: Option<&Path>) -> i32 {
+/// refuse the push ([`Answer::Undecided`]).
+pub fn main(input: &mut dyn Read, hook_file: Option<&Path>) -> Answer {
     let outcome =
         std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| decide(input, hook_file)));
-    // A repository libgit2 cannot open is exit 2 (SPEC §15), still a refusal to git.
-    let (err, code) = match outcome {
-        Ok(Ok(code)) => return code,
-        Ok(Err(err)) => (format!("{err:#}"), 1 + i32::from(is_unsupported(&err))),
-        Err(_) => ("the hook panicked".to_string(), 1),
-    };
-    eprintln!(
-        "closegate: refusing the push because the server gate could not decide: {err}\n\
-         closegate: an administrator can bypass it deliberately by moving hooks/pre-receive aside"
-    );
-    code
+    match outcome {
+        Ok(Ok(answer)) => answer,
+        Ok(Err(err)) => Answer::Undecided {
+            error: format!("{err:#}"),
+            code: 1 + i32::from(is_unsupported(&err)),
+        },
+        Err(_) => Answer::Undecided {
+            error: "the hook panicked".to_string(),
+            code: 1,
+        },
+    }
 }
 
 /// What the server knows about one push: the trusted setting and the notes to read.
@@ -63,15 +106,15 @@ struct Push {
     pushed: Vec<(String, Oid)>,
 }
 
-fn decide(input: &mut dyn Read, hook_file: Option<&Path>) -> Result<i32> {
+fn decide(input: &mut dyn Read, hook_file: Option<&Path>) -> Result<Answer> {
     let mut bytes = Vec::new();
     input
         .read_to_end(&mut bytes)
         .context("cannot read the ref updates on standard input")?;
     if let Some(hook_file) = hook_file
-        && !chained_accepts(hook_file, &bytes)?
+        && let Some((backup, how)) = chained_refusal(hook_file, &bytes)?
     {
-        return Ok(1);
+        return Ok(Answer::ChainedRefused { backup, how });
     }
     let updates = run::parse(&bytes)?;
     let heads: Vec<&Update> = updates
@@ -79,7 +122,7 @@ fn decide(input: &mut dyn Read, hook_file: Option<&Path>) -> Result<i32> {
         .filter(|u| u.refname.starts_with("refs/heads/"))
         .collect();
     if heads.is_empty() {
-        return Ok(0); // tags, notes and other refs carry no claim of their own
+        return Ok(Answer::NoBranches);
     }
     let repo = Rc::new(Repo::from_env()?);
     let mut notes = Vec::new();
@@ -108,7 +151,11 @@ fn decide(input: &mut dyn Read, hook_file: Option<&Path>) -> Result<i32> {
             .append(&common)
             .context("cannot record the decision")?;
     }
-    answer(&push, &out)
+    Ok(Answer::Judged(Judged {
+        base: push.setting.base.clone(),
+        decisions: out.decisions,
+        reports: out.reports.into_iter().flatten().collect(),
+    }))
 }
 
 /// What the push's updates came to: one decision each, and the report of every judged commit.
@@ -120,9 +167,10 @@ struct Outcome {
 
 /// Run the backup kept beside `hook_file`, if there is an executable one, with the push's
 /// `updates` on its standard input (a file, as git gives a hook: it may read all, some or none)
-/// and no arguments (git passes pre-receive none), in this environment and directory; whether
-/// it accepted. What it prints reaches the pusher as git relays any hook's output.
-fn chained_accepts(hook_file: &Path, updates: &[u8]) -> Result<bool> {
+/// and no arguments (git passes pre-receive none), in this environment and directory; `None`
+/// when it accepted, else the backup and how it failed. What it prints reaches the pusher as git
+/// relays any hook's output.
+fn chained_refusal(hook_file: &Path, updates: &[u8]) -> Result<Option<(PathBuf, String)>> {
     use std::io::{Seek, Write};
     use std::os::unix::fs::PermissionsExt;
     use std::os::unix::process::ExitStatusExt;
@@ -136,7 +184,7 @@ fn chained_accepts(hook_file: &Path, updates: &[u8]) -> Result<bool> {
     let runnable = std::fs::metadata(&backup)
         .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0);
     if !runnable {
-        return Ok(true);
+        return Ok(None);
     }
     let mut input =
         tempfile::tempfile().context("cannot keep the ref updates for the chained hook")?;
@@ -149,17 +197,13 @@ fn chained_accepts(hook_file: &Path, updates: &[u8]) -> Result<bool> {
         .status()
         .with_context(|| format!("cannot run the chained hook {}", backup.display()))?;
     if status.success() {
-        return Ok(true);
+        return Ok(None);
     }
     let how = match status.code() {
         Some(code) => format!("exit {code}"),
         None => format!("signal {}", status.signal().unwrap_or(0)),
     };
-    eprintln!(
-        "closegate hook: the chained hook {} failed with {how}",
-        render::escape(&backup.display().to_string())
-    );
-    Ok(false)
+    Ok(Some((backup, how)))
 }
 
 /// Agent branches created, moved or deleted by the push.
@@ -331,47 +375,4 @@ fn judge(push: &Push, rev: Oid, run_checks: bool) -> Result<Report> {
         ledger::record_check(&session.repo().common_dir(), &outcome.report)?;
     }
     Ok(outcome.report)
-}
-
-/// Tell the pusher: the report of every judged commit that was refused, one line per decision;
-/// exit 1 when anything was refused.
-fn answer(push: &Push, out: &Outcome) -> Result<i32> {
-    let mut err = std::io::stderr().lock();
-    for report in out.reports.iter().flatten() {
-        if report.verdict != Verdict::Verified {
-            render::render(report, Format::Human, false, &mut err)?;
-        }
-    }
-    let base = push.setting.base.as_deref().unwrap_or("the base");
-    let mut refused = false;
-    for d in &out.decisions {
-        let branch = render::escape(&d.branch);
-        let short = &d.commit.to_string()[..12];
-        let what = match d.action {
-            Action::Delete => format!("delete agent branch `{branch}` at {short}"),
-            Action::Merge => format!("move `{base}` onto agent branch `{branch}` at {short}"),
-            Action::Config if d.reason.as_deref().is_some_and(|r| r.contains("deleted")) => {
-                format!("delete `{branch}` at {short}")
-            }
-            Action::Config => format!("move `{branch}` to {short}"),
-        };
-        if d.accepted {
-            eprintln!("closegate: accepted: {what}");
-            continue;
-        }
-        refused = true;
-        let why = match (&d.reason, d.action) {
-            (Some(reason), _) => render::escape(reason),
-            (None, Action::Delete) => "it is not merged and its tip is not VERIFIED".into(),
-            (None, _) => "the newest agent commit it brings in is not VERIFIED".into(),
-        };
-        eprintln!("closegate: refusing to {what}: {why}");
-    }
-    if refused {
-        eprintln!(
-            "closegate: next: run `closegate check --attest` on the commit in CI and push \
-             refs/notes/closegate with it (or have an allowed signer run `closegate approve --sign`)"
-        );
-    }
-    Ok(i32::from(refused))
 }

@@ -5,6 +5,7 @@
 
 pub mod board;
 mod github;
+pub mod hook;
 mod human;
 mod sarif;
 
