@@ -10,7 +10,7 @@ use crate::catalog::Code;
 use crate::cmd::gate::GateArgs;
 use crate::finding::Verdict;
 use crate::gates::Session;
-use crate::inputs::{GateOptions, Signing, Signs};
+use crate::inputs::{self, GateOptions, Signing, Signs};
 use crate::render::{self, Format, escape};
 use crate::repo::CommitLookup;
 use crate::report::{Approval, Report};
@@ -59,13 +59,10 @@ pub struct Args {
     pub gate: GateArgs,
 }
 
-/// The reviewer's name for `verb` (`approve`, `reject`): `--by`, else git's `user.name`, else
-/// `GIT_COMMITTER_NAME`, else `GIT_AUTHOR_NAME` (SPEC §21); never empty. None set: exit 2.
-pub fn reviewer(
-    by: Option<&str>,
-    worktree: Option<&std::path::Path>,
-    verb: &str,
-) -> Result<String> {
+/// The reviewer's name for `verb` (`approve`, `reject`): `--by`, else git's `user.name` as
+/// `repo` sees it, else `GIT_COMMITTER_NAME`, else `GIT_AUTHOR_NAME` (SPEC §21); never empty.
+/// None set: exit 2.
+pub fn reviewer(by: Option<&str>, repo: &crate::repo::Repo, verb: &str) -> Result<String> {
     let env = |name: &str| {
         std::env::var(name)
             .ok()
@@ -74,7 +71,7 @@ pub fn reviewer(
     };
     let by = match by {
         Some(by) => by.trim().to_string(),
-        None => user_name(worktree)
+        None => user_name(repo)
             .or_else(|| env("GIT_COMMITTER_NAME"))
             .or_else(|| env("GIT_AUTHOR_NAME"))
             .ok_or_else(|| {
@@ -109,7 +106,8 @@ struct Shown<'a> {
 }
 
 pub fn run(args: Args, color: bool) -> Result<i32> {
-    let by = reviewer(args.by.as_deref(), args.worktree.as_deref(), "approve")?;
+    let (repo, root) = inputs::open(args.worktree.as_deref())?;
+    let by = reviewer(args.by.as_deref(), &repo, "approve")?;
     let by = by.as_str();
     // The key is found before anything is judged or recorded (no key is an error, exit 2), and
     // the session hides it from the checks, which run the agent's code.
@@ -121,7 +119,7 @@ pub fn run(args: Args, color: bool) -> Result<i32> {
         signing,
         ..args.gate.options()
     };
-    let session = Session::open(args.worktree.as_deref(), &opts)?;
+    let session = Session::in_repo(repo, root, &opts)?;
     let key = session.signing_key();
     let outcome = gates::evaluate(&session)?;
     let mut report = outcome.report;
@@ -259,7 +257,7 @@ fn show(
         let merge_base = session
             .base()
             .and_then(|(_, base)| session.repo().merge_base(*base, commit));
-        write_changes(session.worktree(), report, merge_base, commit, out)?;
+        write_changes(session.repo(), report, merge_base, commit, out)?;
     }
     out.flush()?;
     Ok(())
@@ -292,14 +290,9 @@ fn announce(
     Ok(0)
 }
 
-/// git's `user.name` as the repository around `worktree` (or the current directory) sees it.
-fn user_name(worktree: Option<&std::path::Path>) -> Option<String> {
-    let dir = match worktree {
-        Some(dir) => dir.to_path_buf(),
-        None => std::env::current_dir().ok()?,
-    };
-    let repo = git2::Repository::discover(dir).ok()?;
-    let name = repo.config().ok()?.get_string("user.name").ok()?;
+/// git's `user.name` as `repo` sees it, when it is set and not blank.
+fn user_name(repo: &crate::repo::Repo) -> Option<String> {
+    let name = repo.config_string("user.name")?;
     let name = name.trim().to_string();
     (!name.is_empty()).then_some(name)
 }
@@ -307,7 +300,7 @@ fn user_name(worktree: Option<&std::path::Path>) -> Option<String> {
 /// The protected changes being approved, `git diff --stat` style, and the exact `git diff`
 /// command that shows them in full. Display only: the gate has already judged these paths.
 fn write_changes(
-    worktree: &std::path::Path,
+    repo: &crate::repo::Repo,
     report: &Report,
     merge_base: Option<git2::Oid>,
     commit: git2::Oid,
@@ -330,7 +323,12 @@ fn write_changes(
         )?;
         return Ok(());
     };
-    let stats = diff_stat(worktree, merge_base, commit, &paths).unwrap_or_default();
+    let stats = repo
+        .diff_stat(merge_base, commit, &paths)
+        .unwrap_or_default();
+    let stats: Vec<_> = (stats.into_iter())
+        .map(|(path, plus, minus, binary)| (escape(&path), plus, minus, binary))
+        .collect();
     let (added, deleted) = write_stat_lines(&stats, out)?;
     let summary = stat_summary(stats.len(), added, deleted);
     writeln!(out, "{summary}")?;
@@ -392,47 +390,6 @@ fn stat_summary(n: usize, added: usize, deleted: usize) -> String {
         summary.push_str(&format!(", {deleted} deletion{}(-)", plural(deleted)));
     }
     summary
-}
-
-/// Per path: (escaped path, insertions, deletions, binary), as `git diff --stat` counts them.
-fn diff_stat(
-    worktree: &std::path::Path,
-    from: git2::Oid,
-    to: git2::Oid,
-    paths: &[&str],
-) -> Result<Vec<(String, usize, usize, bool)>> {
-    let repo = git2::Repository::discover(worktree)?;
-    let old = repo.find_commit(from)?.tree()?;
-    let new = repo.find_commit(to)?.tree()?;
-    let mut opts = git2::DiffOptions::new();
-    opts.disable_pathspec_match(true);
-    for path in paths {
-        opts.pathspec(*path);
-    }
-    let diff = repo.diff_tree_to_tree(Some(&old), Some(&new), Some(&mut opts))?;
-    let mut stats = Vec::new();
-    for index in 0..diff.deltas().len() {
-        let Some(delta) = diff.get_delta(index) else {
-            continue;
-        };
-        let file = delta.new_file().path().or(delta.old_file().path());
-        let path = escape(
-            &file
-                .map(|p| p.to_string_lossy().into_owned())
-                .unwrap_or_default(),
-        );
-        let patch = git2::Patch::from_diff(&diff, index)?;
-        let binary = delta.flags().is_binary() || patch.is_none();
-        let (plus, minus) = match &patch {
-            Some(patch) => {
-                let (_, plus, minus) = patch.line_stats()?;
-                (plus, minus)
-            }
-            None => (0, 0),
-        };
-        stats.push((path, plus, minus, binary));
-    }
-    Ok(stats)
 }
 
 /// Why this approval cannot be recorded, if it cannot.

@@ -13,7 +13,7 @@ use serde::Serialize;
 
 use crate::cmd::gate::GateArgs;
 use crate::gates::Session;
-use crate::inputs::GateOptions;
+use crate::inputs::{self, GateOptions};
 use crate::render::escape;
 use crate::{gates, ledger};
 
@@ -56,7 +56,8 @@ struct Rejected<'a> {
 }
 
 pub fn run(args: Args) -> Result<i32> {
-    let by = super::approve::reviewer(args.by.as_deref(), args.worktree.as_deref(), "reject")?;
+    let (repo, root) = inputs::open(args.worktree.as_deref())?;
+    let by = super::approve::reviewer(args.by.as_deref(), &repo, "reject")?;
     let note = args.note.trim();
     if note.is_empty() {
         anyhow::bail!("--note needs the reason for the rejection: the agent is shown it");
@@ -66,7 +67,7 @@ pub fn run(args: Args) -> Result<i32> {
         no_checks: true,
         ..args.gate.options()
     };
-    let session = Session::open(args.worktree.as_deref(), &opts)?;
+    let session = Session::in_repo(repo, root, &opts)?;
     let outcome = gates::evaluate(&session)?;
     let mut report = outcome.report;
     let refused = outcome

@@ -301,3 +301,47 @@ fn to_change(delta: git2::DiffDelta<'_>) -> Option<Change> {
         new_path,
     })
 }
+
+impl Repo {
+    /// Per changed path of `paths` (literal pathspecs) between the commits `from` and `to`: the
+    /// path (lossy UTF-8, unescaped), insertions, deletions and whether it is binary, as `git
+    /// diff --stat` counts them.
+    pub fn diff_stat(
+        &self,
+        from: Oid,
+        to: Oid,
+        paths: &[&str],
+    ) -> Result<Vec<(String, usize, usize, bool)>> {
+        let old = self.git.find_commit(from)?.tree()?;
+        let new = self.git.find_commit(to)?.tree()?;
+        let mut opts = DiffOptions::new();
+        opts.disable_pathspec_match(true);
+        for path in paths {
+            opts.pathspec(*path);
+        }
+        let diff = self
+            .git
+            .diff_tree_to_tree(Some(&old), Some(&new), Some(&mut opts))?;
+        let mut stats = Vec::new();
+        for index in 0..diff.deltas().len() {
+            let Some(delta) = diff.get_delta(index) else {
+                continue;
+            };
+            let file = delta.new_file().path().or(delta.old_file().path());
+            let path = file
+                .map(|p| p.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            let patch = git2::Patch::from_diff(&diff, index)?;
+            let binary = delta.flags().is_binary() || patch.is_none();
+            let (plus, minus) = match &patch {
+                Some(patch) => {
+                    let (_, plus, minus) = patch.line_stats()?;
+                    (plus, minus)
+                }
+                None => (0, 0),
+            };
+            stats.push((path, plus, minus, binary));
+        }
+        Ok(stats)
+    }
+}
