@@ -1092,15 +1092,12 @@ pub fn last_removal(common_dir: &Path, worktree: &str) -> Result<Option<Record>>
 }
 
 /// The audit log as `log`, `board` and `serve` read it: every line as stored (what `log --json`
-/// prints and the `mac` covers) with its number and authentication, and each typed.
+/// prints and the `mac` covers) with its number and authentication, each readable as a
+/// [`Record`]. Lines are typed when asked for, so a reader that only lists them pays nothing.
 #[derive(Debug, Default)]
 pub struct Log {
     /// The lines as stored, their numbers and authentication, and the lines skipped.
     pub read: record::ReadResult,
-    /// Per record of `read.records`, in the same order: the record it is, or why it is not one
-    /// (a JSON object without `event`). An event this version does not write reads as
-    /// [`Event::Unknown`].
-    pub typed: Vec<Result<Record, String>>,
 }
 
 /// A `Log` is read where a `record::ReadResult` was: the stored lines stay the source of truth.
@@ -1113,22 +1110,28 @@ impl std::ops::Deref for Log {
 }
 
 impl Log {
+    /// Every stored record, in log order, with its line number and authentication: the record
+    /// it is, or why it is not one (a JSON object without `event`). An event this version does
+    /// not write reads as [`Event::Unknown`].
+    pub fn typed(&self) -> impl Iterator<Item = (&(usize, record::Auth), Result<Record, String>)> {
+        let lines = self.read.records.iter().zip(&self.read.lines);
+        lines.map(|(value, line)| (line, Record::parse(value)))
+    }
+
     /// The typed records that count (every one without a key; the authenticated ones with a
     /// key), in log order; lines that are no record are left out.
-    pub fn counted_records(&self) -> impl Iterator<Item = &Record> {
-        self.typed
-            .iter()
-            .zip(&self.read.lines)
-            .filter(|(_, (_, auth))| auth.counts())
-            .filter_map(|(record, _)| record.as_ref().ok())
+    pub fn counted_records(&self) -> impl Iterator<Item = Record> + '_ {
+        self.typed()
+            .filter(|((_, auth), _)| auth.counts())
+            .filter_map(|(_, record)| record.ok())
     }
 }
 
-/// Read the whole audit log, typed ([`Log`]); a missing file reads as empty.
+/// Read the whole audit log ([`Log`]); a missing file reads as empty.
 pub fn read(common_dir: &Path) -> Result<Log> {
-    let read = record::read(common_dir)?;
-    let typed = read.records.iter().map(Record::parse).collect();
-    Ok(Log { read, typed })
+    Ok(Log {
+        read: record::read(common_dir)?,
+    })
 }
 
 #[cfg(test)]

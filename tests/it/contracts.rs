@@ -58,6 +58,31 @@ fn every_captured_audit_line_reads_and_writes_back_byte_for_byte() {
     assert_eq!(events.into_iter().collect::<Vec<_>>(), want);
 }
 
+/// The reader `log`, `board` and `serve` use: every record typed, the rest named.
+#[test]
+fn the_log_reader_types_every_line_and_names_the_rest() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = record::audit_path(dir.path());
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    let mut text = fixture("demo-audit.jsonl");
+    let captured = text.lines().count();
+    text.push_str("{\"commit\":\"x\"}\nnot json\n[1]\n{\"event\":\"merge\",\"ts\":7}\n{\"torn");
+    std::fs::write(&path, text).unwrap();
+    let log = closegate::ledger::read(dir.path()).unwrap();
+    let typed: Vec<_> = log.typed().map(|(line, r)| (line.0, r)).collect();
+    assert_eq!(typed.len(), captured + 2);
+    assert!(typed[..captured].iter().all(|(_, r)| r.is_ok()));
+    assert_eq!(typed[captured].0, captured + 1);
+    assert_eq!(
+        typed[captured].1.as_ref().err().map(String::as_str),
+        Some("no event")
+    );
+    let merge = typed[captured + 1].1.as_ref().unwrap();
+    assert!(matches!(merge.event, Event::Unknown) && merge.ts.is_empty());
+    let skipped: Vec<usize> = log.skipped.iter().map(|(n, _)| *n).collect();
+    assert_eq!(skipped, [captured + 2, captured + 3, captured + 5]);
+}
+
 /// The MAC covers the line without `mac`: the rewritten lines still authenticate, and the
 /// chain (`prev`) is intact, so a reformat would show here as a forgery.
 #[test]
