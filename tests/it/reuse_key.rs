@@ -12,7 +12,8 @@ use std::path::Path;
 use serde_json::Value;
 
 use crate::fixture::{closegate, git, parts};
-use crate::teardown::{Scene, write_status};
+use crate::scene::agent_status;
+use crate::teardown::Scene;
 
 /// A check `slugged` that appends to `<dir>/runs` and fails only under the slug `x`.
 fn config(dir: &Path, extra: &str) -> String {
@@ -46,10 +47,9 @@ fn a_pass_under_a_decoy_slug_is_not_reused_under_the_real_slug() {
     let dir = tempfile::tempdir().unwrap();
     let s = Scene::honest_return_with(Some(&config(dir.path(), "")));
     // The same commit (same tree), the status document naming a decoy slug.
-    let real = std::fs::read_to_string(s.wt.join("_EXEC_STATUS.md")).unwrap();
-    let decoy = real
-        .replace("# STATUS — x", "# STATUS — decoy")
-        .replace("CLOSE-OK · x ·", "CLOSE-OK · decoy ·");
+    let doc = agent_status(&s.wt, "x", "close-ok", s.tip, "add x");
+    let real = doc.render();
+    let decoy = doc.slug("decoy").render();
     std::fs::write(s.wt.join("_EXEC_STATUS.md"), &decoy).unwrap();
     let (_, first) = check(&s.wt);
     assert_eq!(runs(dir.path()).len(), 1, "{first}");
@@ -85,20 +85,15 @@ fn same_tree_twice(extra: &str) -> (Scene, tempfile::TempDir) {
     let dir = tempfile::tempdir().unwrap();
     let s = Scene::honest_return_with(Some(&config(dir.path(), extra)));
     let wt = s.wt.clone();
-    let doc = std::fs::read_to_string(wt.join("_EXEC_STATUS.md")).unwrap();
-    let doc = doc
-        .replace("CLOSE-OK · x ·", "CLOSE-OK · y ·")
-        .replace("# STATUS — x", "# STATUS — y");
-    std::fs::write(wt.join("_EXEC_STATUS.md"), doc).unwrap();
+    agent_status(&wt, "x", "close-ok", s.tip, "add x")
+        .slug("y")
+        .write(&wt);
     check(&wt);
     git(&wt, &["commit", "-q", "--allow-empty", "-m", "same tree"]);
     let head = s.fx.repo.revparse_single("agent/x").unwrap().id();
-    write_status(&wt, "x", "close-ok", head, "same tree");
-    let doc = std::fs::read_to_string(wt.join("_EXEC_STATUS.md")).unwrap();
-    let doc = doc
-        .replace("CLOSE-OK · x ·", "CLOSE-OK · y ·")
-        .replace("# STATUS — x", "# STATUS — y");
-    std::fs::write(wt.join("_EXEC_STATUS.md"), doc).unwrap();
+    agent_status(&wt, "x", "close-ok", head, "same tree")
+        .slug("y")
+        .write(&wt);
     check(&wt);
     (s, dir)
 }

@@ -260,7 +260,8 @@ pub struct StatusDoc {
     next: Option<String>,
     artifacts: Option<Vec<String>>,
     updated: Option<String>,
-    close: Option<String>,
+    /// The close line's commit, branch and worktree.
+    close: Option<(String, String, String)>,
 }
 
 impl StatusDoc {
@@ -333,10 +334,13 @@ impl StatusDoc {
     /// The close line `CLOSE-OK · <slug> · commit <sha> · branch <branch> · worktree <path>`,
     /// after a blank line.
     pub fn close(mut self, sha: &str, branch: &str, worktree: &str) -> StatusDoc {
-        let slug = &self.slug;
-        self.close = Some(format!(
-            "CLOSE-OK · {slug} · commit {sha} · branch {branch} · worktree {worktree}"
-        ));
+        self.close = Some((sha.to_string(), branch.to_string(), worktree.to_string()));
+        self
+    }
+
+    /// The same document under another slug (the heading and the close line name it).
+    pub fn slug(mut self, slug: &str) -> StatusDoc {
+        self.slug = slug.to_string();
         self
     }
 
@@ -361,8 +365,11 @@ impl StatusDoc {
         if let Some(date) = &self.updated {
             text.push_str(&format!("- updated: {date}\n"));
         }
-        if let Some(line) = &self.close {
-            text.push_str(&format!("\n{line}\n"));
+        if let Some((sha, branch, worktree)) = &self.close {
+            let slug = &self.slug;
+            text.push_str(&format!(
+                "\nCLOSE-OK · {slug} · commit {sha} · branch {branch} · worktree {worktree}\n"
+            ));
         }
         text
     }
@@ -382,18 +389,24 @@ pub fn status_doc(state: &str, sha: &str, worktree: &str) -> String {
         .render()
 }
 
-/// Write the usual document of `agent/<slug>` into `wt`: complete, in `state`, naming `commit`
-/// (with `subject`); a `closed-without-merge` document has no close line.
-pub fn write_status(wt: &Path, slug: &str, state: &str, commit: Oid, subject: &str) {
+/// The usual document of `agent/<slug>` in `wt`: complete, in `state`, naming `commit` (with
+/// `subject`); a `closed-without-merge` document has no close line.
+pub fn agent_status(wt: &Path, slug: &str, state: &str, commit: Oid, subject: &str) -> StatusDoc {
     let wt_s = wt.canonicalize().unwrap().display().to_string();
     let sha = &commit.to_string()[..12];
-    let mut doc = StatusDoc::complete(slug, state)
+    let doc = StatusDoc::complete(slug, state)
         .last_commit(sha, subject)
         .done("it exists, proven by the smoke check");
-    if state != "closed-without-merge" {
-        doc = doc.close(sha, &format!("agent/{slug}"), &wt_s);
+    if state == "closed-without-merge" {
+        doc
+    } else {
+        doc.close(sha, &format!("agent/{slug}"), &wt_s)
     }
-    doc.write(wt);
+}
+
+/// Write [`agent_status`] into `wt`.
+pub fn write_status(wt: &Path, slug: &str, state: &str, commit: Oid, subject: &str) {
+    agent_status(wt, slug, state, commit, subject).write(wt);
 }
 
 /// A branch `agent/<slug>` adding `src/lib.rs`, its worktree and a status document in `state`.
