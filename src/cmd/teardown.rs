@@ -217,37 +217,7 @@ fn refused(done: &Done) -> String {
     format!("teardown refused: {}", causes.join("; "))
 }
 
+/// The code's next step in a few words, as the catalog words it (`CodeInfo::next`).
 fn next_step(code: Code) -> &'static str {
-    match code {
-        Code::TeardownDirty => "tracked files have uncommitted changes (commit or discard them)",
-        Code::TeardownUntracked => {
-            "untracked files would be lost (commit, move out or delete them, or ignore build \
-             output)"
-        }
-        Code::TeardownLocked => "the worktree is locked (`git worktree unlock <path>`)",
-        Code::TeardownMainWorktree => "this is the main worktree, which is never removed",
-        Code::TeardownUnmerged => {
-            "the branch is not merged into the base, so --delete-branch cannot delete it (run \
-             again without --delete-branch to keep the branch, or merge it first)"
-        }
-        Code::TeardownOperationInProgress => {
-            "an operation is unfinished in the worktree (finish or abort it)"
-        }
-        Code::TeardownHiddenChanges => {
-            "skip-worktree or assume-unchanged files differ from the commit (clear the flags, \
-             then commit or discard)"
-        }
-        Code::TeardownNestedRepo => {
-            "a repository inside the worktree would be lost (push or move it out)"
-        }
-        Code::TeardownMoved => {
-            "HEAD moved after the verified commit (run `closegate check` on the new HEAD)"
-        }
-        Code::TeardownUnreachableCommits => {
-            "commits only the worktree's HEAD reaches would be orphaned (`git branch <name> \
-             <commit>` keeps them, or --force escrows them)"
-        }
-        Code::TeardownBusy => "a process is working inside the worktree (end it, or pass --reap)",
-        _ => "see the findings above",
-    }
+    code.info().next.unwrap_or("see the findings above")
 }
