@@ -86,6 +86,19 @@ pub struct CodeInfo {
     pub cause: &'static str,
     /// How to fix it.
     pub fix: &'static str,
+    /// The fix in a few words, where a headline names the cause of a refusal and its next step
+    /// (`teardown refused: …`); the codes no headline names have none.
+    pub next: Option<&'static str>,
+}
+
+/// An entry's optional field: `None` when the entry leaves it out.
+macro_rules! optional {
+    () => {
+        None
+    };
+    ($value:expr) => {
+        Some($value)
+    };
 }
 
 /// Declares [`Code`] (one variant per entry, in entry order), its spellings, and [`CODES`].
@@ -96,7 +109,8 @@ macro_rules! catalog {
         gate: $gate:expr,
         summary: $summary:expr,
         cause: $cause:expr,
-        fix: $fix:expr $(,)?
+        fix: $fix:expr
+        $(, next: $next:expr)? $(,)?
     }),* $(,)?) => {
         /// A finding code (SPEC §2–§12). Serialized, printed and recorded as its kebab-case
         /// spelling, [`Code::as_str`].
@@ -134,6 +148,7 @@ macro_rules! catalog {
             summary: $summary,
             cause: $cause,
             fix: $fix,
+            next: optional!($($next)?),
         }),*];
     };
 }
@@ -667,6 +682,7 @@ catalog! {
         summary: "tracked files in the worktree have changes",
         cause: "tracked files in the worktree have changes that are in no commit; removing the worktree would lose them",
         fix: "commit the changes, or discard them deliberately (`git restore`, `git stash`), then run the teardown again",
+        next: "tracked files have uncommitted changes (commit or discard them)",
     },
     CodeInfo {
         code: TeardownUntracked = "teardown-untracked",
@@ -675,6 +691,7 @@ catalog! {
         summary: "untracked, not-ignored files would be lost",
         cause: "untracked, not-ignored files other than the status document (each file in an untracked folder counts) would be deleted with the worktree",
         fix: "commit what should be kept or move it out, add build output to `.gitignore`, delete the rest yourself, then run the teardown again",
+        next: "untracked files would be lost (commit, move out or delete them, or ignore build output)",
     },
     CodeInfo {
         code: TeardownLocked = "teardown-locked",
@@ -683,6 +700,7 @@ catalog! {
         summary: "the worktree is locked",
         cause: "the worktree was locked with `git worktree lock`, usually because someone wants it kept or it lives on removable storage",
         fix: "ask whoever locked it (the reason shows in `git worktree list --porcelain`), then `git worktree unlock <path>` and run the teardown again",
+        next: "the worktree is locked (`git worktree unlock <path>`)",
     },
     CodeInfo {
         code: TeardownMainWorktree = "teardown-main-worktree",
@@ -691,6 +709,7 @@ catalog! {
         summary: "the main worktree is never torn down",
         cause: "the teardown was pointed at the repository's main worktree, which closegate never removes",
         fix: "run the teardown on the agent's linked worktree (`git worktree list` shows them)",
+        next: "this is the main worktree, which is never removed",
     },
     CodeInfo {
         code: TeardownUnmerged = "teardown-unmerged",
@@ -699,6 +718,7 @@ catalog! {
         summary: "`--delete-branch` and the branch is not merged into the base",
         cause: "`--delete-branch` was given but the branch's work is not in the base: the tip is not reachable from it and no squash or rebase merge holds the same changes",
         fix: "merge the branch first, or run the teardown without `--delete-branch` to keep the branch",
+        next: "the branch is not merged into the base, so --delete-branch cannot delete it (run again without --delete-branch to keep the branch, or merge it first)",
     },
     CodeInfo {
         code: TeardownOperationInProgress = "teardown-operation-in-progress",
@@ -707,6 +727,7 @@ catalog! {
         summary: "a merge, rebase, cherry-pick, revert or bisect is in progress",
         cause: "a merge, rebase, cherry-pick, revert or bisect was left unfinished in the worktree",
         fix: "finish or abort it there (`git merge --abort`, `git rebase --continue`, `git bisect reset`, …), then run the teardown again",
+        next: "an operation is unfinished in the worktree (finish or abort it)",
     },
     CodeInfo {
         code: TeardownHiddenChanges = "teardown-hidden-changes",
@@ -715,6 +736,7 @@ catalog! {
         summary: "skip-worktree or assume-unchanged files differ from the commit",
         cause: "files marked `skip-worktree` or `assume-unchanged` differ from the commit, so `git status` hides changes that removing the worktree would lose",
         fix: "list them with `git ls-files -v | grep '^[a-zS]'`, clear the flags (`git update-index --no-skip-worktree --no-assume-unchanged <path>`), then commit or discard the changes",
+        next: "skip-worktree or assume-unchanged files differ from the commit (clear the flags, then commit or discard)",
     },
     CodeInfo {
         code: TeardownNestedRepo = "teardown-nested-repo",
@@ -723,6 +745,7 @@ catalog! {
         summary: "a nested repository or changed submodule lies inside the worktree",
         cause: "a nested repository (e.g. a cloned dependency) or a submodule with changes or commits of its own lies inside the worktree; removing the directory would delete them",
         fix: "push or move the nested repository out, or commit or discard the submodule's changes, then run the teardown again",
+        next: "a repository inside the worktree would be lost (push or move it out)",
     },
     CodeInfo {
         code: TeardownMoved = "teardown-moved",
@@ -731,6 +754,7 @@ catalog! {
         summary: "the worktree's HEAD is no longer the verified commit",
         cause: "the worktree's HEAD changed after the gate verified it: someone committed, reset or switched branches in between",
         fix: "run `closegate check` on the new HEAD and tear down only after it passes",
+        next: "HEAD moved after the verified commit (run `closegate check` on the new HEAD)",
     },
     CodeInfo {
         code: TeardownUnreachableCommits = "teardown-unreachable-commits",
@@ -739,6 +763,7 @@ catalog! {
         summary: "the worktree's HEAD or reflog holds commits no branch or tag reaches",
         cause: "commits were made on a detached HEAD (or left only in the worktree's HEAD reflog) and no branch, tag, other ref, other worktree's HEAD or branch reflog reaches them; the worktree's HEAD and reflog go with its administrative data, so removal would orphan them",
         fix: "keep them with `git branch <name> <commit>` (or a tag) for each commit named, or check out a branch that holds them, then run the teardown again",
+        next: "commits only the worktree's HEAD reaches would be orphaned (`git branch <name> <commit>` keeps them, or --force escrows them)",
     },
     CodeInfo {
         code: LandNotVerified = "land-not-verified",
@@ -787,6 +812,7 @@ catalog! {
         summary: "a process is working inside the worktree",
         cause: "a process (a dev server, a watcher, a shell) has its current directory, its root, an open file or a memory-mapped file inside the worktree (read from /proc); removing the worktree would delete its files under it",
         fix: "end the process named (its pid and command are in the message), or pass --reap to have the teardown send it SIGTERM, then SIGKILL after 5 s (the record names what it ended)",
+        next: "a process is working inside the worktree (end it, or pass --reap)",
     },
     CodeInfo {
         code: ClaimTokenMissing = "claim-token-missing",
@@ -1061,6 +1087,19 @@ mod tests {
         "land-base-busy",
         "land-base-dirty",
     ];
+
+    #[test]
+    fn every_teardown_code_and_only_those_have_a_next_step() {
+        for info in CODES {
+            match (info.gate, info.next) {
+                (Gate::Teardown, Some(next)) => {
+                    assert!(!next.is_empty() && !next.ends_with('.'), "{}", info.code)
+                }
+                (Gate::Teardown, None) => panic!("{} has no next step", info.code),
+                (_, next) => assert!(next.is_none(), "{} is named in no headline", info.code),
+            }
+        }
+    }
 
     #[test]
     fn codes_are_unique() {

@@ -8,9 +8,9 @@ use serde::Serialize;
 
 use crate::catalog::Code;
 use crate::cmd::gate::GateArgs;
-use crate::finding::{Gate, Severity, Verdict};
+use crate::finding::Verdict;
 use crate::render::{self, Format, escape};
-use crate::teardown::{self, Done, Request, Verb};
+use crate::teardown::{self, Done, Request};
 
 /// Remove an agent's worktree once its return passed the gate and nothing can be lost
 ///
@@ -89,7 +89,7 @@ pub fn run(args: Args, color: bool) -> Result<i32> {
         return json(&done);
     }
     let mut out = crate::term::human();
-    let refused = refused_codes(&done);
+    let refused = done.refused_codes();
     if done.exit == 1 {
         // SPEC §21: headed REFUSED with the reason's codes; the report shows the work's own
         // verdict, never a FAIL that only the teardown's refusals made.
@@ -98,7 +98,7 @@ pub fn run(args: Args, color: bool) -> Result<i32> {
     if let Some(report) = &done.report {
         let mut shown = report.clone();
         if done.exit == 1 {
-            shown.verdict = work_verdict(report);
+            shown.verdict = teardown::work_verdict(report);
         }
         render::render(&shown, Format::Human, color, &mut out)?;
         writeln!(out)?;
@@ -115,22 +115,15 @@ pub fn run(args: Args, color: bool) -> Result<i32> {
 
 /// `--json`: the outcome, the steps and the report (exit code as without it).
 fn json(done: &Done) -> Result<i32> {
-    let all_nothing = !done.steps.is_empty() && done.steps.iter().all(|s| s.verb == Verb::Nothing);
-    let outcome = match (done.exit, done.dry_run) {
-        _ if all_nothing => "nothing",
-        (1, _) => "refused",
-        (2, _) => "stopped",
-        (_, true) => "planned",
-        (_, false) => "removed",
-    };
+    let outcome = done.outcome();
     let shown = Shown {
         schema: crate::report::SCHEMA,
         outcome,
         removed: outcome == "removed",
-        verdict: done.report.as_ref().map(work_verdict),
+        verdict: done.report.as_ref().map(teardown::work_verdict),
         dry_run: done.dry_run,
         refused: if done.exit == 1 {
-            refused_codes(done)
+            done.refused_codes()
         } else {
             Vec::new()
         },
@@ -151,45 +144,8 @@ fn json(done: &Done) -> Result<i32> {
     Ok(done.exit)
 }
 
-/// The verdict on the work itself: the report's, without the teardown's own findings.
-fn work_verdict(report: &crate::report::Report) -> Verdict {
-    let mut work = report.clone();
-    work.findings.retain(|f| f.gate != Gate::Teardown);
-    work.finish();
-    work.verdict
-}
-
-/// The codes a teardown was refused for, each once: every refusal (the teardown's own
-/// `teardown-*` and the gate's), else the findings that decided the verdict barring it (the
-/// reviews of a PENDING_REVIEW, the gaps of an UNVERIFIED).
-fn refused_codes(done: &Done) -> Vec<String> {
-    let Some(report) = &done.report else {
-        return Vec::new();
-    };
-    let wanted = match work_verdict(report) {
-        _ if report
-            .findings
-            .iter()
-            .any(|f| f.severity == Severity::Refusal) =>
-        {
-            Severity::Refusal
-        }
-        Verdict::PendingReview => Severity::Review,
-        Verdict::Unverified => Severity::Gap,
-        Verdict::Fail | Verdict::Verified => Severity::Refusal,
-    };
-    let mut codes: Vec<String> = Vec::new();
-    for finding in report.findings.iter().filter(|f| f.severity == wanted) {
-        let code = finding.code.to_string();
-        if !codes.contains(&code) {
-            codes.push(code);
-        }
-    }
-    codes
-}
-
 fn headline(done: &Done) -> String {
-    if !done.steps.is_empty() && done.steps.iter().all(|s| s.verb == Verb::Nothing) {
+    if done.nothing() {
         return "nothing to tear down".into();
     }
     match (&done.barred, done.exit, done.dry_run) {
@@ -203,51 +159,14 @@ fn headline(done: &Done) -> String {
 
 /// The teardown's own refusals, by their real cause, each with the one step that moves it on.
 fn refused(done: &Done) -> String {
-    let mut codes: Vec<Code> = Vec::new();
-    let findings = done.report.iter().flat_map(|r| &r.findings);
-    for finding in findings.filter(|f| f.gate == Gate::Teardown) {
-        if !codes.contains(&finding.code) {
-            codes.push(finding.code);
-        }
-    }
-    let causes: Vec<&str> = codes.iter().map(|c| next_step(*c)).collect();
+    let causes: Vec<&str> = done.own_refusals().into_iter().map(next_step).collect();
     if causes.is_empty() {
         return "teardown refused".into();
     }
     format!("teardown refused: {}", causes.join("; "))
 }
 
+/// The code's next step in a few words, as the catalog words it (`CodeInfo::next`).
 fn next_step(code: Code) -> &'static str {
-    match code {
-        Code::TeardownDirty => "tracked files have uncommitted changes (commit or discard them)",
-        Code::TeardownUntracked => {
-            "untracked files would be lost (commit, move out or delete them, or ignore build \
-             output)"
-        }
-        Code::TeardownLocked => "the worktree is locked (`git worktree unlock <path>`)",
-        Code::TeardownMainWorktree => "this is the main worktree, which is never removed",
-        Code::TeardownUnmerged => {
-            "the branch is not merged into the base, so --delete-branch cannot delete it (run \
-             again without --delete-branch to keep the branch, or merge it first)"
-        }
-        Code::TeardownOperationInProgress => {
-            "an operation is unfinished in the worktree (finish or abort it)"
-        }
-        Code::TeardownHiddenChanges => {
-            "skip-worktree or assume-unchanged files differ from the commit (clear the flags, \
-             then commit or discard)"
-        }
-        Code::TeardownNestedRepo => {
-            "a repository inside the worktree would be lost (push or move it out)"
-        }
-        Code::TeardownMoved => {
-            "HEAD moved after the verified commit (run `closegate check` on the new HEAD)"
-        }
-        Code::TeardownUnreachableCommits => {
-            "commits only the worktree's HEAD reaches would be orphaned (`git branch <name> \
-             <commit>` keeps them, or --force escrows them)"
-        }
-        Code::TeardownBusy => "a process is working inside the worktree (end it, or pass --reap)",
-        _ => "see the findings above",
-    }
+    code.info().next.unwrap_or("see the findings above")
 }

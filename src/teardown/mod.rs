@@ -2,7 +2,8 @@
 //! document, record, then remove the worktree and (on request) its branch.
 //!
 //! `safety` holds every reason to refuse, `remove` the destructive steps. This module decides
-//! and returns what happened as data; `cmd::teardown` prints it.
+//! and returns what happened as data (`outcome` reads it: the outcome word, the refused codes);
+//! `cmd::teardown` prints it.
 
 mod background;
 pub mod busy;
@@ -10,9 +11,12 @@ mod escrow;
 mod execute;
 mod failpoint;
 pub mod handles;
+mod outcome;
 pub mod remove;
 mod resume;
 pub mod safety;
+
+pub use outcome::work_verdict;
 
 use std::path::{Path, PathBuf};
 
