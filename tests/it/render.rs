@@ -362,15 +362,28 @@ const SARIF_SCHEMA: &str = include_str!("../../testdata/schemas/sarif-schema-2.1
 /// checked too), as `instance path: error` lines; empty when it is valid.
 pub fn sarif_schema_errors(log: &serde_json::Value) -> Vec<String> {
     let schema: serde_json::Value = serde_json::from_str(SARIF_SCHEMA).unwrap();
-    let validator = jsonschema::options()
-        .with_draft(jsonschema::Draft::Draft4)
-        .should_validate_formats(true)
-        .build(&schema)
+    let mut schemas = boon::Schemas::new();
+    let mut compiler = boon::Compiler::new();
+    compiler.set_default_draft(boon::Draft::V4);
+    compiler.enable_format_assertions();
+    compiler
+        .add_resource("sarif-schema-2.1.0.json", schema)
+        .expect("the SARIF schema loads");
+    let index = compiler
+        .compile("sarif-schema-2.1.0.json", &mut schemas)
         .expect("the SARIF schema compiles");
-    validator
-        .iter_errors(log)
-        .map(|e| format!("{}: {e}", e.instance_path()))
-        .collect()
+    match schemas.validate(log, index) {
+        Ok(()) => Vec::new(),
+        Err(error) => schema_error_lines(&error),
+    }
+}
+
+/// The innermost errors under `error`, as `instance path: error` lines.
+fn schema_error_lines(error: &boon::ValidationError) -> Vec<String> {
+    if error.causes.is_empty() {
+        return vec![format!("{}: {}", error.instance_location, error.kind)];
+    }
+    error.causes.iter().flat_map(schema_error_lines).collect()
 }
 
 #[test]
