@@ -228,7 +228,7 @@ fn run_pending(
         } else {
             workspace_place(repo, commit, spec, &mut workspaces)?
         };
-        let policy = policy(repo, &place, spec)?;
+        let policy = policy(repo, &place, spec, plan.shield)?;
         let cmd = command(confinement, &policy, plan.shield, spec, &vars, &place.root)?;
         cmds.push((i, cmd));
     }
@@ -406,7 +406,7 @@ struct Place {
 
 /// What `spec` may write and what stays read-only (SPEC §4.6); `writable` paths are created
 /// when missing, so a tool cache can be listed before it exists.
-fn policy(repo: &Repo, place: &Place, spec: &CheckSpec) -> Result<Policy> {
+fn policy(repo: &Repo, place: &Place, spec: &CheckSpec, shield: &Shield) -> Result<Policy> {
     let mut writable = Vec::with_capacity(spec.writable.len());
     for entry in &spec.writable {
         let fail = || format!("check `{}`: `writable` path `{entry}`", spec.name);
@@ -425,6 +425,7 @@ fn policy(repo: &Repo, place: &Place, spec: &CheckSpec) -> Result<Policy> {
         .iter()
         .filter_map(|p| std::fs::canonicalize(p).ok())
         .collect();
+    let private_tmp = sandbox::PrivateTmp::new(&shield.env(&spec.env), &[repo.common_dir()]);
     Ok(Policy {
         checkout: place.checkout.clone(),
         tmp: place.tmp.clone(),
@@ -432,6 +433,7 @@ fn policy(repo: &Repo, place: &Place, spec: &CheckSpec) -> Result<Policy> {
         read_only,
         empty: place.empty.clone(),
         network: spec.network,
+        private_tmp,
     })
 }
 

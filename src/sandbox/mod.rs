@@ -2,7 +2,8 @@
 //! reach what the gate refuses to let the agent touch.
 //!
 //! On Linux the check runs under bubblewrap (`bwrap`): the whole filesystem is bound read-only,
-//! then the check's checkout, its private temporary directory and the check's `writable` paths
+//! `/tmp` is replaced by an empty tmpfs of the check's own ([`private_tmp`]), then the check's
+//! checkout, its private temporary directory and the check's `writable` paths
 //! are bound writable; the repository's common dir, every worktree and the hooks directory are
 //! bound read-only again when a `writable` path contains them; every secret the run's
 //! [`Shield`] names (the record key, the signing key in use, `~/.ssh` and the other credential
@@ -34,9 +35,11 @@ use crate::catalog::Code;
 use crate::config::SandboxMode;
 use crate::finding::{Finding, Severity};
 
+pub mod private_tmp;
 pub mod scratch;
 pub mod shield;
 
+pub use private_tmp::PrivateTmp;
 pub use shield::Shield;
 
 /// Set (to anything but `0` or empty) to make the sandbox unavailable: for tests only, read by
@@ -58,6 +61,8 @@ pub struct Policy {
     pub empty: PathBuf,
     /// `network = false` → only loopback.
     pub network: bool,
+    /// The check's own empty `/tmp` and what of the host's is bound back (`None`: no `/tmp`).
+    pub private_tmp: Option<PrivateTmp>,
 }
 
 /// How a run's checks are confined, decided once per run.
@@ -224,14 +229,24 @@ pub fn command(
 ) -> Command {
     let mut cmd = Command::new(bwrap);
     cmd.args(base_args(policy.network));
+    // The private `/tmp` first: every bind below may lie under it and must stay visible.
+    cmd.args(policy.private_tmp.iter().flat_map(PrivateTmp::args));
     for path in &policy.writable {
         cmd.arg("--bind").arg(path).arg(path);
     }
-    // A `writable` path never opens what must stay read-only, above or below it.
+    // A `writable` path never opens what must stay read-only, above or below it: where the two
+    // overlap, the inner one is bound read-only again (binding an outer read-only path whole
+    // would show what the private `/tmp` hides beside the writable one).
     for path in &policy.read_only {
-        let overlaps = |w: &PathBuf| path.starts_with(w) || w.starts_with(path);
-        if policy.writable.iter().any(overlaps) {
-            cmd.arg("--ro-bind").arg(path).arg(path);
+        for w in &policy.writable {
+            let inner = if path.starts_with(w) {
+                path
+            } else if w.starts_with(path) {
+                w
+            } else {
+                continue;
+            };
+            cmd.arg("--ro-bind").arg(inner).arg(inner);
         }
     }
     // Secrets after the `writable` paths, so none of those opens one again; the check's own

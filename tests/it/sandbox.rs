@@ -439,3 +439,199 @@ fn a_killed_run_leaves_a_checkout_the_next_run_removes() {
     assert_eq!(code, 0, "{stdout}");
     assert!(!leftover.exists(), "{} was not swept", leftover.display());
 }
+
+/// The `<name>: <result>` lines of check `i`'s kept output.
+fn results_of(report: &Value, i: usize) -> BTreeMap<String, String> {
+    let output = report["checks"][i]["output"].as_array();
+    output
+        .unwrap_or_else(|| panic!("no output of check {i}: {report}"))
+        .iter()
+        .filter_map(|line| {
+            let (name, result) = line.as_str()?.split_once(": ")?;
+            Some((name.to_string(), result.to_string()))
+        })
+        .collect()
+}
+
+/// What the host's `/tmp` holds beside the repository: another agent's directory with a file,
+/// and a tool the operator installed there, on `PATH`.
+struct HostTmp {
+    other: tempfile::TempDir,
+    tools: tempfile::TempDir,
+    /// Where a check tries to leave a file in its `/tmp` (absent on the host before and after).
+    plant: PathBuf,
+}
+
+impl HostTmp {
+    fn new() -> HostTmp {
+        let other = tempfile::Builder::new()
+            .prefix("other-agent-")
+            .tempdir_in("/tmp")
+            .unwrap();
+        std::fs::write(other.path().join("secret.txt"), "OTHER-AGENT-FILE\n").unwrap();
+        let tools = tempfile::Builder::new()
+            .prefix("operator-tools-")
+            .tempdir_in("/tmp")
+            .unwrap();
+        let tool = tools.path().join("cg-host-tool");
+        std::fs::write(&tool, "#!/bin/sh\necho tool-ok\n").unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&tool, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let plant = other.path().with_file_name(format!(
+            "closegate-plant-{}",
+            other.path().file_name().unwrap().to_str().unwrap()
+        ));
+        HostTmp {
+            other,
+            tools,
+            plant,
+        }
+    }
+
+    /// `PATH` with the operator's tool directory first.
+    fn path(&self) -> String {
+        let path = std::env::var("PATH").unwrap_or_default();
+        format!("{}:{path}", self.tools.path().display())
+    }
+
+    /// The attack with the places it targets written in: the agent's code knows or guesses
+    /// them, and no variable hands them over (a path the check's environment names is shown).
+    fn attack(&self) -> String {
+        TMP_ATTACK
+            .replace("$OTHER_DIR", &self.other.path().display().to_string())
+            .replace("$PLANT", &self.plant.display().to_string())
+    }
+}
+
+/// The attack on the host's `/tmp`: the first check reads another agent's directory there,
+/// lists `/tmp`, and leaves a file in it (as flow does) that the second check looks for.
+const TMP_ATTACK: &str = r#"try() { name=$1; shift; if ( "$@" ) >/dev/null 2>&1; then echo "$name: ESCAPED"; else echo "$name: blocked"; fi; }
+if [ "$1" = first ]; then
+try other-file cat "$OTHER_DIR/secret.txt"
+try other-dir ls "$OTHER_DIR"
+try listed sh -c 'ls -A /tmp | grep -q "^$(basename "$1")$"' _ "$OTHER_DIR"
+echo planted > "$PLANT" && echo planted > /tmp/flow-like.bin && echo "write: ok"
+[ -w "$TMPDIR" ] && [ "$TMPDIR" != /tmp ] && echo "tmpdir: ok"
+cg-host-tool | grep -q tool-ok && echo "tool: ok"
+test -d "$HOME" && ! touch "$HOME/forged" 2>/dev/null && echo "home: ok"
+git status --porcelain >/dev/null && git cat-file -e HEAD && echo "git: ok"
+else
+try planted test -e "$PLANT"
+try flow-like test -e /tmp/flow-like.bin
+fi
+"#;
+
+const TMP_CONFIG: &str = "[[checks]]\nname = \"first\"\nrun = \"sh tmp.sh first\"\n\n\
+     [[checks]]\nname = \"second\"\nrun = \"sh tmp.sh second\"\n";
+
+/// SPEC §4.6: every check gets its own empty, writable `/tmp`. Attacks: read another agent's
+/// file in the host's `/tmp`; list the host's `/tmp`; leave a file in `/tmp` for the next check
+/// (or for the host). Kept working: the repository, `HOME` and a `PATH` tool under the host's
+/// `/tmp` stay readable, `HOME` stays read-only, `TMPDIR` stays the check's own.
+#[test]
+fn each_check_has_its_own_empty_tmp() {
+    let host = HostTmp::new();
+    let s = Scene::new(TMP_CONFIG, &[("tmp.sh", Some(&host.attack()))]);
+    let path = host.path();
+
+    let (code, report) = s.check(&[("PATH", &path)]);
+
+    assert_eq!(report["sandbox"], "bwrap");
+    let first = results_of(&report, 0);
+    for (name, want) in [
+        ("other-file", "blocked"),
+        ("other-dir", "blocked"),
+        ("listed", "blocked"),
+        ("write", "ok"),
+        ("tmpdir", "ok"),
+        ("tool", "ok"),
+        ("home", "ok"),
+        ("git", "ok"),
+    ] {
+        assert_eq!(
+            first.get(name).map(String::as_str),
+            Some(want),
+            "{name}: {report:#}"
+        );
+    }
+    let second = results_of(&report, 1);
+    for name in ["planted", "flow-like"] {
+        assert_eq!(
+            second.get(name).map(String::as_str),
+            Some("blocked"),
+            "{name}: {report:#}"
+        );
+    }
+    assert!(!host.plant.exists(), "a check wrote into the host's /tmp");
+    assert_eq!(
+        (code, report["verdict"].as_str()),
+        (0, Some("VERIFIED")),
+        "{report:#}"
+    );
+}
+
+/// The control: with the sandbox off the same script reads the other agent's file, so the
+/// private `/tmp`, not a broken script, is what hid it above.
+#[test]
+fn without_the_sandbox_the_host_tmp_is_seen() {
+    let host = HostTmp::new();
+    let config = format!("sandbox = \"off\"\n{TMP_CONFIG}");
+    let s = Scene::new(&config, &[("tmp.sh", Some(&host.attack()))]);
+    let path = host.path();
+
+    let (_, report) = s.check(&[("PATH", &path)]);
+
+    let first = results_of(&report, 0);
+    assert_eq!(
+        first.get("other-file").map(String::as_str),
+        Some("ESCAPED"),
+        "{report:#}"
+    );
+    assert_eq!(
+        first.get("listed").map(String::as_str),
+        Some("ESCAPED"),
+        "{report:#}"
+    );
+    let _ = std::fs::remove_file(&host.plant);
+}
+
+/// The agent writes the common dir: a forged worktree entry naming a directory of the host's
+/// `/tmp` that holds the check's `writable` cache and, beside it, another agent's file.
+/// Re-protecting that "worktree" must not bind it whole back into the sandbox: the writable
+/// path inside it is made read-only instead, and the file beside it stays hidden.
+#[test]
+fn a_forged_worktree_never_shows_the_host_tmp() {
+    let shared = tempfile::Builder::new()
+        .prefix("shared-")
+        .tempdir_in("/tmp")
+        .unwrap();
+    let cache = shared.path().join("cache");
+    std::fs::create_dir(&cache).unwrap();
+    let beside = shared.path().join("other-agent.txt");
+    std::fs::write(&beside, "OTHER-AGENT-FILE\n").unwrap();
+    let script = format!(
+        "if cat '{}' >/dev/null 2>&1; then echo beside: ESCAPED; else echo beside: blocked; fi\n\
+         if touch '{}/x' 2>/dev/null; then echo cache: writable; else echo cache: read-only; fi\n",
+        beside.display(),
+        cache.display()
+    );
+    let config = format!(
+        "[[checks]]\nname = \"first\"\nrun = \"sh forged.sh\"\nwritable = ['{}']\n",
+        cache.display()
+    );
+    let s = Scene::new(&config, &[("forged.sh", Some(&script))]);
+    let admin = s.fx.git_dir().join("worktrees/forged");
+    std::fs::create_dir_all(&admin).unwrap();
+    let gitdir = format!("{}\n", shared.path().join(".git").display());
+    std::fs::write(admin.join("gitdir"), gitdir).unwrap();
+    std::fs::write(admin.join("commondir"), "../..\n").unwrap();
+    std::fs::write(admin.join("HEAD"), "ref: refs/heads/main\n").unwrap();
+
+    let (_, report) = s.check(&[]);
+
+    assert_eq!(
+        report["checks"][0]["output"],
+        serde_json::json!(["beside: blocked", "cache: read-only"]),
+        "{report:#}"
+    );
+}
