@@ -19,7 +19,7 @@ use anyhow::Result;
 use git2::Oid;
 
 use crate::catalog::Code;
-use crate::config::{CheckSpec, Config};
+use crate::config::{CheckSpec, Config, SandboxMode};
 use crate::finding::{Finding, Severity};
 use crate::gates::checks::{self, CheckEnv, Checked, Plan};
 use crate::gates::reuse::{Key, Recorded};
@@ -79,7 +79,7 @@ pub fn run(ctx: &Ctx<'_>, report: &mut Report) -> Result<()> {
     let commit_tree = ctx.repo.tree_of(ctx.commit);
     let reverse_runs = reverse.as_ref().filter(|t| Some(t.tree) != commit_tree);
     let (over_checked, reverse_checked) = match reverse_runs {
-        Some(rev) if ctx.config.jobs > 1 => both(ctx, &passed, &over, rev)?,
+        Some(rev) if side_by_side(ctx, &passed) => both(ctx, &passed, &over, rev)?,
         Some(rev) => (
             run_on(ctx.repo, &ctx.shared(), &passed, &over, ctx.env)?,
             run_on(ctx.repo, &ctx.shared(), &passed, rev, ctx.env)?,
@@ -162,6 +162,30 @@ fn both(ctx: &Ctx<'_>, passed: &[usize], over: &Tree, rev: &Tree) -> Result<Pair
             .unwrap_or_else(|_| Err(anyhow::anyhow!("the reverse overlay's thread panicked")));
         Ok((over?, rev?))
     })
+}
+
+/// Whether the overlay and the reverse overlay run at once: with `jobs` above 1 (independent
+/// runs run in parallel, SPEC §19), and also with `jobs = 1` when the two runs cannot reach each
+/// other, so running them side by side cannot change what either finds: every check they run
+/// is [`isolated`], the checks run in the sandbox (each run then has its own checkout, `TMPDIR`,
+/// `/tmp`, network, PID and IPC namespaces), and the machine has two cores to give them.
+fn side_by_side(ctx: &Ctx<'_>, passed: &[usize]) -> bool {
+    if ctx.config.jobs > 1 {
+        return true;
+    }
+    let cores = std::thread::available_parallelism().map_or(1, usize::from);
+    let specs = &ctx.config.checks;
+    cores > 1
+        && passed.iter().all(|&i| specs.get(i).is_some_and(isolated))
+        && ctx.config.sandbox != SandboxMode::Off
+        && crate::sandbox::probe(true).is_ok()
+}
+
+/// A check two runs of which share nothing they could both write or reach: no `writable`
+/// path, no warm workspace (`keep`), no network (each run has its own loopback), no variable
+/// passed in (`env` may name a service both would use).
+fn isolated(spec: &CheckSpec) -> bool {
+    !spec.network && spec.writable.is_empty() && spec.keep.is_empty() && spec.env.is_empty()
 }
 
 fn passed(run: &CheckRun) -> bool {

@@ -688,3 +688,114 @@ fn with_jobs_the_overlays_run_at_once_and_say_the_same() {
     assert_eq!(all[1]["on"], "reverse-overlay");
     assert!(all.iter().all(|r| r["reused"].is_string()), "{again}");
 }
+
+/// Each run says when it slept and how many runs' marks it saw in `/tmp` (its own included),
+/// then runs the suite.
+const SPAN: &str = "m=$(mktemp /tmp/span-mark.XXXXXX); start=$(date +%s%N); sleep 2; \
+     seen=$(ls /tmp | grep -c '^span-mark'); end=$(date +%s%N); rm -f \"$m\"; \
+     echo \"span $start $end $seen\"\n";
+
+/// `(start, end, marks seen)` of the overlay's and the reverse overlay's run.
+fn spans(report: &Value) -> Vec<(u128, u128, u32)> {
+    ["overlay", "reverse-overlay"]
+        .iter()
+        .map(|on| {
+            let run = runs(report, on);
+            let line = run[0]["output"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter_map(Value::as_str)
+                .find_map(|l| l.strip_prefix("span "))
+                .unwrap_or_else(|| panic!("no span line on {on}: {report}"))
+                .to_string();
+            let v: Vec<&str> = line.split(' ').collect();
+            (
+                v[0].parse().unwrap(),
+                v[1].parse().unwrap(),
+                v[2].parse().unwrap(),
+            )
+        })
+        .collect()
+}
+
+/// The scene of a real change with its test (overlay and reverse overlay both run), the
+/// check's `run` timing itself with `span.sh` first, under `extra` configuration.
+fn span_scene(extra: &str, top: &str) -> Scene {
+    let run = format!("sh span.sh; {RUN}");
+    let config =
+        format!("{top}[[checks]]\nname = \"suite\"\nrun = '{run}'\ntimeout_s = 60\n{extra}");
+    Scene::new(
+        &config,
+        &[("span.sh", Some(SPAN))],
+        &[
+            ("src/sub.sh", Some(SUB)),
+            ("tests/sub_test.sh", Some(SUB_TEST)),
+        ],
+    )
+}
+
+/// With `jobs = 1`, the overlay and the reverse overlay of a check that shares nothing with
+/// another run of itself (sandboxed, `network = false`, no `writable`, no `keep`, no `env`) run
+/// side by side: each in its own `/tmp`, where it sees only its own mark. The verdict is the
+/// same as one after the other.
+#[test]
+fn isolated_overlays_run_side_by_side_each_in_its_own_tmp() {
+    let s = span_scene("network = false\n", "");
+    let (code, report) = s.check(&["--no-record"]);
+    assert_eq!(report["sandbox"], "bwrap", "{report}");
+    assert_eq!(report["integrity"]["base_tests"], "pass", "{report}");
+    assert_eq!(report["integrity"]["new_tests_on_base"], "fail", "{report}");
+    assert_eq!(
+        (code, report["verdict"].as_str()),
+        (3, Some("PENDING_REVIEW"))
+    );
+    let [(s1, e1, seen1), (s2, e2, seen2)] = spans(&report)[..] else {
+        panic!("two spans")
+    };
+    if std::thread::available_parallelism().map_or(1, usize::from) > 1 {
+        assert!(s1 < e2 && s2 < e1, "the overlays did not overlap: {report}");
+    }
+    assert_eq!(
+        (seen1, seen2),
+        (1, 1),
+        "a run saw another run's /tmp: {report}"
+    );
+}
+
+/// Attacks on that speed-up: two runs of a check that can reach something in common would
+/// race on it, so with `jobs = 1` they still run one after the other — a check with the
+/// network on, with a `writable` path, with a variable passed in (`env`), or unsandboxed.
+#[test]
+fn overlays_that_could_reach_each_other_run_one_after_the_other() {
+    let cache = tempfile::tempdir().unwrap();
+    let writable = format!(
+        "network = false\nwritable = ['{}']\n",
+        cache.path().display()
+    );
+    let cases = [
+        ("network on", String::new(), ""),
+        ("writable", writable, ""),
+        ("env", "network = false\nenv = [\"LANG\"]\n".to_string(), ""),
+        (
+            "sandbox off",
+            "network = false\n".to_string(),
+            "sandbox = \"off\"\n",
+        ),
+    ];
+    for (case, extra, top) in cases {
+        let s = span_scene(&extra, top);
+        let (_, report) = s.check(&["--no-record"]);
+        assert_eq!(
+            report["integrity"]["base_tests"], "pass",
+            "{case}: {report}"
+        );
+        let [(s1, e1, _), (s2, e2, _)] = spans(&report)[..] else {
+            panic!("two spans")
+        };
+        assert!(
+            e1 <= s2 || e2 <= s1,
+            "{case}: the overlays overlapped: {report}"
+        );
+    }
+}
