@@ -107,8 +107,8 @@ fn npm(project: &Project<'_>) -> Guess {
     } else {
         "npm install"
     };
-    // Flow keeps its server state in /tmp/flow, which the sandbox leaves read-only: point it at
-    // the check's private TMPDIR.
+    // Flow keeps its server state in /tmp/flow: point it at the check's private TMPDIR, so it
+    // also works unsandboxed, where /tmp is shared (in the sandbox /tmp is the check's own too).
     let flow = if package_mentions(&project.root.join("package.json"), "flow-bin") {
         " FLOW_TEMP_DIR=\"$TMPDIR\"/flow"
     } else {

@@ -514,8 +514,16 @@ fn attest_reuses_recorded_results_only_when_they_are_authenticated() {
 fn the_signing_key_is_hidden_from_the_checks_it_signs_for() {
     let s = Signed::new();
     // A check that fails if it can read the key (the sandbox covers it with an empty file).
+    // The key's folder is `writable`, so the check could reach it but for the cover: it lives
+    // in the test's temporary directory, and every check has its own empty /tmp.
     let key = s.ci.key_arg();
-    let config = format!("[[checks]]\nname = \"peek\"\nrun = \"test ! -s '{key}'\"\n");
+    let dir = std::path::Path::new(&key)
+        .parent()
+        .unwrap()
+        .display()
+        .to_string();
+    let config =
+        format!("[[checks]]\nname = \"peek\"\nrun = \"test ! -s '{key}'\"\nwritable = ['{dir}']\n");
     s.fx.commit(
         "main",
         &[(".closegate.toml", Some(config.as_str()))],
