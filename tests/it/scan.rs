@@ -568,3 +568,87 @@ fn a_racy_entry_under_autocrlf_is_judged_with_the_conversion() {
     assert_eq!(git_status(&wt), WorktreeStatus::default());
     assert_eq!(status(&wt), WorktreeStatus::default());
 }
+
+/// Make every entry of `wt`'s index racily clean, as in a worktree whose checkout took under a
+/// second: the index file's mtime set back before every file's, so no stat data is trusted.
+fn make_racy(wt: &Path) {
+    let index = git(
+        wt,
+        &["rev-parse", "--path-format=absolute", "--git-path", "index"],
+    );
+    let past = std::time::UNIX_EPOCH + std::time::Duration::from_secs(1_000_000_000);
+    let file = std::fs::File::options()
+        .write(true)
+        .open(index.trim())
+        .unwrap();
+    file.set_modified(past).unwrap();
+}
+
+/// The hashed racy path (issue 28) opens each file without following symlinks: a symlink put in
+/// place of a racily clean file, pointing at a file with the blob's very bytes, is a change.
+#[test]
+fn a_racy_file_turned_symlink_to_identical_bytes_is_dirty() {
+    let (fx, wt) = scene();
+    let outside = fx.tmp.path().join("beta-copy.txt");
+    std::fs::write(&outside, "beta\n").unwrap();
+    std::fs::remove_file(wt.join("src/b.txt")).unwrap();
+    std::os::unix::fs::symlink(&outside, wt.join("src/b.txt")).unwrap();
+    make_racy(&wt);
+    assert_eq!(status(&wt), dirty(&["src/b.txt"]));
+    assert_eq!(git_status(&wt), dirty(&["src/b.txt"]));
+}
+
+/// A FIFO in place of a racily clean file: opened without blocking, judged by its kind.
+#[test]
+fn a_racy_file_turned_fifo_is_dirty_without_blocking() {
+    let (_fx, wt) = scene();
+    std::fs::remove_file(wt.join("src/b.txt")).unwrap();
+    let made = std::process::Command::new("mkfifo")
+        .arg(wt.join("src/b.txt"))
+        .status()
+        .unwrap();
+    assert!(made.success());
+    make_racy(&wt);
+    assert_eq!(status(&wt), dirty(&["src/b.txt"]));
+}
+
+/// The executable bit turned on a racily clean file whose bytes are unchanged: the mode, taken
+/// from the open file, is a change.
+#[test]
+fn a_racy_mode_change_with_identical_bytes_is_dirty() {
+    let (_fx, wt) = scene();
+    let path = wt.join("src/a.txt");
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    make_racy(&wt);
+    assert_eq!(status(&wt), dirty(&["src/a.txt"]));
+    assert_eq!(git_status(&wt), dirty(&["src/a.txt"]));
+}
+
+/// A racily clean file edited to another size is a change without being read (the size
+/// shortcut), and a racily clean entry whose recorded size is 0 — git writes 0 when it has not
+/// read the file (`read-tree`) or smudges a racy entry — is read, not taken for a change.
+#[test]
+fn a_racy_size_change_is_dirty_and_a_zero_recorded_size_is_read() {
+    let (fx, wt) = scene();
+    git(&wt, &["read-tree", "HEAD"]); // every entry's stat data zeroed, sizes 0
+    make_racy(&wt);
+    assert_eq!(status(&wt), WorktreeStatus::default());
+    git(&wt, &["update-index", "--really-refresh"]); // the sizes recorded again
+    fx.write(&wt, "docs/d.txt", "a longer delta\n");
+    make_racy(&wt);
+    assert_eq!(status(&wt), dirty(&["docs/d.txt"]));
+    assert_eq!(git_status(&wt), dirty(&["docs/d.txt"]));
+}
+
+/// Under `core.autocrlf` a racily clean file of another size (CRLF endings) is not judged by
+/// its bytes (the size shortcut defers to libgit2 there, as the hash does), and the verdict is
+/// git's: a recorded size that differs is a change to git too, conversion or not.
+#[test]
+fn a_racy_size_change_under_autocrlf_agrees_with_git() {
+    let (fx, wt) = scene();
+    git(&wt, &["config", "core.autocrlf", "true"]);
+    fx.write(&wt, "src/a.txt", "alpha\r\n");
+    make_racy(&wt);
+    assert_eq!(status(&wt), dirty(&["src/a.txt"]));
+    assert_eq!(git_status(&wt), dirty(&["src/a.txt"]));
+}
