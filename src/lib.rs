@@ -8,7 +8,7 @@
 //!
 //! | layer | modules | what they are |
 //! |---|---|---|
-//! | 1 sys | `sys`, `test_switch` | the only `unsafe`, and the test switches |
+//! | 1 sys | `sys` | the only `unsafe`, and the test switches |
 //! | 2 repo | `repo`, `input_file`, `toml_read` | git facts, and reading files an agent wrote |
 //! | 3 core | `catalog`, `finding`, `report`, `config`, `contract`, `doc`, `globs`, `record`, `ledger`, `inherited`, `covered`, `landed`, `shell`, `stats`, `fsutil` | the types: codes, findings, the report, the configuration, the status document, the record and its rules |
 //! | 4 engines | `gates`, `inputs`, `sandbox`, `attest`, `notes_sync`, `readiness` | the gate sequence and what it runs on |

@@ -726,7 +726,7 @@ fn span_scene(extra: &str, top: &str) -> Scene {
     let run = format!("sh span.sh; {RUN}");
     let config =
         format!("{top}[[checks]]\nname = \"suite\"\nrun = '{run}'\ntimeout_s = 60\n{extra}");
-    Scene::new(
+    scene(
         &config,
         &[("span.sh", Some(SPAN))],
         &[

@@ -497,7 +497,7 @@ const TMP_CONFIG: &str = "[[checks]]\nname = \"first\"\nrun = \"sh tmp.sh first\
 #[test]
 fn each_check_has_its_own_empty_tmp() {
     let host = HostTmp::new();
-    let s = Scene::new(TMP_CONFIG, &[("tmp.sh", Some(&host.attack()))]);
+    let s = scene(TMP_CONFIG, &[("tmp.sh", Some(&host.attack()))]);
     let path = host.path();
 
     let (code, report) = s.check(&[("PATH", &path)]);
@@ -542,7 +542,7 @@ fn each_check_has_its_own_empty_tmp() {
 fn without_the_sandbox_the_host_tmp_is_seen() {
     let host = HostTmp::new();
     let config = format!("sandbox = \"off\"\n{TMP_CONFIG}");
-    let s = Scene::new(&config, &[("tmp.sh", Some(&host.attack()))]);
+    let s = scene(&config, &[("tmp.sh", Some(&host.attack()))]);
     let path = host.path();
 
     let (_, report) = s.check(&[("PATH", &path)]);
@@ -585,7 +585,7 @@ fn a_forged_worktree_never_shows_the_host_tmp() {
         "[[checks]]\nname = \"first\"\nrun = \"sh forged.sh\"\nwritable = ['{}']\n",
         cache.display()
     );
-    let s = Scene::new(&config, &[("forged.sh", Some(&script))]);
+    let s = scene(&config, &[("forged.sh", Some(&script))]);
     let admin = s.fx.git_dir().join("worktrees/forged");
     std::fs::create_dir_all(&admin).unwrap();
     let gitdir = format!("{}\n", shared.path().join(".git").display());

@@ -413,7 +413,7 @@ fn sandbox_table_and_env_names_parse_or_name_the_bad_key() {
 /// (`~/…`) or a file (absolute), also under a `writable` path.
 #[test]
 fn a_path_in_sandbox_hide_is_not_readable() {
-    let outside = tempfile::tempdir().unwrap();
+    let outside = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
     let file = outside.path().join("app.secret");
     std::fs::write(&file, "SECRET app\n").unwrap();
     let config = format!(
@@ -434,7 +434,7 @@ fn a_path_in_sandbox_hide_is_not_readable() {
 /// the agent's code can guess the path: it is covered like the default place.
 #[test]
 fn credentials_moved_by_a_variable_are_covered_too() {
-    let outside = tempfile::tempdir().unwrap();
+    let outside = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
     let gnupg = outside.path().join("gnupg");
     let docker = outside.path().join("docker");
     std::fs::create_dir_all(&gnupg).unwrap();

@@ -16,7 +16,8 @@ use serde_json::Value;
 
 use crate::attest::Signer;
 use crate::fixture::{Fixture, git, parts};
-use crate::secrets::{Scene, json};
+use crate::scene::Scene;
+use crate::secrets::{SecretsScene, json};
 
 /// The operator's secrets, outside the repository and the home directory.
 struct Secrets {
@@ -30,8 +31,10 @@ struct Secrets {
 }
 
 impl Secrets {
+    /// The directory is not under `/tmp`: each check has its own empty `/tmp` (SPEC §4.6), so a
+    /// secret kept there would read empty whether or not the session hid it.
     fn new() -> Secrets {
-        let dir = tempfile::tempdir().unwrap();
+        let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
         let signing = Signer::new(&dir.path().join("git"), "operator@example.com");
         let flag = Signer::new(&dir.path().join("flag"), "ci@example.com");
         let hidden = dir.path().join("app.secret");
@@ -70,7 +73,7 @@ impl Secrets {
 /// A scene whose base configures the peeking check (`flag`: it peeks at `--key FILE` too) and
 /// whose agent branch also commits `files`; git's signing key set in the repository.
 fn scene(secrets: &Secrets, prefix: &str, flag: bool, files: &[(&str, Option<&str>)]) -> Scene {
-    let s = Scene::new(&secrets.config(prefix, flag), files);
+    let s = crate::secrets::scene(&secrets.config(prefix, flag), files);
     secrets.configure_git(&s.fx.root());
     s
 }
@@ -107,7 +110,7 @@ fn the_peek_reads_every_secret_that_is_not_hidden() {
     let config = secrets
         .config("", false)
         .replace("[sandbox]\n", "[sandbox]\nmode = \"off\"\n");
-    let s = Scene::new(&config, &[]);
+    let s = crate::secrets::scene(&config, &[]);
     secrets.configure_git(&s.fx.root());
     let (code, report) = s.check(&[]);
     assert_eq!(report["sandbox"], "off", "{report:#}");
@@ -278,7 +281,7 @@ fn the_server_gate_hides_the_signing_key_and_hidden_files() {
     use crate::server::{Server, Transport};
     let secrets = Secrets::new();
     let config = secrets.config("server_checks = \"run\"\n", false);
-    let srv = Server::from_scene(crate::attest::Scene::with_config(&config), Transport::File);
+    let srv = Server::from_scene(crate::attest::Signed::with_config(&config), Transport::File);
     secrets.configure_git(&srv.bare);
     srv.merge("x");
     let (ok, stderr) = srv.push(&["main"]);
