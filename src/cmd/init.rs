@@ -5,7 +5,6 @@ use std::io::Write;
 use anyhow::{Result, bail};
 
 use crate::config::{self, Config};
-use crate::gates::reuse::{Key, Recorded};
 use crate::gates::{Session, checks};
 use crate::{guess, inputs};
 
@@ -148,26 +147,8 @@ fn run_once(
     specs: &[crate::config::CheckSpec],
     env: &checks::CheckEnv,
 ) -> Result<checks::Checked> {
-    let repo = session.repo();
-    let (slug, branch) = env.key_values(repo);
-    let key = Key {
-        tree: repo.tree_of(commit).unwrap_or(commit).to_string(),
-        config: None,
-        base_commit: None,
-        slug,
-        branch,
-        commit: commit.to_string(),
-    };
-    let plan = checks::Plan {
-        mode: Default::default(),
-        jobs: 1,
-        key: &key,
-        recorded: &Recorded::default(),
-        shield: session.shield(),
-        fail_fast: false,
-        label: None,
-    };
-    checks::run_reusing(repo, commit, specs, env, &plan)
+    let mode = Default::default();
+    checks::run_once(session.repo(), commit, specs, env, mode, session.shield())
 }
 
 /// Say how the try failed, its last lines and what to change.

@@ -80,6 +80,25 @@ pub fn run(
     env: &CheckEnv,
     mode: SandboxMode,
 ) -> Result<Checked> {
+    run_once(
+        repo,
+        commit,
+        specs,
+        env,
+        mode,
+        &Shield::new(Some(repo), &[], &[]),
+    )
+}
+
+/// [`run`] behind `shield`: every check on `commit` runs once, nothing recorded stands for a run.
+pub fn run_once(
+    repo: &Repo,
+    commit: Oid,
+    specs: &[CheckSpec],
+    env: &CheckEnv,
+    mode: SandboxMode,
+    shield: &Shield,
+) -> Result<Checked> {
     let (slug, branch) = env.key_values(repo);
     let key = Key {
         tree: repo.tree_of(commit).unwrap_or(commit).to_string(),
@@ -94,7 +113,7 @@ pub fn run(
         jobs: 1,
         key: &key,
         recorded: &Recorded::default(),
-        shield: &Shield::new(Some(repo), &[], &[]),
+        shield,
         fail_fast: false,
         label: None,
     };
