@@ -15,7 +15,7 @@ use git2::Oid;
 
 use crate::config::Config;
 use crate::finding::Verdict;
-use crate::repo::{Repo, is_unsupported, path_text};
+use crate::repo::{Repo, path_text};
 use crate::report::Report;
 use crate::{inputs, ledger};
 
@@ -113,20 +113,8 @@ pub fn main(
     hook_file: Option<&Path>,
     input: &mut dyn Read,
 ) -> Answer {
-    let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        run(hook, state, hook_file, input)
-    }));
-    match outcome {
-        Ok(Ok(answer)) => answer,
-        Ok(Err(err)) => Answer::Undecided {
-            error: format!("{err:#}"),
-            code: 1 + i32::from(is_unsupported(&err)),
-        },
-        Err(_) => Answer::Undecided {
-            error: "the hook panicked".to_string(),
-            code: 1,
-        },
-    }
+    super::settle(|| run(hook, state, hook_file, input))
+        .unwrap_or_else(|(error, code)| Answer::Undecided { error, code })
 }
 
 fn run(

@@ -25,7 +25,7 @@ use super::script;
 use crate::finding::Verdict;
 use crate::gates::Session;
 use crate::inputs::GateOptions;
-use crate::repo::{Repo, is_unsupported};
+use crate::repo::Repo;
 use crate::report::Report;
 use crate::{attest, gates, ledger};
 
@@ -79,19 +79,8 @@ impl Answer {
 /// same input, and must accept. Never returns an error and never lets a panic escape: both
 /// refuse the push ([`Answer::Undecided`]).
 pub fn main(input: &mut dyn Read, hook_file: Option<&Path>) -> Answer {
-    let outcome =
-        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| decide(input, hook_file)));
-    match outcome {
-        Ok(Ok(answer)) => answer,
-        Ok(Err(err)) => Answer::Undecided {
-            error: format!("{err:#}"),
-            code: 1 + i32::from(is_unsupported(&err)),
-        },
-        Err(_) => Answer::Undecided {
-            error: "the hook panicked".to_string(),
-            code: 1,
-        },
-    }
+    super::settle(|| decide(input, hook_file))
+        .unwrap_or_else(|(error, code)| Answer::Undecided { error, code })
 }
 
 /// What the server knows about one push: the trusted setting and the notes to read.

@@ -163,21 +163,24 @@ pub fn closegate(cwd: &Path, args: &[&str]) -> Output {
 
 /// Like `closegate`, feeding `stdin` when given.
 pub fn closegate_stdin(cwd: &Path, args: &[&str], stdin: Option<&[u8]>) -> Output {
-    use std::io::Write;
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_closegate"));
     cmd.args(args).current_dir(cwd);
     hermetic(&mut cmd, cwd);
-    cmd.stdin(if stdin.is_some() {
-        std::process::Stdio::piped()
-    } else {
-        std::process::Stdio::null()
-    });
-    cmd.stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped());
-    let mut child = cmd.spawn().unwrap();
-    if let Some(bytes) = stdin {
-        child.stdin.take().unwrap().write_all(bytes).unwrap();
+    match stdin {
+        Some(bytes) => output_with_stdin(cmd, bytes),
+        None => cmd.stdin(std::process::Stdio::null()).output().unwrap(),
     }
+}
+
+/// Run `cmd` with `stdin` written to a pipe (closed after it), capturing stdout and stderr.
+pub fn output_with_stdin(mut cmd: Command, stdin: &[u8]) -> Output {
+    use std::io::Write;
+    use std::process::Stdio;
+    cmd.stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = cmd.spawn().unwrap();
+    child.stdin.take().unwrap().write_all(stdin).unwrap();
     child.wait_with_output().unwrap()
 }
 

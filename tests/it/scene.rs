@@ -196,17 +196,11 @@ impl Scene {
 
     /// Run `closegate` in `cwd`, feeding `stdin` when given (a pipe, closed after it).
     pub fn output(&self, cwd: &Path, args: &[&str], stdin: Option<&[u8]>) -> Output {
-        use std::io::Write;
         let mut cmd = self.bin(cwd, args);
         let Some(bytes) = stdin else {
             return cmd.output().unwrap();
         };
-        cmd.stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
-        let mut child = cmd.spawn().unwrap();
-        child.stdin.take().unwrap().write_all(bytes).unwrap();
-        child.wait_with_output().unwrap()
+        crate::fixture::output_with_stdin(cmd, bytes)
     }
 
     /// Run `closegate` in `cwd`: exit code, stdout, stderr.

@@ -166,22 +166,11 @@ impl Walk {
 
     /// `closegate <args>` in `dir` with [`Walk::env`] and `stdin`: exit code, stdout, stderr.
     fn run(&self, dir: &Path, args: &[&str], stdin: &str) -> (i32, String, String) {
-        use std::io::Write;
         let env = self.env();
         let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
         let mut cmd = self.s.command(args, &env);
-        cmd.current_dir(dir)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
-        let mut child = cmd.spawn().unwrap();
-        child
-            .stdin
-            .take()
-            .unwrap()
-            .write_all(stdin.as_bytes())
-            .unwrap();
-        parts(&child.wait_with_output().unwrap())
+        cmd.current_dir(dir);
+        parts(&crate::fixture::output_with_stdin(cmd, stdin.as_bytes()))
     }
 
     fn audit(&self, common: &Path) -> String {

@@ -8,7 +8,6 @@
 //! approval, a refused landing or push, a red base. The control shows the same check fails when
 //! nothing is hidden (`sandbox = "off"`).
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
@@ -79,18 +78,8 @@ fn scene(secrets: &Secrets, prefix: &str, flag: bool, files: &[(&str, Option<&st
 }
 
 /// Run `cmd`, feeding `input` on stdin: exit code, stdout, stderr.
-fn run_with_stdin(mut cmd: Command, input: &str) -> (i32, String, String) {
-    cmd.stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    let mut child = cmd.spawn().unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(input.as_bytes())
-        .unwrap();
-    parts(&child.wait_with_output().unwrap())
+fn run_with_stdin(cmd: Command, input: &str) -> (i32, String, String) {
+    parts(&crate::fixture::output_with_stdin(cmd, input.as_bytes()))
 }
 
 /// The check passed, in the sandbox (a run outside it proves nothing here).
