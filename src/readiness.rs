@@ -48,6 +48,7 @@ pub fn run_on_base(session: &Session, base: &str, tip: Oid) -> Result<(Vec<Strin
         shield: session.shield(),
         fail_fast: false,
         label: None,
+        slot: crate::gates::workspace::Slot::Main,
     };
     let checked = checks::run_reusing(repo, tip, &config.checks, &env, &plan)?;
     let short = &tip.to_string()[..12];

@@ -28,7 +28,7 @@ use crate::catalog::Code;
 use crate::config::{CheckSpec, SandboxMode};
 use crate::finding::Finding;
 use crate::gates::reuse::{self, Key, Recorded};
-use crate::gates::workspace::Workspace;
+use crate::gates::workspace::{Slot, Workspace};
 use crate::repo::Repo;
 use crate::report::CheckRun;
 use crate::sandbox::scratch::{self, Scratch};
@@ -116,6 +116,7 @@ pub fn run_once(
         shield,
         fail_fast: false,
         label: None,
+        slot: Slot::Main,
     };
     run_reusing(repo, commit, specs, env, &plan)
 }
@@ -135,6 +136,9 @@ pub struct Plan<'a> {
     pub fail_fast: bool,
     /// Shown before each check's name in the terminal's progress line.
     pub label: Option<&'a str>,
+    /// Which of its two warm workspaces a check with `keep` runs in: [`Slot::Base`] for runs on
+    /// the base's code (SPEC §23), else [`Slot::Main`].
+    pub slot: Slot,
 }
 
 /// [`run`], taking from `plan.recorded` the result of every check whose key (`plan.key`, the
@@ -243,7 +247,7 @@ fn run_pending(
         let place = if spec.keep.is_empty() {
             scratch_place(repo, commit, &mut scratches)?
         } else {
-            workspace_place(repo, commit, spec, &mut workspaces)?
+            workspace_place(repo, commit, spec, plan.slot, &mut workspaces)?
         };
         let policy = policy(repo, &place, spec, plan.shield)?;
         let cmd = command(confinement, &policy, plan.shield, spec, &vars, &place.root)?;
@@ -281,9 +285,10 @@ fn workspace_place(
     repo: &Repo,
     commit: Oid,
     spec: &CheckSpec,
+    slot: Slot,
     workspaces: &mut Vec<Workspace>,
 ) -> Result<Place> {
-    let ws = Workspace::open(&repo.common_dir(), &spec.name, &interrupt::requested)?;
+    let ws = Workspace::open(&repo.common_dir(), &spec.name, slot, &interrupt::requested)?;
     repo.reset_workspace(commit, &ws.checkout(), &spec.keep)?;
     let place = Place {
         root: ws.root().to_path_buf(),

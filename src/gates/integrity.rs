@@ -23,6 +23,7 @@ use crate::config::{CheckSpec, Config, SandboxMode};
 use crate::finding::{Finding, Severity};
 use crate::gates::checks::{self, CheckEnv, Checked, Plan};
 use crate::gates::reuse::{Key, Recorded};
+use crate::gates::workspace::Slot;
 use crate::repo::{Change, ChangeKind, Repo};
 use crate::report::{CheckRun, IntegrityRun, Report};
 
@@ -81,11 +82,11 @@ pub fn run(ctx: &Ctx<'_>, report: &mut Report) -> Result<()> {
     let (over_checked, reverse_checked) = match reverse_runs {
         Some(rev) if side_by_side(ctx, &passed) => both(ctx, &passed, &over, rev)?,
         Some(rev) => (
-            run_on(ctx.repo, &ctx.shared(), &passed, &over, ctx.env)?,
-            run_on(ctx.repo, &ctx.shared(), &passed, rev, ctx.env)?,
+            run_on(ctx.repo, &ctx.shared(), &passed, &over, ctx.env, Slot::Main)?,
+            run_on(ctx.repo, &ctx.shared(), &passed, rev, ctx.env, Slot::Base)?,
         ),
         None => (
-            run_on(ctx.repo, &ctx.shared(), &passed, &over, ctx.env)?,
+            run_on(ctx.repo, &ctx.shared(), &passed, &over, ctx.env, Slot::Main)?,
             None,
         ),
     };
@@ -154,9 +155,9 @@ fn both(ctx: &Ctx<'_>, passed: &[usize], over: &Tree, rev: &Tree) -> Result<Pair
     std::thread::scope(|scope| {
         let handle = scope.spawn(|| -> Result<Option<Checked>> {
             let repo = Repo::discover(&common)?;
-            run_on(&repo, &shared, passed, rev, env)
+            run_on(&repo, &shared, passed, rev, env, Slot::Base)
         });
-        let over = run_on(ctx.repo, &shared, passed, over, env);
+        let over = run_on(ctx.repo, &shared, passed, over, env, Slot::Main);
         let rev = handle
             .join()
             .unwrap_or_else(|_| Err(anyhow::anyhow!("the reverse overlay's thread panicked")));
@@ -167,7 +168,8 @@ fn both(ctx: &Ctx<'_>, passed: &[usize], over: &Tree, rev: &Tree) -> Result<Pair
 /// Whether the overlay and the reverse overlay run at once: with `jobs` above 1 (independent
 /// runs run in parallel, SPEC §19), and also with `jobs = 1` when the two runs cannot reach each
 /// other, so running them side by side cannot change what either finds: every check they run
-/// is [`isolated`], the checks run in the sandbox (each run then has its own checkout, `TMPDIR`,
+/// is [`isolated`], the checks run in the sandbox (each run then has its own checkout or warm
+/// workspace — the overlay the check's main one, the reverse overlay its base one — `TMPDIR`,
 /// `/tmp`, network, PID and IPC namespaces), and the machine has two cores to give them.
 fn side_by_side(ctx: &Ctx<'_>, passed: &[usize]) -> bool {
     if ctx.config.jobs > 1 {
@@ -182,10 +184,11 @@ fn side_by_side(ctx: &Ctx<'_>, passed: &[usize]) -> bool {
 }
 
 /// A check two runs of which share nothing they could both write or reach: no `writable`
-/// path, no warm workspace (`keep`), no network (each run has its own loopback), no variable
-/// passed in (`env` may name a service both would use).
+/// path, no network (each run has its own loopback), no variable passed in (`env` may name a
+/// service both would use). A warm workspace (`keep`) is no bar: the overlay and the reverse
+/// overlay run in different ones ([`Slot`]), each locked by its run.
 fn isolated(spec: &CheckSpec) -> bool {
-    !spec.network && spec.writable.is_empty() && spec.keep.is_empty() && spec.env.is_empty()
+    !spec.network && spec.writable.is_empty() && spec.env.is_empty()
 }
 
 fn passed(run: &CheckRun) -> bool {
@@ -220,7 +223,8 @@ fn changed_paths(config: &Config, changes: &[Change]) -> Vec<(String, ChangeKind
     out
 }
 
-/// Run `specs[picked]` on `target` with `env`, reusing what the record holds for its tree.
+/// Run `specs[picked]` on `target` with `env`, reusing what the record holds for its tree; a
+/// check with `keep` runs in its workspace `slot` (the commit's code or the base's).
 /// `None` when the checks could not run (no sandbox under `required`).
 fn run_on(
     repo: &Repo,
@@ -228,6 +232,7 @@ fn run_on(
     picked: &[usize],
     target: &Tree,
     env: &CheckEnv,
+    slot: Slot,
 ) -> Result<Option<Checked>> {
     let specs: Vec<CheckSpec> = picked
         .iter()
@@ -253,6 +258,7 @@ fn run_on(
         shield: shared.shield,
         fail_fast: false,
         label: None,
+        slot,
     };
     let checked = checks::run_reusing(repo, target.checkout, &specs, env, &plan)?;
     if checked.runs.len() != specs.len() {
@@ -294,7 +300,7 @@ fn on_base_tree(ctx: &Ctx<'_>, failed: &[usize], report: &mut Report) -> Result<
         tree,
         checkout: ctx.merge_base,
     };
-    let Some(checked) = run_on(ctx.repo, &ctx.shared(), failed, &target, &env)? else {
+    let Some(checked) = run_on(ctx.repo, &ctx.shared(), failed, &target, &env, Slot::Base)? else {
         return Ok(false);
     };
     let runs = keep(report, "base", tree, checked);

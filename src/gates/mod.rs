@@ -395,6 +395,7 @@ fn run_configured(
         shield,
         fail_fast: session.fail_fast(),
         label: session.progress_label(),
+        slot: crate::gates::workspace::Slot::Main,
     };
     let checked = checks::run_reusing(session.repo(), commit, specs, &env, &plan)?;
     report.checks = checked.runs;

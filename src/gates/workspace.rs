@@ -3,11 +3,34 @@
 //! (`Repo::reset_workspace`) with the kept paths left as they were. One run at a time per
 //! workspace: `work/<check name>.lock` is held (`flock`) from the reset to the check's end.
 //! The workspaces belong to the repository: teardown leaves them; `closegate gc` drops them.
+//!
+//! Each check has two workspaces ([`Slot`]): the main one, for the commit's own runs and the
+//! overlay (the commit's code), and `work/<check name>/base/` (its lock `base.lock` beside it)
+//! for the runs on the base's code (the reverse overlay and the merge base's own tree, SPEC §23).
+//! So the overlay and the reverse overlay of one check can run side by side, and each workspace
+//! stays close to the code it is reset to next. Every directory on the way from `work/` to a
+//! workspace is made a real directory first: a symbolic link there (the agent can write the
+//! common dir) is removed, never followed.
 
 use std::fs::{self, File};
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
+
+/// Which of a check's two workspaces a run uses.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Slot {
+    /// `work/<check name>/`: the commit's own runs and the overlay (the commit's code).
+    Main,
+    /// `work/<check name>/base/`: the runs on the base's code (the reverse overlay and the merge
+    /// base's own tree).
+    Base,
+}
+
+/// The name of the base slot's directory inside the main workspace, and of its lock file beside
+/// it (`base.lock`). The main workspace's own entries are `checkout`, `checkout.tree`, `tmp` and
+/// `empty`, so the name cannot meet one of them.
+const BASE_SLOT: &str = "base";
 
 /// One locked workspace.
 pub struct Workspace {
@@ -80,11 +103,50 @@ fn lock_unless(file: &File, wait: bool, stop: &dyn Fn() -> bool) -> std::io::Res
     }
 }
 
+/// Make `path` a real directory: a symbolic link or any other non-directory there is removed
+/// (not followed), then the directory is created if missing.
+fn real_dir(path: &Path) -> std::io::Result<()> {
+    match fs::symlink_metadata(path) {
+        Ok(meta) if meta.is_dir() => return Ok(()),
+        Ok(_) => fs::remove_file(path)?,
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => {}
+        Err(err) => return Err(err),
+    }
+    match fs::create_dir(path) {
+        Err(err) if err.kind() != std::io::ErrorKind::AlreadyExists => Err(err),
+        _ => Ok(()),
+    }
+}
+
+/// Remove a symbolic link at `path` (a lock file is ours to make; a link there is not).
+fn not_a_link(path: &Path) -> std::io::Result<()> {
+    match fs::symlink_metadata(path) {
+        Ok(meta) if meta.file_type().is_symlink() => fs::remove_file(path),
+        _ => Ok(()),
+    }
+}
+
+/// Open (creating it) the lock file at `path`; a symbolic link there is an error, not followed.
+fn lock_file(path: &Path) -> std::io::Result<File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    File::options()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .custom_flags(rustix::fs::OFlags::NOFOLLOW.bits() as i32)
+        .open(path)
+}
+
 impl Workspace {
     /// Lock (waiting for another run to end, unless `stop` says a signal asked to stop) and
-    /// prepare the workspace of check `name`: its private temporary directory emptied, the
-    /// sandbox's empty file present.
-    pub fn open(common_dir: &Path, name: &str, stop: &dyn Fn() -> bool) -> Result<Workspace> {
+    /// prepare the workspace `slot` of check `name`: its private temporary directory emptied,
+    /// the sandbox's empty file present.
+    pub fn open(
+        common_dir: &Path,
+        name: &str,
+        slot: Slot,
+        stop: &dyn Fn() -> bool,
+    ) -> Result<Workspace> {
         let base = base(common_dir);
         let dir = dir_name(name);
         let fail = || {
@@ -93,16 +155,18 @@ impl Workspace {
                 base.display()
             )
         };
-        fs::create_dir_all(&base).with_context(fail)?;
-        let lock_file = File::options()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(base.join(format!("{dir}.lock")))
-            .with_context(fail)?;
+        fs::create_dir_all(base.parent().unwrap_or(&base)).with_context(fail)?;
+        real_dir(&base).with_context(fail)?;
+        let main = base.join(&dir);
+        let (lock_path, root) = match slot {
+            Slot::Main => (base.join(format!("{dir}.lock")), main.clone()),
+            Slot::Base => (main.join(format!("{BASE_SLOT}.lock")), main.join(BASE_SLOT)),
+        };
+        real_dir(&main).with_context(fail)?;
+        not_a_link(&lock_path).with_context(fail)?;
+        let lock_file = lock_file(&lock_path).with_context(fail)?;
         lock_unless(&lock_file, true, stop).with_context(fail)?;
-        let root = base.join(dir);
-        fs::create_dir_all(&root).with_context(fail)?;
+        real_dir(&root).with_context(fail)?;
         let ws = Workspace {
             root,
             _lock: lock_file,
@@ -150,33 +214,50 @@ pub fn list(common_dir: &Path) -> Result<Vec<(String, bool)>> {
             continue;
         }
         let name = entry.file_name().to_string_lossy().into_owned();
-        let busy = match File::open(base.join(format!("{name}.lock"))) {
-            Ok(file) => !lock(&file, false)?,
-            Err(_) => false,
-        };
+        let locks = [
+            base.join(format!("{name}.lock")),
+            base.join(&name).join(format!("{BASE_SLOT}.lock")),
+        ];
+        let mut busy = false;
+        for path in locks {
+            if let Ok(file) = File::open(path) {
+                busy |= !lock(&file, false)?;
+            }
+        }
         found.push((name, busy));
     }
     found.sort();
     Ok(found)
 }
 
-/// Remove the workspace `name` (a directory name from [`list`]) unless a run holds its lock;
-/// whether it was removed.
+/// Remove the workspaces of `name` (a directory name from [`list`]), both slots, unless a run
+/// holds either's lock; whether they were removed.
 pub fn drop_workspace(common_dir: &Path, name: &str) -> Result<bool> {
     let base = base(common_dir);
     let lock_path = base.join(format!("{name}.lock"));
-    let lock_file = File::options()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .open(&lock_path)
-        .with_context(|| format!("opening {}", lock_path.display()))?;
-    if !lock(&lock_file, false)? {
+    let lock_main =
+        lock_file(&lock_path).with_context(|| format!("opening {}", lock_path.display()))?;
+    if !lock(&lock_main, false)? {
         return Ok(false);
     }
     let root = base.join(name);
+    // The base slot's lock lives inside the directory: held while the tree goes, so no run
+    // starts in it meanwhile. A link there is not followed (the open refuses one).
+    let base_lock = root.join(format!("{BASE_SLOT}.lock"));
+    let held = match fs::symlink_metadata(&root) {
+        Ok(meta) if meta.is_dir() => {
+            let file = lock_file(&base_lock)
+                .with_context(|| format!("opening {}", base_lock.display()))?;
+            if !lock(&file, false)? {
+                return Ok(false);
+            }
+            Some(file)
+        }
+        _ => None,
+    };
     crate::sandbox::scratch::remove_tree(&root)
         .with_context(|| format!("removing {}", root.display()))?;
+    drop(held);
     let _ = fs::remove_file(&lock_path);
     Ok(true)
 }

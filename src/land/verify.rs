@@ -98,6 +98,7 @@ impl<'a> Verifier<'a> {
             shield: self.shield,
             fail_fast: false,
             label: None,
+            slot: crate::gates::workspace::Slot::Main,
         };
         let checked = checks::run_reusing(self.repo, commit, &self.config.checks, &env, &plan)?;
         self.ran += checked.runs.iter().filter(|r| r.reused.is_none()).count();

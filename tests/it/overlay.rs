@@ -800,3 +800,180 @@ fn overlays_that_could_reach_each_other_run_one_after_the_other() {
         );
     }
 }
+
+/// What a kept check prints first: where it runs (`ws`), and the runs its kept `target/`
+/// remembers (`kept`); then it adds its own: the names in its `src/`, on one line.
+const WHERE: &str = "echo \"ws $(pwd)\"; mkdir -p target; \
+     echo \"kept $(paste -sd \"|\" target/ran 2>/dev/null)\"; echo $(ls src) >> target/ran; ";
+
+/// The line of the run on `on` that starts with `prefix`, without it.
+fn line_of(report: &Value, on: &str, prefix: &str) -> String {
+    let run = runs(report, on);
+    run[0]["output"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(Value::as_str)
+        .find_map(|l| l.strip_prefix(prefix))
+        .unwrap_or_else(|| panic!("no {prefix:?} line on {on}: {report}"))
+        .to_string()
+}
+
+/// [`span_scene`] with a warm workspace: the check keeps `target/` and says where it runs.
+fn kept_scene(top: &str) -> Scene {
+    let run = format!("{WHERE}sh span.sh; {RUN}");
+    let config = format!(
+        "{top}[[checks]]\nname = \"suite\"\nrun = '{run}'\ntimeout_s = 60\nnetwork = false\n\
+         keep = [\"target/\"]\n"
+    );
+    scene(
+        &config,
+        &[("span.sh", Some(SPAN))],
+        &[
+            ("src/sub.sh", Some(SUB)),
+            ("tests/sub_test.sh", Some(SUB_TEST)),
+        ],
+    )
+}
+
+/// A check with a warm workspace (`keep`) has two (SPEC §19, §23): the overlay (the commit's
+/// code) runs in `work/<check>/checkout`, the reverse overlay (the base's code) in
+/// `work/<check>/base/checkout`. With `jobs = 1` they run side by side, each in its own
+/// workspace and `/tmp`; the verdict is the one they give one after the other.
+#[test]
+fn kept_overlays_run_side_by_side_each_in_its_own_workspace() {
+    let s = kept_scene("");
+    let (code, report) = s.check(&["--no-record"]);
+    assert_eq!(report["sandbox"], "bwrap", "{report}");
+    assert_eq!(report["integrity"]["base_tests"], "pass", "{report}");
+    assert_eq!(report["integrity"]["new_tests_on_base"], "fail", "{report}");
+    assert_eq!(
+        (code, report["verdict"].as_str()),
+        (3, Some("PENDING_REVIEW"))
+    );
+    let [(s1, e1, seen1), (s2, e2, seen2)] = spans(&report)[..] else {
+        panic!("two spans")
+    };
+    if std::thread::available_parallelism().map_or(1, usize::from) > 1 {
+        assert!(s1 < e2 && s2 < e1, "the overlays did not overlap: {report}");
+    }
+    assert_eq!((seen1, seen2), (1, 1), "a run saw another's /tmp: {report}");
+    let work = s.fx.git_dir().join("closegate/work/suite");
+    let work = work.canonicalize().unwrap();
+    assert_eq!(
+        line_of(&report, "overlay", "ws "),
+        work.join("checkout").display().to_string()
+    );
+    assert_eq!(
+        line_of(&report, "reverse-overlay", "ws "),
+        work.join("base/checkout").display().to_string()
+    );
+    // The main workspace kept the commit's run and then the overlay's (the commit's code, with
+    // `sub.sh`); the base one only the reverse overlay's (the base's code: no `sub.sh`).
+    assert_eq!(line_of(&report, "overlay", "kept "), "add.sh lib.rs sub.sh");
+    assert_eq!(line_of(&report, "reverse-overlay", "kept "), "");
+    let base_ran = std::fs::read_to_string(work.join("base/checkout/target/ran")).unwrap();
+    assert_eq!(base_ran, "add.sh\n");
+}
+
+/// Attack on the two workspaces: the agent (who can write the common dir) plants symbolic
+/// links where they live — the check's workspace, the base slot, its lock — pointing at a
+/// directory of the operator's. Every link is replaced by a real directory or file, never
+/// followed: nothing outside is reset away, and the verdict is what it would be.
+#[test]
+fn links_planted_where_the_workspaces_live_are_replaced_not_followed() {
+    for plant in ["suite", "suite/base", "suite/base.lock"] {
+        let s = kept_scene("");
+        let outside = tempfile::tempdir().unwrap();
+        for dir in ["checkout", "base/checkout"] {
+            std::fs::create_dir_all(outside.path().join(dir)).unwrap();
+            std::fs::write(outside.path().join(dir).join("victim"), "mine\n").unwrap();
+        }
+        std::fs::write(outside.path().join("lock"), "mine\n").unwrap();
+        let work = s.fx.git_dir().join("closegate/work");
+        let link = work.join(plant);
+        std::fs::create_dir_all(link.parent().unwrap()).unwrap();
+        let target = if plant.ends_with(".lock") {
+            outside.path().join("lock")
+        } else {
+            outside.path().to_path_buf()
+        };
+        std::os::unix::fs::symlink(&target, &link).unwrap();
+        let (code, report) = s.check(&["--no-record"]);
+        assert_eq!(
+            (code, report["verdict"].as_str()),
+            (3, Some("PENDING_REVIEW")),
+            "{plant}: {report}"
+        );
+        for dir in ["checkout", "base/checkout"] {
+            let victim = outside.path().join(dir).join("victim");
+            assert_eq!(
+                std::fs::read_to_string(&victim).ok().as_deref(),
+                Some("mine\n"),
+                "{plant}: the reset followed the link into {}",
+                victim.display()
+            );
+        }
+        assert_eq!(
+            std::fs::read_to_string(outside.path().join("lock")).unwrap(),
+            "mine\n"
+        );
+        let meta = std::fs::symlink_metadata(&link).unwrap();
+        assert!(!meta.file_type().is_symlink(), "{plant}: still a link");
+        assert!(
+            work.join("suite/base/checkout/target/ran").is_file(),
+            "{plant}"
+        );
+    }
+}
+
+/// A check failing on the commit runs on the merge base's own tree in the base workspace, so
+/// the main one stays at the commit's code.
+#[test]
+fn the_base_tree_runs_in_the_base_workspace() {
+    let run = format!("{WHERE}{RUN}");
+    let config = format!(
+        "[[checks]]\nname = \"suite\"\nrun = '{run}'\ntimeout_s = 60\nkeep = [\"target/\"]\n"
+    );
+    let red = "echo base is red; exit 1\n";
+    let s = scene(&config, &[("tests/red_test.sh", Some(red))], &[]);
+    let (code, report) = s.check(&["--no-record"]);
+    assert_eq!((code, report["verdict"].as_str()), (1, Some("FAIL")));
+    assert_eq!(report["checks"][0]["red_on_base"], true, "{report}");
+    let work =
+        s.fx.git_dir()
+            .join("closegate/work/suite")
+            .canonicalize()
+            .unwrap();
+    assert_eq!(
+        line_of(&report, "base", "ws "),
+        work.join("base/checkout").display().to_string()
+    );
+    let main_ran = std::fs::read_to_string(work.join("checkout/target/ran")).unwrap();
+    assert_eq!(main_ran, "add.sh lib.rs\n", "only the commit's run");
+}
+
+/// `gc` drops a check's workspaces only when neither is in use: a run holding the base
+/// workspace's lock keeps both.
+#[test]
+fn gc_keeps_the_workspaces_while_the_base_one_is_in_use() {
+    let s = kept_scene("");
+    let (code, report) = s.check(&["--no-record"]);
+    assert_eq!(code, 3, "{report}");
+    let work = s.fx.git_dir().join("closegate/work/suite");
+    let lock = std::fs::File::options()
+        .write(true)
+        .open(work.join("base.lock"))
+        .unwrap();
+    rustix::fs::flock(&lock, rustix::fs::FlockOperation::LockExclusive).unwrap();
+    let root = s.fx.root();
+    let (code, out, err) = parts(&closegate(&root, &["gc"]));
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("in use, kept"), "{out}");
+    assert!(work.join("base/checkout/target/ran").is_file());
+    drop(lock);
+    let (code, out, err) = parts(&closegate(&root, &["gc"]));
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("removed"), "{out}");
+    assert!(!work.exists(), "gc left the workspaces");
+}
