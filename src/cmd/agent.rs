@@ -46,7 +46,7 @@ pub enum AgentCommand {
         /// Do not run the configured checks (the verdict is then at best UNVERIFIED)
         #[arg(long)]
         no_checks: bool,
-        /// Run every check afresh even when a recorded result has the same key (SPEC §19)
+        /// Run every check afresh even when a recorded result has the same key
         #[arg(long)]
         rerun: bool,
         /// `claims`: judge only a stop that claims completion; `always`: every stop

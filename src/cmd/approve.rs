@@ -39,7 +39,6 @@ pub struct Args {
     #[arg(long, value_name = "TEXT")]
     pub note: Option<String>,
     /// Sign the approval with an SSH key and store it as a note under refs/notes/closegate
-    /// (SPEC §20)
     #[arg(long)]
     pub sign: bool,
     /// The SSH key that signs (default: git's user.signingKey when gpg.format = ssh)

@@ -24,8 +24,8 @@ pub struct Args {
     /// With --check: do not append the fresh verdicts to the audit log
     #[arg(long, requires = "check")]
     pub no_record: bool,
-    /// With --check: run every check again even when a recorded result has the same key
-    /// (SPEC §19), as `check --rerun` does
+    /// With --check: run every check again even when a recorded result has the same key, as
+    /// `check --rerun` does
     #[arg(long, requires = "check")]
     pub rerun: bool,
     /// Print `{"schema": 1, "worktrees": [...]}` instead of aligned columns

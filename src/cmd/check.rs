@@ -28,7 +28,7 @@ pub struct Args {
     #[arg(long)]
     pub no_record: bool,
     /// On VERIFIED, sign an attestation with an SSH key and store it as a note under
-    /// refs/notes/closegate (SPEC §20)
+    /// refs/notes/closegate
     #[arg(long, conflicts_with = "require_attestation")]
     pub attest: bool,
     /// The SSH key that signs (default: git's user.signingKey when gpg.format = ssh)
@@ -39,7 +39,7 @@ pub struct Args {
     #[arg(long, value_name = "REMOTE", requires = "attest")]
     pub push: Option<String>,
     /// Do not run the checks: a valid signed attestation for this commit stands for them
-    /// (what the server gate does, SPEC §20)
+    /// (what the server gate does)
     #[arg(long, conflicts_with = "no_checks")]
     pub require_attestation: bool,
     /// Stop at the first failing check: the checks after it are not run and are reported as

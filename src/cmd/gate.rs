@@ -29,7 +29,7 @@ pub struct GateArgs {
     /// Do not run the configured checks (the verdict is then at best UNVERIFIED)
     #[arg(long)]
     pub no_checks: bool,
-    /// Run every check again even when a recorded result has the same key (SPEC §19)
+    /// Run every check again even when a recorded result has the same key
     #[arg(long, conflicts_with = "no_checks")]
     pub rerun: bool,
     /// The agent's worktree cannot exist here (CI): skip the worktree checks

@@ -21,8 +21,8 @@ pub struct Args {
     /// Only list what would be removed
     #[arg(long)]
     pub dry_run: bool,
-    /// The repository (default: the current directory). Not named `dir`: an argument of that id
-    /// would shadow the global `-C DIR` (SPEC §21).
+    /// The repository (default: the current directory)
+    // Not named `dir`: an argument of that id would shadow the global `-C DIR` (SPEC §21).
     #[arg(value_name = "DIR")]
     pub repo: Option<PathBuf>,
 }

@@ -20,7 +20,7 @@ macro_rules! println {
 /// Install, uninstall or run the git hook that guards agent branches
 ///
 /// The reference-transaction hook refuses to delete or merge an agent branch that has not passed
-/// the gate (SPEC §9).
+/// the gate.
 #[derive(Debug, clap::Args)]
 pub struct Args {
     #[command(subcommand)]
@@ -39,7 +39,7 @@ pub enum HookCommand {
         #[arg(long, value_name = "DIR")]
         repo: Option<PathBuf>,
         /// Install the server gate instead: a pre-receive hook for the bare repository agents
-        /// push to (SPEC §20)
+        /// push to
         #[arg(long)]
         server: bool,
     },

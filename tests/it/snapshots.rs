@@ -162,6 +162,8 @@ fn help_of_every_subcommand() {
         args.push("--help");
         let (code, out, err) = parts(&closegate(dir.path(), &args));
         assert_eq!(code, 0, "{args:?}: {err}");
+        // The help is for users: it points at the manual, never at the contract document.
+        assert!(!out.contains("SPEC"), "{args:?} cites SPEC:\n{out}");
         let name = match path.is_empty() {
             true => "help".to_string(),
             false => format!("help_{}", path.join("_")),
