@@ -88,6 +88,22 @@ const RELOCATED: [&str; 8] = [
     "NETRC",
 ];
 
+/// The sockets of the machine's container and VM daemons: whoever can connect to one is root on
+/// the host (a container with `/` mounted), network or not, so no check may reach one.
+const DAEMON_SOCKETS: [&str; 8] = [
+    "/run/docker.sock",
+    "/var/run/docker.sock",
+    "/run/containerd/containerd.sock",
+    "/run/podman/podman.sock",
+    "/run/buildkit/buildkitd.sock",
+    "/run/crio/crio.sock",
+    "/run/libvirt/libvirt-sock",
+    "/run/incus/unix.socket",
+];
+
+/// Variables naming a daemon's socket elsewhere (`unix:///path`, or a plain path).
+const DAEMON_HOSTS: [&str; 2] = ["DOCKER_HOST", "CONTAINER_HOST"];
+
 /// What the checks of one run must not see, and the environment they start from.
 #[derive(Debug, Clone, Default)]
 pub struct Shield {
@@ -145,6 +161,7 @@ impl Shield {
         }
         shield.cover_relocated();
         shield.cover_sockets(repo.map(Repo::common_dir));
+        shield.cover_daemons();
         if let Some(key) = repo.and_then(signing_key_file) {
             shield.cover(&key);
         }
@@ -221,6 +238,24 @@ impl Shield {
             match sock.parent() {
                 Some(dir) if !holds_shared(dir) => self.cover(dir),
                 _ => self.cover(&sock),
+            }
+        }
+    }
+
+    /// The container and VM daemons' sockets ([`DAEMON_SOCKETS`]) and the one `DOCKER_HOST` or
+    /// `CONTAINER_HOST` names when it is a Unix socket: the check does not receive the variable,
+    /// but the agent's code may guess the path.
+    fn cover_daemons(&mut self) {
+        for path in DAEMON_SOCKETS {
+            self.cover(Path::new(path));
+        }
+        for var in DAEMON_HOSTS {
+            let Some(value) = self.var(var).and_then(OsStr::to_str) else {
+                continue;
+            };
+            let path = PathBuf::from(value.strip_prefix("unix://").unwrap_or(value));
+            if path.is_absolute() {
+                self.cover(&path);
             }
         }
     }

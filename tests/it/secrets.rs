@@ -463,3 +463,46 @@ fn credentials_moved_by_a_variable_are_covered_too() {
     assert_eq!(output(&report, 0), ["GNUPGHOME=unset"], "{report:#}");
     assert_eq!(code, 0, "{report:#}");
 }
+
+/// Attack: the agent's code connects to a container daemon's socket (docker, podman, …) and
+/// starts a container with the host's `/` mounted: root on the host, network or not. The
+/// well-known places are covered, and so is the socket `DOCKER_HOST` or `CONTAINER_HOST` names
+/// (the check does not receive the variable, but the agent's code may guess the path).
+#[test]
+fn container_daemon_sockets_are_not_reachable_from_a_check() {
+    let outside = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let docker = outside.path().join("docker.sock");
+    let podman = outside.path().join("podman.sock");
+    let _docker = std::os::unix::net::UnixListener::bind(&docker).unwrap();
+    let _podman = std::os::unix::net::UnixListener::bind(&podman).unwrap();
+    // Every well-known socket this machine has must be covered as well.
+    let known = [
+        "/run/docker.sock",
+        "/var/run/docker.sock",
+        "/run/containerd/containerd.sock",
+        "/run/podman/podman.sock",
+    ];
+    let mut probes: Vec<String> = vec![docker.display().to_string(), podman.display().to_string()];
+    probes.extend(
+        known
+            .iter()
+            .filter(|p| Path::new(p).exists())
+            .map(|p| p.to_string()),
+    );
+    let run: String = probes
+        .iter()
+        .map(|p| format!("if [ -S {p} ]; then echo reachable {p}; fi; "))
+        .collect::<String>()
+        + "echo done";
+    let config = format!("[[checks]]\nname = \"reach\"\nrun = \"{run}\"\n");
+    let s = scene(&config, &[]);
+    let docker_host = format!("unix://{}", docker.display());
+    let extra = [
+        ("DOCKER_HOST", docker_host.as_str()),
+        ("CONTAINER_HOST", podman.to_str().unwrap()),
+    ];
+    let (code, report) = s.check(&extra);
+    assert_eq!(report["sandbox"], "bwrap", "{report:#}");
+    assert_eq!(output(&report, 0), ["done"], "{report:#}");
+    assert_eq!(code, 0, "{report:#}");
+}
