@@ -447,7 +447,7 @@ fn policy(repo: &Repo, place: &Place, spec: &CheckSpec, shield: &Shield) -> Resu
         .iter()
         .filter_map(|p| std::fs::canonicalize(p).ok())
         .collect();
-    let private_tmp = sandbox::PrivateTmp::new(&shield.env(&spec.env), &[repo.common_dir()]);
+    let private_tmp = sandbox::private_tmp::all(&shield.env(&spec.env), &[repo.common_dir()]);
     Ok(Policy {
         checkout: place.checkout.clone(),
         tmp: place.tmp.clone(),

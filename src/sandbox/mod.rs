@@ -2,9 +2,9 @@
 //! reach what the gate refuses to let the agent touch.
 //!
 //! On Linux the check runs under bubblewrap (`bwrap`): the whole filesystem is bound read-only,
-//! `/tmp` is replaced by an empty tmpfs of the check's own ([`private_tmp`]), then the check's
-//! checkout, its private temporary directory and the check's `writable` paths
-//! are bound writable; the repository's common dir, every worktree and the hooks directory are
+//! `/tmp` and `/var/tmp` are replaced by empty tmpfs of the check's own ([`private_tmp`]), then
+//! the check's checkout, its private temporary directory and the check's `writable` paths are
+//! bound writable; the repository's common dir, every worktree and the hooks directory are
 //! bound read-only again when a `writable` path contains them; every secret the run's
 //! [`Shield`] names (the record key, the signing key in use, `~/.ssh` and the other credential
 //! paths, agent sockets, `[sandbox] hide`) is covered, a directory with an empty tmpfs and a
@@ -57,8 +57,8 @@ pub struct Policy {
     pub empty: PathBuf,
     /// `network = false` → only loopback.
     pub network: bool,
-    /// The check's own empty `/tmp` and what of the host's is bound back (`None`: no `/tmp`).
-    pub private_tmp: Option<PrivateTmp>,
+    /// The check's own empty `/tmp` and `/var/tmp`, each with what of the host's is bound back.
+    pub private_tmp: Vec<PrivateTmp>,
 }
 
 /// How a run's checks are confined, decided once per run.
@@ -199,7 +199,8 @@ pub fn command(
 ) -> Command {
     let mut cmd = Command::new(bwrap);
     cmd.args(base_args(policy.network));
-    // The private `/tmp` first: every bind below may lie under it and must stay visible.
+    // The private `/tmp` and `/var/tmp` first: every bind below may lie under them and must
+    // stay visible.
     cmd.args(policy.private_tmp.iter().flat_map(PrivateTmp::args));
     for path in &policy.writable {
         cmd.arg("--bind").arg(path).arg(path);

@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 use std::io::Read;
 use std::net::TcpListener;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 use serde_json::Value;
@@ -600,4 +600,82 @@ fn a_forged_worktree_never_shows_the_host_tmp() {
         serde_json::json!(["beside: blocked", "cache: read-only"]),
         "{report:#}"
     );
+}
+
+/// `/var/tmp` is the host's other shared temporary directory (kept across reboots), and gets the
+/// same treatment as `/tmp`. Attacks: read another agent's file there, list it, and leave a file
+/// there for the next check; writing to it works (a tool that uses `/var/tmp` keeps working),
+/// and a `PATH` tool the operator keeps there stays visible.
+#[test]
+fn each_check_has_its_own_empty_var_tmp() {
+    let Ok(var) = std::fs::canonicalize("/var/tmp") else {
+        return;
+    };
+    let tmp = std::fs::canonicalize("/tmp").unwrap();
+    if !var.is_dir() || var.starts_with(&tmp) || tmp.starts_with(&var) {
+        return;
+    }
+    let other = tempfile::Builder::new()
+        .prefix("other-agent-")
+        .tempdir_in("/var/tmp")
+        .unwrap();
+    std::fs::write(other.path().join("secret.txt"), "OTHER-AGENT-FILE\n").unwrap();
+    let tools = tempfile::Builder::new()
+        .prefix("operator-tools-")
+        .tempdir_in("/var/tmp")
+        .unwrap();
+    let tool = tools.path().join("cg-host-tool");
+    std::fs::write(&tool, "#!/bin/sh\necho tool-ok\n").unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&tool, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let plant = format!("/var/tmp/closegate-plant-{}", std::process::id());
+    let script = format!(
+        r#"try() {{ name=$1; shift; if ( "$@" ) >/dev/null 2>&1; then echo "$name: ESCAPED"; else echo "$name: blocked"; fi; }}
+if [ "$1" = first ]; then
+try other-file cat "{other}/secret.txt"
+try listed sh -c 'ls -A /var/tmp | grep -q "^{name}$"'
+echo planted > {plant} && echo "write: ok"
+cg-host-tool | grep -q tool-ok && echo "tool: ok"
+else
+try planted test -e {plant}
+fi
+"#,
+        other = other.path().display(),
+        name = other.path().file_name().unwrap().to_str().unwrap(),
+    );
+    let s = scene(TMP_CONFIG, &[("tmp.sh", Some(&script))]);
+    let path = format!(
+        "{}:{}",
+        tools.path().display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+
+    let (code, report) = s.check(&[("PATH", &path)]);
+
+    assert_eq!(report["sandbox"], "bwrap");
+    let first = results_of(&report, 0);
+    let want = [
+        ("other-file", "blocked"),
+        ("listed", "blocked"),
+        ("write", "ok"),
+        ("tool", "ok"),
+    ];
+    for (name, want) in want {
+        assert_eq!(
+            first.get(name).map(String::as_str),
+            Some(want),
+            "{name}: {report:#}"
+        );
+    }
+    let second = results_of(&report, 1);
+    assert_eq!(
+        second.get("planted").map(String::as_str),
+        Some("blocked"),
+        "{report:#}"
+    );
+    assert!(
+        !Path::new(&plant).exists(),
+        "a check wrote into the host's /var/tmp"
+    );
+    assert_eq!((code, report["verdict"].as_str()), (0, Some("VERIFIED")));
 }
