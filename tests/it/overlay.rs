@@ -723,7 +723,12 @@ fn spans(report: &Value) -> Vec<(u128, u128, u32)> {
 /// The scene of a real change with its test (overlay and reverse overlay both run), the
 /// check's `run` timing itself with `span.sh` first, under `extra` configuration.
 fn span_scene(extra: &str, top: &str) -> Scene {
-    let run = format!("sh span.sh; {RUN}");
+    timed_scene("", extra, top)
+}
+
+/// [`span_scene`] with `pre` run before the span.
+fn timed_scene(pre: &str, extra: &str, top: &str) -> Scene {
+    let run = format!("{pre}sh span.sh; {RUN}");
     let config =
         format!("{top}[[checks]]\nname = \"suite\"\nrun = '{run}'\ntimeout_s = 60\n{extra}");
     scene(
@@ -737,7 +742,7 @@ fn span_scene(extra: &str, top: &str) -> Scene {
 }
 
 /// With `jobs = 1`, the overlay and the reverse overlay of a check that shares nothing with
-/// another run of itself (sandboxed, `network = false`, no `writable`, no `keep`, no `env`) run
+/// another run of itself (sandboxed, `network = false`, no `writable`, no `env`) run
 /// side by side: each in its own `/tmp`, where it sees only its own mark. The verdict is the
 /// same as one after the other.
 #[test]
@@ -821,19 +826,7 @@ fn line_of(report: &Value, on: &str, prefix: &str) -> String {
 
 /// [`span_scene`] with a warm workspace: the check keeps `target/` and says where it runs.
 fn kept_scene(top: &str) -> Scene {
-    let run = format!("{WHERE}sh span.sh; {RUN}");
-    let config = format!(
-        "{top}[[checks]]\nname = \"suite\"\nrun = '{run}'\ntimeout_s = 60\nnetwork = false\n\
-         keep = [\"target/\"]\n"
-    );
-    scene(
-        &config,
-        &[("span.sh", Some(SPAN))],
-        &[
-            ("src/sub.sh", Some(SUB)),
-            ("tests/sub_test.sh", Some(SUB_TEST)),
-        ],
-    )
+    timed_scene(WHERE, "network = false\nkeep = [\"target/\"]\n", top)
 }
 
 /// A check with a warm workspace (`keep`) has two (SPEC §19, §23): the overlay (the commit's

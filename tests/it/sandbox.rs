@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 use std::io::Read;
 use std::net::TcpListener;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Command, Stdio};
 
 use serde_json::Value;
@@ -430,14 +430,19 @@ struct HostTmp {
 
 impl HostTmp {
     fn new() -> HostTmp {
+        HostTmp::new_in("/tmp")
+    }
+
+    /// The same in the host's shared directory `dir` (`/tmp`, `/var/tmp`).
+    fn new_in(dir: &str) -> HostTmp {
         let other = tempfile::Builder::new()
             .prefix("other-agent-")
-            .tempdir_in("/tmp")
+            .tempdir_in(dir)
             .unwrap();
         std::fs::write(other.path().join("secret.txt"), "OTHER-AGENT-FILE\n").unwrap();
         let tools = tempfile::Builder::new()
             .prefix("operator-tools-")
-            .tempdir_in("/tmp")
+            .tempdir_in(dir)
             .unwrap();
         let tool = tools.path().join("cg-host-tool");
         std::fs::write(&tool, "#!/bin/sh\necho tool-ok\n").unwrap();
@@ -615,20 +620,8 @@ fn each_check_has_its_own_empty_var_tmp() {
     if !var.is_dir() || var.starts_with(&tmp) || tmp.starts_with(&var) {
         return;
     }
-    let other = tempfile::Builder::new()
-        .prefix("other-agent-")
-        .tempdir_in("/var/tmp")
-        .unwrap();
-    std::fs::write(other.path().join("secret.txt"), "OTHER-AGENT-FILE\n").unwrap();
-    let tools = tempfile::Builder::new()
-        .prefix("operator-tools-")
-        .tempdir_in("/var/tmp")
-        .unwrap();
-    let tool = tools.path().join("cg-host-tool");
-    std::fs::write(&tool, "#!/bin/sh\necho tool-ok\n").unwrap();
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(&tool, std::fs::Permissions::from_mode(0o755)).unwrap();
-    let plant = format!("/var/tmp/closegate-plant-{}", std::process::id());
+    let host = HostTmp::new_in("/var/tmp");
+    let (other, plant) = (&host.other, host.plant.display());
     let script = format!(
         r#"try() {{ name=$1; shift; if ( "$@" ) >/dev/null 2>&1; then echo "$name: ESCAPED"; else echo "$name: blocked"; fi; }}
 if [ "$1" = first ]; then
@@ -644,11 +637,7 @@ fi
         name = other.path().file_name().unwrap().to_str().unwrap(),
     );
     let s = scene(TMP_CONFIG, &[("tmp.sh", Some(&script))]);
-    let path = format!(
-        "{}:{}",
-        tools.path().display(),
-        std::env::var("PATH").unwrap_or_default()
-    );
+    let path = host.path();
 
     let (code, report) = s.check(&[("PATH", &path)]);
 
@@ -674,7 +663,7 @@ fi
         "{report:#}"
     );
     assert!(
-        !Path::new(&plant).exists(),
+        !host.plant.exists(),
         "a check wrote into the host's /var/tmp"
     );
     assert_eq!((code, report["verdict"].as_str()), (0, Some("VERIFIED")));
