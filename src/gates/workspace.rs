@@ -5,12 +5,14 @@
 //! The workspaces belong to the repository: teardown leaves them; `closegate gc` drops them.
 //!
 //! Each check has two workspaces ([`Slot`]): the main one, for the commit's own runs and the
-//! overlay (the commit's code), and `work/<check name>/base/` (its lock `base.lock` beside it)
-//! for the runs on the base's code (the reverse overlay and the merge base's own tree, SPEC §23).
-//! So the overlay and the reverse overlay of one check can run side by side, and each workspace
-//! stays close to the code it is reset to next. Every directory on the way from `work/` to a
-//! workspace is made a real directory first: a symbolic link there (the agent can write the
-//! common dir) is removed, never followed.
+//! overlay (the commit's code), and `work/_base-<check name>/` (its lock
+//! `work/_base-<check name>.lock`) for the runs on the base's code (the reverse overlay and the
+//! merge base's own tree, SPEC §23). So the overlay and the reverse overlay of one check can run
+//! side by side, and each workspace stays close to the code it is reset to next. `work/` and the
+//! workspace directory are made real directories first, and a lock file is never followed: a
+//! symbolic link there (the agent can write the common dir) is removed, not followed. A lock file
+//! is never removed (`gc` leaves it): a run waiting on it would then lock a file no other run
+//! sees.
 
 use std::fs::{self, File};
 use std::path::{Path, PathBuf};
@@ -22,15 +24,23 @@ use anyhow::{Context, Result};
 pub enum Slot {
     /// `work/<check name>/`: the commit's own runs and the overlay (the commit's code).
     Main,
-    /// `work/<check name>/base/`: the runs on the base's code (the reverse overlay and the merge
+    /// `work/_base-<check name>/`: the runs on the base's code (the reverse overlay and the merge
     /// base's own tree).
     Base,
 }
 
-/// The name of the base slot's directory inside the main workspace, and of its lock file beside
-/// it (`base.lock`). The main workspace's own entries are `checkout`, `checkout.tree`, `tmp` and
-/// `empty`, so the name cannot meet one of them.
-const BASE_SLOT: &str = "base";
+/// Before the directory name of a check's base workspace. [`dir_name`] never gives a name that
+/// starts so (a plain name does not start with `_`; an escaped one has only hex digits after
+/// it, and `s` is none), so no check's main workspace can meet another's base one.
+const BASE_PREFIX: &str = "_base-";
+
+/// The directory name of check `name`'s workspace `slot`.
+fn slot_dir(name: &str, slot: Slot) -> String {
+    match slot {
+        Slot::Main => dir_name(name),
+        Slot::Base => format!("{BASE_PREFIX}{}", dir_name(name)),
+    }
+}
 
 /// One locked workspace.
 pub struct Workspace {
@@ -74,6 +84,36 @@ pub fn dir_name(check: &str) -> String {
     }
 }
 
+/// Make `path` a real directory: a symbolic link or any other non-directory there is removed
+/// (not followed), then the directory is created if missing.
+fn real_dir(path: &Path) -> std::io::Result<()> {
+    match fs::symlink_metadata(path) {
+        Ok(meta) if meta.is_dir() => return Ok(()),
+        Ok(_) => fs::remove_file(path)?,
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => {}
+        Err(err) => return Err(err),
+    }
+    match fs::create_dir(path) {
+        Err(err) if err.kind() != std::io::ErrorKind::AlreadyExists => Err(err),
+        _ => Ok(()),
+    }
+}
+
+/// Open (creating it) the lock file at `path`. A symbolic link there is removed first (a lock
+/// file is ours to make), and the open does not follow one.
+fn lock_file(path: &Path) -> std::io::Result<File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    if fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink()) {
+        fs::remove_file(path)?;
+    }
+    File::options()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .custom_flags(rustix::fs::OFlags::NOFOLLOW.bits() as i32)
+        .open(path)
+}
+
 /// Take `file`'s lock: waiting when `wait`, else `Ok(false)` when another run holds it.
 pub fn lock(file: &File, wait: bool) -> std::io::Result<bool> {
     lock_unless(file, wait, &|| false)
@@ -103,40 +143,6 @@ fn lock_unless(file: &File, wait: bool, stop: &dyn Fn() -> bool) -> std::io::Res
     }
 }
 
-/// Make `path` a real directory: a symbolic link or any other non-directory there is removed
-/// (not followed), then the directory is created if missing.
-fn real_dir(path: &Path) -> std::io::Result<()> {
-    match fs::symlink_metadata(path) {
-        Ok(meta) if meta.is_dir() => return Ok(()),
-        Ok(_) => fs::remove_file(path)?,
-        Err(err) if err.kind() == std::io::ErrorKind::NotFound => {}
-        Err(err) => return Err(err),
-    }
-    match fs::create_dir(path) {
-        Err(err) if err.kind() != std::io::ErrorKind::AlreadyExists => Err(err),
-        _ => Ok(()),
-    }
-}
-
-/// Remove a symbolic link at `path` (a lock file is ours to make; a link there is not).
-fn not_a_link(path: &Path) -> std::io::Result<()> {
-    match fs::symlink_metadata(path) {
-        Ok(meta) if meta.file_type().is_symlink() => fs::remove_file(path),
-        _ => Ok(()),
-    }
-}
-
-/// Open (creating it) the lock file at `path`; a symbolic link there is an error, not followed.
-fn lock_file(path: &Path) -> std::io::Result<File> {
-    use std::os::unix::fs::OpenOptionsExt;
-    File::options()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .custom_flags(rustix::fs::OFlags::NOFOLLOW.bits() as i32)
-        .open(path)
-}
-
 impl Workspace {
     /// Lock (waiting for another run to end, unless `stop` says a signal asked to stop) and
     /// prepare the workspace `slot` of check `name`: its private temporary directory emptied,
@@ -148,7 +154,7 @@ impl Workspace {
         stop: &dyn Fn() -> bool,
     ) -> Result<Workspace> {
         let base = base(common_dir);
-        let dir = dir_name(name);
+        let dir = slot_dir(name, slot);
         let fail = || {
             format!(
                 "preparing the workspace of check `{name}` in {}",
@@ -157,15 +163,9 @@ impl Workspace {
         };
         fs::create_dir_all(base.parent().unwrap_or(&base)).with_context(fail)?;
         real_dir(&base).with_context(fail)?;
-        let main = base.join(&dir);
-        let (lock_path, root) = match slot {
-            Slot::Main => (base.join(format!("{dir}.lock")), main.clone()),
-            Slot::Base => (main.join(format!("{BASE_SLOT}.lock")), main.join(BASE_SLOT)),
-        };
-        real_dir(&main).with_context(fail)?;
-        not_a_link(&lock_path).with_context(fail)?;
-        let lock_file = lock_file(&lock_path).with_context(fail)?;
+        let lock_file = lock_file(&base.join(format!("{dir}.lock"))).with_context(fail)?;
         lock_unless(&lock_file, true, stop).with_context(fail)?;
+        let root = base.join(dir);
         real_dir(&root).with_context(fail)?;
         let ws = Workspace {
             root,
@@ -214,50 +214,30 @@ pub fn list(common_dir: &Path) -> Result<Vec<(String, bool)>> {
             continue;
         }
         let name = entry.file_name().to_string_lossy().into_owned();
-        let locks = [
-            base.join(format!("{name}.lock")),
-            base.join(&name).join(format!("{BASE_SLOT}.lock")),
-        ];
-        let mut busy = false;
-        for path in locks {
-            if let Ok(file) = File::open(path) {
-                busy |= !lock(&file, false)?;
-            }
-        }
+        let busy = match File::open(base.join(format!("{name}.lock"))) {
+            Ok(file) => !lock(&file, false)?,
+            Err(_) => false,
+        };
         found.push((name, busy));
     }
     found.sort();
     Ok(found)
 }
 
-/// Remove the workspaces of `name` (a directory name from [`list`]), both slots, unless a run
-/// holds either's lock; whether they were removed.
+/// Remove the workspace `name` (a directory name from [`list`]) unless a run holds its lock;
+/// whether it was removed. The lock file stays: a run waiting on it would otherwise go on with
+/// a lock on a removed file while the next run creates and locks a new one, both in one
+/// workspace.
 pub fn drop_workspace(common_dir: &Path, name: &str) -> Result<bool> {
     let base = base(common_dir);
     let lock_path = base.join(format!("{name}.lock"));
-    let lock_main =
+    let lock_file =
         lock_file(&lock_path).with_context(|| format!("opening {}", lock_path.display()))?;
-    if !lock(&lock_main, false)? {
+    if !lock(&lock_file, false)? {
         return Ok(false);
     }
     let root = base.join(name);
-    // The base slot's lock lives inside the directory: held while the tree goes, so no run
-    // starts in it meanwhile. A link there is not followed (the open refuses one).
-    let base_lock = root.join(format!("{BASE_SLOT}.lock"));
-    let held = match fs::symlink_metadata(&root) {
-        Ok(meta) if meta.is_dir() => {
-            let file = lock_file(&base_lock)
-                .with_context(|| format!("opening {}", base_lock.display()))?;
-            if !lock(&file, false)? {
-                return Ok(false);
-            }
-            Some(file)
-        }
-        _ => None,
-    };
     crate::sandbox::scratch::remove_tree(&root)
         .with_context(|| format!("removing {}", root.display()))?;
-    drop(held);
-    let _ = fs::remove_file(&lock_path);
     Ok(true)
 }

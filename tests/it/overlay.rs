@@ -839,46 +839,51 @@ fn kept_scene(top: &str) -> Scene {
 
 /// A check with a warm workspace (`keep`) has two (SPEC §19, §23): the overlay (the commit's
 /// code) runs in `work/<check>/checkout`, the reverse overlay (the base's code) in
-/// `work/<check>/base/checkout`. With `jobs = 1` they run side by side, each in its own
+/// `work/_base-<check>/checkout`. With `jobs = 1` they run side by side, each in its own
 /// workspace and `/tmp`; the verdict is the one they give one after the other.
 #[test]
 fn kept_overlays_run_side_by_side_each_in_its_own_workspace() {
     let s = kept_scene("");
     let report = checked_side_by_side(&s);
-    let work = s.fx.git_dir().join("closegate/work/suite");
-    let work = work.canonicalize().unwrap();
+    let work =
+        s.fx.git_dir()
+            .join("closegate/work")
+            .canonicalize()
+            .unwrap();
     assert_eq!(
         line_of(&report, "overlay", "ws "),
-        work.join("checkout").display().to_string()
+        work.join("suite/checkout").display().to_string()
     );
     assert_eq!(
         line_of(&report, "reverse-overlay", "ws "),
-        work.join("base/checkout").display().to_string()
+        work.join("_base-suite/checkout").display().to_string()
     );
     // The main workspace kept the commit's run and then the overlay's (the commit's code, with
     // `sub.sh`); the base one only the reverse overlay's (the base's code: no `sub.sh`).
     assert_eq!(line_of(&report, "overlay", "kept "), "add.sh lib.rs sub.sh");
     assert_eq!(line_of(&report, "reverse-overlay", "kept "), "");
-    let base_ran = std::fs::read_to_string(work.join("base/checkout/target/ran")).unwrap();
+    let base_ran = std::fs::read_to_string(work.join("_base-suite/checkout/target/ran")).unwrap();
     assert_eq!(base_ran, "add.sh\n");
 }
 
 /// Attack on the two workspaces: the agent (who can write the common dir) plants symbolic
-/// links where they live — the check's workspace, the base slot, its lock — pointing at a
-/// directory of the operator's. Every link is replaced by a real directory or file, never
-/// followed: nothing outside is reset away, and the verdict is what it would be.
+/// links where they live — `work/` itself, the check's workspace, the base one, their locks —
+/// pointing at a directory or file of the operator's. Every link is replaced by a real
+/// directory or file, never followed: nothing outside is reset away or written, and the verdict
+/// is what it would be.
 #[test]
 fn links_planted_where_the_workspaces_live_are_replaced_not_followed() {
-    for plant in ["suite", "suite/base", "suite/base.lock"] {
+    for plant in ["", "suite", "_base-suite", "suite.lock", "_base-suite.lock"] {
         let s = kept_scene("");
         let outside = tempfile::tempdir().unwrap();
-        for dir in ["checkout", "base/checkout"] {
+        for dir in ["checkout", "suite/checkout", "_base-suite/checkout"] {
             std::fs::create_dir_all(outside.path().join(dir)).unwrap();
             std::fs::write(outside.path().join(dir).join("victim"), "mine\n").unwrap();
         }
         std::fs::write(outside.path().join("lock"), "mine\n").unwrap();
         let work = s.fx.git_dir().join("closegate/work");
         let link = work.join(plant);
+        let link = link.components().as_path().to_path_buf();
         std::fs::create_dir_all(link.parent().unwrap()).unwrap();
         let target = if plant.ends_with(".lock") {
             outside.path().join("lock")
@@ -890,27 +895,29 @@ fn links_planted_where_the_workspaces_live_are_replaced_not_followed() {
         assert_eq!(
             (code, report["verdict"].as_str()),
             (3, Some("PENDING_REVIEW")),
-            "{plant}: {report}"
+            "{plant:?}: {report}"
         );
-        for dir in ["checkout", "base/checkout"] {
+        for dir in ["checkout", "suite/checkout", "_base-suite/checkout"] {
             let victim = outside.path().join(dir).join("victim");
             assert_eq!(
                 std::fs::read_to_string(&victim).ok().as_deref(),
                 Some("mine\n"),
-                "{plant}: the reset followed the link into {}",
+                "{plant:?}: the reset followed the link into {}",
                 victim.display()
             );
+            let ran = outside.path().join(dir).join("target");
+            assert!(!ran.exists(), "{plant:?}: a check ran in {}", ran.display());
         }
         assert_eq!(
             std::fs::read_to_string(outside.path().join("lock")).unwrap(),
             "mine\n"
         );
         let meta = std::fs::symlink_metadata(&link).unwrap();
-        assert!(!meta.file_type().is_symlink(), "{plant}: still a link");
-        assert!(
-            work.join("suite/base/checkout/target/ran").is_file(),
-            "{plant}"
-        );
+        assert!(!meta.file_type().is_symlink(), "{plant:?}: still a link");
+        for slot in ["suite", "_base-suite"] {
+            let ran = work.join(slot).join("checkout/target/ran");
+            assert!(ran.is_file(), "{plant:?}: {}", ran.display());
+        }
     }
 }
 
@@ -929,38 +936,47 @@ fn the_base_tree_runs_in_the_base_workspace() {
     assert_eq!(report["checks"][0]["red_on_base"], true, "{report}");
     let work =
         s.fx.git_dir()
-            .join("closegate/work/suite")
+            .join("closegate/work")
             .canonicalize()
             .unwrap();
     assert_eq!(
         line_of(&report, "base", "ws "),
-        work.join("base/checkout").display().to_string()
+        work.join("_base-suite/checkout").display().to_string()
     );
-    let main_ran = std::fs::read_to_string(work.join("checkout/target/ran")).unwrap();
+    let main_ran = std::fs::read_to_string(work.join("suite/checkout/target/ran")).unwrap();
     assert_eq!(main_ran, "add.sh lib.rs\n", "only the commit's run");
 }
 
-/// `gc` drops a check's workspaces only when neither is in use: a run holding the base
-/// workspace's lock keeps both.
+/// `gc` drops each workspace unless a run holds its lock: the base one in use is kept, the main
+/// one goes; once free, the base one goes too. The lock files stay (a run waiting on one must
+/// not end up holding a removed file while another locks a new one).
 #[test]
-fn gc_keeps_the_workspaces_while_the_base_one_is_in_use() {
+fn gc_keeps_a_base_workspace_in_use_and_never_removes_a_lock() {
     let s = kept_scene("");
     let (code, report) = s.check(&["--no-record"]);
     assert_eq!(code, 3, "{report}");
-    let work = s.fx.git_dir().join("closegate/work/suite");
+    let work = s.fx.git_dir().join("closegate/work");
     let lock = std::fs::File::options()
         .write(true)
-        .open(work.join("base.lock"))
+        .open(work.join("_base-suite.lock"))
         .unwrap();
     rustix::fs::flock(&lock, rustix::fs::FlockOperation::LockExclusive).unwrap();
     let root = s.fx.root();
     let (code, out, err) = parts(&closegate(&root, &["gc"]));
     assert_eq!(code, 0, "{out}{err}");
-    assert!(out.contains("in use, kept"), "{out}");
-    assert!(work.join("base/checkout/target/ran").is_file());
+    assert!(
+        out.contains("in use, kept") && out.contains("_base-suite"),
+        "{out}"
+    );
+    assert!(work.join("_base-suite/checkout/target/ran").is_file());
+    assert!(!work.join("suite").exists(), "{out}");
     drop(lock);
     let (code, out, err) = parts(&closegate(&root, &["gc"]));
     assert_eq!(code, 0, "{out}{err}");
     assert!(out.contains("removed"), "{out}");
-    assert!(!work.exists(), "gc left the workspaces");
+    assert!(
+        !work.join("_base-suite").exists(),
+        "gc left the base workspace"
+    );
+    assert!(work.join("suite.lock").is_file() && work.join("_base-suite.lock").is_file());
 }
