@@ -89,7 +89,7 @@ pub fn dir_name(check: &str) -> String {
 fn real_dir(path: &Path) -> std::io::Result<()> {
     match fs::symlink_metadata(path) {
         Ok(meta) if meta.is_dir() => return Ok(()),
-        Ok(_) => fs::remove_file(path)?,
+        Ok(_) => remove_link(path)?,
         Err(err) if err.kind() == std::io::ErrorKind::NotFound => {}
         Err(err) => return Err(err),
     }
@@ -99,12 +99,20 @@ fn real_dir(path: &Path) -> std::io::Result<()> {
     }
 }
 
+/// Remove the non-directory at `path`; already gone (another run removed it first) is fine.
+fn remove_link(path: &Path) -> std::io::Result<()> {
+    match fs::remove_file(path) {
+        Err(err) if err.kind() != std::io::ErrorKind::NotFound => Err(err),
+        _ => Ok(()),
+    }
+}
+
 /// Open (creating it) the lock file at `path`. A symbolic link there is removed first (a lock
 /// file is ours to make), and the open does not follow one.
 fn lock_file(path: &Path) -> std::io::Result<File> {
     use std::os::unix::fs::OpenOptionsExt;
     if fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink()) {
-        fs::remove_file(path)?;
+        remove_link(path)?;
     }
     File::options()
         .create(true)
