@@ -832,6 +832,12 @@ fn line_of(report: &Value, on: &str, prefix: &str) -> String {
         .to_string()
 }
 
+/// Where the scene's warm workspaces live: `<common dir>/closegate/work`, resolved.
+fn work_dir(s: &Scene) -> std::path::PathBuf {
+    let work = s.fx.git_dir().join("closegate/work");
+    work.canonicalize().unwrap()
+}
+
 /// [`span_scene`] with a warm workspace: the check keeps `target/` and says where it runs.
 fn kept_scene(top: &str) -> Scene {
     timed_scene(WHERE, "network = false\nkeep = [\"target/\"]\n", top)
@@ -845,11 +851,7 @@ fn kept_scene(top: &str) -> Scene {
 fn kept_overlays_run_side_by_side_each_in_its_own_workspace() {
     let s = kept_scene("");
     let report = checked_side_by_side(&s);
-    let work =
-        s.fx.git_dir()
-            .join("closegate/work")
-            .canonicalize()
-            .unwrap();
+    let work = work_dir(&s);
     assert_eq!(
         line_of(&report, "overlay", "ws "),
         work.join("suite/checkout").display().to_string()
@@ -934,11 +936,7 @@ fn the_base_tree_runs_in_the_base_workspace() {
     let (code, report) = s.check(&["--no-record"]);
     assert_eq!((code, report["verdict"].as_str()), (1, Some("FAIL")));
     assert_eq!(report["checks"][0]["red_on_base"], true, "{report}");
-    let work =
-        s.fx.git_dir()
-            .join("closegate/work")
-            .canonicalize()
-            .unwrap();
+    let work = work_dir(&s);
     assert_eq!(
         line_of(&report, "base", "ws "),
         work.join("_base-suite/checkout").display().to_string()
