@@ -220,12 +220,24 @@ pub struct Decision {
     /// A merge by content (SPEC §9: a squash, a cherry-pick, a copy): `commit` is the branch's
     /// tip, which the base does not reach.
     pub squash: bool,
+    /// A deletion of the base branch itself (`action` is `Config`, `commit` its old tip).
+    pub deletes_base: bool,
 }
 
 impl Decision {
-    /// Whether this refuses deleting the base branch itself.
-    pub fn deletes_base(&self) -> bool {
-        self.reason.as_deref() == Some(BASE_DELETED)
+    /// A refusal of `action` on `branch` at `commit`, with no reason beyond "no passing record"
+    /// yet; `base` names the base in messages.
+    pub fn new(action: Action, branch: &str, commit: Oid, base: Option<String>) -> Decision {
+        Decision {
+            action,
+            branch: branch.to_string(),
+            commit,
+            accepted: false,
+            base,
+            reason: None,
+            squash: false,
+            deletes_base: false,
+        }
     }
 }
 
@@ -454,13 +466,8 @@ impl<'a> Judge<'a> {
 
     fn decision(&self, action: Action, branch: &str, commit: Oid, accepted: bool) -> Decision {
         Decision {
-            action,
-            branch: branch.to_string(),
-            commit,
             accepted,
-            base: self.setting.base.clone(),
-            reason: None,
-            squash: false,
+            ..Decision::new(action, branch, commit, self.setting.base.clone())
         }
     }
 
@@ -541,6 +548,7 @@ impl Judge<'_> {
         };
         let mut d = self.decision(Action::Config, Self::short(u), old, false);
         d.reason = Some(BASE_DELETED.to_string());
+        d.deletes_base = true;
         Ok(Some(d))
     }
 }

@@ -264,6 +264,7 @@ fn base_updates(push: &Push, heads: &[&Update], out: &mut Outcome) -> Result<()>
             if let Some(old) = run::value(&u.old, &u.refname)? {
                 let mut d = decision(setting, Action::Config, short, old);
                 d.reason = Some("the base branch cannot be deleted through the server gate".into());
+                d.deletes_base = true;
                 out.decisions.push(d);
             }
             continue;
@@ -317,15 +318,7 @@ fn judge_into(push: &Push, commit: Oid, d: &mut Decision, out: &mut Outcome) {
 }
 
 fn decision(setting: &Setting, action: Action, branch: &str, commit: Oid) -> Decision {
-    Decision {
-        action,
-        branch: branch.to_string(),
-        commit,
-        accepted: false,
-        base: setting.base.clone(),
-        reason: None,
-        squash: false,
-    }
+    Decision::new(action, branch, commit, setting.base.clone())
 }
 
 /// Judge `commit`: accepted on VERIFIED (approval applied); the report, or why no verdict.

@@ -87,7 +87,7 @@ fn refusal(r: &Refusal) -> String {
 /// A refusal with a reason beyond "no passing record": the base deleted, the configuration at
 /// the base tip unreadable, or the new tip's configuration or a contract broken.
 fn unreadable(d: &Decision, branch: &str, base: &str, short: &str, reason: &str) -> String {
-    if d.deletes_base() {
+    if d.deletes_base {
         return format!(
             "refusing to delete `{branch}` at {short}: {reason} (the next branch created as the \
              base would be judged against nothing)\n\
@@ -149,7 +149,7 @@ fn judged_push(judged: &server::Judged, out: &mut dyn Write) -> std::io::Result<
         let what = match d.action {
             Action::Delete => format!("delete agent branch `{branch}` at {short}"),
             Action::Merge => format!("move `{base}` onto agent branch `{branch}` at {short}"),
-            Action::Config if d.reason.as_deref().is_some_and(|r| r.contains("deleted")) => {
+            Action::Config if d.deletes_base => {
                 format!("delete `{branch}` at {short}")
             }
             Action::Config => format!("move `{branch}` to {short}"),
@@ -189,6 +189,7 @@ mod tests {
             base: Some("main".to_string()),
             reason: reason.map(str::to_string),
             squash: false,
+            deletes_base: false,
         };
         let next = next.map(|(c, a)| (c.to_string(), a.to_string()));
         Answer::Refused(vec![Refusal { decision, next }])
@@ -245,6 +246,49 @@ mod tests {
         );
         assert!(
             shown.ends_with(&format!("run {}\n", run::BYPASS)),
+            "{shown}"
+        );
+    }
+
+    /// Attack on the server gate's wording: a base commit whose configuration error names a
+    /// key `deleted` is a refused move of the base, not a deletion of it; only the deletion
+    /// itself (a typed flag, never the reason's text) reads as one.
+    #[test]
+    fn only_a_deletion_of_the_base_reads_as_one() {
+        let main = |reason: &str, deletes_base: bool| Decision {
+            reason: Some(reason.to_string()),
+            deletes_base,
+            ..Decision::new(
+                Action::Config,
+                "main",
+                Oid::from_str(&"cd".repeat(20)).unwrap(),
+                Some("main".to_string()),
+            )
+        };
+        let judged = server::Judged {
+            base: Some("main".to_string()),
+            decisions: vec![
+                main(
+                    "configuration .closegate.toml: unknown key `deleted`",
+                    false,
+                ),
+                main(
+                    "the base branch cannot be deleted through the server gate",
+                    true,
+                ),
+            ],
+            reports: Vec::new(),
+        };
+        let mut out = Vec::new();
+        push(&server::Answer::Judged(judged), &mut out).unwrap();
+        let shown = String::from_utf8(out).unwrap();
+        let lines: Vec<&str> = shown.lines().collect();
+        assert!(
+            lines[0].starts_with("closegate: refusing to move `main` to cdcdcdcdcdcd:"),
+            "{shown}"
+        );
+        assert!(
+            lines[1].starts_with("closegate: refusing to delete `main` at cdcdcdcdcdcd:"),
             "{shown}"
         );
     }
