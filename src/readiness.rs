@@ -48,7 +48,8 @@ pub fn run_on_base(session: &Session, base: &str, tip: Oid) -> Result<(Vec<Strin
         shield: session.shield(),
         fail_fast: false,
         label: None,
-        slot: crate::gates::workspace::Slot::Main,
+        // The base's own tree: the workspace that holds the base's code (as for SPEC §23).
+        slot: crate::gates::workspace::Slot::Base,
     };
     let checked = checks::run_reusing(repo, tip, &config.checks, &env, &plan)?;
     let short = &tip.to_string()[..12];

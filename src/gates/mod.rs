@@ -1,7 +1,7 @@
 //! The gate sequence (SPEC §4, §12), written once: doc, state, close, manifest, protected, checks,
 //! contract.
 //!
-//! Every gate whose session exist runs, so one report names all problems. Gates return findings;
+//! Every gate whose inputs exist runs, so one report names all problems. Gates return findings;
 //! only `evaluate` assembles the report.
 
 pub mod checks;
@@ -68,7 +68,7 @@ pub fn evaluate(session: &Session) -> Result<Outcome> {
     let parsed = doc::run(status, opts, session.message());
     report.add_gate(Gate::Doc, parsed.findings);
     // A document whose H1 is missing (or that is not UTF-8) is read no further, but the gates
-    // whose session exist still run on the checked HEAD (SPEC §4: one report names all problems).
+    // whose inputs exist still run on the checked HEAD (SPEC §4: one report names all problems).
     let read = parsed.doc.is_some();
     let doc = parsed.doc.unwrap_or_default();
     if read {

@@ -14,9 +14,7 @@ use git2::{ObjectType, Oid, Repository};
 
 use super::super::index_file::Entry;
 use super::lstat::Joined;
-use super::{EXECUTABLE, SYMLINK};
-
-const REGULAR: u32 = 0o100644;
+use super::{EXECUTABLE, REGULAR, SYMLINK};
 
 /// What the bytes on disk say about one entry.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
