@@ -23,19 +23,19 @@ use crate::report::Report;
 /// Archive, record, move aside, probe, remove, delete the branch.
 pub(super) fn run(
     req: &Request,
-    inputs: &Session,
+    session: &Session,
     plan: &Plan,
     admission: Admission,
     overrides: &Overrides,
     mut done: Done,
 ) -> Result<Done> {
-    let common = inputs.repo().common_dir();
+    let common = session.repo().common_dir();
     let report = done.report.clone().unwrap_or_default();
-    let status_file = &inputs.config().status_file;
+    let status_file = &session.config().status_file;
     let branch = plan.branch.deleting();
     let ts = crate::record::now_rfc3339();
-    let written = write_escrow(inputs, plan, branch.as_deref(), &ts, &mut done)?;
-    archive(inputs, plan, &mut done)?;
+    let written = write_escrow(session, plan, branch.as_deref(), &ts, &mut done)?;
+    archive(session, plan, &mut done)?;
     let aside = remove::aside_path(&plan.worktree, &handles::token());
     let mut steps = removal_steps(req, plan, admission, &report, &aside, status_file);
     escrow_steps(&mut steps, &written, overrides);
@@ -48,14 +48,14 @@ pub(super) fn run(
     }
     let info = aside_info(&plan.worktree, &plan.admin);
     let ctx = safety::Ctx {
-        repo: inputs.repo(),
+        repo: session.repo(),
         info: &info,
         dir: &aside,
         aside: true,
         status_file,
         verified: report.commit.as_deref().and_then(|c| Oid::from_str(c).ok()),
         branch: branch.as_deref(),
-        base: inputs.base().map(|(_, id)| *id),
+        base: session.base().map(|(_, id)| *id),
         delete_branch: branch.is_some(),
     };
     let forced = req.force.then_some(written.commit);
@@ -72,7 +72,7 @@ pub(super) fn run(
     };
     if !probe.findings.is_empty() {
         // Nothing is removed: a refused teardown keeps no escrow (SPEC §24).
-        let _ = inputs
+        let _ = session
             .repo()
             .delete_ref_if_at(&written.refname, written.commit);
         return put_back(&common, report, probe.findings, plan, &aside, done);
@@ -110,22 +110,22 @@ fn escrow_steps(steps: &mut Steps, written: &escrow::Written, o: &Overrides) {
 /// The escrow (SPEC §24), written before anything is archived, recorded or moved: a kill before
 /// its ref exists leaves no escrow and nothing removed.
 fn write_escrow(
-    inputs: &Session,
+    session: &Session,
     plan: &Plan,
     deleting: Option<&str>,
     ts: &str,
     done: &mut Done,
 ) -> Result<escrow::Written> {
     failpoint::step("escrow");
-    let info = inputs
+    let info = session
         .repo()
         .worktree_at(&plan.worktree)
         .unwrap_or_else(|| aside_info(&plan.worktree, &plan.admin));
     let written = escrow::write(&escrow::Source {
-        repo: inputs.repo(),
+        repo: session.repo(),
         info: &info,
         slug: &plan.slug,
-        status_file: &inputs.config().status_file,
+        status_file: &session.config().status_file,
         deleting,
         ts,
     })
@@ -191,14 +191,14 @@ fn remove_aside(
 }
 
 /// Archive the status document (and the worktree's own, when another one was judged).
-fn archive(inputs: &Session, plan: &Plan, done: &mut Done) -> Result<()> {
-    let status_file = &inputs.config().status_file;
+fn archive(session: &Session, plan: &Plan, done: &mut Done) -> Result<()> {
+    let status_file = &session.config().status_file;
     if let Some(path) = &plan.archive {
         failpoint::step("archive");
         remove::archive(
-            &inputs.repo().common_dir(),
+            &session.repo().common_dir(),
             path,
-            inputs.status().unwrap_or_default(),
+            session.status().unwrap_or_default(),
         )?;
         done.step(
             Verb::Archived,
@@ -207,7 +207,7 @@ fn archive(inputs: &Session, plan: &Plan, done: &mut Done) -> Result<()> {
         // A document given with --status or --rev leaves the worktree's own one to archive too;
         // one that cannot be read now is kept by the probe on the aside.
         if let Ok(Some(to)) = archive_worktree_doc(
-            &inputs.repo().common_dir(),
+            &session.repo().common_dir(),
             &plan.worktree,
             status_file,
             path,

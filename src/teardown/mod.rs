@@ -198,12 +198,12 @@ pub fn run(req: &Request) -> Result<Done> {
         admit: Some(info.path.clone()),
         ..req.gate.clone()
     };
-    let inputs = Session::in_repo(repo, root, &opts)?;
-    let outcome = gates::evaluate(&inputs)?;
+    let session = Session::in_repo(repo, root, &opts)?;
+    let outcome = gates::evaluate(&session)?;
     if !req.dry_run {
-        ledger::record_check(&inputs.repo().common_dir(), &outcome.report)?;
+        ledger::record_check(&session.repo().common_dir(), &outcome.report)?;
     }
-    decide(req, &inputs, &outcome, &info)
+    decide(req, &session, &outcome, &info)
 }
 
 /// The main worktree is never removed: refused before the gate, which could not change that.
@@ -269,21 +269,26 @@ impl Branch {
     }
 }
 
-fn decide(req: &Request, inputs: &Session, outcome: &Outcome, info: &WorktreeInfo) -> Result<Done> {
+fn decide(
+    req: &Request,
+    session: &Session,
+    outcome: &Outcome,
+    info: &WorktreeInfo,
+) -> Result<Done> {
     let report = &outcome.report;
     let branch = report.branch.clone().or_else(|| {
         let head = info.head_ref()?;
         head.strip_prefix("refs/heads/").map(str::to_string)
     });
     let ctx = safety::Ctx {
-        repo: inputs.repo(),
+        repo: session.repo(),
         info,
         dir: &info.path,
         aside: false,
-        status_file: &inputs.config().status_file,
+        status_file: &session.config().status_file,
         verified: outcome.commit,
         branch: branch.as_deref(),
-        base: inputs.base().map(|(_, id)| *id),
+        base: session.base().map(|(_, id)| *id),
         delete_branch: req.delete_branch,
     };
     let mut findings = safety::run(&ctx)?;
@@ -293,7 +298,7 @@ fn decide(req: &Request, inputs: &Session, outcome: &Outcome, info: &WorktreeInf
     let reaping = take(&mut findings, req.reap, &[Code::TeardownBusy]);
     let admission = admit(report, req.allow_unverified);
     let refused = admission.is_err() || findings.iter().any(|f| f.severity == Severity::Refusal);
-    let plan = plan(req, inputs, outcome, info, branch);
+    let plan = plan(req, session, outcome, info, branch);
     if refused {
         // Nothing is overridden on a teardown that refuses anyway: every reason is named.
         findings.extend(forced);
@@ -304,19 +309,19 @@ fn decide(req: &Request, inputs: &Session, outcome: &Outcome, info: &WorktreeInf
             dry_run: req.dry_run,
             ..Done::default()
         };
-        return refuse(req, inputs, info, &plan, full, done);
+        return refuse(req, session, info, &plan, full, done);
     }
     let full = with_teardown(report, findings);
     let admission = admission.unwrap_or(Admission::Verified);
     let forced = forced.iter().map(|f| f.code).collect();
-    proceed(req, inputs, info, &plan, full, admission, forced, reaping)
+    proceed(req, session, info, &plan, full, admission, forced, reaping)
 }
 
 /// Everything admits the teardown: print the plan (dry run), or reap, then escrow and remove.
 #[allow(clippy::too_many_arguments)]
 fn proceed(
     req: &Request,
-    inputs: &Session,
+    session: &Session,
     info: &WorktreeInfo,
     plan: &Plan,
     full: Report,
@@ -331,7 +336,7 @@ fn proceed(
     if let Some(archive) = &plan.archive {
         // A link planted on the archive's way, or a directory at it, is an error before anything
         // (SPEC §16 tier 2), in a dry run too.
-        remove::check_archive_target(&inputs.repo().common_dir(), archive)?;
+        remove::check_archive_target(&session.repo().common_dir(), archive)?;
     }
     let mut overrides = Overrides {
         forced,
@@ -341,18 +346,18 @@ fn proceed(
         let ends = reaping.iter().map(|f| (Verb::WouldEnd, f.message.clone()));
         done.steps
             .extend(ends.map(|(verb, what)| Step { verb, what }));
-        plan_steps(&mut done, plan, inputs);
+        plan_steps(&mut done, plan, session);
         done.report = Some(full);
         return Ok(done);
     }
     if !reaping.is_empty() {
-        match reap(req, inputs, info, plan, full.clone(), &mut done)? {
+        match reap(req, session, info, plan, full.clone(), &mut done)? {
             Ok(reaped) => overrides.reaped = reaped,
             Err(refused) => return Ok(refused),
         }
     }
     done.report = Some(full);
-    execute::run(req, inputs, plan, admission, &overrides, done)
+    execute::run(req, session, plan, admission, &overrides, done)
 }
 
 /// What `--force` and `--reap` did, for the record.
@@ -388,7 +393,7 @@ fn take(findings: &mut Vec<Finding>, on: bool, codes: &[Code]) -> Vec<Finding> {
 /// one) refuses the teardown.
 fn reap(
     req: &Request,
-    inputs: &Session,
+    session: &Session,
     info: &WorktreeInfo,
     plan: &Plan,
     mut full: Report,
@@ -429,7 +434,7 @@ fn reap(
             ..ledger::Steps::default()
         };
         ledger::record_teardown(
-            &inputs.repo().common_dir(),
+            &session.repo().common_dir(),
             &full,
             claimed(&full),
             false,
@@ -449,7 +454,7 @@ fn reap(
 /// A probe or the verdict refused: record it (unless a dry run) and keep everything.
 fn refuse(
     req: &Request,
-    inputs: &Session,
+    session: &Session,
     info: &WorktreeInfo,
     plan: &Plan,
     full: Report,
@@ -463,7 +468,7 @@ fn refuse(
             deleted: Some(None),
             ..ledger::Steps::default()
         };
-        let common = inputs.repo().common_dir();
+        let common = session.repo().common_dir();
         ledger::record_teardown(&common, &full, claimed(&full), false, steps)?;
     }
     done.step(
@@ -478,12 +483,12 @@ fn refuse(
 
 fn plan(
     req: &Request,
-    inputs: &Session,
+    session: &Session,
     outcome: &Outcome,
     info: &WorktreeInfo,
     branch: Option<String>,
 ) -> Plan {
-    let repo = inputs.repo();
+    let repo = session.repo();
     let head = repo.worktree_head(&info.path);
     let archive = outcome.report.slug.as_ref().map(|slug| {
         let commit = outcome
@@ -492,7 +497,7 @@ fn plan(
             .map_or("unborn".into(), |c| c.to_string());
         remove::archive_path(&repo.common_dir(), slug, &commit)
     });
-    let base_name = inputs.base().map(|(name, _)| name.as_str());
+    let base_name = session.base().map(|(name, _)| name.as_str());
     let slug = outcome
         .report
         .slug
@@ -544,7 +549,7 @@ pub(crate) fn claimed(report: &Report) -> Option<&'static str> {
     report.state.map(|s| s.as_str())
 }
 
-fn plan_steps(done: &mut Done, plan: &Plan, inputs: &Session) {
+fn plan_steps(done: &mut Done, plan: &Plan, session: &Session) {
     let what = format!(
         "worktree {} to {}{}/<n> (its untracked files, changed files and status document, \
          and the commits only its HEAD reflog holds)",
@@ -554,11 +559,11 @@ fn plan_steps(done: &mut Done, plan: &Plan, inputs: &Session) {
     );
     done.step(Verb::WouldEscrow, what);
     if let Some(path) = &plan.archive {
-        let what = format!("{} to {}", inputs.config().status_file, path.display());
+        let what = format!("{} to {}", session.config().status_file, path.display());
         done.step(Verb::WouldArchive, what);
-        let status_file = &inputs.config().status_file;
+        let status_file = &session.config().status_file;
         match remove::read_doc(&plan.worktree, status_file) {
-            Ok(Some(bytes)) if Some(bytes.as_slice()) != inputs.status() => {
+            Ok(Some(bytes)) if Some(bytes.as_slice()) != session.status() => {
                 let to = remove::worktree_archive_path(path);
                 let what = format!("{status_file} of the worktree to {}", to.display());
                 done.step(Verb::WouldArchive, what);
