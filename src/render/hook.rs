@@ -142,7 +142,8 @@ fn judged_push(judged: &server::Judged, out: &mut dyn Write) -> std::io::Result<
             super::render(report, Format::Human, false, &mut *out)?;
         }
     }
-    let base = judged.base.as_deref().unwrap_or("the base");
+    let base = judged.base.as_deref().map(escape);
+    let base = base.as_deref().unwrap_or("the base");
     for d in &judged.decisions {
         let branch = escape(&d.branch);
         let short = &d.commit.to_string()[..12];

@@ -165,22 +165,26 @@ fn approve_sign_hides_the_key_it_signs_with() {
 
 #[test]
 fn signal_done_hides_the_signing_key_and_hidden_files() {
-    let secrets = Secrets::new();
-    let s = scene(&secrets, "", false, &[]);
-    let cmd = s.command(&["signal", "--format", "json"], &[]);
-    let (code, stdout, stderr) = run_with_stdin(cmd, "finished x\n@signal done\n");
-    let report: Value = serde_json::from_str(&stdout).unwrap_or(Value::Null);
-    assert_sealed(&report);
-    assert_eq!(code, 0, "{stdout}{stderr}");
+    sealed_with_stdin(
+        &["signal", "--format", "json"],
+        "finished x\n@signal done\n",
+    );
 }
 
 #[test]
 fn guard_hides_the_signing_key_and_hidden_files() {
+    sealed_with_stdin(
+        &["guard", "--worktree", ".", "--format", "json"],
+        "VERIFIED\n",
+    );
+}
+
+/// Run `args` on a plain scene with `stdin` (the agent's message): the JSON report's checks ran
+/// sealed ([`assert_sealed`]) and the command exited 0.
+fn sealed_with_stdin(args: &[&str], stdin: &str) {
     let secrets = Secrets::new();
     let s = scene(&secrets, "", false, &[]);
-    let args = ["guard", "--worktree", ".", "--format", "json"];
-    let cmd = s.command(&args, &[]);
-    let (code, stdout, stderr) = run_with_stdin(cmd, "VERIFIED\n");
+    let (code, stdout, stderr) = run_with_stdin(s.command(args, &[]), stdin);
     let report: Value = serde_json::from_str(&stdout).unwrap_or(Value::Null);
     assert_sealed(&report);
     assert_eq!(code, 0, "{stdout}{stderr}");
