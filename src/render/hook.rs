@@ -182,15 +182,10 @@ mod tests {
     use git2::Oid;
 
     fn refused(branch: &str, reason: Option<&str>, next: Option<(&str, &str)>) -> Answer {
+        let commit = Oid::from_str(&"ab".repeat(20)).unwrap();
         let decision = Decision {
-            action: Action::Delete,
-            branch: branch.to_string(),
-            commit: Oid::from_str(&"ab".repeat(20)).unwrap(),
-            accepted: false,
-            base: Some("main".to_string()),
             reason: reason.map(str::to_string),
-            squash: false,
-            deletes_base: false,
+            ..Decision::new(Action::Delete, branch, commit, Some("main".to_string()))
         };
         let next = next.map(|(c, a)| (c.to_string(), a.to_string()));
         Answer::Refused(vec![Refusal { decision, next }])
