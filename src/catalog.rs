@@ -54,6 +54,10 @@ pub enum Gate {
     Signal,
     Teardown,
     Land,
+    /// The agent harness's installed stop hook (`agent install`, `agent doctor`, `validate`).
+    Agent,
+    /// `closegate restore`.
+    Restore,
 }
 
 impl Gate {
@@ -70,6 +74,8 @@ impl Gate {
             Gate::Signal => "signal",
             Gate::Teardown => "teardown",
             Gate::Land => "land",
+            Gate::Agent => "agent",
+            Gate::Restore => "restore",
         }
     }
 }
@@ -806,6 +812,30 @@ catalog! {
         fix: "commit, stash or discard those changes in that worktree, then land again",
     },
     CodeInfo {
+        code: AgentHookInactive = "agent-hook-inactive",
+        severity: Severity::Warning,
+        gate: Gate::Agent,
+        summary: "the installed stop hook would not run as installed",
+        cause: "the harness would skip or cut short the stop hook closegate installed: Codex has no trust entry for that exact hook (or one for an older version of it), the hooks file is not the one the harness reads for this worktree, the harness timeout is below the hook's `--time-limit`, or the `closegate` the hook names is not on the PATH the harness gives hooks",
+        fix: "run `closegate agent install --target <harness>` again from the repository (it writes the file the harness reads, its trust entry and a timeout above the time limit), then `closegate agent doctor` to confirm",
+    },
+    CodeInfo {
+        code: RestoreUnrecorded = "restore-unrecorded",
+        severity: Severity::Refusal,
+        gate: Gate::Restore,
+        summary: "no teardown record names this escrow, and no PATH was given",
+        cause: "`closegate restore` without PATH restores only an escrow that a teardown record (authenticated where a record key exists) names, at that record's worktree path; this escrow was written by something else, or its record is missing or forged, so the path in its message cannot be trusted",
+        fix: "look at the escrow (`git show <ref>`), and if it is yours restore it to a path you choose: `closegate restore <ref> PATH`",
+    },
+    CodeInfo {
+        code: TestsMissing = "tests-missing",
+        severity: Severity::Review,
+        gate: Gate::Checks,
+        summary: "a test that passed on the base did not run or did not pass on the commit",
+        cause: "the test census (the ids of the tests each check ran and passed, read from the runner's output) has tests that passed on the merge base but are absent or not passing on the commit: a deleted or renamed test, a test module no longer compiled in, a runner configuration that deselects tests, or a run that reports 0 tests where the base ran some",
+        fix: "restore the missing tests (or their wiring), or have a human look at why they no longer run and `closegate approve` the return",
+    },
+    CodeInfo {
         code: TeardownBusy = "teardown-busy",
         severity: Severity::Refusal,
         gate: Gate::Teardown,
@@ -1086,6 +1116,9 @@ mod tests {
         "land-check-failed",
         "land-base-busy",
         "land-base-dirty",
+        "agent-hook-inactive",
+        "restore-unrecorded",
+        "tests-missing",
     ];
 
     #[test]
@@ -1212,6 +1245,8 @@ mod tests {
                 "claim" | "signal" => Gate::Claim,
                 "contract" => Gate::Contract,
                 "land" => Gate::Land,
+                "agent" => Gate::Agent,
+                "restore" => Gate::Restore,
                 other => panic!("unexpected prefix {other}"),
             };
             assert_eq!(info.gate, expected, "{}", info.code);
@@ -1254,6 +1289,8 @@ mod tests {
             ("contract-approval-required", Severity::Review),
             ("contract-missing", Severity::Gap),
             ("land-base-busy", Severity::Gap),
+            ("agent-hook-inactive", Severity::Warning),
+            ("tests-missing", Severity::Review),
         ];
         for info in CODES {
             let expected = not_refusal
