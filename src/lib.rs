@@ -10,7 +10,7 @@
 //! |---|---|---|
 //! | 1 sys | `sys` | the only `unsafe`, and the test switches |
 //! | 2 repo | `repo`, `input_file`, `toml_read` | git facts, and reading files an agent wrote |
-//! | 3 core | `catalog`, `finding`, `report`, `config`, `contract`, `doc`, `globs`, `record`, `ledger`, `inherited`, `covered`, `landed`, `shell`, `stats`, `fsutil` | the types: codes, findings, the report, the configuration, the status document, the record and its rules |
+//! | 3 core | `catalog`, `finding`, `report`, `census`, `config`, `contract`, `doc`, `globs`, `record`, `ledger`, `inherited`, `covered`, `landed`, `shell`, `stats`, `fsutil` | the types: codes, findings, the report, the configuration, the status document, the record and its rules |
 //! | 4 engines | `gates`, `inputs`, `sandbox`, `attest`, `notes_sync`, `readiness` | the gate sequence and what it runs on |
 //! | 5 verbs | `teardown`, `hook`, `board`, `claim`, `land`, `agent`, `sweep`, `restore`, `guess` | what a subcommand does, as data |
 //! | 6 render | `render`, `term` | words for people and formats for machines |
@@ -29,6 +29,8 @@ pub mod attest;
 pub mod board;
 #[forbid(unsafe_code)]
 pub mod catalog;
+#[forbid(unsafe_code)]
+pub mod census;
 #[forbid(unsafe_code)]
 pub mod claim;
 #[forbid(unsafe_code)]
