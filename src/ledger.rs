@@ -1238,6 +1238,7 @@ mod tests {
             finding: Some("check-failed".into()),
             message: Some("`test` failed".into()),
             reused: None,
+            census: None,
         }
     }
 

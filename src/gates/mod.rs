@@ -4,6 +4,7 @@
 //! Every gate whose inputs exist runs, so one report names all problems. Gates return findings;
 //! only `evaluate` assembles the report.
 
+pub mod census;
 pub mod checks;
 pub mod close;
 pub mod contract;
@@ -415,6 +416,8 @@ fn run_configured(
             shield,
         };
         integrity::run(&ctx, report)?;
+    } else {
+        census::no_base(session.config(), report);
     }
     Ok(())
 }

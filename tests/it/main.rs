@@ -5,6 +5,7 @@ mod approve;
 mod attest;
 mod board;
 mod browser;
+mod census;
 mod check;
 mod checks;
 mod cli;
