@@ -109,6 +109,7 @@ fn npm(project: &Project<'_>) -> Guess {
     };
     // Flow keeps its server state in /tmp/flow: point it at the check's private TMPDIR, so it
     // also works unsandboxed, where /tmp is shared (in the sandbox /tmp is the check's own too).
+    let census = census_flags(&project.root.join("package.json"));
     let flow = if package_mentions(&project.root.join("package.json"), "flow-bin") {
         " FLOW_TEMP_DIR=\"$TMPDIR\"/flow"
     } else {
@@ -124,7 +125,7 @@ fn npm(project: &Project<'_>) -> Guess {
              cat package*.json > node_modules/.closegate-deps.new; \
              cmp -s node_modules/.closegate-deps.new node_modules/.closegate-deps || \
              {{ {install} --no-audit --no-fund && \
-             mv node_modules/.closegate-deps.new node_modules/.closegate-deps; }} && npm test"
+             mv node_modules/.closegate-deps.new node_modules/.closegate-deps; }} && npm test{census}"
         ),
         writable: vec![entry],
         keep: vec!["node_modules/".to_string()],
@@ -135,7 +136,9 @@ fn go(project: &Project<'_>) -> Guess {
     let (entry, word) = project.cache_of("go");
     Guess {
         name: "test",
-        run: format!("export GOPATH={word} GOCACHE={word}/build; go test ./..."),
+        // `-json`: the test census reads each test's result (SPEC §26.4); plain `go test`
+        // names packages only.
+        run: format!("export GOPATH={word} GOCACHE={word}/build; go test -json ./..."),
         writable: vec![entry],
         keep: Vec::new(),
     }
@@ -181,7 +184,7 @@ fn python(project: &Project<'_>) -> Guess {
          cmp -s .venv/.closegate-deps.new .venv/.closegate-deps || \
          {{ .venv/bin/python -m pip install -q --disable-pip-version-check {} && \
          mv .venv/.closegate-deps.new .venv/.closegate-deps; }} && \
-         .venv/bin/python -m pytest -q -p no:cacheprovider",
+         .venv/bin/python -m pytest -v -p no:cacheprovider",
         reqs.join(" ")
     );
     Guess {
@@ -189,6 +192,29 @@ fn python(project: &Project<'_>) -> Guess {
         run,
         writable: vec![entry],
         keep: vec![".venv/".to_string()],
+    }
+}
+
+/// What `npm test` is given so that its runner names every test for the census (SPEC §26.4),
+/// when `scripts.test` is that runner alone: jest's `--verbose`, vitest's verbose reporter. A
+/// chain (`eslint . && jest`) gets nothing: npm would hand the flag to its last command only.
+fn census_flags(path: &Path) -> &'static str {
+    let Ok(bytes) = crate::input_file::read(path) else {
+        return "";
+    };
+    let Ok(value) = serde_json::from_slice::<serde_json::Value>(&bytes) else {
+        return "";
+    };
+    let Some(test) = value["scripts"]["test"].as_str() else {
+        return "";
+    };
+    if test.contains(['&', '|', ';', '\n']) {
+        return "";
+    }
+    match test.split_whitespace().next() {
+        Some("jest") if !test.contains("--verbose") => " -- --verbose",
+        Some("vitest") if !test.contains("--reporter") => " -- --reporter=verbose",
+        _ => "",
     }
 }
 
@@ -333,5 +359,29 @@ pub fn cache_dir(common_dir: &Path) -> String {
     match home.as_ref().and_then(|h| dir.strip_prefix(h).ok()) {
         Some(rest) => format!("~/{}", rest.display()),
         None => dir.display().to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::census_flags;
+
+    #[test]
+    fn npm_test_names_its_tests_when_the_script_is_the_runner_alone() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("package.json");
+        let cases = [
+            ("jest src", " -- --verbose"),
+            ("jest --verbose", ""),
+            ("vitest run", " -- --reporter=verbose"),
+            ("vitest --reporter=dot", ""),
+            ("eslint . && jest", ""),
+            ("mocha", ""),
+        ];
+        for (script, flags) in cases {
+            let json = serde_json::json!({"scripts": {"test": script}}).to_string();
+            std::fs::write(&path, json).unwrap();
+            assert_eq!(census_flags(&path), flags, "{script}");
+        }
     }
 }

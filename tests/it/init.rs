@@ -47,6 +47,22 @@ fn projects() -> Vec<Project> {
             ),
         ),
         (
+            "npm with jest alone: --verbose names every test for the census",
+            vec![(
+                "package.json",
+                "{\"name\": \"demo\", \"scripts\": {\"test\": \"jest src\"}}\n",
+            )],
+            Some("} && npm test -- --verbose"),
+        ),
+        (
+            "npm with vitest alone: its verbose reporter names every test",
+            vec![(
+                "package.json",
+                "{\"name\": \"demo\", \"scripts\": {\"test\": \"vitest run\"}}\n",
+            )],
+            Some("} && npm test -- --reporter=verbose"),
+        ),
+        (
             "npm without a test script",
             vec![(
                 "package.json",
@@ -68,7 +84,7 @@ fn projects() -> Vec<Project> {
                 "pyproject.toml",
                 "[project]\nname = \"demo\"\nversion = \"0.1\"\n",
             )],
-            Some(".venv/bin/python -m pytest"),
+            Some(".venv/bin/python -m pytest -v"),
         ),
         (
             "setup.cfg",
@@ -86,7 +102,7 @@ fn projects() -> Vec<Project> {
                 ("go.mod", "module example.com/demo\n\ngo 1.21\n"),
                 ("demo.go", "package demo\n"),
             ],
-            Some("go test ./..."),
+            Some("go test -json ./..."),
         ),
         (
             "make",
@@ -126,6 +142,8 @@ fn init_guesses_the_check_of_every_project_type_and_its_config_parses() {
             Some(run) => {
                 assert_eq!(runs.len(), 1, "{what}: {runs:?}");
                 assert!(runs[0].contains(run), "{what}: {runs:?}");
+                // SPEC §26.4: the guessed check is one the test census reads.
+                assert!(config.checks[0].census.is_on(), "{what}: {runs:?}");
                 // SPEC §17: no `--locked` without a committed Cargo.lock.
                 assert!(!runs[0].contains("--locked"), "{what}: {runs:?}");
             }
