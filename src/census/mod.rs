@@ -33,6 +33,7 @@ pub use compare::{Compared, compare};
 
 use std::collections::BTreeSet;
 use std::io::Read;
+use std::sync::Arc;
 
 /// The longest line a parser sees, in bytes; the rest of a longer line is dropped.
 pub const LINE_MAX: usize = 8 * 1024;
@@ -238,7 +239,7 @@ pub struct Count {
     pub passed: u64,
     /// Their ids, sorted; `None` when the output does not name every passing test (`pytest -q`,
     /// `cargo test -q`, jest without `--verbose`): then only [`Count::passed`] is compared.
-    pub ids: Option<Vec<String>>,
+    pub ids: Option<Arc<[String]>>,
 }
 
 /// The census of one run: one [`Count`] per runner its output showed (or its mode named).
@@ -262,9 +263,14 @@ impl Tally {
     /// become equal are kept once.
     pub fn mask(&mut self, mask: impl Fn(&str) -> String) {
         for count in &mut self.counts {
-            if let Some(ids) = &mut count.ids {
-                let masked: BTreeSet<String> = ids.iter().map(|id| mask(id)).collect();
-                *ids = masked.into_iter().collect();
+            let Some(ids) = &mut count.ids else {
+                continue;
+            };
+            let masked: Vec<String> = ids.iter().map(|id| mask(id)).collect();
+            if masked[..] != ids[..] {
+                let set: BTreeSet<String> = masked.into_iter().collect();
+                count.passed = u64::try_from(set.len()).unwrap_or(u64::MAX);
+                *ids = set.into_iter().collect();
             }
         }
     }
@@ -318,6 +324,7 @@ impl Reader {
         for parser in &mut self.parsers {
             parser.line(&line);
         }
+        drop(line);
         self.line.clear();
         self.overlong = false;
     }

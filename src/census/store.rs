@@ -54,7 +54,7 @@ impl<'de> Deserialize<'de> for Tally {
                     if u64::try_from(ids.len()).ok() != Some(c.passed) {
                         return Err(bad());
                     }
-                    Some(ids)
+                    Some(ids.into())
                 }
                 None => None,
             };

@@ -24,9 +24,10 @@ fn ids(tally: &Tally, runner: Runner) -> Vec<String> {
     let count = tally
         .get(runner)
         .unwrap_or_else(|| panic!("no {runner:?} in {tally:?}"));
-    let ids = count
+    let ids: Vec<String> = count
         .ids
-        .clone()
+        .as_deref()
+        .map(<[String]>::to_vec)
         .unwrap_or_else(|| panic!("unnamed: {tally:?}"));
     assert_eq!(count.passed, ids.len() as u64);
     ids
@@ -265,7 +266,7 @@ fn libtest_with_mod_tests_removed_names_nothing() {
         Count {
             runner: Runner::Libtest,
             passed: 0,
-            ids: Some(vec![])
+            ids: Some(Vec::new().into())
         }
     );
 }
@@ -314,7 +315,7 @@ fn count(runner: Runner, ids: Option<&[&str]>, passed: u64) -> Count {
     Count {
         runner,
         passed,
-        ids: ids.map(strings),
+        ids: ids.map(|ids| strings(ids).into()),
     }
 }
 
@@ -499,7 +500,7 @@ mod props {
             if let Some(ids) = &count.ids {
                 assert_eq!(count.passed, ids.len() as u64);
                 assert!(ids.windows(2).all(|w| w[0] < w[1]));
-                for id in ids {
+                for id in ids.iter() {
                     assert!(!id.is_empty() && id.len() <= ID_MAX && id.trim() == id);
                     assert!(!id.chars().any(char::is_control), "{id:?}");
                 }

@@ -5,7 +5,7 @@ use super::{ID_MAX, Mode, Runner};
 
 /// The line as a terminal shows it: lossily decoded, ANSI escape sequences removed, only what
 /// follows the last carriage return (a progress line rewritten in place), tabs kept.
-pub(super) fn visible(bytes: &[u8]) -> String {
+pub(super) fn visible(bytes: &[u8]) -> std::borrow::Cow<'_, str> {
     let bytes = match memchr::memrchr(b'\r', bytes) {
         // A trailing `\r` ends a CRLF line; one inside rewrote the line.
         Some(i) if i + 1 == bytes.len() => match memchr::memrchr(b'\r', &bytes[..i]) {
@@ -17,9 +17,9 @@ pub(super) fn visible(bytes: &[u8]) -> String {
     };
     let text = String::from_utf8_lossy(bytes);
     if !text.contains('\x1b') {
-        return text.into_owned();
+        return text;
     }
-    strip_escapes(&text)
+    std::borrow::Cow::Owned(strip_escapes(&text))
 }
 
 /// `text` without ANSI escape sequences: CSI (`ESC [ … final`), OSC (`ESC ] … BEL` or `ESC \`)

@@ -160,6 +160,33 @@ fn a_deleted_test_is_tests_missing_naming_it_and_the_count() {
 }
 
 #[test]
+fn human_output_has_a_census_line_and_names_the_baseline_run() {
+    let suite = tap_suite(TAP_CONFIG);
+    let (wt, _) = suite.agent(
+        "x",
+        &[
+            ("tests.txt", Some("adds\nmultiplies\n")),
+            ("src/lib.rs", Some("pub fn x() -> u8 { 1 }\n")),
+        ],
+        "src/lib.rs",
+    );
+    let (_, out, _) = parts(
+        &suite
+            .command(&wt, &["check", "--no-record"])
+            .output()
+            .unwrap(),
+    );
+    assert!(
+        out.contains("census: tap, 3 passed on the base, 2 on the commit, 1 missing"),
+        "{out}"
+    );
+    assert!(
+        out.contains("base             census baseline (tree "),
+        "{out}"
+    );
+}
+
+#[test]
 fn a_run_reporting_no_test_where_the_base_ran_some_is_tests_missing_whatever_its_exit() {
     let suite = tap_suite(TAP_CONFIG);
     let (wt, _) = suite.agent("x", &[("tests.txt", Some(""))], "tests.txt");
