@@ -138,7 +138,7 @@ pub struct CheckEntry {
     /// The run's test census (SPEC §26.4), reused with its result; absent for a check without
     /// one and in records written before the census.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub census: Option<crate::census::Tally>,
+    pub census: Option<crate::census::Stored>,
 }
 
 /// A human's approval bound to a commit (SPEC §8).

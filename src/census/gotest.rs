@@ -53,7 +53,7 @@ impl GoTest {
         };
         self.found().seen = true;
         if let (Some(package), Some(test), "pass") = (event.package, event.test, event.action) {
-            self.found().pass(&format!("{package}::{test}"));
+            self.found().pass_owned(format!("{package}::{test}"));
         }
     }
 
@@ -77,7 +77,7 @@ impl GoTest {
         if verbose {
             // The tests that passed, in a package that failed too.
             for test in pending {
-                self.found().pass(&format!("{package}::{test}"));
+                self.found().pass_owned(format!("{package}::{test}"));
             }
         } else if status == "ok" && !rest.contains("[no test files]") {
             self.found().pass(package);

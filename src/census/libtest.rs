@@ -44,7 +44,7 @@ impl Libtest {
                 Some(unit) => format!("{unit}::{name}"),
                 None => name.to_string(),
             };
-            self.found().pass(&id);
+            self.found().pass_owned(id);
         }
     }
 

@@ -189,8 +189,9 @@ pub(crate) struct Found {
     /// Tests that ran and passed, as the runner counted them (its summary line), when it printed
     /// a count.
     counted: Option<u64>,
-    /// The ids of the tests that passed.
-    ids: BTreeSet<String>,
+    /// The ids of the tests that passed, as read (sorted and made distinct at the end: one sort
+    /// of a vector is cheaper than a tree kept sorted line by line).
+    ids: Vec<String>,
     /// Passing tests whose ids were not kept (past [`IDS_MAX`]).
     dropped: u64,
 }
@@ -201,21 +202,33 @@ impl Found {
             runner,
             seen: false,
             counted: None,
-            ids: BTreeSet::new(),
+            ids: Vec::new(),
             dropped: 0,
         }
     }
 
     /// Add a passing test's id, made fit to keep ([`text::clean_id`]).
     fn pass(&mut self, id: &str) {
-        let Some(id) = text::clean_id(id) else {
-            return;
-        };
-        if self.ids.len() < IDS_MAX {
-            self.ids.insert(id);
-        } else if !self.ids.contains(&id) {
+        if self.ids.len() >= IDS_MAX {
             self.dropped = self.dropped.saturating_add(1);
+        } else if let Some(id) = text::clean_id(id) {
+            self.ids.push(id);
         }
+    }
+
+    /// [`Found::pass`] for an id already made, kept without a copy when it is clean.
+    fn pass_owned(&mut self, id: String) {
+        if self.ids.len() < IDS_MAX && text::is_clean(&id) {
+            self.ids.push(id);
+        } else {
+            self.pass(&id);
+        }
+    }
+
+    /// The ids sorted and distinct.
+    fn settle(&mut self) {
+        self.ids.sort_unstable();
+        self.ids.dedup();
     }
 
     /// Add to the runner's own count of passing tests.
@@ -266,12 +279,15 @@ impl Tally {
             let Some(ids) = &mut count.ids else {
                 continue;
             };
-            let masked: Vec<String> = ids.iter().map(|id| mask(id)).collect();
-            if masked[..] != ids[..] {
-                let set: BTreeSet<String> = masked.into_iter().collect();
-                count.passed = u64::try_from(set.len()).unwrap_or(u64::MAX);
-                *ids = set.into_iter().collect();
+            // One pass over all the ids (no id holds a newline); most runs mask nothing.
+            let joined = ids.join("\n");
+            let masked = mask(&joined);
+            if masked == joined {
+                continue;
             }
+            let set: BTreeSet<String> = masked.split('\n').map(str::to_string).collect();
+            count.passed = u64::try_from(set.len()).unwrap_or(u64::MAX);
+            *ids = set.into_iter().collect();
         }
     }
 }
@@ -360,14 +376,17 @@ pub fn read(mode: &Mode, mut from: impl Read) -> std::io::Result<Option<Tally>> 
 /// The parsers' findings folded into one [`Count`] per runner: under [`Mode::Auto`] only the
 /// runners whose output was there, under [`Mode::Named`] every named runner (one whose output
 /// is missing passed 0 tests).
-fn tally(mode: &Mode, found: Vec<Found>) -> Tally {
+fn tally(mode: &Mode, mut found: Vec<Found>) -> Tally {
     let mut counts: Vec<Count> = Vec::new();
     for runner in Runner::ALL {
-        let mine: Vec<&Found> = found.iter().filter(|f| f.runner == runner).collect();
         let named = matches!(mode, Mode::Named(r) if r.contains(&runner));
-        if !named && !mine.iter().any(|f| f.seen) {
+        let seen = found.iter().any(|f| f.runner == runner && f.seen);
+        if !named && !seen {
             continue;
         }
+        let (mine, rest): (Vec<Found>, Vec<Found>) =
+            found.into_iter().partition(|f| f.runner == runner);
+        found = rest;
         let read = mine.into_iter().filter(|f| f.seen || !f.ids.is_empty());
         counts.push(fold(runner, read));
     }
@@ -380,11 +399,13 @@ fn tally(mode: &Mode, found: Vec<Found>) -> Tally {
 
 /// One runner's findings from its parsers: the ids of all, named when every parser that counted
 /// named as many tests as it counted.
-fn fold<'a>(runner: Runner, found: impl Iterator<Item = &'a Found>) -> Count {
-    let mut ids: BTreeSet<String> = BTreeSet::new();
+fn fold(runner: Runner, found: impl Iterator<Item = Found>) -> Count {
+    let mut ids: Vec<String> = Vec::new();
     let mut counted: u64 = 0;
     let mut named = true;
-    for f in found {
+    let mut parsers = 0;
+    for mut f in found {
+        f.settle();
         let n = u64::try_from(f.ids.len())
             .unwrap_or(u64::MAX)
             .saturating_add(f.dropped);
@@ -394,14 +415,19 @@ fn fold<'a>(runner: Runner, found: impl Iterator<Item = &'a Found>) -> Count {
             _ => {}
         }
         counted = counted.saturating_add(f.counted.unwrap_or(n).max(n));
-        ids.extend(f.ids.iter().cloned());
+        ids.append(&mut f.ids);
+        parsers += 1;
+    }
+    if parsers > 1 {
+        ids.sort_unstable();
+        ids.dedup();
     }
     if named {
         let passed = u64::try_from(ids.len()).unwrap_or(u64::MAX);
         Count {
             runner,
             passed,
-            ids: Some(ids.into_iter().collect()),
+            ids: Some(ids.into()),
         }
     } else {
         Count {
@@ -412,7 +438,7 @@ fn fold<'a>(runner: Runner, found: impl Iterator<Item = &'a Found>) -> Count {
     }
 }
 
-pub use store::{decode, encode};
+pub use store::{Stored, decode, encode};
 
 #[cfg(test)]
 mod tests;

@@ -6,26 +6,39 @@
 //! node ids take a tenth of their plain length). `ids` is null when the run named no ids. An entry
 //! that does not decode to sorted, distinct, clean ids whose number is `passed` is no census, and
 //! its check result is not reused (`gates/reuse.rs`).
+//!
+//! Reading a record checks every stored census ([`Stored`]) without building its ids; only the
+//! entry that is reused is decoded ([`Stored::tally`]): a record holds the censuses of every run
+//! of its check, and one lookup needs one.
 
-use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use std::fmt::Write as _;
+
+use serde::{Deserialize, Deserializer, Serialize};
 
 use super::{Count, ID_MAX, Runner, Tally};
 
-#[derive(Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 struct StoredCount {
     runner: String,
     passed: u64,
     ids: Option<String>,
 }
 
-#[derive(Serialize, Deserialize)]
-struct Stored {
+#[derive(Deserialize)]
+struct Unchecked {
     counts: Vec<StoredCount>,
 }
 
-impl Serialize for Tally {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let counts = self
+/// A census in its record form, checked when read.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Stored {
+    counts: Vec<StoredCount>,
+}
+
+impl Stored {
+    /// The record form of `tally`.
+    pub fn of(tally: &Tally) -> Stored {
+        let counts = tally
             .counts
             .iter()
             .map(|c| StoredCount {
@@ -34,37 +47,50 @@ impl Serialize for Tally {
                 ids: c.ids.as_deref().map(encode),
             })
             .collect();
-        Stored { counts }.serialize(s)
+        Stored { counts }
+    }
+
+    /// The census this form holds (checked when it was read, so it decodes).
+    pub fn tally(&self) -> Tally {
+        let counts = self
+            .counts
+            .iter()
+            .filter_map(|c| {
+                let ids = match &c.ids {
+                    Some(text) => Some(decode(text)?.into()),
+                    None => None,
+                };
+                Some(Count {
+                    runner: Runner::parse(&c.runner)?,
+                    passed: c.passed,
+                    ids,
+                })
+            })
+            .collect();
+        Tally { counts }
     }
 }
 
-impl<'de> Deserialize<'de> for Tally {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Tally, D::Error> {
-        let stored = Stored::deserialize(d)?;
-        let mut counts: Vec<Count> = Vec::with_capacity(stored.counts.len());
-        for c in stored.counts {
-            let bad = || serde::de::Error::custom("not a census");
+impl<'de> Deserialize<'de> for Stored {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Stored, D::Error> {
+        let stored = Unchecked::deserialize(d)?;
+        let bad = || serde::de::Error::custom("not a census");
+        let mut last: Option<Runner> = None;
+        for c in &stored.counts {
             let runner = Runner::parse(&c.runner).ok_or_else(bad)?;
-            if counts.iter().any(|k| k.runner >= runner) {
+            if last.is_some_and(|l| l >= runner) {
                 return Err(bad());
             }
-            let ids = match c.ids {
-                Some(text) => {
-                    let ids = decode(&text).ok_or_else(bad)?;
-                    if u64::try_from(ids.len()).ok() != Some(c.passed) {
-                        return Err(bad());
-                    }
-                    Some(ids.into())
-                }
-                None => None,
-            };
-            counts.push(Count {
-                runner,
-                passed: c.passed,
-                ids,
-            });
+            last = Some(runner);
+            if let Some(text) = &c.ids
+                && check(text) != Some(c.passed)
+            {
+                return Err(bad());
+            }
         }
-        Ok(Tally { counts })
+        Ok(Stored {
+            counts: stored.counts,
+        })
     }
 }
 
@@ -81,8 +107,7 @@ pub fn encode(ids: &[String]) -> String {
         while !id.is_char_boundary(shared) {
             shared -= 1;
         }
-        out.push_str(&shared.to_string());
-        out.push(':');
+        let _ = write!(out, "{shared}:");
         out.push_str(&id[shared..]);
         out.push('\n');
         prev = id;
@@ -94,29 +119,49 @@ pub fn encode(ids: &[String]) -> String {
 /// control characters and at most [`ID_MAX`] bytes each.
 pub fn decode(text: &str) -> Option<Vec<String>> {
     let mut ids: Vec<String> = Vec::new();
+    walk(text, |id| ids.push(id.to_string()))?;
+    Some(ids)
+}
+
+/// How many ids [`encode`]'s text holds, when it decodes (as [`decode`] says), without keeping
+/// them.
+fn check(text: &str) -> Option<u64> {
+    let mut n: u64 = 0;
+    walk(text, |_| n += 1)?;
+    Some(n)
+}
+
+/// Each id of the text in turn, rebuilt in one buffer; `None` at the first that breaks the form.
+fn walk(text: &str, mut each: impl FnMut(&str)) -> Option<()> {
     if text.is_empty() {
-        return Some(ids);
+        return Some(());
     }
     let body = text.strip_suffix('\n')?;
+    let mut prev = String::new();
+    let mut id = String::new();
+    let mut first = true;
     for line in body.split('\n') {
         let (shared, rest) = line.split_once(':')?;
         if shared.is_empty() || shared.len() > 5 || !shared.bytes().all(|b| b.is_ascii_digit()) {
             return None;
         }
         let shared: usize = shared.parse().ok()?;
-        let prev = ids.last().map_or("", String::as_str);
         if shared > prev.len() || !prev.is_char_boundary(shared) {
             return None;
         }
-        let id = format!("{}{rest}", &prev[..shared]);
+        id.clear();
+        id.push_str(&prev[..shared]);
+        id.push_str(rest);
         let clean = !id.is_empty()
             && id.len() <= ID_MAX
             && !id.chars().any(char::is_control)
             && id.trim() == id;
-        if !clean || ids.last().is_some_and(|p| *p >= id) {
+        if !clean || (!first && prev >= id) {
             return None;
         }
-        ids.push(id);
+        each(&id);
+        first = false;
+        std::mem::swap(&mut prev, &mut id);
     }
-    Some(ids)
+    Some(())
 }

@@ -67,7 +67,7 @@ impl Tap {
     /// The passing ids read so far (for `prove`, which folds each file's into its own).
     pub(super) fn into_ids(mut self) -> Vec<String> {
         self.commit();
-        self.found.ids.into_iter().collect()
+        self.found.ids
     }
 
     fn commit(&mut self) {

@@ -61,6 +61,9 @@ fn strip_escapes(text: &str) -> String {
 /// A test id fit to keep: trimmed, control characters (tabs included) replaced by a space, at
 /// most [`ID_MAX`] bytes; `None` when nothing is left.
 pub(super) fn clean_id(id: &str) -> Option<String> {
+    if is_clean(id) {
+        return Some(id.to_string());
+    }
     let mut out = String::with_capacity(id.len().min(ID_MAX));
     for c in id.trim().chars() {
         let c = if c.is_control() { ' ' } else { c };
@@ -74,6 +77,15 @@ pub(super) fn clean_id(id: &str) -> Option<String> {
         return None;
     }
     Some(kept.to_string())
+}
+
+/// Whether `id` is kept as it is: printable ASCII, trimmed, not empty, at most [`ID_MAX`] bytes
+/// (most ids; the rest go through [`clean_id`]).
+pub(super) fn is_clean(id: &str) -> bool {
+    let bytes = id.as_bytes();
+    let trimmed =
+        bytes.first().is_some_and(|b| *b != b' ') && bytes.last().is_some_and(|b| *b != b' ');
+    trimmed && id.len() <= ID_MAX && bytes.iter().all(|b| (0x20..0x7f).contains(b))
 }
 
 /// Programs through which a check runs its tests without naming the runner.
