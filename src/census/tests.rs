@@ -351,6 +351,43 @@ fn comparison_names_the_missing_and_counts_where_unnamed() {
 }
 
 #[test]
+fn a_name_whose_numbers_change_each_run_is_the_same_test() {
+    // is-number's titles hold Math.random() and the date of the run.
+    let mode = named(Runner::Mocha);
+    let base = tally(vec![count(
+        Runner::Mocha,
+        Some(&[
+            "a > 0.5159 should be a number",
+            "b > \"2026-12-03T11:47:14.138Z\" is a date",
+            "c",
+        ]),
+        3,
+    )]);
+    let commit = tally(vec![count(
+        Runner::Mocha,
+        Some(&[
+            "a > 0.2406 should be a number",
+            "b > \"2026-12-03T11:48:28.746Z\" is a date",
+            "c",
+        ]),
+        3,
+    )]);
+    assert_eq!(compare(&mode, &base, &commit).unwrap().missing_count, 0);
+    // A new id stands for one gone id only: a second one of that shape is missing.
+    let base = tally(vec![count(Runner::Mocha, Some(&["r 0.11", "r 0.22"]), 2)]);
+    let commit = tally(vec![count(Runner::Mocha, Some(&["r 0.33"]), 1)]);
+    let c = compare(&mode, &base, &commit).unwrap();
+    assert_eq!((c.missing_count, c.missing.len()), (1, 1));
+    // A test renamed from t2 to t3 (no value that changes by itself) is a test gone.
+    let base = tally(vec![count(Runner::Mocha, Some(&["t1", "t2"]), 2)]);
+    let commit = tally(vec![count(Runner::Mocha, Some(&["t1", "t3"]), 2)]);
+    assert_eq!(compare(&mode, &base, &commit).unwrap().missing, ["t2"]);
+    // Another shape is another test.
+    let commit = tally(vec![count(Runner::Mocha, Some(&["t1", "u2"]), 2)]);
+    assert_eq!(compare(&mode, &base, &commit).unwrap().missing, ["t2"]);
+}
+
+#[test]
 fn auto_compares_the_runners_the_base_showed() {
     let base = tally(vec![count(Runner::Mocha, Some(&["x"]), 1)]);
     let c = compare(&Mode::Auto, &base, &Tally::default()).unwrap();
