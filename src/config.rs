@@ -319,6 +319,16 @@ impl Default for Config {
 }
 
 impl Config {
+    /// The protected policy in force (SPEC §26.1: records carry it): each surface whose
+    /// `[protected.policy]` is not the default `all`, with its word.
+    pub fn policies(&self) -> std::collections::BTreeMap<String, String> {
+        self.surfaces
+            .iter()
+            .filter(|s| s.policy != SurfacePolicy::All)
+            .map(|s| (s.name.clone(), s.policy.as_str().to_string()))
+            .collect()
+    }
+
     /// Parse `.closegate.toml` text; `origin` (e.g. `main:.closegate.toml`) starts every error.
     pub fn parse(text: &str, origin: &str) -> Result<Config> {
         let table: Table = text

@@ -254,6 +254,44 @@ pub fn trusted_config(
     config_flag: Option<&Path>,
 ) -> Result<Trusted> {
     let tip = config_tip(repo, base_flag);
+    let configured = base_flag.is_none()
+        || base_flag.is_some_and(|flag| same_as_configured(repo, flag, tip.clone()));
+    trusted_from(repo, base_flag, config_flag, tip, configured)
+}
+
+/// The trusted configuration as a command that moves the base `name` reads it once the base's
+/// tip is `onto` (SPEC §26.2: `land` reads it after taking the lock, from the tip it composes on,
+/// the remote's with `--push`): when the configuration is read from that base (the usual case),
+/// from `onto`; otherwise from where [`trusted_config`] reads it, read now.
+pub fn trusted_config_on(
+    repo: &Repo,
+    base_flag: Option<&str>,
+    name: &str,
+    onto: Oid,
+) -> Result<Trusted> {
+    let now = trusted_config(repo, base_flag, None)?;
+    let from_base = now.tip.as_ref().is_none_or(|(tip, _)| tip == name);
+    if !from_base {
+        return Ok(now);
+    }
+    let configured = now.provenance.base_configured;
+    trusted_from(
+        repo,
+        base_flag,
+        None,
+        Some((name.to_string(), onto)),
+        configured,
+    )
+}
+
+/// [`trusted_config`] from the tip `tip`, with whether the base is the configured one.
+fn trusted_from(
+    repo: &Repo,
+    base_flag: Option<&str>,
+    config_flag: Option<&Path>,
+    tip: Option<(String, Oid)>,
+    base_configured: bool,
+) -> Result<Trusted> {
     let tip_blob = tip
         .as_ref()
         .and_then(|(_, id)| repo.blob_id(*id, config::FILE_NAME));
@@ -292,8 +330,7 @@ pub fn trusted_config(
             Some(_) => ConfigSource::File,
             None => ConfigSource::Base,
         },
-        base_configured: base_flag.is_none()
-            || base_flag.is_some_and(|flag| same_as_configured(repo, flag, tip_blob)),
+        base_configured,
     };
     Ok(Trusted {
         config,
@@ -309,7 +346,10 @@ pub fn trusted_config(
 /// Whether `--base FLAG` named the configured (or default) base itself — the same branch, not
 /// another one at the same commit (SPEC §6: a record made with another `--base` is never
 /// trusted) — and so read the same configuration: then its records count.
-fn same_as_configured(repo: &Repo, flag: &str, tip_blob: Option<Oid>) -> bool {
+fn same_as_configured(repo: &Repo, flag: &str, tip: Option<(String, Oid)>) -> bool {
+    let tip_blob = tip
+        .as_ref()
+        .and_then(|(_, id)| repo.blob_id(*id, config::FILE_NAME));
     let Ok(default) = trusted_config(repo, None, None) else {
         return false;
     };

@@ -198,6 +198,10 @@ pub struct Report {
     /// The `check` record's entry of each check, with its reuse key (SPEC §19).
     #[serde(skip)]
     pub check_entries: Vec<CheckEntry>,
+    /// The protected policy the gate judged under (each surface whose `[protected.policy]` is
+    /// not `all`, with its word); `None` when no gate ran. Records carry it (SPEC §26.1).
+    #[serde(skip)]
+    pub policy: Option<std::collections::BTreeMap<String, String>>,
 }
 
 impl Default for Report {
@@ -229,6 +233,7 @@ impl Default for Report {
             gates: Vec::new(),
             source: None,
             check_entries: Vec::new(),
+            policy: None,
         }
     }
 }

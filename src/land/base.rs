@@ -18,8 +18,12 @@ pub struct Lock {
     _file: File,
 }
 
-/// Take the lock of base `name`, waiting for a `land` that holds it.
-pub fn lock(common: &Path, name: &str) -> Result<Lock> {
+/// How long `land` waits for another `land` of the same base by default (SPEC §26.2).
+pub const WAIT: std::time::Duration = std::time::Duration::from_secs(600);
+
+/// Take the lock of base `name`, waiting at most `wait` for a `land` that holds it; `None` when
+/// it was still held then (`land-base-busy`).
+pub fn lock(common: &Path, name: &str, wait: std::time::Duration) -> Result<Option<Lock>> {
     let dir = crate::record::dir(common);
     std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
     let safe: String = name
@@ -39,9 +43,19 @@ pub fn lock(common: &Path, name: &str) -> Result<Lock> {
         .write(true)
         .open(&path)
         .with_context(|| format!("cannot open the land lock {}", path.display()))?;
-    file.lock()
-        .with_context(|| format!("cannot lock {}", path.display()))?;
-    Ok(Lock { _file: file })
+    let deadline = std::time::Instant::now() + wait;
+    loop {
+        match file.try_lock() {
+            Ok(()) => return Ok(Some(Lock { _file: file })),
+            Err(std::fs::TryLockError::WouldBlock) if std::time::Instant::now() < deadline => {
+                std::thread::sleep(std::time::Duration::from_millis(50));
+            }
+            Err(std::fs::TryLockError::WouldBlock) => return Ok(None),
+            Err(std::fs::TryLockError::Error(e)) => {
+                return Err(e).with_context(|| format!("cannot lock {}", path.display()));
+            }
+        }
+    }
 }
 
 /// How a move of the base went.

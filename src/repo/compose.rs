@@ -3,7 +3,7 @@
 //! composition that is never landed leaves only unreferenced objects (gone at the next gc).
 
 use anyhow::{Context, Result};
-use git2::{Index, IndexEntry, MergeOptions, Oid, Signature, Sort};
+use git2::{Index, IndexEntry, MergeOptions, Oid, Sort};
 
 use super::Repo;
 
@@ -95,9 +95,9 @@ impl Repo {
         Ok(index.write_tree_to(&self.git)?)
     }
 
-    /// Write a commit of `tree` with `parents` and `message`; author and committer are git's
-    /// configured identity (`closegate` when none is set), or the author of `author_of` when given
-    /// (a replayed commit keeps its author).
+    /// Write a commit of `tree` with `parents` and `message`; author and committer as git takes
+    /// them (`GIT_AUTHOR_*`/`GIT_COMMITTER_*`, then the configuration, then git's default: see
+    /// `ident`), or the author of `author_of` when given (a replayed commit keeps its author).
     pub fn write_commit(
         &self,
         tree: Oid,
@@ -105,14 +105,10 @@ impl Repo {
         message: &str,
         author_of: Option<Oid>,
     ) -> Result<Oid> {
-        let committer = self
-            .git
-            .signature()
-            .or_else(|_| Signature::now("closegate", "closegate@localhost"))
-            .context("building a signature")?;
+        let committer = self.identity(super::ident::Role::Committer)?;
         let author = match author_of {
             Some(id) => self.git.find_commit(id)?.author().to_owned(),
-            None => committer.clone(),
+            None => self.identity(super::ident::Role::Author)?,
         };
         let tree = self
             .git

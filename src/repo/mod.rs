@@ -11,6 +11,7 @@ pub mod escrow;
 #[doc(hidden)]
 pub mod fuzzing;
 mod hooks;
+pub mod ident;
 mod index_file;
 pub mod merged;
 pub mod notes;

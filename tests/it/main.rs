@@ -71,5 +71,6 @@ mod teardown;
 mod teardown_audit;
 mod teardown_predict;
 mod teardown_safety;
+mod verdict;
 mod workspace;
 mod worktrees;
