@@ -10,6 +10,7 @@ mod diff;
 pub mod escrow;
 #[doc(hidden)]
 pub mod fuzzing;
+pub mod git_cli;
 mod hooks;
 mod index_file;
 pub mod merged;
