@@ -19,7 +19,8 @@
 //! - `ext`: `protocol.allow = always` and an `ext::` remote;
 //! - `GIT_DIR`, `GIT_COMMON_DIR` & co. in closegate's environment aiming git at a decoy.
 //!
-//! Also: no file in `src/` but the runner starts `git`.
+//! Also: libgit2's checkout writes the tree's bytes (no `eol`/`ident` conversion), and no file in
+//! `src/` but the runner starts `git`.
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
@@ -622,6 +623,26 @@ fn git_dir_and_co_in_closegates_environment_aim_no_git_at_a_decoy() {
         decoy_head,
         "the decoy is untouched"
     );
+}
+
+#[test]
+fn the_pristine_checkout_holds_the_trees_bytes() {
+    let config = "[[checks]]\nname = \"bytes\"\nrun = \"printf '$Id$\\\\nline\\\\n' | cmp - \\\"$PWD/a.txt\\\"\"\ntimeout_s = 60\n";
+    let s = Scene::new()
+        .on_main(
+            &[
+                (".closegate.toml", Some(config)),
+                (".gitattributes", Some("*.txt text eol=crlf ident\n")),
+            ],
+            "configure closegate",
+        )
+        .on_agent(&[("a.txt", Some("$Id$\nline\n"))], "add a")
+        .worktree();
+    let doc = crate::scene::agent_status(&s.wt, "x", "close-ok", s.tip, "add a");
+    doc.artifacts(&["a.txt"]).write(&s.wt);
+    let (code, report) = s.check_json(&s.wt, &[]);
+    assert_eq!(report["verdict"], "VERIFIED", "{report:#}");
+    assert_eq!(code, 0);
 }
 
 #[test]
