@@ -4,6 +4,10 @@
 //! ask git (`git describe`, `git log`, `git status`) see the exact commit and a clean checkout;
 //! nothing is written to this repository (no worktree entry, no ref, no object), and its index
 //! and every worktree stay untouched. Submodules are not checked out.
+//!
+//! The files are the tree's bytes (SPEC §26.2): libgit2's filters are off (no `text`/`eol`/`crlf`
+//! conversion, no `ident` expansion, whatever `.gitattributes` or `core.autocrlf` say), and
+//! libgit2 runs no hook and no configured filter program.
 
 use std::path::Path;
 
@@ -42,7 +46,7 @@ impl Repo {
             .with_context(|| format!("reading commit {commit}"))?;
         checkout.set_head_detached(commit).with_context(fail)?;
         let mut opts = CheckoutBuilder::new();
-        opts.force().recreate_missing(true);
+        opts.force().recreate_missing(true).disable_filters(true);
         checkout.checkout_head(Some(&mut opts)).with_context(fail)
     }
 

@@ -10,6 +10,7 @@ mod diff;
 pub mod escrow;
 #[doc(hidden)]
 pub mod fuzzing;
+pub mod git_cli;
 mod hooks;
 pub mod ident;
 mod index_file;
