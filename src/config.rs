@@ -246,8 +246,9 @@ impl Surface {
         })
     }
 
-    /// Whether a repo-relative path (with `/` separators) lies on this surface.
-    pub fn is_match(&self, path: &str) -> bool {
+    /// Whether a repo-relative path (with `/` separators; text, or the bytes git stores) lies
+    /// on this surface.
+    pub fn is_match(&self, path: impl AsRef<[u8]>) -> bool {
         self.set.is_match(path)
     }
 }
@@ -330,7 +331,8 @@ impl Config {
     /// Names of the surfaces a repo-relative path lies on. The configuration file itself, every
     /// `.gitattributes`, `.gitmodules` and the paths the checks run are always on `ci`, whatever
     /// the configuration says (SPEC §4.5).
-    pub fn surfaces_for(&self, path: &str) -> Vec<String> {
+    pub fn surfaces_for(&self, path: impl AsRef<[u8]>) -> Vec<String> {
+        let path = path.as_ref();
         let mut names: Vec<String> = self
             .surfaces
             .iter()
@@ -347,7 +349,8 @@ impl Config {
     /// `all`, is always on `ci` (the configuration, `.gitattributes`, the paths the checks run),
     /// or is a file that changes how the tests already there run ([`RUNNER_WIRING`]). A path on
     /// no surface needs none.
-    pub fn addition_needs_review(&self, path: &str) -> bool {
+    pub fn addition_needs_review(&self, path: impl AsRef<[u8]>) -> bool {
+        let path = path.as_ref();
         let on: Vec<&Surface> = self.surfaces.iter().filter(|s| s.is_match(path)).collect();
         if self.always_ci.is_match(path) {
             return true;
@@ -555,7 +558,8 @@ impl Config {
     /// overlays vouch for the change (SPEC §23): the change is an addition or a modification,
     /// every surface the path is on has policy `integrity`, it is not always on `ci`, and an
     /// added file does not rewire how the existing tests run. A deletion never goes through.
-    pub fn integrity_may_pass(&self, path: &str, added: bool) -> bool {
+    pub fn integrity_may_pass(&self, path: impl AsRef<[u8]>, added: bool) -> bool {
+        let path = path.as_ref();
         let on: Vec<&Surface> = self.surfaces.iter().filter(|s| s.is_match(path)).collect();
         let rewires = added && self.wiring.is_match(path);
         let all_integrity = on.iter().all(|s| s.policy == SurfacePolicy::Integrity);

@@ -125,7 +125,7 @@ pub fn run(
     changes: &[Change],
     from: Oid,
     to: Oid,
-    already_ci: &dyn Fn(&str) -> bool,
+    already_ci: &dyn Fn(&[u8]) -> bool,
 ) -> Result<(Vec<ProtectedChange>, Vec<Finding>)> {
     let files = graded_files(runners);
     let set = Globs::paths(&files.iter().map(|g| g.to_string()).collect::<Vec<_>>())
@@ -133,15 +133,16 @@ pub fn run(
     let mut hits = Vec::new();
     let mut findings = Vec::new();
     for change in changes {
-        for path in change.paths() {
-            if already_ci(path) {
+        // Matched and read by the bytes git stores, printed escaped (SPEC §26.4).
+        for (bytes, path) in change.touched() {
+            if already_ci(bytes) {
                 continue;
             }
             let kind = change.kind.as_str();
-            let keys = if set.is_match(path) {
+            let keys = if set.is_match(bytes) {
                 vec![String::new()]
             } else {
-                changed_keys(repo, runners, path, from, to)?
+                changed_keys(repo, runners, bytes, from, to)?
             };
             for key in keys {
                 let what = if key.is_empty() {
@@ -175,16 +176,16 @@ type KeyReader = fn(&[u8], &Runners) -> Option<Vec<(String, String)>>;
 fn changed_keys(
     repo: &Repo,
     runners: &Runners,
-    path: &str,
+    path: &[u8],
     from: Oid,
     to: Oid,
 ) -> Result<Vec<String>> {
-    let name = path.rsplit('/').next().unwrap_or(path);
+    let name = path.rsplit(|&b| b == b'/').next().unwrap_or(path);
     let reader: KeyReader = match name {
-        "package.json" if runners.npm => npm_keys,
-        "pyproject.toml" if runners.python => pyproject_keys,
-        "setup.cfg" if runners.python => setup_cfg_keys,
-        "Cargo.toml" if runners.cargo => cargo_keys,
+        b"package.json" if runners.npm => npm_keys,
+        b"pyproject.toml" if runners.python => pyproject_keys,
+        b"setup.cfg" if runners.python => setup_cfg_keys,
+        b"Cargo.toml" if runners.cargo => cargo_keys,
         _ => return Ok(Vec::new()),
     };
     let old = repo.read_file(from, path)?;

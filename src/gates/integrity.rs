@@ -66,11 +66,11 @@ pub fn run(ctx: &Ctx<'_>, report: &mut Report) -> Result<()> {
     if changed.is_empty() || passed.is_empty() {
         return Ok(());
     }
-    let paths: Vec<String> = changed.iter().map(|(p, _)| p.clone()).collect();
+    let paths: Vec<Vec<u8>> = changed.iter().map(|c| c.bytes.clone()).collect();
     let over = Tree::new(ctx, ctx.commit, ctx.merge_base, &paths, "overlay")?;
     // With test paths added or modified, the reverse overlay too; when it is the commit's own
     // tree its runs are the commit's.
-    let adds = changed.iter().any(|(_, kind)| *kind != ChangeKind::Deleted);
+    let adds = changed.iter().any(|c| c.kind != ChangeKind::Deleted);
     let reverse = if adds {
         let what = "reverse overlay";
         Some(Tree::new(ctx, ctx.merge_base, ctx.commit, &paths, what)?)
@@ -115,7 +115,7 @@ struct Tree {
 
 impl Tree {
     /// `onto` with `paths` as `from` has them; its stand-in commit's parent is `onto`.
-    fn new(ctx: &Ctx<'_>, onto: Oid, from: Oid, paths: &[String], what: &str) -> Result<Tree> {
+    fn new(ctx: &Ctx<'_>, onto: Oid, from: Oid, paths: &[Vec<u8>], what: &str) -> Result<Tree> {
         let tree = ctx.repo.overlay_tree(onto, from, paths)?;
         let checkout = ctx.repo.stand_in_commit(tree, onto, what)?;
         Ok(Tree { tree, checkout })
@@ -201,22 +201,32 @@ fn failed_on_commit(run: &CheckRun) -> bool {
     !run.timed_out && run.exit_code != Some(0)
 }
 
+/// A changed path on an overlaid surface, as the overlays see it: the bytes git stores (a name
+/// need not be UTF-8, SPEC §26.4), the path as printed, and its change.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Changed {
+    bytes: Vec<u8>,
+    text: String,
+    kind: ChangeKind,
+}
+
 /// The changed paths on the overlaid surfaces, both sides of a rename, each with its change.
-fn changed_paths(config: &Config, changes: &[Change]) -> Vec<(String, ChangeKind)> {
+fn changed_paths(config: &Config, changes: &[Change]) -> Vec<Changed> {
     let surfaces = config.integrity_surfaces();
-    let mut out: Vec<(String, ChangeKind)> = Vec::new();
+    let mut out: Vec<Changed> = Vec::new();
     for change in changes {
-        for path in change.paths() {
-            let on = surfaces.iter().any(|s| s.is_match(path));
-            if on && !out.iter().any(|(p, _)| p == path) {
+        for (bytes, text) in change.touched() {
+            let on = surfaces.iter().any(|s| s.is_match(bytes));
+            if on && !out.iter().any(|c| c.bytes == bytes) {
                 // A rename's old side is gone from the commit: for the overlays it is a
                 // deletion; its new side an addition.
                 let kind = match change.kind {
-                    ChangeKind::Renamed if path == change.old_path => ChangeKind::Deleted,
+                    ChangeKind::Renamed if bytes == change.old_bytes => ChangeKind::Deleted,
                     ChangeKind::Renamed => ChangeKind::Added,
                     kind => kind,
                 };
-                out.push((path.to_string(), kind));
+                let (bytes, text) = (bytes.to_vec(), text.to_string());
+                out.push(Changed { bytes, text, kind });
             }
         }
     }
@@ -329,7 +339,7 @@ fn on_base_tree(ctx: &Ctx<'_>, failed: &[usize], report: &mut Report) -> Result<
 fn overlay(
     ctx: &Ctx<'_>,
     passed: &[usize],
-    changed: &[(String, ChangeKind)],
+    changed: &[Changed],
     tree: Oid,
     checked: Checked,
     report: &mut Report,
@@ -342,19 +352,19 @@ fn overlay(
         }
         weakened = true;
         let msg = weakened_message(&ctx.config.checks[i].name, changed, run);
-        for (path, _) in changed {
-            let finding = Finding::new(Code::TestsWeakened, msg.clone()).at_path(path);
+        for path in changed {
+            let finding = Finding::new(Code::TestsWeakened, msg.clone()).at_path(&path.text);
             report.add_gate(crate::finding::Gate::Checks, [finding]);
         }
     }
     report.integrity.base_tests = Some(if weakened { "fail" } else { "pass" });
 }
 
-fn weakened_message(name: &str, changed: &[(String, ChangeKind)], run: &CheckRun) -> String {
+fn weakened_message(name: &str, changed: &[Changed], run: &CheckRun) -> String {
     let mut named: Vec<String> = changed
         .iter()
         .take(NAMED_PATHS)
-        .map(|(p, kind)| format!("{p} ({})", kind.as_str()))
+        .map(|c| format!("{} ({})", c.text, c.kind.as_str()))
         .collect();
     if changed.len() > NAMED_PATHS {
         named.push(format!("and {} more", changed.len() - NAMED_PATHS));
@@ -407,7 +417,7 @@ fn reverse_overlay(
 /// the new tests failing on the base (and no red base), the `protected-surface` findings of added
 /// and modified paths on such surfaces become warnings. Deleted, renamed and retyped paths, and
 /// added files that rewire the runner, still need a human.
-fn apply_policy(config: &Config, changed: &[(String, ChangeKind)], red: bool, report: &mut Report) {
+fn apply_policy(config: &Config, changed: &[Changed], red: bool, report: &mut Report) {
     let i = &report.integrity;
     if red || i.base_tests != Some("pass") || i.new_tests_on_base != Some("fail") {
         return;
@@ -420,7 +430,7 @@ fn apply_policy(config: &Config, changed: &[(String, ChangeKind)], red: bool, re
         if finding.code != Code::ProtectedSurface || finding.severity != Severity::Review {
             continue;
         }
-        if !changed.iter().any(|(p, _)| p == path) {
+        if !changed.iter().any(|c| c.text == path) {
             continue;
         }
         // The change as the protected gate reported it: a rename is neither side's addition.

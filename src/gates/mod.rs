@@ -264,7 +264,7 @@ fn graded_input(
     report: &mut Report,
 ) -> Result<()> {
     let runners = graded::runners(&session.config().checks);
-    let on_ci = |path: &str| {
+    let on_ci = |path: &[u8]| {
         session
             .config()
             .surfaces_for(path)

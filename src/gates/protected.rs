@@ -18,8 +18,9 @@ pub fn run(config: &Config, changes: &[Change]) -> (Vec<ProtectedChange>, Vec<Fi
     let mut hits = Vec::new();
     let mut findings = Vec::new();
     for change in changes {
-        for path in change.paths() {
-            let surfaces = config.surfaces_for(path);
+        // Matched by the bytes git stores, printed escaped (SPEC §26.4).
+        for (bytes, path) in change.touched() {
+            let surfaces = config.surfaces_for(bytes);
             let Some(first) = surfaces.first() else {
                 continue;
             };
@@ -28,7 +29,7 @@ pub fn run(config: &Config, changes: &[Change]) -> (Vec<ProtectedChange>, Vec<Fi
                 "{kind} `{path}` on protected surface `{}`",
                 surfaces.join("`, `")
             );
-            if change.kind == ChangeKind::Added && !config.addition_needs_review(path) {
+            if change.kind == ChangeKind::Added && !config.addition_needs_review(bytes) {
                 let msg = format!("{on} (policy `modify`: an addition needs no review)");
                 let finding = Finding::new(Code::ProtectedSurface, msg).at_path(path);
                 findings.push(finding.with_severity(Severity::Warning));

@@ -5,6 +5,7 @@ mod approve;
 mod attest;
 mod board;
 mod browser;
+mod byte_paths;
 mod check;
 mod checks;
 mod cli;
