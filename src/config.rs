@@ -11,6 +11,8 @@ use toml::{Table, Value};
 use crate::globs::Globs;
 use crate::toml_read;
 
+pub mod runners;
+
 /// The configuration file's name, at the repository root.
 pub const FILE_NAME: &str = ".closegate.toml";
 /// Seconds a check may run when its `timeout_s` is not given.
@@ -378,6 +380,29 @@ impl Config {
             set.fold_case();
         }
         self.always_ci = set;
+    }
+
+    /// Put the test globs a runner is given on its command line (tape, ava, nyc: SPEC §26.4) on
+    /// surface `tests`: a new test file they would run is a test. A word globset cannot read is
+    /// taken as a literal path.
+    pub fn add_test_globs(&mut self, globs: &[String]) {
+        let Some(tests) = self.surfaces.iter_mut().find(|s| s.name == "tests") else {
+            return;
+        };
+        for glob in globs {
+            let glob = match Globs::paths(std::slice::from_ref(glob)) {
+                Ok(_) => glob.clone(),
+                Err(_) => globset::escape(glob),
+            };
+            if !tests.globs.contains(&glob) {
+                tests.globs.push(glob);
+            }
+        }
+        let mut set = Globs::paths(&tests.globs).expect("checked or escaped globs are valid");
+        if self.folds_case {
+            set.fold_case();
+        }
+        tests.set = set;
     }
 
     /// Match every path pattern ignoring ASCII case (`core.ignorecase = true`, SPEC §4.5).
