@@ -182,14 +182,18 @@ impl SandboxMode {
     }
 }
 
-/// Files whose mere addition changes how the tests already there run (pytest's `conftest.py`
-/// and package `__init__.py`, Jest's automatic `__mocks__`, test-runner set-up and config
-/// files): under `[protected.policy] <surface> = "modify"` adding one still needs review.
-const RUNNER_WIRING: [&str; 9] = [
+/// Files whose mere addition changes how the tests already there run, by their names (pytest's
+/// `conftest.py`, package `__init__.py` and configuration files, Jest's automatic `__mocks__`,
+/// test-runner set-up and config files): under `[protected.policy] <surface> = "modify"` or
+/// `"integrity"` adding one still needs review. What only the trees can tell (a Go `TestMain`, a
+/// file a runner configuration names) is `gates::protected::wiring`'s (SPEC §26.4).
+const RUNNER_WIRING: [&str; 11] = [
     "**/conftest.py",
     "**/__init__.py",
     "**/__mocks__/**",
     "**/pytest.ini",
+    "**/.pytest.ini",
+    "**/pytest.toml",
     "**/setupTests.*",
     "**/jest.setup.*",
     "**/jest.config.*",
@@ -349,9 +353,15 @@ impl Config {
 
     /// Whether adding the new path `path` needs review: it lies on a surface whose policy is
     /// `all`, is always on `ci` (the configuration, `.gitattributes`, the paths the checks run),
-    /// or is a file that changes how the tests already there run ([`RUNNER_WIRING`]). A path on
-    /// no surface needs none.
+    /// or is a file that changes how the tests already there run by its name ([`RUNNER_WIRING`]).
+    /// A path on no surface needs none.
     pub fn addition_needs_review(&self, path: impl AsRef<[u8]>) -> bool {
+        self.addition_rewiring_needs_review(path, false)
+    }
+
+    /// [`Config::addition_needs_review`], with what the trees say about the path: `rewires`
+    /// when it is runner wiring only its content or a runner configuration shows (SPEC §26.4).
+    pub fn addition_rewiring_needs_review(&self, path: impl AsRef<[u8]>, rewires: bool) -> bool {
         let path = path.as_ref();
         let on: Vec<&Surface> = self.surfaces.iter().filter(|s| s.is_match(path)).collect();
         if self.always_ci.is_match(path) {
@@ -361,7 +371,14 @@ impl Config {
             return false;
         }
         // Under policy `integrity` an addition waits for the overlays (`integrity_may_pass`).
-        on.iter().any(|s| s.policy != SurfacePolicy::Modify) || self.wiring.is_match(path)
+        on.iter().any(|s| s.policy != SurfacePolicy::Modify)
+            || rewires
+            || self.wiring.is_match(path)
+    }
+
+    /// Whether `path`'s name alone makes it runner wiring ([`RUNNER_WIRING`], SPEC §26.4).
+    pub fn is_wiring_name(&self, path: impl AsRef<[u8]>) -> bool {
+        self.wiring.is_match(path)
     }
 
     /// Put repository paths (files, or folders: everything under them) on surface `ci` whatever
@@ -580,15 +597,22 @@ impl Config {
     }
 
     /// Whether a changed path may go through without a human under policy `integrity` once the
-    /// overlays vouch for the change (SPEC §23): the change is an addition or a modification,
-    /// every surface the path is on has policy `integrity`, it is not always on `ci`, and an
-    /// added file does not rewire how the existing tests run. A deletion never goes through.
-    pub fn integrity_may_pass(&self, path: impl AsRef<[u8]>, added: bool) -> bool {
+    /// overlays vouch for the change and the change is one the policy lets through (SPEC §26.4:
+    /// an added test file that is not runner wiring, or lines only added): every surface the
+    /// path is on has policy `integrity` and it is not always on `ci`.
+    pub fn integrity_may_pass(&self, path: impl AsRef<[u8]>) -> bool {
         let path = path.as_ref();
         let on: Vec<&Surface> = self.surfaces.iter().filter(|s| s.is_match(path)).collect();
-        let rewires = added && self.wiring.is_match(path);
         let all_integrity = on.iter().all(|s| s.policy == SurfacePolicy::Integrity);
-        !on.is_empty() && all_integrity && !self.always_ci.is_match(path) && !rewires
+        !on.is_empty() && all_integrity && !self.always_ci.is_match(path)
+    }
+
+    /// The policy of the surface named `name`, when there is one.
+    pub fn policy_of(&self, name: &str) -> Option<SurfacePolicy> {
+        self.surfaces
+            .iter()
+            .find(|s| s.name == name)
+            .map(|s| s.policy)
     }
 
     /// A surface's globs: a list replaces the surface, `{ extend = [globs] }` adds to the surface

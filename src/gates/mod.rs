@@ -210,7 +210,12 @@ fn gates_on_commit(
         report.add_gate(Gate::Protected, [finding]);
     }
     if let (Some(changes), Some(from)) = (&changes, merge_base) {
-        let (hits, findings) = protected::run(session.config(), changes);
+        let wiring = protected::wiring::Wiring::read(repo, from, commit)?;
+        let rewires = |path: &[u8]| {
+            let content = repo.read_file(commit, path).ok().flatten();
+            wiring.rewires(session.config(), path, content.as_deref())
+        };
+        let (hits, findings) = protected::run_with(session.config(), changes, &rewires);
         report.protected = hits;
         report.add_gate(Gate::Protected, findings);
         graded_input(session, changes, from, commit, report)?;
@@ -272,6 +277,12 @@ fn graded_input(
             .any(|s| s == "ci")
     };
     let (hits, findings) = graded::run(session.repo(), &runners, changes, from, to, &on_ci)?;
+    report.protected.extend(hits);
+    report.add_gate(Gate::Protected, findings);
+    // SPEC §26.4: the tests inside source files (a `#[cfg(test)]` module removed is a deletion).
+    let config = session.config();
+    let inline = protected::inline::inline_changes(session.repo(), config, changes, from, to)?;
+    let (hits, findings) = protected::inline::findings(config, &inline);
     report.protected.extend(hits);
     report.add_gate(Gate::Protected, findings);
     Ok(())

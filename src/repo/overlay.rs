@@ -23,8 +23,16 @@ impl Repo {
     /// there, its entry (blob, mode, symlink or submodule) replaces whatever `onto` has at that
     /// path, a file or folder in the way included; absent there, the path is removed. Paths are
     /// the bytes git stores (SPEC §26.4: a name that is not UTF-8 is put back like any other).
-    /// Returns the new tree's id.
-    pub fn overlay_tree(&self, onto: Oid, from: Oid, paths: &[Vec<u8>]) -> Result<Oid> {
+    /// Then each of `rewrites` (a path `onto` holds as a file, and its new content) is written
+    /// as a blob there, `onto`'s mode kept: a source file with the other side's test modules
+    /// spliced in. Returns the new tree's id.
+    pub fn overlay_tree(
+        &self,
+        onto: Oid,
+        from: Oid,
+        paths: &[Vec<u8>],
+        rewrites: &[(Vec<u8>, Vec<u8>)],
+    ) -> Result<Oid> {
         let fail = || format!("building the overlay of {onto} with paths from {from}");
         let onto_tree = self.git.find_commit(onto).and_then(|c| c.tree());
         let from_tree = self.git.find_commit(from).and_then(|c| c.tree());
@@ -47,6 +55,15 @@ impl Repo {
             for (end, _) in path.iter().enumerate().filter(|(_, b)| **b == b'/') {
                 let _ = index.remove(os_path(&path[..end]), 0);
             }
+            index
+                .add(&super::compose::index_entry(path, id, mode))
+                .with_context(fail)?;
+        }
+        for (path, content) in rewrites {
+            let Some(mode) = index.get_path(os_path(path), 0).map(|e| e.mode) else {
+                continue;
+            };
+            let id = self.git.blob(content).with_context(fail)?;
             index
                 .add(&super::compose::index_entry(path, id, mode))
                 .with_context(fail)?;

@@ -212,7 +212,7 @@ fn the_overlay_tree_puts_back_and_removes_names_that_are_not_utf8() {
     let added = fx.commit_raw("agent/x", &[(b"tests/\xfe/\x80.sh", Some(b"x\n"))], "add");
     let repo = closegate::repo::Repo::discover(&fx.root()).unwrap();
     let paths = vec![ODD_TEST.to_vec(), b"tests/\xfe/\x80.sh".to_vec()];
-    let tree = repo.overlay_tree(added, base, &paths).unwrap();
+    let tree = repo.overlay_tree(added, base, &paths, &[]).unwrap();
     let tree = fx.repo.find_tree(tree).unwrap();
     let entry = tree
         .get_path(Path::new(OsStr::from_bytes(ODD_TEST)))
