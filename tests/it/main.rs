@@ -19,6 +19,7 @@ mod escrow;
 mod explain;
 mod first_contact;
 mod fixture;
+mod graded_corpus;
 mod graded_inputs;
 mod guard;
 mod hook;
