@@ -8,6 +8,7 @@
 //! ([`Config::addition_needs_review`], [`wiring`]). Tests inside source files are [`inline`]'s.
 
 pub mod inline;
+pub mod macros;
 pub mod rust_items;
 pub mod wiring;
 

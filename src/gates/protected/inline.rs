@@ -16,6 +16,7 @@
 use anyhow::Result;
 use git2::Oid;
 
+use super::macros;
 use super::rust_items::{self, Region};
 use crate::catalog::Code;
 use crate::config::{Config, SurfacePolicy};
@@ -94,11 +95,13 @@ pub fn inline_changes(
     to: Oid,
 ) -> Result<Vec<Inline>> {
     let mut out = Vec::new();
+    let mut harness = None;
     for change in changes {
         let new = change.new_bytes.as_slice();
         let old = change.old_bytes.as_slice();
         let on_tests = |p: &[u8]| config.surfaces_for(p).iter().any(|s| s == "tests");
-        if on_tests(new) || on_tests(old) || !is_source(new) && !is_source(old) {
+        let source = |p: &[u8]| is_source(p) || macros::is_c(p);
+        if on_tests(new) || on_tests(old) || !source(new) && !source(old) {
             continue;
         }
         let base = match change.kind {
@@ -114,11 +117,38 @@ pub fn inline_changes(
         } else {
             new
         };
-        if let Some(found) = judge(config, path, base, commit) {
-            out.push(found);
+        let mut found = judge(config, path, base.clone(), commit.clone());
+        let defs = match macros::is_c(path) {
+            true => macros::changed_directives(base.as_deref(), commit.as_deref()),
+            false => Vec::new(),
+        };
+        if !defs.is_empty() {
+            let harness = match &mut harness {
+                Some(known) => known,
+                None => harness.insert(macros::harness_macros(repo, config, from)?),
+            };
+            for (name, line) in defs {
+                if let Some(file) = harness.get(&name) {
+                    let at = format!("{line} (redefines `{name}` of the tests' {file})");
+                    found.get_or_insert_with(|| plain(path)).markers.push(at);
+                }
+            }
         }
+        out.extend(found);
     }
     Ok(out)
+}
+
+/// A changed source file with nothing found in it yet.
+fn plain(path: &[u8]) -> Inline {
+    Inline {
+        bytes: path.to_vec(),
+        text: crate::repo::path_text(path),
+        modules: Vec::new(),
+        markers: Vec::new(),
+        sides: None,
+        whole_file: false,
+    }
 }
 
 /// What changed between the two versions of one source file, or `None` when nothing test-like
@@ -216,9 +246,8 @@ fn compare(
 
 /// Source files whose code could test whether it runs under test.
 fn is_source(path: &[u8]) -> bool {
-    const EXT: [&[u8]; 12] = [
-        b".rs", b".py", b".js", b".mjs", b".cjs", b".ts", b".tsx", b".jsx", b".go", b".c", b".h",
-        b".cc",
+    const EXT: [&[u8]; 9] = [
+        b".rs", b".py", b".js", b".mjs", b".cjs", b".ts", b".tsx", b".jsx", b".go",
     ];
     EXT.iter().any(|e| path.ends_with(e))
 }
@@ -248,8 +277,8 @@ fn markers_for(path: &[u8]) -> &'static [&'static str] {
         ]
     } else if path.ends_with(b".go") {
         &["testing.Testing()", "flag.Lookup(\"test.", "\".test\")"]
-    } else if path.ends_with(b".c") || path.ends_with(b".h") || path.ends_with(b".cc") {
-        &[]
+    } else if macros::is_c(path) {
+        &[] // a redefined harness macro is `macros`'s
     } else {
         &[
             "JEST_WORKER_ID",
@@ -367,7 +396,7 @@ pub fn findings(config: &Config, inline: &[Inline]) -> (Vec<ProtectedChange>, Ve
         }
         if !change.markers.is_empty() {
             let msg = format!(
-                "modified `{path}`: code that tests whether it runs under test (on protected \
+                "modified `{path}`: code that behaves differently under test (on protected \
                  surface `tests`: it can pass its tests and fail in use): {}",
                 change.markers.join("; ")
             );
