@@ -187,13 +187,14 @@ impl SandboxMode {
 /// test-runner set-up and config files): under `[protected.policy] <surface> = "modify"` or
 /// `"integrity"` adding one still needs review. What only the trees can tell (a Go `TestMain`, a
 /// file a runner configuration names) is `gates::protected::wiring`'s (SPEC §26.4).
-const RUNNER_WIRING: [&str; 11] = [
+const RUNNER_WIRING: [&str; 12] = [
     "**/conftest.py",
     "**/__init__.py",
     "**/__mocks__/**",
     "**/pytest.ini",
     "**/.pytest.ini",
     "**/pytest.toml",
+    "**/.pytest.toml",
     "**/setupTests.*",
     "**/jest.setup.*",
     "**/jest.config.*",
