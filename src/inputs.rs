@@ -277,12 +277,7 @@ pub fn trusted_config(
         _ => tip.clone(),
     };
     if let Some((_, id)) = &base {
-        let tests = runner_test_globs(repo, *id, &config.checks)?;
-        let mut named = run_paths(repo, *id, &config.checks)?;
-        // What tape, ava or nyc is given to run are tests, not `ci` (SPEC §26.4).
-        named.retain(|path| !tests.contains(path));
-        config.protect_always(&named);
-        config.add_test_globs(&tests);
+        protect_run_words(repo, *id, &mut config)?;
     }
     let findings = match &base {
         Some(_) => Vec::new(),
@@ -342,6 +337,17 @@ fn run_paths(repo: &Repo, id: Oid, checks: &[config::CheckSpec]) -> Result<Vec<S
         }
     }
     Ok(found)
+}
+
+/// What the checks' `run` strings name, on the base tip `id`: the paths they run on `ci`, and
+/// what tape, ava or nyc is given to run on `tests`, not `ci` (SPEC §4.5, §26.4).
+fn protect_run_words(repo: &Repo, id: Oid, config: &mut Config) -> Result<()> {
+    let tests = runner_test_globs(repo, id, &config.checks)?;
+    let mut named = run_paths(repo, id, &config.checks)?;
+    named.retain(|path| !tests.contains(path));
+    config.protect_always(&named);
+    config.add_test_globs(&tests);
+    Ok(())
 }
 
 /// The test globs the checks hand tape, ava or nyc (SPEC §26.4), in their `run` strings and in

@@ -60,26 +60,7 @@ fn runner_of(words: &[&str], found: &mut Runners) {
     let rest = &words[1..];
     let arg = |i: usize| rest.get(i).copied().unwrap_or("");
     match exe {
-        "npm" | "yarn" | "pnpm" => {
-            found.npm = true;
-            let script = match (exe, arg(0)) {
-                ("npm", "test" | "t") | ("yarn" | "pnpm", "test") => Some("test"),
-                ("npm", "run" | "run-script") | ("yarn" | "pnpm", "run") => Some(arg(1)),
-                ("npm" | "yarn" | "pnpm", "exec" | "dlx") => {
-                    runner_of(&rest[1..], found);
-                    None
-                }
-                ("yarn" | "pnpm", s) if !NOT_SCRIPTS.contains(&s) => {
-                    // `yarn jest` runs the script `jest`, or else the binary.
-                    runner_of(rest, found);
-                    Some(s)
-                }
-                _ => None,
-            };
-            if let Some(s) = script.filter(|s| !s.is_empty() && !s.starts_with('-')) {
-                found.npm_scripts.insert(s.to_string());
-            }
-        }
+        "npm" | "yarn" | "pnpm" => npm_command(exe, rest, found),
         "npx" => {
             found.npm = true;
             let from = rest.iter().position(|w| !w.starts_with('-'));
@@ -118,6 +99,30 @@ fn runner_of(words: &[&str], found: &mut Runners) {
             }
         }
         _ => {}
+    }
+}
+
+/// `npm`, `yarn` or `pnpm` with `rest`: the script it runs (`npm test` → `test`, `npm run X` /
+/// `yarn X` / `pnpm X` → `X`), or the command `exec`/`dlx` runs.
+fn npm_command(exe: &str, rest: &[&str], found: &mut Runners) {
+    found.npm = true;
+    let arg = |i: usize| rest.get(i).copied().unwrap_or("");
+    let script = match (exe, arg(0)) {
+        ("npm", "test" | "t") | ("yarn" | "pnpm", "test") => Some("test"),
+        ("npm", "run" | "run-script") | ("yarn" | "pnpm", "run") => Some(arg(1)),
+        (_, "exec" | "dlx") => {
+            runner_of(&rest[1..], found);
+            None
+        }
+        ("yarn" | "pnpm", s) if !NOT_SCRIPTS.contains(&s) => {
+            // `yarn jest` runs the script `jest`, or else the binary.
+            runner_of(rest, found);
+            Some(s)
+        }
+        _ => None,
+    };
+    if let Some(s) = script.filter(|s| !s.is_empty() && !s.starts_with('-')) {
+        found.npm_scripts.insert(s.to_string());
     }
 }
 

@@ -210,14 +210,7 @@ fn gates_on_commit(
         report.add_gate(Gate::Protected, [finding]);
     }
     if let (Some(changes), Some(from)) = (&changes, merge_base) {
-        let wiring = protected::wiring::Wiring::read(repo, from, commit)?;
-        let rewires = |path: &[u8]| {
-            let content = repo.read_file(commit, path).ok().flatten();
-            wiring.rewires(session.config(), path, content.as_deref())
-        };
-        let (hits, findings) = protected::run_with(session.config(), changes, &rewires);
-        report.protected = hits;
-        report.add_gate(Gate::Protected, findings);
+        protected_gate(session, changes, from, commit, report)?;
         graded_input(session, changes, from, commit, report)?;
     }
     let around = Around {
@@ -257,6 +250,27 @@ fn returned_gates(
     let (statuses, findings) = manifest::run(repo, commit, merge_base, artifacts);
     report.artifacts = statuses;
     report.add_gate(Gate::Manifest, findings);
+    Ok(())
+}
+
+/// SPEC §4.5: every changed path on a protected surface; an added file is runner wiring by its
+/// name or by what the trees say (SPEC §26.4).
+fn protected_gate(
+    session: &Session,
+    changes: &[crate::repo::Change],
+    from: Oid,
+    commit: Oid,
+    report: &mut Report,
+) -> Result<()> {
+    let repo = session.repo();
+    let wiring = protected::wiring::Wiring::read(repo, from, commit)?;
+    let rewires = |path: &[u8]| {
+        let content = repo.read_file(commit, path).ok().flatten();
+        wiring.rewires(session.config(), path, content.as_deref())
+    };
+    let (hits, findings) = protected::run_with(session.config(), changes, &rewires);
+    report.protected = hits;
+    report.add_gate(Gate::Protected, findings);
     Ok(())
 }
 

@@ -10,6 +10,7 @@
 pub mod inline;
 pub mod macros;
 pub mod rust_items;
+mod rust_lex;
 pub mod wiring;
 
 use crate::catalog::Code;

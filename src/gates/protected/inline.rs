@@ -170,20 +170,13 @@ fn judge(
             _ => Some((Vec::new(), false)),
         }
     };
-    let found = |modules, markers, sides, whole_file| Inline {
-        bytes: path.to_vec(),
-        text: crate::repo::path_text(path),
-        modules,
-        markers,
-        sides,
-        whole_file,
-    };
     let (Some((b, b_whole)), Some((c, c_whole))) = (read(&base), read(&commit)) else {
         // A side that does not read as tokens: nothing is known when it could hold tests.
         let could = |s: &Option<Vec<u8>>| s.as_deref().is_some_and(mentions_test);
         let what = "(unreadable: its unit tests cannot be told apart)".to_string();
-        let modules = vec![(what, ChangeKind::Modified)];
-        return (could(&base) || could(&commit)).then(|| found(modules, Vec::new(), None, false));
+        let mut found = plain(path);
+        found.modules.push((what, ChangeKind::Modified));
+        return (could(&base) || could(&commit)).then_some(found);
     };
     if b_whole || c_whole {
         let kind = match (&base, &commit) {
@@ -191,30 +184,41 @@ fn judge(
             (None, Some(_)) => ChangeKind::Added,
             _ => ChangeKind::Modified,
         };
-        let modules = vec![("(the whole file: #![cfg(test)])".to_string(), kind)];
-        return Some(found(modules, Vec::new(), None, true));
+        let mut found = plain(path);
+        found
+            .modules
+            .push(("(the whole file: #![cfg(test)])".to_string(), kind));
+        found.whole_file = true;
+        return Some(found);
     }
     let modules = compare(&base, &b, &commit, &c);
     let markers = changed_markers(path, &base, &b, &commit, &c);
     if modules.is_empty() && markers.is_empty() {
         return None;
     }
-    let text = |src: &Option<Vec<u8>>, rs: &[Region]| -> Vec<u8> {
-        let src = src.as_deref().unwrap_or_default();
-        rs.iter()
-            .flat_map(|r| [r.text(src), b"\n"])
-            .flatten()
-            .copied()
-            .collect()
-    };
     let top = b.iter().chain(&c).all(|r| r.depth == 0);
     let sides = top.then(|| Sides {
-        base_tests: text(&base, &b),
-        commit_tests: text(&commit, &c),
+        base_tests: joined(&base, &b),
+        commit_tests: joined(&commit, &c),
         base: base.clone(),
         commit: commit.clone(),
     });
-    Some(found(modules, markers, sides, false))
+    Some(Inline {
+        modules,
+        markers,
+        sides,
+        ..plain(path)
+    })
+}
+
+/// The text of the test modules `rs` of `src`, one after the other.
+fn joined(src: &Option<Vec<u8>>, rs: &[Region]) -> Vec<u8> {
+    let src = src.as_deref().unwrap_or_default();
+    rs.iter()
+        .flat_map(|r| [r.text(src), b"\n"])
+        .flatten()
+        .copied()
+        .collect()
 }
 
 /// Each test module removed, changed or added, by name.

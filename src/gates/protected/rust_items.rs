@@ -7,21 +7,7 @@
 //! modification) and what the overlays splice: the commit's file with its test modules replaced
 //! by the base's (and the reverse), so the base's unit tests run on the agent's code.
 
-/// One token: its kind and byte span.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct Token {
-    kind: Kind,
-    start: usize,
-    end: usize,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Kind {
-    Ident,
-    Punct(u8),
-    /// A string, character, byte or number literal, or a lifetime.
-    Literal,
-}
+use super::rust_lex::{Kind, Token, brace_depths, lex, matching};
 
 /// A test item of a source file.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -57,74 +43,133 @@ pub fn regions(
 ) -> Option<Vec<Region>> {
     let tokens = lex(src)?;
     let close = matching(&tokens)?;
-    let text = |t: &Token| &src[t.start..t.end];
-    let depth = brace_depths(&tokens);
+    let scan = Scan {
+        src,
+        depth: brace_depths(&tokens),
+        tokens: &tokens,
+        close: &close,
+    };
     let mut out = Vec::new();
-    let mut attrs: Vec<(usize, usize)> = Vec::new(); // token ranges of pending outer attributes
+    // The pending item's outer attributes (token ranges) and where the item starts.
+    let mut attrs: Vec<(usize, usize)> = Vec::new();
+    let mut item_start: Option<usize> = None;
     let mut i = 0;
     while i < tokens.len() {
-        let t = tokens[i];
-        let next = |k: usize| tokens.get(i + k).copied();
-        if t.kind == Kind::Punct(b'#') {
-            let inner = next(1).is_some_and(|n| n.kind == Kind::Punct(b'!'));
-            let open = if inner { 2 } else { 1 };
-            if next(open).is_some_and(|n| n.kind == Kind::Punct(b'[')) {
-                let end = close[i + open].expect("a `[` is matched");
-                if !inner {
-                    attrs.push((i, end));
-                } else {
-                    attrs.clear();
-                }
-                i = end + 1;
-                continue;
+        if let Some((end, inner)) = scan.attribute(i) {
+            match inner {
+                true => attrs.clear(),
+                false => attrs.push((i, end)),
             }
-        }
-        if t.kind == Kind::Ident && text(&t) == b"pub" {
-            i += 1;
-            if tokens.get(i).is_some_and(|n| n.kind == Kind::Punct(b'(')) {
-                i = close[i].expect("a `(` is matched") + 1;
-            }
+            item_start = if inner { None } else { item_start.or(Some(i)) };
+            i = end + 1;
             continue;
         }
-        let is_mod = t.kind == Kind::Ident && text(&t) == b"mod";
-        let name = next(1).filter(|n| n.kind == Kind::Ident);
-        let after = next(2).map(|n| n.kind);
-        if let (true, Some(name), Some(Kind::Punct(p @ (b';' | b'{')))) = (is_mod, name, after) {
-            let name = String::from_utf8_lossy(text(&name)).into_owned();
-            let inline = p == b'{';
-            let end_tok = if inline {
-                close[i + 2].expect("a `{` is matched")
-            } else {
-                i + 2
-            };
-            let path_attr = attrs
-                .iter()
-                .find_map(|&(a, b)| path_value(src, &tokens[a..=b]));
-            let cfg_test = attrs.iter().any(|&(a, b)| is_cfg_test(src, &tokens[a..=b]));
-            let test = cfg_test || (!inline && is_test_decl(&name, path_attr.as_deref()));
-            let start = attrs.first().map_or(t.start, |&(a, _)| tokens[a].start);
-            attrs.clear();
-            if test {
-                out.push(Region {
-                    name,
-                    start,
-                    end: tokens[end_tok].end - 1,
-                    inline,
-                    depth: depth[i],
-                    path_attr,
-                });
-                i = end_tok + 1;
-            } else if inline {
-                i += 3;
-            } else {
-                i = end_tok + 1;
-            }
+        if let Some(end) = scan.visibility(i) {
+            item_start = item_start.or(Some(i));
+            i = end + 1;
             continue;
         }
-        attrs.clear();
-        i += 1;
+        let start = item_start.take().unwrap_or(i);
+        let pending = std::mem::take(&mut attrs);
+        i = match scan.module(i, start, &pending, is_test_decl) {
+            Some(Module::Test(region, next)) => {
+                out.push(region);
+                next
+            }
+            Some(Module::Other(next)) => next,
+            None => i + 1,
+        };
     }
     Some(out)
+}
+
+/// The tokens of one source file, their brackets matched and their brace depths.
+struct Scan<'s> {
+    src: &'s [u8],
+    tokens: &'s [Token],
+    close: &'s [Option<usize>],
+    depth: Vec<usize>,
+}
+
+/// A `mod` item: a test item and the token after it, or another module and where to go on
+/// (into an inline module's body, past a declaration).
+enum Module {
+    Test(Region, usize),
+    Other(usize),
+}
+
+impl Scan<'_> {
+    fn text(&self, i: usize) -> &[u8] {
+        &self.src[self.tokens[i].start..self.tokens[i].end]
+    }
+
+    fn is(&self, i: usize, kind: Kind) -> bool {
+        self.tokens.get(i).is_some_and(|t| t.kind == kind)
+    }
+
+    /// An attribute at `i` (`#[…]`, or inner `#![…]`): its last token and whether inner.
+    fn attribute(&self, i: usize) -> Option<(usize, bool)> {
+        if !self.is(i, Kind::Punct(b'#')) {
+            return None;
+        }
+        let inner = self.is(i + 1, Kind::Punct(b'!'));
+        let open = i + 1 + usize::from(inner);
+        if !self.is(open, Kind::Punct(b'[')) {
+            return None;
+        }
+        Some((self.close[open].expect("a `[` is matched"), inner))
+    }
+
+    /// `pub` or `pub(…)` at `i`: its last token.
+    fn visibility(&self, i: usize) -> Option<usize> {
+        if !self.is(i, Kind::Ident) || self.text(i) != b"pub" {
+            return None;
+        }
+        match self.is(i + 1, Kind::Punct(b'(')) {
+            true => Some(self.close[i + 1].expect("a `(` is matched")),
+            false => Some(i),
+        }
+    }
+
+    /// `mod NAME;` or `mod NAME { … }` at `i`, with its attributes `attrs` and visibility from
+    /// `start` on.
+    fn module(
+        &self,
+        i: usize,
+        start: usize,
+        attrs: &[(usize, usize)],
+        is_test_decl: &dyn Fn(&str, Option<&str>) -> bool,
+    ) -> Option<Module> {
+        let is_mod = self.is(i, Kind::Ident) && self.text(i) == b"mod";
+        if !is_mod || !self.is(i + 1, Kind::Ident) {
+            return None;
+        }
+        let inline = self.is(i + 2, Kind::Punct(b'{'));
+        if !inline && !self.is(i + 2, Kind::Punct(b';')) {
+            return None;
+        }
+        let name = String::from_utf8_lossy(self.text(i + 1)).into_owned();
+        let end = match inline {
+            true => self.close[i + 2].expect("a `{` is matched"),
+            false => i + 2,
+        };
+        let attr = |&(a, b): &(usize, usize)| &self.tokens[a..=b];
+        let path_attr = attrs.iter().find_map(|r| path_value(self.src, attr(r)));
+        let cfg_test = attrs.iter().any(|r| is_cfg_test(self.src, attr(r)));
+        let test = cfg_test || (!inline && is_test_decl(&name, path_attr.as_deref()));
+        if !test {
+            return Some(Module::Other(if inline { i + 3 } else { end + 1 }));
+        }
+        let region = Region {
+            name,
+            start: self.tokens[start].start,
+            end: self.tokens[end].end - 1,
+            inline,
+            depth: self.depth[i],
+            path_attr,
+        };
+        Some(Module::Test(region, end + 1))
+    }
 }
 
 /// Whether the file as a whole is test code: an inner `#![cfg(…test…)]` at its top level.
@@ -152,25 +197,6 @@ pub fn whole_file_is_test(src: &[u8]) -> Option<bool> {
                 is_cfg_test(src, &attr)
             })
     }))
-}
-
-/// For each token, how many `{` enclose it.
-fn brace_depths(tokens: &[Token]) -> Vec<usize> {
-    let mut depth = 0usize;
-    tokens
-        .iter()
-        .map(|t| match t.kind {
-            Kind::Punct(b'{') => {
-                depth += 1;
-                depth - 1
-            }
-            Kind::Punct(b'}') => {
-                depth = depth.saturating_sub(1);
-                depth
-            }
-            _ => depth,
-        })
-        .collect()
 }
 
 /// Whether an attribute (`#`, `[`, …, `]`) is `cfg(…)` holding `test` outside a `not(…)`.
@@ -212,170 +238,6 @@ fn path_value(src: &[u8], attr: &[Token]) -> Option<String> {
         }
         _ => None,
     }
-}
-
-/// For each `(`, `[` or `{` token, the index of the token that closes it; `None` when the
-/// brackets do not balance.
-fn matching(tokens: &[Token]) -> Option<Vec<Option<usize>>> {
-    let mut close = vec![None; tokens.len()];
-    let mut open: Vec<(usize, u8)> = Vec::new();
-    for (i, t) in tokens.iter().enumerate() {
-        match t.kind {
-            Kind::Punct(c @ (b'(' | b'[' | b'{')) => open.push((i, c)),
-            Kind::Punct(c @ (b')' | b']' | b'}')) => {
-                let (at, o) = open.pop()?;
-                if (o, c) != (b'(', b')') && (o, c) != (b'[', b']') && (o, c) != (b'{', b'}') {
-                    return None;
-                }
-                close[at] = Some(i);
-            }
-            _ => {}
-        }
-    }
-    open.is_empty().then_some(close)
-}
-
-/// The tokens of `src`, comments dropped; `None` for an unterminated comment or literal.
-fn lex(src: &[u8]) -> Option<Vec<Token>> {
-    let mut out = Vec::new();
-    let mut i = 0;
-    let at = |k: usize| src.get(k).copied().unwrap_or(0);
-    while i < src.len() {
-        let c = src[i];
-        let start = i;
-        if c.is_ascii_whitespace() {
-            i += 1;
-            continue;
-        }
-        if c == b'/' && at(i + 1) == b'/' {
-            while i < src.len() && src[i] != b'\n' {
-                i += 1;
-            }
-            continue;
-        }
-        if c == b'/' && at(i + 1) == b'*' {
-            i = block_comment_end(src, i)?;
-            continue;
-        }
-        let kind = if let Some(end) = raw_string_end(src, i) {
-            i = end;
-            Kind::Literal
-        } else if c == b'"' || (c == b'b' && at(i + 1) == b'"') || (c == b'c' && at(i + 1) == b'"')
-        {
-            i = string_end(src, if c == b'"' { i } else { i + 1 })?;
-            Kind::Literal
-        } else if c == b'\'' || (c == b'b' && at(i + 1) == b'\'') {
-            i = char_or_lifetime_end(src, if c == b'\'' { i } else { i + 1 })?;
-            Kind::Literal
-        } else if c.is_ascii_digit() {
-            while i < src.len() && (src[i].is_ascii_alphanumeric() || src[i] == b'_') {
-                i += 1;
-            }
-            Kind::Literal
-        } else if c == b'_' || c.is_ascii_alphabetic() || c >= 0x80 {
-            while i < src.len()
-                && (src[i] == b'_' || src[i].is_ascii_alphanumeric() || src[i] >= 0x80)
-            {
-                i += 1;
-            }
-            Kind::Ident
-        } else {
-            i += 1;
-            Kind::Punct(c)
-        };
-        out.push(Token {
-            kind,
-            start,
-            end: i,
-        });
-    }
-    Some(out)
-}
-
-/// The end of a (nested) block comment starting at `i`.
-fn block_comment_end(src: &[u8], mut i: usize) -> Option<usize> {
-    let mut depth = 0usize;
-    while i + 1 < src.len() {
-        match (src[i], src[i + 1]) {
-            (b'/', b'*') => {
-                depth += 1;
-                i += 2;
-            }
-            (b'*', b'/') => {
-                depth -= 1;
-                i += 2;
-                if depth == 0 {
-                    return Some(i);
-                }
-            }
-            _ => i += 1,
-        }
-    }
-    None
-}
-
-/// The end of a raw string (`r"…"`, `r#"…"#`, `br##"…"##`, `cr"…"`) starting at `i`, if one does.
-fn raw_string_end(src: &[u8], i: usize) -> Option<usize> {
-    let mut j = i;
-    if matches!(src.get(j), Some(b'b' | b'c')) {
-        j += 1;
-    }
-    if src.get(j) != Some(&b'r') {
-        return None;
-    }
-    j += 1;
-    let hashes = src[j..].iter().take_while(|&&b| b == b'#').count();
-    j += hashes;
-    if src.get(j) != Some(&b'"') {
-        return None;
-    }
-    if i > 0 && (src[i - 1] == b'_' || src[i - 1].is_ascii_alphanumeric()) {
-        return None; // part of an identifier
-    }
-    let close: Vec<u8> = std::iter::once(b'"')
-        .chain(std::iter::repeat_n(b'#', hashes))
-        .collect();
-    let body = j + 1;
-    let found = src[body..]
-        .windows(close.len())
-        .position(|w| w == close.as_slice())?;
-    Some(body + found + close.len())
-}
-
-/// The end of a string literal whose `"` is at `i` (escapes honoured).
-fn string_end(src: &[u8], mut i: usize) -> Option<usize> {
-    i += 1;
-    while i < src.len() {
-        match src[i] {
-            b'\\' => i += 2,
-            b'"' => return Some(i + 1),
-            _ => i += 1,
-        }
-    }
-    None
-}
-
-/// The end of a character literal (`'a'`, `'\n'`, `'\u{1F600}'`) or a lifetime (`'a`) at `i`.
-fn char_or_lifetime_end(src: &[u8], i: usize) -> Option<usize> {
-    let rest = &src[i + 1..];
-    if rest.first() == Some(&b'\\') {
-        let close = rest.iter().skip(1).position(|&b| b == b'\'')?;
-        return Some(i + 1 + 1 + close + 1);
-    }
-    // One character (possibly several bytes) then `'`: a char literal; else a lifetime.
-    let len = match rest.first()? {
-        b if *b < 0x80 => 1,
-        b if *b >= 0xf0 => 4,
-        b if *b >= 0xe0 => 3,
-        _ => 2,
-    };
-    if rest.get(len) == Some(&b'\'') {
-        return Some(i + 1 + len + 1);
-    }
-    let ident = rest
-        .iter()
-        .take_while(|&&b| b == b'_' || b.is_ascii_alphanumeric() || b >= 0x80);
-    Some(i + 1 + ident.count())
 }
 
 /// `onto` (a source file) with its top-level test items replaced by `from`'s: each of `onto`'s
@@ -475,11 +337,11 @@ mod outer {
 
     #[test]
     fn a_declaration_of_a_test_file_counts_without_cfg() {
-        let src = "mod tests;\nmod util;\n";
+        let src = "pub(crate) mod tests;\nmod util;\n";
         let decl = |name: &str, _: Option<&str>| name == "tests";
         let found = regions(src.as_bytes(), &decl).unwrap();
         assert_eq!(found.len(), 1);
-        assert_eq!(found[0].text(src.as_bytes()), b"mod tests;");
+        assert_eq!(found[0].text(src.as_bytes()), b"pub(crate) mod tests;");
     }
 
     #[test]
