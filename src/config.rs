@@ -357,12 +357,6 @@ impl Config {
     /// or is a file that changes how the tests already there run by its name ([`RUNNER_WIRING`]).
     /// A path on no surface needs none.
     pub fn addition_needs_review(&self, path: impl AsRef<[u8]>) -> bool {
-        self.addition_rewiring_needs_review(path, false)
-    }
-
-    /// [`Config::addition_needs_review`], with what the trees say about the path: `rewires`
-    /// when it is runner wiring only its content or a runner configuration shows (SPEC §26.4).
-    pub fn addition_rewiring_needs_review(&self, path: impl AsRef<[u8]>, rewires: bool) -> bool {
         let path = path.as_ref();
         let on: Vec<&Surface> = self.surfaces.iter().filter(|s| s.is_match(path)).collect();
         if self.always_ci.is_match(path) {
@@ -372,9 +366,7 @@ impl Config {
             return false;
         }
         // Under policy `integrity` an addition waits for the overlays (`integrity_may_pass`).
-        on.iter().any(|s| s.policy != SurfacePolicy::Modify)
-            || rewires
-            || self.wiring.is_match(path)
+        on.iter().any(|s| s.policy != SurfacePolicy::Modify) || self.wiring.is_match(path)
     }
 
     /// Whether `path`'s name alone makes it runner wiring ([`RUNNER_WIRING`], SPEC §26.4).
