@@ -163,10 +163,7 @@ fn judge(
     let rust = path.ends_with(b".rs");
     let read = |src: &Option<Vec<u8>>| -> Option<(Vec<Region>, bool)> {
         match src {
-            Some(src) if rust => Some((
-                rust_items::regions(src, &decl)?,
-                rust_items::whole_file_is_test(src)?,
-            )),
+            Some(src) if rust => rust_items::read(src, &decl),
             _ => Some((Vec::new(), false)),
         }
     };
@@ -306,25 +303,35 @@ fn changed_markers(
     commit: &Option<Vec<u8>>,
     c: &[Region],
 ) -> Vec<String> {
-    let markers = markers_for(path);
+    // Compared without blanks (`cfg! (test)` is `cfg!(test)`); most lines hold none of them.
+    let markers: Vec<(String, String)> = (markers_for(path).iter())
+        .map(|m| {
+            let word = m.split_whitespace().max_by_key(|w| w.len()).unwrap_or(m);
+            (
+                m.chars().filter(|c| !c.is_ascii_whitespace()).collect(),
+                word.to_string(),
+            )
+        })
+        .collect();
     let lines = |src: &Option<Vec<u8>>, rs: &[Region]| -> Vec<String> {
         let Some(src) = src else { return Vec::new() };
-        let mut kept = Vec::new();
+        let mut out = Vec::new();
         let mut at = 0;
-        for r in rs {
-            kept.extend_from_slice(&src[at..r.start]);
-            at = r.end + 1;
+        let ends = rs.iter().map(|r| (r.start, r.end + 1));
+        for (from, to) in ends.chain(std::iter::once((src.len(), src.len()))) {
+            let part = &src[at..from];
+            at = to;
+            if !holds_marker(part, &markers) {
+                continue; // one search per stretch of code: most hold none
+            }
+            for line in part.split(|&b| b == b'\n') {
+                if holds_marker(line, &markers) {
+                    let text = String::from_utf8_lossy(line);
+                    out.push(text.split_whitespace().collect::<Vec<_>>().join(" "));
+                }
+            }
         }
-        kept.extend_from_slice(&src[at..]);
-        String::from_utf8_lossy(&kept)
-            .lines()
-            .map(|l| l.split_whitespace().collect::<Vec<_>>().join(" "))
-            .filter(|l| {
-                markers
-                    .iter()
-                    .any(|m| l.replace(' ', "").contains(&m.replace(' ', "")))
-            })
-            .collect()
+        out
     };
     let (mut old, new) = (lines(base, b), lines(commit, c));
     let mut out = Vec::new();
@@ -338,6 +345,20 @@ fn changed_markers(
     }
     out.extend(old.into_iter().map(|l| format!("- {l}")));
     out
+}
+
+/// Whether `text`, its blanks dropped, holds one of `markers`. Each marker's longest blank-free
+/// word is looked for first, in the text as it is (memchr's substring search): most text holds
+/// none, and is never copied.
+fn holds_marker(text: &[u8], markers: &[(String, String)]) -> bool {
+    let found = |hay: &[u8], needle: &str| memchr::memmem::find(hay, needle.as_bytes()).is_some();
+    if !markers.iter().any(|(_, word)| found(text, word)) {
+        return false;
+    }
+    let squeezed: Vec<u8> = (text.iter().copied())
+        .filter(|b| !b.is_ascii_whitespace())
+        .collect();
+    markers.iter().any(|(m, _)| found(&squeezed, m))
 }
 
 /// Whether `mod NAME;` in the file at `path` names a file on `tests` (SPEC §4.5 surfaces): any

@@ -41,6 +41,15 @@ pub fn regions(
     src: &[u8],
     is_test_decl: &dyn Fn(&str, Option<&str>) -> bool,
 ) -> Option<Vec<Region>> {
+    read(src, is_test_decl).map(|(regions, _)| regions)
+}
+
+/// [`regions`], and whether the file as a whole is test code ([`whole_file_is_test`]), from
+/// one reading.
+pub fn read(
+    src: &[u8],
+    is_test_decl: &dyn Fn(&str, Option<&str>) -> bool,
+) -> Option<(Vec<Region>, bool)> {
     let tokens = lex(src)?;
     let close = matching(&tokens)?;
     let scan = Scan {
@@ -50,6 +59,7 @@ pub fn regions(
         close: &close,
     };
     let mut out = Vec::new();
+    let mut whole = false;
     // The pending item's outer attributes (token ranges) and where the item starts.
     let mut attrs: Vec<(usize, usize)> = Vec::new();
     let mut item_start: Option<usize> = None;
@@ -60,6 +70,7 @@ pub fn regions(
                 true => attrs.clear(),
                 false => attrs.push((i, end)),
             }
+            whole |= inner && scan.depth[i] == 0 && scan.inner_cfg_test(i, end);
             item_start = if inner { None } else { item_start.or(Some(i)) };
             i = end + 1;
             continue;
@@ -80,7 +91,7 @@ pub fn regions(
             None => i + 1,
         };
     }
-    Some(out)
+    Some((out, whole))
 }
 
 /// The tokens of one source file, their brackets matched and their brace depths.
@@ -118,6 +129,14 @@ impl Scan<'_> {
             return None;
         }
         Some((self.close[open].expect("a `[` is matched"), inner))
+    }
+
+    /// Whether the inner attribute from `i` (`#`) to `end` (`]`) is a `cfg` holding `test`.
+    fn inner_cfg_test(&self, i: usize, end: usize) -> bool {
+        let attr: Vec<Token> = std::iter::once(self.tokens[i])
+            .chain(self.tokens[i + 2..=end].iter().copied())
+            .collect();
+        is_cfg_test(self.src, &attr)
     }
 
     /// `pub` or `pub(…)` at `i`: its last token.
@@ -175,28 +194,7 @@ impl Scan<'_> {
 /// Whether the file as a whole is test code: an inner `#![cfg(…test…)]` at its top level.
 /// `None` when the file cannot be read as Rust tokens.
 pub fn whole_file_is_test(src: &[u8]) -> Option<bool> {
-    let tokens = lex(src)?;
-    let close = matching(&tokens)?;
-    let depth = brace_depths(&tokens);
-    let inner = |i: usize| {
-        tokens[i].kind == Kind::Punct(b'#')
-            && tokens
-                .get(i + 1)
-                .is_some_and(|t| t.kind == Kind::Punct(b'!'))
-            && tokens
-                .get(i + 2)
-                .is_some_and(|t| t.kind == Kind::Punct(b'['))
-    };
-    Some((0..tokens.len()).any(|i| {
-        depth[i] == 0
-            && inner(i)
-            && close[i + 2].is_some_and(|end| {
-                let attr: Vec<Token> = std::iter::once(tokens[i])
-                    .chain(tokens[i + 2..=end].iter().copied())
-                    .collect();
-                is_cfg_test(src, &attr)
-            })
-    }))
+    read(src, &|_, _| false).map(|(_, whole)| whole)
 }
 
 /// Whether an attribute (`#`, `[`, …, `]`) is `cfg(…)` holding `test` outside a `not(…)`.
