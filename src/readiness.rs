@@ -105,9 +105,9 @@ pub fn unprotected_tests(repo: &Repo, config: &Config, tip: Oid) -> Result<Optio
     let named = runner_named_tests(repo, tip);
     let mut found: Vec<String> = Vec::new();
     for change in repo.changes(None, tip)? {
-        for path in change.paths() {
-            let looks = tests.is_match(path) || named.iter().any(|n| n == path);
-            if looks && config.surfaces_for(path).is_empty() && !found.iter().any(|f| f == path) {
+        for (bytes, path) in change.touched() {
+            let looks = tests.is_match(bytes) || named.iter().any(|n| n == path);
+            if looks && config.surfaces_for(bytes).is_empty() && !found.iter().any(|f| f == path) {
                 found.push(path.to_string());
             }
         }

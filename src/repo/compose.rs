@@ -142,7 +142,8 @@ impl Repo {
 }
 
 /// An index entry for a tree built in memory (no stat data: nothing here is on disk).
-pub(super) fn index_entry(path: &str, id: Oid, mode: u32) -> IndexEntry {
+pub(super) fn index_entry(path: impl AsRef<[u8]>, id: Oid, mode: u32) -> IndexEntry {
+    let path = path.as_ref();
     IndexEntry {
         ctime: git2::IndexTime::new(0, 0),
         mtime: git2::IndexTime::new(0, 0),
@@ -155,7 +156,7 @@ pub(super) fn index_entry(path: &str, id: Oid, mode: u32) -> IndexEntry {
         id,
         flags: path.len().min(0xfff) as u16,
         flags_extended: 0,
-        path: path.as_bytes().to_vec(),
+        path: path.to_vec(),
     }
 }
 
