@@ -6,6 +6,7 @@
 
 mod checkout;
 pub mod compose;
+pub mod config_file;
 mod diff;
 pub mod escrow;
 #[doc(hidden)]

@@ -31,6 +31,7 @@ use crate::catalog::Code;
 use crate::config::SandboxMode;
 use crate::finding::{Finding, Severity};
 
+pub mod git_config;
 pub mod private_tmp;
 pub mod scratch;
 pub mod shield;

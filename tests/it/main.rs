@@ -18,6 +18,7 @@ mod escrow;
 mod explain;
 mod first_contact;
 mod fixture;
+mod git_config_secrets;
 mod guard;
 mod hook;
 mod hook_bases;
