@@ -17,6 +17,7 @@ pub mod merged;
 pub mod notes;
 mod objects;
 mod overlay;
+pub mod quarantine;
 #[doc(hidden)]
 pub mod reset_fuzz;
 pub mod safety;
@@ -31,6 +32,7 @@ use anyhow::{Context, Result};
 use git2::{ErrorCode, ObjectType, Oid, Repository};
 
 pub use diff::{Change, ChangeKind};
+pub use quarantine::Shared;
 pub use worktree::{WorktreeInfo, WorktreeStatus, path_text, status_of};
 
 /// An opened repository.
@@ -40,6 +42,9 @@ pub struct Repo {
     trees: objects::Trees,
     /// [`Repo::workdir`], canonicalised once (a `readlink` per path component each time).
     workdir: std::cell::OnceCell<Option<PathBuf>>,
+    /// Where the objects of trees that are only checked go (SPEC §26.4), made on first use and
+    /// removed when this handle is dropped.
+    quarantine: std::cell::OnceCell<quarantine::Quarantine>,
 }
 
 /// The outcome of looking up a (possibly abbreviated) commit id.
@@ -80,6 +85,7 @@ impl Repo {
             git,
             trees,
             workdir: std::cell::OnceCell::new(),
+            quarantine: std::cell::OnceCell::new(),
         }
     }
 

@@ -2,8 +2,9 @@
 //! from two existing trees and written as tree objects, plus the stand-in commit a pristine
 //! checkout or a warm workspace needs to check one out.
 //!
-//! Only objects are written (content-addressed, the same ids every time); no ref, index or
-//! worktree of the repository is touched.
+//! Only objects are written (content-addressed, the same ids every time), and only into the run's
+//! quarantine ([`super::quarantine`], SPEC §26.4), never into the shared object store; no ref,
+//! index or worktree of the repository is touched.
 
 use anyhow::{Context, Result};
 use git2::{Index, Oid, Signature, Time};
@@ -21,8 +22,9 @@ impl Repo {
     /// the new tree's id.
     pub fn overlay_tree(&self, onto: Oid, from: Oid, paths: &[String]) -> Result<Oid> {
         let fail = || format!("building the overlay of {onto} with paths from {from}");
-        let onto_tree = self.git.find_commit(onto).and_then(|c| c.tree());
-        let from_tree = self.git.find_commit(from).and_then(|c| c.tree());
+        let git = self.writer().with_context(fail)?;
+        let onto_tree = git.find_commit(onto).and_then(|c| c.tree());
+        let from_tree = git.find_commit(from).and_then(|c| c.tree());
         let (onto_tree, from_tree) = (onto_tree.with_context(fail)?, from_tree.with_context(fail)?);
         let mut index = Index::new().with_context(fail)?;
         index.read_tree(&onto_tree).with_context(fail)?;
@@ -52,7 +54,7 @@ impl Repo {
                 .add(&super::compose::index_entry(&path, id, mode))
                 .with_context(fail)?;
         }
-        index.write_tree_to(&self.git).with_context(fail)
+        index.write_tree_to(git).with_context(fail)
     }
 
     /// A commit object for `tree` whose parent is `parent`, so a pristine checkout or a warm
@@ -60,13 +62,13 @@ impl Repo {
     /// are fixed: the same tree and parent give the same id, and nothing refers to it.
     pub fn stand_in_commit(&self, tree: Oid, parent: Oid, what: &str) -> Result<Oid> {
         let fail = || format!("writing a stand-in commit for tree {tree}");
+        let git = self.writer().with_context(fail)?;
         let sig =
             Signature::new(STAND_IN_NAME, STAND_IN_EMAIL, &Time::new(0, 0)).with_context(fail)?;
-        let tree = self.git.find_tree(tree).with_context(fail)?;
-        let parent = self.git.find_commit(parent).with_context(fail)?;
+        let tree = git.find_tree(tree).with_context(fail)?;
+        let parent = git.find_commit(parent).with_context(fail)?;
         let message = format!("closegate: {what} of {}\n", parent.id());
-        self.git
-            .commit(None, &sig, &sig, &message, &tree, &[&parent])
+        git.commit(None, &sig, &sig, &message, &tree, &[&parent])
             .with_context(fail)
     }
 }

@@ -46,6 +46,7 @@ mod overlay_corpus;
 mod parse;
 mod policy;
 mod props;
+mod quarantine;
 mod quickstart;
 mod record;
 mod reject;
