@@ -14,12 +14,14 @@ use crate::repo::Repo;
 
 /// Run every configured check on the base tip `tip` (named `base`) in the sandbox, reusing a
 /// recorded result with the same key (SPEC §19: the merge base's own tree, `CLOSEGATE_BRANCH` the
-/// base and an empty slug). Returns one line per check and a `check-red-on-base` gap per failure.
-pub fn run_on_base(session: &Session, base: &str, tip: Oid) -> Result<(Vec<String>, Vec<Finding>)> {
+/// base and an empty slug). Returns one line per check, a `check-red-on-base` gap per failure,
+/// and the runs themselves.
+pub fn run_on_base(session: &Session, base: &str, tip: Oid) -> Result<BaseRuns> {
     let (repo, config) = (session.repo(), session.config());
     if config.checks.is_empty() {
         return Ok((
             vec!["no checks are configured: nothing to run".into()],
+            Vec::new(),
             Vec::new(),
         ));
     }
@@ -65,8 +67,11 @@ pub fn run_on_base(session: &Session, base: &str, tip: Oid) -> Result<(Vec<Strin
             Err(finding) => findings.push(finding),
         }
     }
-    Ok((lines, findings))
+    Ok((lines, findings, checked.runs))
 }
+
+/// What [`run_on_base`] returns: a line per passing check, the findings, and the runs.
+pub type BaseRuns = (Vec<String>, Vec<Finding>, Vec<crate::report::CheckRun>);
 
 /// A passing run's line, or a failing run's `check-red-on-base`.
 fn judge_run(ran: &crate::report::CheckRun, base: &str, short: &str) -> Result<String, Finding> {
@@ -86,8 +91,8 @@ fn judge_run(ran: &crate::report::CheckRun, base: &str, short: &str) -> Result<S
     let tail = ran.output.len().saturating_sub(20);
     let msg = format!(
         "check `{}` {how} on the base tip {base} ({short}){reused}: every agent's check would \
-         fail on it; fix its `run` (install what the tests need inside the checkout, list tool \
-         caches in `writable`) or the base. Last lines:\n{}",
+         fail on it; fix its `run` (install what the tests need inside the checkout, keep tool \
+         caches in the check's workspace) or the base. Last lines:\n{}",
         ran.name,
         ran.output[tail..].join("\n")
     );

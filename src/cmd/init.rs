@@ -176,8 +176,8 @@ fn failed(
     writeln!(
         out,
         "every agent's check would FAIL on this: edit `run` in {} (install what the tests need \
-         inside the checkout, list tool caches in `writable`) or fix the base, then commit it and \
-         run `closegate validate --run`; --no-try skips this try",
+         inside the checkout, keep tool caches in the check's workspace) or fix the base, then \
+         commit it and run `closegate validate --run`; --no-try skips this try",
         config::FILE_NAME
     )?;
     Ok(())
@@ -214,10 +214,11 @@ pub fn starter(guessed: Option<&guess::Guess>, branch: Option<&str>) -> String {
          [protected.policy]\ntests = \"modify\"\n",
     );
     out.push_str(
-        "\n# The checks closegate runs itself, sandboxed, in a pristine checkout of the agent's\n\
-         # commit. `writable`: the tool cache, a closegate-owned directory of this repository\n\
-         # (shared by every agent's checks). `keep`: the installed tree, kept between runs so the\n\
-         # second check is incremental (kept outputs come from earlier commits).\n",
+        "\n# The checks closegate runs itself, sandboxed, in a checkout of the agent's exact\n\
+         # commit. `keep`: the installed tree and the tool caches (.closegate-cache/), kept in\n\
+         # this check's workspace between runs so the second check is incremental (kept outputs\n\
+         # come from earlier commits). `writable`: a cache shared by every agent's checks, only\n\
+         # for what the tool verifies on every use (npm's, with a committed package-lock.json).\n",
     );
     match guessed {
         Some(g) => {

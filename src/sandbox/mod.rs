@@ -34,6 +34,7 @@ use crate::finding::{Finding, Severity};
 pub mod git_config;
 pub mod private_tmp;
 pub mod scratch;
+pub mod shared_caches;
 pub mod shield;
 
 pub use private_tmp::PrivateTmp;

@@ -73,5 +73,6 @@ mod teardown;
 mod teardown_audit;
 mod teardown_predict;
 mod teardown_safety;
+mod warm_state;
 mod workspace;
 mod worktrees;
