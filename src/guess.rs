@@ -228,6 +228,46 @@ fn go(_project: &Project<'_>) -> Guess {
 /// into it once per change of the files that name them (a stamp inside `.venv`), then pytest. A
 /// project with compiled extensions is built again in every check.
 fn python(project: &Project<'_>) -> Guess {
+    let (reqs, compiled) = python_requirements(project);
+    // The stamp names the files by pattern: a word naming a repository path would put the
+    // whole file on surface `ci` (SPEC §4.5), and a dependency added is no graded input.
+    let stamp = "cat pyproject.* setup.* requirements*.txt 2>/dev/null";
+    let pip = ".venv/bin/python -m pip install -q --disable-pip-version-check";
+    let installed = format!(
+        "{pip} {} && mv .venv/.closegate-deps.new .venv/.closegate-deps",
+        reqs.join(" ")
+    );
+    let same = "cmp -s .venv/.closegate-deps.new .venv/.closegate-deps";
+    let step = if compiled {
+        // The extension's sources are not in the stamp: it is built in every check, and the
+        // build it replaces was removed with the reset (it is untracked). Built with the build
+        // requirements installed beside the dependencies (no isolated environment downloaded
+        // each time); should that fail, as pip builds by default.
+        format!(
+            "if {same}; then {pip} --no-deps --no-build-isolation -e . || \
+             {pip} --no-deps -e .; else {installed}; fi"
+        )
+    } else {
+        format!("{same} || {{ {installed}; }}")
+    };
+    let run = format!(
+        "export PIP_CACHE_DIR={}; [ -x .venv/bin/python ] || python3 -m venv .venv; \
+         {{ {stamp}; }} > .venv/.closegate-deps.new; {step} && \
+         .venv/bin/python -m pytest -q -rs -p no:cacheprovider",
+        private_cache("pip")
+    );
+    Guess {
+        name: "test",
+        run,
+        writable: Vec::new(),
+        keep: keep_with_private(Some(".venv/")),
+    }
+}
+
+/// What the install step installs (the project with its test extras, test groups, requirement
+/// files, pytest, and for a project with compiled extensions its build requirements), as shell
+/// words; and whether the project has compiled extensions.
+fn python_requirements(project: &Project<'_>) -> (Vec<String>, bool) {
     let mut reqs: Vec<String> = Vec::new();
     let installable = ["pyproject.toml", "setup.py", "setup.cfg"]
         .iter()
@@ -264,39 +304,7 @@ fn python(project: &Project<'_>) -> Guess {
             }
         }
     }
-    // The stamp names the files by pattern: a word naming a repository path would put the
-    // whole file on surface `ci` (SPEC §4.5), and a dependency added is no graded input.
-    let stamp = "cat pyproject.* setup.* requirements*.txt 2>/dev/null";
-    let pip = ".venv/bin/python -m pip install -q --disable-pip-version-check";
-    let installed = format!(
-        "{pip} {} && mv .venv/.closegate-deps.new .venv/.closegate-deps",
-        reqs.join(" ")
-    );
-    let same = "cmp -s .venv/.closegate-deps.new .venv/.closegate-deps";
-    let step = if compiled {
-        // The extension's sources are not in the stamp: it is built in every check, and the
-        // build it replaces was removed with the reset (it is untracked). Built with the build
-        // requirements installed beside the dependencies (no isolated environment downloaded
-        // each time); should that fail, as pip builds by default.
-        format!(
-            "if {same}; then {pip} --no-deps --no-build-isolation -e . || \
-             {pip} --no-deps -e .; else {installed}; fi"
-        )
-    } else {
-        format!("{same} || {{ {installed}; }}")
-    };
-    let run = format!(
-        "export PIP_CACHE_DIR={}; [ -x .venv/bin/python ] || python3 -m venv .venv; \
-         {{ {stamp}; }} > .venv/.closegate-deps.new; {step} && \
-         .venv/bin/python -m pytest -q -rs -p no:cacheprovider",
-        private_cache("pip")
-    );
-    Guess {
-        name: "test",
-        run,
-        writable: Vec::new(),
-        keep: keep_with_private(Some(".venv/")),
-    }
+    (reqs, compiled)
 }
 
 /// What builds compiled extensions in a Python project, read through `read` (a file at the

@@ -1,7 +1,8 @@
 //! Is the base ready for agents? What `validate` reports beyond parsing (SPEC §17, §18): the
 //! configured checks run on the base tip (`validate --run`, `check-red-on-base`), tracked test
-//! files no configured surface protects (`validate-unprotected-tests`), and an agent stop hook
-//! installed in the worktree but not committed to the base.
+//! files no configured surface protects (`validate-unprotected-tests`), an agent stop hook
+//! installed in the worktree but not committed to the base, and a base run that passed while it
+//! skipped tests of a project that builds compiled extensions (SPEC §26.4; `init`'s try too).
 
 use anyhow::Result;
 use git2::Oid;
@@ -181,4 +182,109 @@ pub fn hook_not_on_base(repo: &Repo, root: &std::path::Path, base: &str, tip: Oi
 fn has_stop_hook(bytes: &[u8]) -> bool {
     let text = String::from_utf8_lossy(bytes);
     text.contains("agent stop-hook")
+}
+
+/// SPEC §26.4: a check that passed on the base tip while it skipped tests, in a project that
+/// builds compiled extensions (`built` says how): the likely cause is a compiled part missing
+/// from the check's environment (its build skipped because a kept tree was keyed on the
+/// manifests only, or no compiler), and every agent's verdict would then rest on the tests that
+/// did run. A warning line (SPEC gives it no code) with the count and the reasons the runner
+/// printed; nothing for a run that skipped nothing or failed (that is `check-red-on-base`).
+pub fn skipped_compiled(
+    ran: &crate::report::CheckRun,
+    base: &str,
+    short: &str,
+    built: &str,
+) -> Option<String> {
+    if ran.exit_code != Some(0) || ran.timed_out {
+        return None;
+    }
+    let skipped = skipped_count(&ran.output)?;
+    let mut reasons: Vec<&str> = Vec::new();
+    for line in &ran.output {
+        let reason = line.strip_prefix("SKIPPED ").map(str::trim);
+        if let Some(reason) = reason.filter(|r| !reasons.contains(r)) {
+            reasons.push(reason);
+        }
+    }
+    let reasons = match reasons.as_slice() {
+        [] => String::new(),
+        some => format!(
+            "; the runner said: {}",
+            some[..some.len().min(3)].join("; ")
+        ),
+    };
+    Some(format!(
+        "warning: check `{}` passed on {base} ({short}) but skipped {skipped} test{} while the \
+         project builds compiled extensions ({built}): a compiled part was likely missing from \
+         the check's environment, so no agent's check tests it; build it in `run` in every \
+         check (`closegate init --force` writes such a check){}",
+        ran.name,
+        if skipped == 1 { "" } else { "s" },
+        reasons
+    ))
+}
+
+/// How many tests a run's output says it skipped: pytest's summary (`3 passed, 44 skipped in
+/// 0.5s`) or unittest's (`OK (skipped=44)`), the last such line; `None` when none was skipped.
+fn skipped_count(output: &[String]) -> Option<usize> {
+    output.iter().rev().find_map(|line| {
+        if let Some(rest) = line.split("skipped=").nth(1) {
+            let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
+            return digits.parse().ok().filter(|n| *n > 0);
+        }
+        let words: Vec<&str> = line
+            .split(|c: char| c.is_whitespace() || c == ',' || c == '=')
+            .filter(|w| !w.is_empty())
+            .collect();
+        let at = words.windows(2).position(|w| w[1] == "skipped")?;
+        words[at].parse().ok().filter(|n| *n > 0)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lines(text: &str) -> Vec<String> {
+        text.lines().map(str::to_string).collect()
+    }
+
+    #[test]
+    fn pytest_and_unittest_summaries_give_the_skipped_count() {
+        let pytest = lines(
+            "..s\nSKIPPED [1] tests/t.py:2: could not import 'x._c'\n2 passed, 44 skipped in 0.31s",
+        );
+        assert_eq!(skipped_count(&pytest), Some(44));
+        let framed = lines("===== 1 passed, 1 skipped, 2 warnings in 0.01s =====");
+        assert_eq!(skipped_count(&framed), Some(1));
+        assert_eq!(
+            skipped_count(&lines("Ran 50 tests in 0.1s\n\nOK (skipped=3)")),
+            Some(3)
+        );
+        assert_eq!(skipped_count(&lines("5 passed in 0.1s")), None);
+        assert_eq!(skipped_count(&lines("test_skipped_ok PASSED")), None);
+    }
+
+    #[test]
+    fn only_a_passing_run_that_skipped_warns_and_names_the_reasons() {
+        let run = |code: i32, out: &str| crate::report::CheckRun {
+            name: "test".into(),
+            command: String::new(),
+            exit_code: Some(code),
+            timed_out: false,
+            duration_ms: 0,
+            output: lines(out),
+            reused: None,
+            red_on_base: None,
+        };
+        let out = "SKIPPED [1] tests/t.py:2: could not import 'x._c': No module named 'x._c'\n\
+                   1 passed, 1 skipped in 0.01s";
+        let warning = skipped_compiled(&run(0, out), "main", "abc", "setup.py names `Extension`");
+        let warning = warning.expect("a warning");
+        assert!(warning.contains("skipped 1 test while"), "{warning}");
+        assert!(warning.contains("No module named 'x._c'"), "{warning}");
+        assert!(skipped_compiled(&run(1, out), "main", "abc", "x").is_none());
+        assert!(skipped_compiled(&run(0, "2 passed in 0.1s"), "main", "abc", "x").is_none());
+    }
 }

@@ -6,7 +6,7 @@ use anyhow::{Result, bail};
 
 use crate::config::{self, Config};
 use crate::gates::{Session, checks};
-use crate::{guess, inputs};
+use crate::{guess, inputs, readiness};
 
 /// Write a starter .closegate.toml (or, with --contract SLUG, a task contract)
 ///
@@ -133,6 +133,12 @@ fn try_check(
             "try: `{}` passed on {short} in {secs:.1} s",
             spec[0].name
         )?;
+        // SPEC §26.4: a pass that skipped the tests of a compiled part tests less than it says.
+        let built = guess::compiled_python(&|path| session.repo().read_blob(head, path));
+        let base = branch.unwrap_or("the base");
+        if let Some(line) = built.and_then(|b| readiness::skipped_compiled(ran, base, short, &b)) {
+            writeln!(out, "  {}", crate::render::escape(&line))?;
+        }
         return Ok(0);
     }
     failed(&spec[0], ran, short, secs, out)?;
