@@ -210,14 +210,17 @@ fn npm(project: &Project<'_>) -> Guess {
 
 /// `go test`, with the module cache and the build cache private to the workspace (Go verifies
 /// neither on use). `go mod verify` checks the module cache against the hashes Go recorded when
-/// it downloaded it; when that fails, the cache is cleaned and downloaded again.
+/// it downloaded it; when that fails, the cache is cleaned and downloaded again. The tests always
+/// run (`-count=1`): a test result kept from an earlier run — possibly another agent's, in this
+/// workspace — is a verdict that run could have forged.
 fn go(_project: &Project<'_>) -> Guess {
     let home = private_cache("go");
     Guess {
         name: "test",
         run: format!(
             "export GOPATH={home} GOCACHE={home}/build; \
-             go mod verify >/dev/null 2>&1 || go clean -modcache; go test ./..."
+             go mod verify >/dev/null 2>&1 || go clean -modcache; \
+             GOFLAGS=\"-count=1 $GOFLAGS\" go test ./..."
         ),
         writable: Vec::new(),
         keep: keep_with_private(None),

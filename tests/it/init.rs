@@ -428,7 +428,8 @@ fn init_keeps_unverified_caches_private_to_the_workspace() {
     assert_eq!(
         go.run,
         "export GOPATH=\"$PWD\"/.closegate-cache/go GOCACHE=\"$PWD\"/.closegate-cache/go/build; \
-         go mod verify >/dev/null 2>&1 || go clean -modcache; go test ./..."
+         go mod verify >/dev/null 2>&1 || go clean -modcache; GOFLAGS=\"-count=1 $GOFLAGS\" \
+         go test ./..."
     );
     assert_eq!(go.keep, [".closegate-cache"]);
 }
