@@ -184,12 +184,15 @@ fn has_stop_hook(bytes: &[u8]) -> bool {
     text.contains("agent stop-hook")
 }
 
-/// SPEC §26.4: a check that passed on the base tip while it skipped tests, in a project that
-/// builds compiled extensions (`built` says how): the likely cause is a compiled part missing
-/// from the check's environment (its build skipped because a kept tree was keyed on the
-/// manifests only, or no compiler), and every agent's verdict would then rest on the tests that
-/// did run. A warning line (SPEC gives it no code) with the count and the reasons the runner
-/// printed; nothing for a run that skipped nothing or failed (that is `check-red-on-base`).
+/// SPEC §26.4: a check that passed on the base tip while it skipped tests because a compiled part
+/// was missing, in a project that builds compiled extensions (`built` says how): its build
+/// skipped because a kept tree was keyed on the manifests only, no compiler or headers, an
+/// optional extension that fell back to pure code. Every agent's verdict would then rest on the
+/// tests that did run. A skip reason (pytest `-rs`: `SKIPPED [N] where: reason`) counts when it
+/// names an import failure or an unavailable part ([`MISSING_PART`]): markupsafe's own
+/// `speedups not active` skip, with its extension built, does not. A run that printed no reasons
+/// gets a warning naming the count and how to see them. A warning line (SPEC gives it no code);
+/// nothing for a run that skipped nothing, or failed (that is `check-red-on-base`).
 pub fn skipped_compiled(
     ran: &crate::report::CheckRun,
     base: &str,
@@ -200,29 +203,75 @@ pub fn skipped_compiled(
         return None;
     }
     let skipped = skipped_count(&ran.output)?;
-    let mut reasons: Vec<&str> = Vec::new();
-    for line in &ran.output {
-        let reason = line.strip_prefix("SKIPPED ").map(str::trim);
-        if let Some(reason) = reason.filter(|r| !reasons.contains(r)) {
-            reasons.push(reason);
+    let reasons = skip_reasons(&ran.output);
+    let head = format!(
+        "warning: check `{}` passed on {base} ({short}) but skipped",
+        ran.name
+    );
+    let fix = "build it in `run` in every check (`closegate init --force` writes such a check)";
+    if reasons.is_empty() {
+        return Some(format!(
+            "{head} {skipped} test{} and printed no reasons (pytest's -rs prints them) while the \
+             project builds compiled extensions ({built}): if a compiled part was missing, no \
+             agent's check tests it; {fix}",
+            plural(skipped)
+        ));
+    }
+    let missing: Vec<&(usize, &str)> = reasons.iter().filter(|(_, r)| missing_part(r)).collect();
+    if missing.is_empty() {
+        return None;
+    }
+    let count: usize = missing.iter().map(|(n, _)| n).sum();
+    let said: Vec<&str> = missing.iter().take(3).map(|(_, r)| *r).collect();
+    Some(format!(
+        "{head} {count} test{} because a compiled part was missing (the project builds compiled \
+         extensions: {built}), so no agent's check tests it; {fix}; the runner said: {}",
+        plural(count),
+        said.join("; ")
+    ))
+}
+
+fn plural(n: usize) -> &'static str {
+    if n == 1 { "" } else { "s" }
+}
+
+/// Words of a skip reason that say a part could not be loaded.
+const MISSING_PART: [&str; 10] = [
+    "no module named",
+    "could not import",
+    "cannot import",
+    "importerror",
+    "undefined symbol",
+    "unavailable",
+    "not available",
+    "not built",
+    "not compiled",
+    "failed to import",
+];
+
+/// Whether a skip reason says a part could not be loaded.
+fn missing_part(reason: &str) -> bool {
+    let lower = reason.to_ascii_lowercase();
+    MISSING_PART.iter().any(|w| lower.contains(w))
+}
+
+/// pytest's `-rs` lines, `SKIPPED [N] where: reason`, as (N, the rest), each once.
+fn skip_reasons(output: &[String]) -> Vec<(usize, &str)> {
+    let mut reasons: Vec<(usize, &str)> = Vec::new();
+    for line in output {
+        let Some(rest) = line.strip_prefix("SKIPPED ") else {
+            continue;
+        };
+        let count = rest
+            .strip_prefix('[')
+            .and_then(|r| r.split_once(']'))
+            .and_then(|(n, _)| n.parse().ok())
+            .unwrap_or(1);
+        if !reasons.iter().any(|(_, r)| *r == rest.trim()) {
+            reasons.push((count, rest.trim()));
         }
     }
-    let reasons = match reasons.as_slice() {
-        [] => String::new(),
-        some => format!(
-            "; the runner said: {}",
-            some[..some.len().min(3)].join("; ")
-        ),
-    };
-    Some(format!(
-        "warning: check `{}` passed on {base} ({short}) but skipped {skipped} test{} while the \
-         project builds compiled extensions ({built}): a compiled part was likely missing from \
-         the check's environment, so no agent's check tests it; build it in `run` in every \
-         check (`closegate init --force` writes such a check){}",
-        ran.name,
-        if skipped == 1 { "" } else { "s" },
-        reasons
-    ))
+    reasons
 }
 
 /// How many tests a run's output says it skipped: pytest's summary (`3 passed, 44 skipped in
@@ -267,7 +316,7 @@ mod tests {
     }
 
     #[test]
-    fn only_a_passing_run_that_skipped_warns_and_names_the_reasons() {
+    fn only_a_passing_run_that_skipped_a_missing_part_warns_and_names_the_reasons() {
         let run = |code: i32, out: &str| crate::report::CheckRun {
             name: "test".into(),
             command: String::new(),
@@ -278,13 +327,31 @@ mod tests {
             reused: None,
             red_on_base: None,
         };
-        let out = "SKIPPED [1] tests/t.py:2: could not import 'x._c': No module named 'x._c'\n\
-                   1 passed, 1 skipped in 0.01s";
-        let warning = skipped_compiled(&run(0, out), "main", "abc", "setup.py names `Extension`");
-        let warning = warning.expect("a warning");
-        assert!(warning.contains("skipped 1 test while"), "{warning}");
-        assert!(warning.contains("No module named 'x._c'"), "{warning}");
-        assert!(skipped_compiled(&run(1, out), "main", "abc", "x").is_none());
-        assert!(skipped_compiled(&run(0, "2 passed in 0.1s"), "main", "abc", "x").is_none());
+        let built = "setup.py names `Extension`";
+        let out = "SKIPPED [44] tests/conftest.py:30: speedups unavailable\n\
+                   SKIPPED [1] tests/test_ext_init.py:19: speedups not active\n\
+                   89 passed, 45 skipped in 0.31s";
+        let warning = skipped_compiled(&run(0, out), "main", "abc", built).expect("a warning");
+        assert!(
+            warning.contains("skipped 44 tests because a compiled part"),
+            "{warning}"
+        );
+        assert!(warning.contains("speedups unavailable"), "{warning}");
+        assert!(!warning.contains("not active"), "{warning}");
+        // markupsafe with its extension built: one skip by design, no warning.
+        let built_ok = "SKIPPED [1] tests/test_ext_init.py:19: speedups not active\n\
+                        132 passed, 1 skipped in 0.5s";
+        assert_eq!(
+            skipped_compiled(&run(0, built_ok), "main", "abc", built),
+            None
+        );
+        // No reasons printed: the count, and how to see why.
+        let bare = skipped_compiled(&run(0, "1 passed, 1 skipped in 0.1s"), "main", "abc", built);
+        assert!(
+            bare.expect("a warning")
+                .contains("printed no reasons (pytest's -rs")
+        );
+        assert!(skipped_compiled(&run(1, out), "main", "abc", built).is_none());
+        assert!(skipped_compiled(&run(0, "2 passed in 0.1s"), "main", "abc", built).is_none());
     }
 }

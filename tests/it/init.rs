@@ -508,6 +508,15 @@ fn init_rebuilds_what_a_kept_tree_cannot_vouch_for() {
         assert!(check.run.contains(rebuild), "{what}: {}", check.run);
         assert!(check.run.contains("pytest -q -rs"), "{what}: {}", check.run);
     }
+    // Each extension named literally must import once built (an optional one falls back).
+    let check = guessed(&compiled[0].1);
+    assert!(
+        check
+            .run
+            .contains("fi && .venv/bin/python -c 'import demo._c' && .venv/bin/python -m pytest"),
+        "{}",
+        check.run
+    );
     let pure = guessed(&[
         ("pyproject.toml", pyproject),
         ("setup.py", "from setuptools import setup\nsetup()\n"),

@@ -398,8 +398,10 @@ fn a_poisoned_cargo_registry_never_makes_broken_code_verified() {
 const PYPROJECT: &str = "[build-system]\nrequires = [\"setuptools>=61\"]\n\
     build-backend = \"setuptools.build_meta\"\n\n[project]\nname = \"cdemo\"\nversion = \"0.1\"\n\n\
     [tool.setuptools]\npackage-dir = {\"\" = \"src\"}\npackages = [\"cdemo\"]\n";
+/// The extension is optional, as markupsafe's is: when it does not compile, setuptools warns and
+/// the package installs without it.
 const SETUP_PY: &str = "from setuptools import Extension, setup\n\n\
-    setup(ext_modules=[Extension(\"cdemo._speed\", [\"src/cdemo/_speed.c\"])])\n";
+    setup(ext_modules=[Extension(\"cdemo._speed\", [\"src/cdemo/_speed.c\"], optional=True)])\n";
 /// The pure-Python fallback markupsafe has too: without the compiled part, `add` still works.
 const INIT_PY: &str = "def add(a, b):\n    try:\n        from cdemo import _speed\n    \
     except ImportError:\n        return a + b\n    return _speed.add(a, b)\n";
@@ -498,6 +500,19 @@ fn extension_scene(config: Option<&str>) {
     if config.is_none() {
         assert_eq!(code, 1, "B's broken extension: {report:#}");
         assert!(output.contains("2 failed"), "{output}");
+        // D's extension does not even compile: the optional build falls back to pure Python, and
+        // the tests alone would pass (its own test skipped); the extension must import.
+        let d = p.agent(
+            "d",
+            &[("src/cdemo/_speed.c", &SPEED_C.replace("a + b);", "a +);"))],
+        );
+        let (code, report) = p.check(&d, &[]);
+        let output = report["checks"][0]["output"].to_string();
+        assert_eq!(code, 1, "D's extension that does not compile: {report:#}");
+        assert!(
+            output.contains("No module named 'cdemo._speed'"),
+            "{output}"
+        );
         return;
     }
     assert_eq!(
@@ -516,8 +531,8 @@ fn extension_scene(config: Option<&str>) {
     assert_eq!(code, 0, "{out}{err}");
     assert!(
         out.contains(
-            "skipped 1 test while the project builds compiled extensions (setup.py names \
-             `ext_modules`)"
+            "skipped 1 test because a compiled part was missing (the project builds compiled \
+             extensions: setup.py names `ext_modules`)"
         ),
         "{out}"
     );

@@ -22,14 +22,20 @@
 //! - **A kept path never lets a changed source skip its build.** Installs are skipped when the
 //!   dependency manifests did not change (a stamp inside the kept tree), but a project's own
 //!   build step runs in every check: a Python project with compiled extensions is built again
-//!   (`pip install --no-deps -e .`), and npm runs the root package's own lifecycle scripts
-//!   (`prepare`, `install`, …), or the whole install when a `binding.gyp` needs node-gyp.
+//!   (`pip install --no-deps -e .`) and each extension it names must import; npm runs the root
+//!   package's own lifecycle scripts (`prepare`, `install`, …), or the whole install when a
+//!   `binding.gyp` needs node-gyp.
 //! - The installed tree (`target/`, `node_modules/`, `.venv/`) and [`PRIVATE`] are in `keep`, so
 //!   the second check is incremental.
 
 use std::path::{Path, PathBuf};
 
 use crate::shell::shell_word;
+
+mod compiled;
+
+pub use compiled::compiled_python;
+use compiled::{extension_modules, python_build_requires};
 
 /// One guessed `[[checks]]` entry.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -253,10 +259,23 @@ fn python(project: &Project<'_>) -> Guess {
     } else {
         format!("{same} || {{ {installed}; }}")
     };
+    // Each extension the project names must import once built: an optional extension that
+    // failed to compile falls back to pure code silently, and its tests would only be skipped.
+    let modules = match compiled {
+        true => extension_modules(&|name| project.read(name)),
+        false => Vec::new(),
+    };
+    let probe = match modules.as_slice() {
+        [] => String::new(),
+        names => format!(
+            ".venv/bin/python -c {} && ",
+            shell_word(&format!("import {}", names.join(", ")))
+        ),
+    };
     let run = format!(
         "export PIP_CACHE_DIR={}; [ -x .venv/bin/python ] || python3 -m venv .venv; \
          {{ {stamp}; }} > .venv/.closegate-deps.new; {step} && \
-         .venv/bin/python -m pytest -q -rs -p no:cacheprovider",
+         {probe}.venv/bin/python -m pytest -q -rs -p no:cacheprovider",
         private_cache("pip")
     );
     Guess {
@@ -308,83 +327,6 @@ fn python_requirements(project: &Project<'_>) -> (Vec<String>, bool) {
         }
     }
     (reqs, compiled)
-}
-
-/// What builds compiled extensions in a Python project, read through `read` (a file at the
-/// project root, or at the base tip's tree root): setuptools `ext_modules` or `Extension` (or
-/// `cythonize`) named in `setup.py`, `[tool.setuptools] ext-modules`, or a build backend that
-/// compiles (meson-python, scikit-build, maturin). `None` for a pure-Python project.
-pub fn compiled_python(read: &dyn Fn(&str) -> Option<Vec<u8>>) -> Option<String> {
-    if let Some(setup) = read("setup.py") {
-        let text = String::from_utf8_lossy(&setup);
-        for word in ["ext_modules", "Extension", "cythonize"] {
-            if text.contains(word) {
-                return Some(format!("setup.py names `{word}`"));
-            }
-        }
-    }
-    let table: toml::Table = read("pyproject.toml")
-        .and_then(|b| String::from_utf8(b).ok())
-        .and_then(|t| t.parse().ok())?;
-    let setuptools = table.get("tool").and_then(|t| t.get("setuptools"));
-    if setuptools.is_some_and(|s| s.get("ext-modules").is_some() || s.get("ext_modules").is_some())
-    {
-        return Some("pyproject.toml has `[tool.setuptools] ext-modules`".to_string());
-    }
-    let system = table.get("build-system");
-    let backend = system
-        .and_then(|b| b.get("build-backend"))
-        .and_then(|b| b.as_str())
-        .unwrap_or_default();
-    let requires: Vec<&str> = system
-        .and_then(|b| b.get("requires"))
-        .and_then(|r| r.as_array())
-        .map(|r| r.iter().filter_map(|v| v.as_str()).collect())
-        .unwrap_or_default();
-    for (name, backends) in COMPILING_BACKENDS {
-        let named =
-            backends.contains(&backend) || requires.iter().any(|r| requirement_name(r) == name);
-        if named {
-            return Some(format!("its build backend is {name}"));
-        }
-    }
-    None
-}
-
-/// `[build-system] requires`, or setuptools' default without one, and `wheel` beside setuptools
-/// (an editable build with setuptools before 70 needs it).
-fn python_build_requires(root: &Path) -> Vec<String> {
-    let listed: Option<Vec<String>> = pyproject(root).and_then(|t| {
-        let requires = t.get("build-system")?.get("requires")?.as_array()?.clone();
-        Some(
-            requires
-                .iter()
-                .filter_map(|v| v.as_str().map(str::to_string))
-                .collect(),
-        )
-    });
-    let mut requires = listed.unwrap_or_else(|| vec!["setuptools>=40.8.0".to_string()]);
-    let setuptools = requires.iter().any(|r| requirement_name(r) == "setuptools");
-    if setuptools && !requires.iter().any(|r| requirement_name(r) == "wheel") {
-        requires.push("wheel".to_string());
-    }
-    requires
-}
-
-/// Build backends that compile extensions: the distribution name and its backend modules.
-const COMPILING_BACKENDS: [(&str, &[&str]); 4] = [
-    ("meson-python", &["mesonpy"]),
-    ("scikit-build-core", &["scikit_build_core.build"]),
-    ("scikit-build", &["skbuild"]),
-    ("maturin", &["maturin"]),
-];
-
-/// The distribution name of a requirement string (`maturin>=1,<2` → `maturin`), lower-case.
-fn requirement_name(req: &str) -> String {
-    let end = req
-        .find(|c: char| !(c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.')))
-        .unwrap_or(req.len());
-    req[..end].to_ascii_lowercase().replace('_', "-")
 }
 
 /// Requirement files projects keep their test dependencies in.
