@@ -168,14 +168,15 @@ type Pair = (Option<Checked>, Option<Checked>);
 /// parallel, SPEC §19): the reverse overlay in a thread with a repository handle of its own.
 fn both(ctx: &Ctx<'_>, passed: &[usize], over: &Tree, rev: &Tree) -> Result<Pair> {
     let shared = ctx.shared();
-    let common = ctx.repo.common_dir();
+    // The thread's own handle reads this run's quarantine, where the stand-in commits are.
+    let shared_repo = ctx.repo.share();
     let env = ctx.env;
     // One guard around both threads' own, so the handlers in place before come back whichever
     // thread ends first.
     let _signals = crate::sys::interrupt::Guard::install();
     std::thread::scope(|scope| {
         let handle = scope.spawn(|| -> Result<Option<Checked>> {
-            let repo = Repo::discover(&common)?;
+            let repo = shared_repo.open()?;
             run_on(&repo, &shared, passed, rev, env, Slot::Base)
         });
         let over = run_on(ctx.repo, &shared, passed, over, env, Slot::Main);

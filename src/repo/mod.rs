@@ -6,6 +6,7 @@
 
 mod checkout;
 pub mod compose;
+pub mod config_file;
 mod diff;
 pub mod escrow;
 #[doc(hidden)]
@@ -18,6 +19,7 @@ pub mod merged;
 pub mod notes;
 mod objects;
 mod overlay;
+pub mod quarantine;
 #[doc(hidden)]
 pub mod reset_fuzz;
 pub mod safety;
@@ -32,6 +34,7 @@ use anyhow::{Context, Result};
 use git2::{ErrorCode, ObjectType, Oid, Repository};
 
 pub use diff::{Change, ChangeKind};
+pub use quarantine::Shared;
 pub use worktree::{WorktreeInfo, WorktreeStatus, path_text, status_of};
 
 /// An opened repository.
@@ -41,6 +44,9 @@ pub struct Repo {
     trees: objects::Trees,
     /// [`Repo::workdir`], canonicalised once (a `readlink` per path component each time).
     workdir: std::cell::OnceCell<Option<PathBuf>>,
+    /// Where the objects of trees that are only checked go (SPEC §26.4), made on first use and
+    /// removed when this handle is dropped.
+    quarantine: std::cell::OnceCell<quarantine::Quarantine>,
 }
 
 /// The outcome of looking up a (possibly abbreviated) commit id.
@@ -81,6 +87,7 @@ impl Repo {
             git,
             trees,
             workdir: std::cell::OnceCell::new(),
+            quarantine: std::cell::OnceCell::new(),
         }
     }
 

@@ -2,8 +2,9 @@
 //! from two existing trees and written as tree objects, plus the stand-in commit a pristine
 //! checkout or a warm workspace needs to check one out.
 //!
-//! Only objects are written (content-addressed, the same ids every time); no ref, index or
-//! worktree of the repository is touched.
+//! Only objects are written (content-addressed, the same ids every time), and only into the run's
+//! quarantine ([`super::quarantine`], SPEC §26.4), never into the shared object store; no ref,
+//! index or worktree of the repository is touched.
 
 use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt;
@@ -34,8 +35,9 @@ impl Repo {
         rewrites: &[(Vec<u8>, Vec<u8>)],
     ) -> Result<Oid> {
         let fail = || format!("building the overlay of {onto} with paths from {from}");
-        let onto_tree = self.git.find_commit(onto).and_then(|c| c.tree());
-        let from_tree = self.git.find_commit(from).and_then(|c| c.tree());
+        let git = self.writer().with_context(fail)?;
+        let onto_tree = git.find_commit(onto).and_then(|c| c.tree());
+        let from_tree = git.find_commit(from).and_then(|c| c.tree());
         let (onto_tree, from_tree) = (onto_tree.with_context(fail)?, from_tree.with_context(fail)?);
         let mut index = Index::new().with_context(fail)?;
         index.read_tree(&onto_tree).with_context(fail)?;
@@ -63,12 +65,12 @@ impl Repo {
             let Some(mode) = index.get_path(os_path(path), 0).map(|e| e.mode) else {
                 continue;
             };
-            let id = self.git.blob(content).with_context(fail)?;
+            let id = git.blob(content).with_context(fail)?;
             index
                 .add(&super::compose::index_entry(path, id, mode))
                 .with_context(fail)?;
         }
-        index.write_tree_to(&self.git).with_context(fail)
+        index.write_tree_to(git).with_context(fail)
     }
 
     /// A commit object for `tree` whose parent is `parent`, so a pristine checkout or a warm
@@ -76,13 +78,13 @@ impl Repo {
     /// are fixed: the same tree and parent give the same id, and nothing refers to it.
     pub fn stand_in_commit(&self, tree: Oid, parent: Oid, what: &str) -> Result<Oid> {
         let fail = || format!("writing a stand-in commit for tree {tree}");
+        let git = self.writer().with_context(fail)?;
         let sig =
             Signature::new(STAND_IN_NAME, STAND_IN_EMAIL, &Time::new(0, 0)).with_context(fail)?;
-        let tree = self.git.find_tree(tree).with_context(fail)?;
-        let parent = self.git.find_commit(parent).with_context(fail)?;
+        let tree = git.find_tree(tree).with_context(fail)?;
+        let parent = git.find_commit(parent).with_context(fail)?;
         let message = format!("closegate: {what} of {}\n", parent.id());
-        self.git
-            .commit(None, &sig, &sig, &message, &tree, &[&parent])
+        git.commit(None, &sig, &sig, &message, &tree, &[&parent])
             .with_context(fail)
     }
 }
