@@ -295,10 +295,15 @@ fn write_integrity(report: &Report, out: &mut dyn Write) -> std::io::Result<()> 
         };
         // A base run made only as the census's baseline (no check failed on the commit) says so.
         let red_asked = report.checks.iter().any(|c| c.red_on_base.is_some());
-        let summary = match result {
+        let inconclusive = i
+            .base_tests_inconclusive
+            .as_deref()
+            .filter(|_| on == "overlay");
+        let summary = match (result, inconclusive) {
             _ if on == "base" && !red_asked => "census baseline".to_string(),
-            Some(word) => format!("{field}: {word}"),
-            None => field.to_string(),
+            (Some(word), _) => format!("{field}: {word}"),
+            (None, Some(why)) => format!("{field}: inconclusive ({})", escape(why)),
+            (None, None) => field.to_string(),
         };
         writeln!(
             out,
