@@ -25,6 +25,7 @@ mod git_runner;
 mod graded_corpus;
 mod graded_inputs;
 mod guard;
+mod honesty;
 mod hook;
 mod hook_bases;
 mod hook_names;

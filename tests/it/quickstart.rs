@@ -16,7 +16,7 @@ use crate::manual::{fenced, section};
 
 /// The corpus of real projects: `CLOSEGATE_CORPUS`, else `../shared/corpus` beside the checkout,
 /// else `/work/shared/corpus`.
-fn corpus() -> Option<PathBuf> {
+pub fn corpus() -> Option<PathBuf> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let candidates = [
         std::env::var_os("CLOSEGATE_CORPUS").map(PathBuf::from),
