@@ -39,148 +39,153 @@ fn strings(ids: &[&str]) -> Vec<String> {
     v
 }
 
+/// Each recorded output and the ids it names, read for its own runner.
+const RECORDED: &[(&str, Runner, &[&str])] = &[
+    (
+        "libtest.txt",
+        Runner::Libtest,
+        &[
+            "rs::tests::fails",
+            "rs::tests::it_works",
+            "rs::tests::prints",
+            "integ::outside",
+            "rs doc src/lib.rs - S",
+            "rs doc src/lib.rs - add",
+            "rs doc src/lib.rs - add #2",
+        ],
+    ),
+    (
+        "pytest-v.txt",
+        Runner::Pytest,
+        &[
+            "tests/test_a.py::test_one",
+            "tests/test_a.py::test_two",
+            "tests/test_a.py::test_param[1]",
+            "tests/test_a.py::test_param[2]",
+            "tests/test_a.py::test_param[a b]",
+            "tests/test_a.py::test_param[\\xfc]",
+            "tests/test_a.py::TestK::test_m",
+            "tests/test_a.py::U::test_sub",
+            "tests/test_a.py::U::test_u",
+            "tests/test_b.py::B::test_doc",
+            // pytest calls a test whose subtest failed PASSED (and SUBFAILED in its summary).
+            "tests/test_b.py::B::test_subfail",
+        ],
+    ),
+    (
+        "unittest-v.txt",
+        Runner::Unittest,
+        &["tests.test_b.B.test_doc"],
+    ),
+    (
+        "go-json.txt",
+        Runner::Go,
+        &[
+            "example.com/g::TestA",
+            "example.com/g::TestFake",
+            "example.com/g::TestSub",
+            "example.com/g::TestSub/one",
+            "example.com/g::TestSub/two_words",
+            "example.com/g/sub::TestB",
+        ],
+    ),
+    (
+        "go-v.txt",
+        Runner::Go,
+        &[
+            "example.com/g::TestA",
+            "example.com/g::TestFake",
+            "example.com/g::TestSub",
+            "example.com/g::TestSub/one",
+            "example.com/g::TestSub/two_words",
+            "example.com/g/sub::TestB",
+        ],
+    ),
+    ("go-plain.txt", Runner::Go, &["example.com/g"]),
+    (
+        "node-tap.txt",
+        Runner::Node,
+        &[
+            "top one",
+            "suite A > inner x",
+            "suite A > deeper > inner y",
+            "with sub",
+            "with sub > sub 1",
+            "b test",
+        ],
+    ),
+    (
+        "node-spec.txt",
+        Runner::Node,
+        &[
+            "top one",
+            "suite A > inner x",
+            "suite A > deeper > inner y",
+            "with sub > sub 1",
+            "b test",
+        ],
+    ),
+    (
+        "mocha-spec.txt",
+        Runner::Mocha,
+        &["top level", "outer > passes", "outer > inner > deep passes"],
+    ),
+    (
+        "jest-verbose.txt",
+        Runner::Jest,
+        &[
+            "jt/a.test.js > top",
+            "jt/a.test.js > outer > passes",
+            "jt/a.test.js > outer > inner > deep",
+            "jt/b.test.js > b one",
+        ],
+    ),
+    (
+        "vitest-verbose.txt",
+        Runner::Vitest,
+        &[
+            "vt/a.test.js > outer > passes",
+            "vt/a.test.js > outer > inner > deep",
+            "vt/a.test.js > top",
+            "vt/b.test.js > b one",
+        ],
+    ),
+    (
+        "tape.txt",
+        Runner::Tap,
+        &[
+            "first test > should be strictly equal",
+            "first test > named assert",
+            "second > should be strictly equal",
+            "child > should be truthy",
+        ],
+    ),
+    ("prove.txt", Runner::Prove, &["t/a.t"]),
+    (
+        "prove-v.txt",
+        Runner::Prove,
+        &[
+            "t/a.t",
+            "t/a.t > one",
+            "t/a.t > two",
+            "t/a.t > 3",
+            "t/b.t > x",
+        ],
+    ),
+];
+
 /// Each recorded output, read for its own runner and under `auto`, names exactly these ids.
 #[test]
 fn recorded_outputs_name_their_passing_tests() {
-    use Runner::*;
-    let cases: Vec<(&str, Runner, Vec<&str>)> = vec![
-        (
-            "libtest.txt",
-            Libtest,
-            vec![
-                "rs::tests::fails",
-                "rs::tests::it_works",
-                "rs::tests::prints",
-                "integ::outside",
-                "rs doc src/lib.rs - S",
-                "rs doc src/lib.rs - add",
-                "rs doc src/lib.rs - add #2",
-            ],
-        ),
-        (
-            "pytest-v.txt",
-            Pytest,
-            vec![
-                "tests/test_a.py::test_one",
-                "tests/test_a.py::test_two",
-                "tests/test_a.py::test_param[1]",
-                "tests/test_a.py::test_param[2]",
-                "tests/test_a.py::test_param[a b]",
-                "tests/test_a.py::test_param[\\xfc]",
-                "tests/test_a.py::TestK::test_m",
-                "tests/test_a.py::U::test_sub",
-                "tests/test_a.py::U::test_u",
-                "tests/test_b.py::B::test_doc",
-                // pytest calls a test whose subtest failed PASSED (and SUBFAILED in its summary).
-                "tests/test_b.py::B::test_subfail",
-            ],
-        ),
-        ("unittest-v.txt", Unittest, vec!["tests.test_b.B.test_doc"]),
-        (
-            "go-json.txt",
-            Go,
-            vec![
-                "example.com/g::TestA",
-                "example.com/g::TestFake",
-                "example.com/g::TestSub",
-                "example.com/g::TestSub/one",
-                "example.com/g::TestSub/two_words",
-                "example.com/g/sub::TestB",
-            ],
-        ),
-        (
-            "go-v.txt",
-            Go,
-            vec![
-                "example.com/g::TestA",
-                "example.com/g::TestFake",
-                "example.com/g::TestSub",
-                "example.com/g::TestSub/one",
-                "example.com/g::TestSub/two_words",
-                "example.com/g/sub::TestB",
-            ],
-        ),
-        ("go-plain.txt", Go, vec!["example.com/g"]),
-        (
-            "node-tap.txt",
-            Node,
-            vec![
-                "top one",
-                "suite A > inner x",
-                "suite A > deeper > inner y",
-                "with sub",
-                "with sub > sub 1",
-                "b test",
-            ],
-        ),
-        (
-            "node-spec.txt",
-            Node,
-            vec![
-                "top one",
-                "suite A > inner x",
-                "suite A > deeper > inner y",
-                "with sub > sub 1",
-                "b test",
-            ],
-        ),
-        (
-            "mocha-spec.txt",
-            Mocha,
-            vec!["top level", "outer > passes", "outer > inner > deep passes"],
-        ),
-        (
-            "jest-verbose.txt",
-            Jest,
-            vec![
-                "jt/a.test.js > top",
-                "jt/a.test.js > outer > passes",
-                "jt/a.test.js > outer > inner > deep",
-                "jt/b.test.js > b one",
-            ],
-        ),
-        (
-            "vitest-verbose.txt",
-            Vitest,
-            vec![
-                "vt/a.test.js > outer > passes",
-                "vt/a.test.js > outer > inner > deep",
-                "vt/a.test.js > top",
-                "vt/b.test.js > b one",
-            ],
-        ),
-        (
-            "tape.txt",
-            Tap,
-            vec![
-                "first test > should be strictly equal",
-                "first test > named assert",
-                "second > should be strictly equal",
-                "child > should be truthy",
-            ],
-        ),
-        ("prove.txt", Prove, vec!["t/a.t"]),
-        (
-            "prove-v.txt",
-            Prove,
-            vec![
-                "t/a.t",
-                "t/a.t > one",
-                "t/a.t > two",
-                "t/a.t > 3",
-                "t/b.t > x",
-            ],
-        ),
-    ];
-    for (file, runner, want) in cases {
+    for &(file, runner, want) in RECORDED {
         let bytes = recorded(file);
         let got = ids(&census(&named(runner), &bytes), runner);
-        assert_eq!(got, strings(&want), "{file}");
+        assert_eq!(got, strings(want), "{file}");
         // Under `auto` the same runner is seen, with the same ids.
         let auto = census(&Mode::Auto, &bytes);
         assert_eq!(
             ids(&auto, runner),
-            strings(&want),
+            strings(want),
             "{file} under auto: {auto:?}"
         );
     }

@@ -67,12 +67,7 @@ pub fn run(ctx: &Ctx<'_>, report: &mut Report) -> Result<()> {
     let failed: Vec<usize> = (0..specs.len())
         .filter(|&i| failed_on_commit(&report.checks[i]))
         .collect();
-    // The base's own tree also gives each check's census its baseline (SPEC §26.4).
-    let on_base: Vec<usize> = (0..specs.len())
-        .filter(|&i| failed.contains(&i) || census::wanted(ctx.config, report, i))
-        .collect();
-    let (red, base_runs) = on_base_tree(ctx, &on_base, &failed, report)?;
-    census::judge(ctx.config, ctx.merge_base, &base_runs, report);
+    let red = base_and_census(ctx, &failed, report)?;
     let changed = changed::changed(ctx)?;
     let passed: Vec<usize> = (0..specs.len())
         .filter(|&i| passed(&report.checks[i]))
@@ -287,6 +282,18 @@ fn keep(report: &mut Report, on: &'static str, tree: Oid, checked: Checked) -> V
         });
     }
     checked.runs
+}
+
+/// The checks that `failed` on the commit and those with a test census on the merge base's own
+/// tree (it gives each census its baseline, SPEC §26.4), the census judged; whether a failed
+/// check fails there too (a red base).
+fn base_and_census(ctx: &Ctx<'_>, failed: &[usize], report: &mut Report) -> Result<bool> {
+    let on_base: Vec<usize> = (0..ctx.config.checks.len())
+        .filter(|&i| failed.contains(&i) || census::wanted(ctx.config, report, i))
+        .collect();
+    let (red, base_runs) = on_base_tree(ctx, &on_base, failed, report)?;
+    census::judge(ctx.config, ctx.merge_base, &base_runs, report);
+    Ok(red)
 }
 
 /// The checks at `picked` on the merge base's own tree: whether any of those that `failed` on the
