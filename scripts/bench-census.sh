@@ -10,6 +10,11 @@
 #              from the record and comparing (target <= 100 ms)
 #   overhead:  a real `python3 -m unittest -v` of 5,000 tests: census on / census off
 #              (target <= 1.05x)
+#   tests-edit: on termtree from the corpus ($CORPUS, else shared/corpus beside the checkout;
+#              skipped with one line when absent), with the configuration `init` writes: a
+#              return that edits a test (its overlays and the base's run) against a return that
+#              edits code only, both after the base moved (cold: the base's run not yet
+#              recorded) and with the base's run recorded (warm) (target <= 2.3x)
 #
 # Each figure is given as wall time and as CPU time (user + system of closegate and the check's
 # processes, from the rusage of the waited children): on a shared machine the wall time of a
@@ -18,14 +23,29 @@
 # both sides, so their processes are counted too.
 #
 # Usage: scripts/bench-census.sh [rounds]   (default 15). BENCH_PROFILE=debug uses the debug
-# build (both sides use the same binary). Needs python3 and awk. No network.
+# build (both sides use the same binary); CLOSEGATE=path times that binary instead. Needs python3
+# and awk; tests-edit needs the corpus's Rust toolchain and crates.io (as scripts/honesty.sh).
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 rounds=${1:-15}
 profile=${BENCH_PROFILE:-release}
 
+real_home=$HOME
+corpus=${CORPUS:-}
+for c in "$here/../shared/corpus" "$here/../../shared/corpus"; do
+  [ -z "$corpus" ] && [ -x "$c/unpack.sh" ] && corpus=$(cd "$c" && pwd)
+done
 . "$here/scripts/bench-env.sh"
-bench_setup "$profile"
+if [ -n "${CLOSEGATE:-}" ]; then
+  # A binary built already (say, release, while the tree has moved on): no build; bench_setup's
+  # scratch set-up with a no-op for cargo.
+  cargo() { :; }
+  bench_setup release
+  unset -f cargo
+  closegate=$CLOSEGATE
+else
+  bench_setup "$profile"
+fi
 
 status() { # worktree slug sha
   {
@@ -117,4 +137,64 @@ print(f"parse: a check printing 100,000 test lines, census on {ms['lines-on']:.1
 print(f"overhead: python3 -m unittest -v of 5,000 tests, census on {ms['unit-on']:.1f} ms vs off "
       f"{ms['unit-off']:.1f} ms = {ms['unit-on'] / ms['unit-off']:.3f}x; CPU {cpu_ms['unit-on']:.1f} vs "
       f"{cpu_ms['unit-off']:.1f} ms = {cpu_ms['unit-on'] / cpu_ms['unit-off']:.3f}x (target <= 1.05x)")
+PY
+
+# tests-edit: termtree, as a user sets it up (the real HOME: cargo and rustup where they are).
+if [ -z "$corpus" ] || [ ! -x "$corpus/unpack.sh" ]; then
+  echo "tests-edit: skipped (no corpus: \$CORPUS or shared/corpus beside the checkout)"
+  exit 0
+fi
+HOME=$real_home XDG_CONFIG_HOME=$real_home/.config python3 - "$closegate" "$dir" "$corpus" <<'PY'
+import json, os, subprocess, sys, time
+closegate, d, corpus = sys.argv[1], sys.argv[2], sys.argv[3]
+repo = f"{d}/termtree"
+def sh(*args, cwd=repo):
+    subprocess.run(args, cwd=cwd, check=True, capture_output=True)
+subprocess.run([f"{corpus}/unpack.sh", "termtree", repo], check=True, capture_output=True)
+subprocess.run([closegate, "init"], cwd=repo, check=True, capture_output=True)
+sh("git", "add", ".closegate.toml")
+sh("git", "commit", "-qm", "closegate")
+n = 0
+def agent(kind):
+    """A return on a new worktree: `code` edits src/lib.rs, `tests` adds a test to src/tests.rs
+    and edits src/lib.rs; checked (recorded); (wall seconds, the check's own seconds, verdict)."""
+    global n
+    n += 1
+    wt = f"{d}/wt-{n}"
+    sh("git", "worktree", "add", "-q", "-b", f"agent/b{n}", wt, "main")
+    with open(f"{wt}/src/lib.rs", "a") as f:
+        f.write(f"\n// bench edit {n}\n")
+    if kind == "tests":
+        with open(f"{wt}/src/tests.rs", "a") as f:
+            f.write(f"\n#[test]\nfn bench_added_{n}() {{\n    assert_eq!(1 + 1, 2);\n}}\n")
+    sh("git", "add", "-A", cwd=wt)
+    sh("git", "commit", "-qm", f"{kind} {n}", cwd=wt)
+    sh(closegate, "close", "--abstract", f"{kind} edit {n}, proven by the tests", cwd=wt)
+    t = time.perf_counter()
+    out = subprocess.run([closegate, "check", "--format", "json"], cwd=wt, capture_output=True)
+    took = time.perf_counter() - t
+    report = json.loads(out.stdout)
+    own = sum(c.get("duration_ms", 0) for c in report["checks"]) / 1000
+    return took, own, report["verdict"]
+def move_base(i):
+    with open(f"{repo}/README.md", "a") as f:
+        f.write(f"\nbench {i}\n")
+    sh("git", "commit", "-qam", f"base moves {i}")
+agent("code")  # warm-up: the workspaces build once
+rounds = int(os.environ.get("BENCH_TESTS_ROUNDS", "3"))
+cold, warm, code = [], [], []
+for i in range(rounds):
+    move_base(i)
+    cold.append(agent("tests"))
+    code.append(agent("code"))
+    warm.append(agent("tests"))
+med = lambda xs: sorted(xs)[len(xs) // 2]
+c, w, o = med([x[0] for x in cold]), med([x[0] for x in warm]), med([x[0] for x in code])
+own = med([x[1] for x in code])
+print(f"tests-edit: termtree, median of {rounds} rounds; one check (a code-only return, the "
+      f"base's run recorded) {o:.2f} s (its cargo test {own:.2f} s)")
+print(f"  a return that edits a test, base's run recorded: {w:.2f} s = {w / o:.2f}x one check "
+      f"(target <= 2.3x)")
+print(f"  a return that edits a test, first after the base moved: {c:.2f} s = {c / o:.2f}x one check")
+print("  verdicts: " + ", ".join(sorted({x[2] for x in cold + warm + code})))
 PY
