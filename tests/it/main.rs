@@ -51,6 +51,7 @@ mod record;
 mod reject;
 mod render;
 mod reset;
+mod restore;
 mod resume_trust;
 mod reuse;
 mod reuse_key;
