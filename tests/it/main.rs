@@ -62,6 +62,7 @@ mod scene;
 mod secrets;
 mod secrets_walk;
 mod serve;
+mod serve_slow;
 mod server;
 mod session_shield;
 mod signal;
