@@ -179,8 +179,9 @@ fn recorded_path(
 /// The worktree path of the newest teardown record (that counts) naming the escrow `commit`.
 fn record_of(common: &Path, commit: Oid) -> Result<Option<PathBuf>> {
     let hex = commit.to_string();
-    // verdict(#36): the teardown record that names this escrow, read from the records that
-    // count (authenticated where a record key exists).
+    // Not a verdict (SPEC §26.1 asks about claims, and an escrow is none): the teardown records
+    // that name this escrow commit, among the records that count (authenticated where a record
+    // key exists).
     let values = crate::record::read_mentioning(common, &hex)?;
     let path = values.iter().rev().find_map(|value| {
         let record = crate::ledger::Record::read(value)?;

@@ -503,7 +503,11 @@ fn refusal(
     asked: Option<&str>,
 ) -> Option<String> {
     if report.verdict == Verdict::Fail {
-        return Some("the verdict is FAIL: a refused return cannot be approved".into());
+        return Some(
+            "the verdict is FAIL: a refused return cannot be approved; the report's refusals say \
+             what the agent fixes, and once `closegate check` no longer says FAIL, approve again"
+                .into(),
+        );
     }
     if report.provenance.is_some_and(|p| !p.trusted()) {
         return Some(
@@ -513,14 +517,22 @@ fn refusal(
         );
     }
     let Some(verified) = verified else {
-        return Some("the gate found no commit to bind the approval to".into());
+        return Some(
+            "the gate found no commit to bind the approval to: the work is committed and the \
+             status document's close line names that commit (`closegate close`), then approve"
+                .into(),
+        );
     };
     let asked = asked?;
     match repo.lookup_commit(asked) {
         CommitLookup::Found(id) if id == verified => None,
         CommitLookup::Found(id) => Some(format!(
-            "--commit {id} is not the checked commit {verified}: an approval is bound to the exact commit"
+            "--commit {id} is not the checked commit {verified}: an approval is bound to the \
+             exact commit; review {verified} and approve it with `--commit {verified}`"
         )),
-        _ => Some(format!("--commit {asked} does not name exactly one commit")),
+        _ => Some(format!(
+            "--commit {asked} does not name exactly one commit: give the full commit id \
+             (the checked one is {verified})"
+        )),
     }
 }

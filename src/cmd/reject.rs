@@ -87,10 +87,10 @@ pub fn run(args: Args) -> Result<i32> {
     let session = Session::in_repo(repo, root, &opts)?;
     let outcome = gates::evaluate(&session)?;
     let mut report = outcome.report;
-    let refused = outcome
-        .commit
-        .is_none()
-        .then_some("the gate found no commit to bind the rejection to");
+    let refused = outcome.commit.is_none().then_some(
+        "the gate found no commit to bind the rejection to: `closegate check` says why (no \
+             commit yet, or a close line naming none); reject once it names one",
+    );
     if let Some(commit) = outcome.commit {
         record(&session, &mut report, commit, &by, note)?;
     }

@@ -591,8 +591,8 @@ fn apply_approval(session: &Session, commit: Oid, report: &mut Report) -> Result
 /// recorded — then this branch's newest word on the commit, newer in log order than any
 /// rejection — by the rule every gate run applies, so `approve` never prints (or records) a
 /// verdict of its own making. Applied to [`Outcome::unapproved`]; with `--sign`, after the
-/// signed note is stored.
-// verdict(#36): the review `Book::review` would read once `given` is in the log.
+/// signed note is stored. `given` stands for what `Book::review` (`crate::verdict`) reads once
+/// it is in the log: this branch's newest word on the commit.
 pub fn apply_given_approval(
     session: &Session,
     commit: Oid,

@@ -118,6 +118,11 @@ fn approval_of_a_failing_return_is_refused_and_never_counts() {
         out.contains("approval refused") && out.contains("FAIL"),
         "{out}"
     );
+    // SPEC §26.5: the refusal names the next step.
+    assert!(
+        out.contains("once `closegate check` no longer says FAIL, approve again"),
+        "{out}"
+    );
     let line = audit(&s.fx).pop().unwrap();
     assert_eq!(line["event"], "approve");
     assert_eq!(line["by"], Value::Null);
@@ -138,7 +143,20 @@ fn approval_for_another_commit_is_refused() {
     let (code, out, _) = approve(&s, &["--commit", &main]);
     assert_eq!(code, 1, "{out}");
     assert!(out.contains("bound to the exact commit"), "{out}");
+    // The next step: the checked commit, named.
+    assert!(
+        out.contains(&format!("approve it with `--commit {}`", s.tip)),
+        "{out}"
+    );
     assert_eq!(check(&s).0, 3);
+    let (code, out, _) = approve(&s, &["--commit", "nosuchcommit"]);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("give the full commit id"), "{out}");
+    assert!(out.contains(&s.tip.to_string()), "{out}");
+    assert!(
+        audit(&s.fx).iter().all(|r| r["by"] != "Ada"),
+        "nothing approved"
+    );
 }
 
 /// The real binary in `cwd`, hermetic but without the git identity variables, then with `set`.

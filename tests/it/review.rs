@@ -124,6 +124,30 @@ fn approve_off_a_terminal_acts_only_with_yes() {
     assert_eq!(approvals(&s).len(), 1);
 }
 
+/// SPEC §26.5: `agent instructions` tells the agent never to run approve or reject (for every
+/// target), and what to do on PENDING_REVIEW instead; the control, the reviewer's own help,
+/// says approve is what a human runs.
+#[test]
+fn agent_instructions_tell_the_agent_never_to_approve_or_reject() {
+    let s = pending();
+    for target in ["claude-code", "codex"] {
+        let args = ["agent", "instructions", "--target", target];
+        let (code, out, err) = parts(&closegate(&s.wt, &args));
+        assert_eq!(code, 0, "{out}{err}");
+        let flat = out.split_whitespace().collect::<Vec<_>>().join(" ");
+        assert!(
+            flat.contains(
+                "Never run `closegate approve` or `closegate reject`, not even with `--yes`"
+            ),
+            "{target}: {out}"
+        );
+        assert!(flat.contains("On PENDING_REVIEW, stop"), "{target}: {out}");
+    }
+    let (code, out, _) = parts(&closegate(&s.wt, &["approve", "--help"]));
+    assert_eq!(code, 0);
+    assert!(out.contains("human"), "{out}");
+}
+
 #[test]
 fn approve_json_prints_one_object() {
     let s = pending();
