@@ -31,7 +31,7 @@ pub struct Swept {
     pub branch: Option<String>,
     /// Null when sweep could not tell (administrative data git cannot read).
     pub stage: Option<Stage>,
-    /// `removed`, `would remove`, `kept` or `idle`.
+    /// `removed`, `would remove`, `kept`, `refused` (its teardown refused) or `idle`.
     pub action: &'static str,
     pub reason: String,
     /// The teardown's codes when it refused.
