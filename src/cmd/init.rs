@@ -75,18 +75,49 @@ pub fn run(args: Args) -> Result<i32> {
             code = try_check(&session, head, branch.as_deref(), &mut out)?;
         }
     }
-    let base = branch.as_deref().unwrap_or("the base branch");
+    if args.contract.is_none() {
+        offer_signed_approvals(&mut out)?;
+    }
+    commit_hint(branch.as_deref(), &rel, args.contract.is_some(), &mut out)?;
+    Ok(code)
+}
+
+/// How to commit what was written to the base branch.
+fn commit_hint(
+    branch: Option<&str>,
+    rel: &str,
+    contract: bool,
+    out: &mut impl Write,
+) -> Result<()> {
+    let base = branch.unwrap_or("the base branch");
+    let what = if contract {
+        "task contract"
+    } else {
+        "configuration"
+    };
     writeln!(
         out,
         "commit it to {base}: closegate reads it from the base tip, never from an agent's branch\n  \
-         git add {rel} && git commit -m \"closegate: {}\"",
-        if args.contract.is_some() {
-            "task contract"
-        } else {
-            "configuration"
-        }
+         git add {rel} && git commit -m \"closegate: {what}\""
     )?;
-    Ok(code)
+    Ok(())
+}
+
+/// The offer of signed approvals (SPEC §26.5, docs/review.md): on one machine they alone keep an
+/// agent from approving its own work. Printed only; the configuration written is unchanged.
+fn offer_signed_approvals(out: &mut impl Write) -> Result<()> {
+    writeln!(
+        out,
+        "approvals: on one machine only signed approvals stop an agent from approving its own \
+         work (it runs as you, so it can run `closegate approve --yes`). To require them:\n  \
+         1. give the reviewer an SSH key the agent's harness cannot read, and list its public key \
+         in .closegate/allowed_signers (git's allowed-signers format: `<name> <key type> <key>`)\n  \
+         2. add at the top of {} (before its first [section]): allowed_signers = \
+         \".closegate/allowed_signers\" and require_signed_approvals = true\n  \
+         3. approve with `closegate approve --sign --key FILE` on a terminal (docs/review.md)",
+        config::FILE_NAME
+    )?;
+    Ok(())
 }
 
 /// Run the guessed check on the base tip (HEAD) exactly as `check` would: sandboxed, in a pristine

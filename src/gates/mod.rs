@@ -38,6 +38,9 @@ pub struct Outcome {
     pub commit: Option<Oid>,
     /// The close gate's scan of the checked worktree, when it made one.
     pub worktree_status: Option<crate::repo::WorktreeStatus>,
+    /// The report before any recorded approval or rejection was applied: what `approve`
+    /// applies the approval it is about to record to ([`apply_given_approval`]).
+    pub unapproved: Report,
 }
 
 /// Run every gate in order and fold the findings into a verdict.
@@ -86,6 +89,9 @@ pub fn evaluate(session: &Session) -> Result<Outcome> {
     report.commit = commit.map(|c| c.to_string());
     if let Some(commit) = commit {
         gates_on_commit(session, &doc, commit, returned, known, &mut report)?;
+    }
+    let unapproved = finished(&report);
+    if let Some(commit) = commit {
         apply_approval(session, commit, &mut report)?;
     }
     report.finish();
@@ -94,6 +100,7 @@ pub fn evaluate(session: &Session) -> Result<Outcome> {
         doc: read.then_some(doc),
         commit,
         worktree_status,
+        unapproved,
     })
 }
 
@@ -190,6 +197,9 @@ fn inherited(
     report.commit = head.map(|c| c.to_string());
     if let Some(commit) = head {
         gates_on_commit(session, &doc, commit, false, *known, report)?;
+    }
+    let unapproved = finished(report);
+    if let Some(commit) = head {
         apply_approval(session, commit, report)?;
     }
     report.finish();
@@ -198,6 +208,7 @@ fn inherited(
         doc: Some(doc),
         commit: head,
         worktree_status: None,
+        unapproved,
     }))
 }
 
@@ -557,14 +568,6 @@ fn attestation(
 fn apply_approval(session: &Session, commit: Oid, report: &mut Report) -> Result<()> {
     let contract = report.contract.as_deref();
     let config = report.config.as_deref();
-    let expect = crate::attest::Expect {
-        commit,
-        tree: None,
-        config,
-        contract,
-    };
-    let signed =
-        crate::attest::approvals(session.repo(), session.config(), session.trust(), &expect)?;
     // SPEC §21, §26.1: the newer of this branch's approval and rejection of this commit wins, in
     // log order (`Book::review`); another branch's word on the same commit says nothing here.
     let review = match owner(session, report.branch.as_deref()) {
@@ -576,11 +579,49 @@ fn apply_approval(session: &Session, commit: Oid, report: &mut Report) -> Result
         }
         None => Review::None,
     };
-    let (recorded, rejection) = match review {
+    let recorded = match review {
         Review::Approved(approval) => (Some(approval), None),
         Review::Rejected(rejection) => (None, Some(rejection)),
         Review::None => (None, None),
     };
+    decide_approval(session, session.trust(), commit, report, recorded)
+}
+
+/// `approve` (SPEC §26.5): the report as the next gate run will read it once `given` is
+/// recorded — then this branch's newest word on the commit, newer in log order than any
+/// rejection — by the rule every gate run applies, so `approve` never prints (or records) a
+/// verdict of its own making. Applied to [`Outcome::unapproved`]; with `--sign`, after the
+/// signed note is stored. `given` stands for what `Book::review` (`crate::verdict`) reads once
+/// it is in the log: this branch's newest word on the commit.
+pub fn apply_given_approval(
+    session: &Session,
+    commit: Oid,
+    report: &mut Report,
+    given: Approval,
+) -> Result<()> {
+    // The signed approvals as they are now: `approve --sign` has just stored its note.
+    let trust = crate::attest::Trust::new(session.repo(), session.trust().tip.clone());
+    decide_approval(session, &trust, commit, report, (Some(given), None))?;
+    report.finish();
+    Ok(())
+}
+
+/// The approval rule over what is recorded: the approvals signed in the notes `trust` names
+/// (SPEC §20), this branch's recorded approval and the rejection that stands.
+fn decide_approval(
+    session: &Session,
+    trust: &crate::attest::Trust,
+    commit: Oid,
+    report: &mut Report,
+    (recorded, rejection): (Option<Approval>, Option<crate::ledger::Rejection>),
+) -> Result<()> {
+    let expect = crate::attest::Expect {
+        commit,
+        tree: None,
+        config: report.config.as_deref(),
+        contract: report.contract.as_deref(),
+    };
+    let signed = crate::attest::approvals(session.repo(), session.config(), trust, &expect)?;
     let approval = if session.config().require_signed_approvals {
         signed_only(commit, signed, recorded.is_some(), report)
     } else {
@@ -627,6 +668,13 @@ fn signed_only(
         report.add_gate(Gate::Protected, [Finding::new(Code::ApprovalUnsigned, msg)]);
     }
     signed.valid
+}
+
+/// A copy of `report` with its verdict folded.
+fn finished(report: &Report) -> Report {
+    let mut copy = report.clone();
+    copy.finish();
+    copy
 }
 
 /// SPEC §8, the approval rule: with an approval for this exact commit, configuration and

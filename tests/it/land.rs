@@ -813,7 +813,17 @@ fn a_branch_already_in_the_base_is_skipped() {
 fn a_rejected_branch_is_not_landed() {
     let l = Land::new();
     let (wt, _) = l.verified("x", &[("src/x.rs", Some("fn x() {}\n"))]);
-    let (code, out, err) = l.run(&wt, &["reject", "--by", "Rita", "--note", "wrong approach"]);
+    let (code, out, err) = l.run(
+        &wt,
+        &[
+            "reject",
+            "--yes",
+            "--by",
+            "Rita",
+            "--note",
+            "wrong approach",
+        ],
+    );
     assert_eq!(code, 0, "{out}{err}");
     let before = l.main();
     let (code, v) = l.land(&["agent/x"]);
