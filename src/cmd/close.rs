@@ -496,12 +496,7 @@ fn commit_status(
     restack: bool,
 ) -> Result<()> {
     let git = |args: &[&str]| -> Result<()> {
-        let out = std::process::Command::new("git")
-            .arg("-C")
-            .arg(root)
-            .args(args)
-            .output()
-            .context("cannot run git")?;
+        let out = crate::repo::git_cli::Git::worktree(root).run(args)?;
         if !out.status.success() {
             bail!(
                 "git {} failed: {}",

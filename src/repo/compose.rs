@@ -1,6 +1,8 @@
-//! Composing commits in memory for `land` (SPEC §22): a merge of trees, a replay of commits, a
-//! commit object written to the object database. No worktree, index or ref is touched; a
-//! composition that is never landed leaves only unreferenced objects (gone at the next gc).
+//! Composing commits in memory for `land` (SPEC §22) and the board's CONFLICT: a merge of trees, a
+//! replay of commits, a commit object. Every object is written into the run's quarantine
+//! ([`super::quarantine`], SPEC §26.4), never into the shared object store: a composition that is
+//! only checked leaves nothing behind, and `land` copies the commit it moves the base to into
+//! the store right before the move ([`Repo::promote`]). No worktree, index or ref is touched.
 
 use anyhow::{Context, Result};
 use git2::{Index, IndexEntry, MergeOptions, Oid, Sort};
@@ -25,26 +27,26 @@ impl Repo {
         theirs: Oid,
         status_file: &str,
     ) -> Result<Composed> {
+        let git = self.writer()?;
         let tree = |id: Oid| -> Result<git2::Tree<'_>> {
-            let commit = self.git.find_commit(id).context("reading a commit")?;
+            let commit = git.find_commit(id).context("reading a commit")?;
             commit.tree().context("reading a commit's tree")
         };
         let ours_tree = tree(ours)?;
         let ancestor_tree = match ancestor {
             Some(id) => tree(id)?,
             None => {
-                let empty = self.git.treebuilder(None)?.write()?;
-                self.git.find_tree(empty)?
+                let empty = git.treebuilder(None)?.write()?;
+                git.find_tree(empty)?
             }
         };
         let theirs_tree = tree(theirs)?;
-        if let Some(id) = self.trivial(&ancestor_tree, &ours_tree, &theirs_tree, status_file) {
+        if let Some(id) = trivial(git, &ancestor_tree, &ours_tree, &theirs_tree, status_file) {
             return Ok(Composed::Tree(id));
         }
         let mut opts = MergeOptions::new();
         opts.find_renames(true);
-        let mut index = self
-            .git
+        let mut index = git
             .merge_trees(&ancestor_tree, &ours_tree, &theirs_tree, Some(&opts))
             .context("merging two trees in memory")?;
         if index.has_conflicts() {
@@ -62,7 +64,7 @@ impl Repo {
         }
         self.keep_status_file(&mut index, &ours_tree, status_file)?;
         let id = index
-            .write_tree_to(&self.git)
+            .write_tree_to(git)
             .context("writing the composed tree")?;
         Ok(Composed::Tree(id))
     }
@@ -91,17 +93,19 @@ impl Repo {
     /// The tree of `commit` with `status_file` as `base` has it (for `ff`: whether that changes
     /// anything says whether the branch carries a status document).
     pub fn tree_with_base_status(&self, commit: Oid, base: Oid, status_file: &str) -> Result<Oid> {
-        let tree = self.git.find_commit(commit)?.tree()?;
-        let base_tree = self.git.find_commit(base)?.tree()?;
+        let git = self.writer()?;
+        let tree = git.find_commit(commit)?.tree()?;
+        let base_tree = git.find_commit(base)?.tree()?;
         let mut index = Index::new()?;
         index.read_tree(&tree)?;
         self.keep_status_file(&mut index, &base_tree, status_file)?;
-        Ok(index.write_tree_to(&self.git)?)
+        Ok(index.write_tree_to(git)?)
     }
 
-    /// Write a commit of `tree` with `parents` and `message`; author and committer as git takes
-    /// them (`GIT_AUTHOR_*`/`GIT_COMMITTER_*`, then the configuration, then git's default: see
-    /// `ident`), or the author of `author_of` when given (a replayed commit keeps its author).
+    /// Write a commit of `tree` with `parents` and `message` (into the quarantine); author and
+    /// committer as git takes them (`GIT_AUTHOR_*`/`GIT_COMMITTER_*`, then the configuration, then
+    /// git's default: see `ident`), or the author of `author_of` when given (a replayed commit
+    /// keeps its author).
     pub fn write_commit(
         &self,
         tree: Oid,
@@ -114,18 +118,15 @@ impl Repo {
             Some(id) => self.git.find_commit(id)?.author().to_owned(),
             None => self.identity(super::ident::Role::Author)?,
         };
-        let tree = self
-            .git
-            .find_tree(tree)
-            .context("reading the composed tree")?;
+        let git = self.writer()?;
+        let tree = git.find_tree(tree).context("reading the composed tree")?;
         let parents: Vec<git2::Commit<'_>> = parents
             .iter()
-            .map(|id| self.git.find_commit(*id))
+            .map(|id| git.find_commit(*id))
             .collect::<Result<_, _>>()
             .context("reading a parent commit")?;
         let refs: Vec<&git2::Commit<'_>> = parents.iter().collect();
-        self.git
-            .commit(None, &author, &committer, message, &tree, &refs)
+        git.commit(None, &author, &committer, message, &tree, &refs)
             .context("writing the composed commit")
     }
 
@@ -145,83 +146,82 @@ impl Repo {
     }
 }
 
-/// How deep [`Repo::canonical`] follows folders (a crafted tree can nest without end).
+/// How deep [`canonical`] follows folders (a crafted tree can nest without end).
 const DEPTH: usize = 256;
 
-impl Repo {
-    /// The composed tree when one side left the ancestor's tree as it was, without a merge: a
-    /// three-way merge then yields the other side's tree (git's trivial merge), where libgit2's
-    /// `merge_trees` reads every entry of all three trees and validates every object of the
-    /// result to say so (most of `land`'s own time on a 20,000-file base, scripts/bench-land.sh).
-    /// Only when the result needs no edit — `ours` unchanged and `theirs` holding `status_file`
-    /// as `ours` does (both without it included), or `theirs` unchanged (the result is `ours`,
-    /// whose status document it keeps) — and only when every tree object of `theirs` that is not
-    /// the ancestor's is as the merge would write it (`canonical`): the result is then the tree a
-    /// merge writes, id for id. `None`: merge.
-    fn trivial(
-        &self,
-        ancestor: &git2::Tree<'_>,
-        ours: &git2::Tree<'_>,
-        theirs: &git2::Tree<'_>,
-        status_file: &str,
-    ) -> Option<Oid> {
-        if ancestor.id() == theirs.id() {
-            return Some(ours.id());
-        }
-        let status = |tree: &git2::Tree<'_>| {
-            let entry = tree.get_path(std::path::Path::new(status_file)).ok()?;
-            Some((entry.id(), entry.filemode()))
-        };
-        let unchanged = ancestor.id() == ours.id() && status(ours) == status(theirs);
-        (unchanged && self.canonical(Some(ancestor), theirs, 0)).then(|| theirs.id())
+/// The composed tree when one side left the ancestor's tree as it was, without a merge: a
+/// three-way merge then yields the other side's tree (git's trivial merge), where libgit2's
+/// `merge_trees` reads every entry of all three trees and validates every object of the result
+/// to say so (most of `land`'s own time on a 20,000-file base, scripts/bench-land.sh). Only when
+/// the result needs no edit — `ours` unchanged and `theirs` holding `status_file` as `ours` does
+/// (both without it included), or `theirs` unchanged (the result is `ours`, whose status
+/// document it keeps) — and only when every tree object of `theirs` that is not the ancestor's
+/// is as the merge would write it (`canonical`): the result is then the tree a merge writes, id
+/// for id. `git` is the run's writer (the quarantine). `None`: merge.
+fn trivial(
+    git: &git2::Repository,
+    ancestor: &git2::Tree<'_>,
+    ours: &git2::Tree<'_>,
+    theirs: &git2::Tree<'_>,
+    status_file: &str,
+) -> Option<Oid> {
+    if ancestor.id() == theirs.id() {
+        return Some(ours.id());
     }
+    let status = |tree: &git2::Tree<'_>| {
+        let entry = tree.get_path(std::path::Path::new(status_file)).ok()?;
+        Some((entry.id(), entry.filemode()))
+    };
+    let unchanged = ancestor.id() == ours.id() && status(ours) == status(theirs);
+    (unchanged && canonical(git, Some(ancestor), theirs, 0)).then(|| theirs.id())
+}
 
-    /// Whether `tree` is as a merge through the index would write it: every tree object under it
-    /// that `ancestor` does not hold at the same path, written again by libgit2's tree builder
-    /// (names and modes valid, every object present, entries sorted, no duplicates), has the same
-    /// id. An agent can write any tree object; a crafted one (duplicate names, a mode git does
-    /// not write) never reaches the base unmerged. Folders nested deeper than [`DEPTH`] are
-    /// merged rather than followed.
-    fn canonical(
-        &self,
-        ancestor: Option<&git2::Tree<'_>>,
-        tree: &git2::Tree<'_>,
-        depth: usize,
-    ) -> bool {
-        if ancestor.is_some_and(|a| a.id() == tree.id()) {
-            return true;
-        }
-        if depth >= DEPTH {
+/// Whether `tree` is as a merge through the index would write it: every tree object under it that
+/// `ancestor` does not hold at the same path, written again by libgit2's tree builder (names and
+/// modes valid, every object present, entries sorted, no duplicates), has the same id. An agent
+/// can write any tree object; a crafted one (duplicate names, a mode git does not write) never
+/// reaches the base unmerged. Folders nested deeper than [`DEPTH`] are merged rather than
+/// followed.
+fn canonical(
+    git: &git2::Repository,
+    ancestor: Option<&git2::Tree<'_>>,
+    tree: &git2::Tree<'_>,
+    depth: usize,
+) -> bool {
+    if ancestor.is_some_and(|a| a.id() == tree.id()) {
+        return true;
+    }
+    if depth >= DEPTH {
+        return false;
+    }
+    let Ok(mut builder) = git.treebuilder(None) else {
+        return false;
+    };
+    for entry in tree.iter() {
+        let name = entry.name_bytes();
+        if builder.insert(name, entry.id(), entry.filemode()).is_err() {
             return false;
         }
-        let Ok(mut builder) = self.git.treebuilder(None) else {
+        if entry.kind() != Some(git2::ObjectType::Tree) {
+            continue;
+        }
+        let Ok(sub) = git.find_tree(entry.id()) else {
             return false;
         };
-        for entry in tree.iter() {
-            let name = entry.name_bytes();
-            if builder.insert(name, entry.id(), entry.filemode()).is_err() {
-                return false;
-            }
-            if entry.kind() != Some(git2::ObjectType::Tree) {
-                continue;
-            }
-            let Ok(sub) = self.git.find_tree(entry.id()) else {
-                return false;
-            };
-            let before = ancestor
-                .and_then(|a| a.get_name_bytes(name))
-                .filter(|e| e.kind() == Some(git2::ObjectType::Tree))
-                .and_then(|e| self.git.find_tree(e.id()).ok());
-            if !self.canonical(before.as_ref(), &sub, depth + 1) {
-                return false;
-            }
+        let before = ancestor
+            .and_then(|a| a.get_name_bytes(name))
+            .filter(|e| e.kind() == Some(git2::ObjectType::Tree))
+            .and_then(|e| git.find_tree(e.id()).ok());
+        if !canonical(git, before.as_ref(), &sub, depth + 1) {
+            return false;
         }
-        builder.write().is_ok_and(|id| id == tree.id())
     }
+    builder.write().is_ok_and(|id| id == tree.id())
 }
 
 /// An index entry for a tree built in memory (no stat data: nothing here is on disk).
-pub(super) fn index_entry(path: &str, id: Oid, mode: u32) -> IndexEntry {
+pub(super) fn index_entry(path: impl AsRef<[u8]>, id: Oid, mode: u32) -> IndexEntry {
+    let path = path.as_ref();
     IndexEntry {
         ctime: git2::IndexTime::new(0, 0),
         mtime: git2::IndexTime::new(0, 0),
@@ -234,7 +234,7 @@ pub(super) fn index_entry(path: &str, id: Oid, mode: u32) -> IndexEntry {
         id,
         flags: path.len().min(0xfff) as u16,
         flags_extended: 0,
-        path: path.as_bytes().to_vec(),
+        path: path.to_vec(),
     }
 }
 
