@@ -68,22 +68,17 @@ pub fn run(ctx: &Ctx<'_>, report: &mut Report) -> Result<()> {
     if changed.is_empty() || passed.is_empty() {
         return Ok(());
     }
-    let over = Tree::new(ctx, ctx.claimed.commit, ctx.merge_base, &changed, false)?;
+    let (commit, merge_base) = (ctx.claimed.commit, ctx.merge_base);
+    let over = Tree::new(ctx, commit, merge_base, &changed, false)?;
     // With test paths added or modified, the reverse overlay too; when it is the commit's own
     // tree its runs are the commit's.
     let adds = changed.iter().any(|c| c.kind != ChangeKind::Deleted);
     let reverse = if adds {
-        Some(Tree::new(
-            ctx,
-            ctx.merge_base,
-            ctx.claimed.commit,
-            &changed,
-            true,
-        )?)
+        Some(Tree::new(ctx, merge_base, commit, &changed, true)?)
     } else {
         None
     };
-    let commit_tree = ctx.repo.tree_of(ctx.claimed.commit);
+    let commit_tree = ctx.repo.tree_of(commit);
     let reverse_runs = reverse.as_ref().filter(|t| Some(t.tree) != commit_tree);
     let (over_checked, reverse_checked) = match reverse_runs {
         Some(rev) if side_by_side(ctx, &passed) => both(ctx, &passed, &over, rev)?,
