@@ -5,7 +5,8 @@ use std::io::Write;
 use anyhow::{Result, bail};
 
 use crate::config::{self, Config};
-use crate::gates::{Session, checks};
+use crate::gates::Session;
+use crate::gates::runner::Target;
 use crate::{guess, inputs, readiness};
 
 /// Write a starter .closegate.toml (or, with --contract SLUG, a task contract)
@@ -134,12 +135,6 @@ fn try_check(
         writeln!(out, "try: skipped, the branch has no commit yet")?;
         return Ok(0);
     };
-    let env = checks::CheckEnv {
-        commit: head.to_string(),
-        branch: branch.unwrap_or_default().to_string(),
-        slug: String::new(),
-        base: branch.unwrap_or_default().to_string(),
-    };
     let short = &head.to_string()[..12];
     writeln!(
         out,
@@ -147,7 +142,13 @@ fn try_check(
         spec[0].name
     )?;
     out.flush()?;
-    let checked = run_once(session, head, spec, &env)?;
+    // The base tip's own run, as `validate --run` makes it; fresh: the configuration is not
+    // committed yet, so the try says what the check does now.
+    let target = Target::BaseTip {
+        tip: head,
+        base: branch.unwrap_or_default(),
+    };
+    let checked = session.runner().run(&target, spec, true)?;
     for finding in &checked.findings {
         if finding.severity == crate::finding::Severity::Warning {
             writeln!(out, "  warning {}: {}", finding.code, finding.message)?;
@@ -174,18 +175,6 @@ fn try_check(
     }
     failed(&spec[0], ran, short, secs, out)?;
     Ok(1)
-}
-
-/// The checks `specs` on `commit`, run once (nothing recorded is reused), behind the session's
-/// shield.
-fn run_once(
-    session: &Session,
-    commit: git2::Oid,
-    specs: &[crate::config::CheckSpec],
-    env: &checks::CheckEnv,
-) -> Result<checks::Checked> {
-    let mode = Default::default();
-    checks::run_once(session.repo(), commit, specs, env, mode, session.shield())
 }
 
 /// Say how the try failed, its last lines and what to change.

@@ -14,6 +14,7 @@ pub mod manifest;
 pub mod nochange;
 pub mod protected;
 pub mod reuse;
+pub mod runner;
 pub mod session;
 pub mod state;
 pub mod workspace;
@@ -25,7 +26,7 @@ use crate::catalog::Code;
 use crate::doc::{ParseOptions, StatusDoc};
 use crate::finding::{Finding, Gate, Severity};
 use crate::repo::Repo;
-use crate::report::{Approval, Report};
+use crate::report::{Approval, ProtectedChange, Report};
 use crate::verdict::{Claim, Owner, Review};
 
 pub use session::Session;
@@ -246,8 +247,9 @@ fn gates_on_commit(
         report.add_gate(Gate::Protected, [finding]);
     }
     if let (Some(changes), Some(from)) = (&changes, merge_base) {
-        protected_gate(session, changes, from, commit, report)?;
-        graded_input(session, changes, from, commit, report)?;
+        let (hits, findings) = protected_changes(session, changes, from, commit)?;
+        report.protected = hits;
+        report.add_gate(Gate::Protected, findings);
     }
     let around = Around {
         merge_base,
@@ -289,30 +291,49 @@ fn returned_gates(
     Ok(())
 }
 
-/// SPEC §4.5: every changed path on a protected surface; an added file is runner wiring by its
-/// name or by what the trees say (SPEC §26.4).
-fn protected_gate(
+/// SPEC §4.5, §26.4: the protected rule whole, on the changes `from`..`to` under the session's
+/// configuration: every changed path on a protected surface (an added file is runner wiring by its
+/// name or by what the trees say), the runner's own configuration keys the checks depend on (on
+/// surface `ci`), and the tests inside source files. `check` and `land`'s re-check (§22 step 3)
+/// both ask it, so they cannot judge one change differently.
+pub fn protected_changes(
     session: &Session,
     changes: &[crate::repo::Change],
     from: Oid,
-    commit: Oid,
-    report: &mut Report,
-) -> Result<()> {
+    to: Oid,
+) -> Result<(Vec<ProtectedChange>, Vec<Finding>)> {
+    let (mut hits, mut findings) = protected_paths(session, changes, from, to);
+    let (graded, graded_findings) = graded_input(session, changes, from, to)?;
+    hits.extend(graded);
+    findings.extend(graded_findings);
+    let config = session.config();
+    let inline = protected::inline::inline_changes(session.repo(), config, changes, from, to)?;
+    let (inline_hits, inline_findings) = protected::inline::findings(config, &inline);
+    hits.extend(inline_hits);
+    findings.extend(inline_findings);
+    Ok((hits, findings))
+}
+
+/// SPEC §4.5: every changed path on a protected surface; an added file is runner wiring by its
+/// name or by what the trees say (SPEC §26.4).
+fn protected_paths(
+    session: &Session,
+    changes: &[crate::repo::Change],
+    from: Oid,
+    to: Oid,
+) -> (Vec<ProtectedChange>, Vec<Finding>) {
     let repo = session.repo();
     // Read only when an addition's name alone would let it through (policy `modify`).
     let wiring = std::cell::OnceCell::new();
     let rewires = |path: &[u8]| {
-        let wiring = wiring.get_or_init(|| protected::wiring::Wiring::read(repo, from, commit));
+        let wiring = wiring.get_or_init(|| protected::wiring::Wiring::read(repo, from, to));
         let Ok(wiring) = wiring else {
             return true; // a tree that cannot be read vouches for nothing
         };
-        let content = repo.read_file(commit, path).ok().flatten();
+        let content = repo.read_file(to, path).ok().flatten();
         wiring.rewires(session.config(), path, content.as_deref())
     };
-    let (hits, findings) = protected::run_with(session.config(), changes, &rewires);
-    report.protected = hits;
-    report.add_gate(Gate::Protected, findings);
-    Ok(())
+    protected::run_with(session.config(), changes, &rewires)
 }
 
 /// SPEC §4.5: the runner's own configuration keys the checks depend on, on surface `ci`.
@@ -321,8 +342,7 @@ fn graded_input(
     changes: &[crate::repo::Change],
     from: Oid,
     to: Oid,
-    report: &mut Report,
-) -> Result<()> {
+) -> Result<(Vec<ProtectedChange>, Vec<Finding>)> {
     let runners = graded::runners(&session.config().checks);
     let on_ci = |path: &[u8]| {
         session
@@ -331,16 +351,7 @@ fn graded_input(
             .iter()
             .any(|s| s == "ci")
     };
-    let (hits, findings) = graded::run(session.repo(), &runners, changes, from, to, &on_ci)?;
-    report.protected.extend(hits);
-    report.add_gate(Gate::Protected, findings);
-    // SPEC §26.4: the tests inside source files (a `#[cfg(test)]` module removed is a deletion).
-    let config = session.config();
-    let inline = protected::inline::inline_changes(session.repo(), config, changes, from, to)?;
-    let (hits, findings) = protected::inline::findings(config, &inline);
-    report.protected.extend(hits);
-    report.add_gate(Gate::Protected, findings);
-    Ok(())
+    graded::run(session.repo(), &runners, changes, from, to, &on_ci)
 }
 
 /// Why the commit and the base share no merge base: a shallow boundary, or no common history.
@@ -442,28 +453,16 @@ fn run_configured(
     around: &Around<'_>,
     report: &mut Report,
 ) -> Result<()> {
-    let specs = &session.config().checks;
-    let env = checks::CheckEnv {
-        commit: commit.to_string(),
-        branch: report.branch.clone().unwrap_or_default(),
-        slug: doc.slug.clone(),
-        base: report.base.clone().unwrap_or_default(),
+    let branch = report.branch.clone().unwrap_or_default();
+    let claimed = runner::Claimed {
+        commit,
+        branch: &branch,
+        slug: &doc.slug,
     };
-    let key = reuse_key(session, &env, commit, report);
-    let common = session.repo().common_dir();
-    let recorded = reuse::Recorded::load(&common, &key, session.rerun())?;
-    let shield = session.shield();
-    let plan = checks::Plan {
-        mode: session.config().sandbox,
-        jobs: session.config().jobs,
-        key: &key,
-        recorded: &recorded,
-        shield,
-        fail_fast: session.fail_fast(),
-        label: session.progress_label(),
-        slot: crate::gates::workspace::Slot::Main,
-    };
-    let checked = checks::run_reusing(session.repo(), commit, specs, &env, &plan)?;
+    let target = runner::Target::Commit(claimed);
+    let checked = session
+        .runner()
+        .run(&target, &session.config().checks, false)?;
     report.checks = checked.runs;
     report.check_entries = checked.entries;
     report.sandbox = checked.sandbox.map(str::to_string);
@@ -472,39 +471,14 @@ fn run_configured(
         let ctx = integrity::Ctx {
             repo: session.repo(),
             config: session.config(),
-            commit,
+            runner: session.runner(),
+            claimed,
             merge_base,
             changes,
-            env: &env,
-            key: &key,
-            rerun: session.rerun(),
-            shield,
         };
         integrity::run(&ctx, report)?;
     }
     Ok(())
-}
-
-/// The reuse key of the commit's checks (SPEC §19): the tree, the configuration, the base commit
-/// (that of the record a teardown is admitted on, when it is), and the `CLOSEGATE_*` values.
-fn reuse_key(
-    session: &Session,
-    env: &checks::CheckEnv,
-    commit: Oid,
-    report: &Report,
-) -> reuse::Key {
-    let (slug, branch) = env.key_values(session.repo());
-    reuse::Key {
-        tree: session.repo().tree_of(commit).unwrap_or(commit).to_string(),
-        config: report.config.clone(),
-        base_commit: session
-            .admitted_base()
-            .map(str::to_string)
-            .or_else(|| report.base_commit.clone()),
-        slug,
-        branch,
-        commit: commit.to_string(),
-    }
 }
 
 /// SPEC §20: the checks are not run; a valid attestation by an allowed signer for this commit,

@@ -63,6 +63,7 @@ mod resume_trust;
 mod reuse;
 mod reuse_key;
 mod review;
+mod runner;
 mod sandbox;
 mod scan;
 mod scene;

@@ -163,6 +163,32 @@ fn approve_sign_hides_the_key_it_signs_with() {
     );
 }
 
+/// Issue 36: the overlays of SPEC §23 run the agent's code as well, through the same runner, so
+/// they hide what the commit's run hides: a peek that passes on the commit passes on the overlay
+/// and the reverse overlay (a weaker shield there reads the secrets: a failing overlay run and
+/// `tests-weakened`).
+#[test]
+fn the_overlays_hide_the_signing_key_and_hidden_files() {
+    let secrets = Secrets::new();
+    let files = [("tests/t.rs", Some("#[test] fn t() {}\n"))];
+    let s = scene(&secrets, "", false, &files);
+    let (_, report) = s.check(&[]);
+    assert_sealed(&report);
+    let runs = report["integrity"]["checks"].as_array().unwrap();
+    let on: Vec<&str> = runs.iter().filter_map(|r| r["on"].as_str()).collect();
+    assert!(on.contains(&"overlay"), "{report:#}");
+    assert!(on.contains(&"reverse-overlay"), "{report:#}");
+    for run in runs {
+        assert_eq!(run["exit_code"], 0, "a secret was readable: {report:#}");
+    }
+    let weakened = report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|f| f["code"] == "tests-weakened");
+    assert!(!weakened, "{report:#}");
+}
+
 #[test]
 fn signal_done_hides_the_signing_key_and_hidden_files() {
     sealed_with_stdin(
