@@ -12,6 +12,7 @@
 
 pub mod chart;
 pub mod http;
+pub mod markup;
 pub mod page;
 pub mod view;
 pub mod watch;
