@@ -8,12 +8,10 @@ use std::path::PathBuf;
 
 use serde_json::Value;
 
-/// The harness a hook runs under.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+/// The harness a hook runs under (`--target`: `cmd::values` lets clap read it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Target {
-    #[value(name = "claude-code")]
     ClaudeCode,
-    #[value(name = "codex")]
     Codex,
 }
 

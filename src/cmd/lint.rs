@@ -56,7 +56,7 @@ pub fn run(args: Args, color: bool) -> anyhow::Result<i32> {
             legacy: args.legacy,
         },
     );
-    let mut out = std::io::BufWriter::new(crate::term::report(args.format));
+    let mut out = std::io::BufWriter::new(crate::render::out(args.format));
     render::render(&report, args.format, color, &mut out).context("cannot write the report")?;
     if args.fix {
         // Human output keeps the verdict first; the other formats keep stdout parseable.

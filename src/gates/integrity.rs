@@ -23,7 +23,6 @@ use anyhow::Result;
 use git2::Oid;
 
 use self::changed::Changed;
-pub use self::policy::only_adds_lines;
 
 use crate::catalog::Code;
 use crate::config::{CheckSpec, Config, SandboxMode};

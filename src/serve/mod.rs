@@ -13,6 +13,7 @@
 pub mod admit;
 pub mod chart;
 pub mod http;
+pub mod markup;
 pub mod page;
 pub mod view;
 pub mod watch;

@@ -18,6 +18,7 @@ use super::changed::{Changed, How};
 use crate::catalog::Code;
 use crate::config::SurfacePolicy;
 use crate::finding::Severity;
+use crate::gates::protected::inline::only_adds_lines;
 use crate::gates::protected::wiring::{self, Wiring};
 use crate::repo::ChangeKind;
 use crate::report::Report;
@@ -150,24 +151,6 @@ fn lets_through(ctx: &Ctx<'_>, wiring: &Wiring, c: &Changed) -> Result<bool> {
             }
         }
     }
-}
-
-/// Whether `new` only adds lines to `old` (SPEC §26.4 (b)): every line of `old` is in `new`, in
-/// order, unchanged; a last line without its newline counts as the same line with one.
-pub fn only_adds_lines(old: &[u8], new: &[u8]) -> bool {
-    let lines = |b: &[u8]| -> Vec<Vec<u8>> {
-        b.split_inclusive(|&c| c == b'\n')
-            .map(|l| l.strip_suffix(b"\n").unwrap_or(l).to_vec())
-            .collect()
-    };
-    let (old, new) = (lines(old), lines(new));
-    let mut want = old.iter().peekable();
-    for line in &new {
-        if want.peek().is_some_and(|w| *w == line) {
-            want.next();
-        }
-    }
-    want.peek().is_none()
 }
 
 #[cfg(test)]
