@@ -73,5 +73,6 @@ mod teardown_audit;
 mod teardown_predict;
 mod teardown_safety;
 mod verdict;
+mod verdict_redteam;
 mod workspace;
 mod worktrees;
