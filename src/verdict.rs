@@ -42,13 +42,13 @@ pub enum Owner {
 }
 
 impl Owner {
-    /// The owner of a claim checked on `branch` (`refs/heads/` stripped) in `worktree`: the
-    /// branch, else the worktree (a detached HEAD).
+    /// The owner of a claim checked on `branch` (its short name, as records write it: nothing
+    /// more is stripped, since `refs/heads/agent/x` is itself a branch name git accepts and names
+    /// another branch than `agent/x`) in `worktree`: the branch, else the worktree (a detached
+    /// HEAD).
     pub fn of(branch: Option<&str>, worktree: Option<&Path>) -> Option<Owner> {
         match (branch, worktree) {
-            (Some(b), _) => Some(Owner::Branch(
-                b.strip_prefix("refs/heads/").unwrap_or(b).to_string(),
-            )),
+            (Some(b), _) => Some(Owner::Branch(b.to_string())),
             (None, Some(w)) => Some(Owner::Detached(w.display().to_string())),
             (None, None) => None,
         }
@@ -82,9 +82,8 @@ impl Claim {
         Claim { owner, commit }
     }
 
-    /// The claim of `branch` at `commit`.
+    /// The claim of `branch` (its short name, see [`Owner::of`]) at `commit`.
     pub fn on_branch(branch: &str, commit: Oid) -> Claim {
-        let branch = branch.strip_prefix("refs/heads/").unwrap_or(branch);
         Claim::new(Owner::Branch(branch.to_string()), commit)
     }
 }

@@ -164,3 +164,34 @@ fn a_rev_check_of_another_branchs_commit_never_verifies_the_named_branch() {
     assert_eq!(code, 1, "{v:#}");
     assert_eq!(outcome(&v, "agent/x").1, ["land-not-verified"]);
 }
+
+/// Attack: git takes `refs/heads/agent/x` as a branch name (the ref `refs/heads/refs/heads/agent/x`).
+/// The one query stripped `refs/heads/` from names that were already short, so an agent's branch
+/// so named, made at agent/x's verified commit, was judged on agent/x's decisions: its row showed
+/// x's verdict and `land` run in its worktree admitted it on them. A branch name is compared as
+/// git spells it.
+#[test]
+fn a_branch_named_like_a_full_ref_of_another_is_another_branch() {
+    let l = Land::new();
+    let (_, x_tip) = l.verified("x", &[("src/x.rs", Some("fn x() {}\n"))]);
+    let evil_name = "refs/heads/agent/x";
+    l.fx.repo
+        .branch(evil_name, &l.fx.repo.find_commit(x_tip).unwrap(), false)
+        .unwrap();
+    let evil = l.fx.worktree("evil", evil_name);
+    let x12 = &x_tip.to_string()[..12];
+    StatusDoc::complete("evil", "close-ok")
+        .last_commit(x12, &l.subject(x_tip))
+        .artifacts(&["src/x.rs"])
+        .close(x12, evil_name, &canonical(&evil))
+        .write(&evil);
+    let evil_row = row(&l, evil_name);
+    assert_eq!(evil_row["verdict"], Value::Null, "{evil_row:#}");
+    assert_eq!(evil_row["stage"], "VERIFYING", "{evil_row:#}");
+    let (code, out, err) = l.run(&evil, &["land", "--json", "--dry-run"]);
+    let v: Value = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}{err}"));
+    assert_eq!(code, 1, "{v:#}");
+    assert_eq!(outcome(&v, evil_name).1, ["land-not-verified"]);
+    // agent/x itself is untouched.
+    assert_eq!(stage(&l, "agent/x"), "COMPLETED");
+}
