@@ -10,7 +10,8 @@
 //! `init`'s or `validate --run`'s run on the base tip, another agent's check, a red-on-base run, a
 //! composed tree's check — never counts for this branch, for it or against it; a `land` record
 //! counts for its `branch` and `tip` only, never for `base_before`. **Newest** is the order of the
-//! audit log, never a comparison of timestamps.
+//! audit log, never a comparison of timestamps; a line appended again (a replay of an
+//! authenticated line) keeps its first place.
 //!
 //! A commit stands for itself and, when it is one trailing commit that changes only the status
 //! document, for its parent (the commit its close line names, SPEC §4.3): [`stands_for`]. A
@@ -21,7 +22,7 @@
 //! standing of approvals and rejections all ask here.
 
 use std::cell::RefCell;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::Path;
 
 use anyhow::Result;
@@ -203,6 +204,10 @@ pub struct Decision {
     /// The verdict recorded (a `reject` is FAIL).
     pub verdict: Verdict,
     pub record: Record,
+    /// Where the record stands in the log, among the decisions read: what "older" means when
+    /// decisions of several claims are ordered (`land --all`, oldest verdict first), never their
+    /// timestamps.
+    pub seq: usize,
 }
 
 impl Decision {
@@ -220,7 +225,7 @@ impl Decision {
     }
 
     fn closed_without_merge(&self) -> bool {
-        self.record.claimed.as_deref() == Some("closed-without-merge")
+        closed_without_merge(&self.record)
     }
 
     /// Whether a reviewer's rejection is what stands: a `reject`, or a gate run that found one.
@@ -276,8 +281,10 @@ impl Book {
     }
 
     fn from_values(values: Vec<Value>) -> Book {
+        let mut macs = HashSet::new();
         let records = values
             .iter()
+            .filter(|v| first_written(v, &mut macs))
             .filter_map(Record::read)
             .filter(is_decision)
             .collect();
@@ -292,13 +299,13 @@ impl Book {
         repo: &Repo,
         claim: &'a Claim,
         status_file: &str,
-    ) -> impl Iterator<Item = &'a Record> + 'a {
+    ) -> impl Iterator<Item = (usize, &'a Record)> + 'a {
         let commits: Vec<String> = candidates(repo, claim.commit, status_file)
             .iter()
             .map(Oid::to_string)
             .collect();
         let tree = repo.tree_of(claim.commit).map(|t| t.to_string());
-        self.records.iter().filter(move |r| {
+        self.records.iter().enumerate().filter(move |(_, r)| {
             if !claim.owner.owns(r) {
                 return false;
             }
@@ -345,9 +352,9 @@ impl Book {
         under: &Under,
         keep: impl Fn(&Record) -> bool,
     ) -> Option<Decision> {
-        let newest = self
+        let (seq, newest) = self
             .about_claim(repo, claim, status_file)
-            .filter(|r| keep(r) && (r.is_rejection() || under.holds(repo, r)))
+            .filter(|(_, r)| keep(r) && (r.is_rejection() || under.holds(repo, r)))
             .last()?;
         Some(Decision {
             kind: kind(newest)?,
@@ -357,17 +364,20 @@ impl Book {
                 newest.verdict?
             },
             record: newest.clone(),
+            seq,
         })
     }
 
     /// Whether history attests this claim as this owner's work (SPEC §17, §26.1): a passing or
     /// `land` record for this branch names the commit (or the one it stands for), whatever
     /// configuration it was made under. What exempts a verified-then-merged return from
-    /// `close-no-change` and its committed document from the inherited-document rule.
+    /// `close-no-change` and its committed document from the inherited-document rule. A clean
+    /// `closed-without-merge` teardown passes only for deleting the branch (SPEC §9): it attests
+    /// no work, so a retry on the same branch starts from nothing of its own.
     pub fn attests(&self, repo: &Repo, claim: &Claim, status_file: &str) -> bool {
         self.about_claim(repo, claim, status_file)
-            .filter(|r| !r.is_rejection())
-            .any(|r| r.is_passing())
+            .filter(|(_, r)| !r.is_rejection())
+            .any(|(_, r)| r.is_passing() && !closed_without_merge(r))
     }
 
     /// Whether a `land` record of `branch` names `tip` and its composed commit is in `base`
@@ -435,6 +445,24 @@ impl Book {
 /// that judges one worktree asks (`check`, `close`). A log that cannot be read attests nothing.
 pub fn attested(repo: &Repo, claim: &Claim, status_file: &str) -> bool {
     Book::about(repo, claim, status_file).is_ok_and(|book| book.attests(repo, claim, status_file))
+}
+
+/// Whether the record's claim is a `closed-without-merge` return: the agent retired the work.
+fn closed_without_merge(r: &Record) -> bool {
+    r.claimed.as_deref() == Some("closed-without-merge")
+}
+
+/// Whether `line` is the first in the log to carry its `mac`; remembered in `macs`. Under a record
+/// key a line's mac covers its `prev`, so two lines written by closegate never share one: a later
+/// line with an earlier line's mac is that line appended again (a replay, which `log --verify`
+/// names). It counts once, where it was first written — an agent that can only append to the
+/// log cannot make an old approval or verdict the newest word. Lines without a mac (no key)
+/// are plain and all read.
+fn first_written(line: &Value, macs: &mut HashSet<String>) -> bool {
+    match line.get("mac").and_then(Value::as_str) {
+        Some(mac) if !mac.is_empty() => macs.insert(mac.to_string()),
+        _ => true,
+    }
 }
 
 /// Whether a record is a decision (module doc): a trusted `check`, `approve`, `land` or removing

@@ -40,6 +40,8 @@ pub struct Target {
 #[derive(Debug, Clone)]
 pub struct Admitted {
     pub ts: String,
+    /// The decision's place in the log: `--all` lands the oldest verdict first, in log order.
+    pub seq: usize,
     /// The base commit the verdict was reached against (its checks are keyed on it).
     pub base_commit: Option<String>,
     /// An approval made the verdict: every protected path it covered is admitted.
@@ -262,6 +264,7 @@ fn admitted(decision: &Decision) -> Admitted {
     };
     Admitted {
         ts: decision.record.ts.clone(),
+        seq: decision.seq,
         base_commit: decision.record.base_commit.clone(),
         approved: decision.approved(),
         covered,
@@ -290,8 +293,8 @@ fn rejected_message(target: &Target, decision: &Decision) -> String {
 
 /// `--all` (SPEC §26.2): every agent branch whose stage is COMPLETED (or CONFLICT) under `under`
 /// — its agent returned (`close-ok`, `stop-2-ready`), its newest decision lets it merge and its
-/// work is not in the base yet — the oldest verdict first. Branches checked out in no worktree
-/// count too.
+/// work is not in the base yet — the oldest verdict first, in the log's order (SPEC §26.1: never
+/// a comparison of timestamps). Branches checked out in no worktree count too.
 pub fn all(
     repo: &Repo,
     config: &crate::config::Config,
@@ -299,7 +302,7 @@ pub fn all(
     under: &Under,
     (base, onto): (&str, Option<Oid>),
 ) -> Vec<Target> {
-    let mut found: Vec<(String, Target)> = Vec::new();
+    let mut found: Vec<(usize, Target)> = Vec::new();
     for branch in repo.local_branches() {
         if branch == base || !config.is_agent_branch(&branch) {
             continue;
@@ -311,10 +314,10 @@ pub fn all(
             continue;
         }
         if let Ok(admitted) = gate(repo, book, under, &target, &config.status_file) {
-            found.push((admitted.ts, target));
+            found.push((admitted.seq, target));
         }
     }
-    found.sort_by(|a, b| a.0.cmp(&b.0).then(a.1.branch.cmp(&b.1.branch)));
+    found.sort_by_key(|(seq, _)| *seq);
     found.into_iter().map(|(_, t)| t).collect()
 }
 

@@ -195,3 +195,133 @@ fn a_branch_named_like_a_full_ref_of_another_is_another_branch() {
     // agent/x itself is untouched.
     assert_eq!(stage(&l, "agent/x"), "COMPLETED");
 }
+
+/// A PENDING_REVIEW return under a record key: agent/x edits a test.
+fn keyed_pending() -> Scene {
+    let config = crate::scene::PASSING_CONFIG;
+    let s = Scene::new()
+        .on_main(&[(".closegate.toml", Some(config))], "configure closegate")
+        .key_init()
+        .on_agent(
+            &[
+                ("src/lib.rs", Some("pub fn x() {}\n")),
+                ("tests/x_test.sh", Some("true\n")),
+            ],
+            "add x test",
+        )
+        .worktree();
+    write_status(&s.wt, "x", "close-ok", s.tip, "add x test");
+    let (code, report) = s.check_json(&s.wt, &[]);
+    assert_eq!(code, 3, "{report:#}");
+    s
+}
+
+fn log_lines(s: &Scene) -> Vec<String> {
+    let path = s.fx.git_dir().join("closegate/audit.jsonl");
+    let text = std::fs::read_to_string(path).unwrap();
+    text.lines().map(str::to_string).collect()
+}
+
+/// Attack (tier 2, under a record key): the reviewer approved, then rejected; the agent appends
+/// a copy of the genuine approval line (its mac verifies: it is the reviewer's own line) to the
+/// log. "Newest is the order of the log" made the replayed approval win. A line the log already
+/// holds counts once, where it was first written: an agent that can only append cannot change a
+/// decision (`log --verify` names the replay as before).
+#[test]
+fn a_replayed_approval_line_does_not_clear_a_later_rejection() {
+    let s = keyed_pending();
+    let (code, out, err) = s.run(&s.wt, &["approve", "--by", "Ann", "--yes"]);
+    assert_eq!(code, 0, "{out}{err}");
+    let approval = log_lines(&s).pop().unwrap();
+    assert!(approval.contains("\"approve\""), "{approval}");
+    let (code, out, err) = s.run(&s.wt, &["reject", "--by", "Rita", "--note", "redo it"]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert_eq!(stage(&s, "agent/x"), "REJECTED");
+
+    // The replay: appended as an agent with write access to the log would.
+    use std::io::Write;
+    let path = s.fx.git_dir().join("closegate/audit.jsonl");
+    let mut log = std::fs::OpenOptions::new()
+        .append(true)
+        .open(&path)
+        .unwrap();
+    writeln!(log, "{approval}").unwrap();
+    drop(log);
+
+    let (code, report) = s.check_json(&s.wt, &[]);
+    assert_eq!(code, 1, "the replayed approval won: {report:#}");
+    assert!(codes(&report).contains(&"review-rejected".to_string()));
+    assert_eq!(stage(&s, "agent/x"), "REJECTED");
+    let (code, out, _) = s.run(&s.fx.root(), &["log", "--verify"]);
+    assert_eq!(code, 1, "{out}");
+
+    // Control: a genuine approval after the rejection wins.
+    let (code, out, err) = s.run(&s.wt, &["approve", "--by", "Ann", "--yes"]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert_eq!(stage(&s, "agent/x"), "COMPLETED");
+}
+
+/// Attack (a careless coordinator retries a task on its branch): the first agent committed
+/// nothing and retired with `closed-without-merge` (torn down, branch kept). A clean retirement
+/// is a "passing record" for deleting the branch (SPEC §9), never work that was verified: it
+/// made a new worktree on the branch MERGED, and the retry's agent claiming `close-ok` with
+/// nothing done was exempt from `close-no-change` (SPEC §17 exempts work that was verified and
+/// then merged or landed) and VERIFIED.
+#[test]
+fn a_closed_without_merge_retirement_attests_no_work() {
+    let l = Land::new();
+    let fork = l.main();
+    let branch = "agent/x";
+    l.fx.repo
+        .branch(branch, &l.fx.repo.find_commit(fork).unwrap(), false)
+        .unwrap();
+    let first = l.fx.worktree("x", branch);
+    write_status(&first, "x", "closed-without-merge", fork, &l.subject(fork));
+    let (code, out, err) = l.run(&l.fx.root(), &["teardown", first.to_str().unwrap()]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(!first.exists());
+    let retirement = audit(&l.fx).pop().unwrap();
+    assert_eq!(
+        retirement["claimed"], "closed-without-merge",
+        "{retirement:#}"
+    );
+
+    let retry = l.fx.worktree("x-retry", branch);
+    assert_eq!(stage(&l, branch), "RUNNING");
+    write_status(&retry, "x", "close-ok", fork, &l.subject(fork));
+    let (code, report) = l.check_json(&retry, &[]);
+    assert_eq!(code, 1, "nothing done, yet passed: {report:#}");
+    assert!(codes(&report).contains(&"close-no-change".to_string()));
+    assert_eq!(stage(&l, branch), "FAILED");
+}
+
+/// `land --all` takes the oldest verdict first (SPEC §22), and "oldest" is the log's order, never
+/// a comparison of timestamps (SPEC §26.1). Attack (a false order): two verdicts written in the
+/// same second (as a fast coordinator writes them) were landed in branch-name order.
+#[test]
+fn land_all_takes_the_oldest_verdict_first_in_log_order() {
+    let l = Land::new();
+    l.verified("b", &[("src/b.rs", Some("fn b() {}\n"))]);
+    l.verified("a", &[("src/a.rs", Some("fn a() {}\n"))]);
+    // Both verdicts in the same second, b's written first.
+    let path = l.fx.git_dir().join("closegate/audit.jsonl");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let same: Vec<String> = text
+        .lines()
+        .map(|line| {
+            let mut v: Value = serde_json::from_str(line).unwrap();
+            v["ts"] = "2026-11-29T12:00:00Z".into();
+            v.to_string()
+        })
+        .collect();
+    std::fs::write(&path, same.join("\n") + "\n").unwrap();
+    let (code, v) = l.land(&["--all", "--dry-run"]);
+    assert_eq!(code, 0, "{v:#}");
+    let order: Vec<&str> = v["branches"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| b["branch"].as_str().unwrap())
+        .collect();
+    assert_eq!(order, ["agent/b", "agent/a"]);
+}
