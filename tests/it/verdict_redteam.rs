@@ -8,7 +8,7 @@ use std::path::Path;
 use git2::Oid;
 use serde_json::Value;
 
-use crate::fixture::git;
+use crate::fixture::{git, parts};
 use crate::land::Land;
 use crate::scene::{Scene, StatusDoc, write_status};
 use crate::teardown::audit;
@@ -324,4 +324,54 @@ fn land_all_takes_the_oldest_verdict_first_in_log_order() {
         .map(|b| b["branch"].as_str().unwrap())
         .collect();
     assert_eq!(order, ["agent/b", "agent/a"]);
+}
+
+/// Attack (tier 2: the agent writes the common dir): a FIFO planted where `land`'s lock lives
+/// made `land` block in `open` for ever, whatever `--wait` said; a symbolic link there had it
+/// create and lock a file wherever the link pointed. The lock is opened without following a link
+/// and without blocking, and only a regular file is taken: anything else is an error naming it,
+/// nothing moves.
+#[test]
+fn a_land_lock_planted_as_a_fifo_or_a_link_is_an_error_never_a_hang() {
+    let l = Land::new();
+    l.verified("x", &[("src/x.rs", Some("fn x() {}\n"))]);
+    let before = l.main();
+    let lock_path = l.fx.git_dir().join("closegate/land-main.lock");
+    std::fs::create_dir_all(lock_path.parent().unwrap()).unwrap();
+    let elsewhere = l.fx.tmp.path().join("elsewhere");
+    for what in ["fifo", "link"] {
+        let _ = std::fs::remove_file(&lock_path);
+        if what == "fifo" {
+            let status = std::process::Command::new("mkfifo")
+                .arg(&lock_path)
+                .status()
+                .unwrap();
+            assert!(status.success());
+        } else {
+            std::os::unix::fs::symlink(&elsewhere, &lock_path).unwrap();
+        }
+        let mut child = l
+            .bin(&l.fx.root(), &["land", "--json", "--wait", "1s", "agent/x"])
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+        while child.try_wait().unwrap().is_none() {
+            if std::time::Instant::now() > deadline {
+                child.kill().unwrap();
+                panic!("{what}: land hung on the planted lock");
+            }
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        let out = child.wait_with_output().unwrap();
+        let (code, out, err) = parts(&out);
+        assert_eq!(code, 2, "{what}: {out}{err}");
+        assert!(err.contains("land-main.lock"), "{what}: {err}");
+        assert!(
+            !elsewhere.exists(),
+            "{what}: a file was made where the link points"
+        );
+        assert_eq!(l.main(), before, "{what}");
+    }
 }
