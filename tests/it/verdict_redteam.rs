@@ -8,7 +8,7 @@ use std::path::Path;
 use git2::Oid;
 use serde_json::Value;
 
-use crate::fixture::{git, parts};
+use crate::fixture::{git, git_output, parts};
 use crate::land::Land;
 use crate::scene::{Scene, StatusDoc, write_status};
 use crate::teardown::audit;
@@ -374,4 +374,34 @@ fn a_land_lock_planted_as_a_fifo_or_a_link_is_an_error_never_a_hang() {
         );
         assert_eq!(l.main(), before, "{what}");
     }
+}
+
+fn install_hook(l: &Land) {
+    let (code, out, err) = l.run(&l.fx.root(), &["hook", "install"]);
+    assert_eq!(code, 0, "{out}{err}");
+}
+
+/// A false refusal of the hook's `shared_tips` rule: agent/a committed its status document as
+/// the trailing status-only commit and was verified (its record names the work commit A, which
+/// the status commit stands for); agent/b was made at A for a follow-up task and has nothing of
+/// its own yet. Merging agent/a brings in A as b's newest commit: it is a's verified work, so
+/// the merge goes through.
+#[test]
+fn shared_tips_follow_a_status_only_tip_to_the_work_it_stands_for() {
+    let l = Land::new();
+    let (wt, work) = l.agent("a", &[("src/a.rs", Some("fn a() {}\n"))]);
+    git(&wt, &["add", "_EXEC_STATUS.md"]);
+    git(&wt, &["commit", "-q", "-m", "status"]);
+    let (code, report) = l.check_json(&wt, &[]);
+    assert_eq!(code, 0, "{report:#}");
+    l.fx.repo
+        .branch("agent/b", &l.fx.repo.find_commit(work).unwrap(), false)
+        .unwrap();
+    install_hook(&l);
+    let out = git_output(
+        &l.fx.root(),
+        &["merge", "-q", "--no-ff", "-m", "a", "agent/a"],
+    );
+    let (code, out, err) = parts(&out);
+    assert_eq!(code, 0, "{out}{err}");
 }
