@@ -315,8 +315,7 @@ fn trusted_from(
         _ => tip.clone(),
     };
     if let Some((_, id)) = &base {
-        let named = run_paths(repo, *id, &config.checks)?;
-        config.protect_always(&named);
+        protect_run_words(repo, *id, &mut config)?;
     }
     let findings = match &base {
         Some(_) => Vec::new(),
@@ -378,6 +377,36 @@ fn run_paths(repo: &Repo, id: Oid, checks: &[config::CheckSpec]) -> Result<Vec<S
         }
     }
     Ok(found)
+}
+
+/// What the checks' `run` strings name, on the base tip `id`: the paths they run on `ci`, and
+/// what tape, ava or nyc is given to run on `tests`, not `ci` (SPEC §4.5, §26.4).
+fn protect_run_words(repo: &Repo, id: Oid, config: &mut Config) -> Result<()> {
+    let tests = runner_test_globs(repo, id, &config.checks)?;
+    let mut named = run_paths(repo, id, &config.checks)?;
+    named.retain(|path| !tests.contains(path));
+    config.protect_always(&named);
+    config.add_test_globs(&tests);
+    Ok(())
+}
+
+/// The test globs the checks hand tape, ava or nyc (SPEC §26.4), in their `run` strings and in
+/// the npm scripts they run from the base tip `id`'s root `package.json`.
+fn runner_test_globs(repo: &Repo, id: Oid, checks: &[config::CheckSpec]) -> Result<Vec<String>> {
+    let runners = config::runners::runners(checks);
+    let mut globs = runners.test_globs.clone();
+    if runners.npm
+        && let Some(bytes) = repo.read_file(id, "package.json")?
+        && let Ok(json) = serde_json::from_slice(&bytes)
+    {
+        let scripts = config::runners::script_runners(&json, &runners.npm_scripts);
+        for glob in scripts.test_globs {
+            if !globs.contains(&glob) {
+                globs.push(glob);
+            }
+        }
+    }
+    Ok(globs)
 }
 
 /// The words of a shell command that could name a repository path: split at blanks and shell

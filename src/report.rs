@@ -56,6 +56,10 @@ pub struct CheckRun {
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct Integrity {
     pub base_tests: Option<&'static str>,
+    /// Why `base_tests` is null although the overlay ran: it proves nothing (it cannot build
+    /// only because of test code moved between files, SPEC §26.4); omitted otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub base_tests_inconclusive: Option<String>,
     pub new_tests_on_base: Option<&'static str>,
     pub checks: Vec<IntegrityRun>,
 }

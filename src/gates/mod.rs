@@ -227,9 +227,7 @@ fn gates_on_commit(
         report.add_gate(Gate::Protected, [finding]);
     }
     if let (Some(changes), Some(from)) = (&changes, merge_base) {
-        let (hits, findings) = protected::run(session.config(), changes);
-        report.protected = hits;
-        report.add_gate(Gate::Protected, findings);
+        protected_gate(session, changes, from, commit, report)?;
         graded_input(session, changes, from, commit, report)?;
     }
     let around = Around {
@@ -272,6 +270,32 @@ fn returned_gates(
     Ok(())
 }
 
+/// SPEC §4.5: every changed path on a protected surface; an added file is runner wiring by its
+/// name or by what the trees say (SPEC §26.4).
+fn protected_gate(
+    session: &Session,
+    changes: &[crate::repo::Change],
+    from: Oid,
+    commit: Oid,
+    report: &mut Report,
+) -> Result<()> {
+    let repo = session.repo();
+    // Read only when an addition's name alone would let it through (policy `modify`).
+    let wiring = std::cell::OnceCell::new();
+    let rewires = |path: &[u8]| {
+        let wiring = wiring.get_or_init(|| protected::wiring::Wiring::read(repo, from, commit));
+        let Ok(wiring) = wiring else {
+            return true; // a tree that cannot be read vouches for nothing
+        };
+        let content = repo.read_file(commit, path).ok().flatten();
+        wiring.rewires(session.config(), path, content.as_deref())
+    };
+    let (hits, findings) = protected::run_with(session.config(), changes, &rewires);
+    report.protected = hits;
+    report.add_gate(Gate::Protected, findings);
+    Ok(())
+}
+
 /// SPEC §4.5: the runner's own configuration keys the checks depend on, on surface `ci`.
 fn graded_input(
     session: &Session,
@@ -281,7 +305,7 @@ fn graded_input(
     report: &mut Report,
 ) -> Result<()> {
     let runners = graded::runners(&session.config().checks);
-    let on_ci = |path: &str| {
+    let on_ci = |path: &[u8]| {
         session
             .config()
             .surfaces_for(path)
@@ -289,6 +313,12 @@ fn graded_input(
             .any(|s| s == "ci")
     };
     let (hits, findings) = graded::run(session.repo(), &runners, changes, from, to, &on_ci)?;
+    report.protected.extend(hits);
+    report.add_gate(Gate::Protected, findings);
+    // SPEC §26.4: the tests inside source files (a `#[cfg(test)]` module removed is a deletion).
+    let config = session.config();
+    let inline = protected::inline::inline_changes(session.repo(), config, changes, from, to)?;
+    let (hits, findings) = protected::inline::findings(config, &inline);
     report.protected.extend(hits);
     report.add_gate(Gate::Protected, findings);
     Ok(())

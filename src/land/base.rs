@@ -115,8 +115,12 @@ pub fn would_overwrite(dir: &Path, old: Oid, new: Oid) -> Result<Option<String>>
 }
 
 /// Move `refs/heads/<name>` from `old` to `new` (compare-and-swap), then every worktree that has
-/// it checked out. Nothing moves when one of those worktrees would lose a change.
+/// it checked out, after copying `new` out of the quarantine into the object store. Nothing moves
+/// when one of those worktrees would lose a change.
 pub fn move_base(repo: &Repo, name: &str, old: Oid, new: Oid, message: &str) -> Result<Moved> {
+    // The composed commit passed: only now does it leave the quarantine (SPEC §26.4), right
+    // before git (the worktree's two-tree merge, `update-ref`, the hook) has to read it.
+    repo.promote(new)?;
     let worktrees = checked_out(repo, name);
     for dir in &worktrees {
         if let Some(why) = would_overwrite(dir, old, new)? {

@@ -30,6 +30,9 @@ pub fn fetch(repo: &Repo, remote: &str, base: &str) -> Result<Oid> {
 
 /// Push `new` to `REMOTE`'s base with a lease on `old`.
 pub fn push(repo: &Repo, remote: &str, base: &str, old: Oid, new: Oid) -> Result<Moved> {
+    // git pushes from the object store: the composed commit leaves the quarantine now that it
+    // passed (SPEC §26.4).
+    repo.promote(new)?;
     let common = repo.common_dir();
     let lease = format!("--force-with-lease=refs/heads/{base}:{old}");
     let refspec = format!("{new}:refs/heads/{base}");
