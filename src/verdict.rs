@@ -71,22 +71,109 @@ impl Owner {
     }
 }
 
-/// One claim asked about: this owner at this commit.
+/// One claim asked about: this owner at this commit, for the slug its document claims now
+/// when the asker has read it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Claim {
     pub owner: Owner,
     pub commit: Oid,
+    /// The slug the agent's latest word claims (`None`: not read, any slug). A verdict decides
+    /// (branch, slug, commit): a document rewritten after the verdict to claim another slug is
+    /// another claim, which that verdict never judged (under another contract, perhaps).
+    pub slug: Option<String>,
 }
 
 impl Claim {
     pub fn new(owner: Owner, commit: Oid) -> Claim {
-        Claim { owner, commit }
+        Claim {
+            owner,
+            commit,
+            slug: None,
+        }
     }
 
     /// The claim of `branch` (its short name, see [`Owner::of`]) at `commit`.
     pub fn on_branch(branch: &str, commit: Oid) -> Claim {
         Claim::new(Owner::Branch(branch.to_string()), commit)
     }
+
+    /// The same claim, made by a document that claims `slug` now.
+    pub fn claiming(self, slug: Option<&str>) -> Claim {
+        Claim {
+            slug: slug.map(str::to_string),
+            ..self
+        }
+    }
+
+    /// Whether `r` decided this claim's slug: any, when the slug was not read.
+    fn slug_of(&self, r: &Record) -> bool {
+        self.slug.is_none() || r.slug == self.slug
+    }
+}
+
+/// The agent's latest word on `branch` (SPEC §26.2): the bytes of the status document in the
+/// worktree that has the branch checked out (`worktree`, see [`worktree_of`]), else the one
+/// committed at `tip`, else the newest archived one of the branch's last recorded slug (SPEC
+/// §22: a branch without a worktree is judged from its records). What `land` and the git hook
+/// read the claimed state and slug from.
+pub fn latest_document(
+    repo: &Repo,
+    worktree: Option<&Path>,
+    tip: Oid,
+    status_file: &str,
+    branch: &str,
+) -> Option<Vec<u8>> {
+    if let Some(dir) = worktree
+        && let Ok(bytes) = crate::input_file::read(&dir.join(status_file))
+    {
+        return Some(bytes);
+    }
+    if let Some(bytes) = repo.read_blob(tip, status_file) {
+        return Some(bytes);
+    }
+    archived(repo, tip, branch)
+}
+
+/// The worktree (on this machine) that has `branch` checked out.
+pub fn worktree_of(repo: &Repo, branch: &str) -> Option<std::path::PathBuf> {
+    let head = format!("refs/heads/{branch}");
+    repo.worktrees()
+        .into_iter()
+        .find(|w| w.exists && w.head_ref().as_deref() == Some(head.as_str()))
+        .map(|w| w.path)
+}
+
+/// The slug `branch`'s latest word claims ([`latest_document`]); `None` when no document parses.
+pub fn claimed_slug(repo: &Repo, branch: &str, tip: Oid, status_file: &str) -> Option<String> {
+    let worktree = worktree_of(repo, branch);
+    let bytes = latest_document(repo, worktree.as_deref(), tip, status_file, branch)?;
+    let parsed = crate::doc::parse(&bytes, crate::doc::ParseOptions::default());
+    parsed.doc.map(|d| d.slug)
+}
+
+/// The newest archived document of the branch's last recorded slug.
+fn archived(repo: &Repo, tip: Oid, branch: &str) -> Option<Vec<u8>> {
+    let common = repo.common_dir();
+    let values = crate::record::read_mentioning(&common, branch).ok()?;
+    let slug = values
+        .iter()
+        .filter_map(Record::read)
+        .rev()
+        .filter(|r| r.branch.as_deref() == Some(branch))
+        .find_map(|r| r.slug)?;
+    let dir = crate::record::dir(&common).join("records").join(&slug);
+    let exact = dir.join(format!("{tip}.md"));
+    if let Ok(bytes) = std::fs::read(&exact) {
+        return Some(bytes);
+    }
+    let mut newest: Option<(std::time::SystemTime, std::path::PathBuf)> = None;
+    for entry in std::fs::read_dir(&dir).ok()?.flatten() {
+        let modified = entry.metadata().ok()?.modified().ok()?;
+        if newest.as_ref().is_none_or(|(t, _)| modified > *t) {
+            newest = Some((modified, entry.path()));
+        }
+    }
+    std::fs::read(newest?.1).ok()
 }
 
 /// The parent `commit` stands in for when it is a single trailing commit that changes nothing but
@@ -318,7 +405,8 @@ impl Book {
     }
 
     /// **The question** (SPEC §26.1): the newest decision for this branch at this commit, made
-    /// under `under`.
+    /// under `under`, for the slug the claim names when it names one (a rejection stands
+    /// whatever slug: it only ever refuses).
     pub fn decision(
         &self,
         repo: &Repo,
@@ -354,7 +442,9 @@ impl Book {
     ) -> Option<Decision> {
         let (seq, newest) = self
             .about_claim(repo, claim, status_file)
-            .filter(|(_, r)| keep(r) && (r.is_rejection() || under.holds(repo, r)))
+            .filter(|(_, r)| {
+                keep(r) && (r.is_rejection() || (claim.slug_of(r) && under.holds(repo, r)))
+            })
             .last()?;
         Some(Decision {
             kind: kind(newest)?,

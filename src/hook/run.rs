@@ -455,11 +455,13 @@ impl<'a> Judge<'a> {
     }
 
     /// Is `branch` at `id` covered (SPEC §9, §26.1): does the newest decision for this branch at
-    /// this commit, made under the base tip's configuration and contract, pass? With `merge` it
-    /// must let the work be merged (a `closed-without-merge` teardown covers deleting only).
+    /// this commit, for the slug its latest word claims, made under the base tip's configuration
+    /// and contract, pass? With `merge` it must let the work be merged (a `closed-without-merge`
+    /// teardown covers deleting only).
     fn covered(&self, branch: &str, id: Oid, merge: bool) -> Result<bool> {
-        let claim = Claim::on_branch(branch, id);
         let status_file = &self.setting.config().status_file;
+        let slug = crate::verdict::claimed_slug(self.repo, branch, id, status_file);
+        let claim = Claim::on_branch(branch, id).claiming(slug.as_deref());
         let under = self.setting.under();
         let decision = self
             .book()?

@@ -405,3 +405,46 @@ fn shared_tips_follow_a_status_only_tip_to_the_work_it_stands_for() {
     let (code, out, err) = parts(&out);
     assert_eq!(code, 0, "{out}{err}");
 }
+
+/// Attack: agent/typo is verified for slug `typo` (no contract). A contract for the slug `auth`
+/// lands on the base (scope `docs/**`); the agent then rewrites its worktree's close-ok document
+/// to claim `auth`. The verdict decided (agent/typo, `typo`, commit); the claim now is
+/// (agent/typo, `auth`, commit), which was never judged — under `auth`'s contract the work is out
+/// of scope. `land` (and the board) must not let the `typo` verdict stand for it.
+#[test]
+fn a_verdict_for_one_slug_does_not_stand_for_a_document_that_now_claims_another() {
+    let l = Land::new();
+    let (wt, tip) = l.verified("typo", &[("src/typo.rs", Some("fn typo() {}\n"))]);
+    let contract = "goal = \"auth\"\nscope = [\"docs/**\"]\n";
+    l.fx.commit(
+        "main",
+        &[(".closegate/contracts/auth.toml", Some(contract))],
+        "contract for auth",
+    );
+    l.fx.checkout(&l.fx.root());
+    // Control: the claim as judged still lands.
+    let (code, v) = l.land(&["--dry-run", "agent/typo"]);
+    assert_eq!(code, 0, "{v:#}");
+    assert_eq!(stage(&l, "agent/typo"), "COMPLETED");
+
+    write_status(&wt, "auth", "close-ok", tip, "add typo");
+    let (code, v) = l.land(&["--dry-run", "agent/typo"]);
+    assert_eq!(code, 1, "{v:#}");
+    assert_eq!(outcome(&v, "agent/typo").1, ["land-not-verified"]);
+    assert_ne!(stage(&l, "agent/typo"), "COMPLETED");
+    // The git hook agrees with `land --dry-run`: a hand merge of the branch is refused.
+    install_hook(&l);
+    let before = l.main();
+    let out = git_output(
+        &l.fx.root(),
+        &["merge", "-q", "--no-ff", "-m", "typo", "agent/typo"],
+    );
+    assert_ne!(out.status.code(), Some(0), "{}", parts(&out).1);
+    assert_eq!(l.main(), before);
+    // What the gate says of the claim now: the contract refuses it.
+    let (code, report) = l.check_json(&wt, &[]);
+    assert_eq!(code, 1, "{report:#}");
+    assert!(codes(&report).contains(&"contract-out-of-scope".to_string()));
+    let (code, v) = l.land(&["--dry-run", "agent/typo"]);
+    assert_eq!(code, 1, "{v:#}");
+}
