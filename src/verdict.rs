@@ -463,10 +463,12 @@ impl Book {
     /// configuration it was made under. What exempts a verified-then-merged return from
     /// `close-no-change` and its committed document from the inherited-document rule. A clean
     /// `closed-without-merge` teardown passes only for deleting the branch (SPEC §9): it attests
-    /// no work, so a retry on the same branch starts from nothing of its own.
+    /// no work, so a retry on the same branch starts from nothing of its own. When the claim
+    /// names a slug, only a record for that slug attests: a branch name reused for another task
+    /// inherits nothing of the first task's history.
     pub fn attests(&self, repo: &Repo, claim: &Claim, status_file: &str) -> bool {
         self.about_claim(repo, claim, status_file)
-            .filter(|(_, r)| !r.is_rejection())
+            .filter(|(_, r)| !r.is_rejection() && claim.slug_of(r))
             .any(|(_, r)| r.is_passing() && !closed_without_merge(r))
     }
 

@@ -278,7 +278,13 @@ fn row(
         DocState::Read(state) => Some(state),
         _ => None,
     };
-    let (merged, conflict) = at.radar(repo, ledger, wt.main, verdict, status_file);
+    let (merged, conflict) = at.radar(
+        repo,
+        ledger,
+        (wt.main, slug.as_deref()),
+        verdict,
+        status_file,
+    );
     let stage = stage_of(doc, verdict, rejected, merged, conflict);
     Row {
         path: wt.path.display().to_string(),
@@ -326,7 +332,7 @@ impl Tip<'_> {
         &self,
         repo: &Repo,
         ledger: &Ledger,
-        main: bool,
+        (main, slug): (bool, Option<&str>),
         verdict: Option<Verdict>,
         status_file: &str,
     ) -> (bool, bool) {
@@ -334,7 +340,7 @@ impl Tip<'_> {
             (Some(owner), false) => radar::judge_row(
                 repo,
                 ledger,
-                owner,
+                (owner, slug),
                 self.head,
                 self.base,
                 verdict,

@@ -261,7 +261,7 @@ fn returned_gates(
     (owner, status_file): (Option<Owner>, &str),
     report: &mut Report,
 ) -> Result<()> {
-    let nothing = nochange::run(repo, doc.state, commit, merge_base, owner, status_file)?;
+    let nothing = nochange::run(repo, doc, commit, merge_base, owner, status_file)?;
     report.add_gate(Gate::Close, nothing);
     let artifacts = doc.artifacts.as_deref().unwrap_or_default();
     let (statuses, findings) = manifest::run(repo, commit, merge_base, artifacts);

@@ -448,3 +448,48 @@ fn a_verdict_for_one_slug_does_not_stand_for_a_document_that_now_claims_another(
     let (code, v) = l.land(&["--dry-run", "agent/typo"]);
     assert_eq!(code, 1, "{v:#}");
 }
+
+/// Attack: agent/x is verified (slug `x`), fast-forward merged and torn down with its branch;
+/// the branch name is then reused for another task (slug `y`) from the base, whose tip is x's
+/// verified commit. The new agent commits nothing and returns `close-ok` for `y`. History
+/// attests x's work for the slug x, never for `y`: the empty claim is `close-no-change` (FAIL),
+/// not exempt (SPEC §17, §26.1). Control: the same reuse claiming `x` again is exempt, as SPEC
+/// §26.1 words it (a passing record for this branch names its tip).
+#[test]
+fn a_reused_branch_name_does_not_inherit_the_history_of_another_slug() {
+    let l = Land::new();
+    let (wt, tip) = l.verified("x", &[("src/x.rs", Some("fn x() {}\n"))]);
+    git(&l.fx.root(), &["merge", "-q", "--ff-only", "agent/x"]);
+    let (code, out, err) = l.run(
+        &l.fx.root(),
+        &["teardown", wt.to_str().unwrap(), "--delete-branch"],
+    );
+    assert_eq!(code, 0, "{out}{err}");
+    l.fx.repo
+        .branch("agent/x", &l.fx.repo.find_commit(l.main()).unwrap(), false)
+        .unwrap();
+    assert_eq!(l.main(), tip);
+    let again = l.fx.worktree("x-again", "agent/x");
+    let sha = &tip.to_string()[..12];
+    let claim = |slug: &str| {
+        StatusDoc::complete(slug, "close-ok")
+            .artifacts(&[])
+            .last_commit(sha, "add x")
+            .close(sha, "agent/x", &canonical(&again))
+    };
+    claim("y").write(&again);
+    let (code, report) = l.check_json(&again, &[]);
+    assert_eq!(code, 1, "{report:#}");
+    assert!(
+        codes(&report).contains(&"close-no-change".to_string()),
+        "{report:#}"
+    );
+    assert_eq!(stage(&l, "agent/x"), "FAILED");
+
+    claim("x").write(&again);
+    let (_, report) = l.check_json(&again, &[]);
+    assert!(
+        !codes(&report).contains(&"close-no-change".to_string()),
+        "{report:#}"
+    );
+}
