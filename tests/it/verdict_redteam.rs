@@ -493,3 +493,49 @@ fn a_reused_branch_name_does_not_inherit_the_history_of_another_slug() {
         "{report:#}"
     );
 }
+
+/// Attack (found, NOT fixed — see the branch's report): agent/x was verified, then its agent went
+/// back to work (`in-progress` in its worktree), so nothing of x lands. Another agent, who can
+/// write the common git directory, rewrites `worktrees/x/gitdir` to point into a directory it
+/// owns (a `.git` file back to the admin directory, and a `close-ok` document). Every reader
+/// that finds "the worktree of agent/x" through git's worktree list — `land`'s latest word, the
+/// board's row — then reads the forged document: `land` admits x's work against its agent's
+/// own word. The authenticated anchor is the decision's record, which names the worktree the
+/// claim was checked in; a fix must read the latest word there (or refuse when the branch's
+/// worktree is elsewhere), without refusing verdicts made with `--no-worktree`, whose records
+/// name the runner's directory instead (they carry no mark of it today).
+#[test]
+#[ignore = "known break, not fixed on dev/redteam: a forged worktree gitdir speaks for the agent"]
+fn a_forged_worktree_gitdir_cannot_speak_for_the_agent() {
+    let l = Land::new();
+    let (wt, tip) = l.verified("x", &[("src/x.rs", Some("fn x() {}\n"))]);
+    write_status(&wt, "x", "in-progress", tip, "add x");
+    let (code, v) = l.land(&["--dry-run", "agent/x"]);
+    assert_eq!(code, 1, "{v:#}");
+
+    let admin = l.fx.repo.path().join("worktrees").join("x");
+    let forged = l.fx.root().parent().unwrap().join("forged");
+    std::fs::create_dir_all(&forged).unwrap();
+    std::fs::write(
+        forged.join(".git"),
+        format!("gitdir: {}\n", admin.display()),
+    )
+    .unwrap();
+    std::fs::write(
+        forged.join("_EXEC_STATUS.md"),
+        std::fs::read_to_string(wt.join("_EXEC_STATUS.md"))
+            .unwrap()
+            .replace("state: in-progress", "state: close-ok"),
+    )
+    .unwrap();
+    std::fs::write(
+        admin.join("gitdir"),
+        format!("{}\n", forged.join(".git").display()),
+    )
+    .unwrap();
+
+    let (code, v) = l.land(&["--dry-run", "agent/x"]);
+    assert_eq!(code, 1, "{v:#}");
+    assert_eq!(outcome(&v, "agent/x").1, ["land-not-verified"]);
+    assert_ne!(stage(&l, "agent/x"), "COMPLETED");
+}
