@@ -130,20 +130,12 @@ fn commit_to_check(
             closed.commit
         }
         _ => {
-            report.branch = checked_branch(session);
+            report.branch = session.checked_branch(None);
             let head = || session.repo().worktree_head(session.worktree());
             session.rev().or_else(head)
         }
     };
     (commit, worktree_status)
-}
-
-/// The branch this run judges when no close line names one: the checked worktree's (or, with
-/// `--no-worktree`, the branch `--rev` names, else the repository's HEAD branch).
-fn checked_branch(session: &Session) -> Option<String> {
-    session
-        .checked_branch(None)
-        .or_else(|| session.repo().head_branch())
 }
 
 /// Whose claim this run judges (SPEC §26.1): the checked branch, else the checked worktree (a
@@ -173,7 +165,7 @@ fn inherited(
     let merge_base = session.repo().merge_base(base, head);
     *known = Some((head, merge_base));
     let repo = session.repo();
-    let branch = checked_branch(session);
+    let branch = session.checked_branch(None);
     let attested = || {
         owner(session, branch.as_deref()).is_some_and(|owner| {
             let claim = Claim::new(owner, head);
@@ -282,7 +274,7 @@ fn returned_gates(
     (owner, status_file): (Option<Owner>, &str),
     report: &mut Report,
 ) -> Result<()> {
-    let nothing = nochange::run(repo, doc.state, commit, merge_base, owner, status_file)?;
+    let nothing = nochange::run(repo, doc, commit, merge_base, owner, status_file)?;
     report.add_gate(Gate::Close, nothing);
     let artifacts = doc.artifacts.as_deref().unwrap_or_default();
     let (statuses, findings) = manifest::run(repo, commit, merge_base, artifacts);

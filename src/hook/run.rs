@@ -294,11 +294,13 @@ impl<'a> Judge<'a> {
     }
 
     /// Is `branch` at `id` covered (SPEC §9, §26.1): does the newest decision for this branch at
-    /// this commit, made under the base tip's configuration and contract, pass? With `merge` it
-    /// must let the work be merged (a `closed-without-merge` teardown covers deleting only).
+    /// this commit, for the slug its latest word claims, made under the base tip's configuration
+    /// and contract, pass? With `merge` it must let the work be merged (a `closed-without-merge`
+    /// teardown covers deleting only).
     fn covered(&self, branch: &str, id: Oid, merge: bool) -> Result<bool> {
-        let claim = Claim::on_branch(branch, id);
         let status_file = &self.setting.config().status_file;
+        let slug = crate::verdict::claimed_slug(self.repo, branch, id, status_file);
+        let claim = Claim::on_branch(branch, id).claiming(slug.as_deref());
         let under = self.setting.under();
         let decision = self
             .book()?
@@ -382,7 +384,9 @@ impl<'a> Judge<'a> {
                 }
                 judged.push(d);
             }
-            decisions.extend(shared_tips(judged));
+            let status_file = &self.setting.config().status_file;
+            let stands = |c| crate::verdict::candidates(self.repo, c, status_file);
+            decisions.extend(shared_tips(judged, stands));
         }
         Ok(decisions)
     }
@@ -391,12 +395,14 @@ impl<'a> Judge<'a> {
 /// Each branch is judged on its own decisions (SPEC §26.1); but when the move brings in one
 /// commit as the newest of several agent branches at once — a branch made at another's tip, with
 /// nothing of its own yet — the commit is that one branch's work: it is covered when one of them
-/// covers it. A branch with a commit of its own is never covered by another's decision.
-fn shared_tips(mut judged: Vec<Decision>) -> Vec<Decision> {
+/// covers it, at that commit or at a trailing status-only commit that stands for it (`stands`:
+/// `verdict::candidates`, the commits a covered one stands for). A branch with a commit of its
+/// own is never covered by another's decision.
+fn shared_tips(mut judged: Vec<Decision>, stands: impl Fn(Oid) -> Vec<Oid>) -> Vec<Decision> {
     let covered: Vec<Oid> = judged
         .iter()
         .filter(|d| d.accepted && !d.squash)
-        .map(|d| d.commit)
+        .flat_map(|d| stands(d.commit))
         .collect();
     for d in &mut judged {
         if !d.accepted && d.reason.is_none() && !d.squash && covered.contains(&d.commit) {

@@ -83,6 +83,7 @@ mod teardown_audit;
 mod teardown_predict;
 mod teardown_safety;
 mod verdict;
+mod verdict_redteam;
 mod warm_state;
 mod workspace;
 mod worktrees;
