@@ -10,7 +10,8 @@
 //! `init`'s or `validate --run`'s run on the base tip, another agent's check, a red-on-base run, a
 //! composed tree's check — never counts for this branch, for it or against it; a `land` record
 //! counts for its `branch` and `tip` only, never for `base_before`. **Newest** is the order of the
-//! audit log, never a comparison of timestamps.
+//! audit log, never a comparison of timestamps; a line appended again (a replay of an
+//! authenticated line) keeps its first place.
 //!
 //! A commit stands for itself and, when it is one trailing commit that changes only the status
 //! document, for its parent (the commit its close line names, SPEC §4.3): [`stands_for`]. A
@@ -21,7 +22,7 @@
 //! standing of approvals and rejections all ask here.
 
 use std::cell::RefCell;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::Path;
 
 use anyhow::Result;
@@ -42,13 +43,13 @@ pub enum Owner {
 }
 
 impl Owner {
-    /// The owner of a claim checked on `branch` (`refs/heads/` stripped) in `worktree`: the
-    /// branch, else the worktree (a detached HEAD).
+    /// The owner of a claim checked on `branch` (its short name, as records write it: nothing
+    /// more is stripped, since `refs/heads/agent/x` is itself a branch name git accepts and names
+    /// another branch than `agent/x`) in `worktree`: the branch, else the worktree (a detached
+    /// HEAD).
     pub fn of(branch: Option<&str>, worktree: Option<&Path>) -> Option<Owner> {
         match (branch, worktree) {
-            (Some(b), _) => Some(Owner::Branch(
-                b.strip_prefix("refs/heads/").unwrap_or(b).to_string(),
-            )),
+            (Some(b), _) => Some(Owner::Branch(b.to_string())),
             (None, Some(w)) => Some(Owner::Detached(w.display().to_string())),
             (None, None) => None,
         }
@@ -70,23 +71,109 @@ impl Owner {
     }
 }
 
-/// One claim asked about: this owner at this commit.
+/// One claim asked about: this owner at this commit, for the slug its document claims now
+/// when the asker has read it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Claim {
     pub owner: Owner,
     pub commit: Oid,
+    /// The slug the agent's latest word claims (`None`: not read, any slug). A verdict decides
+    /// (branch, slug, commit): a document rewritten after the verdict to claim another slug is
+    /// another claim, which that verdict never judged (under another contract, perhaps).
+    pub slug: Option<String>,
 }
 
 impl Claim {
     pub fn new(owner: Owner, commit: Oid) -> Claim {
-        Claim { owner, commit }
+        Claim {
+            owner,
+            commit,
+            slug: None,
+        }
     }
 
-    /// The claim of `branch` at `commit`.
+    /// The claim of `branch` (its short name, see [`Owner::of`]) at `commit`.
     pub fn on_branch(branch: &str, commit: Oid) -> Claim {
-        let branch = branch.strip_prefix("refs/heads/").unwrap_or(branch);
         Claim::new(Owner::Branch(branch.to_string()), commit)
     }
+
+    /// The same claim, made by a document that claims `slug` now.
+    pub fn claiming(self, slug: Option<&str>) -> Claim {
+        Claim {
+            slug: slug.map(str::to_string),
+            ..self
+        }
+    }
+
+    /// Whether `r` decided this claim's slug: any, when the slug was not read.
+    fn slug_of(&self, r: &Record) -> bool {
+        self.slug.is_none() || r.slug == self.slug
+    }
+}
+
+/// The agent's latest word on `branch` (SPEC §26.2): the bytes of the status document in the
+/// worktree that has the branch checked out (`worktree`, see [`worktree_of`]), else the one
+/// committed at `tip`, else the newest archived one of the branch's last recorded slug (SPEC
+/// §22: a branch without a worktree is judged from its records). What `land` and the git hook
+/// read the claimed state and slug from.
+pub fn latest_document(
+    repo: &Repo,
+    worktree: Option<&Path>,
+    tip: Oid,
+    status_file: &str,
+    branch: &str,
+) -> Option<Vec<u8>> {
+    if let Some(dir) = worktree
+        && let Ok(bytes) = crate::input_file::read(&dir.join(status_file))
+    {
+        return Some(bytes);
+    }
+    if let Some(bytes) = repo.read_blob(tip, status_file) {
+        return Some(bytes);
+    }
+    archived(repo, tip, branch)
+}
+
+/// The worktree (on this machine) that has `branch` checked out.
+pub fn worktree_of(repo: &Repo, branch: &str) -> Option<std::path::PathBuf> {
+    let head = format!("refs/heads/{branch}");
+    repo.worktrees()
+        .into_iter()
+        .find(|w| w.exists && w.head_ref().as_deref() == Some(head.as_str()))
+        .map(|w| w.path)
+}
+
+/// The slug `branch`'s latest word claims ([`latest_document`]); `None` when no document parses.
+pub fn claimed_slug(repo: &Repo, branch: &str, tip: Oid, status_file: &str) -> Option<String> {
+    let worktree = worktree_of(repo, branch);
+    let bytes = latest_document(repo, worktree.as_deref(), tip, status_file, branch)?;
+    let parsed = crate::doc::parse(&bytes, crate::doc::ParseOptions::default());
+    parsed.doc.map(|d| d.slug)
+}
+
+/// The newest archived document of the branch's last recorded slug.
+fn archived(repo: &Repo, tip: Oid, branch: &str) -> Option<Vec<u8>> {
+    let common = repo.common_dir();
+    let values = crate::record::read_mentioning(&common, branch).ok()?;
+    let slug = values
+        .iter()
+        .filter_map(Record::read)
+        .rev()
+        .filter(|r| r.branch.as_deref() == Some(branch))
+        .find_map(|r| r.slug)?;
+    let dir = crate::record::dir(&common).join("records").join(&slug);
+    let exact = dir.join(format!("{tip}.md"));
+    if let Ok(bytes) = std::fs::read(&exact) {
+        return Some(bytes);
+    }
+    let mut newest: Option<(std::time::SystemTime, std::path::PathBuf)> = None;
+    for entry in std::fs::read_dir(&dir).ok()?.flatten() {
+        let modified = entry.metadata().ok()?.modified().ok()?;
+        if newest.as_ref().is_none_or(|(t, _)| modified > *t) {
+            newest = Some((modified, entry.path()));
+        }
+    }
+    std::fs::read(newest?.1).ok()
 }
 
 /// The parent `commit` stands in for when it is a single trailing commit that changes nothing but
@@ -204,6 +291,10 @@ pub struct Decision {
     /// The verdict recorded (a `reject` is FAIL).
     pub verdict: Verdict,
     pub record: Record,
+    /// Where the record stands in the log, among the decisions read: what "older" means when
+    /// decisions of several claims are ordered (`land --all`, oldest verdict first), never their
+    /// timestamps.
+    pub seq: usize,
 }
 
 impl Decision {
@@ -221,7 +312,7 @@ impl Decision {
     }
 
     fn closed_without_merge(&self) -> bool {
-        self.record.claimed.as_deref() == Some("closed-without-merge")
+        closed_without_merge(&self.record)
     }
 
     /// Whether a reviewer's rejection is what stands: a `reject`, or a gate run that found one.
@@ -277,8 +368,10 @@ impl Book {
     }
 
     fn from_values(values: Vec<Value>) -> Book {
+        let mut macs = HashSet::new();
         let records = values
             .iter()
+            .filter(|v| first_written(v, &mut macs))
             .filter_map(Record::read)
             .filter(is_decision)
             .collect();
@@ -293,13 +386,13 @@ impl Book {
         repo: &Repo,
         claim: &'a Claim,
         status_file: &str,
-    ) -> impl Iterator<Item = &'a Record> + 'a {
+    ) -> impl Iterator<Item = (usize, &'a Record)> + 'a {
         let commits: Vec<String> = candidates(repo, claim.commit, status_file)
             .iter()
             .map(Oid::to_string)
             .collect();
         let tree = repo.tree_of(claim.commit).map(|t| t.to_string());
-        self.records.iter().filter(move |r| {
+        self.records.iter().enumerate().filter(move |(_, r)| {
             if !claim.owner.owns(r) {
                 return false;
             }
@@ -312,7 +405,8 @@ impl Book {
     }
 
     /// **The question** (SPEC §26.1): the newest decision for this branch at this commit, made
-    /// under `under`.
+    /// under `under`, for the slug the claim names when it names one (a rejection stands
+    /// whatever slug: it only ever refuses).
     pub fn decision(
         &self,
         repo: &Repo,
@@ -346,9 +440,11 @@ impl Book {
         under: &Under,
         keep: impl Fn(&Record) -> bool,
     ) -> Option<Decision> {
-        let newest = self
+        let (seq, newest) = self
             .about_claim(repo, claim, status_file)
-            .filter(|r| keep(r) && (r.is_rejection() || under.holds(repo, r)))
+            .filter(|(_, r)| {
+                keep(r) && (r.is_rejection() || (claim.slug_of(r) && under.holds(repo, r)))
+            })
             .last()?;
         Some(Decision {
             kind: kind(newest)?,
@@ -358,17 +454,22 @@ impl Book {
                 newest.verdict?
             },
             record: newest.clone(),
+            seq,
         })
     }
 
     /// Whether history attests this claim as this owner's work (SPEC §17, §26.1): a passing or
     /// `land` record for this branch names the commit (or the one it stands for), whatever
     /// configuration it was made under. What exempts a verified-then-merged return from
-    /// `close-no-change` and its committed document from the inherited-document rule.
+    /// `close-no-change` and its committed document from the inherited-document rule. A clean
+    /// `closed-without-merge` teardown passes only for deleting the branch (SPEC §9): it attests
+    /// no work, so a retry on the same branch starts from nothing of its own. When the claim
+    /// names a slug, only a record for that slug attests: a branch name reused for another task
+    /// inherits nothing of the first task's history.
     pub fn attests(&self, repo: &Repo, claim: &Claim, status_file: &str) -> bool {
         self.about_claim(repo, claim, status_file)
-            .filter(|r| !r.is_rejection())
-            .any(|r| r.is_passing())
+            .filter(|(_, r)| !r.is_rejection() && claim.slug_of(r))
+            .any(|(_, r)| r.is_passing() && !closed_without_merge(r))
     }
 
     /// Whether a `land` record of `branch` names `tip` and its composed commit is in `base`
@@ -436,6 +537,24 @@ impl Book {
 /// that judges one worktree asks (`check`, `close`). A log that cannot be read attests nothing.
 pub fn attested(repo: &Repo, claim: &Claim, status_file: &str) -> bool {
     Book::about(repo, claim, status_file).is_ok_and(|book| book.attests(repo, claim, status_file))
+}
+
+/// Whether the record's claim is a `closed-without-merge` return: the agent retired the work.
+fn closed_without_merge(r: &Record) -> bool {
+    r.claimed.as_deref() == Some("closed-without-merge")
+}
+
+/// Whether `line` is the first in the log to carry its `mac`; remembered in `macs`. Under a record
+/// key a line's mac covers its `prev`, so two lines written by closegate never share one: a later
+/// line with an earlier line's mac is that line appended again (a replay, which `log --verify`
+/// names). It counts once, where it was first written — an agent that can only append to the
+/// log cannot make an old approval or verdict the newest word. Lines without a mac (no key)
+/// are plain and all read.
+fn first_written(line: &Value, macs: &mut HashSet<String>) -> bool {
+    match line.get("mac").and_then(Value::as_str) {
+        Some(mac) if !mac.is_empty() => macs.insert(mac.to_string()),
+        _ => true,
+    }
 }
 
 /// Whether a record is a decision (module doc): a trusted `check`, `approve`, `land` or removing

@@ -208,15 +208,16 @@ impl Ledger {
         &self.book
     }
 
-    /// The newest decision on `owner`'s claim at `commit` (the one question).
+    /// The newest decision on `owner`'s claim at `commit`, for the slug its document claims now
+    /// (`None`: any) (the one question).
     fn decision(
         &self,
         repo: &Repo,
         owner: &Owner,
-        commit: Oid,
+        (commit, slug): (Oid, Option<&str>),
         status_file: &str,
     ) -> Option<Decision> {
-        let claim = Claim::new(owner.clone(), commit);
+        let claim = Claim::new(owner.clone(), commit).claiming(slug);
         self.book.decision(repo, &claim, status_file, &self.under)
     }
 }
@@ -262,7 +263,12 @@ fn row(
         }
         Err(why) => (DocState::Unreadable, None, None, Some(format!("{why:#}"))),
     };
-    let judged = at.decision(repo, ledger, claimed.as_deref(), status_file);
+    let judged = at.decision(
+        repo,
+        ledger,
+        (slug.as_deref(), claimed.as_deref()),
+        status_file,
+    );
     let verdict = judged.as_ref().map(|d| d.verdict);
     let codes = judged
         .as_ref()
@@ -272,7 +278,13 @@ fn row(
         DocState::Read(state) => Some(state),
         _ => None,
     };
-    let (merged, conflict) = at.radar(repo, ledger, wt.main, verdict, status_file);
+    let (merged, conflict) = at.radar(
+        repo,
+        ledger,
+        (wt.main, slug.as_deref()),
+        verdict,
+        status_file,
+    );
     let stage = stage_of(doc, verdict, rejected, merged, conflict);
     Row {
         path: wt.path.display().to_string(),
@@ -320,7 +332,7 @@ impl Tip<'_> {
         &self,
         repo: &Repo,
         ledger: &Ledger,
-        main: bool,
+        (main, slug): (bool, Option<&str>),
         verdict: Option<Verdict>,
         status_file: &str,
     ) -> (bool, bool) {
@@ -328,7 +340,7 @@ impl Tip<'_> {
             (Some(owner), false) => radar::judge_row(
                 repo,
                 ledger,
-                owner,
+                (owner, slug),
                 self.head,
                 self.base,
                 verdict,
@@ -338,18 +350,19 @@ impl Tip<'_> {
         }
     }
 
-    /// The newest decision on the tip, else the refusal of a stale claim (the one question).
+    /// The newest decision on the tip for the slug the document claims, else the refusal of a
+    /// stale claim (the one question).
     fn decision(
         &self,
         repo: &Repo,
         ledger: &Ledger,
-        claimed: Option<&str>,
+        (slug, claimed): (Option<&str>, Option<&str>),
         status_file: &str,
     ) -> Option<Decision> {
         let (owner, head) = (self.owner?, self.head?);
         ledger
-            .decision(repo, owner, head, status_file)
-            .or_else(|| stale_claim_failed(repo, ledger, owner, claimed, status_file))
+            .decision(repo, owner, (head, slug), status_file)
+            .or_else(|| stale_claim_failed(repo, ledger, owner, (slug, claimed), status_file))
     }
 }
 
@@ -403,14 +416,14 @@ fn stale_claim_failed(
     repo: &Repo,
     ledger: &Ledger,
     owner: &Owner,
-    claimed: Option<&str>,
+    (slug, claimed): (Option<&str>, Option<&str>),
     status_file: &str,
 ) -> Option<Decision> {
     let CommitLookup::Found(commit) = repo.lookup_commit(claimed?) else {
         return None;
     };
     ledger
-        .decision(repo, owner, commit, status_file)
+        .decision(repo, owner, (commit, slug), status_file)
         .filter(|d| d.verdict == Verdict::Fail)
 }
 

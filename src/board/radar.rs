@@ -22,18 +22,19 @@ pub fn refine(stage: Stage, merged: bool, conflict: bool) -> Stage {
     }
 }
 
-/// [`judge`] for a board row: a row without a HEAD or a base is neither.
+/// [`judge`] for a board row: a row without a HEAD or a base is neither. `claim` is the row's
+/// owner and the slug its document claims (`None`: not read).
 pub fn judge_row(
     repo: &Repo,
     ledger: &super::Ledger,
-    owner: &Owner,
+    claim: (&Owner, Option<&str>),
     head: Option<Oid>,
     base: Option<Oid>,
     verdict: Option<Verdict>,
     status_file: &str,
 ) -> (bool, bool) {
     match (head, base) {
-        (Some(head), Some(base)) => judge(repo, ledger, owner, base, head, verdict, status_file),
+        (Some(head), Some(base)) => judge(repo, ledger, claim, base, head, verdict, status_file),
         _ => (false, false),
     }
 }
@@ -47,7 +48,7 @@ pub fn judge_row(
 fn judge(
     repo: &Repo,
     ledger: &super::Ledger,
-    owner: &Owner,
+    (owner, slug): (&Owner, Option<&str>),
     base: Oid,
     head: Oid,
     verdict: Option<Verdict>,
@@ -56,7 +57,7 @@ fn judge(
     let passing = verdict == Some(Verdict::Verified);
     let commit = crate::verdict::stands_for(repo, head, status_file).unwrap_or(head);
     let own = || {
-        let claim = crate::verdict::Claim::new(owner.clone(), head);
+        let claim = crate::verdict::Claim::new(owner.clone(), head).claiming(slug);
         ledger.book().attests(repo, &claim, status_file)
     };
     let landed = || {
@@ -95,7 +96,7 @@ fn changed_any(repo: &Repo, base: Oid, commit: Oid, status_file: &str) -> bool {
 }
 
 /// Two live branches whose tips conflict with each other, with the paths.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
 pub struct Pair {
     pub one: String,
     pub two: String,

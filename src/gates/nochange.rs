@@ -4,7 +4,9 @@
 //! with the base adds nothing: an agent that never committed, or commits that cancel out. Work
 //! that was verified and then merged or landed (the merge base is then the tip itself) is not
 //! "nothing": an authenticated passing or `land` record **for this branch** naming the commit
-//! exempts it, whatever configuration it was made under (`verdict::Book::attests`). Another
+//! exempts it, whatever configuration it was made under (`verdict::Book::attests`), when it
+//! decided the slug the document claims now (a branch name reused for another task inherits
+//! nothing of the first task's history). Another
 //! branch's records never do: a `land` record counts for its own branch and tip, never for the
 //! commit the base moved from (SPEC §26.1).
 
@@ -12,21 +14,21 @@ use anyhow::Result;
 use git2::Oid;
 
 use crate::catalog::Code;
-use crate::doc::State;
+use crate::doc::{State, StatusDoc};
 use crate::finding::Finding;
 use crate::repo::Repo;
 use crate::verdict::{Claim, Owner};
 
-/// The finding, when `state` claims work and `commit` adds nothing to `merge_base`.
+/// The finding, when `doc`'s state claims work and `commit` adds nothing to `merge_base`.
 pub fn run(
     repo: &Repo,
-    state: Option<State>,
+    doc: &StatusDoc,
     commit: Oid,
     merge_base: Option<Oid>,
     owner: Option<Owner>,
     status_file: &str,
 ) -> Result<Option<Finding>> {
-    if !matches!(state, Some(State::CloseOk | State::Stop2Ready)) {
+    if !matches!(doc.state, Some(State::CloseOk | State::Stop2Ready)) {
         return Ok(None);
     }
     let Some(merge_base) = merge_base else {
@@ -39,7 +41,8 @@ pub fn run(
         return Ok(None);
     }
     let attested = owner.is_some_and(|owner| {
-        crate::verdict::attested(repo, &Claim::new(owner, commit), status_file)
+        let claim = Claim::new(owner, commit).claiming(Some(&doc.slug));
+        crate::verdict::attested(repo, &claim, status_file)
     });
     if attested {
         return Ok(None);

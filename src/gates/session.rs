@@ -202,21 +202,42 @@ impl Session {
 
     /// The branch whose claim this run judges (SPEC §26.1), which its record is written against:
     /// the checked worktree's own branch (`None` on a detached HEAD, never the branch a close line
-    /// names); with `--no-worktree`, the branch `--rev` names, else `claimed` (a CI or server run
-    /// judges the claim it was handed).
+    /// names). With `--no-worktree` there is no worktree to own the claim: it is the branch `--rev`
+    /// names, else `claimed` (the branch the close line names: a CI or server run judges the
+    /// claim it was handed), else HEAD's — the first of them that **holds the commit the document
+    /// was read from** (`--rev`'s, else HEAD): its tip (the pushed value, in a server gate), or
+    /// the work its trailing status-only tip stands for. A document read from another branch's
+    /// commit (`--rev <id>` of agent/evil's commit naming agent/x, or a tag spelled like a branch)
+    /// is no claim of that branch: recorded with no branch, it counts for none.
     pub fn checked_branch(&self, claimed: Option<&str>) -> Option<String> {
         if !self.opts.no_worktree {
             return self.repo.head_branch();
         }
-        let rev = self
+        let read_from = self
+            .rev
+            .or_else(|| self.repo.worktree_head(&self.worktree))?;
+        let named = self
             .opts
             .rev
             .as_deref()
-            .map(|r| r.strip_prefix("refs/heads/").unwrap_or(r));
-        match rev {
-            Some(name) if self.repo.branch_tip(name).is_some() => Some(name.to_string()),
-            _ => claimed.map(str::to_string),
-        }
+            .map(|r| r.strip_prefix("refs/heads/").unwrap_or(r).to_string());
+        let head = self.repo.head_branch();
+        let holds = |branch: &String| {
+            let pushed = self.pushed().iter().find(|(name, _)| name == branch);
+            let tip = pushed
+                .map(|(_, id)| *id)
+                .or_else(|| self.repo.branch_tip(branch));
+            tip.is_some_and(|tip| {
+                tip == read_from
+                    || crate::verdict::stands_for(&self.repo, tip, &self.config.status_file)
+                        == Some(read_from)
+            })
+        };
+        named
+            .into_iter()
+            .chain(claimed.map(str::to_string))
+            .chain(head)
+            .find(holds)
     }
 
     /// What every check this session runs must not see (SPEC §4.6): the built-in secrets, git's
@@ -226,6 +247,12 @@ impl Session {
             let keys: Vec<PathBuf> = self.signing_key.iter().cloned().collect();
             Shield::new(Some(&self.repo), &self.config.sandbox_hide, &keys)
         })
+    }
+
+    /// The one check runner (SPEC §19): every run of this session's checks is planned there,
+    /// with this session's configuration, records and shield.
+    pub fn runner(&self) -> crate::gates::runner::Runner<'_> {
+        crate::gates::runner::Runner::new(self)
     }
 
     pub fn repo(&self) -> &Repo {

@@ -39,12 +39,27 @@ pub fn lock(common: &Path, name: &str, wait: std::time::Duration) -> Result<Opti
         })
         .collect();
     let path = dir.join(format!("land-{safe}.lock"));
+    // The common dir is the agent's to write: a link planted at the lock's name is never
+    // followed, a FIFO never waited on (`O_NONBLOCK`), and only a regular file is taken.
+    use std::os::unix::fs::OpenOptionsExt;
     let file = std::fs::OpenOptions::new()
         .create(true)
         .truncate(false)
         .write(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_NOCTTY)
         .open(&path)
-        .with_context(|| format!("cannot open the land lock {}", path.display()))?;
+        .with_context(|| {
+            format!(
+                "cannot open the land lock {} (a symbolic link is refused)",
+                path.display()
+            )
+        })?;
+    let meta = file
+        .metadata()
+        .with_context(|| format!("cannot stat the land lock {}", path.display()))?;
+    if !meta.is_file() {
+        anyhow::bail!("the land lock {} is not a regular file", path.display());
+    }
     let deadline = std::time::Instant::now() + wait;
     loop {
         match file.try_lock() {

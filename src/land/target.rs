@@ -13,7 +13,6 @@ use git2::Oid;
 use crate::catalog::Code;
 use crate::doc::{self, ParseOptions, State};
 use crate::finding::{Finding, Verdict};
-use crate::ledger::Record;
 use crate::repo::Repo;
 use crate::verdict::{Book, Claim, Decision, Under};
 
@@ -40,6 +39,8 @@ pub struct Target {
 #[derive(Debug, Clone)]
 pub struct Admitted {
     pub ts: String,
+    /// The decision's place in the log: `--all` lands the oldest verdict first, in log order.
+    pub seq: usize,
     /// The base commit the verdict was reached against (its checks are keyed on it).
     pub base_commit: Option<String>,
     /// An approval made the verdict: every protected path it covered is admitted.
@@ -92,12 +93,9 @@ pub fn target(repo: &Repo, branch: &str, status_file: &str) -> Result<Target> {
         bail!("branch {branch} does not exist");
     };
     let commit = crate::verdict::stands_for(repo, tip, status_file).unwrap_or(tip);
-    let worktree = repo
-        .worktrees()
-        .into_iter()
-        .find(|w| w.exists && w.head_ref().as_deref() == Some(&format!("refs/heads/{branch}")))
-        .map(|w| w.path);
-    let bytes = document(repo, worktree.as_deref(), tip, status_file, branch);
+    let worktree = crate::verdict::worktree_of(repo, branch);
+    let bytes =
+        crate::verdict::latest_document(repo, worktree.as_deref(), tip, status_file, branch);
     let parsed = bytes.map(|b| doc::parse(&b, ParseOptions::default()).doc);
     let (slug, abstract_line, state) = match parsed.flatten() {
         Some(d) => {
@@ -124,51 +122,6 @@ pub fn target(repo: &Repo, branch: &str, status_file: &str) -> Result<Target> {
         abstract_line,
         state,
     })
-}
-
-/// The status document: the worktree's, else `<branch>:<status file>`, else the newest archived
-/// one for the branch (SPEC §22: a branch without a worktree is judged from its records).
-fn document(
-    repo: &Repo,
-    worktree: Option<&Path>,
-    tip: Oid,
-    status_file: &str,
-    branch: &str,
-) -> Option<Vec<u8>> {
-    if let Some(dir) = worktree
-        && let Ok(bytes) = crate::input_file::read(&dir.join(status_file))
-    {
-        return Some(bytes);
-    }
-    if let Some(bytes) = repo.read_blob(tip, status_file) {
-        return Some(bytes);
-    }
-    archived(repo, tip, branch)
-}
-
-/// The newest archived document of the branch's last recorded slug.
-fn archived(repo: &Repo, tip: Oid, branch: &str) -> Option<Vec<u8>> {
-    let common = repo.common_dir();
-    let values = crate::record::read_mentioning(&common, branch).ok()?;
-    let slug = values
-        .iter()
-        .filter_map(Record::read)
-        .rev()
-        .filter(|r| r.branch.as_deref() == Some(branch))
-        .find_map(|r| r.slug)?;
-    let dir = crate::record::dir(&common).join("records").join(&slug);
-    let exact = dir.join(format!("{tip}.md"));
-    if let Ok(bytes) = std::fs::read(&exact) {
-        return Some(bytes);
-    }
-    let mut newest: Option<(std::time::SystemTime, PathBuf)> = None;
-    for entry in std::fs::read_dir(&dir).ok()?.flatten() {
-        let modified = entry.metadata().ok()?.modified().ok()?;
-        if newest.as_ref().is_none_or(|(t, _)| modified > *t) {
-            newest = Some((modified, entry.path()));
-        }
-    }
-    std::fs::read(newest?.1).ok()
 }
 
 /// The command that gives `target` a verdict: `check` of its worktree, else of the branch.
@@ -217,7 +170,7 @@ pub fn gate(
         }
     }
     let check = check_command(target);
-    let claim = Claim::on_branch(&target.branch, target.tip);
+    let claim = Claim::on_branch(&target.branch, target.tip).claiming(Some(&target.slug));
     let Some(decision) = book.decision(repo, &claim, status_file, under) else {
         return Err(refuse(format!(
             "`{}` ({short}) has no verdict for this branch at this tip under the base tip's \
@@ -262,6 +215,7 @@ fn admitted(decision: &Decision) -> Admitted {
     };
     Admitted {
         ts: decision.record.ts.clone(),
+        seq: decision.seq,
         base_commit: decision.record.base_commit.clone(),
         approved: decision.approved(),
         covered,
@@ -290,8 +244,8 @@ fn rejected_message(target: &Target, decision: &Decision) -> String {
 
 /// `--all` (SPEC §26.2): every agent branch whose stage is COMPLETED (or CONFLICT) under `under`
 /// — its agent returned (`close-ok`, `stop-2-ready`), its newest decision lets it merge and its
-/// work is not in the base yet — the oldest verdict first. Branches checked out in no worktree
-/// count too.
+/// work is not in the base yet — the oldest verdict first, in the log's order (SPEC §26.1: never
+/// a comparison of timestamps). Branches checked out in no worktree count too.
 pub fn all(
     repo: &Repo,
     config: &crate::config::Config,
@@ -299,7 +253,7 @@ pub fn all(
     under: &Under,
     (base, onto): (&str, Option<Oid>),
 ) -> Vec<Target> {
-    let mut found: Vec<(String, Target)> = Vec::new();
+    let mut found: Vec<(usize, Target)> = Vec::new();
     for branch in repo.local_branches() {
         if branch == base || !config.is_agent_branch(&branch) {
             continue;
@@ -311,10 +265,10 @@ pub fn all(
             continue;
         }
         if let Ok(admitted) = gate(repo, book, under, &target, &config.status_file) {
-            found.push((admitted.ts, target));
+            found.push((admitted.seq, target));
         }
     }
-    found.sort_by(|a, b| a.0.cmp(&b.0).then(a.1.branch.cmp(&b.1.branch)));
+    found.sort_by_key(|(seq, _)| *seq);
     found.into_iter().map(|(_, t)| t).collect()
 }
 
