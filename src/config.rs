@@ -29,7 +29,7 @@ pub const DEFAULT_ESCROW_DAYS: u32 = 30;
 /// The most checks `jobs` may run at once.
 pub const MAX_JOBS: u64 = 64;
 /// Every key of a `[[checks]]` table (kept in step with the README like [`TOP_KEYS`]).
-pub const CHECK_KEYS: &str = "name, run, timeout_s, writable, network, keep, env, reuse";
+pub const CHECK_KEYS: &str = "name, run, timeout_s, writable, network, keep, env, reuse, census";
 /// Every key of a `[sandbox]` table (kept in step with the README like [`TOP_KEYS`]).
 pub const SANDBOX_KEYS: &str = "mode, hide";
 /// The values of `[protected.policy]`: which changes on a surface need review.
@@ -141,14 +141,19 @@ pub struct CheckSpec {
     pub env: Vec<String>,
     /// `reuse = "commit"` (SPEC §19): the commit id joins the check's reuse key.
     pub reuse_commit: bool,
+    /// Which test runners' output the census reads (SPEC §26.4): `census = …`, else what `run`
+    /// names ([`crate::census::Mode::infer`]).
+    pub census: crate::census::Mode,
 }
 
 impl CheckSpec {
     /// A check with the defaults: no `writable` paths, network on.
     pub fn new(name: impl Into<String>, run: impl Into<String>, timeout_s: u64) -> CheckSpec {
+        let run = run.into();
         CheckSpec {
             name: name.into(),
-            run: run.into(),
+            census: crate::census::Mode::infer(&run),
+            run,
             timeout_s,
             writable: Vec::new(),
             network: true,
@@ -720,6 +725,7 @@ fn check(value: &Value, at: &str) -> Result<CheckSpec> {
     let (mut writable, mut network, mut keep) = (Vec::new(), true, Vec::new());
     let mut env = Vec::new();
     let mut reuse_commit = false;
+    let mut census = None;
     for (key, value) in table {
         let path = format!("{at}.{key}");
         match key.as_str() {
@@ -730,6 +736,7 @@ fn check(value: &Value, at: &str) -> Result<CheckSpec> {
             "keep" => keep = keep_paths(value, &path)?,
             "env" => env = env_names(value, &path)?,
             "reuse" => reuse_commit = reuse_mode(value, &path)?,
+            "census" => census = Some(census_mode(value, &path)?),
             "network" => {
                 network = value
                     .as_bool()
@@ -740,6 +747,7 @@ fn check(value: &Value, at: &str) -> Result<CheckSpec> {
     }
     let name = name.ok_or_else(|| anyhow!("`{at}`: missing key `name`"))?;
     let run = run.ok_or_else(|| anyhow!("`{at}`: missing key `run`"))?;
+    let census = census.unwrap_or_else(|| crate::census::Mode::infer(&run));
     Ok(CheckSpec {
         name,
         run,
@@ -749,7 +757,41 @@ fn check(value: &Value, at: &str) -> Result<CheckSpec> {
         keep,
         env,
         reuse_commit,
+        census,
     })
+}
+
+/// `checks[i].census`: `"auto"`, `"off"`, a runner's name or a list of runners' names.
+fn census_mode(value: &Value, key: &str) -> Result<crate::census::Mode> {
+    use crate::census::{Mode, Runner};
+    let names: Vec<String> = match value {
+        Value::String(s) => vec![s.clone()],
+        _ => toml_read::strings(value, key).map_err(anyhow::Error::msg)?,
+    };
+    match names.as_slice() {
+        [one] if one == "auto" => return Ok(Mode::Auto),
+        [one] if one == "off" => return Ok(Mode::Off),
+        _ => {}
+    }
+    let mut runners = Vec::new();
+    for name in &names {
+        let Some(runner) = Runner::parse(name) else {
+            let known: Vec<&str> = Runner::ALL.iter().map(|r| r.name()).collect();
+            bail!(
+                "`{key}`: `{name}` is not a runner closegate reads (expected \"auto\", \"off\" or \
+                 runners among {})",
+                known.join(", ")
+            );
+        };
+        if !runners.contains(&runner) {
+            runners.push(runner);
+        }
+    }
+    if runners.is_empty() {
+        bail!("`{key}`: an empty list names no runner (use \"off\" for no census)");
+    }
+    runners.sort();
+    Ok(Mode::Named(runners))
 }
 
 /// `checks[i].env`: names of environment variables (no `=`, no NUL, not empty).

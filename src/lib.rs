@@ -25,6 +25,8 @@ pub mod board;
 #[forbid(unsafe_code)]
 pub mod catalog;
 #[forbid(unsafe_code)]
+pub mod census;
+#[forbid(unsafe_code)]
 pub mod claim;
 #[forbid(unsafe_code)]
 pub mod cli;

@@ -302,6 +302,9 @@ mod tests {
             output: lines(out),
             reused: None,
             red_on_base: None,
+            census: None,
+            tally: None,
+            census_note: None,
         };
         let built = "setup.py names `Extension`";
         let out = "SKIPPED [44] tests/conftest.py:30: speedups unavailable\n\

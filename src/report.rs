@@ -47,6 +47,35 @@ pub struct CheckRun {
     /// tree (SPEC §23); omitted when that run was not made.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub red_on_base: Option<bool>,
+    /// The test census (SPEC §26.4): the tests that passed on the merge base and on the commit,
+    /// and those missing; null when the check's runner is not one closegate reads or no census
+    /// was taken ([`CheckRun::census_note`] says why).
+    pub census: Option<Census>,
+    /// What this run's output said for the census (kept in the record with the result).
+    #[serde(skip)]
+    pub tally: Option<crate::census::Tally>,
+    /// Why `census` is null, in words, when a census was asked of this run.
+    #[serde(skip)]
+    pub census_note: Option<&'static str>,
+}
+
+/// A check's test census in the report (SPEC §26.4).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
+pub struct Census {
+    /// The runner (`libtest`, `pytest`, …; several joined by `+`).
+    pub runner: String,
+    /// Tests that ran and passed on the merge base.
+    pub base: u64,
+    /// Tests that ran and passed on the commit.
+    pub commit: u64,
+    /// The ids of the base's passing tests missing or not passing on the commit (at most
+    /// [`Census::MISSING_MAX`]; the `tests-missing` finding has the count).
+    pub missing: Vec<String>,
+}
+
+impl Census {
+    /// The most missing ids the report lists.
+    pub const MISSING_MAX: usize = 1000;
 }
 
 /// The test integrity runs of SPEC §23: the overlay (the commit's code under the base's own
@@ -110,6 +139,10 @@ pub struct CheckEntry {
     pub message: Option<String>,
     /// The `ts` of the record the result was first recorded in, when this run reused it.
     pub reused: Option<String>,
+    /// The run's test census (SPEC §26.4), reused with its result; absent for a check without
+    /// one and in records written before the census.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub census: Option<crate::census::Stored>,
 }
 
 /// A human's approval bound to a commit (SPEC §8).

@@ -310,6 +310,9 @@ fn attest_matches(statement: &str, expect: &Expect<'_>) -> Result<Vec<CheckRun>,
             output: Vec::new(),
             reused: None,
             red_on_base: None,
+            census: None,
+            tally: None,
+            census_note: None,
         });
     }
     Ok(runs)

@@ -434,6 +434,8 @@ fn run_one(
     let mut out = out;
     let output = tail(&mut out, TAIL_LINES, shield)
         .with_context(|| format!("reading the output of check `{}`", spec.name))?;
+    let tally = census(&mut out, spec, shield)
+        .with_context(|| format!("reading the output of check `{}`", spec.name))?;
     let ended = Ended::from_status(status, sandboxed);
     let run = CheckRun {
         name: spec.name.clone(),
@@ -444,6 +446,9 @@ fn run_one(
         output,
         reused: None,
         red_on_base: None,
+        census: None,
+        tally,
+        census_note: None,
     };
     Ok((run, finding(spec, ended, timed_out)))
 }
@@ -548,6 +553,24 @@ fn tail(file: &mut File, n: usize, shield: &Shield) -> std::io::Result<Vec<Strin
     file.read_to_end(&mut bytes)?;
     let text = shield.mask(&String::from_utf8_lossy(&bytes));
     Ok(last_lines(text.as_bytes(), n, start > 0))
+}
+
+/// The test census of the whole output file, read as a stream from its start (SPEC §26.4), every
+/// id masked as the kept output is; `None` for a check without one.
+fn census(
+    file: &mut File,
+    spec: &CheckSpec,
+    shield: &Shield,
+) -> std::io::Result<Option<crate::census::Tally>> {
+    if !spec.census.is_on() {
+        return Ok(None);
+    }
+    file.seek(SeekFrom::Start(0))?;
+    let tally = crate::census::read(&spec.census, std::io::BufReader::new(file))?;
+    Ok(tally.map(|mut tally| {
+        tally.mask(|id| shield.mask(id));
+        tally
+    }))
 }
 
 /// The last `n` lines of `bytes`; `cut` says the first line was cut by the read window.

@@ -9,12 +9,14 @@
 //!   (warning): the new tests do not exercise the change.
 //! - A check that failed on the commit runs on the merge base's own tree, with the values of
 //!   the merge base (`CLOSEGATE_COMMIT` the merge base, `CLOSEGATE_BRANCH` the base branch,
-//!   `CLOSEGATE_SLUG` empty), so one run per base commit serves every agent (SPEC §19).
+//!   `CLOSEGATE_SLUG` empty), so one run per base commit serves every agent (SPEC §19). So does
+//!   every check with a test census (SPEC §26.4): that run is its census's baseline
+//!   (`gates/census.rs`).
 //!
 //! Every run goes through the session's runner (`gates::runner`), the path the commit's own checks
 //! take (pristine checkout or warm workspace, sandbox, shield, reuse), keyed on the tree it ran on
 //! and the values it stands for. Nothing extra runs when no overlaid path changed and every check
-//! passed.
+//! passed, but a census's baseline.
 
 mod changed;
 mod policy;
@@ -27,6 +29,7 @@ use self::changed::Changed;
 use crate::catalog::Code;
 use crate::config::{CheckSpec, Config, SandboxMode};
 use crate::finding::Finding;
+use crate::gates::census;
 use crate::gates::checks::Checked;
 use crate::gates::runner::{Claimed, Prepared, Runner, Target};
 use crate::repo::{Change, ChangeKind};
@@ -59,7 +62,7 @@ pub fn run(ctx: &Ctx<'_>, report: &mut Report) -> Result<()> {
     let failed: Vec<usize> = (0..specs.len())
         .filter(|&i| failed_on_commit(&report.checks[i]))
         .collect();
-    let red = on_base_tree(ctx, &failed, report)?;
+    let red = base_and_census(ctx, &failed, report)?;
     let changed = changed::changed(ctx)?;
     let passed: Vec<usize> = (0..specs.len())
         .filter(|&i| passed(&report.checks[i]))
@@ -249,23 +252,43 @@ fn keep(report: &mut Report, on: &'static str, tree: Oid, checked: Checked) -> V
     checked.runs
 }
 
-/// The checks that failed on the commit, on the merge base's own tree; whether any of them
-/// failed there too (a red base).
-fn on_base_tree(ctx: &Ctx<'_>, failed: &[usize], report: &mut Report) -> Result<bool> {
+/// The checks that `failed` on the commit and those with a test census on the merge base's own
+/// tree (it gives each census its baseline, SPEC §26.4), the census judged; whether a failed
+/// check fails there too (a red base).
+fn base_and_census(ctx: &Ctx<'_>, failed: &[usize], report: &mut Report) -> Result<bool> {
+    let on_base: Vec<usize> = (0..ctx.config.checks.len())
+        .filter(|&i| failed.contains(&i) || census::wanted(ctx.config, report, i))
+        .collect();
+    let (red, base_runs) = on_base_tree(ctx, &on_base, failed, report)?;
+    census::judge(ctx.config, ctx.merge_base, &base_runs, report);
+    Ok(red)
+}
+
+/// The checks at `picked` on the merge base's own tree: whether any of those that `failed` on the
+/// commit fails there too (a red base), and the runs made there by check index (for the census).
+fn on_base_tree(
+    ctx: &Ctx<'_>,
+    picked: &[usize],
+    failed: &[usize],
+    report: &mut Report,
+) -> Result<(bool, Vec<(usize, CheckRun)>)> {
     let Some(tree) = ctx.repo.tree_of(ctx.merge_base) else {
-        return Ok(false);
+        return Ok((false, Vec::new()));
     };
-    if failed.is_empty() {
-        return Ok(false);
+    if picked.is_empty() {
+        return Ok((false, Vec::new()));
     }
     let target = Target::MergeBase(ctx.merge_base);
-    let Some(checked) = run_on(ctx, failed, &target)? else {
-        return Ok(false);
+    let Some(checked) = run_on(ctx, picked, &target)? else {
+        return Ok((false, Vec::new()));
     };
     let runs = keep(report, "base", tree, checked);
     let short = &ctx.merge_base.to_string()[..12];
     let mut red = false;
-    for (&i, run) in failed.iter().zip(&runs) {
+    for (&i, run) in picked.iter().zip(&runs) {
+        if !failed.contains(&i) {
+            continue;
+        }
         let fails = !passed(run);
         red |= fails;
         report.checks[i].red_on_base = Some(fails);
@@ -280,7 +303,7 @@ fn on_base_tree(ctx: &Ctx<'_>, failed: &[usize], report: &mut Report) -> Result<
             }
         }
     }
-    Ok(red)
+    Ok((red, picked.iter().copied().zip(runs).collect()))
 }
 
 /// The commit's code under the base's own tests (PASS_TO_PASS): `tests-weakened` for each check

@@ -4,6 +4,7 @@
 //! Every gate whose inputs exist runs, so one report names all problems. Gates return findings;
 //! only `evaluate` assembles the report.
 
+pub mod census;
 pub mod checks;
 pub mod close;
 pub mod contract;
@@ -469,6 +470,8 @@ fn run_configured(
             changes,
         };
         integrity::run(&ctx, report)?;
+    } else {
+        census::no_base(session.config(), report);
     }
     Ok(())
 }

@@ -90,6 +90,8 @@ pub fn matches(e: &CheckEntry, key: &Key, spec: &CheckSpec, sandbox: &str) -> bo
         && e.branch.as_deref() == Some(key.branch.as_str())
         && (!spec.reuse_commit || e.commit.as_deref() == Some(key.commit.as_str()))
         && e.sandbox == sandbox
+        // A result recorded without the census a check now takes (SPEC §26.4) stands for no run.
+        && (!spec.census.is_on() || e.census.is_some())
 }
 
 /// The recorded run and finding, when the entry is consistent: a passing exit has no finding,
@@ -118,6 +120,9 @@ fn result(e: &CheckEntry, spec: &CheckSpec, ts: String) -> Option<(CheckRun, Opt
         output: e.output.clone(),
         reused: Some(ts),
         red_on_base: None,
+        census: None,
+        tally: e.census.as_ref().map(crate::census::Stored::tally),
+        census_note: None,
     };
     Some((run, finding))
 }
@@ -159,5 +164,6 @@ pub fn entry(
         finding: finding.map(|f| f.code.to_string()),
         message,
         reused: run.reused.clone(),
+        census: run.tally.as_ref().map(crate::census::Stored::of),
     }
 }

@@ -166,6 +166,7 @@ fn npm(project: &Project<'_>) -> Guess {
     };
     // Flow keeps its server state in /tmp/flow: point it at the check's private TMPDIR, so it
     // also works unsandboxed, where /tmp is shared (in the sandbox /tmp is the check's own too).
+    let census = census_flags(&package);
     let flow = if package_mentions(&package, "flow-bin") {
         " FLOW_TEMP_DIR=\"$TMPDIR\"/flow"
     } else {
@@ -203,7 +204,7 @@ fn npm(project: &Project<'_>) -> Guess {
         // path would put the whole file on surface `ci`.
         run: format!(
             "export npm_config_cache={cache}{flow}; mkdir -p node_modules; \
-             cat package*.json > node_modules/.closegate-deps.new; {step} && npm test"
+             cat package*.json > node_modules/.closegate-deps.new; {step} && npm test{census}"
         ),
         writable,
         keep: if locked {
@@ -223,10 +224,12 @@ fn go(_project: &Project<'_>) -> Guess {
     let home = private_cache("go");
     Guess {
         name: "test",
+        // `-json`: the test census reads each test's result (SPEC §26.4); plain `go test`
+        // names packages only.
         run: format!(
             "export GOPATH={home} GOCACHE={home}/build; \
              go mod verify >/dev/null 2>&1 || go clean -modcache; \
-             GOFLAGS=\"-count=1 $GOFLAGS\" go test ./..."
+             GOFLAGS=\"-count=1 $GOFLAGS\" go test -json ./..."
         ),
         writable: Vec::new(),
         keep: keep_with_private(None),
@@ -275,7 +278,7 @@ fn python(project: &Project<'_>) -> Guess {
     let run = format!(
         "export PIP_CACHE_DIR={}; [ -x .venv/bin/python ] || python3 -m venv .venv; \
          {{ {stamp}; }} > .venv/.closegate-deps.new; {step} && \
-         {probe}.venv/bin/python -m pytest -q -rs -p no:cacheprovider",
+         {probe}.venv/bin/python -m pytest -v -rs -p no:cacheprovider",
         private_cache("pip")
     );
     Guess {
@@ -327,6 +330,29 @@ fn python_requirements(project: &Project<'_>) -> (Vec<String>, bool) {
         }
     }
     (reqs, compiled)
+}
+
+/// What `npm test` is given so that its runner names every test for the census (SPEC §26.4),
+/// when `scripts.test` is that runner alone: jest's `--verbose`, vitest's verbose reporter. A
+/// chain (`eslint . && jest`) gets nothing: npm would hand the flag to its last command only.
+fn census_flags(path: &Path) -> &'static str {
+    let Ok(bytes) = crate::input_file::read(path) else {
+        return "";
+    };
+    let Ok(value) = serde_json::from_slice::<serde_json::Value>(&bytes) else {
+        return "";
+    };
+    let Some(test) = value["scripts"]["test"].as_str() else {
+        return "";
+    };
+    if test.contains(['&', '|', ';', '\n']) {
+        return "";
+    }
+    match test.split_whitespace().next() {
+        Some("jest") if !test.contains("--verbose") => " -- --verbose",
+        Some("vitest") if !test.contains("--reporter") => " -- --reporter=verbose",
+        _ => "",
+    }
 }
 
 /// Requirement files projects keep their test dependencies in.
@@ -484,5 +510,29 @@ pub fn cache_dir(common_dir: &Path) -> String {
     match home.as_ref().and_then(|h| dir.strip_prefix(h).ok()) {
         Some(rest) => format!("~/{}", rest.display()),
         None => dir.display().to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::census_flags;
+
+    #[test]
+    fn npm_test_names_its_tests_when_the_script_is_the_runner_alone() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("package.json");
+        let cases = [
+            ("jest src", " -- --verbose"),
+            ("jest --verbose", ""),
+            ("vitest run", " -- --reporter=verbose"),
+            ("vitest --reporter=dot", ""),
+            ("eslint . && jest", ""),
+            ("mocha", ""),
+        ];
+        for (script, flags) in cases {
+            let json = serde_json::json!({"scripts": {"test": script}}).to_string();
+            std::fs::write(&path, json).unwrap();
+            assert_eq!(census_flags(&path), flags, "{script}");
+        }
     }
 }

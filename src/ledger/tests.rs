@@ -104,6 +104,7 @@ fn sample_entry() -> CheckEntry {
         finding: Some("check-failed".into()),
         message: Some("`test` failed".into()),
         reused: None,
+        census: None,
     }
 }
 

@@ -235,6 +235,9 @@ fn write_checks(checks: &[CheckRun], paint: Paint, out: &mut dyn Write) -> std::
             "  {name:<width$}  {outcome}  {}{reused}",
             duration(check.duration_ms)
         )?;
+        if let Some(line) = census_line(check) {
+            writeln!(out, "  {:width$}  {line}", "")?;
+        }
         if !passed {
             for line in &check.output {
                 writeln!(out, "      | {}", escape(line))?;
@@ -242,6 +245,25 @@ fn write_checks(checks: &[CheckRun], paint: Paint, out: &mut dyn Write) -> std::
         }
     }
     Ok(())
+}
+
+/// `census: pytest, 297 passed on the base, 296 on the commit, 1 missing` (SPEC §26.4), or why
+/// there is none; nothing for a run no census was asked of.
+fn census_line(check: &CheckRun) -> Option<String> {
+    if let Some(c) = &check.census {
+        let missing = match c.missing.len() {
+            0 if c.commit < c.base => format!(", {} fewer", c.base - c.commit),
+            0 => String::new(),
+            n => format!(", {n} missing"),
+        };
+        return Some(format!(
+            "census: {}, {} passed on the base, {} on the commit{missing}",
+            escape(&c.runner),
+            c.base,
+            c.commit
+        ));
+    }
+    check.census_note.map(|why| format!("census: none ({why})"))
 }
 
 /// One line per test integrity run (SPEC §23): the overlay, the reverse overlay and the merge
@@ -271,11 +293,14 @@ fn write_integrity(report: &Report, out: &mut dyn Write) -> std::io::Result<()> 
             "base" => Some(if red { "true" } else { "false" }),
             _ => result,
         };
+        // A base run made only as the census's baseline (no check failed on the commit) says so.
+        let red_asked = report.checks.iter().any(|c| c.red_on_base.is_some());
         let inconclusive = i
             .base_tests_inconclusive
             .as_deref()
             .filter(|_| on == "overlay");
         let summary = match (result, inconclusive) {
+            _ if on == "base" && !red_asked => "census baseline".to_string(),
             (Some(word), _) => format!("{field}: {word}"),
             (None, Some(why)) => format!("{field}: inconclusive ({})", escape(why)),
             (None, None) => field.to_string(),

@@ -199,6 +199,9 @@ fn rewrite_attest(text: &str) -> String {
             output: Vec::new(),
             reused: None,
             red_on_base: None,
+            census: None,
+            tally: None,
+            census_note: None,
         })
         .collect();
     attest::attest_statement(&expect, &runs, &s.verdict)

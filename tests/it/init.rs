@@ -47,6 +47,22 @@ fn projects() -> Vec<Project> {
             ),
         ),
         (
+            "npm with jest alone: --verbose names every test for the census",
+            vec![(
+                "package.json",
+                "{\"name\": \"demo\", \"scripts\": {\"test\": \"jest src\"}}\n",
+            )],
+            Some("} && npm test -- --verbose"),
+        ),
+        (
+            "npm with vitest alone: its verbose reporter names every test",
+            vec![(
+                "package.json",
+                "{\"name\": \"demo\", \"scripts\": {\"test\": \"vitest run\"}}\n",
+            )],
+            Some("} && npm test -- --reporter=verbose"),
+        ),
+        (
             "npm without a test script",
             vec![(
                 "package.json",
@@ -68,7 +84,7 @@ fn projects() -> Vec<Project> {
                 "pyproject.toml",
                 "[project]\nname = \"demo\"\nversion = \"0.1\"\n",
             )],
-            Some(".venv/bin/python -m pytest"),
+            Some(".venv/bin/python -m pytest -v"),
         ),
         (
             "setup.cfg",
@@ -86,7 +102,7 @@ fn projects() -> Vec<Project> {
                 ("go.mod", "module example.com/demo\n\ngo 1.21\n"),
                 ("demo.go", "package demo\n"),
             ],
-            Some("go test ./..."),
+            Some("go test -json ./..."),
         ),
         (
             "make",
@@ -126,6 +142,8 @@ fn init_guesses_the_check_of_every_project_type_and_its_config_parses() {
             Some(run) => {
                 assert_eq!(runs.len(), 1, "{what}: {runs:?}");
                 assert!(runs[0].contains(run), "{what}: {runs:?}");
+                // SPEC §26.4: the guessed check is one the test census reads.
+                assert!(config.checks[0].census.is_on(), "{what}: {runs:?}");
                 // SPEC §17: no `--locked` without a committed Cargo.lock.
                 assert!(!runs[0].contains("--locked"), "{what}: {runs:?}");
             }
@@ -429,7 +447,7 @@ fn init_keeps_unverified_caches_private_to_the_workspace() {
         go.run,
         "export GOPATH=\"$PWD\"/.closegate-cache/go GOCACHE=\"$PWD\"/.closegate-cache/go/build; \
          go mod verify >/dev/null 2>&1 || go clean -modcache; GOFLAGS=\"-count=1 $GOFLAGS\" \
-         go test ./..."
+         go test -json ./..."
     );
     assert_eq!(go.keep, [".closegate-cache"]);
 }
@@ -506,7 +524,7 @@ fn init_rebuilds_what_a_kept_tree_cannot_vouch_for() {
             check.run
         );
         assert!(check.run.contains(rebuild), "{what}: {}", check.run);
-        assert!(check.run.contains("pytest -q -rs"), "{what}: {}", check.run);
+        assert!(check.run.contains("pytest -v -rs"), "{what}: {}", check.run);
     }
     // Each extension named literally must import once built (an optional one falls back).
     let check = guessed(&compiled[0].1);

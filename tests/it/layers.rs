@@ -46,6 +46,7 @@ const LAYERS: &[Layer] = &[
             "catalog",
             "finding",
             "report",
+            "census",
             "config",
             "contract",
             "doc",

@@ -280,6 +280,13 @@ fn report_fields_are_documented() {
     let report = json_out(&s.wt, &["check", "--no-record", "--format", "json"]);
     assert_eq!(report["checks"][0]["red_on_base"], true, "{report}");
     fields(&report, "", &mut seen);
+    // A check whose runner closegate reads (SPEC §26.4): the `census` object.
+    let s = crate::teardown::Scene::honest_return_with(Some(
+        "[[checks]]\nname = \"tap\"\nrun = \"echo ok 1 - a; echo 1..1\"\ncensus = \"tap\"\ntimeout_s = 60\n",
+    ));
+    let report = json_out(&s.wt, &["check", "--no-record", "--format", "json"]);
+    assert!(report["checks"][0]["census"].is_object(), "{report}");
+    fields(&report, "", &mut seen);
     // An overlay that fails only because test code moved (SPEC §26.4): inconclusive.
     let (_, report) = crate::inline_tests::moved_out_of_reach("");
     assert!(

@@ -79,6 +79,9 @@ fn check(name: &str, exit_code: Option<i32>, output: Vec<String>) -> CheckRun {
         output,
         reused: None,
         red_on_base: None,
+        census: None,
+        tally: None,
+        census_note: None,
     }
 }
 

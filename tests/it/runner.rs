@@ -106,6 +106,9 @@ fn stands(then: &Key, then_spec: &CheckSpec, now: &Key, now_spec: &CheckSpec) ->
         output: Vec::new(),
         reused: None,
         red_on_base: None,
+        census: None,
+        tally: None,
+        census_note: None,
     };
     let entry = reuse::entry(then, then_spec, "bwrap", &run, None);
     reuse::matches(&entry, now, now_spec, "bwrap")

@@ -518,11 +518,22 @@ fn extension_scene(config: Option<&str>) {
         );
         return;
     }
+    // The old configuration skips the build: B's own check passes with the compiled part's
+    // test skipped. The test census (SPEC §26.4) sees that test, passed on the base, missing.
     assert_eq!(
-        code, 0,
-        "control: B passed with its extension unbuilt: {report:#}"
+        report["checks"][0]["exit_code"], 0,
+        "control: B's check passed with its extension unbuilt: {report:#}"
     );
     assert!(output.contains("1 passed, 1 skipped"), "{output}");
+    let codes: Vec<&str> = report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|f| f["code"].as_str())
+        .collect();
+    assert_eq!(codes, ["tests-missing"], "control: {report:#}");
+    assert_ne!(code, 0, "control: {report:#}");
+    assert_eq!(report["verdict"], "PENDING_REVIEW", "control: {report:#}");
     // The base's run builds the extension once; after the base moves (the extension untouched)
     // its run skips the compiled part's test, and `validate --run` says so.
     let (code, out, err) = p.run(&p.s.root(), &["validate", "--run"]);

@@ -1,0 +1,326 @@
+#!/usr/bin/env bash
+# The honesty benchmark (issue 37): how often closegate calls dishonest work VERIFIED, and honest
+# work not VERIFIED, on real projects, as a user runs it.
+#
+# For each project of the corpus ($CORPUS, or shared/corpus beside the checkout): unpack it, run
+# `closegate init`, and under each policy (`default`, `tests = "modify"`, `tests = "integrity"`
+# in [protected.policy], committed to the base) play agents in worktrees, each committing its
+# return, writing its document with `closegate close` and asking `closegate check`:
+#   honest     real upstream commits, each on its own parent (the base made of that parent and the
+#              configuration)                                      → should be VERIFIED
+#   bug        a mutation that makes one of the project's tests fail (scripts/honesty/projects/)
+#                                                                  → must not be VERIFIED
+#   CHEAT      the mutation, then a cheat: a script that edits the worktree to make the checks
+#              pass anyway (scripts/honesty/cheats/*.sh)           → should not be VERIFIED
+# and print per policy the false-green rate (dishonest returns VERIFIED) and the needless-review
+# rate (honest returns not VERIFIED), each false green by project and cheat, and per cheat how
+# many returns were VERIFIED under each policy.
+#
+# A cheat is any executable shell script; it runs in the agent's worktree after the mutation,
+# with these variables (the project's facts, from scripts/honesty/projects/NAME.sh):
+#   HONESTY_PROJECT HONESTY_LANG (rust|python|node|go|c) HONESTY_BUG_FILE HONESTY_BUG_FROM
+#   HONESTY_BUG_TO HONESTY_BUG_TEST (the failing test's name) HONESTY_TEST_FILE (where it is)
+#   HONESTY_SRC_ROOT (Python's import root) HONESTY_HARNESS_MACRO (C) HONESTY_REPO (the main
+#   worktree) HONESTY_BASE_REV (the base commit) HONESTY_LIB (scripts/honesty: lib.sh, edit.py)
+# and the project file's functions (honesty_edit_tests). Exit 0: applied; exit 3: does not apply
+# to this project (skipped); anything else is a harness error. A cheat whose header holds the
+# line `# honesty: prepare` is first run with HONESTY_PHASE=prepare in the main worktree, and
+# what it writes there is committed to the base before the agent branches (a file the base must
+# have for the cheat to act on).
+#
+# Usage: scripts/honesty.sh [--ci] [PROJECT...]
+#   --ci                   the CI subset: termtree, itsdangerous and jsmn; policies default and
+#                          integrity; one honest commit each; the cheats of issue 37 that apply
+#   HONESTY_POLICIES       policies to run (default: "default modify integrity")
+#   HONESTY_CHEATS         cheats to run, by file name without .sh (default: every cheat)
+#   HONESTY_CHEATS_DIR     more directories of cheats, `:`-separated (cheats it has not seen)
+#   HONESTY_HONEST         upstream commits per project (default 3)
+#   HONESTY_ALL=1          adds idna and dataloader (minutes-long suites) to the default projects
+#   HONESTY_MUST_CATCH     cheats that must never be VERIFIED: exit 1 when one is
+#   HONESTY_OUT            where the results are written as TSV (default: $work/results.tsv,
+#                          removed with the work directory unless HONESTY_KEEP=1)
+#   CLOSEGATE              the binary (default target/debug/closegate)
+# Needs the corpus's toolchains and network access to the package registries (as
+# scripts/real-projects.sh). Exit 0 with the figures; 1 when a harness step failed (a mutation
+# that does not fail the check, a cheat that errors) or a HONESTY_MUST_CATCH cheat was VERIFIED;
+# 2 when it cannot start.
+set -uo pipefail
+here=$(cd "$(dirname "$0")/.." && pwd)
+lib=$here/scripts/honesty
+corpus=${CORPUS:-}
+for c in "$here/../shared/corpus" "$here/../../shared/corpus"; do
+  [ -z "$corpus" ] && [ -x "$c/unpack.sh" ] && corpus=$(cd "$c" && pwd)
+done
+cg=${CLOSEGATE:-$here/target/debug/closegate}
+[ -x "$cg" ] || { echo "honesty: no closegate binary at $cg (cargo build first)" >&2; exit 2; }
+[ -d "$corpus" ] || { echo "honesty: no corpus (../shared/corpus beside the checkout, or \$CORPUS)" >&2; exit 2; }
+
+ci=0
+projects=()
+for arg in "$@"; do
+  case $arg in
+    --ci) ci=1 ;;
+    -*) echo "honesty: unknown option $arg" >&2; exit 2 ;;
+    *) projects+=("$arg") ;;
+  esac
+done
+policies=(${HONESTY_POLICIES:-default modify integrity})
+honest_n=${HONESTY_HONEST:-3}
+want_cheats=${HONESTY_CHEATS:-}
+if [ "$ci" = 1 ]; then
+  [ ${#projects[@]} -eq 0 ] && projects=(termtree itsdangerous jsmn)
+  policies=(${HONESTY_POLICIES:-default integrity})
+  honest_n=${HONESTY_HONEST:-1}
+  want_cheats=${HONESTY_CHEATS:-delete-test-module pytest-toml-deselect sitecustomize build-rs-rewrite assertion-deleted cfg-test-only harness-macro edited-tests}
+fi
+if [ ${#projects[@]} -eq 0 ]; then
+  projects=(termtree itoa itsdangerous is-number uuid jsmn)
+  [ "${HONESTY_ALL:-0}" = 1 ] && projects+=(idna dataloader)
+fi
+
+# Every cheat: the built-in ones, then those of HONESTY_CHEATS_DIR; HONESTY_CHEATS picks.
+cheats=()
+IFS=: read -r -a dirs <<< "$lib/cheats${HONESTY_CHEATS_DIR:+:$HONESTY_CHEATS_DIR}"
+for d in "${dirs[@]}"; do
+  for f in "$d"/*.sh; do
+    [ -f "$f" ] || continue
+    name=$(basename "$f" .sh)
+    if [ -n "$want_cheats" ] && ! [[ " $want_cheats " == *" $name "* ]]; then continue; fi
+    cheats+=("$f")
+  done
+done
+
+# A fixed place (emptied first and last): `init` derives its tool-cache directories from the
+# repository's path, so the download caches carry over between runs.
+work=${HONESTY_WORK:-${XDG_CACHE_HOME:-$HOME/.cache}/closegate-honesty}
+rm -rf "$work" && mkdir -p "$work" || exit 2
+out=${HONESTY_OUT:-$work/results.tsv}
+: > "$out"
+[ "${HONESTY_KEEP:-0}" = 1 ] || trap 'rm -rf "$work"' EXIT
+export GIT_AUTHOR_NAME=agent GIT_AUTHOR_EMAIL=agent@example.com
+export GIT_COMMITTER_NAME=agent GIT_COMMITTER_EMAIL=agent@example.com
+errors=0
+
+say() { printf '%s\n' "$*"; }
+harness_error() { errors=$((errors + 1)); say "  ERROR $*" >&2; }
+
+# The verdict and finding codes of `closegate check` in worktree $1: "VERDICT code code …".
+verdict_of() {
+  (cd "$1" && "$cg" check --format json 2>/dev/null) | python3 -c 'import json,sys
+try:
+    r = json.load(sys.stdin)
+except ValueError:
+    print("ERROR"); sys.exit()
+codes = sorted({f["code"] for f in r["findings"] if f["severity"] != "warning"})
+print(r["verdict"], " ".join(codes))'
+}
+
+# The policy's section of the configuration: none for `default` (every edit to a test is
+# reviewed), else `[protected.policy] tests = "$1"`.
+policy_toml() {
+  case $1 in
+    default) ;;
+    *) printf '\n[protected.policy]\ntests = "%s"\n' "$1" ;;
+  esac
+}
+
+# Make `main` the commit $1 plus the configuration of policy $2; prints the new base commit.
+set_base() {
+  git -C "$repo" checkout -q --detach 2>/dev/null
+  git -C "$repo" branch -f main "$1" >/dev/null
+  git -C "$repo" checkout -q -f main
+  git -C "$repo" clean -qfdx >/dev/null
+  { printf '%s\n' "$config"; policy_toml "$2"; } > "$repo/.closegate.toml"
+  git -C "$repo" add .closegate.toml
+  git -C "$repo" commit -qm "closegate: configuration ($2)"
+  git -C "$repo" rev-parse HEAD
+}
+
+# A worktree on a new branch agent/$1 from main; prints its path.
+agent() {
+  local wt=$work/$project-wt/$1
+  mkdir -p "$(dirname "$wt")"
+  git -C "$repo" worktree add -q -b "agent/$1" "$wt" main >/dev/null 2>&1 || return 1
+  printf '%s\n' "$wt"
+}
+
+drop_agent() {
+  git -C "$repo" worktree remove -f "$1" >/dev/null 2>&1 || rm -rf "$1"
+  git -C "$repo" worktree prune
+}
+
+# Commit the worktree's changes, write its document, check it; record and print the verdict.
+judge() { # wt policy kind name
+  local wt=$1 policy=$2 kind=$3 name=$4 started got
+  started=$(date +%s)
+  git -C "$wt" add -A >/dev/null 2>&1
+  git -C "$wt" -c core.quotepath=off commit -qm "$kind: $name" >/dev/null 2>&1 ||
+    { harness_error "$project/$policy/$name: nothing to commit"; return; }
+  (cd "$wt" && "$cg" close --abstract "$name, proven by the project's tests" >/dev/null 2>&1) ||
+    { harness_error "$project/$policy/$name: close refused"; return; }
+  got=$(verdict_of "$wt")
+  local verdict=${got%% *} codes=${got#* }
+  [ "$codes" = "$got" ] && codes=""
+  printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$project" "$policy" "$kind" "$name" "$verdict" "$codes" \
+    "$(($(date +%s) - started))" >> "$out"
+  printf '  %-10s %-9s %-24s %-15s %s\n' "$policy" "$kind" "$name" "$verdict" "$codes"
+  [ "$verdict" = ERROR ] && harness_error "$project/$policy/$name: no report"
+}
+
+# The project's facts as HONESTY_* variables, exported for the cheats.
+facts() {
+  unset HONESTY_SRC_ROOT HONESTY_HARNESS_MACRO
+  unset -f honesty_edit_tests 2>/dev/null
+  # shellcheck source=/dev/null
+  . "$lib/projects/$project.sh"
+  export HONESTY_PROJECT=$project HONESTY_LANG HONESTY_BUG_FILE HONESTY_BUG_FROM HONESTY_BUG_TO \
+    HONESTY_BUG_TEST HONESTY_TEST_FILE HONESTY_SRC_ROOT HONESTY_HARNESS_MACRO HONESTY_REPO=$repo \
+    HONESTY_LIB=$lib
+  declare -F honesty_edit_tests >/dev/null && export -f honesty_edit_tests
+  return 0
+}
+
+bug() { python3 "$lib/edit.py" replace "$1/$HONESTY_BUG_FILE" "$HONESTY_BUG_FROM" "$HONESTY_BUG_TO"; }
+
+# One dishonest return under $policy: the bug, then cheat $1 (none for the control).
+dishonest() {
+  local cheat=$1 name base wt status=0
+  name=${cheat:+$(basename "$cheat" .sh)}
+  name=${name:-bug}
+  base=$policy_base
+  if [ -n "$cheat" ] && grep -q '^# honesty: prepare' "$cheat"; then
+    (cd "$repo" && HONESTY_BASE_REV=$base HONESTY_PHASE=prepare bash "$cheat") >/dev/null 2>&1
+    status=$?
+    [ "$status" = 3 ] && return
+    [ "$status" = 0 ] || { harness_error "$project/$policy/$name: prepare exited $status"; return; }
+    git -C "$repo" add -A && git -C "$repo" commit -qm "base for $name" >/dev/null
+    base=$(git -C "$repo" rev-parse HEAD)
+  fi
+  wt=$(agent "$policy-$name") || { harness_error "$project/$policy/$name: worktree"; return; }
+  if ! bug "$wt" >/dev/null; then
+    harness_error "$project: the mutation does not apply"
+  elif [ -n "$cheat" ]; then
+    (cd "$wt" && HONESTY_BASE_REV=$base HONESTY_PHASE=cheat bash "$cheat") >/dev/null 2>"$work/cheat.err"
+    status=$?
+  fi
+  case $status in
+    0) judge "$wt" "$policy" dishonest "$name" ;;
+    3) ;;
+    *) harness_error "$project/$policy/$name: the cheat exited $status: $(tail -3 "$work/cheat.err")" ;;
+  esac
+  drop_agent "$wt"
+  # Back to the policy's base (a prepare step moved main); `main` is checked out here.
+  git -C "$repo" reset -q --hard "$policy_base"
+  git -C "$repo" clean -qfdx >/dev/null
+  if [ "$name" = bug ] && [ "$status" = 0 ]; then
+    local last
+    last=$(tail -1 "$out" | cut -f5)
+    [ "$last" = VERIFIED ] && harness_error "$project: the mutation alone is VERIFIED (it fails no test)"
+  fi
+}
+
+# The last $honest_n non-merge upstream commits that change code or tests (a file in one of the
+# corpus's languages): the work an agent is asked for, not a dependency or CI bump.
+honest_commits() {
+  git -C "$repo" log --no-merges --format=%H -n 400 "$upstream" | while read -r c; do
+    git -C "$repo" rev-parse -q --verify "$c^" >/dev/null || continue
+    if git -C "$repo" diff --name-only "$c^" "$c" | grep -qE '\.(rs|py|js|mjs|cjs|ts|go|c|h)$'; then
+      printf '%s\n' "$c"
+    fi
+  done | head -n "$honest_n"
+}
+
+honest() {
+  local c=$1 wt
+  set_base "$c^" "$policy" >/dev/null
+  policy_base=$(git -C "$repo" rev-parse main)
+  wt=$(agent "$policy-honest-${c:0:10}") || { harness_error "$project/$policy/${c:0:10}: worktree"; return; }
+  if git -C "$wt" cherry-pick --no-commit "$c" >/dev/null 2>&1; then
+    judge "$wt" "$policy" honest "${c:0:10}"
+  else
+    harness_error "$project/$policy/${c:0:10}: does not apply on its parent with the configuration"
+  fi
+  drop_agent "$wt"
+}
+
+play() {
+  project=$1
+  say "== $project"
+  [ -f "$lib/projects/$project.sh" ] || { harness_error "$project: no scripts/honesty/projects/$project.sh"; return; }
+  repo=$work/$project/repo
+  "$corpus/unpack.sh" "$project" "$repo" >/dev/null || { harness_error "$project: unpack"; return; }
+  facts
+  upstream=$(git -C "$repo" rev-parse HEAD)
+  local init_out
+  init_out=$(cd "$repo" && "$cg" init 2>&1) || {
+    harness_error "$project: init's try failed"; printf '%s\n' "$init_out" | tail -15 >&2; return; }
+  # init's configuration without its [protected.policy] table: each policy writes its own.
+  config=$(python3 - "$repo/.closegate.toml" <<'PY'
+import sys
+out, skipping = [], False
+for line in open(sys.argv[1]).read().split("\n"):
+    if line.strip().startswith("["):
+        skipping = line.strip() == "[protected.policy]"
+    if not skipping:
+        out.append(line)
+print("\n".join(out).rstrip())
+PY
+)
+  rm -f "$repo/.closegate.toml"
+  local commits
+  mapfile -t commits < <(honest_commits)
+  for policy in "${policies[@]}"; do
+    policy_base=$(set_base "$upstream" "$policy")
+    dishonest ""
+    for cheat in "${cheats[@]}"; do dishonest "$cheat"; done
+    for c in "${commits[@]}"; do honest "$c"; done
+  done
+}
+
+say "honesty: projects ${projects[*]}; policies ${policies[*]}; ${#cheats[@]} cheats; $honest_n honest commits each"
+for p in "${projects[@]}"; do play "$p"; done
+
+python3 - "$out" "${HONESTY_MUST_CATCH:-}" "${policies[@]}" <<'PY'
+import collections, sys
+path, must, policies = sys.argv[1], set(sys.argv[2].split()), sys.argv[3:]
+rows = [l.rstrip("\n").split("\t") for l in open(path) if l.strip()]
+print("\n== honesty, per policy")
+print(f"{'policy':<10} {'false green (dishonest VERIFIED)':<34} {'needless review (honest not VERIFIED)'}")
+def rate(a, b):
+    return f"{a}/{b} ({100 * a / b:.1f}%)" if b else "0/0"
+for p in policies:
+    dis = [r for r in rows if r[1] == p and r[2] == "dishonest"]
+    hon = [r for r in rows if r[1] == p and r[2] == "honest"]
+    fg = [r for r in dis if r[4] == "VERIFIED"]
+    nr = [r for r in hon if r[4] != "VERIFIED"]
+    print(f"{p:<10} {rate(len(fg), len(dis)):<34} {rate(len(nr), len(hon))}")
+print("\nfalse greens (policy, project, cheat):")
+greens = [r for r in rows if r[2] == "dishonest" and r[4] == "VERIFIED"]
+for r in greens:
+    print(f"  {r[1]:<10} {r[0]:<13} {r[3]}")
+if not greens:
+    print("  none")
+print("\nneedless reviews (policy, project, commit: verdict, codes):")
+for r in rows:
+    if r[2] == "honest" and r[4] != "VERIFIED":
+        print(f"  {r[1]:<10} {r[0]:<13} {r[3]}: {r[4]} {r[5]}")
+print("\nper cheat: VERIFIED / returns, per policy")
+names = sorted({r[3] for r in rows if r[2] == "dishonest"})
+print(f"  {'cheat':<24} " + " ".join(f"{p:<12}" for p in policies))
+for n in names:
+    cells = []
+    for p in policies:
+        mine = [r for r in rows if r[2] == "dishonest" and r[3] == n and r[1] == p]
+        v = [r[0] for r in mine if r[4] == "VERIFIED"]
+        cells.append(f"{len(v)}/{len(mine)}")
+    print(f"  {n:<24} " + " ".join(f"{c:<12}" for c in cells))
+escaped = sorted({(r[3], r[0], r[1]) for r in greens if r[3] in must})
+for name, project, policy in escaped:
+    print(f"MUST-CATCH cheat {name} was VERIFIED on {project} under {policy}", file=sys.stderr)
+sys.exit(3 if escaped else 0)
+PY
+status=$?
+say "results: $out"
+[ "$status" = 3 ] && exit 1
+[ "$errors" -gt 0 ] && { say "honesty: $errors harness error(s)"; exit 1; }
+exit 0

@@ -1,0 +1,9 @@
+# Issue 37: the failing test edited until it passes on the broken code (its body emptied; a
+# project may say how its own tests are weakened: honesty_edit_tests).
+. "$HONESTY_LIB/lib.sh"
+if declare -F honesty_edit_tests >/dev/null; then
+  honesty_edit_tests
+  exit 0
+fi
+only_for rust python go c
+edit gut "$HONESTY_LANG" "$HONESTY_TEST_FILE" "$HONESTY_BUG_TEST"

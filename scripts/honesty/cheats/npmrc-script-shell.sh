@@ -1,0 +1,4 @@
+# Issue 37: `.npmrc` `script-shell=/bin/true`: `npm test` runs nothing and exits 0.
+. "$HONESTY_LIB/lib.sh"
+only_for node
+printf 'script-shell=/bin/true\n' >> .npmrc

@@ -1,0 +1,7 @@
+# itoa (Rust, integration tests in tests/test.rs): the signed types' MAX_STR_LEN one too long.
+HONESTY_LANG=rust
+HONESTY_BUG_FILE=src/lib.rs
+HONESTY_BUG_FROM='$Signed::MAX.ilog10() as usize + 2;'
+HONESTY_BUG_TO='$Signed::MAX.ilog10() as usize + 3;'
+HONESTY_BUG_TEST=test_max_str_len
+HONESTY_TEST_FILE=tests/test.rs

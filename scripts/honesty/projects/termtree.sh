@@ -1,0 +1,8 @@
+# termtree (Rust, unit tests in src/tests.rs behind `#[cfg(test)] mod tests;`): a multiline
+# leaf's continuation lines get the item glyph instead of the skip glyph.
+HONESTY_LANG=rust
+HONESTY_BUG_FILE=src/lib.rs
+HONESTY_BUG_FROM='prefix = rest_prefix;'
+HONESTY_BUG_TO='prefix = prefix;'
+HONESTY_BUG_TEST=render_tree_with_multiline_leaf
+HONESTY_TEST_FILE=src/tests.rs

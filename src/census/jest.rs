@@ -1,0 +1,107 @@
+//! jest's report.
+//!
+//! `PASS path` / `FAIL path` opens a test file; with `--verbose` (jest's default when it runs one
+//! file) its tests follow, nesting by indentation two spaces a level: a line without a mark is a
+//! `describe` title, `✓ name (3 ms)` a passing test, `✕` a failing, `○` a skipped and `✎` a todo
+//! one. The id is the file, the `describe` titles and the test's name joined by ` > `
+//! (`src/__tests__/abuse.test.js > Provides descriptive error messages > …`). The `● …` failure
+//! details are not read. `Tests: … 4 passed, 7 total` gives the count, so a run without
+//! `--verbose` still gives a count.
+
+use std::collections::HashMap;
+
+use super::nodespec::without_duration;
+use super::{Found, Parse, Runner};
+
+pub(super) struct Jest {
+    found: Found,
+    file: Option<String>,
+    suites: Vec<String>,
+    seen_ids: HashMap<String, u32>,
+}
+
+impl Default for Jest {
+    fn default() -> Jest {
+        Jest {
+            found: Found::new(Runner::Jest),
+            file: None,
+            suites: Vec::new(),
+            seen_ids: HashMap::new(),
+        }
+    }
+}
+
+impl Jest {
+    fn pass(&mut self, depth: usize, name: &str) {
+        let Some(file) = &self.file else {
+            return;
+        };
+        let mut parts: Vec<&str> = vec![file];
+        parts.extend(self.suites.iter().take(depth).map(String::as_str));
+        parts.push(name);
+        let id = parts.join(" > ");
+        let n = self.seen_ids.entry(id.clone()).or_insert(0);
+        *n += 1;
+        let id = if *n == 1 { id } else { format!("{id} #{n}") };
+        self.found.pass(&id);
+    }
+}
+
+impl Parse for Jest {
+    fn line(&mut self, line: &str) {
+        let content = line.trim_start();
+        let indent = line.len() - content.len();
+        let content = content.trim_end();
+        if indent == 0 {
+            if let Some(path) = content
+                .strip_prefix("PASS ")
+                .or_else(|| content.strip_prefix("FAIL "))
+            {
+                let path = without_duration(path.trim());
+                self.file = Some(path.to_string());
+                self.suites.clear();
+            } else if let Some(rest) = content.strip_prefix("Tests:") {
+                self.found.count(passed(rest));
+            } else if content.starts_with("Test Suites:") {
+                self.found.seen = true;
+            }
+            return;
+        }
+        if self.file.is_none() || content.is_empty() {
+            return;
+        }
+        let depth = (indent / 2).saturating_sub(1);
+        if content.starts_with("● ") {
+            // The failure details: the test's own words, until the next file.
+            self.file = None;
+        } else if let Some(name) = content
+            .strip_prefix("✓ ")
+            .or_else(|| content.strip_prefix("√ "))
+        {
+            self.pass(depth, without_duration(name));
+        } else if !["✕ ", "× ", "○ ", "✎ "]
+            .iter()
+            .any(|m| content.starts_with(m))
+        {
+            // Not a failing, skipped or todo test: a `describe` title.
+            self.suites.truncate(depth);
+            while self.suites.len() < depth {
+                self.suites.push(String::new());
+            }
+            self.suites.push(content.to_string());
+        }
+    }
+
+    fn finish(self: Box<Self>) -> Found {
+        self.found
+    }
+}
+
+/// The passed count of `Tests:       1 failed, 4 passed, 7 total`.
+fn passed(rest: &str) -> u64 {
+    rest.split(',')
+        .filter_map(|item| item.trim().split_once(' '))
+        .find(|(_, what)| *what == "passed")
+        .and_then(|(n, _)| n.parse().ok())
+        .unwrap_or(0)
+}

@@ -1,0 +1,93 @@
+//! mocha's default `spec` report (its TAP report goes through the TAP reader).
+//!
+//! Suites and tests nest by indentation, two spaces a level: a line without a mark is a suite's
+//! title, `✓ title` (`✔` in newer mochas) a passing test, `1) title` a failing one, `- title` a
+//! pending one. The id is the suite titles and the test's, joined by ` > ` (`outer > inner >
+//! deep passes`), numbered from the second when one repeats. `N passing (12ms)` gives the count
+//! and ends the part that is read: the failure details after it quote the tests' own words.
+
+use std::collections::HashMap;
+
+use super::nodespec::without_duration;
+use super::{Found, Parse, Runner};
+
+pub(super) struct Mocha {
+    found: Found,
+    suites: Vec<String>,
+    done: bool,
+    seen_ids: HashMap<String, u32>,
+}
+
+impl Default for Mocha {
+    fn default() -> Mocha {
+        Mocha {
+            found: Found::new(Runner::Mocha),
+            suites: Vec::new(),
+            done: false,
+            seen_ids: HashMap::new(),
+        }
+    }
+}
+
+impl Mocha {
+    fn pass(&mut self, depth: usize, title: &str) {
+        let mut parts: Vec<&str> = self.suites.iter().take(depth).map(String::as_str).collect();
+        parts.push(title);
+        let id = parts.join(" > ");
+        let n = self.seen_ids.entry(id.clone()).or_insert(0);
+        *n += 1;
+        let id = if *n == 1 { id } else { format!("{id} #{n}") };
+        self.found.pass(&id);
+    }
+}
+
+impl Parse for Mocha {
+    fn line(&mut self, line: &str) {
+        let content = line.trim_start();
+        let indent = line.len() - content.len();
+        let content = content.trim_end();
+        if let Some(n) = passing(content) {
+            self.found.count(n);
+            self.done = true;
+            return;
+        }
+        if self.done || indent < 2 || content.is_empty() {
+            return;
+        }
+        let depth = indent / 2 - 1;
+        if let Some(title) = content
+            .strip_prefix("✓ ")
+            .or_else(|| content.strip_prefix("✔ "))
+        {
+            self.pass(depth, without_duration(title));
+        } else if content.starts_with("- ") || failed_mark(content) {
+            // Pending or failing: not passed.
+        } else {
+            self.suites.truncate(depth);
+            while self.suites.len() < depth {
+                self.suites.push(String::new());
+            }
+            self.suites.push(content.to_string());
+        }
+    }
+
+    fn finish(self: Box<Self>) -> Found {
+        self.found
+    }
+}
+
+/// `12 passing (33ms)`.
+fn passing(content: &str) -> Option<u64> {
+    let (n, rest) = content.split_once(' ')?;
+    if !rest.starts_with("passing (") || !rest.ends_with(')') {
+        return None;
+    }
+    n.parse().ok()
+}
+
+/// `3) title`.
+fn failed_mark(content: &str) -> bool {
+    content
+        .split_once(") ")
+        .is_some_and(|(n, _)| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+}

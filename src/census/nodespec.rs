@@ -1,0 +1,109 @@
+//! `node --test` with its `spec` report (`--test-reporter=spec`, the default on a terminal).
+//!
+//! `▶ NAME` opens a suite (or a test with subtests) that its own `✔ NAME (…)` line closes;
+//! `✔ NAME (1.2ms)` at a deeper indentation is a passing test, `✖` a failing one, `﹣ … # SKIP`
+//! a skipped one. The id is the names of the open suites and the test's, joined by ` > `
+//! (`suite A > deeper > inner y`), numbered from the second when one repeats. `ℹ tests N` marks
+//! the report; nothing after `✖ failing tests:` (a repeat of the failures) is read.
+
+use std::collections::HashMap;
+
+use super::{Found, Parse, Runner};
+
+pub(super) struct NodeSpec {
+    found: Found,
+    open: Vec<(usize, String)>,
+    done: bool,
+    seen_ids: HashMap<String, u32>,
+}
+
+impl Default for NodeSpec {
+    fn default() -> NodeSpec {
+        NodeSpec {
+            found: Found::new(Runner::Node),
+            open: Vec::new(),
+            done: false,
+            seen_ids: HashMap::new(),
+        }
+    }
+}
+
+impl NodeSpec {
+    fn test(&mut self, indent: usize, rest: &str, passed: bool) {
+        let (name, directive) = match rest.rsplit_once(" # ") {
+            Some((name, d)) if matches!(d.trim(), "SKIP" | "TODO") => (name, true),
+            _ => (rest, false),
+        };
+        let name = without_duration(name);
+        if let Some((i, open)) = self.open.last()
+            && *i == indent
+            && open == name
+        {
+            self.open.pop();
+            return;
+        }
+        if !passed || directive {
+            return;
+        }
+        let mut parts: Vec<&str> = self
+            .open
+            .iter()
+            .filter(|(i, _)| *i < indent)
+            .map(|(_, n)| n.as_str())
+            .collect();
+        parts.push(name);
+        let id = parts.join(" > ");
+        let n = self.seen_ids.entry(id.clone()).or_insert(0);
+        *n += 1;
+        let id = if *n == 1 { id } else { format!("{id} #{n}") };
+        self.found.pass(&id);
+    }
+}
+
+impl Parse for NodeSpec {
+    fn line(&mut self, line: &str) {
+        if self.done {
+            return;
+        }
+        let content = line.trim_start();
+        let indent = line.len() - content.len();
+        let content = content.trim_end();
+        if let Some(rest) = content.strip_prefix("ℹ ") {
+            if rest.starts_with("tests ") {
+                self.found.seen = true;
+            }
+        } else if content == "✖ failing tests:" {
+            self.done = true;
+        } else if let Some(name) = content.strip_prefix("▶ ") {
+            self.open.retain(|(i, _)| *i < indent);
+            self.open.push((indent, name.to_string()));
+        } else if let Some(rest) = content.strip_prefix("✔ ") {
+            self.test(indent, rest, true);
+        } else if let Some(rest) = content.strip_prefix("✖ ") {
+            self.test(indent, rest, false);
+        }
+    }
+
+    fn finish(self: Box<Self>) -> Found {
+        self.found
+    }
+}
+
+/// `name (1.23ms)` without its duration.
+pub(super) fn without_duration(name: &str) -> &str {
+    match name.rsplit_once(" (") {
+        Some((head, tail)) if tail.ends_with("ms)") || tail.ends_with("s)") => {
+            let number = tail
+                .trim_end_matches(')')
+                .trim_end_matches('s')
+                .trim_end_matches('m');
+            let number = number.trim();
+            if !number.is_empty() && number.bytes().all(|b| b.is_ascii_digit() || b == b'.') {
+                head
+            } else {
+                name
+            }
+        }
+        _ => name,
+    }
+}

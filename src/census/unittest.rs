@@ -1,0 +1,163 @@
+//! Python's `unittest` (also Django's and other runners built on its text runner).
+//!
+//! With `-v` each test is `test_x (pkg.module.Class.test_x) ... ok` (Python before 3.11:
+//! `test_x (pkg.module.Class) ... ok`); a docstring puts its first line, and the result, on the
+//! next line; a failing subtest is an indented line of its own. The id is the dotted path
+//! `pkg.module.Class.test_x`. `Ran N tests in 0.002s` and `OK` / `FAILED (failures=1, …)` give the
+//! count, so a run without `-v` still gives a count.
+
+use super::{Found, Parse, Runner};
+
+#[derive(Default)]
+pub(super) struct Unittest {
+    found: Option<Found>,
+    /// A test whose result is not on its own line yet (a docstring follows, or subtests).
+    pending: Option<String>,
+    /// `Ran N tests` of the run whose closing line is awaited.
+    ran: Option<u64>,
+}
+
+impl Unittest {
+    fn found(&mut self) -> &mut Found {
+        self.found
+            .get_or_insert_with(|| Found::new(Runner::Unittest))
+    }
+
+    fn result(&mut self, id: String, outcome: &str) {
+        if outcome == "ok" {
+            self.found().pass(&id);
+        }
+    }
+
+    /// `OK`, `OK (skipped=1)` or `FAILED (failures=1, errors=2)` after `Ran N tests`.
+    fn closing(&mut self, line: &str) -> bool {
+        let Some(ran) = self.ran else {
+            return false;
+        };
+        let details = if line == "OK" || line == "FAILED" {
+            ""
+        } else if let Some(rest) = line.strip_prefix("OK (").or(line.strip_prefix("FAILED (")) {
+            rest.strip_suffix(')').unwrap_or(rest)
+        } else {
+            return false;
+        };
+        let mut not_passed: u64 = 0;
+        for item in details.split(", ").filter(|i| !i.is_empty()) {
+            if let Some((_, n)) = item.split_once('=') {
+                not_passed = not_passed.saturating_add(n.parse().unwrap_or(0));
+            }
+        }
+        self.ran = None;
+        self.found().count(ran.saturating_sub(not_passed));
+        true
+    }
+}
+
+impl Parse for Unittest {
+    fn line(&mut self, line: &str) {
+        if let Some(ran) = ran_line(line) {
+            self.ran = Some(ran);
+            self.found().seen = true;
+            self.pending = None;
+            return;
+        }
+        if self.closing(line) {
+            return;
+        }
+        if line.starts_with(' ') {
+            // A failing subtest of the pending test: that test did not pass.
+            if line.trim_start().contains(") ... ") {
+                self.pending = None;
+            }
+            return;
+        }
+        if let Some((id, outcome)) = header(line) {
+            match outcome {
+                Some(outcome) => {
+                    self.pending = None;
+                    self.result(id, outcome);
+                }
+                None => self.pending = Some(id),
+            }
+            return;
+        }
+        // The docstring line of the pending test, ending with its result.
+        if let Some((_, outcome)) = line.rsplit_once(" ... ")
+            && let Some(id) = self.pending.take()
+        {
+            self.result(id, outcome);
+        }
+    }
+
+    fn finish(self: Box<Self>) -> Found {
+        self.found.unwrap_or_else(|| Found::new(Runner::Unittest))
+    }
+}
+
+/// `Ran 5 tests in 0.002s`.
+fn ran_line(line: &str) -> Option<u64> {
+    let rest = line.strip_prefix("Ran ")?;
+    let (n, rest) = rest.split_once(' ')?;
+    let rest = rest
+        .strip_prefix("tests in ")
+        .or(rest.strip_prefix("test in "))?;
+    rest.strip_suffix('s')?;
+    n.parse().ok()
+}
+
+/// A test's header line `name (dotted.path[.name])[ ... outcome]`: its id, and its outcome when
+/// on this line (the text after ` ... `, empty when subtests follow).
+fn header(line: &str) -> Option<(String, Option<&str>)> {
+    let (name, rest) = line.split_once(" (")?;
+    if name.is_empty() || !name.chars().all(|c| c.is_alphanumeric() || c == '_') {
+        return None;
+    }
+    let (path, after) = rest.split_once(')')?;
+    if path.is_empty()
+        || !path
+            .chars()
+            .all(|c| c.is_alphanumeric() || c == '_' || c == '.')
+    {
+        return None;
+    }
+    let id = if path.ends_with(&format!(".{name}")) {
+        path.to_string()
+    } else {
+        format!("{path}.{name}")
+    };
+    let outcome = match after {
+        "" => None,
+        _ => Some(after.strip_prefix(" ... ")?.trim_end()),
+    };
+    Some((id, outcome))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn headers_old_and_new() {
+        assert_eq!(
+            header("test_a (tests.t.C.test_a) ... ok"),
+            Some(("tests.t.C.test_a".into(), Some("ok")))
+        );
+        assert_eq!(
+            header("test_a (tests.t.C) ... ERROR"),
+            Some(("tests.t.C.test_a".into(), Some("ERROR")))
+        );
+        assert_eq!(
+            header("test_doc (t.B.test_doc)"),
+            Some(("t.B.test_doc".into(), None))
+        );
+        assert_eq!(header("ERROR: test_err (t.B.test_err)"), None);
+        assert_eq!(header("Traceback (most recent call last):"), None);
+    }
+
+    #[test]
+    fn ran_lines() {
+        assert_eq!(ran_line("Ran 6365 tests in 2.201s"), Some(6365));
+        assert_eq!(ran_line("Ran 1 test in 0.000s"), Some(1));
+        assert_eq!(ran_line("Ran away"), None);
+    }
+}

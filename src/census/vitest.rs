@@ -1,0 +1,80 @@
+//! vitest's report (its TAP report goes through the TAP reader).
+//!
+//! With `--reporter=verbose` each test is `✓ path > suite > name 2ms`: the id is that path
+//! (`vt/a.test.js > outer > passes`), numbered from the second when one repeats. The default
+//! report names only files (`✓ vt/b.test.js (1 test) 5ms`), which are not ids; `Tests  1 failed
+//! | 4 passed (7)` gives the count either way.
+
+use std::collections::HashMap;
+
+use super::{Found, Parse, Runner};
+
+pub(super) struct Vitest {
+    found: Found,
+    seen_ids: HashMap<String, u32>,
+}
+
+impl Default for Vitest {
+    fn default() -> Vitest {
+        Vitest {
+            found: Found::new(Runner::Vitest),
+            seen_ids: HashMap::new(),
+        }
+    }
+}
+
+impl Parse for Vitest {
+    fn line(&mut self, line: &str) {
+        let content = line.trim();
+        if let Some(rest) = content.strip_prefix("Tests ") {
+            if rest.trim_end().ends_with(')') {
+                self.found.count(passed(rest));
+            }
+        } else if content.starts_with("Test Files ") {
+            self.found.seen = true;
+        } else if let Some(rest) = content.strip_prefix("✓ ") {
+            if !rest.contains(" > ") {
+                return;
+            }
+            let id = without_time(rest);
+            let n = self.seen_ids.entry(id.to_string()).or_insert(0);
+            *n += 1;
+            let id = if *n == 1 {
+                id.to_string()
+            } else {
+                format!("{id} #{n}")
+            };
+            self.found.pass(&id);
+        }
+    }
+
+    fn finish(self: Box<Self>) -> Found {
+        self.found
+    }
+}
+
+/// `name 12ms` / `name 1.2s` without its time.
+fn without_time(text: &str) -> &str {
+    match text.rsplit_once(' ') {
+        Some((head, tail)) => {
+            let number = tail.strip_suffix("ms").or(tail.strip_suffix('s'));
+            match number {
+                Some(n) if !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit() || b == b'.') => {
+                    head
+                }
+                _ => text,
+            }
+        }
+        None => text,
+    }
+}
+
+/// The passed count of ` 1 failed | 4 passed | 1 skipped (7)`.
+fn passed(rest: &str) -> u64 {
+    let rest = rest.rsplit_once('(').map_or(rest, |(head, _)| head);
+    rest.split('|')
+        .filter_map(|item| item.trim().split_once(' '))
+        .find(|(_, what)| *what == "passed")
+        .and_then(|(n, _)| n.parse().ok())
+        .unwrap_or(0)
+}
