@@ -51,7 +51,7 @@ pub use plan::{Entry, PROGRAMS, Plan, UserEnv};
 /// The variables cleared from every git process's environment: git's repository-local ones (what
 /// `git rev-parse --local-env-vars` prints; git clears the same when it crosses into another
 /// repository), plus `GIT_NAMESPACE` and `GIT_QUARANTINE_PATH`, which aim refs and objects too.
-pub const SCRUBBED: [&str; 17] = [
+pub const SCRUBBED: [&str; 18] = [
     "GIT_ALTERNATE_OBJECT_DIRECTORIES",
     "GIT_CONFIG",
     "GIT_CONFIG_PARAMETERS",
@@ -69,6 +69,8 @@ pub const SCRUBBED: [&str; 17] = [
     "GIT_COMMON_DIR",
     "GIT_NAMESPACE",
     "GIT_QUARANTINE_PATH",
+    // Listed as repository-local by git before 2.41 (Debian 12 ships 2.39).
+    "GIT_INTERNAL_SUPER_PREFIX",
 ];
 
 /// The oldest git whose `GIT_CONFIG_COUNT` the overrides rely on.
