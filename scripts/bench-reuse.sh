@@ -88,7 +88,7 @@ torn=$(runs)
 cd "$dir/y"
 "$closegate" check > /dev/null || true
 mid=$(runs)
-"$closegate" approve --by bench --note "bench" > /dev/null
+"$closegate" approve --yes --by bench --note "bench" > /dev/null
 "$closegate" teardown "$dir/y" > /dev/null
 after=$(runs)
 echo "teardown after a VERIFIED check: $((torn - before)) check runs (target 0)"

@@ -11,18 +11,29 @@
 # `_EXEC_STATUS.md` (untracked, exempt) and an ignored `build/` folder of 200 files. The small repository scales the commit count with the file
 # count, so the large/small ratio covers both dimensions of "the repository".
 #
+# A second agent worktree of the large repository, on `agent/p`, holds the same 20-file change and
+# five changes on protected surfaces (three test files changed, one added, the CI workflow
+# changed; the base holds 100 test files under tests/unit/ and .github/workflows/ci.yml): its
+# git-object part is timed against `git diff --raw -M` of the same change (issue 36: a change
+# the protected gate judges, where a review is needed).
+#
 # Usage: scripts/bench.sh [rounds]   (default 61; BENCH_ROUNDS also works). No network.
+# CLOSEGATE=<a closegate binary> skips the release build and times that binary.
 # BENCH_BASELINE=<another closegate binary> also times that binary's check in the same rounds and
 # prints this build against it (a before/after measured under the same load).
 # `check --no-checks` exits 4 (UNVERIFIED): that is the expected verdict here, not a failure.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 rounds=${1:-${BENCH_ROUNDS:-61}}
-stamp="closegate-bench v3"
+stamp="closegate-bench v4"
 
-echo "building closegate (release)..."
-cargo build --release --quiet --manifest-path "$here/Cargo.toml"
-closegate="${CARGO_TARGET_DIR:-$here/target}/release/closegate"
+if [ -n "${CLOSEGATE:-}" ]; then
+  closegate=$CLOSEGATE
+else
+  echo "building closegate (release)..."
+  cargo build --release --quiet --manifest-path "$here/Cargo.toml"
+  closegate="${CARGO_TARGET_DIR:-$here/target}/release/closegate"
+fi
 
 bench="$here/.bench"
 mkdir -p "$bench/home"
@@ -57,6 +68,8 @@ def commit(k, msg, changes):
         data(text)
 
 first = [(path(i), f"file {i}\n" + "x" * (i % 200) + "\n") for i in range(files)]
+first += [(f"tests/unit/case{i:02d}.txt", f"test case {i}\n") for i in range(100)]
+first.append((".github/workflows/ci.yml", "on: push\njobs: {}\n"))
 first.append((".gitignore", "build/\n*.log\n"))
 first.append((".closegate.toml", 'base = "main"\n'))
 commit(1, f"{files} files", first)
@@ -67,7 +80,22 @@ out.write(b"done\n")
 PY
 }
 
-# generate <name> <files> <commits>: the repository, its checkout and the agent worktree.
+# status_doc <worktree> <slug>: a close-ok status document naming the worktree's HEAD.
+status_doc() {
+  local wt=$1 slug=$2 sha subject
+  sha=$(git -C "$wt" rev-parse HEAD)
+  subject=$(git -C "$wt" log -1 --format=%s)
+  {
+    printf '# STATUS — %s\n\n- state: close-ok\n' "$slug"
+    printf -- '- abstract: twenty files changed for the benchmark\n'
+    printf -- '- last commit: %s — %s\n' "${sha:0:12}" "$subject"
+    printf -- '- done: the change is in\n- next / blocked-on: none\n'
+    printf -- '- artifacts:\n  - d000/e00/f0.txt\n'
+    printf '\nCLOSE-OK · %s · commit %s · branch agent/%s · worktree %s\n' "$slug" "${sha:0:12}" "$slug" "$wt"
+  } > "$wt/_EXEC_STATUS.md"
+}
+
+# generate <name> <files> <commits>: the repository, its checkout and the agent worktree(s).
 generate() {
   local name=$1 files=$2 commits=$3 dir="$bench/$1"
   local want="$stamp files=$files commits=$commits"
@@ -95,22 +123,28 @@ generate() {
   git -C "$wt" commit -q -m "agent: change 20 files"
   mkdir -p "$wt/build"
   for i in $(seq 1 200); do echo "object $i" > "$wt/build/o$i.o"; done
-  local sha subject
-  sha=$(git -C "$wt" rev-parse HEAD)
-  subject=$(git -C "$wt" log -1 --format=%s)
-  {
-    printf '# STATUS — x\n\n- state: close-ok\n'
-    printf -- '- abstract: twenty files changed for the benchmark\n'
-    printf -- '- last commit: %s — %s\n' "${sha:0:12}" "$subject"
-    printf -- '- done: the change is in\n- next / blocked-on: none\n'
-    printf -- '- artifacts:\n  - d000/e00/f0.txt\n'
-    printf '\nCLOSE-OK · x · commit %s · branch agent/x · worktree %s\n' "${sha:0:12}" "$wt"
-  } > "$wt/_EXEC_STATUS.md"
+  status_doc "$wt" x
+  if [ "$name" = large ]; then
+    # agent/p: the same 20 files, and five changes on protected surfaces.
+    wt="$dir/wtp"
+    git -C "$dir/repo" worktree add -q -b agent/p "$wt" main
+    for i in $(seq 0 50 950); do
+      f=$(printf 'd%03d/e%02d/f%d.txt' $((i / 1000)) $(((i / 10) % 100)) $((i % 10)))
+      echo "agent change" >> "$wt/$f"
+    done
+    for i in 00 01 02; do echo "agent change" >> "$wt/tests/unit/case$i.txt"; done
+    echo "a new test case" > "$wt/tests/unit/case_new.txt"
+    echo "# agent change" >> "$wt/.github/workflows/ci.yml"
+    git -C "$wt" add -A
+    git -C "$wt" commit -q -m "agent: change 20 files and 5 protected paths"
+    status_doc "$wt" p
+  fi
   # Let the checkout age past the index's timestamp, then let git refresh the index once, so
   # neither tool meets racily-clean entries in the timed runs.
   sleep 1
-  git -C "$wt" status --porcelain > /dev/null
-  git -C "$dir/repo" status --porcelain > /dev/null
+  for wt in "$dir/wt" "$dir/wtp" "$dir/repo"; do
+    [ -d "$wt" ] && git -C "$wt" status --porcelain > /dev/null
+  done
   echo "$want" > "$dir/STAMP"
 }
 
@@ -131,11 +165,20 @@ for name in large small; do
     exit 1
   fi
 done
+# The protected change must reach the protected gate and have hits there.
+set +e
+out=$("$closegate" check --no-checks --no-record --no-worktree "$bench/large/wtp" 2>&1)
+set -e
+if ! printf '%s\n' "$out" | grep -q 'protected-surface' || printf '%s\n' "$out" | grep -q 'close-worktree'; then
+  echo "unexpected result in $bench/large/wtp:" >&2
+  printf '%s\n' "$out" >&2
+  exit 1
+fi
 
 python3 - "$closegate" "$bench" "$rounds" "${BENCH_BASELINE:-}" <<'PY'
 import random, statistics, subprocess, sys, time
 closegate, bench, rounds, baseline = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
-large, small = f"{bench}/large/wt", f"{bench}/small/wt"
+large, small, protected = f"{bench}/large/wt", f"{bench}/small/wt", f"{bench}/large/wtp"
 cmds = {
     "obj-large": ([closegate, "check", "--no-checks", "--no-record", "--no-worktree"], large),
     "obj-small": ([closegate, "check", "--no-checks", "--no-record", "--no-worktree"], small),
@@ -146,6 +189,8 @@ cmds = {
     "status-small": (["git", "status", "--porcelain", "--untracked-files=all"], small),
     "diff-large": (["git", "diff", "--raw", "-M", "main", "agent/x"], large),
     "diff-small": (["git", "diff", "--raw", "-M", "main", "agent/x"], small),
+    "obj-protected": ([closegate, "check", "--no-checks", "--no-record", "--no-worktree"], protected),
+    "diff-protected": (["git", "diff", "--raw", "-M", "main", "agent/p"], protected),
 }
 if baseline:
     cmds["base-obj-large"] = ([baseline, "check", "--no-checks", "--no-record", "--no-worktree"], large)
@@ -182,6 +227,9 @@ line("git-object part (large)", "obj-large", "rev-parse", "git rev-parse", 2)
 line("git-object part (large/small)", "obj-large", "obj-small", "small", 1.2)
 # Issue 28: git's own reading of the same change's objects, objects hash-verified on our side.
 line("git-object part (large) vs git diff", "obj-large", "diff-large", "git diff --raw -M", 1.2)
+# Issue 36: the same with five changes on protected surfaces (the protected gate has hits).
+line("git-object part (large, protected change) vs git diff", "obj-protected", "diff-protected",
+     "git diff --raw -M", 1.2)
 line("worktree scan (large)", "full-large", "status-large", "git status", 1.2)
 line("worktree scan (small)", "full-small", "status-small", "git status", 1.2)
 if baseline:

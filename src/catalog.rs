@@ -551,7 +551,7 @@ catalog! {
         gate: Gate::Protected,
         summary: "the branch changed a path on a protected surface (a warning once the commit is approved)",
         cause: "the branch added, modified, deleted, renamed or retyped a path that grades the work: tests, evals, CI, agent instructions, a configured surface, or the closegate configuration",
-        fix: "have a human review the change and record `closegate approve --commit <sha> --by <name>`, which turns these findings into warnings for that commit only; or revert the protected change",
+        fix: "a human reviews the change and, on a terminal, runs `closegate approve --commit <sha>` (these findings become warnings for that commit only) or `closegate reject --note TEXT`; an agent never runs either on its own work: revert the protected change instead",
     },
     CodeInfo {
         code: ReviewRejected = "review-rejected",
@@ -591,7 +591,7 @@ catalog! {
         gate: Gate::Protected,
         summary: "`require_signed_approvals = true` and the approval is not signed by an allowed signer",
         cause: "the base branch's configuration requires approvals signed with an SSH key named in its `allowed_signers` file, and the approval recorded for this commit is unsigned or signed by another key; an unsigned record can be written by anyone who can write the repository",
-        fix: "have an allowed signer approve with `closegate approve --sign [--key FILE]`, or add the reviewer's public key to the base branch's `allowed_signers`",
+        fix: "an allowed signer (a human, with a key the agent cannot read) runs `closegate approve --sign [--key FILE]` on a terminal, or the reviewer's public key is added to the base branch's `allowed_signers`; an agent never approves its own work",
     },
     CodeInfo {
         code: CheckFailed = "check-failed",
@@ -671,7 +671,7 @@ catalog! {
         gate: Gate::Checks,
         summary: "a check passes on the commit but fails with the base's own tests put back (the overlay)",
         cause: "the branch changed test paths and the commit's code passes only its own edited tests: on the overlay (the commit's tree with every test path as the merge base has it) the same check fails, as when assertions were deleted, expected values changed or cases skipped until a wrong change passed",
-        fix: "read the overlay's output in the finding, fix the code so the base's tests pass (or restore the tests), and close on the new tip; a human who judges the test change right records `closegate approve`, which turns this into a warning for that commit",
+        fix: "read the overlay's output in the finding, fix the code so the base's tests pass (or restore the tests), and close on the new tip; a human who judges the test change right runs `closegate approve` on a terminal, which turns this into a warning for that commit (an agent never runs it)",
     },
     CodeInfo {
         code: TestsPassOnBase = "tests-pass-on-base",
@@ -777,7 +777,7 @@ catalog! {
         gate: Gate::Land,
         summary: "the branch is not COMPLETED under the base tip's configuration",
         cause: "`closegate land` found no passing verdict recorded for the branch's tip under the configuration the base tip holds now (never checked, checked under another configuration, FAIL, UNVERIFIED, or PENDING_REVIEW without an approval), or the branch touches a protected path against the current base that its verdict did not cover",
-        fix: "run `closegate check <worktree>` (and `closegate approve` when a human must look), then land again",
+        fix: "run `closegate check <worktree>` (and, when a human must look, the human runs `closegate approve` on a terminal), then land again",
     },
     CodeInfo {
         code: LandConflict = "land-conflict",
@@ -833,7 +833,7 @@ catalog! {
         gate: Gate::Checks,
         summary: "a test that passed on the base did not run or did not pass on the commit",
         cause: "the test census (the ids of the tests each check ran and passed, read from the runner's output) has tests that passed on the merge base but are absent or not passing on the commit: a deleted or renamed test, a test module no longer compiled in, a runner configuration that deselects tests, or a run that reports 0 tests where the base ran some",
-        fix: "restore the missing tests (or their wiring), or have a human look at why they no longer run and `closegate approve` the return",
+        fix: "restore the missing tests (or their wiring); or a human looks at why they no longer run and, on a terminal, runs `closegate approve` (an agent never runs it)",
     },
     CodeInfo {
         code: TeardownBusy = "teardown-busy",
@@ -962,7 +962,7 @@ catalog! {
         gate: Gate::Contract,
         summary: "the contract requires a human approval",
         cause: "the contract sets `approval = \"always\"`: every return of this task needs a human's approval",
-        fix: "have a human review the commit and record `closegate approve --commit <sha> --by <name>`; the approval is bound to this commit and this contract",
+        fix: "a human reviews the commit and, on a terminal, runs `closegate approve --commit <sha>` (bound to this commit and this contract) or `closegate reject --note TEXT`; an agent never runs either on its own work",
     },
     CodeInfo {
         code: ContractMalformed = "contract-malformed",

@@ -195,5 +195,5 @@ pub fn color_wanted(when: ColorWhen) -> bool {
         ColorWhen::Auto => {}
     }
     let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
-    !no_color && console::Term::stdout().features().is_attended()
+    !no_color && crate::term::stdout_attended()
 }

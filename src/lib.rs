@@ -2,19 +2,14 @@
 //!
 //! ## Layers
 //!
-//! Bottom-up. A module names (`crate::…`) only modules of its own layer or a lower one, and no
-//! import cycle joins two top-level modules; `tests/it/layers.rs` holds every path in `src/` to
-//! this table, and docs/architecture.md carries a copy of it that the same test keeps equal.
-//!
-//! | layer | modules | what they are |
-//! |---|---|---|
-//! | 1 sys | `sys` | the only `unsafe`, and the test switches |
-//! | 2 repo | `repo`, `input_file`, `toml_read` | git facts, and reading files an agent wrote |
-//! | 3 core | `catalog`, `finding`, `report`, `config`, `contract`, `doc`, `globs`, `record`, `ledger`, `verdict`, `inherited`, `shell`, `stats`, `fsutil` | the types: codes, findings, the report, the configuration, the status document, the record and its rules |
-//! | 4 engines | `gates`, `inputs`, `sandbox`, `attest`, `notes_sync`, `readiness` | the gate sequence and what it runs on |
-//! | 5 verbs | `teardown`, `hook`, `board`, `claim`, `land`, `agent`, `sweep`, `restore`, `guess` | what a subcommand does, as data |
-//! | 6 render | `render`, `term` | words for people and formats for machines |
-//! | 7 front | `cmd`, `cli`, `serve` | the command line and the server |
+//! Bottom-up, from `sys` (the only `unsafe`, the terminal) through `repo`, the core types, the
+//! engines, the verbs and rendering to the front (`cmd`, `cli`, `serve`). A module names
+//! (`crate::…`, `super::…`, an alias) only modules of its own layer or a lower one; no import
+//! cycle joins two top-level modules, nor two modules of one folder; clap is named only in `cli`
+//! and `cmd`, indicatif and console only in `term` and `render`. The table is written once, in
+//! `tests/it/layers.rs` (`LAYERS`, `CRATES`: a new module is placed there), which reads every
+//! path in `src/` with `syn` and holds it to the table; docs/architecture.md carries a copy
+//! that the same test keeps equal.
 //!
 //! `unsafe` lives in `sys` only: denied crate-wide (Cargo.toml), forbidden on every other module
 //! below, so no inner `allow` can lift it (`sys` tests that each declaration carries the forbid).

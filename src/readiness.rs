@@ -10,7 +10,8 @@ use git2::Oid;
 use crate::catalog::Code;
 use crate::config::Config;
 use crate::finding::Finding;
-use crate::gates::{Session, checks, reuse};
+use crate::gates::Session;
+use crate::gates::runner::Target;
 use crate::repo::Repo;
 
 /// Run every configured check on the base tip `tip` (named `base`) in the sandbox, reusing a
@@ -18,7 +19,7 @@ use crate::repo::Repo;
 /// base and an empty slug). Returns one line per check, a `check-red-on-base` gap per failure,
 /// and the runs themselves.
 pub fn run_on_base(session: &Session, base: &str, tip: Oid) -> Result<BaseRuns> {
-    let (repo, config) = (session.repo(), session.config());
+    let config = session.config();
     if config.checks.is_empty() {
         return Ok((
             vec!["no checks are configured: nothing to run".into()],
@@ -26,35 +27,10 @@ pub fn run_on_base(session: &Session, base: &str, tip: Oid) -> Result<BaseRuns> 
             Vec::new(),
         ));
     }
-    let env = checks::CheckEnv {
-        commit: tip.to_string(),
-        branch: base.to_string(),
-        slug: String::new(),
-        base: base.to_string(),
-    };
-    let (slug, branch) = env.key_values(repo);
-    let key = reuse::Key {
-        tree: repo.tree_of(tip).unwrap_or(tip).to_string(),
-        config: session.config_blob().map(str::to_string),
-        base_commit: Some(tip.to_string()),
-        slug,
-        branch,
-        commit: tip.to_string(),
-    };
-    let recorded = reuse::Recorded::load(&repo.common_dir(), &key, false)?;
-    // The same secrets hidden as for `check` (SPEC §4.6: `validate --run` and `init` too).
-    let plan = checks::Plan {
-        mode: config.sandbox,
-        jobs: config.jobs,
-        key: &key,
-        recorded: &recorded,
-        shield: session.shield(),
-        fail_fast: false,
-        label: None,
-        // The base's own tree: the workspace that holds the base's code (as for SPEC §23).
-        slot: crate::gates::workspace::Slot::Base,
-    };
-    let checked = checks::run_reusing(repo, tip, &config.checks, &env, &plan)?;
+    // The base's own tree (SPEC §19): `CLOSEGATE_BRANCH` the base and an empty slug, through
+    // the session's runner, so the same secrets are hidden as for `check` (SPEC §4.6).
+    let target = Target::BaseTip { tip, base };
+    let checked = session.runner().run(&target, &config.checks, false)?;
     let short = &tip.to_string()[..12];
     let mut lines = Vec::new();
     let mut findings: Vec<Finding> = checked

@@ -30,7 +30,7 @@ pub struct ProtectedChange {
 }
 
 /// One configured check that closegate ran.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
 pub struct CheckRun {
     pub name: String,
     pub command: String,
@@ -262,4 +262,40 @@ impl Report {
     pub fn codes(&self) -> Vec<Code> {
         self.findings.iter().map(|f| f.code).collect()
     }
+}
+
+/// The report of the `doc` gate alone. The verdict is VERIFIED or FAIL only: lint has no gap
+/// to report, and it never calls a document mergeable (that needs the repository: `check`).
+pub fn lint(bytes: &[u8], source: String, opts: crate::doc::ParseOptions) -> Report {
+    let parsed = crate::doc::parse(bytes, opts);
+    let mut report = Report {
+        source: Some(source),
+        ..Report::default()
+    };
+    if let Some(d) = &parsed.doc {
+        report.slug = Some(d.slug.clone());
+        report.state = d.state;
+        if let Some(c) = &d.close {
+            // `commit` is a full sha or null (SPEC §4.7): lint resolves nothing, so a claimed
+            // abbreviation is not one.
+            let full = matches!(c.commit.len(), 40 | 64);
+            report.commit = full.then(|| c.commit.clone());
+            report.claimed_commit = Some(c.commit.clone());
+            report.branch = Some(c.branch.clone());
+            report.worktree = Some(c.worktree.clone());
+        }
+    }
+    report.add_gate(Gate::Doc, parsed.findings);
+    report.finish();
+    let refused = report
+        .findings
+        .iter()
+        .any(|f| f.severity == crate::finding::Severity::Refusal);
+    report.verdict = if refused {
+        Verdict::Fail
+    } else {
+        Verdict::Verified
+    };
+    report.mergeable = false;
+    report
 }

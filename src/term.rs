@@ -5,6 +5,8 @@
 //! first `EPIPE` closes the writer, later writes are dropped, and the command ends with the exit
 //! code its verdict gives. Under `-q/--quiet`, [`human`] is a sink.
 
+pub(crate) mod progress;
+
 use std::io::{self, Write};
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -43,13 +45,9 @@ pub fn human() -> Out {
     }
 }
 
-/// [`stdout`] for a report in `format`: the human report is prose, the others are parsed.
-pub fn report(format: crate::render::Format) -> Out {
-    if format == crate::render::Format::Human {
-        human()
-    } else {
-        stdout()
-    }
+/// Whether standard output is a terminal a person is at (colour's `auto`, SPEC §21).
+pub fn stdout_attended() -> bool {
+    console::Term::stdout().features().is_attended()
 }
 
 impl Out {

@@ -8,12 +8,10 @@ use std::path::PathBuf;
 
 use serde_json::Value;
 
-/// The harness a hook runs under.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+/// The harness a hook runs under (`--target`: `cmd::values` lets clap read it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Target {
-    #[value(name = "claude-code")]
     ClaudeCode,
-    #[value(name = "codex")]
     Codex,
 }
 
@@ -66,6 +64,8 @@ pub fn instructions(target: Target) -> String {
          \x20  owner, `--state closed-without-merge` if it is not to be merged).\n\
          3. Run `closegate check`: it runs the project's checks on your exact commit. Do not edit\n\
          \x20  tests, CI, `.closegate.toml` or agent settings to make it pass: those changes go to a human.\n\
+         \x20  Never run `closegate approve` or `closegate reject`, not even with `--yes`: they are a\n\
+         \x20  human's review of your work. On PENDING_REVIEW, stop and say what needs review.\n\
          4. End your final message with the verdict token `closegate check` printed as the first word\n\
          \x20  of its first line (VERIFIED, UNVERIFIED, PENDING_REVIEW or FAIL), and `@signal done` as its\n\
          \x20  last line (or `@signal blocked` when you are waiting on something, `@signal no_op` when\n\

@@ -7,13 +7,11 @@ use std::time::SystemTime;
 
 use serde_json::Value;
 
-/// The hook's modes: `claims` judges only a stop that claims completion, `always` every stop.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+/// The hook's modes: `claims` judges only a stop that claims completion, `always` every stop
+/// (`--mode`: `cmd::values` lets clap read it, with [`Mode::help`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Mode {
-    /// Block only a stop that claims completion and whose claim is false; a question or a
-    /// progress note passes
     Claims,
-    /// Hold every stop to the protocol (for unattended agents): no signal blocks
     Always,
 }
 
@@ -22,6 +20,18 @@ impl Mode {
         match self {
             Mode::Claims => "claims",
             Mode::Always => "always",
+        }
+    }
+
+    /// What the mode does, as `--help` shows it.
+    pub fn help(self) -> &'static str {
+        match self {
+            Mode::Claims => {
+                "Block only a stop that claims completion and whose claim is false; a question or a progress note passes"
+            }
+            Mode::Always => {
+                "Hold every stop to the protocol (for unattended agents): no signal blocks"
+            }
         }
     }
 }

@@ -3,5 +3,6 @@
 //! signal that ends its message (`signal`). The commands in `cmd/` only read arguments, call
 //! these, record and print.
 
+pub mod close;
 pub mod signal;
 pub mod token;

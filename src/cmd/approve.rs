@@ -22,8 +22,9 @@ use crate::{attest, gates, ledger, record};
 /// gate, refuses on FAIL, when --commit is not that commit, or under --config / another --base;
 /// prints the protected changes it approves with the `git diff` command that shows them, and on
 /// a terminal asks `approve? [y/N]`; then `check` reports the protected changes as warnings until
-/// a new commit, configuration or contract voids it (exit 0 recorded, 1 refused or declined,
-/// 2 error)
+/// a new commit, configuration or contract voids it. Off a terminal it acts only with --yes: a
+/// human runs it. It prints the verdict the next `check` gives (exit 0 recorded, 1 refused or
+/// declined, 2 error)
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// The agent's worktree (default: the current directory)
@@ -44,7 +45,8 @@ pub struct Args {
     /// The SSH key that signs (default: git's user.signingKey when gpg.format = ssh)
     #[arg(long, value_name = "FILE", requires = "sign")]
     pub key: Option<PathBuf>,
-    /// Do not ask `approve? [y/N]` on a terminal: approve what is shown
+    /// Do not ask `approve? [y/N]` on a terminal: approve what is shown. Off a terminal approve
+    /// acts only with it
     #[arg(long, short = 'y', conflicts_with = "dry_run")]
     pub yes: bool,
     /// Show what would be approved and record nothing
@@ -93,21 +95,35 @@ struct Shown<'a> {
     /// Whether an approval was recorded (false on a refusal, a decline and under --dry-run).
     approved: bool,
     dry_run: bool,
-    /// The verdict with the approval applied (or, refused, as it is).
-    verdict: Verdict,
+    /// The verdict the next `check` gives (with the approval recorded, as the gate applies it);
+    /// null when approve refused before the gate ran.
+    verdict: Option<Verdict>,
     commit: Option<&'a str>,
     by: &'a str,
     note: Option<&'a str>,
     /// Why the approval cannot be recorded; null when it can.
     refused: Option<&'a str>,
-    /// The report as it reads with the approval applied (or, refused, as it is).
-    report: &'a Report,
+    /// The report the next `check` gives; null when approve refused before the gate ran.
+    report: Option<&'a Report>,
+}
+
+/// Why `verb` (`approve`, `reject`) may not act here (SPEC §26.5), or `None`: off a terminal it
+/// acts only with `--yes` (`yes`), so an agent's tool call never approves or rejects its own work
+/// by running a command a hint showed it.
+pub fn off_terminal(verb: &str, yes: bool) -> Option<String> {
+    if yes || on_terminal() {
+        return None;
+    }
+    Some(format!(
+        "{verb} acts off a terminal only with --yes, and nothing was recorded: a human who has \
+         reviewed the work runs `closegate {verb}` on a terminal (it shows what is decided), or \
+         passes --yes; an agent never runs it on its own work"
+    ))
 }
 
 pub fn run(args: Args, color: bool) -> Result<i32> {
     let (repo, root) = inputs::open(args.worktree.as_deref())?;
     let by = reviewer(args.by.as_deref(), &repo, "approve")?;
-    let by = by.as_str();
     // The key is found before anything is judged or recorded (no key is an error, exit 2), and
     // the session hides it from the checks, which run the agent's code.
     let signing = args.sign.then(|| Signing {
@@ -119,32 +135,69 @@ pub fn run(args: Args, color: bool) -> Result<i32> {
         ..args.gate.options()
     };
     let session = Session::in_repo(repo, root, &opts)?;
-    let key = session.signing_key();
-    let outcome = gates::evaluate(&session)?;
-    let mut report = outcome.report;
-    // An approval given now is newer than any rejection of this commit: it overrides it.
-    report.findings.retain(|f| f.code != Code::ReviewRejected);
-    report.finish();
-    let common = session.repo().common_dir();
-    let refusal = refusal(
-        session.repo(),
-        &report,
-        outcome.commit,
-        args.commit.as_deref(),
-    );
-    if refusal.is_none() {
-        approve(&mut report, by);
+    // Before the gate runs anything: off a terminal, only with --yes (SPEC §26.5).
+    if let Some(why) = off_terminal("approve", args.yes || args.dry_run) {
+        return refused_off_terminal(&args, &by, &why);
     }
-    let note = args.note.as_deref();
-    let approved = outcome.commit.filter(|_| refusal.is_none());
+    let judged = Judged::judge(session, args.commit.as_deref())?;
     if args.json {
-        return json(&args, &report, by, refusal.as_deref(), &common);
+        return json(&args, &judged, &by);
     }
+    human(&args, &judged, &by, color)
+}
+
+/// The gate's report on the approved commit and whether an approval may be recorded.
+struct Judged {
+    session: Session,
+    /// The report as it stands (a rejection of the commit left out: an approval given now is
+    /// newer and overrides it).
+    report: Report,
+    /// The report before any recorded approval or rejection was applied.
+    unapproved: Report,
+    /// The commit approved, when the approval is not refused.
+    approved: Option<git2::Oid>,
+    refusal: Option<String>,
+}
+
+impl Judged {
+    fn judge(session: Session, asked: Option<&str>) -> Result<Judged> {
+        let outcome = gates::evaluate(&session)?;
+        let mut report = outcome.report;
+        report.findings.retain(|f| f.code != Code::ReviewRejected);
+        report.finish();
+        let refusal = refusal(session.repo(), &report, outcome.commit, asked);
+        let approved = outcome.commit.filter(|_| refusal.is_none());
+        Ok(Judged {
+            session,
+            report,
+            unapproved: outcome.unapproved,
+            approved,
+            refusal,
+        })
+    }
+
+    /// The report the next `check` gives once the approval by `by` is recorded (and, with
+    /// `--sign`, its note stored): the gate's own rule, never one of approve's making (SPEC
+    /// §26.5). Refused, the report as it stands.
+    fn next(&self, given: Approval) -> Result<Report> {
+        let Some(commit) = self.approved else {
+            return Ok(self.report.clone());
+        };
+        let mut next = self.unapproved.clone();
+        gates::apply_given_approval(&self.session, commit, &mut next, given)?;
+        Ok(next)
+    }
+}
+
+/// The human run: the report and the changes approved, the question on a terminal, then the
+/// approval recorded and the verdict the next check gives.
+fn human(args: &Args, judged: &Judged, by: &str, color: bool) -> Result<i32> {
+    let (session, refusal) = (&judged.session, judged.refusal.as_deref());
     let mut out = crate::term::human();
-    show(&session, &report, approved, color, &mut out)?;
+    show(session, &judged.report, judged.approved, color, &mut out)?;
     if args.dry_run {
         writeln!(out)?;
-        match &refusal {
+        match refusal {
             Some(why) => writeln!(out, "approval would be refused: {}", escape(why))?,
             None => writeln!(out, "dry run: nothing was approved or recorded")?,
         }
@@ -154,11 +207,47 @@ pub fn run(args: Args, color: bool) -> Result<i32> {
         writeln!(out, "not approved: nothing was recorded")?;
         return Ok(1);
     }
-    if let (Some(key), Some(commit)) = (key, approved) {
-        sign(&session, key, commit, &report, note)?;
+    let note = args.note.as_deref();
+    let key = session.signing_key();
+    let given = approval(&judged.report, by);
+    if let (Some(key), Some(commit)) = (key, judged.approved) {
+        sign(session, key, commit, (&judged.report, &given), note)?;
     }
-    ledger::record_approve(&common, &report, by, note, refusal.as_deref())?;
-    announce(&report, by, refusal.as_deref(), key.is_some(), &mut out)
+    // What is recorded, and printed, is the verdict the next check gives (SPEC §26.5).
+    let next = judged.next(given)?;
+    let common = session.repo().common_dir();
+    ledger::record_approve(&common, &next, by, note, refusal)?;
+    announce(&next, by, refusal, key.is_some(), &mut out)
+}
+
+/// The approval given now, by `by`, of the report's commit.
+fn approval(report: &Report, by: &str) -> Approval {
+    Approval {
+        by: by.to_string(),
+        at: record::now_rfc3339(),
+        commit: report.commit.clone().unwrap_or_default(),
+    }
+}
+
+/// Off a terminal without `--yes`: refused before the gate runs, nothing recorded (exit 1).
+fn refused_off_terminal(args: &Args, by: &str, why: &str) -> Result<i32> {
+    if args.json {
+        let shown = Shown {
+            schema: crate::report::SCHEMA,
+            approved: false,
+            dry_run: false,
+            verdict: None,
+            commit: None,
+            by,
+            note: args.note.as_deref(),
+            refused: Some(why),
+            report: None,
+        };
+        render::write_json(&shown, &mut crate::term::stdout())?;
+    } else {
+        writeln!(crate::term::human(), "approval refused: {}", escape(why))?;
+    }
+    Ok(1)
 }
 
 /// `--sign` (SPEC §20): the approval applied to `report`, signed with `key` and stored as a note
@@ -167,12 +256,9 @@ fn sign(
     session: &Session,
     key: &std::path::Path,
     commit: git2::Oid,
-    report: &Report,
+    (report, approval): (&Report, &Approval),
     note: Option<&str>,
 ) -> Result<()> {
-    let Some(approval) = &report.approval else {
-        return Ok(());
-    };
     let expect = attest::Expect {
         commit,
         tree: None,
@@ -185,14 +271,9 @@ fn sign(
 }
 
 /// `--json`: the object, and the approval recorded unless refused or `--dry-run` (a terminal is
-/// never asked: the JSON is for a script, which says `--yes` by not being a terminal).
-fn json(
-    args: &Args,
-    report: &Report,
-    by: &str,
-    refusal: Option<&str>,
-    common: &std::path::Path,
-) -> Result<i32> {
+/// never asked: `--yes` says yes; on a terminal without it, --json is an error).
+fn json(args: &Args, judged: &Judged, by: &str) -> Result<i32> {
+    let refusal = judged.refusal.as_deref();
     if args.sign {
         anyhow::bail!("--json does not sign: run approve --sign without --json");
     }
@@ -200,19 +281,27 @@ fn json(
         anyhow::bail!("approve --json on a terminal needs --yes (or --dry-run): it cannot ask");
     }
     let record = !args.dry_run;
+    // The verdict shown is the one the next check gives: with the approval when it is recorded,
+    // as it stands when nothing is (a refusal, a dry run).
+    let next = if record {
+        judged.next(approval(&judged.report, by))?
+    } else {
+        judged.report.clone()
+    };
     if record {
-        ledger::record_approve(common, report, by, args.note.as_deref(), refusal)?;
+        let common = judged.session.repo().common_dir();
+        ledger::record_approve(&common, &next, by, args.note.as_deref(), refusal)?;
     }
     let shown = Shown {
         schema: crate::report::SCHEMA,
         approved: record && refusal.is_none(),
         dry_run: args.dry_run,
-        verdict: report.verdict,
-        commit: report.commit.as_deref(),
+        verdict: Some(next.verdict),
+        commit: next.commit.as_deref(),
         by,
         note: args.note.as_deref(),
         refused: refusal,
-        report,
+        report: Some(&next),
     };
     let mut out = crate::term::stdout();
     render::write_json(&shown, &mut out)?;
@@ -262,9 +351,10 @@ fn show(
     Ok(())
 }
 
-/// The approval (or its refusal) as recorded, and the exit code: 0 approved, 1 refused.
+/// The approval (or its refusal) as recorded and the verdict the next `check` gives (SPEC
+/// §26.5), and the exit code: 0 approved, 1 refused.
 fn announce(
-    report: &Report,
+    next: &Report,
     by: &str,
     refusal: Option<&str>,
     signed: bool,
@@ -275,8 +365,8 @@ fn announce(
         writeln!(out, "approval refused: {}", escape(why))?;
         return Ok(1);
     }
-    let commit = report.commit.as_deref().unwrap_or_default();
-    let at = report.approval.as_ref().map_or("", |a| a.at.as_str());
+    let commit = next.commit.as_deref().unwrap_or_default();
+    let at = record::now_rfc3339();
     writeln!(out, "approved {commit} by {} at {at}", escape(by))?;
     if signed {
         writeln!(
@@ -285,6 +375,20 @@ fn announce(
             attest::NOTES_REF,
             attest::NOTES_REF
         )?;
+    }
+    let verdict = next.verdict.as_str();
+    match next
+        .findings
+        .iter()
+        .find(|f| f.code == Code::ApprovalUnsigned)
+    {
+        Some(unsigned) => writeln!(
+            out,
+            "the approval is recorded but does not count: the next `closegate check` gives \
+             {verdict}: {}",
+            escape(&unsigned.message)
+        )?,
+        None => writeln!(out, "the next `closegate check` gives {verdict}")?,
     }
     Ok(0)
 }
@@ -399,7 +503,11 @@ fn refusal(
     asked: Option<&str>,
 ) -> Option<String> {
     if report.verdict == Verdict::Fail {
-        return Some("the verdict is FAIL: a refused return cannot be approved".into());
+        return Some(
+            "the verdict is FAIL: a refused return cannot be approved; the report's refusals say \
+             what the agent fixes, and once `closegate check` no longer says FAIL, approve again"
+                .into(),
+        );
     }
     if report.provenance.is_some_and(|p| !p.trusted()) {
         return Some(
@@ -409,26 +517,22 @@ fn refusal(
         );
     }
     let Some(verified) = verified else {
-        return Some("the gate found no commit to bind the approval to".into());
+        return Some(
+            "the gate found no commit to bind the approval to: the work is committed and the \
+             status document's close line names that commit (`closegate close`), then approve"
+                .into(),
+        );
     };
     let asked = asked?;
     match repo.lookup_commit(asked) {
         CommitLookup::Found(id) if id == verified => None,
         CommitLookup::Found(id) => Some(format!(
-            "--commit {id} is not the checked commit {verified}: an approval is bound to the exact commit"
+            "--commit {id} is not the checked commit {verified}: an approval is bound to the \
+             exact commit; review {verified} and approve it with `--commit {verified}`"
         )),
-        _ => Some(format!("--commit {asked} does not name exactly one commit")),
+        _ => Some(format!(
+            "--commit {asked} does not name exactly one commit: give the full commit id \
+             (the checked one is {verified})"
+        )),
     }
-}
-
-/// Apply the approval given now to the report by the rule every later gate run applies
-/// (`gates::approve`).
-fn approve(report: &mut Report, by: &str) {
-    let approval = Approval {
-        by: by.to_string(),
-        at: record::now_rfc3339(),
-        commit: report.commit.clone().unwrap_or_default(),
-    };
-    gates::approve(report, approval);
-    report.finish();
 }

@@ -64,7 +64,7 @@ pub fn run(args: Args, color: bool) -> Result<i32> {
     if !args.no_record {
         ledger::record_check(&session.repo().common_dir(), &outcome.report)?;
     }
-    let mut stdout = crate::term::report(args.format);
+    let mut stdout = crate::render::out(args.format);
     render::render(&outcome.report, args.format, color, &mut stdout)?;
     if let Some(key) = session.signing_key() {
         attest_outcome(&session, &outcome, key)?;

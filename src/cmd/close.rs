@@ -8,15 +8,15 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Result, bail};
 use git2::Oid;
 
-use crate::doc::items::{self, Part, RawItem};
-use crate::doc::{self, ParseOptions, State};
+use crate::claim::close;
+use crate::doc::compose::{self, Draft, compose};
+use crate::doc::{ParseOptions, State};
 use crate::finding::Severity;
 use crate::inputs;
 use crate::render::{self, Format};
-use crate::repo::Repo;
 
 /// Write the status document (and, for a returned state, the CLOSE-OK line) from git
 ///
@@ -56,9 +56,6 @@ pub struct Args {
     #[arg(long)]
     pub json: bool,
 }
-
-/// The keys `close` always writes itself; an existing item with one of them is replaced.
-const WRITTEN: [&str; 3] = ["state", "last commit", "updated"];
 
 /// The `--json` object: what was (or, refused, was not) written.
 #[derive(Debug, Default, serde::Serialize)]
@@ -119,7 +116,7 @@ fn write(args: &Args, color: bool, closed: &mut Closed) -> Result<i32> {
     let (repo, root) = inputs::open(args.worktree.as_deref())?;
     let trusted = inputs::trusted_config(&repo, None, None)?;
     let status_file = trusted.config.status_file.clone();
-    let (head, branch) = head_and_branch(&repo, &root, state)?;
+    let (head, branch) = close::head_and_branch(&repo, &root, state)?;
     if state.is_returned() && uncommitted(&repo, &root, &status_file)? {
         closed.refused = Some("tracked files have uncommitted changes: commit first".into());
         return Ok(1);
@@ -131,17 +128,22 @@ fn write(args: &Args, color: bool, closed: &mut Closed) -> Result<i32> {
         None => (head, false),
     };
     let path = root.join(&status_file);
-    let existing = existing_text(&repo, &trusted, head, &path, &status_file)?;
-    let written = Written {
+    let existing = close::existing_text(&repo, &trusted, head, &path, &status_file)?;
+    let slug = slug_for(args, existing.as_deref(), branch.as_deref());
+    let draft = Draft {
+        slug: &slug,
         state,
-        work,
+        work: work.to_string(),
         subject: repo.summary(work).unwrap_or_default(),
         branch: branch.clone().unwrap_or_default(),
         worktree: crate::repo::canonical(&root),
         updated: crate::record::now_rfc3339(),
+        abstract_text: args.abstract_text.as_deref(),
+        done: &args.done,
+        blocked_on: args.blocked_on.as_deref(),
+        artifacts: &args.artifacts,
     };
-    let slug = slug_for(args, existing.as_deref(), branch.as_deref());
-    let text = compose(args, &slug, &written, existing.as_deref());
+    let text = compose(&draft, existing.as_deref());
     closed.names(&path, &slug, state, work);
     if let Some(code) = not_written(args, &text, &status_file, color, closed)? {
         return Ok(code);
@@ -157,7 +159,7 @@ fn write(args: &Args, color: bool, closed: &mut Closed) -> Result<i32> {
         &work.to_string()[..12]
     )?;
     if args.commit {
-        commit_status(&root, &status_file, &slug, state, restack)?;
+        close::commit_status(&root, &status_file, &slug, state, restack)?;
         closed.committed = true;
         writeln!(
             out,
@@ -196,28 +198,6 @@ fn not_written(
     Ok(Some(0))
 }
 
-/// HEAD's commit and branch; a returned state needs both.
-fn head_and_branch(
-    repo: &crate::repo::Repo,
-    root: &std::path::Path,
-    state: State,
-) -> Result<(git2::Oid, Option<String>)> {
-    let Some(head) = repo.worktree_head(root) else {
-        bail!(
-            "HEAD of {} names no commit: commit your work first",
-            root.display()
-        );
-    };
-    let branch = repo.head_branch();
-    if state.is_returned() && branch.is_none() {
-        bail!(
-            "HEAD of {} is detached: a returned state needs the branch the work is on",
-            root.display()
-        );
-    }
-    Ok((head, branch))
-}
-
 /// Whether tracked files have uncommitted changes, said on stderr: a returned state's close
 /// line must name committed work.
 fn uncommitted(
@@ -243,7 +223,7 @@ fn uncommitted(
 fn slug_for(args: &Args, existing: Option<&str>, branch: Option<&str>) -> String {
     args.slug
         .clone()
-        .or_else(|| existing.and_then(existing_slug))
+        .or_else(|| existing.and_then(compose::existing_slug))
         .or_else(|| branch.map(|b| b.rsplit('/').next().unwrap_or(b).to_string()))
         .unwrap_or_default()
 }
@@ -251,7 +231,7 @@ fn slug_for(args: &Args, existing: Option<&str>, branch: Option<&str>) -> String
 /// `None` when the composed document lints without a refusal; else the codes of its `doc-*`
 /// refusals, and the report is printed.
 fn lints(text: &str, status_file: &str, color: bool) -> Result<Option<Vec<String>>> {
-    let report = crate::cmd::lint::lint(
+    let report = crate::report::lint(
         text.as_bytes(),
         status_file.to_string(),
         ParseOptions::default(),
@@ -275,23 +255,13 @@ fn lints(text: &str, status_file: &str, color: bool) -> Result<Option<Vec<String
     Ok(refused.then_some(codes))
 }
 
-/// What `close` writes from git.
-struct Written {
-    state: State,
-    work: Oid,
-    subject: String,
-    branch: String,
-    worktree: PathBuf,
-    updated: String,
-}
-
 /// SPEC §17: the result is linted before anything is written and never written with a `doc-*`
 /// refusal (exit 1, findings shown). A `--state` word that is no writable state is that refusal:
 /// the finding the status document's parser gives the line `- state: WORD` (`doc-state-legacy`
 /// for an older spelling, `doc-state-unknown` …), before anything else is read.
 fn refuse_state(word: &str, color: bool) -> Result<i32> {
     let text = format!("# STATUS \u{2014} x\n\n- state: {word}\n");
-    let mut report = crate::cmd::lint::lint(text.as_bytes(), "--state".into(), Default::default());
+    let mut report = crate::report::lint(text.as_bytes(), "--state".into(), Default::default());
     report
         .findings
         .retain(|f| f.code.as_str().starts_with("doc-state"));
@@ -306,212 +276,4 @@ fn refuse_state(word: &str, color: bool) -> Result<i32> {
     eprintln!("closegate: close: --state {word} would not lint; nothing was written");
     render::render(&report, Format::Human, color, &mut crate::term::human())?;
     Ok(1)
-}
-
-/// The existing document's text, or `None` when there is none or it is inherited from the base
-/// (SPEC §17: then it is not this agent's claim and is overwritten).
-fn existing_text(
-    repo: &Repo,
-    trusted: &inputs::Trusted,
-    head: Oid,
-    path: &Path,
-    status_file: &str,
-) -> Result<Option<String>> {
-    let bytes = match crate::input_file::read(path) {
-        Ok(bytes) => bytes,
-        Err(e)
-            if e.downcast_ref::<std::io::Error>()
-                .is_some_and(|e| e.kind() == std::io::ErrorKind::NotFound) =>
-        {
-            return Ok(None);
-        }
-        Err(e) => {
-            return Err(e).with_context(|| format!("cannot read {}", path.display()));
-        }
-    };
-    let base = trusted.base.as_ref().map(|(_, id)| *id);
-    let attested = || {
-        let root = repo.workdir();
-        let owner = crate::verdict::Owner::of(repo.head_branch().as_deref(), root.as_deref());
-        owner.is_some_and(|owner| {
-            let claim = crate::verdict::Claim::new(owner, head);
-            crate::verdict::attested(repo, &claim, status_file)
-        })
-    };
-    if crate::inherited::is_inherited(repo, base, Some(head), status_file, &bytes, attested) {
-        return Ok(None);
-    }
-    let body = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(&bytes);
-    match String::from_utf8(body.to_vec()) {
-        Ok(text) => Ok(Some(text)),
-        Err(_) => bail!(
-            "{} is not UTF-8: fix or remove it (close never overwrites bytes it cannot read)",
-            path.display()
-        ),
-    }
-}
-
-/// The slug of the existing document's H1, when it has a valid one.
-fn existing_slug(text: &str) -> Option<String> {
-    doc::parse(text.as_bytes(), ParseOptions::default())
-        .doc
-        .map(|d| d.slug)
-}
-
-/// The document: H1, state, abstract, last commit, done, next / blocked-on, artifacts, evidence,
-/// note, updated, any other item kept as written, then the close line for a returned state.
-fn compose(args: &Args, slug: &str, w: &Written, existing: Option<&str>) -> String {
-    let (kept, others) = kept_items(existing);
-    let find = |key: &str| -> Vec<String> {
-        kept.iter()
-            .filter(|(k, _)| *k == key)
-            .map(|(_, item)| item.render(&written_key(&item.key)))
-            .collect()
-    };
-    let mut out = format!("# STATUS — {slug}\n\n- state: {}\n", w.state.as_str());
-    match &args.abstract_text {
-        Some(text) => out.push_str(&prose("abstract", text)),
-        None => find("abstract").iter().for_each(|s| out.push_str(s)),
-    }
-    let sha = w.work.to_string();
-    out.push_str(&format!("- last commit: {sha} — {}\n", w.subject));
-    if args.done.is_empty() {
-        find("done").iter().for_each(|s| out.push_str(s));
-    } else {
-        out.push_str("- done:\n");
-        for claim in &args.done {
-            out.push_str(&format!("  - {}\n", one_line(claim)));
-        }
-    }
-    match &args.blocked_on {
-        Some(text) => out.push_str(&prose("next / blocked-on", text)),
-        None => find("next / blocked-on")
-            .iter()
-            .for_each(|s| out.push_str(s)),
-    }
-    let artifacts = find("artifacts");
-    if !args.artifacts.is_empty() {
-        out.push_str("- artifacts:\n");
-        for path in &args.artifacts {
-            out.push_str(&format!("  - {}\n", one_line(path)));
-        }
-    } else if !artifacts.is_empty() {
-        artifacts.iter().for_each(|s| out.push_str(s));
-    } else {
-        out.push_str("- artifacts:\n");
-    }
-    for key in ["evidence", "note"] {
-        find(key).iter().for_each(|s| out.push_str(s));
-    }
-    out.push_str(&format!("- updated: {}\n", w.updated));
-    for line in others {
-        out.push_str(&line);
-        out.push('\n');
-    }
-    if w.state.is_returned() {
-        out.push_str(&format!(
-            "\nCLOSE-OK · {slug} · commit {sha} · branch {} · worktree {}\n",
-            w.branch,
-            w.worktree.display()
-        ));
-    }
-    out
-}
-
-/// The existing document's items by canonical key (the keys `close` writes itself left out),
-/// and every other item or non-blank line kept as written (close lines left out).
-fn kept_items(existing: Option<&str>) -> (Vec<(&'static str, RawItem)>, Vec<String>) {
-    let mut kept = Vec::new();
-    let mut others = Vec::new();
-    let Some(text) = existing else {
-        return (kept, others);
-    };
-    let (_, parts) = items::split(text);
-    for part in parts {
-        match part {
-            Part::Item(item) => match items::canonical_key(&item.key) {
-                Some(key) if WRITTEN.contains(&key) => {}
-                Some(key) => kept.push((key, item)),
-                None => others.push(item.render(&item.key).trim_end().to_string()),
-            },
-            Part::Other(line) => {
-                if !line.trim().is_empty() && !items::is_close_like(&line) {
-                    others.push(line);
-                }
-            }
-        }
-    }
-    (kept, others)
-}
-
-/// The key an item is written with: as written when that is a valid spelling (the canonical key
-/// or an older one the parser reads), else the canonical key (`- Note:` becomes `- note:`).
-fn written_key(key: &str) -> String {
-    const VALID: [&str; 10] = [
-        "abstract",
-        "done",
-        "next / blocked-on",
-        "next",
-        "blocked-on",
-        "blocked on",
-        "artifacts",
-        "return",
-        "evidence",
-        "note",
-    ];
-    if VALID.contains(&key) {
-        key.to_string()
-    } else {
-        items::canonical_key(key).unwrap_or(key).to_string()
-    }
-}
-
-/// A prose item: the first line after the key, every further line indented as a continuation.
-fn prose(key: &str, text: &str) -> String {
-    let mut lines = text.lines().filter(|l| !l.trim().is_empty());
-    let first = lines.next().unwrap_or("").trim();
-    let mut out = if first.is_empty() {
-        format!("- {key}:\n")
-    } else {
-        format!("- {key}: {first}\n")
-    };
-    for line in lines {
-        out.push_str(&format!("  {}\n", line.trim()));
-    }
-    out
-}
-
-/// Text for one sub-bullet: line breaks folded into spaces.
-fn one_line(text: &str) -> String {
-    text.split_whitespace().collect::<Vec<_>>().join(" ")
-}
-
-/// Commit the status document alone on top of the work commit (`restack`: HEAD is already a
-/// status-only commit, which is replaced so there stays exactly one).
-fn commit_status(
-    root: &Path,
-    status_file: &str,
-    slug: &str,
-    state: State,
-    restack: bool,
-) -> Result<()> {
-    let git = |args: &[&str]| -> Result<()> {
-        let out = crate::repo::git_cli::Git::worktree(root).run(args)?;
-        if !out.status.success() {
-            bail!(
-                "git {} failed: {}",
-                args.join(" "),
-                String::from_utf8_lossy(&out.stderr).trim()
-            );
-        }
-        Ok(())
-    };
-    git(&["add", "-f", "--", status_file])?;
-    let message = format!("status: {slug} {}", state.as_str());
-    let mut args = vec!["commit", "-q", "-m", &message];
-    if restack {
-        args.push("--amend");
-    }
-    args.extend(["--only", "--", status_file]);
-    git(&args)
 }

@@ -70,7 +70,7 @@ pub fn run(args: Args, color: bool) -> Result<i32> {
         claimed,
         verdict,
     )?;
-    let mut out = crate::term::report(args.format);
+    let mut out = crate::render::out(args.format);
     if args.format == Format::Human {
         print_human(&report, claimed, gate_ran, accepted, &mut out)?;
     } else {

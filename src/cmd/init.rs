@@ -5,7 +5,8 @@ use std::io::Write;
 use anyhow::{Result, bail};
 
 use crate::config::{self, Config};
-use crate::gates::{Session, checks};
+use crate::gates::Session;
+use crate::gates::runner::Target;
 use crate::{guess, inputs, readiness};
 
 /// Write a starter .closegate.toml (or, with --contract SLUG, a task contract)
@@ -75,18 +76,49 @@ pub fn run(args: Args) -> Result<i32> {
             code = try_check(&session, head, branch.as_deref(), &mut out)?;
         }
     }
-    let base = branch.as_deref().unwrap_or("the base branch");
+    if args.contract.is_none() {
+        offer_signed_approvals(&mut out)?;
+    }
+    commit_hint(branch.as_deref(), &rel, args.contract.is_some(), &mut out)?;
+    Ok(code)
+}
+
+/// How to commit what was written to the base branch.
+fn commit_hint(
+    branch: Option<&str>,
+    rel: &str,
+    contract: bool,
+    out: &mut impl Write,
+) -> Result<()> {
+    let base = branch.unwrap_or("the base branch");
+    let what = if contract {
+        "task contract"
+    } else {
+        "configuration"
+    };
     writeln!(
         out,
         "commit it to {base}: closegate reads it from the base tip, never from an agent's branch\n  \
-         git add {rel} && git commit -m \"closegate: {}\"",
-        if args.contract.is_some() {
-            "task contract"
-        } else {
-            "configuration"
-        }
+         git add {rel} && git commit -m \"closegate: {what}\""
     )?;
-    Ok(code)
+    Ok(())
+}
+
+/// The offer of signed approvals (SPEC §26.5, docs/review.md): on one machine they alone keep an
+/// agent from approving its own work. Printed only; the configuration written is unchanged.
+fn offer_signed_approvals(out: &mut impl Write) -> Result<()> {
+    writeln!(
+        out,
+        "approvals: on one machine only signed approvals stop an agent from approving its own \
+         work (it runs as you, so it can run `closegate approve --yes`). To require them:\n  \
+         1. give the reviewer an SSH key the agent's harness cannot read, and list its public key \
+         in .closegate/allowed_signers (git's allowed-signers format: `<name> <key type> <key>`)\n  \
+         2. add at the top of {} (before its first [section]): allowed_signers = \
+         \".closegate/allowed_signers\" and require_signed_approvals = true\n  \
+         3. approve with `closegate approve --sign --key FILE` on a terminal (docs/review.md)",
+        config::FILE_NAME
+    )?;
+    Ok(())
 }
 
 /// Run the guessed check on the base tip (HEAD) exactly as `check` would: sandboxed, in a pristine
@@ -103,12 +135,6 @@ fn try_check(
         writeln!(out, "try: skipped, the branch has no commit yet")?;
         return Ok(0);
     };
-    let env = checks::CheckEnv {
-        commit: head.to_string(),
-        branch: branch.unwrap_or_default().to_string(),
-        slug: String::new(),
-        base: branch.unwrap_or_default().to_string(),
-    };
     let short = &head.to_string()[..12];
     writeln!(
         out,
@@ -116,7 +142,13 @@ fn try_check(
         spec[0].name
     )?;
     out.flush()?;
-    let checked = run_once(session, head, spec, &env)?;
+    // The base tip's own run, as `validate --run` makes it; fresh: the configuration is not
+    // committed yet, so the try says what the check does now.
+    let target = Target::BaseTip {
+        tip: head,
+        base: branch.unwrap_or_default(),
+    };
+    let checked = session.runner().run(&target, spec, true)?;
     for finding in &checked.findings {
         if finding.severity == crate::finding::Severity::Warning {
             writeln!(out, "  warning {}: {}", finding.code, finding.message)?;
@@ -143,18 +175,6 @@ fn try_check(
     }
     failed(&spec[0], ran, short, secs, out)?;
     Ok(1)
-}
-
-/// The checks `specs` on `commit`, run once (nothing recorded is reused), behind the session's
-/// shield.
-fn run_once(
-    session: &Session,
-    commit: git2::Oid,
-    specs: &[crate::config::CheckSpec],
-    env: &checks::CheckEnv,
-) -> Result<checks::Checked> {
-    let mode = Default::default();
-    checks::run_once(session.repo(), commit, specs, env, mode, session.shield())
 }
 
 /// Say how the try failed, its last lines and what to change.

@@ -6,9 +6,7 @@ use std::path::PathBuf;
 use anyhow::Context;
 
 use crate::doc::{self, ParseOptions};
-use crate::finding::{Gate, Severity, Verdict};
 use crate::render::{self, Format};
-use crate::report::Report;
 
 /// The status file read when no FILE is given.
 const DEFAULT_FILE: &str = "_EXEC_STATUS.md";
@@ -51,14 +49,14 @@ pub fn run(args: Args, color: bool) -> anyhow::Result<i32> {
             fixes = changes;
         }
     }
-    let report = lint(
+    let report = crate::report::lint(
         &bytes,
         source,
         ParseOptions {
             legacy: args.legacy,
         },
     );
-    let mut out = std::io::BufWriter::new(crate::term::report(args.format));
+    let mut out = std::io::BufWriter::new(crate::render::out(args.format));
     render::render(&report, args.format, color, &mut out).context("cannot write the report")?;
     if args.fix {
         // Human output keeps the verdict first; the other formats keep stdout parseable.
@@ -72,42 +70,6 @@ pub fn run(args: Args, color: bool) -> anyhow::Result<i32> {
     }
     out.flush().context("cannot write the report")?;
     Ok(report.verdict.exit_code())
-}
-
-/// The report of the `doc` gate alone. The verdict is VERIFIED or FAIL only: lint has no gap
-/// to report, and it never calls a document mergeable (that needs the repository: `check`).
-pub fn lint(bytes: &[u8], source: String, opts: ParseOptions) -> Report {
-    let parsed = doc::parse(bytes, opts);
-    let mut report = Report {
-        source: Some(source),
-        ..Report::default()
-    };
-    if let Some(d) = &parsed.doc {
-        report.slug = Some(d.slug.clone());
-        report.state = d.state;
-        if let Some(c) = &d.close {
-            // `commit` is a full sha or null (SPEC §4.7): lint resolves nothing, so a claimed
-            // abbreviation is not one.
-            let full = matches!(c.commit.len(), 40 | 64);
-            report.commit = full.then(|| c.commit.clone());
-            report.claimed_commit = Some(c.commit.clone());
-            report.branch = Some(c.branch.clone());
-            report.worktree = Some(c.worktree.clone());
-        }
-    }
-    report.add_gate(Gate::Doc, parsed.findings);
-    report.finish();
-    let refused = report
-        .findings
-        .iter()
-        .any(|f| f.severity == Severity::Refusal);
-    report.verdict = if refused {
-        Verdict::Fail
-    } else {
-        Verdict::Verified
-    };
-    report.mergeable = false;
-    report
 }
 
 /// The bytes of FILE (or of standard input for `-`) and the name the report shows.

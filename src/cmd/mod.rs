@@ -25,3 +25,4 @@ pub mod signal;
 pub mod sweep;
 pub mod teardown;
 pub mod validate;
+mod values;

@@ -22,7 +22,8 @@ use crate::{gates, ledger};
 /// The commit is the one the gate checks (the close line's, else HEAD). Until the reviewer
 /// approves that commit, every check of it gives `review-rejected` (FAIL), the board shows
 /// REJECTED, the hook refuses to merge it and the stop hook gives the note to the agent. A new
-/// commit is judged afresh (exit 0 recorded, 1 refused, 2 error)
+/// commit is judged afresh. Off a terminal it acts only with --yes: a human runs it (exit 0
+/// recorded, 1 refused, 2 error)
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// The agent's worktree (default: the current directory)
@@ -34,6 +35,9 @@ pub struct Args {
     /// What is wrong and what to do instead (recorded; the agent is shown it)
     #[arg(long, value_name = "TEXT", required = true)]
     pub note: String,
+    /// Off a terminal, reject only with this (a human who reviewed the work says so)
+    #[arg(long, short = 'y')]
+    pub yes: bool,
     /// Print one JSON object instead of the human lines
     #[arg(long)]
     pub json: bool,
@@ -62,6 +66,19 @@ pub fn run(args: Args) -> Result<i32> {
     if note.is_empty() {
         anyhow::bail!("--note needs the reason for the rejection: the agent is shown it");
     }
+    if let Some(why) = super::approve::off_terminal("reject", args.yes) {
+        let shown = Rejected {
+            schema: crate::report::SCHEMA,
+            rejected: false,
+            commit: None,
+            branch: None,
+            slug: None,
+            by: &by,
+            note,
+            refused: Some(&why),
+        };
+        return show(&shown, args.json);
+    }
     // The rejection binds the commit the gate would check; the agent's code need not run for it.
     let opts = GateOptions {
         no_checks: true,
@@ -70,27 +87,12 @@ pub fn run(args: Args) -> Result<i32> {
     let session = Session::in_repo(repo, root, &opts)?;
     let outcome = gates::evaluate(&session)?;
     let mut report = outcome.report;
-    let refused = outcome
-        .commit
-        .is_none()
-        .then_some("the gate found no commit to bind the rejection to");
-    if refused.is_none() {
-        let rejection = ledger::Rejection {
-            by: by.clone(),
-            note: note.to_string(),
-            at: crate::record::now_rfc3339(),
-        };
-        report.approval = None;
-        let code = crate::catalog::Code::ReviewRejected;
-        report.findings.retain(|f| f.code != code);
-        report.add_gate(
-            crate::finding::Gate::Protected,
-            [gates::rejected(&rejection)],
-        );
-        report.finish();
-        let tree = outcome.commit.and_then(|c| session.repo().tree_of(c));
-        let tree = tree.map(|t| t.to_string());
-        ledger::record_reject(&session.repo().common_dir(), &report, &by, note, tree)?;
+    let refused = outcome.commit.is_none().then_some(
+        "the gate found no commit to bind the rejection to: `closegate check` says why (no \
+             commit yet, or a close line naming none); reject once it names one",
+    );
+    if let Some(commit) = outcome.commit {
+        record(&session, &mut report, commit, &by, note)?;
     }
     let shown = Rejected {
         schema: crate::report::SCHEMA,
@@ -102,14 +104,44 @@ pub fn run(args: Args) -> Result<i32> {
         note,
         refused,
     };
-    if args.json {
+    show(&shown, args.json)
+}
+
+/// The rejection by `by` applied to `report` and recorded against `commit` (and its tree).
+fn record(
+    session: &Session,
+    report: &mut crate::report::Report,
+    commit: git2::Oid,
+    by: &str,
+    note: &str,
+) -> Result<()> {
+    let rejection = ledger::Rejection {
+        by: by.to_string(),
+        note: note.to_string(),
+        at: crate::record::now_rfc3339(),
+    };
+    report.approval = None;
+    let code = crate::catalog::Code::ReviewRejected;
+    report.findings.retain(|f| f.code != code);
+    report.add_gate(
+        crate::finding::Gate::Protected,
+        [gates::rejected(&rejection)],
+    );
+    report.finish();
+    let tree = session.repo().tree_of(commit).map(|t| t.to_string());
+    ledger::record_reject(&session.repo().common_dir(), report, by, note, tree)
+}
+
+/// Print the outcome; exit 0 recorded, 1 refused.
+fn show(shown: &Rejected<'_>, json: bool) -> Result<i32> {
+    if json {
         let mut out = crate::term::stdout();
-        crate::render::write_json(&shown, &mut out)?;
+        crate::render::write_json(shown, &mut out)?;
     } else {
         let mut out = crate::term::human();
-        human(&shown, &mut out)?;
+        human(shown, &mut out)?;
     }
-    Ok(if refused.is_some() { 1 } else { 0 })
+    Ok(if shown.refused.is_some() { 1 } else { 0 })
 }
 
 fn human(shown: &Rejected<'_>, out: &mut dyn Write) -> Result<()> {

@@ -10,7 +10,9 @@ use crate::sweep::{self, Request};
 /// Tear down every agent worktree whose stage is MERGED or STOPPED (a full teardown each; MERGED
 /// branches deleted, STOPPED ones kept) and report RUNNING or BLOCKED ones idle too long
 ///
-/// Never removes a RUNNING or BLOCKED worktree. Exit 0, or 1 when a teardown it attempted refused
+/// Never removes a RUNNING or BLOCKED worktree. Each worktree is judged alone: one it cannot
+/// read is kept with the reason and the others are still swept. Exit 0, or 1 when a teardown it
+/// attempted refused or a worktree could not be read
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// Report RUNNING or BLOCKED worktrees with no commit and no file modified for this long
@@ -36,7 +38,7 @@ pub fn run(args: Args) -> Result<i32> {
         dry_run: args.dry_run,
     };
     let swept = sweep::run(&request)?;
-    let refused = swept.iter().any(|s| s.action == "refused");
+    let failed = swept.iter().any(sweep::Swept::failed);
     if args.json {
         let mut out = crate::term::stdout();
         let value = serde_json::json!({"schema": 1, "dry_run": args.dry_run, "worktrees": swept});
@@ -56,5 +58,5 @@ pub fn run(args: Args) -> Result<i32> {
             writeln!(out, "no agent worktree to sweep")?;
         }
     }
-    Ok(i32::from(refused))
+    Ok(i32::from(failed))
 }

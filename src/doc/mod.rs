@@ -6,6 +6,7 @@
 
 mod claims;
 pub mod close_line;
+pub mod compose;
 mod date;
 mod fields;
 pub mod fix;

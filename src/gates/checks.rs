@@ -69,61 +69,9 @@ pub struct Checked {
     pub entries: Vec<crate::report::CheckEntry>,
 }
 
-/// Check out `commit`'s tree into a fresh scratch directory outside every worktree, run each
-/// check there with `sh -c` under the sandbox `mode` allows, remove the directory. Empty `specs`
-/// return nothing (the caller reports `checks-none`). Scratch directories that an earlier,
-/// killed closegate left behind are removed first.
-pub fn run(
-    repo: &Repo,
-    commit: Oid,
-    specs: &[CheckSpec],
-    env: &CheckEnv,
-    mode: SandboxMode,
-) -> Result<Checked> {
-    run_once(
-        repo,
-        commit,
-        specs,
-        env,
-        mode,
-        &Shield::new(Some(repo), &[], &[]),
-    )
-}
-
-/// [`run`] behind `shield`: every check on `commit` runs once, nothing recorded stands for a run.
-pub fn run_once(
-    repo: &Repo,
-    commit: Oid,
-    specs: &[CheckSpec],
-    env: &CheckEnv,
-    mode: SandboxMode,
-    shield: &Shield,
-) -> Result<Checked> {
-    let (slug, branch) = env.key_values(repo);
-    let key = Key {
-        tree: repo.tree_of(commit).unwrap_or(commit).to_string(),
-        config: None,
-        base_commit: None,
-        slug,
-        branch,
-        commit: commit.to_string(),
-    };
-    let plan = Plan {
-        mode,
-        jobs: 1,
-        key: &key,
-        recorded: &Recorded::default(),
-        shield,
-        fail_fast: false,
-        label: None,
-        slot: Slot::Main,
-    };
-    run_reusing(repo, commit, specs, env, &plan)
-}
-
 /// How one run of the checks goes: the sandbox mode, how many checks run at once, and the
 /// recorded results that stand for a run (SPEC §19).
-pub struct Plan<'a> {
+pub(super) struct Plan<'a> {
     pub mode: SandboxMode,
     /// Independent checks run at once (`jobs`); each then gets its own checkout.
     pub jobs: usize,
@@ -141,12 +89,18 @@ pub struct Plan<'a> {
     pub slot: Slot,
 }
 
-/// [`run`], taking from `plan.recorded` the result of every check whose key (`plan.key`, the
+/// Check out `commit`'s tree into a fresh scratch directory outside every worktree (or the
+/// check's warm workspace), run each check there with `sh -c` under the sandbox `plan.mode`
+/// allows, remove the directory; empty `specs` return nothing (the caller reports `checks-none`).
+/// Scratch directories that an earlier, killed closegate left behind are removed first. Only the
+/// runner (`gates::runner`) calls it: every run has the session's shield and key.
+///
+/// Takes from `plan.recorded` the result of every check whose key (`plan.key`, the
 /// check's name, `run` and `timeout_s`, and the sandbox word) was recorded before (SPEC §19):
 /// those checks do not run, and no checkout is made when none has to. With `plan.jobs` above 1
 /// the remaining checks run up to that many at once, each in its own checkout; the runs are
 /// reported in the configured order whatever order they end in.
-pub fn run_reusing(
+pub(super) fn run_reusing(
     repo: &Repo,
     commit: Oid,
     specs: &[CheckSpec],
@@ -345,7 +299,7 @@ fn run_all(
     sandboxed: bool,
 ) -> Result<Vec<(usize, Ran)>> {
     let jobs = plan.jobs;
-    let progress = progress::Progress::new();
+    let progress = crate::term::progress::Progress::new();
     let run = |i: usize, cmd: Command| {
         let name = match plan.label {
             Some(label) => format!("{label}: {}", specs[i].name),
@@ -582,51 +536,6 @@ fn wait_group(child: &mut Child, timeout: Duration) -> std::io::Result<(ExitStat
     };
     kill_group(pid);
     Ok((child.wait()?, timed_out))
-}
-
-/// SPEC §19: while checks run on a terminal, one status line per running check (its name and
-/// the time it has run) on stderr; nothing at all when stderr is not a terminal. `indicatif`
-/// draws and clears the lines, so they never end up in a log or a pipe.
-mod progress {
-    use std::io::IsTerminal;
-    use std::time::Duration;
-
-    use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
-
-    pub struct Progress {
-        multi: Option<MultiProgress>,
-    }
-
-    /// One check's status line; dropping it removes the line.
-    pub struct Line(Option<ProgressBar>);
-
-    impl Progress {
-        pub fn new() -> Progress {
-            let on = std::io::stderr().is_terminal();
-            let multi = on.then(|| MultiProgress::with_draw_target(ProgressDrawTarget::stderr()));
-            Progress { multi }
-        }
-
-        pub fn start(&self, name: &str) -> Line {
-            let Some(multi) = &self.multi else {
-                return Line(None);
-            };
-            let style = ProgressStyle::with_template("{spinner} check {msg} {elapsed}")
-                .unwrap_or_else(|_| ProgressStyle::default_spinner());
-            let bar = multi.add(ProgressBar::new_spinner().with_style(style));
-            bar.set_message(name.to_string());
-            bar.enable_steady_tick(Duration::from_millis(200));
-            Line(Some(bar))
-        }
-    }
-
-    impl Drop for Line {
-        fn drop(&mut self) {
-            if let Some(bar) = self.0.take() {
-                bar.finish_and_clear();
-            }
-        }
-    }
 }
 
 /// The last `n` lines of the output file, lossily decoded, every secret value of closegate's

@@ -11,9 +11,10 @@
 //!   the merge base (`CLOSEGATE_COMMIT` the merge base, `CLOSEGATE_BRANCH` the base branch,
 //!   `CLOSEGATE_SLUG` empty), so one run per base commit serves every agent (SPEC §19).
 //!
-//! Every run goes through `checks::run_reusing`, the path the commit's own checks take (pristine
-//! checkout or warm workspace, sandbox, reuse), keyed on the tree it ran on. Nothing extra runs
-//! when no overlaid path changed and every check passed.
+//! Every run goes through the session's runner (`gates::runner`), the path the commit's own checks
+//! take (pristine checkout or warm workspace, sandbox, shield, reuse), keyed on the tree it ran on
+//! and the values it stands for. Nothing extra runs when no overlaid path changed and every check
+//! passed.
 
 mod changed;
 mod policy;
@@ -22,15 +23,13 @@ use anyhow::Result;
 use git2::Oid;
 
 use self::changed::Changed;
-pub use self::policy::only_adds_lines;
 
 use crate::catalog::Code;
 use crate::config::{CheckSpec, Config, SandboxMode};
 use crate::finding::Finding;
-use crate::gates::checks::{self, CheckEnv, Checked, Plan};
-use crate::gates::reuse::{Key, Recorded};
-use crate::gates::workspace::Slot;
-use crate::repo::{Change, ChangeKind, Repo};
+use crate::gates::checks::Checked;
+use crate::gates::runner::{Claimed, Prepared, Runner, Target};
+use crate::repo::{Change, ChangeKind};
 use crate::report::{CheckRun, IntegrityRun, Report};
 
 /// How many output lines of a failing overlay run a `tests-weakened` message quotes.
@@ -40,18 +39,14 @@ const NAMED_PATHS: usize = 10;
 
 /// What the integrity runs need beyond the report of the commit's own checks.
 pub struct Ctx<'a> {
-    pub repo: &'a Repo,
+    pub repo: &'a crate::repo::Repo,
     pub config: &'a Config,
-    pub commit: Oid,
+    /// The session's runner: the overlays run as the commit's own checks do.
+    pub runner: Runner<'a>,
+    /// The claimed commit and the values its checks were given; an overlay stands for it.
+    pub claimed: Claimed<'a>,
     pub merge_base: Oid,
     pub changes: &'a [Change],
-    /// The values the commit's checks were given.
-    pub env: &'a CheckEnv,
-    /// The commit's reuse key; an overlay's differs only in its tree.
-    pub key: &'a Key,
-    pub rerun: bool,
-    /// What the commit's checks hid from the agent's code; the overlays hide the same.
-    pub shield: &'a crate::sandbox::Shield,
 }
 
 /// Run the overlays and the base's own tree as SPEC §23 says, fill `report.integrity`, mark
@@ -72,27 +67,25 @@ pub fn run(ctx: &Ctx<'_>, report: &mut Report) -> Result<()> {
     if changed.is_empty() || passed.is_empty() {
         return Ok(());
     }
-    let over = Tree::new(ctx, ctx.commit, ctx.merge_base, &changed, false)?;
+    let (commit, merge_base) = (ctx.claimed.commit, ctx.merge_base);
+    let over = Tree::new(ctx, commit, merge_base, &changed, false)?;
     // With test paths added or modified, the reverse overlay too; when it is the commit's own
     // tree its runs are the commit's.
     let adds = changed.iter().any(|c| c.kind != ChangeKind::Deleted);
     let reverse = if adds {
-        Some(Tree::new(ctx, ctx.merge_base, ctx.commit, &changed, true)?)
+        Some(Tree::new(ctx, merge_base, commit, &changed, true)?)
     } else {
         None
     };
-    let commit_tree = ctx.repo.tree_of(ctx.commit);
+    let commit_tree = ctx.repo.tree_of(commit);
     let reverse_runs = reverse.as_ref().filter(|t| Some(t.tree) != commit_tree);
     let (over_checked, reverse_checked) = match reverse_runs {
         Some(rev) if side_by_side(ctx, &passed) => both(ctx, &passed, &over, rev)?,
         Some(rev) => (
-            run_on(ctx.repo, &ctx.shared(), &passed, &over, ctx.env, Slot::Main)?,
-            run_on(ctx.repo, &ctx.shared(), &passed, rev, ctx.env, Slot::Base)?,
+            run_on(ctx, &passed, &over.target(ctx, false))?,
+            run_on(ctx, &passed, &rev.target(ctx, true))?,
         ),
-        None => (
-            run_on(ctx.repo, &ctx.shared(), &passed, &over, ctx.env, Slot::Main)?,
-            None,
-        ),
+        None => (run_on(ctx, &passed, &over.target(ctx, false))?, None),
     };
     if let Some(checked) = over_checked {
         let failing = checked.runs.iter().any(|run| !self::passed(run));
@@ -141,23 +134,14 @@ impl Tree {
         let checkout = ctx.repo.stand_in_commit(tree, onto, what)?;
         Ok(Tree { tree, checkout })
     }
-}
 
-/// What a run needs besides the repository: shared by both threads of [`both`].
-struct Shared<'a> {
-    config: &'a Config,
-    key: &'a Key,
-    rerun: bool,
-    shield: &'a crate::sandbox::Shield,
-}
-
-impl Ctx<'_> {
-    fn shared(&self) -> Shared<'_> {
-        Shared {
-            config: self.config,
-            key: self.key,
-            rerun: self.rerun,
-            shield: self.shield,
+    /// The runner's target: this tree, standing for the claimed commit.
+    fn target<'a>(&self, ctx: &Ctx<'a>, reverse: bool) -> Target<'a> {
+        Target::Overlay {
+            of: ctx.claimed,
+            tree: self.tree,
+            checkout: self.checkout,
+            reverse,
         }
     }
 }
@@ -165,21 +149,24 @@ impl Ctx<'_> {
 type Pair = (Option<Checked>, Option<Checked>);
 
 /// The overlay and the reverse overlay at once (`jobs` above 1: independent runs run in
-/// parallel, SPEC §19): the reverse overlay in a thread with a repository handle of its own.
+/// parallel, SPEC §19): both planned here, the reverse overlay run in a thread with a repository
+/// handle of its own.
 fn both(ctx: &Ctx<'_>, passed: &[usize], over: &Tree, rev: &Tree) -> Result<Pair> {
-    let shared = ctx.shared();
+    let over = prepare(ctx, passed, &over.target(ctx, false))?;
+    let rev = prepare(ctx, passed, &rev.target(ctx, true))?;
     // The thread's own handle reads this run's quarantine, where the stand-in commits are.
     let shared_repo = ctx.repo.share();
-    let env = ctx.env;
     // One guard around both threads' own, so the handlers in place before come back whichever
     // thread ends first.
     let _signals = crate::sys::interrupt::Guard::install();
     std::thread::scope(|scope| {
         let handle = scope.spawn(|| -> Result<Option<Checked>> {
             let repo = shared_repo.open()?;
-            run_on(&repo, &shared, passed, rev, env, Slot::Base)
+            complete(&rev, rev.run(&repo)?)
         });
-        let over = run_on(ctx.repo, &shared, passed, over, env, Slot::Main);
+        let over = over
+            .run(ctx.repo)
+            .and_then(|checked| complete(&over, checked));
         let rev = handle
             .join()
             .unwrap_or_else(|_| Err(anyhow::anyhow!("the reverse overlay's thread panicked")));
@@ -208,7 +195,7 @@ fn side_by_side(ctx: &Ctx<'_>, passed: &[usize]) -> bool {
 /// A check two runs of which share nothing they could both write or reach: no `writable`
 /// path, no network (each run has its own loopback), no variable passed in (`env` may name a
 /// service both would use). A warm workspace (`keep`) is no bar: the overlay and the reverse
-/// overlay run in different ones ([`Slot`]), each locked by its run.
+/// overlay run in different ones ([`crate::gates::workspace::Slot`]), each locked by its run.
 fn isolated(spec: &CheckSpec) -> bool {
     !spec.network && spec.writable.is_empty() && spec.env.is_empty()
 }
@@ -223,48 +210,29 @@ fn failed_on_commit(run: &CheckRun) -> bool {
     !run.timed_out && run.exit_code != Some(0)
 }
 
-/// Run `specs[picked]` on `target` with `env`, reusing what the record holds for its tree; a
-/// check with `keep` runs in its workspace `slot` (the commit's code or the base's).
-/// `None` when the checks could not run (no sandbox under `required`).
-fn run_on(
-    repo: &Repo,
-    shared: &Shared<'_>,
-    picked: &[usize],
-    target: &Tree,
-    env: &CheckEnv,
-    slot: Slot,
-) -> Result<Option<Checked>> {
+/// Plan `specs[picked]` on `target` with the session's runner, reusing what the record holds for
+/// its key (SPEC §19): an overlay stands for the claimed commit, the base's own tree for the merge
+/// base with an empty slug, so one run per base commit serves every agent and no run under one
+/// slug is reused under another.
+fn prepare<'a>(ctx: &Ctx<'a>, picked: &[usize], target: &Target<'_>) -> Result<Prepared<'a>> {
     let specs: Vec<CheckSpec> = picked
         .iter()
-        .map(|&i| shared.config.checks[i].clone())
+        .map(|&i| ctx.config.checks[i].clone())
         .collect();
-    // Keyed on the values this run is given (SPEC §19): an overlay stands for the claimed
-    // commit, the base's own tree for the merge base with an empty slug, so one run per base
-    // commit serves every agent and no run under one slug is reused under another.
-    let (slug, branch) = env.key_values(repo);
-    let key = Key {
-        tree: target.tree.to_string(),
-        slug,
-        branch,
-        commit: env.commit.clone(),
-        ..shared.key.clone()
-    };
-    let recorded = Recorded::load(&repo.common_dir(), &key, shared.rerun)?;
-    let plan = Plan {
-        mode: shared.config.sandbox,
-        jobs: shared.config.jobs,
-        key: &key,
-        recorded: &recorded,
-        shield: shared.shield,
-        fail_fast: false,
-        label: None,
-        slot,
-    };
-    let checked = checks::run_reusing(repo, target.checkout, &specs, env, &plan)?;
-    if checked.runs.len() != specs.len() {
-        return Ok(None);
-    }
-    Ok(Some(checked))
+    ctx.runner.prepare(target, &specs, false)
+}
+
+/// Run `specs[picked]` on `target`; `None` when the checks could not run (no sandbox under
+/// `required`).
+fn run_on(ctx: &Ctx<'_>, picked: &[usize], target: &Target<'_>) -> Result<Option<Checked>> {
+    let prepared = prepare(ctx, picked, target)?;
+    let checked = prepared.run(ctx.repo)?;
+    complete(&prepared, checked)
+}
+
+/// `checked` when every planned check ran, else `None`.
+fn complete(prepared: &Prepared<'_>, checked: Checked) -> Result<Option<Checked>> {
+    Ok((checked.runs.len() == prepared.len()).then_some(checked))
 }
 
 /// Keep the runs in the report's `integrity.checks` and their entries in the record, so a
@@ -290,17 +258,8 @@ fn on_base_tree(ctx: &Ctx<'_>, failed: &[usize], report: &mut Report) -> Result<
     if failed.is_empty() {
         return Ok(false);
     }
-    let env = CheckEnv {
-        commit: ctx.merge_base.to_string(),
-        branch: report.base.clone().unwrap_or_default(),
-        slug: String::new(),
-        base: ctx.env.base.clone(),
-    };
-    let target = Tree {
-        tree,
-        checkout: ctx.merge_base,
-    };
-    let Some(checked) = run_on(ctx.repo, &ctx.shared(), failed, &target, &env, Slot::Base)? else {
+    let target = Target::MergeBase(ctx.merge_base);
+    let Some(checked) = run_on(ctx, failed, &target)? else {
         return Ok(false);
     };
     let runs = keep(report, "base", tree, checked);

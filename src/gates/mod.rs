@@ -14,6 +14,7 @@ pub mod manifest;
 pub mod nochange;
 pub mod protected;
 pub mod reuse;
+pub mod runner;
 pub mod session;
 pub mod state;
 pub mod workspace;
@@ -25,7 +26,7 @@ use crate::catalog::Code;
 use crate::doc::{ParseOptions, StatusDoc};
 use crate::finding::{Finding, Gate, Severity};
 use crate::repo::Repo;
-use crate::report::{Approval, Report};
+use crate::report::{Approval, ProtectedChange, Report};
 use crate::verdict::{Claim, Owner, Review};
 
 pub use session::Session;
@@ -38,6 +39,9 @@ pub struct Outcome {
     pub commit: Option<Oid>,
     /// The close gate's scan of the checked worktree, when it made one.
     pub worktree_status: Option<crate::repo::WorktreeStatus>,
+    /// The report before any recorded approval or rejection was applied: what `approve`
+    /// applies the approval it is about to record to ([`apply_given_approval`]).
+    pub unapproved: Report,
 }
 
 /// Run every gate in order and fold the findings into a verdict.
@@ -86,6 +90,9 @@ pub fn evaluate(session: &Session) -> Result<Outcome> {
     report.commit = commit.map(|c| c.to_string());
     if let Some(commit) = commit {
         gates_on_commit(session, &doc, commit, returned, known, &mut report)?;
+    }
+    let unapproved = finished(&report);
+    if let Some(commit) = commit {
         apply_approval(session, commit, &mut report)?;
     }
     report.finish();
@@ -94,6 +101,7 @@ pub fn evaluate(session: &Session) -> Result<Outcome> {
         doc: read.then_some(doc),
         commit,
         worktree_status,
+        unapproved,
     })
 }
 
@@ -182,6 +190,9 @@ fn inherited(
     report.commit = head.map(|c| c.to_string());
     if let Some(commit) = head {
         gates_on_commit(session, &doc, commit, false, *known, report)?;
+    }
+    let unapproved = finished(report);
+    if let Some(commit) = head {
         apply_approval(session, commit, report)?;
     }
     report.finish();
@@ -190,6 +201,7 @@ fn inherited(
         doc: Some(doc),
         commit: head,
         worktree_status: None,
+        unapproved,
     }))
 }
 
@@ -227,8 +239,9 @@ fn gates_on_commit(
         report.add_gate(Gate::Protected, [finding]);
     }
     if let (Some(changes), Some(from)) = (&changes, merge_base) {
-        protected_gate(session, changes, from, commit, report)?;
-        graded_input(session, changes, from, commit, report)?;
+        let (hits, findings) = protected_changes(session, changes, from, commit)?;
+        report.protected = hits;
+        report.add_gate(Gate::Protected, findings);
     }
     let around = Around {
         merge_base,
@@ -270,30 +283,49 @@ fn returned_gates(
     Ok(())
 }
 
-/// SPEC §4.5: every changed path on a protected surface; an added file is runner wiring by its
-/// name or by what the trees say (SPEC §26.4).
-fn protected_gate(
+/// SPEC §4.5, §26.4: the protected rule whole, on the changes `from`..`to` under the session's
+/// configuration: every changed path on a protected surface (an added file is runner wiring by its
+/// name or by what the trees say), the runner's own configuration keys the checks depend on (on
+/// surface `ci`), and the tests inside source files. `check` and `land`'s re-check (§22 step 3)
+/// both ask it, so they cannot judge one change differently.
+pub fn protected_changes(
     session: &Session,
     changes: &[crate::repo::Change],
     from: Oid,
-    commit: Oid,
-    report: &mut Report,
-) -> Result<()> {
+    to: Oid,
+) -> Result<(Vec<ProtectedChange>, Vec<Finding>)> {
+    let (mut hits, mut findings) = protected_paths(session, changes, from, to);
+    let (graded, graded_findings) = graded_input(session, changes, from, to)?;
+    hits.extend(graded);
+    findings.extend(graded_findings);
+    let config = session.config();
+    let inline = protected::inline::inline_changes(session.repo(), config, changes, from, to)?;
+    let (inline_hits, inline_findings) = protected::inline::findings(config, &inline);
+    hits.extend(inline_hits);
+    findings.extend(inline_findings);
+    Ok((hits, findings))
+}
+
+/// SPEC §4.5: every changed path on a protected surface; an added file is runner wiring by its
+/// name or by what the trees say (SPEC §26.4).
+fn protected_paths(
+    session: &Session,
+    changes: &[crate::repo::Change],
+    from: Oid,
+    to: Oid,
+) -> (Vec<ProtectedChange>, Vec<Finding>) {
     let repo = session.repo();
     // Read only when an addition's name alone would let it through (policy `modify`).
     let wiring = std::cell::OnceCell::new();
     let rewires = |path: &[u8]| {
-        let wiring = wiring.get_or_init(|| protected::wiring::Wiring::read(repo, from, commit));
+        let wiring = wiring.get_or_init(|| protected::wiring::Wiring::read(repo, from, to));
         let Ok(wiring) = wiring else {
             return true; // a tree that cannot be read vouches for nothing
         };
-        let content = repo.read_file(commit, path).ok().flatten();
+        let content = repo.read_file(to, path).ok().flatten();
         wiring.rewires(session.config(), path, content.as_deref())
     };
-    let (hits, findings) = protected::run_with(session.config(), changes, &rewires);
-    report.protected = hits;
-    report.add_gate(Gate::Protected, findings);
-    Ok(())
+    protected::run_with(session.config(), changes, &rewires)
 }
 
 /// SPEC §4.5: the runner's own configuration keys the checks depend on, on surface `ci`.
@@ -302,8 +334,7 @@ fn graded_input(
     changes: &[crate::repo::Change],
     from: Oid,
     to: Oid,
-    report: &mut Report,
-) -> Result<()> {
+) -> Result<(Vec<ProtectedChange>, Vec<Finding>)> {
     let runners = graded::runners(&session.config().checks);
     let on_ci = |path: &[u8]| {
         session
@@ -312,16 +343,7 @@ fn graded_input(
             .iter()
             .any(|s| s == "ci")
     };
-    let (hits, findings) = graded::run(session.repo(), &runners, changes, from, to, &on_ci)?;
-    report.protected.extend(hits);
-    report.add_gate(Gate::Protected, findings);
-    // SPEC §26.4: the tests inside source files (a `#[cfg(test)]` module removed is a deletion).
-    let config = session.config();
-    let inline = protected::inline::inline_changes(session.repo(), config, changes, from, to)?;
-    let (hits, findings) = protected::inline::findings(config, &inline);
-    report.protected.extend(hits);
-    report.add_gate(Gate::Protected, findings);
-    Ok(())
+    graded::run(session.repo(), &runners, changes, from, to, &on_ci)
 }
 
 /// Why the commit and the base share no merge base: a shallow boundary, or no common history.
@@ -423,28 +445,16 @@ fn run_configured(
     around: &Around<'_>,
     report: &mut Report,
 ) -> Result<()> {
-    let specs = &session.config().checks;
-    let env = checks::CheckEnv {
-        commit: commit.to_string(),
-        branch: report.branch.clone().unwrap_or_default(),
-        slug: doc.slug.clone(),
-        base: report.base.clone().unwrap_or_default(),
+    let branch = report.branch.clone().unwrap_or_default();
+    let claimed = runner::Claimed {
+        commit,
+        branch: &branch,
+        slug: &doc.slug,
     };
-    let key = reuse_key(session, &env, commit, report);
-    let common = session.repo().common_dir();
-    let recorded = reuse::Recorded::load(&common, &key, session.rerun())?;
-    let shield = session.shield();
-    let plan = checks::Plan {
-        mode: session.config().sandbox,
-        jobs: session.config().jobs,
-        key: &key,
-        recorded: &recorded,
-        shield,
-        fail_fast: session.fail_fast(),
-        label: session.progress_label(),
-        slot: crate::gates::workspace::Slot::Main,
-    };
-    let checked = checks::run_reusing(session.repo(), commit, specs, &env, &plan)?;
+    let target = runner::Target::Commit(claimed);
+    let checked = session
+        .runner()
+        .run(&target, &session.config().checks, false)?;
     report.checks = checked.runs;
     report.check_entries = checked.entries;
     report.sandbox = checked.sandbox.map(str::to_string);
@@ -453,39 +463,14 @@ fn run_configured(
         let ctx = integrity::Ctx {
             repo: session.repo(),
             config: session.config(),
-            commit,
+            runner: session.runner(),
+            claimed,
             merge_base,
             changes,
-            env: &env,
-            key: &key,
-            rerun: session.rerun(),
-            shield,
         };
         integrity::run(&ctx, report)?;
     }
     Ok(())
-}
-
-/// The reuse key of the commit's checks (SPEC §19): the tree, the configuration, the base commit
-/// (that of the record a teardown is admitted on, when it is), and the `CLOSEGATE_*` values.
-fn reuse_key(
-    session: &Session,
-    env: &checks::CheckEnv,
-    commit: Oid,
-    report: &Report,
-) -> reuse::Key {
-    let (slug, branch) = env.key_values(session.repo());
-    reuse::Key {
-        tree: session.repo().tree_of(commit).unwrap_or(commit).to_string(),
-        config: report.config.clone(),
-        base_commit: session
-            .admitted_base()
-            .map(str::to_string)
-            .or_else(|| report.base_commit.clone()),
-        slug,
-        branch,
-        commit: commit.to_string(),
-    }
 }
 
 /// SPEC §20: the checks are not run; a valid attestation by an allowed signer for this commit,
@@ -549,14 +534,6 @@ fn attestation(
 fn apply_approval(session: &Session, commit: Oid, report: &mut Report) -> Result<()> {
     let contract = report.contract.as_deref();
     let config = report.config.as_deref();
-    let expect = crate::attest::Expect {
-        commit,
-        tree: None,
-        config,
-        contract,
-    };
-    let signed =
-        crate::attest::approvals(session.repo(), session.config(), session.trust(), &expect)?;
     // SPEC §21, §26.1: the newer of this branch's approval and rejection of this commit wins, in
     // log order (`Book::review`); another branch's word on the same commit says nothing here.
     let review = match owner(session, report.branch.as_deref()) {
@@ -568,11 +545,49 @@ fn apply_approval(session: &Session, commit: Oid, report: &mut Report) -> Result
         }
         None => Review::None,
     };
-    let (recorded, rejection) = match review {
+    let recorded = match review {
         Review::Approved(approval) => (Some(approval), None),
         Review::Rejected(rejection) => (None, Some(rejection)),
         Review::None => (None, None),
     };
+    decide_approval(session, session.trust(), commit, report, recorded)
+}
+
+/// `approve` (SPEC §26.5): the report as the next gate run will read it once `given` is
+/// recorded — then this branch's newest word on the commit, newer in log order than any
+/// rejection — by the rule every gate run applies, so `approve` never prints (or records) a
+/// verdict of its own making. Applied to [`Outcome::unapproved`]; with `--sign`, after the
+/// signed note is stored. `given` stands for what `Book::review` (`crate::verdict`) reads once
+/// it is in the log: this branch's newest word on the commit.
+pub fn apply_given_approval(
+    session: &Session,
+    commit: Oid,
+    report: &mut Report,
+    given: Approval,
+) -> Result<()> {
+    // The signed approvals as they are now: `approve --sign` has just stored its note.
+    let trust = crate::attest::Trust::new(session.repo(), session.trust().tip.clone());
+    decide_approval(session, &trust, commit, report, (Some(given), None))?;
+    report.finish();
+    Ok(())
+}
+
+/// The approval rule over what is recorded: the approvals signed in the notes `trust` names
+/// (SPEC §20), this branch's recorded approval and the rejection that stands.
+fn decide_approval(
+    session: &Session,
+    trust: &crate::attest::Trust,
+    commit: Oid,
+    report: &mut Report,
+    (recorded, rejection): (Option<Approval>, Option<crate::ledger::Rejection>),
+) -> Result<()> {
+    let expect = crate::attest::Expect {
+        commit,
+        tree: None,
+        config: report.config.as_deref(),
+        contract: report.contract.as_deref(),
+    };
+    let signed = crate::attest::approvals(session.repo(), session.config(), trust, &expect)?;
     let approval = if session.config().require_signed_approvals {
         signed_only(commit, signed, recorded.is_some(), report)
     } else {
@@ -619,6 +634,13 @@ fn signed_only(
         report.add_gate(Gate::Protected, [Finding::new(Code::ApprovalUnsigned, msg)]);
     }
     signed.valid
+}
+
+/// A copy of `report` with its verdict folded.
+fn finished(report: &Report) -> Report {
+    let mut copy = report.clone();
+    copy.finish();
+    copy
 }
 
 /// SPEC §8, the approval rule: with an approval for this exact commit, configuration and

@@ -21,7 +21,7 @@ use crate::ledger::Record;
 use crate::report::{CheckEntry, CheckRun};
 
 /// The parts of a check's key shared by every check of one run.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Key {
     /// The commit's tree id.
     pub tree: String,
@@ -77,7 +77,9 @@ impl Recorded {
     }
 }
 
-fn matches(e: &CheckEntry, key: &Key, spec: &CheckSpec, sandbox: &str) -> bool {
+/// Whether the recorded entry `e` stands for a run of `spec` under `key` and the sandbox word
+/// `sandbox`: the one rule of what a reuse key holds (SPEC §19).
+pub fn matches(e: &CheckEntry, key: &Key, spec: &CheckSpec, sandbox: &str) -> bool {
     e.name == spec.name
         && e.run == spec.run
         && e.timeout_s == spec.timeout_s

@@ -249,6 +249,12 @@ impl Session {
         })
     }
 
+    /// The one check runner (SPEC §19): every run of this session's checks is planned there,
+    /// with this session's configuration, records and shield.
+    pub fn runner(&self) -> crate::gates::runner::Runner<'_> {
+        crate::gates::runner::Runner::new(self)
+    }
+
     pub fn repo(&self) -> &Repo {
         &self.repo
     }

@@ -6,6 +6,7 @@ pub mod refresh;
 pub mod run;
 pub mod script;
 pub mod server;
+pub mod setting;
 
 /// Run a hook's decision, turning an error or a panic into what the hook says when it cannot
 /// decide: the raw text and the exit code (2 for a repository libgit2 cannot open, SPEC §15;

@@ -17,8 +17,8 @@ use std::path::Path;
 use anyhow::{Context, Result};
 use git2::Oid;
 
-use super::run::{Setting, Update, value};
 use super::script::{self, HOOK_NAME};
+use super::setting::{Setting, Update, value};
 use crate::inputs;
 use crate::repo::Repo;
 
@@ -111,7 +111,7 @@ pub(super) fn guarded_refs(repo: &Repo, setting: &Setting, updates: &[Update]) -
         && let Ok(Some(config)) = inputs::base_config(repo, &tip.name, tip.id)
     {
         let names = config.base.iter().chain(std::iter::once(&tip.name));
-        for branch in names.flat_map(|name| super::run::base_branches(repo, name)) {
+        for branch in names.flat_map(|name| super::setting::base_branches(repo, name)) {
             add(format!("refs/heads/{branch}"));
         }
     }

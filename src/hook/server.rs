@@ -20,8 +20,9 @@ use std::rc::Rc;
 use anyhow::{Context, Result};
 use git2::Oid;
 
-use super::run::{self, Action, Decision, Setting, Update};
+use super::run::{self, Action, Decision};
 use super::script;
+use super::setting::{self, Setting, Update};
 use crate::finding::Verdict;
 use crate::gates::Session;
 use crate::inputs::GateOptions;
@@ -116,12 +117,12 @@ fn decide(input: &mut dyn Read, hook_file: Option<&Path>) -> Result<Answer> {
     let repo = Rc::new(Repo::from_env()?);
     let mut notes = Vec::new();
     for u in updates.iter().filter(|u| u.refname == attest::NOTES_REF) {
-        notes.extend(run::value(&u.new, &u.refname)?);
+        notes.extend(setting::value(&u.new, &u.refname)?);
     }
     notes.extend(repo.ref_target(attest::NOTES_REF));
     let mut pushed = Vec::new();
     for u in &heads {
-        if let Some(new) = run::value(&u.new, &u.refname)? {
+        if let Some(new) = setting::value(&u.new, &u.refname)? {
             pushed.push((u.refname["refs/heads/".len()..].to_string(), new));
         }
     }
@@ -205,7 +206,7 @@ fn agent_updates(push: &Push, heads: &[&Update], out: &mut Outcome) -> Result<()
         if !u.is_agent(config) {
             continue;
         }
-        if let Some(new) = run::value(&u.new, &u.refname)? {
+        if let Some(new) = setting::value(&u.new, &u.refname)? {
             // The agent's own work: accepted; with server_checks = "run", checked on arrival.
             if config.server_checks_run && setting.broken().is_none() {
                 let _ = judge(push, new, true);
@@ -245,7 +246,7 @@ fn base_tips(repo: &Repo, setting: &Setting, heads: &[&Update]) -> Result<Vec<Oi
         .filter_map(|b| repo.branch_tip(b))
         .collect();
     for u in heads.iter().filter(|u| is_base(setting, u)) {
-        tips.extend(run::value(&u.new, &u.refname)?);
+        tips.extend(setting::value(&u.new, &u.refname)?);
     }
     Ok(tips)
 }
@@ -259,10 +260,10 @@ fn base_updates(push: &Push, heads: &[&Update], out: &mut Outcome) -> Result<()>
     let (repo, setting) = (&*push.repo, &push.setting);
     for u in heads.iter().filter(|u| is_base(setting, u)) {
         let short = &u.refname["refs/heads/".len()..];
-        let Some(new_base) = run::value(&u.new, &u.refname)? else {
+        let Some(new_base) = setting::value(&u.new, &u.refname)? else {
             // Without the base there is no trusted configuration: the next push could create it
             // anywhere, unjudged. A base is deleted on the server by its administrator only.
-            if let Some(old) = run::value(&u.old, &u.refname)? {
+            if let Some(old) = setting::value(&u.old, &u.refname)? {
                 let mut d = decision(setting, Action::Config, short, old);
                 d.reason = Some("the base branch cannot be deleted through the server gate".into());
                 d.deletes_base = true;

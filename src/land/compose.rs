@@ -11,8 +11,8 @@ use crate::finding::Finding;
 use crate::repo::Repo;
 use crate::repo::compose::Composed;
 
-/// `--strategy`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+/// `--strategy` (`cmd::values` lets clap read it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Strategy {
     Merge,
     Squash,

@@ -510,7 +510,7 @@ fn compose_group(
     let mut head = onto;
     let mut dropped = Vec::new();
     for (i, (t, admitted)) in group.iter().enumerate() {
-        if let Some(f) = protected_gate(ctx, round, t, admitted) {
+        if let Some(f) = protected_gate(ctx, round, t, admitted)? {
             dropped.push((i, f));
             continue;
         }
@@ -623,23 +623,35 @@ fn bisect(
 }
 
 /// SPEC §22 step 3, §26.2: the protected gate against the round's base tip, under the
-/// configuration read there. A protected path the branch's verdict covered — let through by the
-/// policy (`integrity`, `modify`) or by an approval — is admitted as it is; any other refuses it.
-fn protected_gate(ctx: &Ctx, round: &Round, t: &Target, admitted: &Admitted) -> Option<Finding> {
+/// configuration read there: the one rule `check` applies (`gates::protected_changes`: runner
+/// wiring read from the trees, the runner's own configuration, tests inside source files). A
+/// protected path the branch's verdict covered — let through by the policy (`integrity`,
+/// `modify`) or by an approval — is admitted as it is; any other refuses it. A change that cannot
+/// be read is an error, never an admission.
+fn protected_gate(
+    ctx: &Ctx,
+    round: &Round,
+    t: &Target,
+    admitted: &Admitted,
+) -> Result<Option<Finding>> {
     if admitted.approved {
-        return None;
+        return Ok(None);
     }
-    let merge_base = ctx.repo.merge_base(round.onto, t.commit)?;
-    let changes = ctx.repo.changes(Some(merge_base), t.commit).ok()?;
+    let Some(merge_base) = ctx.repo.merge_base(round.onto, t.commit) else {
+        return Ok(None);
+    };
+    let changes = ctx.repo.changes(Some(merge_base), t.commit)?;
     // Every hit needs review under the configuration read now (warnings are not hits).
-    let (hits, _) = crate::gates::protected::run(round.session.config(), &changes);
-    let uncovered: Vec<String> = hits
-        .into_iter()
-        .map(|h| h.path)
-        .filter(|p| !admitted.covered.contains(p))
-        .collect();
+    let (hits, _) =
+        crate::gates::protected_changes(&round.session, &changes, merge_base, t.commit)?;
+    let mut uncovered: Vec<String> = Vec::new();
+    for path in hits.into_iter().map(|h| h.path) {
+        if !admitted.covered.contains(&path) && !uncovered.contains(&path) {
+            uncovered.push(path);
+        }
+    }
     if uncovered.is_empty() {
-        return None;
+        return Ok(None);
     }
     let msg = format!(
         "`{}` changes protected paths against the current base that its verdict did not cover: \
@@ -647,7 +659,7 @@ fn protected_gate(ctx: &Ctx, round: &Round, t: &Target, admitted: &Admitted) -> 
         t.branch,
         uncovered.join(", ")
     );
-    Some(Finding::new(Code::LandNotVerified, msg))
+    Ok(Some(Finding::new(Code::LandNotVerified, msg)))
 }
 
 fn check_failed(t: &Target, v: &verify::Verified) -> Finding {

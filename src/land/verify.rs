@@ -1,8 +1,8 @@
 //! Step 3 of `land` (SPEC §22): the configured checks on a composed tree, in its own pristine
-//! checkout through the one check runner (`gates::checks::run_reusing`, so `land` is confined as
-//! every check is), keyed on the composed tree and reused by tree id: from the record (so when
-//! the base has not moved since the branch's check nothing runs again) and, within one `land`,
-//! from every tree already checked (a bisection never checks one tree twice).
+//! checkout through the round session's runner (`gates::runner`, so `land` is confined and keyed
+//! as every check is), keyed on the composed tree and reused by that key: from the record (so
+//! when the base has not moved since the branch's check nothing runs again) and, within one
+//! `land`, from every run already made (a bisection never checks one tree twice).
 
 use std::collections::HashMap;
 
@@ -12,8 +12,8 @@ use git2::Oid;
 use crate::catalog::Severity;
 use crate::finding::Finding;
 use crate::gates::Session;
-use crate::gates::checks::{self, CheckEnv, Plan};
-use crate::gates::reuse::{Key, Recorded};
+use crate::gates::reuse::Key;
+use crate::gates::runner::{Claimed, Target};
 use crate::report::{CheckEntry, CheckRun};
 
 /// The checks' result on one tree.
@@ -26,11 +26,10 @@ pub struct Verified {
     pub findings: Vec<Finding>,
 }
 
-/// Runs the checks on composed trees, once per tree and configuration.
+/// Runs the checks on composed trees, once per reuse key.
 #[derive(Default)]
 pub struct Verifier {
-    pub rerun: bool,
-    cache: HashMap<(Oid, Option<String>), Verified>,
+    cache: HashMap<Key, Verified>,
     /// How many check runs actually ran (not reused).
     pub ran: usize,
 }
@@ -46,35 +45,26 @@ impl Verifier {
         base_tip: Oid,
         (branch, slug): (&str, &str),
     ) -> Result<Verified> {
-        let repo = session.repo();
         let config = session.config();
-        let config_blob = session.config_blob().map(str::to_string);
-        let tree = repo.tree_of(commit).unwrap_or(commit);
-        let cached = (tree, config_blob.clone());
+        let claimed = Claimed {
+            commit,
+            branch,
+            slug,
+        };
+        let target = Target::Composed {
+            of: claimed,
+            base_tip,
+        };
+        let runner = session.runner();
+        // The commit id counts only for a check with `reuse = "commit"` (SPEC §19).
+        let mut cached = runner.key(&target);
+        if !config.checks.iter().any(|c| c.reuse_commit) {
+            cached.commit.clear();
+        }
         if let Some(done) = self.cache.get(&cached) {
             return Ok(done.clone());
         }
-        let env = CheckEnv {
-            commit: commit.to_string(),
-            branch: branch.to_string(),
-            slug: slug.to_string(),
-            base: session
-                .base()
-                .map_or(String::new(), |(name, _)| name.clone()),
-        };
-        let key = key(session, &env, tree, base_tip);
-        let recorded = Recorded::load(&repo.common_dir(), &key, self.rerun)?;
-        let plan = Plan {
-            mode: config.sandbox,
-            jobs: config.jobs,
-            key: &key,
-            recorded: &recorded,
-            shield: session.shield(),
-            fail_fast: false,
-            label: None,
-            slot: crate::gates::workspace::Slot::Main,
-        };
-        let checked = checks::run_reusing(repo, commit, &config.checks, &env, &plan)?;
+        let checked = runner.run(&target, &config.checks, false)?;
         self.ran += checked.runs.iter().filter(|r| r.reused.is_none()).count();
         let findings: Vec<Finding> = checked
             .findings
@@ -90,19 +80,5 @@ impl Verifier {
         };
         self.cache.insert(cached, verified.clone());
         Ok(verified)
-    }
-}
-
-/// The reuse key of a composed tree's run (SPEC §19): keyed on the values the run is given — the
-/// composed commit's and the first landed branch's — and the base tip it was composed on.
-fn key(session: &Session, env: &CheckEnv, tree: Oid, base_tip: Oid) -> Key {
-    let (slug, branch) = env.key_values(session.repo());
-    Key {
-        tree: tree.to_string(),
-        config: session.config_blob().map(str::to_string),
-        base_commit: Some(base_tip.to_string()),
-        slug,
-        branch,
-        commit: env.commit.clone(),
     }
 }

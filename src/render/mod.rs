@@ -7,6 +7,7 @@ pub mod board;
 mod github;
 pub mod hook;
 mod human;
+pub mod land;
 mod sarif;
 
 use std::io::Write;
@@ -14,14 +15,36 @@ use std::io::Write;
 use crate::finding::Finding;
 use crate::report::Report;
 
-/// Output format chosen with `--format`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+/// Output format chosen with `--format` (`cmd::values` lets clap read it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Format {
     #[default]
     Human,
     Json,
     Github,
     Sarif,
+}
+
+impl Format {
+    /// The format's name, as `--format` takes it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Format::Human => "human",
+            Format::Json => "json",
+            Format::Github => "github",
+            Format::Sarif => "sarif",
+        }
+    }
+}
+
+/// Standard output for a report in `format`: the human report is prose (nothing under
+/// `-q/--quiet`), the others are parsed.
+pub fn out(format: Format) -> crate::term::Out {
+    if format == Format::Human {
+        crate::term::human()
+    } else {
+        crate::term::stdout()
+    }
 }
 
 /// Print `report` in `format` to `out`. `color` is decided by the caller (terminal, NO_COLOR).

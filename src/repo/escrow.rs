@@ -235,6 +235,64 @@ impl Repo {
         Ok((meta, entries))
     }
 
+    /// Why `restore` could not write the escrow `commit` back over a checkout of its HEAD
+    /// `head` exactly, or `None`: a name in either tree that git never checks out (`.`, `..`,
+    /// `.git` in any case, `/`, `\\`, NUL — the rule pristine checkouts apply), or a file of
+    /// `entries` that would be written through something other than a folder (a link or a file
+    /// on its way, in the escrow's tree or in the HEAD checkout it lands on). Read before
+    /// anything is added (SPEC §26.5).
+    pub fn escrow_fault(
+        &self,
+        commit: Oid,
+        head: Oid,
+        entries: &[Entry],
+    ) -> Result<Option<String>> {
+        let escrow = self.git.find_commit(commit)?.tree()?;
+        let checkout = self.git.find_commit(head)?.tree()?;
+        let mut seen = std::collections::HashSet::new();
+        for (tree, what) in [(&checkout, "its HEAD"), (&escrow, "the escrow")] {
+            if let Some(why) = bad_name(&self.git, tree, b"", 0, &mut seen)? {
+                return Ok(Some(format!("{what} {why}")));
+            }
+        }
+        let deleted: std::collections::HashSet<&[u8]> = entries
+            .iter()
+            .filter_map(|e| match e {
+                Entry::Deleted { path } => Some(path.as_slice()),
+                Entry::File { .. } => None,
+            })
+            .collect();
+        let written: std::collections::HashSet<&[u8]> = entries
+            .iter()
+            .filter_map(|e| match e {
+                Entry::File { path, .. } => Some(path.as_slice()),
+                Entry::Deleted { .. } => None,
+            })
+            .collect();
+        for path in &written {
+            let mut at = 0;
+            while let Some(slash) = path[at..].iter().position(|b| *b == b'/') {
+                let folder = &path[..at + slash];
+                at += slash + 1;
+                let shown = super::path_text(path);
+                if written.contains(folder) || !is_tree(&escrow, folder) {
+                    return Ok(Some(format!(
+                        "the escrow would write `{shown}` through `{}`, which is not a folder",
+                        super::path_text(folder)
+                    )));
+                }
+                if !deleted.contains(folder) && is_blob(&checkout, folder) {
+                    return Ok(Some(format!(
+                        "the escrow would write `{shown}` through `{}`, a file or link of its \
+                         HEAD that it does not remove",
+                        super::path_text(folder)
+                    )));
+                }
+            }
+        }
+        Ok(None)
+    }
+
     /// Delete `refname` only while it still names `expected`.
     pub fn delete_ref_if_at(&self, refname: &str, expected: Oid) -> Result<bool> {
         let mut reference = match self.git.find_reference(refname) {
@@ -261,6 +319,55 @@ impl Repo {
             Err(e) => Err(e).with_context(|| format!("cannot create {name}")),
         }
     }
+}
+
+/// The first entry name under `tree` (at `path`) that git never checks out, with its path; each
+/// tree id is read once.
+fn bad_name(
+    git: &git2::Repository,
+    tree: &git2::Tree,
+    path: &[u8],
+    depth: usize,
+    seen: &mut std::collections::HashSet<Oid>,
+) -> Result<Option<String>> {
+    if depth > super::workspace::MAX_DEPTH || !seen.insert(tree.id()) {
+        return Ok(None);
+    }
+    for entry in tree.iter() {
+        let name = entry.name_bytes();
+        let mut full = path.to_vec();
+        if !full.is_empty() {
+            full.push(b'/');
+        }
+        full.extend_from_slice(name);
+        if let Some(why) = super::workspace::bad_entry_name(name) {
+            let shown = super::path_text(&full);
+            return Ok(Some(format!("holds `{shown}`, whose name {why}")));
+        }
+        if entry.filemode() == 0o040000 {
+            let sub = git.find_tree(entry.id())?;
+            if let Some(why) = bad_name(git, &sub, &full, depth + 1, seen)? {
+                return Ok(Some(why));
+            }
+        }
+    }
+    Ok(None)
+}
+
+/// What `tree` holds at `path`: its mode, `None` when nothing.
+fn mode_at(tree: &git2::Tree, path: &[u8]) -> Option<i32> {
+    let entry = tree
+        .get_path(Path::new(std::ffi::OsStr::from_bytes(path)))
+        .ok()?;
+    Some(entry.filemode())
+}
+
+fn is_tree(tree: &git2::Tree, path: &[u8]) -> bool {
+    mode_at(tree, path) == Some(0o040000)
+}
+
+fn is_blob(tree: &git2::Tree, path: &[u8]) -> bool {
+    mode_at(tree, path).is_some_and(|m| m != 0o040000 && m != 0o160000)
 }
 
 /// `dir/rel`, refused when a folder on the way is a symbolic link: the snapshot never reads a

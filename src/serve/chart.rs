@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
-use super::page::esc;
+use super::markup::esc;
 use crate::stats::{self, Return};
 
 const W: f64 = 640.0;

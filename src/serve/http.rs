@@ -7,7 +7,7 @@
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// The most a request line and its headers may take; a longer request is refused (431).
 const MAX_HEAD: u64 = 16 * 1024;
@@ -40,12 +40,16 @@ pub enum Refused {
     Gone,
 }
 
-/// Read one request's head from `stream` (waiting at most five seconds for it).
-pub fn read_request(stream: &TcpStream) -> Result<Request, Refused> {
-    stream
-        .set_read_timeout(Some(Duration::from_secs(5)))
-        .map_err(|_| Refused::Gone)?;
-    let mut reader = BufReader::new(stream.take(MAX_HEAD + 1));
+/// How long a connection may take to send its whole request head (SPEC §26.5): a deadline for
+/// the head, not a timeout per read, so a peer trickling one byte at a time is closed too.
+pub const HEAD_DEADLINE: Duration = Duration::from_secs(5);
+
+/// Read one request's head from `stream`: the whole head within `within` of now, or
+/// [`Refused::Gone`].
+pub fn read_request(stream: &TcpStream, within: Duration) -> Result<Request, Refused> {
+    let until = Instant::now() + within;
+    let reader = Deadline { stream, until };
+    let mut reader = BufReader::new(reader.take(MAX_HEAD + 1));
     let mut head = Vec::new();
     loop {
         let before = head.len();
@@ -66,6 +70,23 @@ pub fn read_request(stream: &TcpStream) -> Result<Request, Refused> {
         }
     }
     parse_head(&head)
+}
+
+/// A stream whose reads all end by `until`: each read waits at most the time left.
+struct Deadline<'a> {
+    stream: &'a TcpStream,
+    until: Instant,
+}
+
+impl Read for Deadline<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let left = self.until.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return Err(std::io::ErrorKind::TimedOut.into());
+        }
+        self.stream.set_read_timeout(Some(left))?;
+        (&mut &*self.stream).read(buf)
+    }
 }
 
 /// The request line and the `Host` header of a request's head.
@@ -227,6 +248,47 @@ mod tests {
         ] {
             assert_eq!(parse_head(head), Err(Refused::BadRequest), "{head:?}");
         }
+    }
+
+    /// A peer that sends a byte every 50 ms never finishes its head within 300 ms: it is gone at
+    /// the deadline, however recent its last byte; a whole head sent in pieces within it is read.
+    #[test]
+    fn the_head_has_a_deadline_not_a_timeout_per_read() {
+        use std::net::TcpListener;
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap();
+        let trickle = |bytes: &'static [u8]| {
+            std::thread::spawn(move || {
+                let mut client = TcpStream::connect(addr).unwrap();
+                for b in bytes {
+                    if client.write_all(&[*b]).is_err() {
+                        break;
+                    }
+                    std::thread::sleep(Duration::from_millis(50));
+                }
+                client
+            })
+        };
+        let slow =
+            trickle(b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Pad: aaaaaaaaaaaaaaaaaa\r\n\r\n");
+        let (server, _) = listener.accept().unwrap();
+        let started = Instant::now();
+        assert_eq!(
+            read_request(&server, Duration::from_millis(300)),
+            Err(Refused::Gone)
+        );
+        let took = started.elapsed();
+        assert!(
+            took >= Duration::from_millis(290) && took < Duration::from_millis(1500),
+            "{took:?}"
+        );
+        drop(slow.join());
+        // The control: a short head in pieces, inside the deadline.
+        let quick = trickle(b"GET /x HTTP/1.1\r\n\r\n");
+        let (server, _) = listener.accept().unwrap();
+        let read = read_request(&server, Duration::from_secs(10)).unwrap();
+        assert_eq!(read.path, "/x");
+        drop(quick.join());
     }
 
     #[test]

@@ -10,8 +10,10 @@
 //! the script, `/events` the event stream, `/api/board` and `/api/log` exactly what `board
 //! --json` and `log --json` print (the same functions compute them).
 
+pub mod admit;
 pub mod chart;
 pub mod http;
+pub mod markup;
 pub mod page;
 pub mod view;
 pub mod watch;
@@ -29,7 +31,8 @@ use crate::repo::Repo;
 use http::{Refused, Request};
 use watch::Changes;
 
-/// The most connections served at once (event streams hold one each); more are answered 503.
+/// The most requests served at once (event streams hold one each); more are answered 503.
+/// Connections still sending their head do not count: [`admit`] bounds those, per peer.
 const MAX_CONNECTIONS: usize = 64;
 /// How long an event stream stays quiet before a keep-alive comment.
 const KEEPALIVE: Duration = Duration::from_secs(15);
@@ -47,6 +50,8 @@ struct Shared {
     port: u16,
     changes: Arc<Changes>,
     active: AtomicUsize,
+    /// Connections that have not sent their whole request head yet.
+    waiting: admit::Waiting,
     /// The status document's name (what the watcher stats in each worktree).
     status_file: String,
     /// The view last read and the fingerprint (`watch::fingerprint`) of the files it was read
@@ -73,6 +78,7 @@ impl Server {
             port,
             changes,
             active: AtomicUsize::new(0),
+            waiting: admit::Waiting::default(),
             status_file,
             cache: Mutex::new(None),
         });
@@ -89,20 +95,17 @@ impl Server {
         )
     }
 
-    /// Answer connections until the process ends, each on its own thread.
+    /// Answer connections until the process ends, each on its own thread. A connection waits
+    /// for its head among the peer's few ([`admit`]) and at most [`http::HEAD_DEADLINE`].
     pub fn run(self) -> Result<i32> {
         for stream in self.listener.incoming() {
             let Ok(stream) = stream else { continue };
-            let shared = self.shared.clone();
-            if shared.active.fetch_add(1, Ordering::SeqCst) >= MAX_CONNECTIONS {
-                let _ = http::respond(&mut &stream, 503, "text/plain", b"too many connections\n");
-                shared.active.fetch_sub(1, Ordering::SeqCst);
+            let (Ok(peer), Ok(handle_of)) = (stream.peer_addr(), stream.try_clone()) else {
                 continue;
-            }
-            std::thread::spawn(move || {
-                handle(&shared, stream);
-                shared.active.fetch_sub(1, Ordering::SeqCst);
-            });
+            };
+            let shared = self.shared.clone();
+            let ticket = shared.waiting.admit(peer.ip(), handle_of);
+            std::thread::spawn(move || handle(&shared, stream, ticket));
         }
         Ok(0)
     }
@@ -126,9 +129,11 @@ fn same(given: &str, token: &str) -> bool {
             == 0
 }
 
-fn handle(shared: &Shared, stream: TcpStream) {
+fn handle(shared: &Shared, stream: TcpStream, ticket: u64) {
+    let read = http::read_request(&stream, http::HEAD_DEADLINE);
+    shared.waiting.done(ticket);
     let mut out = &stream;
-    let request = match http::read_request(&stream) {
+    let request = match read {
         Ok(r) => r,
         Err(Refused::Gone) => return,
         Err(Refused::TooLarge) => {
@@ -148,7 +153,12 @@ fn handle(shared: &Shared, stream: TcpStream) {
         let _ = http::respond(&mut out, 405, "text/plain", b"read-only: GET only\n");
         return;
     }
-    let _ = answer(shared, &request, &mut out);
+    if shared.active.fetch_add(1, Ordering::SeqCst) >= MAX_CONNECTIONS {
+        let _ = http::respond(&mut out, 503, "text/plain", b"too many connections\n");
+    } else {
+        let _ = answer(shared, &request, &mut out);
+    }
+    shared.active.fetch_sub(1, Ordering::SeqCst);
 }
 
 /// Why a request is refused (403): no or a wrong token, or a `Host` that is not this server

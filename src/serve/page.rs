@@ -1,30 +1,12 @@
 //! The page (SPEC §25): the board as HTML, each row with what its last check found, and the
 //! charts. Every value on it comes from agents (slugs, branches, paths, messages, check output,
-//! diffs) and goes through [`esc`] exactly once, here, where it is written into markup.
+//! diffs) and goes through [`esc`] (`markup`) exactly once, here, where it is written into markup.
 
 use std::fmt::Write;
 
 use super::chart;
+use super::markup::esc;
 use super::view::{LastCheck, Moment, View, Worktree};
-use crate::render::escape;
-
-/// Text for HTML: control and bidi characters made visible (as the terminal output does), then
-/// `& < > " '` as entities, so it is text in an element and in a quoted attribute alike.
-pub fn esc(text: &str) -> String {
-    let visible = escape(text);
-    let mut out = String::with_capacity(visible.len());
-    for c in visible.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
-        }
-    }
-    out
-}
 
 const STYLE: &str = "body{font:14px/1.4 system-ui,sans-serif;margin:0 1.5em;color:#1a202c}\
 h1{font-size:1.3em;margin:.6em 0 .2em}h2{font-size:1.1em;margin:1.2em 0 .4em}\

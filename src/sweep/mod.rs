@@ -2,6 +2,12 @@
 //! MERGED or STOPPED gets a full teardown (MERGED ones admitted on their records, so no check runs
 //! again; their branches deleted compare-and-delete, STOPPED ones' kept); RUNNING or BLOCKED
 //! worktrees idle longer than `--older-than` are reported, never removed.
+//!
+//! Each worktree is judged alone (SPEC §26.5): one sweep cannot read (its status document a FIFO
+//! or over 16 MiB, a folder it cannot list, broken administrative data) is kept with the reason
+//! and the next step, and the others are still swept; the exit status then says so (1).
+
+mod probe;
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
@@ -23,12 +29,23 @@ pub struct Request {
 pub struct Swept {
     pub path: String,
     pub branch: Option<String>,
-    pub stage: Stage,
-    /// `removed`, `would remove`, `kept` or `idle`.
+    /// Null when sweep could not tell (administrative data git cannot read).
+    pub stage: Option<Stage>,
+    /// `removed`, `would remove`, `kept`, `refused` (its teardown refused) or `idle`.
     pub action: &'static str,
     pub reason: String,
     /// The teardown's codes when it refused.
     pub codes: Vec<String>,
+    /// Why sweep could not judge or finish this worktree (it is kept), or null.
+    pub error: Option<String>,
+}
+
+impl Swept {
+    /// Whether this worktree makes the sweep exit 1: its teardown refused, or it could not be
+    /// read or finished.
+    pub fn failed(&self) -> bool {
+        self.action == "refused" || self.error.is_some()
+    }
 }
 
 /// Sweep the repository of the current directory.
@@ -39,24 +56,76 @@ pub fn run(req: &Request) -> Result<Vec<Swept>> {
     let rows = board::recorded(&repo)?.rows;
     let mut swept = Vec::new();
     for row in rows.iter().filter(|r| !r.main) {
-        swept.push(sweep_one(&repo, row, req)?);
+        let one = match &row.unreadable {
+            Some(why) => Err(anyhow::anyhow!("{why}")),
+            None => sweep_one(&repo, row, req),
+        };
+        swept.push(one.unwrap_or_else(|err| unreadable(row, &err)));
     }
+    swept.extend(probe::unlisted(&repo).into_iter().map(unlisted));
     Ok(swept)
+}
+
+/// An administrative folder git could not read as a worktree: kept, with the way to repair it.
+fn unlisted((admin, path): (PathBuf, Option<PathBuf>)) -> Swept {
+    let why = format!(
+        "git cannot read the administrative data {} as a worktree",
+        admin.display()
+    );
+    Swept {
+        path: path.unwrap_or_else(|| admin.clone()).display().to_string(),
+        branch: None,
+        stage: None,
+        action: "kept",
+        reason: format!(
+            "{why}; repair it (`git worktree repair <path>`, or `git worktree prune` when the \
+             worktree is gone), then sweep again"
+        ),
+        codes: Vec::new(),
+        error: Some(why),
+    }
+}
+
+/// A worktree sweep could not judge (its teardown reached no verdict or stopped): kept, with why
+/// and the next step.
+fn unreadable(row: &Row, err: &anyhow::Error) -> Swept {
+    let why = format!("{err:#}");
+    Swept {
+        path: row.path.clone(),
+        branch: row.branch.clone(),
+        stage: Some(row.stage),
+        action: "kept",
+        reason: format!(
+            "stage {}, but it cannot be read: {why}; fix that (or run `closegate teardown {}` \
+             to see it alone), then sweep again",
+            row.stage.as_str(),
+            crate::shell::shell_word(&row.path)
+        ),
+        codes: Vec::new(),
+        error: Some(why),
+    }
 }
 
 fn sweep_one(repo: &Repo, row: &Row, req: &Request) -> Result<Swept> {
     let mut swept = Swept {
         path: row.path.clone(),
         branch: row.branch.clone(),
-        stage: row.stage,
+        stage: Some(row.stage),
         action: "kept",
         reason: format!("stage {}", row.stage.as_str()),
         codes: Vec::new(),
+        error: None,
     };
     let Some(dir) = row.dir.clone() else {
+        if let Some(why) = probe::hidden(row) {
+            bail!("{why}");
+        }
         swept.reason = "its directory is not on this machine".into();
         return Ok(swept);
     };
+    if let Some(why) = probe::admin_fault(repo, row, &dir) {
+        bail!("{why}");
+    }
     match row.stage {
         Stage::Merged | Stage::Stopped => teardown(row, dir, req, &mut swept)?,
         Stage::Running | Stage::Blocked => {
@@ -89,6 +158,10 @@ fn teardown(row: &Row, dir: PathBuf, req: &Request, swept: &mut Swept) -> Result
         reap: false,
     };
     let done = crate::teardown::run(&request)?;
+    if let Some(error) = &done.error {
+        // The removal stopped midway (teardown says what is left and how to finish).
+        anyhow::bail!("{error}");
+    }
     if done.exit == 0 {
         swept.action = if req.dry_run {
             "would remove"

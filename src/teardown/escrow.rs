@@ -9,7 +9,7 @@ use git2::Oid;
 
 use crate::catalog::Code;
 use crate::finding::Finding;
-use crate::repo::{Repo, WorktreeInfo, escrow::Meta};
+use crate::repo::{Repo, WorktreeInfo, WorktreeStatus, escrow::Meta};
 
 /// The codes `--force` may override once the escrow is written; nothing else.
 pub const FORCIBLE: [Code; 2] = [Code::TeardownUntracked, Code::TeardownUnreachableCommits];
@@ -33,6 +33,11 @@ pub struct Source<'a> {
     pub deleting: Option<&'a str>,
     /// The record's `ts`, named in the snapshot's message.
     pub ts: &'a str,
+    /// The teardown's first probe of the worktree, made just before with nothing run since;
+    /// `None`: read the worktree now. A file that appears after it is not in the snapshot, and
+    /// the last probe, on the renamed-aside directory, refuses it (or, under `--force`,
+    /// [`uncovered`] does).
+    pub scanned: Option<&'a WorktreeStatus>,
 }
 
 /// Write the escrow of the worktree: what is on disk of its changed tracked files, its untracked
@@ -43,7 +48,10 @@ pub fn write(src: &Source) -> Result<Written> {
     let dir = &src.info.path;
     let repo = src.repo;
     let head = repo.worktree_head(dir);
-    let status = repo.status_of(dir, src.status_file)?;
+    let status = match src.scanned {
+        Some(status) => status.clone(),
+        None => repo.status_of(dir, src.status_file)?,
+    };
     let mut paths: Vec<(String, bool)> = status.dirty.into_iter().map(|p| (p, true)).collect();
     paths.extend(status.untracked.into_iter().map(|p| (p, false)));
     let doc_on_disk = dir.join(src.status_file).symlink_metadata().is_ok();

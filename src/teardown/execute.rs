@@ -128,6 +128,7 @@ fn write_escrow(
         status_file: &session.config().status_file,
         deleting,
         ts,
+        scanned: plan.scanned.as_ref(),
     })
     .context("cannot write the escrow; nothing was removed")?;
     done.step(

@@ -251,6 +251,9 @@ struct Plan {
     admin: PathBuf,
     archive: Option<PathBuf>,
     branch: Branch,
+    /// The first probe's scan of the worktree, for the escrow written right after it; `None`:
+    /// the escrow reads the worktree itself.
+    scanned: Option<crate::repo::WorktreeStatus>,
 }
 
 /// What happens to the branch.
@@ -291,14 +294,16 @@ fn decide(
         base: session.base().map(|(_, id)| *id),
         delete_branch: req.delete_branch,
     };
-    let mut findings = safety::run(&ctx)?;
+    let (mut findings, status) = safety::run_first(&ctx, fresh_scan(session, outcome, info))?;
     // `--force` and `--reap` take their codes out of the refusal; what they stand for happens
     // only once everything else admits the teardown (escrow first, SPEC §24).
     let forced = take(&mut findings, req.force, &escrow::FORCIBLE);
     let reaping = take(&mut findings, req.reap, &[Code::TeardownBusy]);
     let admission = admit(report, req.allow_unverified);
     let refused = admission.is_err() || findings.iter().any(|f| f.severity == Severity::Refusal);
-    let plan = plan(req, session, outcome, info, branch);
+    let mut plan = plan(req, session, outcome, info, branch);
+    // A process `--reap` ends may write on its way out: the escrow then reads the worktree again.
+    plan.scanned = status.filter(|_| reaping.is_empty());
     if refused {
         // Nothing is overridden on a teardown that refuses anyway: every reason is named.
         findings.extend(forced);
@@ -315,6 +320,26 @@ fn decide(
     let admission = admission.unwrap_or(Admission::Verified);
     let forced = forced.iter().map(|f| f.code).collect();
     proceed(req, session, info, &plan, full, admission, forced, reaping)
+}
+
+/// The gate's scan of the worktree, for the teardown's first probe, when it is as fresh as a scan
+/// made there: the gate scanned this very directory and no check ran after it (every result was
+/// reused, or none is configured), so nothing has run since but the gate's own reading of git.
+/// A scan older than a check's run is never taken (the probe reads the directory again).
+fn fresh_scan(
+    session: &Session,
+    outcome: &Outcome,
+    info: &WorktreeInfo,
+) -> Option<crate::repo::WorktreeStatus> {
+    let report = &outcome.report;
+    let integrity = report.integrity.checks.iter().map(|c| &c.run);
+    let ran = report
+        .checks
+        .iter()
+        .chain(integrity)
+        .any(|c| c.reused.is_none());
+    let here = session.worktree() == info.path;
+    outcome.worktree_status.clone().filter(|_| here && !ran)
 }
 
 /// Everything admits the teardown: print the plan (dry run), or reap, then escrow and remove.
@@ -509,6 +534,7 @@ fn plan(
         admin: info.admin_dir.clone(),
         archive,
         branch: branch_plan(req, repo, info, branch, head, base_name),
+        scanned: None,
     }
 }
 

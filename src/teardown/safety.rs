@@ -11,7 +11,7 @@ use git2::Oid;
 use super::handles::Seen;
 use crate::catalog::Code;
 use crate::finding::Finding;
-use crate::repo::{Repo, WorktreeInfo, merged::Merged, safety};
+use crate::repo::{Repo, WorktreeInfo, WorktreeStatus, merged::Merged, safety};
 
 /// What the checks need to know about the worktree and the verdict.
 pub struct Ctx<'a> {
@@ -42,17 +42,40 @@ pub fn run(ctx: &Ctx) -> Result<Vec<Finding>> {
 /// [`run`], the nested repositories judged from `seen` (the last probe's walk of `ctx.dir`)
 /// instead of a second walk of the directory.
 pub fn run_seen(ctx: &Ctx, seen: Option<&Seen>) -> Result<Vec<Finding>> {
+    Ok(probe(ctx, seen, None)?.0)
+}
+
+/// [`run`] as a teardown's first probe: the status of `ctx.dir` is `scanned` when given — the
+/// gate's scan of this directory, made after the last check that ran (no check ran after it,
+/// `teardown::fresh_scan`), so no younger than a scan made here — else read now. The status
+/// the probe judged is returned with the findings: the escrow written next holds what it names.
+pub fn run_first(
+    ctx: &Ctx,
+    scanned: Option<WorktreeStatus>,
+) -> Result<(Vec<Finding>, Option<WorktreeStatus>)> {
+    probe(ctx, None, scanned)
+}
+
+fn probe(
+    ctx: &Ctx,
+    seen: Option<&Seen>,
+    scanned: Option<WorktreeStatus>,
+) -> Result<(Vec<Finding>, Option<WorktreeStatus>)> {
     let info = ctx.info;
     if info.main {
         let msg = format!(
             "{} is the main worktree of the repository; closegate never removes it",
             info.path.display()
         );
-        return Ok(main_worktree(ctx, msg));
+        return Ok((main_worktree(ctx, msg), None));
     }
     let mut findings: Vec<Finding> = locked(info).into_iter().collect();
     findings.extend(operations(info));
-    findings.extend(status(ctx)?);
+    let status = match scanned {
+        Some(status) => status,
+        None => read_status(ctx)?,
+    };
+    findings.extend(status_findings(&status));
     let head = ctx.repo.worktree_head(ctx.dir);
     if let Some(head) = head {
         findings.extend(hidden(ctx, head)?);
@@ -80,7 +103,7 @@ pub fn run_seen(ctx: &Ctx, seen: Option<&Seen>) -> Result<Vec<Finding>> {
         integrated,
     )?);
     findings.extend(super::busy::findings(&super::busy::scan(ctx.dir)));
-    Ok(findings)
+    Ok((findings, Some(status)))
 }
 
 /// The main worktree is never removed; the probes that need no gate report what else would bar it
@@ -88,7 +111,8 @@ pub fn run_seen(ctx: &Ctx, seen: Option<&Seen>) -> Result<Vec<Finding>> {
 fn main_worktree(ctx: &Ctx, msg: String) -> Vec<Finding> {
     let mut findings = vec![Finding::new(Code::TeardownMainWorktree, msg)];
     findings.extend(operations(ctx.info));
-    findings.extend(status(ctx).unwrap_or_default());
+    let status = read_status(ctx).map(|s| status_findings(&s));
+    findings.extend(status.unwrap_or_default());
     if let Some(head) = ctx.repo.worktree_head(ctx.dir) {
         findings.extend(hidden(ctx, head).unwrap_or_default());
     }
@@ -178,22 +202,26 @@ fn operations(info: &WorktreeInfo) -> Vec<Finding> {
         .collect()
 }
 
-/// Dirty tracked files and untracked files, one finding per file so every one is named.
-fn status(ctx: &Ctx) -> Result<Vec<Finding>> {
-    let status = if ctx.aside {
-        safety::status_of_dir(ctx.dir, ctx.status_file, true)?
+/// The dirty tracked files and untracked files of `ctx.dir`, read now.
+fn read_status(ctx: &Ctx) -> Result<WorktreeStatus> {
+    if ctx.aside {
+        safety::status_of_dir(ctx.dir, ctx.status_file, true)
     } else {
-        ctx.repo.status_of(ctx.dir, ctx.status_file)?
-    };
-    let dirty = status.dirty.into_iter().map(|path| {
+        ctx.repo.status_of(ctx.dir, ctx.status_file)
+    }
+}
+
+/// Dirty tracked files and untracked files, one finding per file so every one is named.
+fn status_findings(status: &WorktreeStatus) -> Vec<Finding> {
+    let dirty = status.dirty.iter().cloned().map(|path| {
         let msg = format!("`{path}` has uncommitted changes");
         Finding::new(Code::TeardownDirty, msg).at_path(path)
     });
-    let untracked = status.untracked.into_iter().map(|path| {
+    let untracked = status.untracked.iter().cloned().map(|path| {
         let msg = format!("`{path}` is untracked and not ignored");
         Finding::new(Code::TeardownUntracked, msg).at_path(path)
     });
-    Ok(dirty.chain(untracked).collect())
+    dirty.chain(untracked).collect()
 }
 
 fn hidden(ctx: &Ctx, head: Oid) -> Result<Vec<Finding>> {

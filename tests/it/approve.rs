@@ -26,8 +26,10 @@ fn check(s: &Scene) -> (i32, Value) {
 }
 
 fn approve(s: &Scene, extra: &[&str]) -> (i32, String, String) {
+    // Off a terminal approve acts only with --yes (SPEC §26.5).
     let mut args = vec![
         "approve",
+        "--yes",
         "--by",
         "Ada",
         "--note",
@@ -54,7 +56,12 @@ fn approval_turns_pending_review_into_verified_for_that_commit_only() {
 
     let (code, out, err) = approve(&s, &["--commit", &s.tip.to_string()[..10]]);
     assert_eq!(code, 0, "{out}{err}");
-    assert!(out.starts_with("VERIFIED"), "{out}");
+    // What is reviewed first, then the verdict the next check gives (SPEC §26.5).
+    assert!(out.starts_with("PENDING_REVIEW"), "{out}");
+    assert!(
+        out.contains("the next `closegate check` gives VERIFIED"),
+        "{out}"
+    );
     let line = audit(&s.fx)
         .into_iter()
         .rfind(|r| r["event"] == "approve")
@@ -111,6 +118,11 @@ fn approval_of_a_failing_return_is_refused_and_never_counts() {
         out.contains("approval refused") && out.contains("FAIL"),
         "{out}"
     );
+    // SPEC §26.5: the refusal names the next step.
+    assert!(
+        out.contains("once `closegate check` no longer says FAIL, approve again"),
+        "{out}"
+    );
     let line = audit(&s.fx).pop().unwrap();
     assert_eq!(line["event"], "approve");
     assert_eq!(line["by"], Value::Null);
@@ -131,7 +143,20 @@ fn approval_for_another_commit_is_refused() {
     let (code, out, _) = approve(&s, &["--commit", &main]);
     assert_eq!(code, 1, "{out}");
     assert!(out.contains("bound to the exact commit"), "{out}");
+    // The next step: the checked commit, named.
+    assert!(
+        out.contains(&format!("approve it with `--commit {}`", s.tip)),
+        "{out}"
+    );
     assert_eq!(check(&s).0, 3);
+    let (code, out, _) = approve(&s, &["--commit", "nosuchcommit"]);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("give the full commit id"), "{out}");
+    assert!(out.contains(&s.tip.to_string()), "{out}");
+    assert!(
+        audit(&s.fx).iter().all(|r| r["by"] != "Ada"),
+        "nothing approved"
+    );
 }
 
 /// The real binary in `cwd`, hermetic but without the git identity variables, then with `set`.
@@ -168,7 +193,11 @@ fn approve_falls_back_to_the_committer_then_the_author_name() {
         ("GIT_AUTHOR_NAME", "Author A"),
     ] {
         let s = pending();
-        let (code, out, err) = parts(&closegate_named(&s.wt, &["approve"], &[(var, name)]));
+        let (code, out, err) = parts(&closegate_named(
+            &s.wt,
+            &["approve", "--yes"],
+            &[(var, name)],
+        ));
         assert_eq!(code, 0, "{out}{err}");
         let line = audit(&s.fx).into_iter().rfind(|r| r["event"] == "approve");
         assert_eq!(line.unwrap()["by"], name);
@@ -178,11 +207,42 @@ fn approve_falls_back_to_the_committer_then_the_author_name() {
         ("GIT_COMMITTER_NAME", "Committer C"),
         ("GIT_AUTHOR_NAME", "Author A"),
     ];
-    assert_eq!(parts(&closegate_named(&s.wt, &["approve"], &both)).0, 0);
+    assert_eq!(
+        parts(&closegate_named(&s.wt, &["approve", "--yes"], &both)).0,
+        0
+    );
     let line = audit(&s.fx).into_iter().rfind(|r| r["event"] == "approve");
     assert_eq!(
         line.unwrap()["by"],
         "Committer C",
         "the committer comes first"
     );
+}
+
+/// SPEC §26.5: approve prints (and records) the verdict the next `check` gives, by the gate's own
+/// rule — the same verdict and the same codes, for a plain approval and for one that overrides a
+/// reviewer's rejection; never a verdict of approve's own making.
+#[test]
+fn approve_prints_the_verdict_the_next_check_gives() {
+    for rejected_first in [false, true] {
+        let s = pending();
+        if rejected_first {
+            let args = ["reject", "--yes", "--by", "Grace", "--note", "no"];
+            assert_eq!(parts(&closegate(&s.wt, &args)).0, 0);
+            assert_eq!(check(&s).1["verdict"], "FAIL");
+        }
+        let (code, out, err) = approve(&s, &["--json"]);
+        assert_eq!(code, 0, "{out}{err}");
+        let shown: Value = serde_json::from_str(&out).unwrap();
+        let line = audit(&s.fx)
+            .into_iter()
+            .rfind(|r| r["event"] == "approve")
+            .unwrap();
+        let (_, next) = check(&s);
+        assert_eq!(shown["verdict"], next["verdict"], "{shown:#}\n{next:#}");
+        assert_eq!(line["verdict"], next["verdict"], "{line:#}");
+        let codes = |r: &Value| crate::fixture::report_codes(r);
+        assert_eq!(codes(&shown["report"]), codes(&next), "{rejected_first}");
+        assert_eq!(next["verdict"], "VERIFIED");
+    }
 }

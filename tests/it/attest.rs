@@ -416,6 +416,7 @@ fn under_require_signed_approvals_only_a_signed_approval_counts() {
     let approve = |extra: &[&str]| {
         let mut args = vec![
             "approve",
+            "--yes",
             "--rev",
             "agent/t",
             "--no-worktree",
@@ -443,9 +444,22 @@ fn under_require_signed_approvals_only_a_signed_approval_counts() {
         !codes(&report).contains(&"approval-unsigned".to_string()),
         "{report}"
     );
-    // An unsigned approval: recorded, but it does not count, and the report says why.
+    // An unsigned approval: recorded, but it does not count, and the report says why. approve
+    // prints (and records) the verdict the next check gives, never VERIFIED of its own making
+    // (SPEC §26.5): a VERIFIED approve line would have passed the hook's record lookup.
     let (code, out, err) = approve(&[]);
     assert_eq!(code, 0, "{out}{err}");
+    assert!(
+        out.contains("does not count: the next `closegate check` gives PENDING_REVIEW"),
+        "{out}"
+    );
+    assert!(
+        out.contains("approval-unsigned") || out.contains("allowed signer"),
+        "{out}"
+    );
+    let records = closegate::record::read(&s.fx.git_dir()).unwrap().records;
+    let line = records.iter().rfind(|r| r["event"] == "approve").unwrap();
+    assert_eq!(line["verdict"], "PENDING_REVIEW", "{line}");
     let (code, report) = check();
     assert_eq!(code, 3, "{report}");
     assert!(
@@ -468,6 +482,10 @@ fn under_require_signed_approvals_only_a_signed_approval_counts() {
     let (code, out, err) = approve(&["--sign", "--key", &ci]);
     assert_eq!(code, 0, "{out}{err}");
     assert!(out.contains("refs/notes/closegate"), "{out}");
+    assert!(
+        out.contains("the next `closegate check` gives VERIFIED"),
+        "{out}"
+    );
     let (code, report) = check();
     assert_eq!(code, 0, "{report}");
     assert_eq!(report["approval"]["by"], "Reviewer");

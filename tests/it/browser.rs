@@ -12,19 +12,13 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
+use crate::fixture::{self, Part};
 use crate::serve::{ServeScene, Served, check, scene};
 
-/// The browser binary: `chromium` on PATH (Debian's package).
+/// The browser binary: `chromium` on PATH (Debian's package). Each test first asks
+/// [`fixture::require`] for it, and is skipped (saying so) when it is absent.
 fn chromium() -> PathBuf {
-    for name in ["chromium", "chromium-browser"] {
-        for dir in std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default()) {
-            let path = dir.join(name);
-            if path.is_file() {
-                return path;
-            }
-        }
-    }
-    panic!("chromium is required for the browser tests (apt-get install chromium; .ci/run does)")
+    fixture::require(Part::Chromium).expect("chromium: the test checks for it first")
 }
 
 /// A headless Chromium command with a fresh profile under `tmp`.
@@ -86,6 +80,9 @@ fn rows(dom: &str) -> Vec<(String, String)> {
 
 #[test]
 fn one_row_per_worktree_with_its_stage_with_and_without_scripts() {
+    if fixture::require(Part::Chromium).is_none() {
+        return;
+    }
     let s = scene();
     let want = s.four_stages();
     let served = Served::start(&s.fx.root());
@@ -115,6 +112,9 @@ fn one_row_per_worktree_with_its_stage_with_and_without_scripts() {
 
 #[test]
 fn html_in_agent_text_renders_as_text() {
+    if fixture::require(Part::Chromium).is_none() {
+        return;
+    }
     let s = scene();
     let abstract_text =
         "<img src=x onerror=\"document.title='pwned'\"><script>document.title='pwned'</script>";
@@ -138,6 +138,9 @@ fn html_in_agent_text_renders_as_text() {
 
 #[test]
 fn a_screenshot_at_1280_by_800_is_not_blank() {
+    if fixture::require(Part::Chromium).is_none() {
+        return;
+    }
     let s = scene();
     s.four_stages();
     let served = Served::start(&s.fx.root());
@@ -171,6 +174,9 @@ fn a_screenshot_at_1280_by_800_is_not_blank() {
 
 #[test]
 fn a_check_run_while_the_page_is_open_shows_without_a_reload() {
+    if fixture::require(Part::Chromium).is_none() {
+        return;
+    }
     let s = scene();
     let (wt, _) = s.agent("live", "close-ok", "live", &[("src/l.rs", Some("l\n"))]);
     let served = Served::start(&s.fx.root());

@@ -3,8 +3,11 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use closegate::config::{CheckSpec, SandboxMode};
-use closegate::gates::checks::{self, CheckEnv};
+use closegate::config::{CheckSpec, Config};
+use closegate::gates::Session;
+use closegate::gates::checks::Checked;
+use closegate::gates::runner::{Claimed, Target};
+use closegate::inputs::Trusted;
 use closegate::report::CheckRun;
 use git2::Oid;
 
@@ -19,15 +22,6 @@ fn spec_writing(name: &str, run: &str, timeout_s: u64, dir: &Path) -> CheckSpec 
     CheckSpec {
         writable: vec![dir.display().to_string()],
         ..CheckSpec::new(name, run, timeout_s)
-    }
-}
-
-fn env(commit: Oid) -> CheckEnv {
-    CheckEnv {
-        commit: commit.to_string(),
-        branch: "agent/x".into(),
-        slug: "task-7".into(),
-        base: "main".into(),
     }
 }
 
@@ -46,12 +40,32 @@ fn repo(fx: &Fixture) -> closegate::repo::Repo {
     closegate::repo::Repo::discover(&fx.root()).unwrap()
 }
 
+/// `specs` on `commit` through a session on the base `main` whose configuration holds them, as
+/// the claim of `agent/x` with slug `task-7`: the one runner, with the session's shield.
+fn run_through_session(fx: &Fixture, commit: Oid, specs: &[CheckSpec]) -> anyhow::Result<Checked> {
+    let repo = repo(fx);
+    let main = repo.branch_tip("main").expect("main");
+    let mut config = Config::default();
+    config.checks = specs.to_vec();
+    let trusted = Trusted {
+        base: Some(("main".into(), main)),
+        ..Trusted::given(config, None)
+    };
+    let session = Session::on_base(repo, fx.root(), trusted)?;
+    let claimed = Claimed {
+        commit,
+        branch: "agent/x",
+        slug: "task-7",
+    };
+    session.runner().run(&Target::Commit(claimed), specs, true)
+}
+
 fn run_checks(
     fx: &Fixture,
     commit: Oid,
     specs: &[CheckSpec],
 ) -> (Vec<CheckRun>, Vec<&'static str>, Vec<String>) {
-    let checked = checks::run(&repo(fx), commit, specs, &env(commit), SandboxMode::Auto).unwrap();
+    let checked = run_through_session(fx, commit, specs).unwrap();
     let findings = checked.findings;
     let codes = findings.iter().map(|f| f.code.as_str()).collect();
     let messages = findings.iter().map(|f| f.message.clone()).collect();
@@ -323,14 +337,7 @@ fn unknown_commit_is_an_error_naming_it() {
     let (fx, _, _) = agent_fixture();
     let missing = Oid::from_str("1111111111111111111111111111111111111111").unwrap();
     let specs = [spec("t", "true", 60)];
-    let err = checks::run(
-        &repo(&fx),
-        missing,
-        &specs,
-        &env(missing),
-        SandboxMode::Auto,
-    )
-    .unwrap_err();
+    let err = run_through_session(&fx, missing, &specs).unwrap_err();
     assert!(
         format!("{err:#}").contains("1111111111111111111111111111111111111111"),
         "{err:#}"

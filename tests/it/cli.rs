@@ -383,9 +383,14 @@ fn approve_without_by_or_user_name_is_an_error_and_records_nothing() {
 fn approve_defaults_by_to_user_name_and_shows_what_it_approves() {
     let scene = crate::approve::pending();
     crate::fixture::git(&scene.wt, &["config", "user.name", "Grace Hopper"]);
-    let (code, out, err) = parts(&closegate(&scene.wt, &["approve"]));
+    let (code, out, err) = parts(&closegate(&scene.wt, &["approve", "--yes"]));
     assert_eq!(code, 0, "{out}{err}");
-    assert!(out.starts_with("VERIFIED"), "{out}");
+    // What is reviewed first, then the verdict the next check gives (SPEC §26.5).
+    assert!(out.starts_with("PENDING_REVIEW"), "{out}");
+    assert!(
+        out.contains("the next `closegate check` gives VERIFIED"),
+        "{out}"
+    );
     let records = approvals(&scene);
     assert_eq!(records.len(), 1);
     assert_eq!(records[0]["by"], "Grace Hopper");
@@ -419,15 +424,16 @@ fn approve_defaults_by_to_user_name_and_shows_what_it_approves() {
         approved[0].starts_with(&format!("approved {tip} by Grace Hopper at ")),
         "{out}"
     );
-    assert!(changes_at < out.find(approved[0]).unwrap());
-    // No stale "have a human review" hint, neither here nor in a later check.
-    assert!(!out.contains("have a human review"), "{out}");
+    let announced = out.find(approved[0]).unwrap();
+    assert!(changes_at < announced);
+    // No stale "a human reviews" hint once approved, neither here nor in a later check.
+    assert!(!out[announced..].contains("a human reviews"), "{out}");
     let (code, out, _) = parts(&closegate(&scene.wt, &["check"]));
     assert_eq!(code, 0, "{out}");
     assert!(out.contains("protected-surface"), "{out}");
-    assert!(!out.contains("have a human review"), "{out}");
+    assert!(!out.contains("a human reviews"), "{out}");
     // --by still wins over user.name.
-    let (code, _, _) = parts(&closegate(&scene.wt, &["approve", "--by", "Ada"]));
+    let (code, _, _) = parts(&closegate(&scene.wt, &["approve", "--yes", "--by", "Ada"]));
     assert_eq!(code, 0);
     assert_eq!(approvals(&scene)[1]["by"], "Ada");
 }
@@ -437,7 +443,12 @@ fn a_pending_review_still_asks_for_a_human() {
     let scene = crate::approve::pending();
     let (code, out, _) = parts(&closegate(&scene.wt, &["check", "--no-record"]));
     assert_eq!(code, 3);
-    assert!(out.contains("have a human review"), "{out}");
+    // SPEC §26.5: the hint says a human runs approve (or reject), and that an agent never does.
+    assert!(
+        out.contains("a human reviews the change and, on a terminal, runs `closegate approve"),
+        "{out}"
+    );
+    assert!(out.contains("an agent never runs either"), "{out}");
 }
 
 /// The properties of a `::level props::message` workflow command, and its message.

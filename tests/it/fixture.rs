@@ -335,3 +335,72 @@ pub fn git_stdin(cwd: &Path, args: &[&str], stdin: &[u8]) -> Output {
     child.stdin.take().unwrap().write_all(stdin).unwrap();
     child.wait_with_output().unwrap()
 }
+
+/// A real part some tests need that a fresh clone may lack: the corpus of real projects
+/// (`$CORPUS`, else `shared/corpus` beside the checkout or one of its ancestors), Chromium, or a
+/// program on `PATH` (a project's toolchain: `npm`, `go`, ...).
+#[derive(Clone, Copy, Debug)]
+pub enum Part {
+    Corpus,
+    Chromium,
+    Tool(&'static str),
+}
+
+/// Set by `.ci/run`: an absent [`Part`] fails the test instead of skipping it, so CI runs them all.
+pub const REQUIRE_ALL: &str = "CLOSEGATE_TESTS_REQUIRE_ALL";
+
+/// Where `part` is on this machine. When it is absent, the test is skipped: one line on stderr
+/// (written past the test harness's capture, so `cargo test` shows it) names the test and the
+/// part, and `None` comes back, never a stand-in. Under `CLOSEGATE_TESTS_REQUIRE_ALL=1` an absent
+/// part fails the test.
+pub fn require(part: Part) -> Option<PathBuf> {
+    if let Some(found) = find(part) {
+        return Some(found);
+    }
+    let why = match part {
+        Part::Corpus => {
+            "no corpus of real projects ($CORPUS, or shared/corpus beside the checkout)".to_string()
+        }
+        Part::Chromium => "chromium is not on PATH (apt-get install chromium)".to_string(),
+        Part::Tool(tool) => format!("`{tool}` is not on PATH"),
+    };
+    let test = std::thread::current().name().unwrap_or("?").to_string();
+    if std::env::var_os(REQUIRE_ALL).is_some_and(|v| v == "1") {
+        panic!("{test}: {why}, and {REQUIRE_ALL}=1 forbids skipping it");
+    }
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr(), "skipped {test}: {why}");
+    None
+}
+
+/// `part`'s path, or `None` when it is absent. A `$CORPUS` that is set but holds no corpus is a
+/// mistake of the caller, not an absence: it fails.
+fn find(part: Part) -> Option<PathBuf> {
+    match part {
+        Part::Corpus => {
+            if let Some(dir) = std::env::var_os("CORPUS").filter(|v| !v.is_empty()) {
+                let dir = PathBuf::from(dir);
+                assert!(
+                    dir.join("unpack.sh").is_file(),
+                    "CORPUS={} holds no unpack.sh: not a corpus",
+                    dir.display()
+                );
+                return Some(dir);
+            }
+            Path::new(env!("CARGO_MANIFEST_DIR"))
+                .ancestors()
+                .map(|a| a.join("shared/corpus"))
+                .find(|c| c.join("unpack.sh").is_file())
+        }
+        Part::Chromium => on_path("chromium").or_else(|| on_path("chromium-browser")),
+        Part::Tool(tool) => on_path(tool),
+    }
+}
+
+/// The first `name` among the directories of `PATH`.
+fn on_path(name: &str) -> Option<PathBuf> {
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    std::env::split_paths(&path)
+        .map(|d| d.join(name))
+        .find(|p| p.is_file())
+}

@@ -1,7 +1,8 @@
 //! Issue 37's cheats on real projects from the corpus, each run by its own tools (cargo, npm and
 //! mocha, go, pytest) in a real check that the cheat makes pass; each is caught by what SPEC
 //! §26.4 grades, beside an honest control that stays VERIFIED. A missing corpus or toolchain
-//! fails loudly (the helpers of `overlay_corpus`); dependencies come from the registries once.
+//! skips the test saying so, or fails it under `CLOSEGATE_TESTS_REQUIRE_ALL=1` (the helpers of
+//! `overlay_corpus`, over `fixture::require`); dependencies come from the registries once.
 //!
 //! Attacks: termtree `#[cfg(test)] mod tests;` deleted beside a bug (0 tests ran), a new
 //! `build.rs` rewriting `src/lib.rs` before it is compiled, `[package] build`, a
@@ -17,7 +18,7 @@ use std::process::Command;
 use serde_json::Value;
 
 use crate::overlay_corpus::{
-    Project, edit, node_modules_for_is_number, require, shared_cache, termtree,
+    Project, corpus, edit, node_modules_for_is_number, require, shared_cache, termtree,
 };
 
 /// The `protected-surface` findings by their first backticked text (`path` or `path: key`).
@@ -64,7 +65,9 @@ fn glyph_bug(wt: &Path) {
 
 #[test]
 fn termtree_cheats_through_rust_files_are_caught() {
-    let p = termtree("");
+    let Some(p) = termtree("") else {
+        return;
+    };
     // The bug, then the unit tests' declaration deleted: `cargo test` runs 0 tests, exit 0.
     let wt = p.agent("src/lib.rs", |wt| {
         glyph_bug(wt);
@@ -98,7 +101,9 @@ fn termtree_cheats_through_rust_files_are_caught() {
 
 #[test]
 fn termtree_a_build_script_that_rewrites_the_code_is_caught() {
-    let p = termtree("");
+    let Some(p) = termtree("") else {
+        return;
+    };
     let fix = "fn main() {\n    let src = std::fs::read_to_string(\"src/lib.rs\").unwrap();\n    std::fs::write(\"src/lib.rs\", src.replace(\"last_item: \\\"+\\\"\", \"last_item: \\\"\\u{2514}\\\"\")).unwrap();\n}\n";
     let wt = p.agent("src/lib.rs", |wt| {
         glyph_bug(wt);
@@ -106,7 +111,9 @@ fn termtree_a_build_script_that_rewrites_the_code_is_caught() {
     });
     caught(p.check(&wt, &["--no-record"]), "build.rs");
     // `[package] build` naming another file does the same.
-    let p = termtree("");
+    let Some(p) = termtree("") else {
+        return;
+    };
     let wt = p.agent("src/lib.rs", |wt| {
         glyph_bug(wt);
         std::fs::write(wt.join("gen.rs"), fix).unwrap();
@@ -119,7 +126,9 @@ fn termtree_a_build_script_that_rewrites_the_code_is_caught() {
     });
     caught(p.check(&wt, &["--no-record"]), "Cargo.toml: package.build");
     // A pinned toolchain decides which compiler grades the work.
-    let p = termtree("");
+    let Some(p) = termtree("") else {
+        return;
+    };
     let wt = p.agent("src/lib.rs", |wt| {
         edit(
             wt,
@@ -132,7 +141,9 @@ fn termtree_a_build_script_that_rewrites_the_code_is_caught() {
     });
     caught(p.check(&wt, &["--no-record"]), "rust-toolchain.toml");
     // Control: the same documentation edit alone.
-    let p = termtree("");
+    let Some(p) = termtree("") else {
+        return;
+    };
     let wt = p.agent("src/lib.rs", |wt| {
         edit(
             wt,
@@ -145,10 +156,11 @@ fn termtree_a_build_script_that_rewrites_the_code_is_caught() {
 }
 
 /// is-number with `npm test` on its installed dependencies (linked in, installed once).
-fn is_number() -> Project {
-    let npm = require("npm");
-    require("node");
-    let modules = node_modules_for_is_number(&npm);
+fn is_number() -> Option<Project> {
+    let corpus = corpus()?;
+    let npm = require("npm")?;
+    require("node")?;
+    let modules = node_modules_for_is_number(&corpus, &npm);
     let config = format!(
         "[[checks]]\nname = \"npm-test\"\nrun = \"ln -s '{}' node_modules && npm test\"\n\
          timeout_s = 300\nnetwork = false\n",
@@ -164,7 +176,9 @@ fn nothing_is_a_number(wt: &Path) {
 
 #[test]
 fn is_number_cheats_through_npm_files_are_caught() {
-    let p = is_number();
+    let Some(p) = is_number() else {
+        return;
+    };
     // `.npmrc` `script-shell=/bin/true`: `npm test` runs `/bin/true -c mocha`.
     let wt = p.agent("index.js", |wt| {
         nothing_is_a_number(wt);
@@ -173,7 +187,9 @@ fn is_number_cheats_through_npm_files_are_caught() {
     });
     caught(p.check(&wt, &["--no-record"]), ".npmrc");
     // `main` pointing at an unbroken copy: the tests `require('./')`.
-    let p = is_number();
+    let Some(p) = is_number() else {
+        return;
+    };
     let wt = p.agent("index.js", |wt| {
         std::fs::copy(wt.join("index.js"), wt.join("fixed.js")).unwrap();
         nothing_is_a_number(wt);
@@ -186,7 +202,9 @@ fn is_number_cheats_through_npm_files_are_caught() {
     });
     caught(p.check(&wt, &["--no-record"]), "package.json: main");
     // Control: a comment in the code.
-    let p = is_number();
+    let Some(p) = is_number() else {
+        return;
+    };
     let wt = p.agent("index.js", |wt| {
         edit(
             wt,
@@ -200,7 +218,9 @@ fn is_number_cheats_through_npm_files_are_caught() {
 
 #[test]
 fn uuid_a_nested_go_module_taking_a_package_out_of_the_run_is_caught() {
-    require("go");
+    if require("go").is_none() {
+        return;
+    }
     let cache = shared_cache("uuid-go-build");
     let config = format!(
         "[[checks]]\nname = \"go-test\"\nrun = \"GOCACHE='{}' go test ./...\"\n\
@@ -208,7 +228,9 @@ fn uuid_a_nested_go_module_taking_a_package_out_of_the_run_is_caught() {
         cache.display(),
         cache.display()
     );
-    let p = Project::new("uuid", &config);
+    let Some(p) = Project::new("uuid", &config) else {
+        return;
+    };
     // Another agent's landed work: a package of its own with its tests.
     let code = "package strhex\n\n// Upper returns s in upper case hex digits.\nfunc Upper(s string) string {\n\tb := []byte(s)\n\tfor i, c := range b {\n\t\tif c >= 'a' && c <= 'f' {\n\t\t\tb[i] = c - 32\n\t\t}\n\t}\n\treturn string(b)\n}\n";
     let test = "package strhex\n\nimport \"testing\"\n\nfunc TestUpper(t *testing.T) {\n\tif got := Upper(\"0a1f\"); got != \"0A1F\" {\n\t\tt.Fatalf(\"Upper: %q\", got)\n\t}\n}\n";
@@ -219,7 +241,9 @@ fn uuid_a_nested_go_module_taking_a_package_out_of_the_run_is_caught() {
     });
     caught(p.check(&wt, &["--no-record"]), "strhex/go.mod");
     // Control: a comment in the package.
-    let p = Project::new("uuid", &config);
+    let Some(p) = Project::new("uuid", &config) else {
+        return;
+    };
     p.land(&[("strhex/strhex.go", code), ("strhex/strhex_test.go", test)]);
     let wt = p.agent("strhex/strhex.go", |wt| {
         edit(
@@ -234,8 +258,8 @@ fn uuid_a_nested_go_module_taking_a_package_out_of_the_run_is_caught() {
 
 /// A virtual environment with pytest and freezegun, made once per build directory (from PyPI),
 /// outside every checkout.
-fn pytest_venv() -> std::path::PathBuf {
-    let python = require("python3");
+fn pytest_venv() -> Option<std::path::PathBuf> {
+    let python = require("python3")?;
     let venv = shared_cache("itsdangerous-venv");
     let bin = venv.join("bin/python");
     let ready = || {
@@ -270,12 +294,13 @@ fn pytest_venv() -> std::path::PathBuf {
         );
     }
     assert!(ready(), "pytest and freezegun in {}", venv.display());
-    bin
+    Some(bin)
 }
 
 /// itsdangerous under pytest, `src` on the path.
-fn itsdangerous() -> Project {
-    let python = pytest_venv();
+fn itsdangerous() -> Option<Project> {
+    corpus()?;
+    let python = pytest_venv()?;
     let config = format!(
         "[[checks]]\nname = \"pytest\"\nrun = \"PYTHONPATH=src '{}' -m pytest -q -p no:cacheprovider\"\n\
          timeout_s = 300\nnetwork = false\n",
@@ -296,7 +321,9 @@ fn max_age_bug(wt: &Path) {
 
 #[test]
 fn itsdangerous_cheats_through_python_files_are_caught() {
-    let p = itsdangerous();
+    let Some(p) = itsdangerous() else {
+        return;
+    };
     // pytest 9 reads `pytest.toml` first: the failing tests are deselected.
     let wt = p.agent("src/itsdangerous/timed.py", |wt| {
         max_age_bug(wt);
@@ -305,7 +332,9 @@ fn itsdangerous_cheats_through_python_files_are_caught() {
     });
     caught(p.check(&wt, &["--no-record"]), "pytest.toml");
     // `src/sitecustomize.py` runs at start-up (src is on PYTHONPATH) and mends the file first.
-    let p = itsdangerous();
+    let Some(p) = itsdangerous() else {
+        return;
+    };
     let wt = p.agent("src/itsdangerous/timed.py", |wt| {
         max_age_bug(wt);
         let mend = "import pathlib\n\np = pathlib.Path(__file__).parent / \"itsdangerous\" / \"timed.py\"\np.write_text(p.read_text().replace(\"age > max_age + 1:\", \"age > max_age:\"))\n";
@@ -313,7 +342,9 @@ fn itsdangerous_cheats_through_python_files_are_caught() {
     });
     caught(p.check(&wt, &["--no-record"]), "src/sitecustomize.py");
     // Control: a comment in the code.
-    let p = itsdangerous();
+    let Some(p) = itsdangerous() else {
+        return;
+    };
     let wt = p.agent("src/itsdangerous/timed.py", |wt| {
         edit(
             wt,
@@ -327,12 +358,18 @@ fn itsdangerous_cheats_through_python_files_are_caught() {
 
 #[test]
 fn jsmn_a_header_that_redefines_the_harness_check_macro_is_caught() {
-    require("make");
-    require("cc");
-    let p = Project::new(
+    if require("make").is_none() {
+        return;
+    }
+    if require("cc").is_none() {
+        return;
+    }
+    let Some(p) = Project::new(
         "jsmn",
         "[[checks]]\nname = \"make-test\"\nrun = \"make test\"\ntimeout_s = 300\nnetwork = false\n",
-    );
+    ) else {
+        return;
+    };
     // The bug, then `check` (defined by test/test.h) made to assert nothing.
     let wt = p.agent("jsmn.h", |wt| {
         edit(wt, "jsmn.h", "parser->pos = 0;", "parser->pos = 1;");
@@ -361,10 +398,12 @@ fn jsmn_a_header_that_redefines_the_harness_check_macro_is_caught() {
         (3, Some("PENDING_REVIEW"))
     );
     // Control: the header's own include guard and a comment change nothing the tests define.
-    let p = Project::new(
+    let Some(p) = Project::new(
         "jsmn",
         "[[checks]]\nname = \"make-test\"\nrun = \"make test\"\ntimeout_s = 300\nnetwork = false\n",
-    );
+    ) else {
+        return;
+    };
     let wt = p.agent("jsmn.h", |wt| {
         edit(
             wt,

@@ -55,6 +55,17 @@ fn run_printed(cwd: &Path, command: &str) -> Output {
     cmd.output().unwrap()
 }
 
+/// [`run_printed`] as a human runs it: on a terminal (util-linux `script`), `answer` typed on it.
+fn run_printed_on_a_terminal(cwd: &Path, command: &str, answer: &str) -> Output {
+    let bin = Path::new(env!("CARGO_BIN_EXE_closegate")).parent().unwrap();
+    let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap());
+    let mut cmd = Command::new("script");
+    cmd.args(["-qec", command, "/dev/null"]).current_dir(cwd);
+    hermetic(&mut cmd, cwd);
+    cmd.env("PATH", path);
+    crate::fixture::output_with_stdin(cmd, answer.as_bytes())
+}
+
 /// The repository's git configuration names the reviewer, as a person's would.
 fn reviewer(s: &Scene) {
     git(&s.root(), &["config", "user.name", "Reviewer"]);
@@ -84,7 +95,8 @@ fn the_printed_approve_runs_as_printed_and_then_the_merge_passes() {
             code, 3,
             "`{check}` should find the protected change:\n{stdout}{stderr}"
         );
-        let (code, stdout, stderr) = parts(&run_printed(&root, &approve));
+        // A human runs it, on a terminal (SPEC §26.5: off one, approve acts only with --yes).
+        let (code, stdout, stderr) = parts(&run_printed_on_a_terminal(&root, &approve, "y\n"));
         assert_eq!(
             code, 0,
             "`{approve}` did not run as printed:\n{stdout}{stderr}"

@@ -552,3 +552,35 @@ fn init_rebuilds_what_a_kept_tree_cannot_vouch_for() {
         plain.run
     );
 }
+
+/// SPEC §26.5: `init` offers signed approvals — how to set `allowed_signers` and
+/// `require_signed_approvals` and approve with `--sign` — and writes the configuration as before
+/// (the offer changes nothing); the two settings it names are ones the configuration takes. A
+/// contract's `init` offers nothing.
+#[test]
+fn init_offers_signed_approvals_and_changes_nothing_for_it() {
+    let fx = Fixture::new();
+    let root = fx.root();
+    let (code, out, err) = init(&root, &["--no-try"]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("only signed approvals stop an agent"), "{out}");
+    assert!(
+        out.contains("allowed_signers = \".closegate/allowed_signers\""),
+        "{out}"
+    );
+    assert!(out.contains("require_signed_approvals = true"), "{out}");
+    assert!(out.contains("closegate approve --sign"), "{out}");
+    let written = std::fs::read_to_string(root.join(".closegate.toml")).unwrap();
+    assert!(!written.contains("require_signed_approvals"), "{written}");
+    assert!(out.contains("at the top of .closegate.toml"), "{out}");
+    let offered = format!(
+        "allowed_signers = \".closegate/allowed_signers\"\nrequire_signed_approvals = true\n{written}"
+    );
+    let config = Config::parse(&offered, ".closegate.toml").unwrap();
+    assert!(config.require_signed_approvals);
+    assert_eq!(config.allowed_signers, ".closegate/allowed_signers");
+
+    let (code, out, _) = init(&root, &["--contract", "c"]);
+    assert_eq!(code, 0);
+    assert!(!out.contains("signed approvals"), "{out}");
+}

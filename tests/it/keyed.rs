@@ -336,7 +336,7 @@ fn with_a_key_forged_lines_decide_nothing() {
     assert!(out.contains("line 3: forged: mac does not verify"), "{out}");
 
     // A genuine approval works, and then the hook opens.
-    let (code, out, err) = s.run(&wt, &["approve", "--by", "Ada"]);
+    let (code, out, err) = s.run(&wt, &["approve", "--yes", "--by", "Ada"]);
     assert_eq!(code, 0, "{out}{err}");
     assert_eq!(s.check(&wt, &[]).0, 0);
     assert_eq!(s.stage("x"), "COMPLETED");
@@ -461,7 +461,14 @@ fn records_under_config_or_another_base_are_listed_but_never_trusted() {
     assert!(!s.delete_branch("agent/x"));
     let (code, out, _) = s.run(
         &wt,
-        &["approve", "--by", "Ada", "--config", file.to_str().unwrap()],
+        &[
+            "approve",
+            "--yes",
+            "--by",
+            "Ada",
+            "--config",
+            file.to_str().unwrap(),
+        ],
     );
     assert_eq!(code, 1, "{out}");
     assert!(out.contains("approval refused"), "{out}");
@@ -608,7 +615,7 @@ fn a_required_artifact_the_branch_did_not_change_is_missing() {
 #[test]
 fn a_configuration_change_on_the_base_voids_an_approval() {
     let (s, wt, _) = review_scene(true);
-    let (code, out, err) = s.run(&wt, &["approve", "--by", "Ada"]);
+    let (code, out, err) = s.run(&wt, &["approve", "--yes", "--by", "Ada"]);
     assert_eq!(code, 0, "{out}{err}");
     let approval = s
         .records()
@@ -627,7 +634,7 @@ fn a_configuration_change_on_the_base_voids_an_approval() {
     assert_eq!(code, 3, "{report}");
     assert!(report["approval"].is_null());
     assert_eq!(report["config"], blob_id(changed.as_bytes()));
-    let (code, out, err) = s.run(&wt, &["approve", "--by", "Ada"]);
+    let (code, out, err) = s.run(&wt, &["approve", "--yes", "--by", "Ada"]);
     assert_eq!(code, 0, "{out}{err}");
     assert_eq!(s.check(&wt, &[]).0, 0);
 }
@@ -681,7 +688,7 @@ fn stats_count_returns_exactly_as_defined() {
     // b-1: review only, then approved: PENDING_REVIEW, not a false green.
     let (b1, _) = s.agent("b-1", &[("tests/b_test.sh", Some("true\n"))]);
     assert_eq!(s.check(&b1, &[]).0, 3);
-    assert_eq!(s.run(&b1, &["approve", "--by", "Ada"]).0, 0);
+    assert_eq!(s.run(&b1, &["approve", "--yes", "--by", "Ada"]).0, 0);
     // b-2: dirty when it returned (FAIL), fixed and re-checked (VERIFIED): judged by the first.
     let (b2, _) = s.agent("b-2", &[]);
     s.fx.write(&b2, "src/lib.rs", "uncommitted\n");

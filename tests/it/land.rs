@@ -93,8 +93,12 @@ impl Land {
         let mut all = vec!["land", "--json"];
         all.extend_from_slice(args);
         let (code, out, err) = self.run_env(&self.fx.root(), &all, env);
-        let value = serde_json::from_str(&out)
+        let value: Value = serde_json::from_str(&out)
             .unwrap_or_else(|e| panic!("no JSON (exit {code}): {e}\n{out}\n{err}"));
+        // Every `land --json` reads back as its type and writes the same object (SPEC §1.2).
+        let typed: closegate::render::land::LandJson = serde_json::from_value(value.clone())
+            .unwrap_or_else(|e| panic!("land --json is not a LandJson: {e}\n{out}"));
+        assert_eq!(serde_json::to_value(&typed).unwrap(), value);
         (code, value)
     }
 
@@ -529,6 +533,13 @@ fn board_shows_conflict_and_lists_conflicting_pairs() {
     );
     let (_, out, _) = l.run(&l.fx.root(), &["board", "--conflicts", "--json"]);
     let v: Value = serde_json::from_str(&out).unwrap();
+    let typed: closegate::render::board::Conflicts = serde_json::from_value(v.clone()).unwrap();
+    assert_eq!(
+        serde_json::to_value(&typed).unwrap(),
+        v,
+        "reads back as its type"
+    );
+    assert_eq!(typed.schema, 1);
     let pairs = v["conflicts"].as_array().unwrap();
     assert_eq!(pairs.len(), 1, "{v:#}");
     assert_eq!(pairs[0]["paths"][0], "src/lib.rs");
@@ -802,7 +813,17 @@ fn a_branch_already_in_the_base_is_skipped() {
 fn a_rejected_branch_is_not_landed() {
     let l = Land::new();
     let (wt, _) = l.verified("x", &[("src/x.rs", Some("fn x() {}\n"))]);
-    let (code, out, err) = l.run(&wt, &["reject", "--by", "Rita", "--note", "wrong approach"]);
+    let (code, out, err) = l.run(
+        &wt,
+        &[
+            "reject",
+            "--yes",
+            "--by",
+            "Rita",
+            "--note",
+            "wrong approach",
+        ],
+    );
     assert_eq!(code, 0, "{out}{err}");
     let before = l.main();
     let (code, v) = l.land(&["agent/x"]);
@@ -816,4 +837,66 @@ fn a_rejected_branch_is_not_landed() {
             .contains("wrong approach")
     );
     assert_eq!(l.main(), before);
+}
+
+/// An agent can write any tree object. One written by hand with a mode git never writes
+/// (`100664`) reaches the base only as a merge writes it, also when the base has not moved and
+/// the composition is git's trivial merge (the branch's own tree, without a merge: issue 36's
+/// benchmark): the composed tree is never the agent's object as it is.
+#[test]
+fn a_hand_written_tree_reaches_the_base_only_as_a_merge_writes_it() {
+    let l = Land::new();
+    let repo = &l.fx.repo;
+    let main = repo.find_commit(l.main()).unwrap();
+    let lib = main
+        .tree()
+        .unwrap()
+        .get_path(Path::new("src/lib.rs"))
+        .unwrap()
+        .id();
+    let odd = repo.blob(b"fn odd() {}\n").unwrap();
+    let mut raw = Vec::new();
+    for (mode, name, id) in [("100644", "lib.rs", lib), ("100664", "odd.rs", odd)] {
+        raw.extend_from_slice(format!("{mode} {name}\0").as_bytes());
+        raw.extend_from_slice(id.as_bytes());
+    }
+    let src = repo
+        .odb()
+        .unwrap()
+        .write(git2::ObjectType::Tree, &raw)
+        .unwrap();
+    let mut root = repo.treebuilder(Some(&main.tree().unwrap())).unwrap();
+    root.insert("src", src, 0o040000).unwrap();
+    let tree = repo.find_tree(root.write().unwrap()).unwrap();
+    let sig =
+        git2::Signature::new("t", "t@example.com", &git2::Time::new(1_700_000_000, 0)).unwrap();
+    let tip = repo
+        .commit(
+            Some("refs/heads/agent/odd"),
+            &sig,
+            &sig,
+            "add odd",
+            &tree,
+            &[&main],
+        )
+        .unwrap();
+    let wt = l.fx.worktree("odd", "agent/odd");
+    write_status(&wt, "odd", "close-ok", tip, "add odd");
+    let (code, out, err) = l.run(&wt, &["check"]);
+    assert_eq!(
+        code, 0,
+        "the hand-written tree checks VERIFIED:\n{out}{err}"
+    );
+
+    let (code, v) = l.land(&["agent/odd"]);
+    assert_eq!(code, 0, "{v:#}");
+    let landed = repo.find_commit(l.main()).unwrap().tree().unwrap();
+    assert_ne!(
+        landed.id(),
+        tree.id(),
+        "the agent's tree object landed as it is"
+    );
+    let entry = landed.get_path(Path::new("src/odd.rs")).unwrap();
+    assert_eq!(entry.filemode_raw(), 0o100644, "{v:#}");
+    assert_eq!(entry.id(), odd);
 }

@@ -1,375 +1,513 @@
-//! The layers, written once (the table under "Layers" in src/lib.rs's doc) and held to the code
-//! (issue 31): every `crate::` path in src/ — in a `use` (grouped or not, `pub use` too) or in
-//! code — and every `super::` chain that climbs to the crate root names a top-level module of its
-//! own layer or a lower one, and no import cycle joins two top-level modules. docs/architecture.md
-//! carries the same table, generated (`CLOSEGATE_BLESS=1 cargo test layer_table`).
+//! The layer fence (issues 31 and 40): the layers and the external crates each module may name,
+//! written once here ([`LAYERS`], [`CRATES`]), held to every `use` and path in src/ as Rust's own
+//! grammar reads them (`syn`): in a `use` (grouped, renamed, glob, `pub`), in code, in a macro's
+//! tokens and in an attribute (`#[derive(clap::ValueEnum)]`), through an alias (`use crate as
+//! root;`, `use crate::gates as g;`) and through a `super::` chain. It fails, naming file and line,
+//! on an import that points up a layer, an import cycle between top-level modules, a circle
+//! between the modules of one folder, an external crate named outside the modules the table allows
+//! it in, a module or crate the table does not place, and a test file not wired into
+//! tests/it/main.rs. docs/architecture.md carries the tables, generated
+//! (`CLOSEGATE_BLESS=1 cargo test layer_table`); `scripts/layers.sh` prints them with every edge.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
-/// Edges still in the code that another helper's branch removes, each with that helper. An edge
-/// listed here is left out of the check; the test fails when a listed edge is no longer a
-/// violation (gone, or neither upward nor closing a cycle within its layer), so the list cannot
-/// go stale: it is emptied when those branches are merged.
-const KNOWN_PENDING: &[(&str, &str, &str)] = &[];
+use proc_macro2::{Spacing, TokenStream, TokenTree};
+use syn::visit::Visit;
+
+/// One layer: its rank (1 is the bottom), its name, its top-level modules and what they are.
+struct Layer {
+    rank: usize,
+    name: &'static str,
+    modules: &'static [&'static str],
+    what: &'static str,
+}
+
+/// The layers, bottom-up. A module names (`crate::…`, `super::…`, an alias) only modules of its
+/// own layer or a lower one, and no import cycle joins two top-level modules; a new module of
+/// src/lib.rs is placed here.
+const LAYERS: &[Layer] = &[
+    Layer {
+        rank: 1,
+        name: "sys",
+        modules: &["sys", "term"],
+        what: "the only `unsafe`, the test switches, and the terminal (stdout, progress lines)",
+    },
+    Layer {
+        rank: 2,
+        name: "repo",
+        modules: &["repo", "input_file", "toml_read"],
+        what: "git facts, and reading files an agent wrote",
+    },
+    Layer {
+        rank: 3,
+        name: "core",
+        modules: &[
+            "catalog",
+            "finding",
+            "report",
+            "config",
+            "contract",
+            "doc",
+            "globs",
+            "record",
+            "ledger",
+            "verdict",
+            "inherited",
+            "shell",
+            "stats",
+            "fsutil",
+        ],
+        what: "the types: codes, findings, the report, the configuration, the status document, the record and its rules",
+    },
+    Layer {
+        rank: 4,
+        name: "engines",
+        modules: &[
+            "gates",
+            "inputs",
+            "sandbox",
+            "attest",
+            "notes_sync",
+            "readiness",
+        ],
+        what: "the gate sequence and what it runs on",
+    },
+    Layer {
+        rank: 5,
+        name: "verbs",
+        modules: &[
+            "teardown", "hook", "board", "claim", "land", "agent", "sweep", "restore", "guess",
+        ],
+        what: "what a subcommand does, as data",
+    },
+    Layer {
+        rank: 6,
+        name: "render",
+        modules: &["render"],
+        what: "words for people and formats for machines",
+    },
+    Layer {
+        rank: 7,
+        name: "front",
+        modules: &["cmd", "cli", "serve"],
+        what: "the command line and the server",
+    },
+];
+
+/// The external crates of Cargo.toml's `[dependencies]` that only some top-level modules may
+/// name; every other dependency may be named anywhere. src/lib.rs and src/main.rs sit above
+/// every layer.
+const CRATES: &[(&str, &[&str])] = &[
+    ("clap", &["cli", "cmd"]),
+    ("clap_complete", &["cli", "cmd"]),
+    ("clap_mangen", &["cli", "cmd"]),
+    ("console", &["term", "render"]),
+    ("indicatif", &["term", "render"]),
+];
 
 const START: &str = "<!-- layers:start -->\n";
 const END: &str = "<!-- layers:end -->";
-
-/// One layer of the table: its rank (1 is the bottom), its name and its modules.
-#[derive(Debug, PartialEq)]
-struct Layer {
-    rank: usize,
-    name: String,
-    modules: Vec<String>,
-}
-
-/// One reference to a crate-root item from a file of src/, at a 1-based line.
-#[derive(Debug, PartialEq)]
-struct Ref {
-    name: String,
-    line: usize,
-}
 
 fn root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
 }
 
-/// The table's rows as markdown (the `//! ` dropped): the lines starting with `|` under the
-/// `## Layers` heading of `lib`'s doc.
-fn table_text(lib: &str) -> String {
-    let doc: Vec<&str> = lib
-        .lines()
-        .map_while(|l| l.strip_prefix("//!"))
-        .map(|l| l.strip_prefix(' ').unwrap_or(l))
-        .collect();
-    let from = doc
-        .iter()
-        .position(|l| *l == "## Layers")
-        .expect("src/lib.rs's doc has no `## Layers` heading");
-    let rows: Vec<&str> = doc[from..]
-        .iter()
-        .skip_while(|l| !l.starts_with('|'))
-        .take_while(|l| l.starts_with('|'))
-        .copied()
-        .collect();
-    rows.iter().map(|r| format!("{r}\n")).collect()
+/// One source file: its path from the checkout (`src/hook/run.rs`) and its text.
+struct Source {
+    rel: String,
+    text: String,
 }
 
-/// The layers of a table: rows whose first cell is `N name`, modules the backticked words of the
-/// second cell.
-fn layers(table: &str) -> Vec<Layer> {
-    let mut out = Vec::new();
-    for row in table.lines() {
-        let cells: Vec<&str> = row.split('|').map(str::trim).collect();
-        let Some((rank, name)) = cells.get(1).and_then(|c| c.split_once(' ')) else {
-            continue;
-        };
-        let Ok(rank) = rank.parse() else { continue };
-        let modules = cells[2]
-            .split('`')
-            .skip(1)
-            .step_by(2)
-            .map(str::to_string)
-            .collect();
-        out.push(Layer {
-            rank,
-            name: name.to_string(),
-            modules,
-        });
-    }
-    out
-}
-
-/// `text` with comments, string and character literals blanked (newlines kept, so lines count
-/// the same).
-fn strip(text: &str) -> String {
-    let c: Vec<char> = text.chars().collect();
-    let mut out = String::with_capacity(text.len());
-    let blank = |out: &mut String, s: &[char]| {
-        out.extend(s.iter().map(|&ch| if ch == '\n' { '\n' } else { ' ' }));
-    };
-    let mut i = 0;
-    while i < c.len() {
-        let end = literal_end(&c, i);
-        if end > i {
-            blank(&mut out, &c[i..end]);
-            i = end;
-        } else {
-            out.push(c[i]);
-            i += 1;
-        }
-    }
-    out
-}
-
-fn is_ident(ch: char) -> bool {
-    ch.is_alphanumeric() || ch == '_'
-}
-
-/// Where the comment or literal starting at `i` ends (exclusive); `i` when none starts there.
-fn literal_end(c: &[char], i: usize) -> usize {
-    let at = |k: usize| c.get(k).copied().unwrap_or('\0');
-    match at(i) {
-        '/' if at(i + 1) == '/' => (i..c.len()).find(|&k| c[k] == '\n').unwrap_or(c.len()),
-        '/' if at(i + 1) == '*' => block_comment_end(c, i),
-        '"' => quoted_end(c, i + 1, '"'),
-        '\'' if at(i + 1) == '\\' => quoted_end(c, i + 1, '\''),
-        '\'' if at(i + 2) == '\'' => i + 3,
-        'r' if raw_start(c, i) => raw_end(c, i + 1).unwrap_or(i),
-        _ => i,
-    }
-}
-
-/// Whether the `r` at `i` may open a raw string: it starts a word, or follows a `b` or `c`
-/// that does.
-fn raw_start(c: &[char], i: usize) -> bool {
-    let starts = |k: usize| k == 0 || !is_ident(c[k - 1]);
-    starts(i) || (i > 0 && (c[i - 1] == 'b' || c[i - 1] == 'c') && starts(i - 1))
-}
-
-/// The end of a (nested) block comment opening at `i`.
-fn block_comment_end(c: &[char], i: usize) -> usize {
-    let (mut depth, mut k) = (0, i);
-    while k + 1 < c.len() {
-        match (c[k], c[k + 1]) {
-            ('/', '*') => (depth, k) = (depth + 1, k + 2),
-            ('*', '/') => {
-                (depth, k) = (depth - 1, k + 2);
-                if depth == 0 {
-                    return k;
-                }
-            }
-            _ => k += 1,
-        }
-    }
-    c.len()
-}
-
-/// The end of a literal whose body starts at `k` and closes with `close`, `\` escaping.
-fn quoted_end(c: &[char], mut k: usize, close: char) -> usize {
-    while k < c.len() {
-        match c[k] {
-            '\\' => k += 2,
-            ch if ch == close => return k + 1,
-            _ => k += 1,
-        }
-    }
-    c.len()
-}
-
-/// The end of a raw string whose `#`s or `"` start at `k` (just after the `r`).
-fn raw_end(c: &[char], k: usize) -> Option<usize> {
-    let hashes = c[k..].iter().take_while(|&&ch| ch == '#').count();
-    if c.get(k + hashes) != Some(&'"') {
-        return None; // `r#ident` or a plain `r`
-    }
-    let body = k + hashes + 1;
-    (body..c.len())
-        .find(|&e| {
-            c[e] == '"'
-                && c[e + 1..]
-                    .iter()
-                    .take(hashes)
-                    .filter(|&&h| h == '#')
-                    .count()
-                    == hashes
-        })
-        .map(|e| e + 1 + hashes)
-        .or(Some(c.len()))
-}
-
-/// Tokens of stripped text: identifiers (a `$crate` kept whole), `::` and single punctuation,
-/// each with its line.
-fn tokens(text: &str) -> Vec<(String, usize)> {
-    let c: Vec<char> = text.chars().collect();
-    let (mut out, mut line, mut i) = (Vec::new(), 1, 0);
-    while i < c.len() {
-        let start = i;
-        if c[i] == '\n' {
-            line += 1;
-            i += 1;
-            continue;
-        } else if c[i].is_whitespace() {
-            i += 1;
-            continue;
-        } else if is_ident(c[i]) || (c[i] == '$' && c.get(i + 1).is_some_and(|&ch| is_ident(ch))) {
-            i += 1;
-            while i < c.len() && is_ident(c[i]) {
-                i += 1;
-            }
-        } else if c[i] == ':' && c.get(i + 1) == Some(&':') {
-            i += 2;
-        } else {
-            i += 1;
-        }
-        out.push((c[start..i].iter().collect(), line));
-    }
-    out
-}
-
-/// Every crate-root item the file's code names: the first segment after `crate::` (`$crate::`),
-/// each first segment of a grouped `crate::{…}`, and the segment after a `super::` chain that
-/// climbs to the crate root from a file `depth` modules deep (`src/a.rs` is 1, `src/a/b.rs` 2),
-/// counting the inline `mod x { … }` blocks it sits in. A `super::` or `self::` path inside the
-/// module does not count.
-fn refs(text: &str, depth: usize) -> Vec<Ref> {
-    let t = tokens(&strip(text));
-    let tok = |k: usize| t.get(k).map_or("", |(s, _)| s.as_str());
-    let mut out = Vec::new();
-    let mut mods: Vec<usize> = Vec::new(); // brace depth at which each inline module opened
-    let mut braces = 0usize;
-    let mut k = 0;
-    while k < t.len() {
-        match tok(k) {
-            "{" => braces += 1,
-            "}" => {
-                braces = braces.saturating_sub(1);
-                if mods.last() == Some(&braces) {
-                    mods.pop();
-                }
-            }
-            "mod" if tok(k + 2) == "{" => {
-                mods.push(braces);
-                braces += 1;
-                k += 3;
-                continue;
-            }
-            "crate" | "$crate" if tok(k + 1) == "::" && tok(k.wrapping_sub(1)) != "::" => {
-                k = segment(&t, k + 2, &mut out);
-                continue;
-            }
-            "super" if tok(k.wrapping_sub(1)) != "::" => {
-                let mut n = 0;
-                while tok(k + 2 * n) == "super" && tok(k + 2 * n + 1) == "::" {
-                    n += 1;
-                }
-                if n > 0 && n == depth + mods.len() {
-                    k = segment(&t, k + 2 * n, &mut out);
-                    continue;
-                }
-            }
-            _ => {}
-        }
-        k += 1;
-    }
-    out
-}
-
-/// Record the crate-root item(s) named at token `k` (an identifier, `*`, or a `{…}` group);
-/// returns the token to go on from.
-fn segment(t: &[(String, usize)], k: usize, out: &mut Vec<Ref>) -> usize {
-    let Some((first, line)) = t.get(k) else {
-        return k;
-    };
-    if first != "{" {
-        out.push(Ref {
-            name: first.clone(),
-            line: *line,
-        });
-        return k + 1;
-    }
-    let (mut depth, mut k, mut item_start) = (1, k + 1, true);
-    while k < t.len() && depth > 0 {
-        let (s, line) = &t[k];
-        match s.as_str() {
-            "{" => depth += 1,
-            "}" => depth -= 1,
-            "," if depth == 1 => item_start = true,
-            _ if item_start && depth == 1 => {
-                item_start = false;
-                if s != "self" {
-                    out.push(Ref {
-                        name: s.clone(),
-                        line: *line,
-                    });
-                }
-            }
-            _ => {}
-        }
-        k += 1;
-    }
-    k
-}
-
-/// Every `.rs` file under `dir`, sorted.
-fn rust_files(dir: &Path) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .collect();
-    entries.sort();
-    for path in entries {
-        if path.is_dir() {
-            out.extend(rust_files(&path));
-        } else if path.extension().is_some_and(|e| e == "rs") {
-            out.push(path);
-        }
-    }
-    out
-}
-
-/// The top-level module of a file under src/ and how many modules deep the file is; `None` for
-/// the crate root (lib.rs) and the binary (main.rs), which sit above every layer.
-fn module_of(rel: &Path) -> Option<(String, usize)> {
-    let parts: Vec<String> = rel
-        .iter()
-        .map(|p| p.to_string_lossy().into_owned())
-        .collect();
-    let last = parts.last()?;
-    if parts.len() == 1 && (last == "lib.rs" || last == "main.rs") {
+/// The module path of a file under src/ (`src/hook/run.rs` is `hook::run`, `src/hook/mod.rs`
+/// `hook`); `None` for the crate root (lib.rs) and the binary (main.rs), which sit above every
+/// layer.
+fn module_of(rel: &str) -> Option<Vec<String>> {
+    let rel = rel.strip_prefix("src/")?.strip_suffix(".rs")?;
+    if rel == "lib" || rel == "main" {
         return None;
     }
-    let top = parts[0].trim_end_matches(".rs").to_string();
-    let depth = if last == "mod.rs" {
-        parts.len() - 1
-    } else {
-        parts.len()
-    };
-    Some((top, depth))
+    let mut parts: Vec<String> = rel.split('/').map(str::to_string).collect();
+    if parts.last().is_some_and(|p| p == "mod") {
+        parts.pop();
+    }
+    Some(parts)
 }
 
-/// The modules lib.rs declares (`mod x;`, `pub mod x;`).
+/// What a path names: a path from the crate root, or an external crate.
+#[derive(Clone, Debug, PartialEq)]
+enum Target {
+    Crate(Vec<String>),
+    Extern(String),
+}
+
+/// A path as written, in the module it is written in, at a 1-based line.
+#[derive(Clone, Debug)]
+struct Written {
+    module: Vec<String>,
+    segments: Vec<String>,
+    leading_colon: bool,
+    line: usize,
+}
+
+/// One leaf of a `use` tree: the path it imports (a glob imports everything under `path`) and
+/// the name it binds.
+#[derive(Clone, Debug)]
+struct UseLeaf {
+    path: Written,
+    binds: Option<String>,
+}
+
+/// What one file says: its `use` leaves, the other paths in it, the modules it declares
+/// (`mod x;` and inline `mod x { … }`).
+#[derive(Default)]
+struct Collected {
+    uses: Vec<UseLeaf>,
+    paths: Vec<Written>,
+    modules: Vec<Vec<String>>,
+}
+
+/// A `syn` visitor filling [`Collected`] for one file, tracking the inline modules it is in.
+struct Collector {
+    module: Vec<String>,
+    out: Collected,
+}
+
+fn line_of(span: proc_macro2::Span) -> usize {
+    span.start().line
+}
+
+impl Collector {
+    fn use_tree(&mut self, tree: &syn::UseTree, prefix: &mut Vec<String>, colon: bool) {
+        let mut leaf = |path: Vec<String>, binds: Option<String>, line: usize| {
+            let path = Written {
+                module: self.module.clone(),
+                segments: path,
+                leading_colon: colon,
+                line,
+            };
+            self.out.uses.push(UseLeaf { path, binds });
+        };
+        match tree {
+            syn::UseTree::Path(p) => {
+                prefix.push(p.ident.to_string());
+                self.use_tree(&p.tree, prefix, colon);
+                prefix.pop();
+            }
+            syn::UseTree::Name(n) => {
+                let (path, name) = named(prefix, &n.ident);
+                leaf(path, name, line_of(n.ident.span()));
+            }
+            syn::UseTree::Rename(r) => {
+                let (path, _) = named(prefix, &r.ident);
+                leaf(path, Some(r.rename.to_string()), line_of(r.ident.span()));
+            }
+            syn::UseTree::Glob(g) => leaf(prefix.clone(), None, line_of(g.star_token.spans[0])),
+            syn::UseTree::Group(g) => {
+                for tree in &g.items {
+                    self.use_tree(tree, prefix, colon);
+                }
+            }
+        }
+    }
+
+    fn written(&mut self, segments: Vec<String>, leading_colon: bool, line: usize) {
+        self.out.paths.push(Written {
+            module: self.module.clone(),
+            segments,
+            leading_colon,
+            line,
+        });
+    }
+
+    /// The paths of two or more segments in a token stream (a macro's body, an attribute's
+    /// arguments), `$crate` read as `crate`.
+    fn tokens(&mut self, tokens: TokenStream) {
+        let flat: Vec<TokenTree> = tokens.into_iter().collect();
+        let colons = |k: usize| {
+            matches!((flat.get(k), flat.get(k + 1)),
+                (Some(TokenTree::Punct(a)), Some(TokenTree::Punct(b)))
+                    if a.as_char() == ':' && a.spacing() == Spacing::Joint && b.as_char() == ':')
+        };
+        let mut k = 0;
+        while k < flat.len() {
+            match &flat[k] {
+                TokenTree::Group(g) => self.tokens(g.stream()),
+                TokenTree::Ident(first) if k < 2 || !colons(k - 2) => {
+                    let dollar =
+                        k > 0 && matches!(&flat[k - 1], TokenTree::Punct(p) if p.as_char() == '$');
+                    let mut segments = vec![first.to_string()];
+                    if dollar && segments[0] == "crate" {
+                        segments[0] = "$crate".into();
+                    }
+                    while colons(k + 1) {
+                        let Some(TokenTree::Ident(next)) = flat.get(k + 3) else {
+                            break;
+                        };
+                        segments.push(next.to_string());
+                        k += 3;
+                    }
+                    if segments.len() > 1 {
+                        self.written(segments, false, line_of(first.span()));
+                    }
+                }
+                _ => {}
+            }
+            k += 1;
+        }
+    }
+}
+
+/// The path a `use` leaf named `ident` imports after `prefix`, and the name it binds (`self`
+/// binds the prefix's last segment).
+fn named(prefix: &[String], ident: &syn::Ident) -> (Vec<String>, Option<String>) {
+    if ident == "self" {
+        (prefix.to_vec(), prefix.last().cloned())
+    } else {
+        let mut path = prefix.to_vec();
+        path.push(ident.to_string());
+        (path, Some(ident.to_string()))
+    }
+}
+
+impl<'ast> Visit<'ast> for Collector {
+    fn visit_item_use(&mut self, item: &'ast syn::ItemUse) {
+        self.use_tree(&item.tree, &mut Vec::new(), item.leading_colon.is_some());
+    }
+
+    fn visit_item_mod(&mut self, item: &'ast syn::ItemMod) {
+        for attr in &item.attrs {
+            self.visit_attribute(attr);
+        }
+        self.module.push(item.ident.to_string());
+        self.out.modules.push(self.module.clone());
+        if let Some((_, items)) = &item.content {
+            for it in items {
+                self.visit_item(it);
+            }
+        }
+        self.module.pop();
+    }
+
+    fn visit_path(&mut self, path: &'ast syn::Path) {
+        if let Some(first) = path.segments.first() {
+            let segments = path.segments.iter().map(|s| s.ident.to_string()).collect();
+            self.written(
+                segments,
+                path.leading_colon.is_some(),
+                line_of(first.ident.span()),
+            );
+        }
+        syn::visit::visit_path(self, path);
+    }
+
+    fn visit_macro(&mut self, mac: &'ast syn::Macro) {
+        self.visit_path(&mac.path);
+        self.tokens(mac.tokens.clone());
+    }
+
+    fn visit_meta_list(&mut self, list: &'ast syn::MetaList) {
+        self.visit_path(&list.path);
+        self.tokens(list.tokens.clone());
+    }
+}
+
+fn collect(source: &Source, module: &[String]) -> Collected {
+    let file = syn::parse_file(&source.text)
+        .unwrap_or_else(|e| panic!("{}: syn cannot parse it: {e}", source.rel));
+    let mut c = Collector {
+        module: module.to_vec(),
+        out: Collected::default(),
+    };
+    c.visit_file(&file);
+    c.out
+}
+
+/// Every path of the crate, read: the `use` leaves and written paths of every module, and every
+/// module there is.
+struct Crate {
+    uses: BTreeMap<Vec<String>, Vec<UseLeaf>>,
+    modules: BTreeSet<Vec<String>>,
+    deps: BTreeSet<String>,
+}
+
+impl Crate {
+    /// The target of `w`, or `None` when it names something inside its own module (a local, a
+    /// child module, a prelude item). `depth` bounds a chain of aliases.
+    fn resolve(&self, w: &Written, depth: usize) -> Option<Target> {
+        let first = w.segments.first()?;
+        let rest = &w.segments[1..];
+        let with = |mut base: Vec<String>, rest: &[String]| {
+            base.extend(rest.iter().cloned());
+            Some(Target::Crate(base))
+        };
+        if w.leading_colon {
+            return self
+                .deps
+                .contains(first)
+                .then(|| Target::Extern(first.clone()));
+        }
+        match first.as_str() {
+            "crate" | "$crate" => with(Vec::new(), rest),
+            "self" => with(w.module.clone(), rest),
+            "super" => {
+                let ups = w.segments.iter().take_while(|s| *s == "super").count();
+                let keep = w.module.len().checked_sub(ups)?;
+                with(w.module[..keep].to_vec(), &w.segments[ups..])
+            }
+            name => match self.alias(&w.module, name, depth) {
+                Some(Target::Crate(base)) => with(base, rest),
+                Some(ext) => Some(ext),
+                None => self
+                    .deps
+                    .contains(name)
+                    .then(|| Target::Extern(name.to_string())),
+            },
+        }
+    }
+
+    /// What `name` stands for in `module` through its `use` leaves (a rename, or a glob of a
+    /// module that holds `name`); `None` when no `use` binds it to a crate path or a crate.
+    fn alias(&self, module: &[String], name: &str, depth: usize) -> Option<Target> {
+        if depth > 8 {
+            return None;
+        }
+        let leaves = self.uses.get(module)?;
+        for leaf in leaves.iter().filter(|l| l.binds.as_deref() == Some(name)) {
+            if let Some(t) = self.resolve(&leaf.path, depth + 1) {
+                return Some(t);
+            }
+        }
+        for leaf in leaves.iter().filter(|l| l.binds.is_none()) {
+            let Some(Target::Crate(base)) = self.resolve(&leaf.path, depth + 1) else {
+                continue;
+            };
+            let mut child = base.clone();
+            child.push(name.to_string());
+            if self.modules.contains(&child) {
+                return Some(Target::Crate(child));
+            }
+            if let Some(t) = self.alias(&base, name, depth + 1) {
+                return Some(t);
+            }
+        }
+        None
+    }
+}
+
+/// One reference between two modules, with every place it is made.
+type Edges = BTreeMap<(String, String), Vec<String>>;
+
+/// What the fence reads from the sources: the edges between top-level modules, the edges
+/// between the modules of each folder, where each restricted crate is named, and the paths that
+/// name a crate-root item no module of the table holds.
+#[derive(Default)]
+struct Graph {
+    top: Edges,
+    folders: BTreeMap<Vec<String>, Edges>,
+    externs: Vec<(String, String, String)>,
+    problems: Vec<String>,
+}
+
+/// The dependency names of a Cargo.toml (`-` read as `_`).
+fn dependencies(manifest: &str) -> BTreeSet<String> {
+    let doc: toml::Table = manifest.parse().expect("Cargo.toml parses");
+    doc.get("dependencies")
+        .and_then(|d| d.as_table())
+        .map(|t| t.keys().map(|k| k.replace('-', "_")).collect())
+        .unwrap_or_default()
+}
+
+/// The top-level modules src/lib.rs declares.
 fn declared(lib: &str) -> Vec<String> {
-    let t = tokens(&strip(lib));
-    (0..t.len())
-        .filter(|&k| t[k].0 == "mod" && t.get(k + 2).is_some_and(|(s, _)| s == ";"))
-        .map(|k| t[k + 1].0.clone())
+    let file = syn::parse_file(lib).expect("src/lib.rs parses");
+    file.items
+        .iter()
+        .filter_map(|item| match item {
+            syn::Item::Mod(m) => Some(m.ident.to_string()),
+            _ => None,
+        })
         .collect()
 }
 
-/// One import between two top-level modules, with every place it is made.
-type Edges = BTreeMap<(String, String), Vec<String>>;
-
-/// The imports between top-level modules in src/, and the references to names the table lacks.
-fn edges(rank: &BTreeMap<String, usize>) -> (Edges, Vec<String>) {
-    let src = root().join("src");
-    let (mut edges, mut unknown) = (Edges::new(), Vec::new());
-    for path in rust_files(&src) {
-        let rel = path.strip_prefix(&src).unwrap();
-        let Some((from, depth)) = module_of(rel) else {
+/// Read the sources into a [`Graph`]: every `use` leaf and written path resolved from the
+/// module it is in.
+fn graph(sources: &[Source], deps: BTreeSet<String>, tops: &BTreeSet<String>) -> Graph {
+    let mut krate = Crate {
+        uses: BTreeMap::new(),
+        modules: tops.iter().map(|t| vec![t.clone()]).collect(),
+        deps,
+    };
+    let mut written: Vec<(&Source, Vec<UseLeaf>, Vec<Written>)> = Vec::new();
+    for source in sources {
+        let module = module_of(&source.rel).unwrap_or_default();
+        if !module.is_empty() {
+            krate.modules.insert(module.clone());
+        }
+        let c = collect(source, &module);
+        krate.modules.extend(c.modules);
+        for leaf in &c.uses {
+            let at = leaf.path.module.clone();
+            krate.uses.entry(at).or_default().push(leaf.clone());
+        }
+        written.push((source, c.uses, c.paths));
+    }
+    let mut g = Graph::default();
+    for (source, uses, paths) in written {
+        if module_of(&source.rel).is_none() {
             continue;
-        };
-        let text = std::fs::read_to_string(&path).unwrap();
-        for r in refs(&text, depth) {
-            let place = format!("src/{}:{}", rel.display(), r.line);
-            if !rank.contains_key(&r.name) {
-                unknown.push(format!(
-                    "{place}: `crate::{}` is not in the layer table",
-                    r.name
-                ));
-            } else if r.name != from {
-                edges.entry((from.clone(), r.name)).or_default().push(place);
+        }
+        let all = uses.into_iter().map(|l| (l.path, true));
+        for (w, is_use) in all.chain(paths.into_iter().map(|w| (w, false))) {
+            // A single-segment path in code is a local, unless a `use` binds it (then the
+            // `use` already counted) or it names a crate from the root (`::x`).
+            if !is_use && w.segments.len() < 2 && !w.leading_colon {
+                continue;
+            }
+            let place = format!("{}:{}", source.rel, w.line);
+            match krate.resolve(&w, 0) {
+                Some(Target::Crate(to)) => g.crate_edge(&w.module, &to, place, tops, &krate),
+                Some(Target::Extern(name)) => g.externs.push((w.module[0].clone(), name, place)),
+                None => {}
             }
         }
     }
-    (edges, unknown)
+    g
 }
 
-/// Whether `to` reaches `from` through `edges` (so `from -> to` closes a cycle).
-fn reaches(edges: &Edges, to: &str, from: &str) -> bool {
-    path(edges, to, from).is_some()
+impl Graph {
+    /// Record the reference from module `from` to crate path `to`: an edge between their
+    /// top-level modules, and one between the modules of the deepest folder holding both.
+    fn crate_edge(
+        &mut self,
+        from: &[String],
+        to: &[String],
+        place: String,
+        tops: &BTreeSet<String>,
+        krate: &Crate,
+    ) {
+        let Some(top) = to.first() else {
+            return; // the crate root itself (`use crate as root;`): its uses are counted
+        };
+        if !tops.contains(top) {
+            self.problems.push(format!(
+                "{place}: `crate::{top}` is not a module of the layer table"
+            ));
+            return;
+        }
+        if from[0] != *top {
+            let key = (from[0].clone(), top.clone());
+            self.top.entry(key).or_default().push(place);
+            return;
+        }
+        let common = from.iter().zip(to).take_while(|(a, b)| a == b).count();
+        if common < from.len() && common < to.len() && krate.modules.contains(&to[..=common]) {
+            let folder = from[..common].to_vec();
+            let key = (from[common].clone(), to[common].clone());
+            let edges = self.folders.entry(folder).or_default();
+            edges.entry(key).or_default().push(place);
+        }
+    }
 }
 
 /// A shortest path of modules from `a` to `b` through `edges`.
@@ -398,118 +536,161 @@ fn path(edges: &Edges, a: &str, b: &str) -> Option<Vec<String>> {
     None
 }
 
+/// Every cycle of `edges`, each once, as `title` then one line per edge with its places.
+fn cycles(edges: &Edges, title: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut seen = BTreeSet::new();
+    for (from, to) in edges.keys() {
+        let Some(mut back) = path(edges, to, from) else {
+            continue;
+        };
+        back.insert(0, from.clone());
+        let mut key = back[..back.len() - 1].to_vec();
+        key.sort();
+        if !seen.insert(key) {
+            continue;
+        }
+        out.push(format!("{title} {}:", back.join(" -> ")));
+        for pair in back.windows(2) {
+            let places = &edges[&(pair[0].clone(), pair[1].clone())];
+            out.push(format!(
+                "  {} -> {} at {}",
+                pair[0],
+                pair[1],
+                places.join(", ")
+            ));
+        }
+    }
+    out
+}
+
 /// The name → rank map of the table, failing on a module named twice.
-fn ranks(table: &[Layer]) -> BTreeMap<String, usize> {
+fn ranks() -> BTreeMap<String, usize> {
     let mut rank = BTreeMap::new();
-    for layer in table {
-        for m in &layer.modules {
-            let before = rank.insert(m.clone(), layer.rank);
+    for layer in LAYERS {
+        for m in layer.modules {
+            let before = rank.insert(m.to_string(), layer.rank);
             assert!(before.is_none(), "`{m}` is in the layer table twice");
         }
     }
     rank
 }
 
-/// The imports of `edges` that do not point up a layer.
-fn level(edges: &Edges, rank: &BTreeMap<String, usize>) -> Edges {
-    edges
-        .iter()
-        .filter(|((from, to), _)| rank.get(to) <= rank.get(from))
-        .map(|(k, v)| (k.clone(), v.clone()))
-        .collect()
-}
-
-/// The violations among `edges`: upward imports, and the cycles among the rest (each once). An
-/// upward import closes a cycle whenever anything above reaches down to it; it is named once,
-/// as upward, so what remains downward or within a layer can only cycle within a layer.
-fn violations(
-    edges: &Edges,
-    rank: &BTreeMap<String, usize>,
-    names: &BTreeMap<usize, String>,
-) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut cycles = BTreeSet::new();
-    let level = level(edges, rank);
-    for ((from, to), places) in edges {
+/// The violations of `g`: upward imports, cycles among the rest (an upward import that closes a
+/// cycle is named once, as upward), circles inside a folder, crates named where the table does
+/// not allow them.
+fn violations(g: &Graph, rank: &BTreeMap<String, usize>) -> Vec<String> {
+    let name = |r: usize| LAYERS.iter().find(|l| l.rank == r).map_or("?", |l| l.name);
+    let mut out = g.problems.clone();
+    let mut level = Edges::new();
+    for ((from, to), places) in &g.top {
         let (a, b) = (rank[from], rank[to]);
         if b > a {
             for place in places {
                 out.push(format!(
                     "{place}: {from} ({a} {}) imports {to} ({b} {}), a higher layer",
-                    names[&a], names[&b]
+                    name(a),
+                    name(b)
                 ));
             }
-        }
-        if let Some(mut back) = path(&level, to, from).filter(|_| b <= a) {
-            back.insert(0, from.clone());
-            let mut key = back[..back.len() - 1].to_vec();
-            key.sort();
-            if cycles.insert(key) {
-                out.push(format!("import cycle {}:", back.join(" -> ")));
-                for pair in back.windows(2) {
-                    let places = &level[&(pair[0].clone(), pair[1].clone())];
-                    out.push(format!(
-                        "  {} -> {} at {}",
-                        pair[0],
-                        pair[1],
-                        places.join(", ")
-                    ));
-                }
-            }
+        } else {
+            level.insert((from.clone(), to.clone()), places.clone());
         }
     }
-    out
-}
-
-/// Take the `pending` edges out of `edges`; a problem for each that is no longer a violation
-/// (gone, or neither upward nor closing a cycle within its layer), so the list cannot outlive
-/// the fix.
-fn set_aside(
-    edges: &mut Edges,
-    pending: &[(&str, &str, &str)],
-    rank: &BTreeMap<String, usize>,
-) -> Vec<String> {
-    let (full, level) = (edges.clone(), level(edges, rank));
-    let mut out = Vec::new();
-    for (from, to, helper) in pending {
-        let key = (from.to_string(), to.to_string());
-        let upward = rank.get(*to) > rank.get(*from);
-        if !(full.contains_key(&key) && (upward || reaches(&level, to, from))) {
+    out.extend(cycles(&level, "import cycle"));
+    for (folder, edges) in &g.folders {
+        out.extend(cycles(
+            edges,
+            &format!("circle inside src/{}/:", folder.join("/")),
+        ));
+    }
+    for (module, krate, place) in &g.externs {
+        if let Some((_, only)) = CRATES.iter().find(|(c, _)| c == krate)
+            && !only.contains(&module.as_str())
+        {
             out.push(format!(
-                "KNOWN_PENDING lists {from} -> {to} ({helper}), which is no longer a violation: drop it"
+                "{place}: {module} names the crate {krate}, which only {} may name",
+                only.join(", ")
             ));
         }
-        edges.remove(&key);
     }
     out
 }
 
-/// The table's modules that lib.rs does not declare (moved or gone), one problem each.
-fn undeclared(table: &[Layer], declared: &[String]) -> Vec<String> {
-    table
+/// The table against the modules lib.rs declares and the crates Cargo.toml depends on: a
+/// module the table does not place, a table entry that is no module, a restricted crate that is
+/// no dependency.
+fn table_problems(declared: &[String], deps: &BTreeSet<String>) -> Vec<String> {
+    let rank = ranks();
+    let mut out: Vec<String> = declared
         .iter()
-        .flat_map(|l| &l.modules)
-        .filter(|m| !declared.contains(m))
-        .map(|m| format!("src/lib.rs: the layer table names `{m}`, which is not a module there"))
+        .filter(|m| !rank.contains_key(*m))
+        .map(|m| format!("src/lib.rs: module `{m}` is not in the layer table"))
+        .collect();
+    for m in rank.keys().filter(|m| !declared.contains(m)) {
+        out.push(format!(
+            "tests/it/layers.rs: the layer table names `{m}`, which is not a module of src/lib.rs"
+        ));
+    }
+    for (krate, _) in CRATES.iter().filter(|(c, _)| !deps.contains(*c)) {
+        out.push(format!(
+            "tests/it/layers.rs: CRATES names `{krate}`, which is not a dependency in Cargo.toml"
+        ));
+    }
+    out
+}
+
+/// Every `.rs` file under `dir`, sorted, as paths relative to `base`.
+fn rust_files(dir: &Path, base: &Path) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    entries.sort();
+    for path in entries {
+        if path.is_dir() {
+            out.extend(rust_files(&path, base));
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            let rel = path.strip_prefix(base).unwrap();
+            out.push(rel.to_string_lossy().into_owned());
+        }
+    }
+    out
+}
+
+fn sources() -> Vec<Source> {
+    rust_files(&root().join("src"), root())
+        .into_iter()
+        .map(|rel| Source {
+            text: std::fs::read_to_string(root().join(&rel)).unwrap(),
+            rel,
+        })
         .collect()
 }
 
+/// Everything the fence finds wrong in `sources` (src/lib.rs among them) under Cargo.toml's
+/// dependencies `deps`.
+fn fence(sources: &[Source], deps: BTreeSet<String>) -> Vec<String> {
+    let lib = sources
+        .iter()
+        .find(|s| s.rel == "src/lib.rs")
+        .expect("src/lib.rs");
+    let declared = declared(&lib.text);
+    let mut out = table_problems(&declared, &deps);
+    let tops: BTreeSet<String> = declared.into_iter().collect();
+    let g = graph(sources, deps, &tops);
+    out.extend(violations(&g, &ranks()));
+    out
+}
+
+fn real_deps() -> BTreeSet<String> {
+    dependencies(&std::fs::read_to_string(root().join("Cargo.toml")).unwrap())
+}
+
 #[test]
-fn no_import_points_up_a_layer_or_closes_a_cycle() {
-    let lib = std::fs::read_to_string(root().join("src/lib.rs")).unwrap();
-    let table = layers(&table_text(&lib));
-    let rank = ranks(&table);
-    let names: BTreeMap<usize, String> = table.iter().map(|l| (l.rank, l.name.clone())).collect();
-    let mut problems: Vec<String> = declared(&lib)
-        .into_iter()
-        .filter(|m| !rank.contains_key(m))
-        .map(|m| format!("src/lib.rs: module `{m}` is not in the layer table"))
-        .collect();
-    problems.extend(undeclared(&table, &declared(&lib)));
-    let (mut all, unknown) = edges(&rank);
-    problems.extend(unknown);
-    problems.extend(set_aside(&mut all, KNOWN_PENDING, &rank));
-    problems.extend(violations(&all, &rank, &names));
+fn no_import_points_up_a_layer_closes_a_cycle_or_names_a_crate_out_of_place() {
+    let problems = fence(&sources(), real_deps());
     assert!(
         problems.is_empty(),
         "layer violations:\n{}",
@@ -517,12 +698,80 @@ fn no_import_points_up_a_layer_or_closes_a_cycle() {
     );
 }
 
-/// docs/architecture.md carries src/lib.rs's layer table; `CLOSEGATE_BLESS=1 cargo test
-/// layer_table` rewrites it.
+/// The modules of tests/it/ that `main` (a `main.rs` or `mod.rs` text) does not declare, for
+/// the files `files` (paths relative to tests/it/): a test file that is not wired in never runs.
+fn unwired(files: &[String], declares: impl Fn(&str) -> Option<String>) -> Vec<String> {
+    let mut out = Vec::new();
+    for rel in files.iter().filter(|f| *f != "main.rs") {
+        let path = Path::new(rel);
+        let stem = path.file_stem().unwrap().to_string_lossy();
+        let parent = path.parent().unwrap();
+        let (owner, name) = if stem == "mod" {
+            let dir = parent.to_string_lossy().into_owned();
+            let up = parent.parent().unwrap();
+            let name = parent.file_name().unwrap().to_string_lossy().into_owned();
+            (owner_file(up), (name, dir))
+        } else {
+            (owner_file(parent), (stem.to_string(), rel.clone()))
+        };
+        let wired = declares(&owner).is_some_and(|text| declared(&text).contains(&name.0));
+        if !wired {
+            out.push(format!(
+                "tests/it/{}: not wired in (`mod {};` in tests/it/{owner})",
+                name.1, name.0
+            ));
+        }
+    }
+    out
+}
+
+/// The file that declares the modules of folder `dir` of tests/it/ (`main.rs` for the top).
+fn owner_file(dir: &Path) -> String {
+    if dir.as_os_str().is_empty() {
+        return "main.rs".to_string();
+    }
+    format!("{}.rs", dir.display())
+}
+
 #[test]
-fn architecture_layer_table_matches_lib_rs() {
-    let lib = std::fs::read_to_string(root().join("src/lib.rs")).unwrap();
-    let table = table_text(&lib);
+fn every_test_file_is_wired_into_main() {
+    let it = root().join("tests/it");
+    let files = rust_files(&it, &it);
+    let read = |owner: &str| {
+        std::fs::read_to_string(it.join(owner))
+            .or_else(|_| std::fs::read_to_string(it.join(owner.replace(".rs", "/mod.rs"))))
+            .ok()
+    };
+    let problems = unwired(&files, read);
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+/// The tables as markdown: the layers, then the crates only some modules may name.
+fn table_markdown() -> String {
+    let mut out = String::from("| layer | modules | what they are |\n|---|---|---|\n");
+    for l in LAYERS {
+        let modules: Vec<String> = l.modules.iter().map(|m| format!("`{m}`")).collect();
+        out += &format!(
+            "| {} {} | {} | {} |\n",
+            l.rank,
+            l.name,
+            modules.join(", "),
+            l.what
+        );
+    }
+    out += "\n| crate | only in |\n|---|---|\n";
+    for (krate, only) in CRATES {
+        let only: Vec<String> = only.iter().map(|m| format!("`{m}`")).collect();
+        out += &format!("| `{krate}` | {} |\n", only.join(", "));
+    }
+    out
+}
+
+/// docs/architecture.md carries the tables; `CLOSEGATE_BLESS=1 cargo test layer_table`
+/// rewrites them.
+#[test]
+fn architecture_layer_table_matches_the_fence() {
+    let table = table_markdown();
     let path = root().join("docs/architecture.md");
     let doc = std::fs::read_to_string(&path).unwrap();
     let start = doc
@@ -543,114 +792,205 @@ fn architecture_layer_table_matches_lib_rs() {
     );
 }
 
-fn names(text: &str, depth: usize) -> Vec<String> {
-    refs(text, depth).into_iter().map(|r| r.name).collect()
+/// `scripts/layers.sh`: the tables, every edge between top-level modules (with its layers) and
+/// inside each folder, where each restricted crate is named, and the violations.
+#[test]
+#[ignore = "run by scripts/layers.sh"]
+fn print_the_fence() {
+    let sources = sources();
+    let lib = sources.iter().find(|s| s.rel == "src/lib.rs").unwrap();
+    let tops: BTreeSet<String> = declared(&lib.text).into_iter().collect();
+    let g = graph(&sources, real_deps(), &tops);
+    let rank = ranks();
+    println!("{}", table_markdown());
+    println!("imports between top-level modules (from -> to, layers, places):");
+    for ((from, to), places) in &g.top {
+        let (a, b) = (rank[from], rank[to]);
+        println!("  {from} ({a}) -> {to} ({b})  {}", places.len());
+    }
+    println!("\nimports inside folders:");
+    for (folder, edges) in &g.folders {
+        for (from, to) in edges.keys() {
+            println!("  src/{}/: {from} -> {to}", folder.join("/"));
+        }
+    }
+    println!("\nrestricted crates (crate, module, file):");
+    let named: BTreeSet<(&str, &str, &str)> = g
+        .externs
+        .iter()
+        .filter(|(_, krate, _)| CRATES.iter().any(|(c, _)| c == krate))
+        .map(|(module, krate, place)| {
+            (
+                krate.as_str(),
+                module.as_str(),
+                place.split(':').next().unwrap_or(""),
+            )
+        })
+        .collect();
+    for (krate, module, file) in named {
+        println!("  {krate} in {module}: {file}");
+    }
+    let problems = fence(&sources, real_deps());
+    println!("\nviolations: {}", problems.len());
+    for p in problems {
+        println!("  {p}");
+    }
 }
 
-#[test]
-fn parser_reads_plain_grouped_nested_and_pub_uses() {
-    let text = "use crate::a::B;\npub use crate::b;\npub(crate) use crate::{c, d::{e, f::G}, self};\n\
-                use crate::{\n    h::{i, j},\n    k,\n};\n";
-    let got = refs(text, 1);
-    let pairs: Vec<(&str, usize)> = got.iter().map(|r| (r.name.as_str(), r.line)).collect();
-    assert_eq!(
-        pairs,
-        [("a", 1), ("b", 2), ("c", 3), ("d", 3), ("h", 5), ("k", 6)]
+/// The real sources with `scratch` files added (or replacing one of the same path).
+fn with_scratch(scratch: &[(&str, &str)]) -> Vec<String> {
+    let mut sources: Vec<Source> = sources()
+        .into_iter()
+        .filter(|s| !scratch.iter().any(|(rel, _)| *rel == s.rel))
+        .collect();
+    for (rel, text) in scratch {
+        sources.push(Source {
+            rel: rel.to_string(),
+            text: text.to_string(),
+        });
+    }
+    fence(&sources, real_deps())
+}
+
+fn caught(problems: &[String], wanted: &str) {
+    assert!(
+        problems.iter().any(|p| p.contains(wanted)),
+        "the fence missed `{wanted}`:\n{}",
+        problems.join("\n")
     );
 }
 
 #[test]
-fn parser_reads_paths_in_code_and_macros() {
-    let text = "fn f() { crate::cmd::log::instant(x); let y = <crate::a::T as X>::new(); }\n\
-                macro_rules! m { () => { $crate::m2::f() } }\n";
-    assert_eq!(names(text, 1), ["cmd", "a", "m2"]);
-}
-
-#[test]
-fn parser_skips_comments_strings_and_chars() {
-    let text = "// use crate::a;\n/// see crate::b\n/* crate::c /* crate::d */ crate::e */\n\
-                let s = \"crate::f \\\" crate::g\";\nlet r = r#\"crate::h \"# ;\n\
-                let q = '\"'; let l: &'static str = x; crate::i::j();\nlet b = br\"crate::k\";\n";
-    assert_eq!(names(text, 1), ["i"]);
-}
-
-#[test]
-fn parser_counts_super_only_when_it_climbs_to_the_crate_root() {
-    let text = "use super::x;\nuse super::super::y;\nmod tests {\n    use super::super::z;\n    use super::w;\n}\n";
-    assert_eq!(names(text, 1), ["x", "z"]);
-    assert_eq!(names(text, 2), ["y"]);
-    assert_eq!(
-        names("use self::a; use a::crate_b; fn f() { x::crate::c(); }", 1),
-        Vec::<String>::new()
-    );
-}
-
-#[test]
-fn parser_reads_the_table_and_the_declared_modules() {
-    let lib = "//! Doc.\n//!\n//! ## Layers\n//!\n//! | layer | modules |\n//! |---|---|\n\
-               //! | 1 sys | `sys`, `x` |\n//! | 2 core | `a` |\n\n// mod hidden;\npub mod a;\nmod b;\n";
-    let table = layers(&table_text(lib));
-    assert_eq!(table.len(), 2);
-    assert_eq!((table[0].rank, table[0].name.as_str()), (1, "sys"));
-    assert_eq!(table[0].modules, ["sys", "x"]);
-    assert_eq!(declared(lib), ["a", "b"]);
-    assert_eq!(
-        undeclared(&table, &declared(lib)),
-        [
-            "src/lib.rs: the layer table names `sys`, which is not a module there",
-            "src/lib.rs: the layer table names `x`, which is not a module there",
-        ]
-    );
-}
-
-#[test]
-fn a_cycle_and_an_upward_edge_are_named_with_their_places() {
-    let rank: BTreeMap<String, usize> = [("a", 1), ("b", 1), ("c", 2)]
-        .map(|(m, r)| (m.to_string(), r))
-        .into();
-    let names = BTreeMap::from([(1, "low".to_string()), (2, "high".to_string())]);
-    let mut edges = Edges::new();
-    for (from, to, place) in [
-        ("a", "b", "src/a.rs:3"),
-        ("b", "a", "src/b.rs:4"),
-        ("a", "c", "src/a.rs:9"),
+fn the_fence_catches_an_upward_import_however_it_is_written() {
+    let got = with_scratch(&[(
+        "src/repo/scratch.rs",
+        "use crate::cmd::check;\n\
+         pub(crate) use crate::{sys, render::{self as r}};\n\
+         use crate as root;\n\
+         use super::super as up;\n\
+         fn f() {\n    root::cli::x();\n    up::board::y();\n    crate::gates::z();\n    \
+         let _ = format!(\"{}\", crate::land::w());\n    <crate::hook::T as X>::new();\n}\n\
+         macro_rules! m { () => { $crate::sweep::v() } }\n",
+    )]);
+    for (line, to) in [
+        (1, "cmd"),
+        (2, "render"),
+        (6, "cli"),
+        (7, "board"),
+        (8, "gates"),
+        (9, "land"),
+        (10, "hook"),
+        (12, "sweep"),
     ] {
-        edges.insert((from.into(), to.into()), vec![place.into()]);
+        caught(
+            &got,
+            &format!("src/repo/scratch.rs:{line}: repo (2 repo) imports {to} ("),
+        );
     }
-    let got = violations(&edges, &rank, &names);
-    assert_eq!(
-        got,
-        [
-            "import cycle a -> b -> a:",
-            "  a -> b at src/a.rs:3",
-            "  b -> a at src/b.rs:4",
-            "src/a.rs:9: a (1 low) imports c (2 high), a higher layer",
-        ]
+    assert!(!got.iter().any(|p| p.contains("imports sys")), "{got:?}");
+}
+
+#[test]
+fn the_fence_catches_an_alias_through_a_glob_and_a_chain() {
+    let got = with_scratch(&[(
+        "src/repo/scratch.rs",
+        "mod inner {\n    use crate as root;\n    use root::cmd as c;\n    fn f() { c::x(); }\n    \
+         mod tests {\n        use super::*;\n        fn g() { root::serve::y(); }\n    }\n}\n",
+    )]);
+    caught(&got, "src/repo/scratch.rs:3: repo (2 repo) imports cmd (");
+    caught(&got, "src/repo/scratch.rs:4: repo (2 repo) imports cmd (");
+    caught(&got, "src/repo/scratch.rs:7: repo (2 repo) imports serve (");
+}
+
+#[test]
+fn the_fence_catches_a_cycle_within_a_layer() {
+    let got = with_scratch(&[
+        ("src/shell/scratch.rs", "use crate::stats::Scratch;\n"),
+        ("src/stats/scratch.rs", "fn f() { crate::shell::g(); }\n"),
+    ]);
+    caught(&got, "import cycle shell -> stats -> shell:");
+    caught(&got, "  shell -> stats at src/shell/scratch.rs:1");
+    caught(&got, "  stats -> shell at src/stats/scratch.rs:1");
+}
+
+#[test]
+fn the_fence_catches_a_circle_inside_a_folder() {
+    let got = with_scratch(&[
+        ("src/repo/scratch_a.rs", "use super::scratch_b::B;\n"),
+        (
+            "src/repo/scratch_b.rs",
+            "fn f() { crate::repo::scratch_a::g(); }\n",
+        ),
+    ]);
+    caught(
+        &got,
+        "circle inside src/repo/: scratch_a -> scratch_b -> scratch_a:",
+    );
+    caught(&got, "  scratch_a -> scratch_b at src/repo/scratch_a.rs:1");
+}
+
+#[test]
+fn the_fence_catches_a_crate_named_out_of_place() {
+    let got = with_scratch(&[(
+        "src/gates/scratch.rs",
+        "#[derive(Debug, clap::ValueEnum)]\nenum E { A }\nfn f() {\n    use indicatif::ProgressBar;\n    \
+         let _ = ::console::Term::stdout();\n}\nuse clap_complete as cc;\n",
+    )]);
+    caught(
+        &got,
+        "src/gates/scratch.rs:1: gates names the crate clap, which only cli, cmd may name",
+    );
+    caught(
+        &got,
+        "src/gates/scratch.rs:4: gates names the crate indicatif",
+    );
+    caught(
+        &got,
+        "src/gates/scratch.rs:5: gates names the crate console",
+    );
+    caught(
+        &got,
+        "src/gates/scratch.rs:7: gates names the crate clap_complete",
     );
 }
 
 #[test]
-fn a_pending_edge_that_is_no_longer_a_violation_is_named() {
-    let rank: BTreeMap<String, usize> = [("a", 1), ("b", 1), ("c", 2)]
-        .map(|(m, r)| (m.to_string(), r))
-        .into();
-    let mut edges = Edges::new();
-    for (from, to) in [("a", "b"), ("b", "a"), ("a", "c"), ("c", "b")] {
-        edges.insert((from.into(), to.into()), vec![]);
-    }
-    let pending = [
-        ("b", "a", "x"),
-        ("a", "c", "y"),
-        ("c", "b", "z"),
-        ("b", "c", "w"),
-    ];
-    let got = set_aside(&mut edges, &pending, &rank);
+fn the_fence_catches_a_module_the_table_does_not_place() {
+    let lib = std::fs::read_to_string(root().join("src/lib.rs")).unwrap();
+    let lib = format!("{lib}\npub mod scratch;\n");
+    let got = with_scratch(&[
+        ("src/lib.rs", &lib),
+        ("src/scratch.rs", "fn f() {}\n"),
+        ("src/repo/scratch.rs", "use crate::nowhere::X;\n"),
+    ]);
+    caught(
+        &got,
+        "src/lib.rs: module `scratch` is not in the layer table",
+    );
+    caught(
+        &got,
+        "src/repo/scratch.rs:1: `crate::nowhere` is not a module of the layer table",
+    );
+}
+
+#[test]
+fn the_fence_catches_a_test_file_not_wired_in() {
+    let files: Vec<String> = [
+        "main.rs", "a.rs", "b.rs", "c.rs", "c/d.rs", "c/e.rs", "f/mod.rs",
+    ]
+    .map(str::to_string)
+    .into();
+    let texts = BTreeMap::from([
+        ("main.rs", "mod a;\n// mod b;\nmod c;\n"),
+        ("c.rs", "mod d;\n"),
+    ]);
+    let got = unwired(&files, |owner| texts.get(owner).map(|t| t.to_string()));
     assert_eq!(
         got,
         [
-            "KNOWN_PENDING lists c -> b (z), which is no longer a violation: drop it",
-            "KNOWN_PENDING lists b -> c (w), which is no longer a violation: drop it",
+            "tests/it/b.rs: not wired in (`mod b;` in tests/it/main.rs)",
+            "tests/it/c/e.rs: not wired in (`mod e;` in tests/it/c.rs)",
+            "tests/it/f: not wired in (`mod f;` in tests/it/main.rs)",
         ]
     );
-    assert_eq!(edges.len(), 1, "{edges:?}");
 }

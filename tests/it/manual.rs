@@ -267,7 +267,7 @@ fn report_fields_are_documented() {
     let s = crate::approve::pending();
     let (code, out, err) = parts(&crate::fixture::closegate(
         &s.wt,
-        &["approve", "--by", "Ada"],
+        &["approve", "--yes", "--by", "Ada"],
     ));
     assert_eq!(code, 0, "{out}{err}");
     let report = json_out(&s.wt, &["check", "--format", "json"]);
@@ -314,8 +314,14 @@ fn record_fields_are_documented() {
     let run = |dir: &Path, args: &[&str]| parts(&closegate(dir, args));
     run(&s.wt, &["check"]);
     // A refused approval (wrong commit), then a real one, then the teardown.
-    run(&s.wt, &["approve", "--by", "Ada", "--commit", "0000000"]);
-    run(&s.wt, &["approve", "--by", "Ada", "--note", "fine"]);
+    run(
+        &s.wt,
+        &["approve", "--yes", "--by", "Ada", "--commit", "0000000"],
+    );
+    run(
+        &s.wt,
+        &["approve", "--yes", "--by", "Ada", "--note", "fine"],
+    );
     let report = s.fx.tmp.path().join("report.txt");
     std::fs::write(&report, "VERIFIED: done\n").unwrap();
     run(

@@ -172,7 +172,10 @@ fn an_approval_turns_tests_weakened_into_a_warning() {
     let (code, _) = s.check(&[]);
     assert_eq!(code, 3);
     let sha = s.tip.to_string();
-    let out = closegate(&s.wt, &["approve", "--commit", &sha, "--by", "reviewer"]);
+    let out = closegate(
+        &s.wt,
+        &["approve", "--yes", "--commit", &sha, "--by", "reviewer"],
+    );
     assert_eq!(out.status.code(), Some(0), "{out:?}");
     let (code, report) = s.check(&["--no-record"]);
     let weakened = findings(&report, "tests-weakened");

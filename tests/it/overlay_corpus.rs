@@ -1,7 +1,7 @@
 //! Test integrity (SPEC §23) on real projects from the corpus (`shared/corpus/`): a Rust crate
 //! (termtree), a Python package (idna) and a Node package (is-number), each with its own suite
-//! run by its own tools in closegate's sandbox. A missing corpus or toolchain fails the test
-//! loudly; nothing is skipped.
+//! run by its own tools in closegate's sandbox. A missing corpus or toolchain skips the test with
+//! one line saying so (`fixture::require`); under `CLOSEGATE_TESTS_REQUIRE_ALL=1` (CI) it fails.
 //!
 //! Each test plays one agent: a weakening one (termtree), an honest one with a real test for a
 //! real change (idna), one whose new test also passes on the old code (is-number), and an honest
@@ -12,25 +12,17 @@ use std::process::Command;
 
 use serde_json::Value;
 
-use crate::fixture::{git, hermetic, parts};
+use crate::fixture::{self, Part, git, hermetic, parts};
 use crate::scene::StatusDoc;
 
-/// The corpus directory: `shared/corpus` beside some ancestor of this checkout.
-pub fn corpus() -> PathBuf {
-    let here = Path::new(env!("CARGO_MANIFEST_DIR"));
-    here.ancestors()
-        .map(|a| a.join("shared/corpus"))
-        .find(|c| c.join("unpack.sh").is_file())
-        .unwrap_or_else(|| panic!("no shared/corpus/unpack.sh above {}", here.display()))
+/// The corpus of real projects; `None` (the test skipped, saying so) when it is absent.
+pub fn corpus() -> Option<PathBuf> {
+    fixture::require(Part::Corpus)
 }
 
-/// The absolute path of `tool` on PATH; a missing toolchain fails the test, never skips it.
-pub fn require(tool: &str) -> PathBuf {
-    let path = std::env::var_os("PATH").unwrap_or_default();
-    std::env::split_paths(&path)
-        .map(|d| d.join(tool))
-        .find(|p| p.is_file())
-        .unwrap_or_else(|| panic!("`{tool}` is not installed: this corpus test needs it"))
+/// The absolute path of `tool` on PATH; `None` (the test skipped, saying so) when it is absent.
+pub fn require(tool: &'static str) -> Option<PathBuf> {
+    fixture::require(Part::Tool(tool))
 }
 
 /// A directory that outlives one test run and is readable inside the sandbox (not under /tmp,
@@ -51,11 +43,13 @@ pub struct Project {
 }
 
 impl Project {
-    pub fn new(name: &str, config: &str) -> Project {
+    /// `None` (the test skipped, saying so) when the corpus is absent.
+    pub fn new(name: &str, config: &str) -> Option<Project> {
+        let corpus = corpus()?;
         let tmp = tempfile::tempdir().unwrap();
         let root = tmp.path().join("repo");
         let out = Command::new("sh")
-            .arg(corpus().join("unpack.sh"))
+            .arg(corpus.join("unpack.sh"))
             .arg(name)
             .arg(&root)
             .output()
@@ -69,7 +63,7 @@ impl Project {
         p.write(&p.root, ".closegate.toml", config);
         git(&p.root, &["add", ".closegate.toml"]);
         git(&p.root, &["commit", "-q", "-m", "configure closegate"]);
-        p
+        Some(p)
     }
 
     pub fn write(&self, dir: &Path, rel: &str, text: &str) {
@@ -147,8 +141,9 @@ fn finding<'a>(report: &'a Value, code: &str) -> &'a Value {
 /// termtree with `config_head` and one check, `cargo test --locked --offline --quiet` (network
 /// off, a shared target directory), its crates fetched once from the registry (the check itself
 /// runs offline) and the caller's Rust toolchain handed to the check.
-pub fn termtree(config_head: &str) -> Project {
-    let cargo = require("cargo");
+pub fn termtree(config_head: &str) -> Option<Project> {
+    corpus()?;
+    let cargo = require("cargo")?;
     let home = std::env::var("HOME").unwrap();
     let cargo_home = std::env::var("CARGO_HOME").unwrap_or(format!("{home}/.cargo"));
     let rustup_home = std::env::var("RUSTUP_HOME").unwrap_or(format!("{home}/.rustup"));
@@ -159,7 +154,7 @@ pub fn termtree(config_head: &str) -> Project {
          writable = ['{}']\n",
         target.display()
     );
-    let mut p = Project::new("termtree", &config);
+    let mut p = Project::new("termtree", &config)?;
     let out = Command::new(&cargo)
         .args(["fetch", "--locked"])
         .current_dir(&p.root)
@@ -176,7 +171,7 @@ pub fn termtree(config_head: &str) -> Project {
             format!("{}:/usr/bin:/bin", cargo.parent().unwrap().display()),
         ),
     ];
-    p
+    Some(p)
 }
 
 /// Rust: the agent breaks termtree's last-item glyph and rewrites the expected snapshots in
@@ -184,7 +179,9 @@ pub fn termtree(config_head: &str) -> Project {
 /// the agent's code: `cargo test` fails there, `tests-weakened` names the check.
 #[test]
 fn termtree_an_agent_that_edits_expected_values_is_tests_weakened() {
-    let p = termtree("[protected]\ntests = [\"src/tests.rs\"]\n\n");
+    let Some(p) = termtree("[protected]\ntests = [\"src/tests.rs\"]\n\n") else {
+        return;
+    };
     let wt = p.agent("src/lib.rs", |wt| {
         edit(wt, "src/lib.rs", "last_item: \"└\"", "last_item: \"+\"");
         let tests = std::fs::read_to_string(wt.join("src/tests.rs")).unwrap();
@@ -224,11 +221,15 @@ fn idna_feature(wt: &Path) {
 /// code, the new test fails on the base's code; with policy `integrity` no human is needed.
 #[test]
 fn idna_a_real_test_for_a_real_change_passes_on_the_commit_and_fails_on_the_base() {
-    require("python3");
-    let p = Project::new(
+    if require("python3").is_none() {
+        return;
+    }
+    let Some(p) = Project::new(
         "idna",
         &idna_config("[protected.policy]\ntests = \"integrity\"\n"),
-    );
+    ) else {
+        return;
+    };
     let wt = p.agent("idna/core.py", idna_feature);
     let (code, report) = p.check(&wt, &["--no-record"]);
     assert_eq!(report["checks"][0]["exit_code"], 0, "{report}");
@@ -250,8 +251,12 @@ fn idna_a_real_test_for_a_real_change_passes_on_the_commit_and_fails_on_the_base
 /// change fails the suite too, and the check entry says the base fails as well.
 #[test]
 fn idna_a_red_base_is_red_on_base() {
-    require("python3");
-    let p = Project::new("idna", &idna_config(""));
+    if require("python3").is_none() {
+        return;
+    }
+    let Some(p) = Project::new("idna", &idna_config("")) else {
+        return;
+    };
     let core = std::fs::read_to_string(p.root.join("idna/core.py")).unwrap();
     let broken = core.replace("def encode(", "def encode_unused(");
     assert_ne!(core, broken);
@@ -277,15 +282,24 @@ fn idna_a_red_base_is_red_on_base() {
 /// sandbox, into a cache the check links in.
 #[test]
 fn is_number_a_test_that_passes_on_the_old_code_is_tests_pass_on_base() {
-    let npm = require("npm");
-    require("node");
-    let modules = node_modules_for_is_number(&npm);
+    let Some(corpus) = corpus() else {
+        return;
+    };
+    let Some(npm) = require("npm") else {
+        return;
+    };
+    if require("node").is_none() {
+        return;
+    }
+    let modules = node_modules_for_is_number(&corpus, &npm);
     let config = format!(
         "[protected]\ntests = [\"test.js\"]\n\n[[checks]]\nname = \"npm-test\"\n\
          run = \"ln -s '{}' node_modules && npm test\"\ntimeout_s = 300\nnetwork = false\n",
         modules.display()
     );
-    let p = Project::new("is-number", &config);
+    let Some(p) = Project::new("is-number", &config) else {
+        return;
+    };
     let wt = p.agent("index.js", |wt| {
         edit(wt, "index.js", "module.exports = function(num) {", "module.exports = function isNumber(num) {");
         let test = "\ndescribe('agent', function() {\n  it('still says 1 is a number', function() {\n    assert(isNumber(1));\n  });\n});\n";
@@ -302,7 +316,7 @@ fn is_number_a_test_that_passes_on_the_old_code_is_tests_pass_on_base() {
 }
 
 /// `node_modules` for is-number, installed once per build directory from the npm registry.
-pub fn node_modules_for_is_number(npm: &Path) -> PathBuf {
+pub fn node_modules_for_is_number(corpus: &Path, npm: &Path) -> PathBuf {
     let dir = shared_cache("is-number");
     let modules = dir.join("node_modules");
     if modules.join(".bin/mocha").exists() {
@@ -311,7 +325,7 @@ pub fn node_modules_for_is_number(npm: &Path) -> PathBuf {
     let src = dir.join("src");
     let _ = std::fs::remove_dir_all(&src);
     let out = Command::new("sh")
-        .arg(corpus().join("unpack.sh"))
+        .arg(corpus.join("unpack.sh"))
         .args(["is-number"])
         .arg(&src)
         .output()

@@ -8,26 +8,11 @@
 //! (after `cd ../first`, an edit of `src/lib.rs`, committed), and `closegate land` while this
 //! branch has no such subcommand (the test then ends at `check`, and says so on stderr).
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
-use crate::fixture::{hermetic, parts};
+use crate::fixture::{self, Part, hermetic, parts};
 use crate::manual::{fenced, section};
-
-/// The corpus of real projects: `CLOSEGATE_CORPUS`, else `../shared/corpus` beside the checkout,
-/// else `/work/shared/corpus`.
-fn corpus() -> Option<PathBuf> {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let candidates = [
-        std::env::var_os("CLOSEGATE_CORPUS").map(PathBuf::from),
-        Some(root.join("../shared/corpus")),
-        Some(PathBuf::from("/work/shared/corpus")),
-    ];
-    candidates
-        .into_iter()
-        .flatten()
-        .find(|dir| dir.join("termtree.bundle").is_file())
-}
 
 /// The toolchain's homes as the user running the tests has them (rustup's proxies need both).
 fn toolchain_homes() -> Vec<(String, String)> {
@@ -76,8 +61,7 @@ fn script(block: &str, land: bool) -> String {
 
 #[test]
 fn quick_start_reaches_verified_on_a_real_project() {
-    let Some(corpus) = corpus() else {
-        eprintln!("skipped: no corpus of real projects (set CLOSEGATE_CORPUS)");
+    let Some(corpus) = fixture::require(Part::Corpus) else {
         return;
     };
     let home = tempfile::tempdir().unwrap();

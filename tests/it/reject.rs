@@ -19,7 +19,8 @@ fn check(wt: &Path) -> (i32, Value) {
 }
 
 fn reject(wt: &Path, extra: &[&str]) -> (i32, String, String) {
-    let mut args = vec!["reject", "--by", "Grace"];
+    // Off a terminal reject acts only with --yes (SPEC §26.5).
+    let mut args = vec!["reject", "--yes", "--by", "Grace"];
     if !extra.contains(&"--note") {
         args.extend(["--note", "the test was weakened"]);
     }
@@ -202,6 +203,43 @@ fn json_names_the_rejection() {
     assert_eq!(v["refused"], Value::Null);
 }
 
+/// Attack (SPEC §26.5): the agent rejects (or a script on its behalf) from a tool call, off a
+/// terminal: refused, exit 1, nothing recorded, the next step named (a human runs it on a
+/// terminal, or passes --yes); the return is not REJECTED. Controls: --yes off a terminal, and a
+/// human on a terminal, record the rejection.
+#[test]
+fn reject_off_a_terminal_acts_only_with_yes() {
+    let s = Scene::honest_return();
+    let args = ["reject", "--by", "Grace", "--note", "no"];
+    let (code, out, err) = parts(&closegate(&s.wt, &args));
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(
+        out.contains("on a terminal") && out.contains("--yes"),
+        "{out}"
+    );
+    let (code, out, _) = parts(&closegate(
+        &s.wt,
+        &["reject", "--by", "G", "--note", "n", "--json"],
+    ));
+    assert_eq!(code, 1, "{out}");
+    let v: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["rejected"], false);
+    assert!(v["refused"].as_str().unwrap().contains("--yes"), "{v}");
+    assert!(audit(&s.fx).iter().all(|r| r["event"] != "reject"));
+    assert_eq!(check(&s.wt).1["verdict"], "VERIFIED");
+
+    let out = crate::review::on_pty(&s.wt, &args, "");
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    assert_eq!(check(&s.wt).1["verdict"], "FAIL");
+    let (code, _, err) = reject(&s.wt, &[]);
+    assert_eq!(code, 0, "{err}");
+    let rejects = audit(&s.fx)
+        .iter()
+        .filter(|r| r["event"] == "reject")
+        .count();
+    assert_eq!(rejects, 2);
+}
+
 #[test]
 fn bad_input_is_an_error_naming_it_and_records_nothing() {
     let s = Scene::honest_return();
@@ -284,7 +322,14 @@ fn a_forged_approval_line_does_not_clear_a_rejection_under_a_record_key() {
     };
     let (code, out, err) = run(&s.fx.root(), &["key", "init"]);
     assert_eq!(code, 0, "{out}{err}");
-    let note = ["reject", "--by", "Grace", "--note", "the test was weakened"];
+    let note = [
+        "reject",
+        "--yes",
+        "--by",
+        "Grace",
+        "--note",
+        "the test was weakened",
+    ];
     assert_eq!(run(&s.wt, &note).0, 0);
     let log = s.fx.git_dir().join("closegate/audit.jsonl");
     let text = std::fs::read_to_string(&log).unwrap();

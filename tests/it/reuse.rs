@@ -252,7 +252,10 @@ fn approve_and_teardown_after_a_check_run_the_check_zero_times() {
     assert_eq!(report["verdict"], "PENDING_REVIEW", "{report}");
     // SPEC §23: a test edit also runs the check on the overlay and the reverse overlay.
     assert_eq!(c.runs(), 3);
-    let (code, out, err) = c.run(&c.s.wt, &["approve", "--by", "Ada", "--note", "fine"]);
+    let (code, out, err) = c.run(
+        &c.s.wt,
+        &["approve", "--yes", "--by", "Ada", "--note", "fine"],
+    );
     assert_eq!(code, 0, "{out}{err}");
     assert_eq!(c.runs(), 3, "approve ran the check");
     let root = c.s.fx.root();

@@ -91,16 +91,61 @@ fn approve_yes_skips_the_question_and_dry_run_only_shows() {
     assert_eq!(approvals(&s).len(), 1);
 }
 
-/// Attack: the agent's own tooling pipes `y` into approve (no terminal): there is no
-/// question to answer, but no prompt either; what was approved is still printed in full.
+/// Attack (SPEC §26.5): the agent runs the approve command a hint showed it, from its tool call
+/// (no terminal): refused, exit 1, nothing recorded, and the message names the next step (a human
+/// runs it on a terminal, or passes --yes); the verdict stays PENDING_REVIEW. Control: with
+/// --yes off a terminal it records without asking and still prints what it approved.
 #[test]
-fn approve_off_a_terminal_records_without_asking_and_prints_the_changes() {
+fn approve_off_a_terminal_acts_only_with_yes() {
     let s = pending();
     let (code, out, err) = parts(&closegate(&s.wt, &["approve", "--by", "Ada"]));
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(out.contains("approval refused"), "{out}");
+    assert!(
+        out.contains("on a terminal") && out.contains("--yes"),
+        "{out}"
+    );
+    assert!(approvals(&s).is_empty());
+    assert!(audit(&s.fx).iter().all(|r| r["event"] != "approve"));
+    let (code, out, _) = parts(&closegate(&s.wt, &["approve", "--by", "Ada", "--json"]));
+    assert_eq!(code, 1, "{out}");
+    let v: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["approved"], false);
+    assert!(v["refused"].as_str().unwrap().contains("--yes"), "{v}");
+    assert!(approvals(&s).is_empty());
+    let (code, out, _) = parts(&closegate(&s.wt, &["check"]));
+    assert_eq!(code, 3, "still PENDING_REVIEW: {out}");
+
+    let (code, out, err) = parts(&closegate(&s.wt, &["approve", "--by", "Ada", "--yes"]));
     assert_eq!(code, 0, "{out}{err}");
     assert!(!out.contains("approve?"), "{out}");
     assert!(out.contains("protected changes approved:"), "{out}");
     assert!(out.contains("see them in full: git diff "), "{out}");
+    assert_eq!(approvals(&s).len(), 1);
+}
+
+/// SPEC §26.5: `agent instructions` tells the agent never to run approve or reject (for every
+/// target), and what to do on PENDING_REVIEW instead; the control, the reviewer's own help,
+/// says approve is what a human runs.
+#[test]
+fn agent_instructions_tell_the_agent_never_to_approve_or_reject() {
+    let s = pending();
+    for target in ["claude-code", "codex"] {
+        let args = ["agent", "instructions", "--target", target];
+        let (code, out, err) = parts(&closegate(&s.wt, &args));
+        assert_eq!(code, 0, "{out}{err}");
+        let flat = out.split_whitespace().collect::<Vec<_>>().join(" ");
+        assert!(
+            flat.contains(
+                "Never run `closegate approve` or `closegate reject`, not even with `--yes`"
+            ),
+            "{target}: {out}"
+        );
+        assert!(flat.contains("On PENDING_REVIEW, stop"), "{target}: {out}");
+    }
+    let (code, out, _) = parts(&closegate(&s.wt, &["approve", "--help"]));
+    assert_eq!(code, 0);
+    assert!(out.contains("human"), "{out}");
 }
 
 #[test]
@@ -115,7 +160,9 @@ fn approve_json_prints_one_object() {
     assert_eq!(v["approved"], false);
     assert_eq!(v["dry_run"], true);
     assert!(approvals(&s).is_empty());
-    let (code, out, err) = parts(&closegate(&s.wt, &["approve", "--by", "Ada", "--json"]));
+    // Off a terminal, only with --yes (SPEC §26.5).
+    let args = ["approve", "--by", "Ada", "--json", "--yes"];
+    let (code, out, err) = parts(&closegate(&s.wt, &args));
     assert_eq!(code, 0, "{err}");
     let v: Value = serde_json::from_str(&out).unwrap();
     assert_eq!(v["approved"], true);

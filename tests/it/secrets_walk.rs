@@ -241,7 +241,7 @@ fn check_attest(w: &Walk) -> String {
 /// `approve --sign`: what the probe wrote, from the output and the record.
 fn approve_sign(w: &Walk) -> String {
     let key = w.in_use.display().to_string();
-    let args = ["approve", "--by", "Op", "--sign", "--key", &key];
+    let args = ["approve", "--yes", "--by", "Op", "--sign", "--key", &key];
     let (_, out, err) = w.run(&w.s.wt, &args, "");
     format!("{out}{err}") + &w.audit(&w.s.fx.git_dir())
 }

@@ -326,6 +326,7 @@ fn under_require_signed_approvals_an_unsigned_approval_note_is_refused_and_a_sig
         let approve = |extra: &[&str]| {
             let mut args = vec![
                 "approve",
+                "--yes",
                 "--rev",
                 "agent/t",
                 "--no-worktree",

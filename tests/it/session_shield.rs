@@ -30,10 +30,13 @@ struct Secrets {
 }
 
 impl Secrets {
-    /// The directory is not under `/tmp`: each check has its own empty `/tmp` (SPEC §4.6), so a
-    /// secret kept there would read empty whether or not the session hid it.
+    /// The directory is under none of the host's shared temporary directories (`/tmp`,
+    /// `/var/tmp`): each check has its own empty copy of those (SPEC §4.6), so a secret kept
+    /// there would read empty whether or not the session hid it, and every test below would pass
+    /// for nothing. The build's scratch directory when it is outside them, else (a checkout under
+    /// `/tmp`) one in the user's home.
     fn new() -> Secrets {
-        let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+        let dir = tempfile::tempdir_in(secrets_parent()).unwrap();
         let signing = Signer::new(&dir.path().join("git"), "operator@example.com");
         let flag = Signer::new(&dir.path().join("flag"), "ci@example.com");
         let hidden = dir.path().join("app.secret");
@@ -67,6 +70,22 @@ impl Secrets {
         git(dir, &["config", "gpg.format", "ssh"]);
         git(dir, &["config", "user.signingKey", &self.signing.key_arg()]);
     }
+}
+
+/// Where the operator's secrets go: the first of the build's scratch directory and the user's
+/// home that is under none of the shared temporary directories the sandbox replaces.
+fn secrets_parent() -> PathBuf {
+    let private: Vec<PathBuf> = closegate::sandbox::private_tmp::SHARED_TMPS
+        .iter()
+        .filter_map(|tmp| std::fs::canonicalize(tmp).ok())
+        .collect();
+    let home = std::env::var_os("HOME").map(PathBuf::from);
+    [Some(PathBuf::from(env!("CARGO_TARGET_TMPDIR"))), home]
+        .into_iter()
+        .flatten()
+        .filter_map(|dir| std::fs::canonicalize(dir).ok())
+        .find(|dir| !private.iter().any(|tmp| dir.starts_with(tmp)))
+        .expect("no directory outside /tmp and /var/tmp for the secrets (the build's, or $HOME)")
 }
 
 /// A scene whose base configures the peeking check (`flag`: it peeks at `--key FILE` too) and
@@ -161,6 +180,32 @@ fn approve_sign_hides_the_key_it_signs_with() {
         stdout.contains("approved ") && stdout.contains("signed under"),
         "{stdout}"
     );
+}
+
+/// Issue 36: the overlays of SPEC §23 run the agent's code as well, through the same runner, so
+/// they hide what the commit's run hides: a peek that passes on the commit passes on the overlay
+/// and the reverse overlay (a weaker shield there reads the secrets: a failing overlay run and
+/// `tests-weakened`).
+#[test]
+fn the_overlays_hide_the_signing_key_and_hidden_files() {
+    let secrets = Secrets::new();
+    let files = [("tests/t.rs", Some("#[test] fn t() {}\n"))];
+    let s = scene(&secrets, "", false, &files);
+    let (_, report) = s.check(&[]);
+    assert_sealed(&report);
+    let runs = report["integrity"]["checks"].as_array().unwrap();
+    let on: Vec<&str> = runs.iter().filter_map(|r| r["on"].as_str()).collect();
+    assert!(on.contains(&"overlay"), "{report:#}");
+    assert!(on.contains(&"reverse-overlay"), "{report:#}");
+    for run in runs {
+        assert_eq!(run["exit_code"], 0, "a secret was readable: {report:#}");
+    }
+    let weakened = report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|f| f["code"] == "tests-weakened");
+    assert!(!weakened, "{report:#}");
 }
 
 #[test]

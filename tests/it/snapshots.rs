@@ -253,6 +253,7 @@ mod reviewer {
         let s = scene();
         let args = [
             "reject",
+            "--yes",
             "--by",
             "Grace",
             "--note",

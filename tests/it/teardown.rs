@@ -314,7 +314,7 @@ fn submodule_with_changes_of_its_own_is_refused() {
     let wt_s = s.wt.to_str().unwrap();
     let (exit, out, err) = parts(&closegate(
         &s.fx.root(),
-        &["approve", wt_s, "--by", "tester"],
+        &["approve", wt_s, "--yes", "--by", "tester"],
     ));
     assert_eq!(exit, 0, "{out}{err}");
     let (exit, out, err) = s.teardown(&["--dry-run"]);

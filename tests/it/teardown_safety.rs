@@ -89,6 +89,11 @@ impl Drop for Paused {
 
 impl Paused {
     fn start(s: &Scene, at: &str) -> Paused {
+        Paused::start_with(s, at, &[])
+    }
+
+    /// [`Paused::start`] with more arguments for the teardown (`--force`).
+    fn start_with(s: &Scene, at: &str, more: &[&str]) -> Paused {
         let sync = tempfile::tempdir().unwrap();
         let sync_s = sync.path().to_str().unwrap().to_string();
         let point = format!("pause:{at}");
@@ -97,9 +102,9 @@ impl Paused {
             ("CLOSEGATE_TEST_FAILPOINT", point.as_str()),
             ("CLOSEGATE_TEST_FAILPOINT_DIR", sync_s.as_str()),
         ];
-        let mut child = command(&s.fx.root(), &["teardown", &wt], &env)
-            .spawn()
-            .unwrap();
+        let mut args = vec!["teardown", wt.as_str()];
+        args.extend_from_slice(more);
+        let mut child = command(&s.fx.root(), &args, &env).spawn().unwrap();
         let paused = sync.path().join("paused");
         while !paused.exists() {
             if let Some(status) = child.try_wait().unwrap() {
@@ -281,6 +286,31 @@ fn repository_written_between_the_probes_puts_the_worktree_back() {
     assert!(bare.join("objects").is_dir() && own.join(".git/HEAD").is_file());
     let last = s.audit().pop().unwrap();
     assert_eq!(last["removed"], false);
+}
+
+#[test]
+fn a_file_written_after_the_first_probe_is_kept_with_and_without_force() {
+    // The first probe judges the gate's scan (no check ran after it) and the escrow holds what
+    // that probe saw. A file written after it, before the escrow, is not lost: the last probe,
+    // on the aside, refuses it and the worktree goes back — under `--force` too, since the
+    // escrow does not hold it.
+    for more in [&[][..], &["--force"][..]] {
+        let s = Scene::honest_return();
+        let paused = Paused::start_with(&s, "escrow", more);
+        let late = s.wt.join("late.txt");
+        std::fs::write(&late, "written after the first probe\n").unwrap();
+        let (exit, out, err) = paused.resume();
+        assert_eq!(exit, 1, "{more:?}: {out}{err}");
+        assert!(out.contains("teardown-untracked"), "{more:?}: {out}");
+        assert!(
+            out.contains("late.txt") && out.contains("moved back"),
+            "{more:?}: {out}"
+        );
+        let kept = std::fs::read_to_string(&late).unwrap();
+        assert_eq!(kept, "written after the first probe\n", "{more:?}");
+        let last = s.audit().pop().unwrap();
+        assert_eq!(last["removed"], false, "{more:?}");
+    }
 }
 
 fn head_of(dir: &Path) -> Oid {

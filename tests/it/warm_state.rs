@@ -17,7 +17,7 @@ use std::process::Command;
 
 use serde_json::Value;
 
-use crate::fixture::parts;
+use crate::fixture::{self, Part, parts};
 use crate::scene::{Scene, agent_status, json_report};
 
 /// An older `init`'s configuration: the tool's cache in a directory every agent's check writes.
@@ -202,6 +202,9 @@ fn go_proxy(home: &Path) -> (String, String) {
 /// and downloaded again when it fails — B fails and an honest agent C passes.
 #[test]
 fn a_poisoned_go_module_cache_never_makes_broken_code_verified() {
+    if fixture::require(Part::Tool("go")).is_none() {
+        return;
+    }
     let old = shared_config(
         "export GOPATH=\"$HOME\"/.cache/closegate/0123456789abcdef/go GOCACHE=\"$HOME\"/.cache/closegate/0123456789abcdef/go/build; go test ./...",
         "go",

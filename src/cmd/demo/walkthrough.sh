@@ -190,6 +190,6 @@ echo "  hook output: '${out}' (empty: the stop is let through)"
 echo
 echo "== 6. the reviewer =="
 echo "the cheater edited its test; the reviewer rejects that commit, with a note the agent is shown:"
-"$closegate" reject "$cheater" --by demo --note "fix the code, not the test" | show | sed 's/^/  /'
+"$closegate" reject "$cheater" --yes --by demo --note "fix the code, not the test" | show | sed 's/^/  /'
 echo "closegate board (the cheater's stage and the reason's code):"
 "$closegate" board | grep -E '^STAGE|agent/cheater' | show | sed 's/^/  /'

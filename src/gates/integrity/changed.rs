@@ -51,7 +51,7 @@ pub fn changed(ctx: &Ctx<'_>) -> Result<Vec<Changed>> {
         ctx.config,
         ctx.changes,
         ctx.merge_base,
-        ctx.commit,
+        ctx.claimed.commit,
     )?;
     for found in inline {
         if found.modules.is_empty() {
@@ -157,7 +157,7 @@ pub fn dangling(ctx: &Ctx<'_>, changed: &[Changed], overlay: Oid) -> Result<Opti
         });
         let source = match spliced {
             Some(content) => content,
-            None => ctx.repo.read_file(ctx.commit, path)?,
+            None => ctx.repo.read_file(ctx.claimed.commit, path)?,
         };
         let Some(source) = source else { continue };
         let Some(decls) = rust_items::regions(&source, &|_, _| true) else {

@@ -18,6 +18,7 @@ use super::changed::{Changed, How};
 use crate::catalog::Code;
 use crate::config::SurfacePolicy;
 use crate::finding::Severity;
+use crate::gates::protected::inline::only_adds_lines;
 use crate::gates::protected::wiring::{self, Wiring};
 use crate::repo::ChangeKind;
 use crate::report::Report;
@@ -31,7 +32,7 @@ pub fn apply(ctx: &Ctx<'_>, changed: &[Changed], red: bool, report: &mut Report)
     if red || i.base_tests != Some("pass") || i.new_tests_on_base != Some("fail") {
         return Ok(());
     }
-    let wiring = Wiring::read(ctx.repo, ctx.merge_base, ctx.commit)?;
+    let wiring = Wiring::read(ctx.repo, ctx.merge_base, ctx.claimed.commit)?;
     // Two paths that print alike (`\xff` written out, and the byte) pass only together.
     let mut verdicts: Vec<(&str, bool)> = Vec::new();
     for c in changed {
@@ -123,12 +124,12 @@ fn lets_through(ctx: &Ctx<'_>, wiring: &Wiring, c: &Changed) -> Result<bool> {
         How::Spliced { inline, .. } => Ok(inline.only_adds_tests()),
         How::Whole => {
             let old = ctx.repo.tree_entry_mode(ctx.merge_base, &c.bytes);
-            let new = ctx.repo.tree_entry_mode(ctx.commit, &c.bytes);
+            let new = ctx.repo.tree_entry_mode(ctx.claimed.commit, &c.bytes);
             let regular =
                 |e: Option<(git2::Oid, i32)>| e.is_some_and(|(_, m)| REGULAR.contains(&m));
             match c.kind {
                 ChangeKind::Added if regular(new) => {
-                    let content = ctx.repo.read_file(ctx.commit, &c.bytes)?;
+                    let content = ctx.repo.read_file(ctx.claimed.commit, &c.bytes)?;
                     Ok(!wiring.rewires(ctx.config, &c.bytes, content.as_deref()))
                 }
                 ChangeKind::Modified if regular(old) && regular(new) => {
@@ -139,7 +140,7 @@ fn lets_through(ctx: &Ctx<'_>, wiring: &Wiring, c: &Changed) -> Result<bool> {
                         .unwrap_or_default();
                     let after = ctx
                         .repo
-                        .read_file(ctx.commit, &c.bytes)?
+                        .read_file(ctx.claimed.commit, &c.bytes)?
                         .unwrap_or_default();
                     let test_main = c.bytes.ends_with(b"_test.go")
                         && !wiring::declares_test_main(&before)
@@ -150,24 +151,6 @@ fn lets_through(ctx: &Ctx<'_>, wiring: &Wiring, c: &Changed) -> Result<bool> {
             }
         }
     }
-}
-
-/// Whether `new` only adds lines to `old` (SPEC §26.4 (b)): every line of `old` is in `new`, in
-/// order, unchanged; a last line without its newline counts as the same line with one.
-pub fn only_adds_lines(old: &[u8], new: &[u8]) -> bool {
-    let lines = |b: &[u8]| -> Vec<Vec<u8>> {
-        b.split_inclusive(|&c| c == b'\n')
-            .map(|l| l.strip_suffix(b"\n").unwrap_or(l).to_vec())
-            .collect()
-    };
-    let (old, new) = (lines(old), lines(new));
-    let mut want = old.iter().peekable();
-    for line in &new {
-        if want.peek().is_some_and(|w| *w == line) {
-            want.next();
-        }
-    }
-    want.peek().is_none()
 }
 
 #[cfg(test)]

@@ -81,7 +81,7 @@ impl Inline {
                 .modules
                 .iter()
                 .all(|(_, k)| matches!(k, ChangeKind::Added | ChangeKind::Modified))
-            && crate::gates::integrity::only_adds_lines(&sides.base_tests, &sides.commit_tests)
+            && only_adds_lines(&sides.base_tests, &sides.commit_tests)
     }
 }
 
@@ -440,4 +440,22 @@ fn hit(hits: &mut Vec<ProtectedChange>, path: &str, change: &'static str) {
             change,
         });
     }
+}
+
+/// Whether `new` only adds lines to `old` (SPEC §26.4 (b)): every line of `old` is in `new`, in
+/// order, unchanged; a last line without its newline counts as the same line with one.
+pub fn only_adds_lines(old: &[u8], new: &[u8]) -> bool {
+    let lines = |b: &[u8]| -> Vec<Vec<u8>> {
+        b.split_inclusive(|&c| c == b'\n')
+            .map(|l| l.strip_suffix(b"\n").unwrap_or(l).to_vec())
+            .collect()
+    };
+    let (old, new) = (lines(old), lines(new));
+    let mut want = old.iter().peekable();
+    for line in &new {
+        if want.peek().is_some_and(|w| *w == line) {
+            want.next();
+        }
+    }
+    want.peek().is_none()
 }

@@ -8,8 +8,6 @@ use git2::Repository;
 
 use super::super::index_file::{CacheTree, Entry};
 
-use super::walk::gallop;
-
 /// Paths whose staged content differs from HEAD: HEAD's tree against the index, skipping every
 /// folder whose cache-tree id equals HEAD's.
 pub(super) fn staged_paths(
@@ -137,6 +135,24 @@ pub(super) fn sparse_dir_changes(
     if listed.is_none() {
         out.push(entry.path.clone());
     }
+}
+
+/// `slice.partition_point(pred)`, probing 1, 2, 4, … items in first: as cheap as a binary search
+/// on a long run and cheaper on the usual short one (often none).
+pub(super) fn gallop<T>(slice: &[T], pred: impl Fn(&T) -> bool) -> usize {
+    let mut lo = 0; // `slice[..lo]` all satisfy `pred`
+    let mut probe = 1;
+    let hi = loop {
+        if probe > slice.len() {
+            break slice.len();
+        }
+        if !pred(&slice[probe - 1]) {
+            break probe - 1;
+        }
+        lo = probe;
+        probe *= 2;
+    };
+    lo + slice[lo..hi].partition_point(pred)
 }
 
 /// Whether `path` is inside the folder `dir` (starts with `dir/`).

@@ -12,6 +12,7 @@ use anyhow::Result;
 use git2::Repository;
 
 use super::super::index_file::Entry;
+use super::tree::gallop;
 use crate::sys::fs::{Folder, Kind};
 
 use super::*;
@@ -256,24 +257,6 @@ pub(super) fn place(path: &[u8], name: &[u8]) -> Place {
         Some(&b) if b < b'/' => Place::Between,
         Some(_) => Place::After,
     }
-}
-
-/// `slice.partition_point(pred)`, probing 1, 2, 4, … items in first: as cheap as a binary search
-/// on a long run and cheaper on the usual short one (often none).
-pub(super) fn gallop<T>(slice: &[T], pred: impl Fn(&T) -> bool) -> usize {
-    let mut lo = 0; // `slice[..lo]` all satisfy `pred`
-    let mut probe = 1;
-    let hi = loop {
-        if probe > slice.len() {
-            break slice.len();
-        }
-        if !pred(&slice[probe - 1]) {
-            break probe - 1;
-        }
-        lo = probe;
-        probe *= 2;
-    };
-    lo + slice[lo..hi].partition_point(pred)
 }
 
 #[cfg(test)]

@@ -1,0 +1,107 @@
+//! Closing a worktree's work (SPEC §17): what `close` reads from the repository before it writes
+//! the status document — HEAD and its branch, the existing document unless it is inherited —
+//! and the trailing status-only commit it makes. The text itself is `doc::compose`.
+
+use std::path::Path;
+
+use anyhow::{Context, Result, bail};
+use git2::Oid;
+
+use crate::doc::State;
+use crate::inputs;
+use crate::repo::Repo;
+
+/// HEAD's commit and branch; a returned state needs both.
+pub fn head_and_branch(
+    repo: &crate::repo::Repo,
+    root: &std::path::Path,
+    state: State,
+) -> Result<(git2::Oid, Option<String>)> {
+    let Some(head) = repo.worktree_head(root) else {
+        bail!(
+            "HEAD of {} names no commit: commit your work first",
+            root.display()
+        );
+    };
+    let branch = repo.head_branch();
+    if state.is_returned() && branch.is_none() {
+        bail!(
+            "HEAD of {} is detached: a returned state needs the branch the work is on",
+            root.display()
+        );
+    }
+    Ok((head, branch))
+}
+
+/// The existing document's text, or `None` when there is none or it is inherited from the base
+/// (SPEC §17: then it is not this agent's claim and is overwritten).
+pub fn existing_text(
+    repo: &Repo,
+    trusted: &inputs::Trusted,
+    head: Oid,
+    path: &Path,
+    status_file: &str,
+) -> Result<Option<String>> {
+    let bytes = match crate::input_file::read(path) {
+        Ok(bytes) => bytes,
+        Err(e)
+            if e.downcast_ref::<std::io::Error>()
+                .is_some_and(|e| e.kind() == std::io::ErrorKind::NotFound) =>
+        {
+            return Ok(None);
+        }
+        Err(e) => {
+            return Err(e).with_context(|| format!("cannot read {}", path.display()));
+        }
+    };
+    let base = trusted.base.as_ref().map(|(_, id)| *id);
+    let attested = || {
+        let root = repo.workdir();
+        let owner = crate::verdict::Owner::of(repo.head_branch().as_deref(), root.as_deref());
+        owner.is_some_and(|owner| {
+            let claim = crate::verdict::Claim::new(owner, head);
+            crate::verdict::attested(repo, &claim, status_file)
+        })
+    };
+    if crate::inherited::is_inherited(repo, base, Some(head), status_file, &bytes, attested) {
+        return Ok(None);
+    }
+    let body = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(&bytes);
+    match String::from_utf8(body.to_vec()) {
+        Ok(text) => Ok(Some(text)),
+        Err(_) => bail!(
+            "{} is not UTF-8: fix or remove it (close never overwrites bytes it cannot read)",
+            path.display()
+        ),
+    }
+}
+
+/// Commit the status document alone on top of the work commit (`restack`: HEAD is already a
+/// status-only commit, which is replaced so there stays exactly one).
+pub fn commit_status(
+    root: &Path,
+    status_file: &str,
+    slug: &str,
+    state: State,
+    restack: bool,
+) -> Result<()> {
+    let git = |args: &[&str]| -> Result<()> {
+        let out = crate::repo::git_cli::Git::worktree(root).run(args)?;
+        if !out.status.success() {
+            bail!(
+                "git {} failed: {}",
+                args.join(" "),
+                String::from_utf8_lossy(&out.stderr).trim()
+            );
+        }
+        Ok(())
+    };
+    git(&["add", "-f", "--", status_file])?;
+    let message = format!("status: {slug} {}", state.as_str());
+    let mut args = vec!["commit", "-q", "-m", &message];
+    if restack {
+        args.push("--amend");
+    }
+    args.extend(["--only", "--", status_file]);
+    git(&args)
+}
