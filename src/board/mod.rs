@@ -255,20 +255,9 @@ fn row(
         head,
         base,
     };
-    let (doc, slug, claimed, unreadable) = match read_input(wt, status_file) {
-        Ok(bytes) => {
-            let inherited = |b: &[u8]| at.inherited(repo, ledger, b, status_file);
-            let (doc, slug, claimed) = read_doc(bytes, inherited);
-            (doc, slug, claimed, None)
-        }
-        Err(why) => (DocState::Unreadable, None, None, Some(format!("{why:#}"))),
-    };
-    let judged = at.decision(
-        repo,
-        ledger,
-        (slug.as_deref(), claimed.as_deref()),
-        status_file,
-    );
+    let (doc, slug, claimed, unreadable) = at.read(repo, ledger, wt, status_file);
+    let said = (slug.as_deref(), claimed.as_deref());
+    let judged = at.decision(repo, ledger, said, status_file);
     let verdict = judged.as_ref().map(|d| d.verdict);
     let codes = judged
         .as_ref()
@@ -278,13 +267,8 @@ fn row(
         DocState::Read(state) => Some(state),
         _ => None,
     };
-    let (merged, conflict) = at.radar(
-        repo,
-        ledger,
-        (wt.main, slug.as_deref()),
-        verdict,
-        status_file,
-    );
+    let of_row = (wt.main, slug.as_deref());
+    let (merged, conflict) = at.radar(repo, ledger, of_row, verdict, status_file);
     let stage = stage_of(doc, verdict, rejected, merged, conflict);
     Row {
         path: wt.path.display().to_string(),
@@ -314,6 +298,25 @@ struct Tip<'a> {
 }
 
 impl Tip<'_> {
+    /// The row's status document: its state, slug, the commit its close line names, and why it
+    /// could not be read (an inherited document reads as absent).
+    fn read(
+        &self,
+        repo: &Repo,
+        ledger: &Ledger,
+        wt: &WorktreeInfo,
+        status_file: &str,
+    ) -> (DocState, Option<String>, Option<String>, Option<String>) {
+        match read_input(wt, status_file) {
+            Ok(bytes) => {
+                let inherited = |b: &[u8]| self.inherited(repo, ledger, b, status_file);
+                let (doc, slug, claimed) = read_doc(bytes, inherited);
+                (doc, slug, claimed, None)
+            }
+            Err(why) => (DocState::Unreadable, None, None, Some(format!("{why:#}"))),
+        }
+    }
+
     /// Whether `bytes` are inherited (SPEC §17), unless this branch's own record names its tip
     /// (SPEC §26.1).
     fn inherited(&self, repo: &Repo, ledger: &Ledger, bytes: &[u8], status_file: &str) -> bool {

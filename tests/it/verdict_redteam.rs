@@ -234,7 +234,10 @@ fn a_replayed_approval_line_does_not_clear_a_later_rejection() {
     assert_eq!(code, 0, "{out}{err}");
     let approval = log_lines(&s).pop().unwrap();
     assert!(approval.contains("\"approve\""), "{approval}");
-    let (code, out, err) = s.run(&s.wt, &["reject", "--by", "Rita", "--note", "redo it"]);
+    let (code, out, err) = s.run(
+        &s.wt,
+        &["reject", "--by", "Rita", "--note", "redo it", "--yes"],
+    );
     assert_eq!(code, 0, "{out}{err}");
     assert_eq!(stage(&s, "agent/x"), "REJECTED");
 
