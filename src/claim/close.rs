@@ -105,3 +105,13 @@ pub fn commit_status(
     args.extend(["--only", "--", status_file]);
     git(&args)
 }
+
+/// The work commit a close line names from `head`, and whether `head` is a trailing status-only
+/// commit: such a commit is the record of an earlier `close --commit`, and the work commit is its
+/// parent (it is then replaced, so there stays exactly one).
+pub fn work_commit(repo: &Repo, head: Oid, status_file: &str) -> (Oid, bool) {
+    match crate::verdict::stands_for(repo, head, status_file) {
+        Some(parent) => (parent, true),
+        None => (head, false),
+    }
+}

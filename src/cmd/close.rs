@@ -17,6 +17,7 @@ use crate::doc::{ParseOptions, State};
 use crate::finding::Severity;
 use crate::inputs;
 use crate::render::{self, Format};
+use crate::repo::Repo;
 
 /// Write the status document (and, for a returned state, the CLOSE-OK line) from git
 ///
@@ -121,28 +122,11 @@ fn write(args: &Args, color: bool, closed: &mut Closed) -> Result<i32> {
         closed.refused = Some("tracked files have uncommitted changes: commit first".into());
         return Ok(1);
     }
-    // A trailing commit that changes only the status document is the record of an earlier
-    // `close --commit`: the work commit is its parent.
-    let (work, restack) = match crate::verdict::stands_for(&repo, head, &status_file) {
-        Some(parent) => (parent, true),
-        None => (head, false),
-    };
+    let (work, restack) = close::work_commit(&repo, head, &status_file);
     let path = root.join(&status_file);
     let existing = close::existing_text(&repo, &trusted, head, &path, &status_file)?;
     let slug = slug_for(args, existing.as_deref(), branch.as_deref());
-    let draft = Draft {
-        slug: &slug,
-        state,
-        work: work.to_string(),
-        subject: repo.summary(work).unwrap_or_default(),
-        branch: branch.clone().unwrap_or_default(),
-        worktree: crate::repo::canonical(&root),
-        updated: crate::record::now_rfc3339(),
-        abstract_text: args.abstract_text.as_deref(),
-        done: &args.done,
-        blocked_on: args.blocked_on.as_deref(),
-        artifacts: &args.artifacts,
-    };
+    let draft = draft(args, &slug, state, work, &repo, &root, branch.as_deref());
     let text = compose(&draft, existing.as_deref());
     closed.names(&path, &slug, state, work);
     if let Some(code) = not_written(args, &text, &status_file, color, closed)? {
@@ -170,6 +154,31 @@ fn write(args: &Args, color: bool, closed: &mut Closed) -> Result<i32> {
         writeln!(out, "now run: closegate check")?;
     }
     Ok(0)
+}
+
+/// What the document says: from git, and the items the command line gives.
+fn draft<'a>(
+    args: &'a Args,
+    slug: &'a str,
+    state: State,
+    work: Oid,
+    repo: &Repo,
+    root: &Path,
+    branch: Option<&str>,
+) -> Draft<'a> {
+    Draft {
+        slug,
+        state,
+        work: work.to_string(),
+        subject: repo.summary(work).unwrap_or_default(),
+        branch: branch.unwrap_or_default().to_string(),
+        worktree: crate::repo::canonical(root),
+        updated: crate::record::now_rfc3339(),
+        abstract_text: args.abstract_text.as_deref(),
+        done: &args.done,
+        blocked_on: args.blocked_on.as_deref(),
+        artifacts: &args.artifacts,
+    }
 }
 
 /// When the document is not to be written: it would not lint (exit 1), or `--dry-run` (the
