@@ -1,6 +1,8 @@
 //! One integration test binary: real repositories, the real `closegate` binary.
 
 mod agent;
+mod agent_hook;
+mod agent_install;
 mod approve;
 mod attest;
 mod board;
