@@ -3,6 +3,7 @@
 //! hooks (`settings`, `install`, `codex`, `doctor`).
 
 pub mod blocks;
+pub mod bounded;
 pub mod codex;
 pub mod decided;
 pub mod doctor;
