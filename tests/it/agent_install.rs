@@ -37,7 +37,7 @@ fn run(s: &Scene, cwd: &Path, args: &[&str], stdin: Option<&[u8]>) -> (i32, Stri
 
 /// Codex's trust hash of a hook, computed here from its documented rule (independent of the
 /// product's code): SHA-256 of the hook's identity as compact JSON with sorted keys.
-fn codex_hash(event: &str, command: &str, timeout: u64) -> String {
+pub fn codex_hash(event: &str, command: &str, timeout: u64) -> String {
     use sha2::{Digest, Sha256};
     let identity = serde_json::json!({
         "event_name": event,

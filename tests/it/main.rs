@@ -1,6 +1,7 @@
 //! One integration test binary: real repositories, the real `closegate` binary.
 
 mod agent;
+mod agent_clients;
 mod agent_hook;
 mod agent_install;
 mod approve;
@@ -10,6 +11,7 @@ mod browser;
 mod check;
 mod checks;
 mod cli;
+mod clients;
 mod close;
 mod config;
 mod contract;
