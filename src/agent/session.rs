@@ -36,16 +36,22 @@ const HEAD: usize = 4 << 20;
 /// the transcript at `path`. A transcript that is not a regular file (a FIFO, a device) or cannot
 /// be read gives none: it is never opened with a blocking open (SPEC §26.3).
 pub fn start_cwd(path: &Path) -> Option<PathBuf> {
-    use std::io::Read;
-    let mut head = Vec::new();
+    use std::io::{BufRead, Read};
     let (file, _) = crate::input_file::open_regular(path).ok()?;
-    file.take(HEAD as u64).read_to_end(&mut head).ok()?;
-    let text = String::from_utf8_lossy(&head);
-    text.lines().find_map(|line| {
-        let value = serde_json::from_str::<Value>(line).ok()?;
-        let found = value["cwd"].as_str().or(value["payload"]["cwd"].as_str());
-        found.filter(|c| !c.is_empty()).map(PathBuf::from)
-    })
+    // Line by line from the head: the first line with a `cwd` is near the top of a transcript
+    // that may be many megabytes long.
+    let mut lines = std::io::BufReader::new(file.take(HEAD as u64));
+    let mut line = Vec::new();
+    while lines.read_until(b'\n', &mut line).ok()? > 0 {
+        if let Ok(value) = serde_json::from_slice::<Value>(&line) {
+            let found = value["cwd"].as_str().or(value["payload"]["cwd"].as_str());
+            if let Some(cwd) = found.filter(|c| !c.is_empty()) {
+                return Some(PathBuf::from(cwd));
+            }
+        }
+        line.clear();
+    }
+    None
 }
 
 /// The last `max` bytes of the transcript at `path`, opened without blocking (a FIFO or a device

@@ -177,21 +177,19 @@ fn doc_claims(repo: &Repo, root: &Path, trusted: Option<&Trusted>) -> bool {
     if !doc.state.is_some_and(State::is_returned) {
         return false;
     }
-    if let Some(t) = trusted {
+    // verdict(#36): the newest decision recorded for this branch.
+    let newest = repo
+        .head_branch()
+        .and_then(|branch| decided::newest_for_branch(&repo.common_dir(), &branch));
+    if newest.is_some_and(|record| decided::judged(&record, &doc)) {
+        return false;
+    }
+    let inherited = trusted.is_some_and(|t| {
         let base = t.base.as_ref().map(|(_, id)| *id);
         let head = repo.worktree_head(root);
-        if crate::inherited::is_inherited(repo, base, head, &t.config.status_file, &bytes) {
-            return false;
-        }
-    }
-    let Some(branch) = repo.head_branch() else {
-        return true;
-    };
-    // verdict(#36): the newest decision recorded for this branch.
-    match decided::newest_for_branch(&repo.common_dir(), &branch) {
-        Some(record) => !decided::judged(&record, &doc),
-        None => true,
-    }
+        crate::inherited::is_inherited(repo, base, head, &t.config.status_file, &bytes)
+    });
+    !inherited
 }
 
 /// A VERIFIED `@signal done` stop that needs no gate run: the message's shape holds, the
