@@ -11,6 +11,8 @@ use toml::{Table, Value};
 use crate::globs::Globs;
 use crate::toml_read;
 
+pub mod runners;
+
 /// The configuration file's name, at the repository root.
 pub const FILE_NAME: &str = ".closegate.toml";
 /// Seconds a check may run when its `timeout_s` is not given.
@@ -180,14 +182,19 @@ impl SandboxMode {
     }
 }
 
-/// Files whose mere addition changes how the tests already there run (pytest's `conftest.py`
-/// and package `__init__.py`, Jest's automatic `__mocks__`, test-runner set-up and config
-/// files): under `[protected.policy] <surface> = "modify"` adding one still needs review.
-const RUNNER_WIRING: [&str; 9] = [
+/// Files whose mere addition changes how the tests already there run, by their names (pytest's
+/// `conftest.py`, package `__init__.py` and configuration files, Jest's automatic `__mocks__`,
+/// test-runner set-up and config files): under `[protected.policy] <surface> = "modify"` or
+/// `"integrity"` adding one still needs review. What only the trees can tell (a Go `TestMain`, a
+/// file a runner configuration names) is `gates::protected::wiring`'s (SPEC §26.4).
+const RUNNER_WIRING: [&str; 12] = [
     "**/conftest.py",
     "**/__init__.py",
     "**/__mocks__/**",
     "**/pytest.ini",
+    "**/.pytest.ini",
+    "**/pytest.toml",
+    "**/.pytest.toml",
     "**/setupTests.*",
     "**/jest.setup.*",
     "**/jest.config.*",
@@ -246,8 +253,9 @@ impl Surface {
         })
     }
 
-    /// Whether a repo-relative path (with `/` separators) lies on this surface.
-    pub fn is_match(&self, path: &str) -> bool {
+    /// Whether a repo-relative path (with `/` separators; text, or the bytes git stores) lies
+    /// on this surface.
+    pub fn is_match(&self, path: impl AsRef<[u8]>) -> bool {
         self.set.is_match(path)
     }
 }
@@ -319,6 +327,16 @@ impl Default for Config {
 }
 
 impl Config {
+    /// The protected policy in force (SPEC §26.1: records carry it): each surface whose
+    /// `[protected.policy]` is not the default `all`, with its word.
+    pub fn policies(&self) -> std::collections::BTreeMap<String, String> {
+        self.surfaces
+            .iter()
+            .filter(|s| s.policy != SurfacePolicy::All)
+            .map(|s| (s.name.clone(), s.policy.as_str().to_string()))
+            .collect()
+    }
+
     /// Parse `.closegate.toml` text; `origin` (e.g. `main:.closegate.toml`) starts every error.
     pub fn parse(text: &str, origin: &str) -> Result<Config> {
         let table: Table = text
@@ -330,7 +348,8 @@ impl Config {
     /// Names of the surfaces a repo-relative path lies on. The configuration file itself, every
     /// `.gitattributes`, `.gitmodules` and the paths the checks run are always on `ci`, whatever
     /// the configuration says (SPEC §4.5).
-    pub fn surfaces_for(&self, path: &str) -> Vec<String> {
+    pub fn surfaces_for(&self, path: impl AsRef<[u8]>) -> Vec<String> {
+        let path = path.as_ref();
         let mut names: Vec<String> = self
             .surfaces
             .iter()
@@ -345,9 +364,10 @@ impl Config {
 
     /// Whether adding the new path `path` needs review: it lies on a surface whose policy is
     /// `all`, is always on `ci` (the configuration, `.gitattributes`, the paths the checks run),
-    /// or is a file that changes how the tests already there run ([`RUNNER_WIRING`]). A path on
-    /// no surface needs none.
-    pub fn addition_needs_review(&self, path: &str) -> bool {
+    /// or is a file that changes how the tests already there run by its name ([`RUNNER_WIRING`]).
+    /// A path on no surface needs none.
+    pub fn addition_needs_review(&self, path: impl AsRef<[u8]>) -> bool {
+        let path = path.as_ref();
         let on: Vec<&Surface> = self.surfaces.iter().filter(|s| s.is_match(path)).collect();
         if self.always_ci.is_match(path) {
             return true;
@@ -357,6 +377,11 @@ impl Config {
         }
         // Under policy `integrity` an addition waits for the overlays (`integrity_may_pass`).
         on.iter().any(|s| s.policy != SurfacePolicy::Modify) || self.wiring.is_match(path)
+    }
+
+    /// Whether `path`'s name alone makes it runner wiring ([`RUNNER_WIRING`], SPEC §26.4).
+    pub fn is_wiring_name(&self, path: impl AsRef<[u8]>) -> bool {
+        self.wiring.is_match(path)
     }
 
     /// Put repository paths (files, or folders: everything under them) on surface `ci` whatever
@@ -375,6 +400,29 @@ impl Config {
             set.fold_case();
         }
         self.always_ci = set;
+    }
+
+    /// Put the test globs a runner is given on its command line (tape, ava, nyc: SPEC §26.4) on
+    /// surface `tests`: a new test file they would run is a test. A word globset cannot read is
+    /// taken as a literal path.
+    pub fn add_test_globs(&mut self, globs: &[String]) {
+        let Some(tests) = self.surfaces.iter_mut().find(|s| s.name == "tests") else {
+            return;
+        };
+        for glob in globs {
+            let glob = match Globs::paths(std::slice::from_ref(glob)) {
+                Ok(_) => glob.clone(),
+                Err(_) => globset::escape(glob),
+            };
+            if !tests.globs.contains(&glob) {
+                tests.globs.push(glob);
+            }
+        }
+        let mut set = Globs::paths(&tests.globs).expect("checked or escaped globs are valid");
+        if self.folds_case {
+            set.fold_case();
+        }
+        tests.set = set;
     }
 
     /// Match every path pattern ignoring ASCII case (`core.ignorecase = true`, SPEC §4.5).
@@ -552,14 +600,22 @@ impl Config {
     }
 
     /// Whether a changed path may go through without a human under policy `integrity` once the
-    /// overlays vouch for the change (SPEC §23): the change is an addition or a modification,
-    /// every surface the path is on has policy `integrity`, it is not always on `ci`, and an
-    /// added file does not rewire how the existing tests run. A deletion never goes through.
-    pub fn integrity_may_pass(&self, path: &str, added: bool) -> bool {
+    /// overlays vouch for the change and the change is one the policy lets through (SPEC §26.4:
+    /// an added test file that is not runner wiring, or lines only added): every surface the
+    /// path is on has policy `integrity` and it is not always on `ci`.
+    pub fn integrity_may_pass(&self, path: impl AsRef<[u8]>) -> bool {
+        let path = path.as_ref();
         let on: Vec<&Surface> = self.surfaces.iter().filter(|s| s.is_match(path)).collect();
-        let rewires = added && self.wiring.is_match(path);
         let all_integrity = on.iter().all(|s| s.policy == SurfacePolicy::Integrity);
-        !on.is_empty() && all_integrity && !self.always_ci.is_match(path) && !rewires
+        !on.is_empty() && all_integrity && !self.always_ci.is_match(path)
+    }
+
+    /// The policy of the surface named `name`, when there is one.
+    pub fn policy_of(&self, name: &str) -> Option<SurfacePolicy> {
+        self.surfaces
+            .iter()
+            .find(|s| s.name == name)
+            .map(|s| s.policy)
     }
 
     /// A surface's globs: a list replaces the surface, `{ extend = [globs] }` adds to the surface

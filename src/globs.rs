@@ -6,6 +6,13 @@
 //! millisecond per run, a tenth of a whole `check`; they are matched segment by segment instead,
 //! with exactly globset's semantics (a property test holds the two together). Any other glob
 //! (`?`, `[…]`, `{…}`, escapes, `**` inside a segment) is compiled by globset.
+//!
+//! Paths are bytes (SPEC §26.4): a tree path need not be UTF-8, and it is matched as git stores
+//! it, never as printed text (`\xff` is four characters, the name holds one byte).
+
+use std::ffi::OsStr;
+use std::os::unix::ffi::OsStrExt;
+use std::path::Path;
 
 use globset::{Glob, GlobBuilder, GlobSet, GlobSetBuilder};
 
@@ -42,8 +49,11 @@ impl Chunk {
     /// segment is `..` to have no file name, so its file-name and extension shortcuts miss it
     /// where the glob's own regex matches (`[a]/..` on `a/..`); a crafted tree can hold such an
     /// entry, so that path is matched glob by glob.
-    fn first(&self, path: &str) -> Option<usize> {
-        if path.rsplit('/').next() == Some("..") {
+    fn first(&self, path: &[u8]) -> Option<usize> {
+        // globset matches a `Path` by its bytes on Unix: a name that is not UTF-8 is matched as
+        // git stores it.
+        let path = Path::new(OsStr::from_bytes(path));
+        if path.as_os_str().as_bytes().rsplit(|&b| b == b'/').next() == Some(b"..") {
             let hit = self
                 .globs
                 .iter()
@@ -225,29 +235,31 @@ impl Globs {
         &self.patterns
     }
 
-    /// Whether any glob matches the repo-relative `path`.
-    pub fn is_match(&self, path: &str) -> bool {
+    /// Whether any glob matches the repo-relative `path` (text, or the bytes git stores).
+    pub fn is_match(&self, path: impl AsRef<[u8]>) -> bool {
         self.first_match(path).is_some()
     }
 
-    /// The first pattern (in the order given) that matches `path`.
-    pub fn first_match(&self, path: &str) -> Option<&str> {
+    /// The first pattern (in the order given) that matches `path` (text, or the bytes git
+    /// stores: a name need not be UTF-8).
+    pub fn first_match(&self, path: impl AsRef<[u8]>) -> Option<&str> {
+        let path = path.as_ref();
         let folded;
         let path = if self.fold {
             folded = path.to_ascii_lowercase();
-            folded.as_str()
+            folded.as_slice()
         } else {
             path
         };
-        let mut parts: Option<Vec<&str>> = None;
+        let mut parts: Option<Vec<&[u8]>> = None;
         let simple = self
             .simple
             .iter()
             .find(|glob| {
-                contains(path.as_bytes(), glob.needle.as_bytes())
+                contains(path, glob.needle.as_bytes())
                     && matches(
                         &glob.segments,
-                        parts.get_or_insert_with(|| path.split('/').collect()),
+                        parts.get_or_insert_with(|| path.split(|&b| b == b'/').collect()),
                     )
             })
             .map(|glob| glob.index);
@@ -348,7 +360,7 @@ fn needle(segments: &[Segment]) -> String {
 }
 
 /// Whether the glob's segments match the path's segments.
-fn matches(segs: &[Segment], parts: &[&str]) -> bool {
+fn matches(segs: &[Segment], parts: &[&[u8]]) -> bool {
     match segs.split_first() {
         None => parts.is_empty(),
         Some((Segment::Wild(w), rest)) => {
@@ -362,8 +374,8 @@ fn matches(segs: &[Segment], parts: &[&str]) -> bool {
 }
 
 /// `*`-only wildcard match of one segment (the classic two-pointer walk with backtracking).
-fn wildcard(pattern: &str, text: &str) -> bool {
-    let (p, t) = (pattern.as_bytes(), text.as_bytes());
+fn wildcard(pattern: &str, t: &[u8]) -> bool {
+    let p = pattern.as_bytes();
     let (mut pi, mut ti) = (0, 0);
     let mut star: Option<(usize, usize)> = None;
     while ti < t.len() {
@@ -507,6 +519,46 @@ mod tests {
             assert!(globset(pattern).is_match(path), "{pattern} on {path}");
             assert_eq!(ours.first_match(path), Some(pattern), "{pattern} on {path}");
             assert_eq!(ours.first_match("zz"), Some("z[z]"), "{pattern}");
+        }
+    }
+
+    /// A name that is not UTF-8 is matched by its bytes, simple and complex globs alike, as
+    /// globset matches a `Path` made of those bytes; its printed form (`\xff`) is not the name.
+    #[test]
+    fn names_that_are_not_utf8_match_by_their_bytes() {
+        let cases: [(&str, &[u8], bool); 12] = [
+            ("**/tests/**", b"tests/\xff.py", true),
+            ("**/test_*.*", b"a/test_\xfe\xff.py", true),
+            ("**/*_test.*", b"x\x80_test.go", true),
+            ("tests", b"tests/\xc3", true),
+            ("src/[a]*", b"src/a\xff.rs", true),
+            ("src/?.rs", b"src/\xff.rs", true),
+            ("src/[!a].rs", b"src/\xff.rs", true),
+            ("**/*.{py,rs}", b"\xff/\xfe.py", true),
+            ("*.md", b"\xff/a.md", false),
+            ("tests/\\\\xff", b"tests/\xff", false),
+            ("src/*", b"src/\xff/x", false),
+            ("src/**", b"src/\xff/x", true),
+        ];
+        for (pattern, path, expected) in cases {
+            let theirs = GlobBuilder::new(pattern)
+                .literal_separator(true)
+                .build()
+                .unwrap()
+                .compile_matcher()
+                .is_match(Path::new(OsStr::from_bytes(path)));
+            let ours = Globs::paths(&[pattern.to_string()]).unwrap();
+            assert_eq!(ours.is_match(path), expected, "{pattern} on {path:?}");
+            if !is_literal(pattern) {
+                assert_eq!(theirs, expected, "globset: {pattern} on {path:?}");
+            }
+            let mut folded = ours.clone();
+            folded.fold_case();
+            assert_eq!(
+                folded.is_match(path.to_ascii_uppercase()),
+                expected,
+                "{pattern}"
+            );
         }
     }
 

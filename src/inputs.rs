@@ -254,6 +254,44 @@ pub fn trusted_config(
     config_flag: Option<&Path>,
 ) -> Result<Trusted> {
     let tip = config_tip(repo, base_flag);
+    let configured = base_flag.is_none()
+        || base_flag.is_some_and(|flag| same_as_configured(repo, flag, tip.clone()));
+    trusted_from(repo, base_flag, config_flag, tip, configured)
+}
+
+/// The trusted configuration as a command that moves the base `name` reads it once the base's
+/// tip is `onto` (SPEC §26.2: `land` reads it after taking the lock, from the tip it composes on,
+/// the remote's with `--push`): when the configuration is read from that base (the usual case),
+/// from `onto`; otherwise from where [`trusted_config`] reads it, read now.
+pub fn trusted_config_on(
+    repo: &Repo,
+    base_flag: Option<&str>,
+    name: &str,
+    onto: Oid,
+) -> Result<Trusted> {
+    let now = trusted_config(repo, base_flag, None)?;
+    let from_base = now.tip.as_ref().is_none_or(|(tip, _)| tip == name);
+    if !from_base {
+        return Ok(now);
+    }
+    let configured = now.provenance.base_configured;
+    trusted_from(
+        repo,
+        base_flag,
+        None,
+        Some((name.to_string(), onto)),
+        configured,
+    )
+}
+
+/// [`trusted_config`] from the tip `tip`, with whether the base is the configured one.
+fn trusted_from(
+    repo: &Repo,
+    base_flag: Option<&str>,
+    config_flag: Option<&Path>,
+    tip: Option<(String, Oid)>,
+    base_configured: bool,
+) -> Result<Trusted> {
     let tip_blob = tip
         .as_ref()
         .and_then(|(_, id)| repo.blob_id(*id, config::FILE_NAME));
@@ -277,8 +315,7 @@ pub fn trusted_config(
         _ => tip.clone(),
     };
     if let Some((_, id)) = &base {
-        let named = run_paths(repo, *id, &config.checks)?;
-        config.protect_always(&named);
+        protect_run_words(repo, *id, &mut config)?;
     }
     let findings = match &base {
         Some(_) => Vec::new(),
@@ -292,8 +329,7 @@ pub fn trusted_config(
             Some(_) => ConfigSource::File,
             None => ConfigSource::Base,
         },
-        base_configured: base_flag.is_none()
-            || base_flag.is_some_and(|flag| same_as_configured(repo, flag, tip_blob)),
+        base_configured,
     };
     Ok(Trusted {
         config,
@@ -309,7 +345,10 @@ pub fn trusted_config(
 /// Whether `--base FLAG` named the configured (or default) base itself — the same branch, not
 /// another one at the same commit (SPEC §6: a record made with another `--base` is never
 /// trusted) — and so read the same configuration: then its records count.
-fn same_as_configured(repo: &Repo, flag: &str, tip_blob: Option<Oid>) -> bool {
+fn same_as_configured(repo: &Repo, flag: &str, tip: Option<(String, Oid)>) -> bool {
+    let tip_blob = tip
+        .as_ref()
+        .and_then(|(_, id)| repo.blob_id(*id, config::FILE_NAME));
     let Ok(default) = trusted_config(repo, None, None) else {
         return false;
     };
@@ -338,6 +377,36 @@ fn run_paths(repo: &Repo, id: Oid, checks: &[config::CheckSpec]) -> Result<Vec<S
         }
     }
     Ok(found)
+}
+
+/// What the checks' `run` strings name, on the base tip `id`: the paths they run on `ci`, and
+/// what tape, ava or nyc is given to run on `tests`, not `ci` (SPEC §4.5, §26.4).
+fn protect_run_words(repo: &Repo, id: Oid, config: &mut Config) -> Result<()> {
+    let tests = runner_test_globs(repo, id, &config.checks)?;
+    let mut named = run_paths(repo, id, &config.checks)?;
+    named.retain(|path| !tests.contains(path));
+    config.protect_always(&named);
+    config.add_test_globs(&tests);
+    Ok(())
+}
+
+/// The test globs the checks hand tape, ava or nyc (SPEC §26.4), in their `run` strings and in
+/// the npm scripts they run from the base tip `id`'s root `package.json`.
+fn runner_test_globs(repo: &Repo, id: Oid, checks: &[config::CheckSpec]) -> Result<Vec<String>> {
+    let runners = config::runners::runners(checks);
+    let mut globs = runners.test_globs.clone();
+    if runners.npm
+        && let Some(bytes) = repo.read_file(id, "package.json")?
+        && let Ok(json) = serde_json::from_slice(&bytes)
+    {
+        let scripts = config::runners::script_runners(&json, &runners.npm_scripts);
+        for glob in scripts.test_globs {
+            if !globs.contains(&glob) {
+                globs.push(glob);
+            }
+        }
+    }
+    Ok(globs)
 }
 
 /// The words of a shell command that could name a repository path: split at blanks and shell

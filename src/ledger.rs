@@ -12,7 +12,6 @@
 //! sorted), so a line written through this type is byte for byte the line the ad-hoc objects wrote
 //! before it, and the `mac` covers it as SPEC §6 says.
 
-use std::collections::HashSet;
 use std::path::Path;
 
 use anyhow::Result;
@@ -63,6 +62,24 @@ pub struct Record {
     /// `configured` or `other`.
     #[serde(default, deserialize_with = "lenient")]
     pub base_source: Option<String>,
+    /// Blob id of the task contract the decision was made under, or null (SPEC §12, §26.1);
+    /// absent (`None`) on lines of events that did not carry it before §26 (they read as null:
+    /// [`Record::contract`]), so such a line writes back byte for byte.
+    #[serde(
+        default,
+        deserialize_with = "nullable",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub contract: Option<Option<String>>,
+    /// The protected policy the decision was made under: each surface whose
+    /// `[protected.policy]` is not the default `all`, with its word (SPEC §26.1). Absent on lines
+    /// that decide nothing (a hook's, a signal's) and on lines written before this field.
+    #[serde(
+        default,
+        deserialize_with = "lenient",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub policy: Option<std::collections::BTreeMap<String, String>>,
     #[serde(flatten)]
     pub event: Event,
     /// With a record key: the previous line's `mac` (`record` adds it when it writes the line).
@@ -134,9 +151,6 @@ pub struct CheckFields {
     pub mergeable: bool,
     #[serde(default, deserialize_with = "lenient")]
     pub approval: Option<Approval>,
-    /// Blob id of the task contract, or null.
-    #[serde(default, deserialize_with = "lenient")]
-    pub contract: Option<String>,
     /// One entry per check, with its reuse key; an entry of another shape is left out.
     #[serde(default, deserialize_with = "lenient_each")]
     pub checks: Vec<CheckEntry>,
@@ -450,8 +464,6 @@ pub struct ReapedEntry {
 pub struct ApproveFields {
     #[serde(default, deserialize_with = "lenient")]
     pub note: Option<String>,
-    #[serde(default, deserialize_with = "lenient")]
-    pub contract: Option<String>,
     /// Who approved; null on a refused approval, so it can never be taken for one.
     #[serde(default, deserialize_with = "lenient")]
     pub by: Option<String>,
@@ -660,6 +672,8 @@ impl Record {
                 }
                 .to_string()
             }),
+            contract: Some(report.contract.clone()),
+            policy: report.policy.clone(),
             event,
             prev: None,
             mac: None,
@@ -693,6 +707,11 @@ impl Record {
             return Err("no event".to_string());
         }
         Record::deserialize(value).map_err(|e| format!("not a record: {e}"))
+    }
+
+    /// The contract blob the record's claim was judged under (`None`: no contract).
+    pub fn contract(&self) -> Option<&str> {
+        self.contract.as_ref().and_then(Option::as_deref)
     }
 
     /// The event's name as written in the line.
@@ -785,124 +804,11 @@ pub fn record_check(common_dir: &Path, report: &Report) -> Result<()> {
     let fields = CheckFields {
         mergeable: report.mergeable,
         approval: report.approval.clone(),
-        contract: report.contract.clone(),
         checks: report.check_entries.clone(),
         findings: report.findings.iter().map(FindingEntry::of).collect(),
         protected: report.protected.iter().map(ProtectedEntry::of).collect(),
     };
     Record::new(report, claimed, Event::Check(fields)).append(common_dir)
-}
-
-/// The latest approval recorded by `approve` for exactly this commit, configuration blob and
-/// contract blob (SPEC §8, §12): an approval never carries over to another commit, nor survives a
-/// change of the configuration or the contract on the base. Only authenticated, trusted records.
-pub fn approval_for(
-    common_dir: &Path,
-    commit: &str,
-    contract: Option<&str>,
-    config: Option<&str>,
-) -> Result<Option<Approval>> {
-    let records = records(record::read_mentioning(common_dir, commit)?);
-    let found = records.iter().rev().find_map(|r| {
-        let a = r.approval()?;
-        let matches = r.commit.as_deref() == Some(commit)
-            && a.contract.as_deref() == contract
-            && r.config.as_deref() == config
-            && r.is_trusted();
-        matches.then(|| Approval {
-            by: a.by.clone().unwrap_or_default(),
-            at: r.ts.clone(),
-            commit: commit.to_string(),
-        })
-    });
-    Ok(found)
-}
-
-/// Whether `commit` has a passing record (SPEC §9, [`Record::is_passing`]): authenticated, and
-/// made with the base tip's configuration and the configured base; and no reviewer's rejection
-/// of it stands ([`rejection_in`]).
-pub fn has_passing_record(common_dir: &Path, commit: &str) -> Result<bool> {
-    let records = records(record::read_mentioning(common_dir, commit)?);
-    let passing = records
-        .iter()
-        .any(|r| r.is_passing() && r.commit.as_deref() == Some(commit));
-    Ok(passing && rejection_in(&records, commit, None).is_none())
-}
-
-/// The newest passing record (SPEC §9) for `commit` made with the configuration blob `config`:
-/// what a teardown is admitted on without running the checks again (SPEC §7 step 1).
-pub fn passing_record_under(
-    common_dir: &Path,
-    commit: &str,
-    config: Option<&str>,
-) -> Result<Option<Record>> {
-    let records = records(record::read_mentioning(common_dir, commit)?);
-    Ok(records.into_iter().rev().find(|r| {
-        r.is_passing()
-            && r.commit.as_deref() == Some(commit)
-            && r.config.as_deref() == config
-            && !matches!(r.event, Event::Land(_))
-    }))
-}
-
-/// The commits whose newest approval-or-rejection (in log order) is a rejection.
-pub fn rejected_commits(records: &[Record]) -> HashSet<String> {
-    let mut last: std::collections::HashMap<&str, bool> = std::collections::HashMap::new();
-    for r in records {
-        let Some(commit) = r.commit.as_deref() else {
-            continue;
-        };
-        if r.is_rejection() {
-            last.insert(commit, true);
-        } else if r.approval().is_some() && r.is_trusted() {
-            last.insert(commit, false);
-        }
-    }
-    last.into_iter()
-        .filter(|(_, rejected)| *rejected)
-        .map(|(c, _)| c.to_string())
-        .collect()
-}
-
-/// The rejection of `commit` that stands in `records` (log order): the last `reject` line for
-/// it, or for another commit with the same `tree`, when no trusted approval of `commit` itself
-/// was recorded after (SPEC §21: the newer wins).
-pub fn rejection_in(records: &[Record], commit: &str, tree: Option<&str>) -> Option<Rejection> {
-    let mut found = None;
-    for r in records {
-        let this = r.commit.as_deref() == Some(commit);
-        match &r.event {
-            Event::Reject(f) if this || (tree.is_some() && f.tree.as_deref() == tree) => {
-                found = Some(Rejection {
-                    by: f.by.clone().unwrap_or_default(),
-                    note: f.note.clone().unwrap_or_default(),
-                    at: r.ts.clone(),
-                });
-            }
-            _ if this && r.approval().is_some() && r.is_trusted() => found = None,
-            _ => {}
-        }
-    }
-    found
-}
-
-/// The rejection of `commit` (whose tree is `tree`) that stands ([`rejection_in`]), from the
-/// authenticated records that mention the commit or the tree.
-pub fn rejection_for(
-    common_dir: &Path,
-    commit: &str,
-    tree: Option<&str>,
-) -> Result<Option<Rejection>> {
-    let mut values = record::read_mentioning(common_dir, commit)?;
-    if let Some(tree) = tree {
-        values.extend(record::read_mentioning(common_dir, tree)?);
-        // One line may mention both: keep each once, in log order (the timestamp, then the
-        // order read, which is the log's).
-        let mut seen = HashSet::new();
-        values.retain(|v| seen.insert(v.to_string()));
-        values.sort_by(|a, b| a["ts"].as_str().cmp(&b["ts"].as_str()));
-    }
-    Ok(rejection_in(&records(values), commit, tree))
 }
 
 /// Append a `reject` line: the reviewer, the note, the rejected commit (the report's) and its
@@ -921,64 +827,6 @@ pub fn record_reject(
         tree,
     };
     Record::new(report, claimed, Event::Reject(fields)).append(common_dir)
-}
-
-/// A passing record (SPEC §9) with what it is bound to: the configuration blob and contract blob
-/// it was made under, and whether it covers merging its commit or only deleting the branch.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Pass {
-    pub commit: String,
-    /// The configuration's blob id the run used (`None`: the defaults).
-    pub config: Option<String>,
-    /// The contract's blob id the run used, `Some(None)` for none; `None` when the event does
-    /// not record it (a `teardown`), which then counts only where no contract applies now.
-    pub contract: Option<Option<String>>,
-    pub slug: Option<String>,
-    pub branch: Option<String>,
-    /// VERIFIED (covers merging and deleting); `false` for a clean `closed-without-merge`
-    /// teardown, which covers deleting the branch only.
-    pub merge: bool,
-}
-
-impl Record {
-    /// This record as a [`Pass`], when it is passing.
-    pub fn pass(&self) -> Option<Pass> {
-        if !self.is_passing() {
-            return None;
-        }
-        let closed = self.claimed.as_deref() == Some("closed-without-merge");
-        let merge = self.verdict == Some(Verdict::Verified) && !closed;
-        let contract = match &self.event {
-            Event::Check(c) => Some(c.contract.clone()),
-            Event::Approve(a) => Some(a.contract.clone()),
-            _ => None,
-        };
-        Some(Pass {
-            commit: self.commit.clone()?,
-            config: self.config.clone(),
-            contract,
-            slug: self.slug.clone(),
-            branch: self.branch.clone(),
-            merge,
-        })
-    }
-}
-
-/// Every passing record of the log as a [`Pass`], from one pass over it (authenticated only,
-/// where a record key exists), leaving out commits whose standing word is a reviewer's rejection
-/// (as [`has_passing_record`] does).
-pub fn passes(common_dir: &Path) -> Result<Vec<Pass>> {
-    let wanted = |v: &Value| {
-        Record::read(v)
-            .is_some_and(|r| r.is_passing() || r.approval().is_some() || r.is_rejection())
-    };
-    let records = records(record::read_authentic_where(common_dir, wanted)?);
-    let rejected = rejected_commits(&records);
-    Ok(records
-        .iter()
-        .filter_map(Record::pass)
-        .filter(|p| !rejected.contains(&p.commit))
-        .collect())
 }
 
 /// Append a `teardown` line: the common fields plus `removed` and the step's own fields.
@@ -1035,7 +883,6 @@ pub fn record_approve(
     let claimed = report.state.map(|s| s.as_str());
     let fields = ApproveFields {
         note: note.map(str::to_string),
-        contract: report.contract.clone(),
         by: refused.is_none().then(|| by.to_string()),
         requested_by: refused.is_some().then(|| by.to_string()),
         refused: refused.map(str::to_string),
@@ -1171,7 +1018,6 @@ mod tests {
         let fields = CheckFields {
             mergeable: false,
             approval: None,
-            contract: None,
             checks: vec![],
             findings: vec![],
             protected: vec![],
@@ -1216,6 +1062,9 @@ mod tests {
             "base": report.base,
             "base_commit": report.base_commit,
             "base_source": provenance.map(|p| if p.base_configured { "configured" } else { "other" }),
+            // New since the ad hoc objects (SPEC §26.1): every line names the contract blob of the
+            // claim it is about (null for none), not only `check` and `approve` lines.
+            "contract": report.contract,
         })
     }
 
@@ -1287,7 +1136,6 @@ mod tests {
         let fields = CheckFields {
             mergeable: r.mergeable,
             approval: r.approval.clone(),
-            contract: r.contract.clone(),
             checks: r.check_entries.clone(),
             findings: vec![],
             protected: vec![],
@@ -1524,7 +1372,6 @@ mod tests {
     fn an_approval_and_a_refused_one_differ_only_where_spec_says() {
         let approve = |refused: Option<&str>| ApproveFields {
             note: None,
-            contract: None,
             by: refused.is_none().then(|| "ann".to_string()),
             requested_by: refused.is_some().then(|| "ann".to_string()),
             refused: refused.map(str::to_string),
@@ -1611,7 +1458,6 @@ mod tests {
             let fields = CheckFields {
                 mergeable: true,
                 approval: None,
-                contract: None,
                 checks: vec![],
                 findings: vec![],
                 protected: vec![],

@@ -10,7 +10,7 @@
 //! |---|---|---|
 //! | 1 sys | `sys` | the only `unsafe`, and the test switches |
 //! | 2 repo | `repo`, `input_file`, `toml_read` | git facts, and reading files an agent wrote |
-//! | 3 core | `catalog`, `finding`, `report`, `config`, `contract`, `doc`, `globs`, `record`, `ledger`, `inherited`, `covered`, `landed`, `shell`, `stats`, `fsutil` | the types: codes, findings, the report, the configuration, the status document, the record and its rules |
+//! | 3 core | `catalog`, `finding`, `report`, `config`, `contract`, `doc`, `globs`, `record`, `ledger`, `verdict`, `inherited`, `shell`, `stats`, `fsutil` | the types: codes, findings, the report, the configuration, the status document, the record and its rules |
 //! | 4 engines | `gates`, `inputs`, `sandbox`, `attest`, `notes_sync`, `readiness` | the gate sequence and what it runs on |
 //! | 5 verbs | `teardown`, `hook`, `board`, `claim`, `land`, `agent`, `sweep`, `restore`, `guess` | what a subcommand does, as data |
 //! | 6 render | `render`, `term` | words for people and formats for machines |
@@ -40,8 +40,6 @@ pub mod config;
 #[forbid(unsafe_code)]
 pub mod contract;
 #[forbid(unsafe_code)]
-pub mod covered;
-#[forbid(unsafe_code)]
 pub mod doc;
 #[forbid(unsafe_code)]
 pub mod finding;
@@ -63,8 +61,6 @@ pub mod input_file;
 pub mod inputs;
 #[forbid(unsafe_code)]
 pub mod land;
-#[forbid(unsafe_code)]
-pub mod landed;
 #[forbid(unsafe_code)]
 pub mod ledger;
 #[forbid(unsafe_code)]
@@ -98,6 +94,8 @@ pub mod teardown;
 pub mod term;
 #[forbid(unsafe_code)]
 pub mod toml_read;
+#[forbid(unsafe_code)]
+pub mod verdict;
 
 /// Run one parsed command line; `Ok` carries the exit code, `Err` means exit 2.
 ///

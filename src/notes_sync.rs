@@ -3,17 +3,18 @@
 //! approval is one line of a note, so a merge keeps every one) and retrying a rejected push until
 //! it lands, so CI jobs attesting at once lose no attestation.
 //!
-//! The transport is the `git` command (the user's remotes, credentials and protocols as they
-//! are); the merge is done here with libgit2 (`Repo::merge_notes`).
+//! The transport is the `git` command through the one git runner (`repo::git_cli`: the user's
+//! remotes, credentials and protocols, no hook or program the repository's configuration names);
+//! the merge is done here with libgit2 (`Repo::merge_notes`).
 
-use std::process::Command;
 use std::time::Duration;
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Result, bail};
 use git2::Oid;
 
 use crate::attest::NOTES_REF;
 use crate::repo::Repo;
+use crate::repo::git_cli::Git;
 
 /// How many times a rejected push is fetched, merged and pushed again.
 pub const ATTEMPTS: u32 = 20;
@@ -47,10 +48,7 @@ pub fn push(repo: &Repo, remote: &str) -> Result<Outcome> {
             bail!("there are no notes to push ({NOTES_REF} does not exist)");
         }
         let refspec = format!("{NOTES_REF}:{NOTES_REF}");
-        let out = git(repo)
-            .args(["push", "--quiet", "--no-verify", remote, &refspec])
-            .output()
-            .context("cannot run `git push`")?;
+        let out = Git::repo(&repo.common_dir()).run(&["push", "--quiet", remote, &refspec])?;
         if out.status.success() {
             return Ok(Outcome::Pushed { attempts: attempt });
         }
@@ -89,17 +87,14 @@ fn backoff(attempt: u32) -> Duration {
 fn fetch_remote(repo: &Repo, remote: &str) -> Result<Option<Oid>> {
     let scratch = format!("refs/closegate/notes-fetch/{}", std::process::id());
     let refspec = format!("+{NOTES_REF}:{scratch}");
-    let out = git(repo)
-        .args([
-            "fetch",
-            "--quiet",
-            "--no-tags",
-            "--no-write-fetch-head",
-            remote,
-            &refspec,
-        ])
-        .output()
-        .context("cannot run `git fetch`")?;
+    let out = Git::repo(&repo.common_dir()).run(&[
+        "fetch",
+        "--quiet",
+        "--no-tags",
+        "--no-write-fetch-head",
+        remote,
+        &refspec,
+    ])?;
     if !out.status.success() {
         let err = String::from_utf8_lossy(&out.stderr);
         if err.contains("couldn't find remote ref") {
@@ -125,19 +120,4 @@ fn merge_into_local(repo: &Repo, theirs: Oid) -> Result<Oid> {
         }
     }
     bail!("{NOTES_REF} kept moving under this merge; run it again")
-}
-
-/// `git` on this repository, with no hook of the repository run by the push.
-fn git(repo: &Repo) -> Command {
-    let mut cmd = Command::new("git");
-    cmd.arg("--git-dir").arg(repo.common_dir());
-    for var in [
-        "GIT_DIR",
-        "GIT_WORK_TREE",
-        "GIT_INDEX_FILE",
-        "GIT_COMMON_DIR",
-    ] {
-        cmd.env_remove(var);
-    }
-    cmd
 }

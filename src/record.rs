@@ -273,18 +273,28 @@ impl ReadResult {
 /// are left out. One substring scan of the log and a JSON parse of the few lines that match, so
 /// a check's approval lookup does not grow with every record the repository ever kept.
 pub fn read_mentioning(common_dir: &Path, needle: &str) -> Result<Vec<Value>> {
-    mentioning(common_dir, needle, key::load()?.as_ref())
+    read_mentioning_any(common_dir, &[needle])
 }
 
-fn mentioning(common_dir: &Path, needle: &str, key: Option<&Key>) -> Result<Vec<Value>> {
+/// [`read_mentioning`] for several needles at once: the lines that mention any of them, each
+/// once and in log order (the order "newest" is decided by, never the timestamps).
+pub fn read_mentioning_any(common_dir: &Path, needles: &[&str]) -> Result<Vec<Value>> {
+    mentioning(common_dir, needles, key::load()?.as_ref())
+}
+
+fn mentioning(common_dir: &Path, needles: &[&str], key: Option<&Key>) -> Result<Vec<Value>> {
     use std::io::Read;
     const CHUNK: usize = 1 << 17;
     let path = audit_path(common_dir);
-    if !exists(&path) {
+    let needles: Vec<&str> = needles.iter().copied().filter(|n| !n.is_empty()).collect();
+    if needles.is_empty() || !exists(&path) {
         return Ok(Vec::new());
     }
     let mut file = open_log(&path, OpenOptions::new().read(true))?;
-    let finder = memchr::memmem::Finder::new(needle.as_bytes());
+    let finders: Vec<memchr::memmem::Finder<'_>> = needles
+        .iter()
+        .map(|n| memchr::memmem::Finder::new(n.as_bytes()))
+        .collect();
     let mut records = Vec::new();
     // Streamed in chunks: `pending` holds the bytes after the last complete line.
     let (mut chunk, mut pending) = (vec![0u8; CHUNK], Vec::new());
@@ -293,12 +303,12 @@ fn mentioning(common_dir: &Path, needle: &str, key: Option<&Key>) -> Result<Vec<
             .read(&mut chunk)
             .with_context(|| format!("reading {}", path.display()))?;
         if read == 0 {
-            scan_lines(&pending, &finder, &mut records);
+            scan_lines(&pending, &finders, &mut records);
             break;
         }
         pending.extend_from_slice(&chunk[..read]);
         if let Some(last) = memchr::memrchr(b'\n', &pending) {
-            scan_lines(&pending[..last], &finder, &mut records);
+            scan_lines(&pending[..last], &finders, &mut records);
             pending.drain(..=last);
         }
     }
@@ -306,16 +316,27 @@ fn mentioning(common_dir: &Path, needle: &str, key: Option<&Key>) -> Result<Vec<
     Ok(records)
 }
 
-/// Parse the lines of `bytes` that contain the needle.
-fn scan_lines(bytes: &[u8], finder: &memchr::memmem::Finder<'_>, out: &mut Vec<Value>) {
-    let mut rest = bytes;
-    while let Some(at) = finder.find(rest) {
-        let start = memchr::memrchr(b'\n', &rest[..at]).map_or(0, |i| i + 1);
-        let end = memchr::memchr(b'\n', &rest[at..]).map_or(rest.len(), |i| at + i);
-        if let Ok(Some(record)) = parse_line(&rest[start..end]) {
+/// Parse the lines of `bytes` that contain one of the needles, in order, each line once.
+fn scan_lines(bytes: &[u8], finders: &[memchr::memmem::Finder<'_>], out: &mut Vec<Value>) {
+    if let [finder] = finders {
+        // One needle: jump from match to match instead of walking every line.
+        let mut rest = bytes;
+        while let Some(at) = finder.find(rest) {
+            let start = memchr::memrchr(b'\n', &rest[..at]).map_or(0, |i| i + 1);
+            let end = memchr::memchr(b'\n', &rest[at..]).map_or(rest.len(), |i| at + i);
+            if let Ok(Some(record)) = parse_line(&rest[start..end]) {
+                out.push(record);
+            }
+            rest = &rest[(end + 1).min(rest.len())..];
+        }
+        return;
+    }
+    for line in bytes.split(|b| *b == b'\n') {
+        if finders.iter().any(|f| f.find(line).is_some())
+            && let Ok(Some(record)) = parse_line(line)
+        {
             out.push(record);
         }
-        rest = &rest[(end + 1).min(rest.len())..];
     }
 }
 
@@ -476,14 +497,18 @@ mod tests {
             r#"{"event":"check","commit":"aaaa","n":4}"#,
         ];
         std::fs::write(&log, lines.join("\n")).unwrap();
-        let found = mentioning(dir.path(), "aaaa", None).unwrap();
+        let found = mentioning(dir.path(), &["aaaa"], None).unwrap();
         let numbers: Vec<_> = found.iter().map(|r| r["n"].as_i64().unwrap()).collect();
         assert_eq!(
             numbers,
             [1, 3, 4],
             "in order, once each, the broken line left out"
         );
-        assert!(mentioning(dir.path(), "cccc", None).unwrap().is_empty());
+        assert!(mentioning(dir.path(), &["cccc"], None).unwrap().is_empty());
+        // Several needles: every line that mentions one, once, in log order.
+        let both = mentioning(dir.path(), &["bbbb", "aaaa", "twice"], None).unwrap();
+        let numbers: Vec<_> = both.iter().map(|r| r["n"].as_i64().unwrap()).collect();
+        assert_eq!(numbers, [1, 2, 3, 4]);
         // Lines that straddle the reader's chunks are found whole.
         let padding = format!(
             r#"{{"event":"check","commit":"dddd","pad":"{}"}}"#,
@@ -494,13 +519,13 @@ mod tests {
             .flat_map(|line| [padding.clone(), line])
             .collect();
         std::fs::write(&log, long.join("\n")).unwrap();
-        let found_long = mentioning(dir.path(), "aaaa", None).unwrap();
+        let found_long = mentioning(dir.path(), &["aaaa"], None).unwrap();
         let numbers: Vec<_> = found_long
             .iter()
             .map(|r| r["n"].as_i64().unwrap())
             .collect();
         assert_eq!(numbers, [0, 1, 2, 3, 4, 5]);
-        assert_eq!(mentioning(dir.path(), "dddd", None).unwrap().len(), 6);
+        assert_eq!(mentioning(dir.path(), &["dddd"], None).unwrap().len(), 6);
         std::fs::write(&log, lines.join("\n")).unwrap();
         let all: Vec<Value> = raw_lines(dir.path())
             .unwrap()
@@ -510,7 +535,11 @@ mod tests {
         let by_filter: Vec<_> = all.iter().filter(|r| r["commit"] == "aaaa").collect();
         assert_eq!(found.iter().collect::<Vec<_>>(), by_filter);
         let missing = tempfile::tempdir().unwrap();
-        assert!(mentioning(missing.path(), "aaaa", None).unwrap().is_empty());
+        assert!(
+            mentioning(missing.path(), &["aaaa"], None)
+                .unwrap()
+                .is_empty()
+        );
     }
 
     #[test]

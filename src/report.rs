@@ -56,6 +56,10 @@ pub struct CheckRun {
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct Integrity {
     pub base_tests: Option<&'static str>,
+    /// Why `base_tests` is null although the overlay ran: it proves nothing (it cannot build
+    /// only because of test code moved between files, SPEC §26.4); omitted otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub base_tests_inconclusive: Option<String>,
     pub new_tests_on_base: Option<&'static str>,
     pub checks: Vec<IntegrityRun>,
 }
@@ -198,6 +202,10 @@ pub struct Report {
     /// The `check` record's entry of each check, with its reuse key (SPEC §19).
     #[serde(skip)]
     pub check_entries: Vec<CheckEntry>,
+    /// The protected policy the gate judged under (each surface whose `[protected.policy]` is
+    /// not `all`, with its word); `None` when no gate ran. Records carry it (SPEC §26.1).
+    #[serde(skip)]
+    pub policy: Option<std::collections::BTreeMap<String, String>>,
 }
 
 impl Default for Report {
@@ -229,6 +237,7 @@ impl Default for Report {
             gates: Vec::new(),
             source: None,
             check_entries: Vec::new(),
+            policy: None,
         }
     }
 }

@@ -4,17 +4,18 @@
 //! elsewhere), then the snapshot's files written back, untracked ones untracked again. It never
 //! writes over an existing path.
 
+use std::ffi::OsString;
 use std::io::Write;
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use anyhow::{Context, Result, bail};
 use git2::Oid;
 
 use crate::repo::Repo;
 use crate::repo::escrow::{Entry, Meta, PREFIX};
+use crate::repo::git_cli::Git;
 
 /// What `restore` did, or why it refused.
 #[derive(Debug)]
@@ -124,27 +125,15 @@ fn choose_branch(
     }
 }
 
-/// `git worktree add` (no hooks run: the repository's hooks are the agent's to write).
+/// `git worktree add` through the git runner: no hook (`post-checkout`) and no filter of the
+/// repository's configuration runs; the escrow's own bytes are written over the checkout next.
 fn worktree_add(repo: &Repo, path: &Path, branch: Option<&str>, head: Oid) -> Result<()> {
-    let mut cmd = Command::new("git");
-    cmd.arg("-c")
-        .arg("core.hooksPath=/dev/null")
-        .arg("--git-dir")
-        .arg(repo.common_dir())
-        .args(["worktree", "add", "--quiet"]);
-    for var in [
-        "GIT_DIR",
-        "GIT_WORK_TREE",
-        "GIT_INDEX_FILE",
-        "GIT_COMMON_DIR",
-    ] {
-        cmd.env_remove(var);
-    }
+    let mut args: Vec<OsString> = vec!["worktree".into(), "add".into(), "--quiet".into()];
     match branch {
-        Some(b) => cmd.arg(path).arg(b),
-        None => cmd.arg("--detach").arg(path).arg(head.to_string()),
-    };
-    let out = cmd.output().context("cannot run `git worktree add`")?;
+        Some(b) => args.extend([path.into(), b.into()]),
+        None => args.extend(["--detach".into(), path.into(), head.to_string().into()]),
+    }
+    let out = Git::repo(&repo.common_dir()).run(&args)?;
     if !out.status.success() {
         bail!(
             "`git worktree add {}` failed: {}",

@@ -1,31 +1,56 @@
-//! The newest decision recorded for a branch (SPEC §26.1), as the stop hook asks it: whether the
-//! status document is a claim no verdict has seen yet, and whether a VERIFIED stop can reuse the
-//! verdict already recorded for this branch at this commit instead of running the gate again.
-//!
-//! verdict(#36): the lead's one query ("the newest decision for this branch at this commit")
-//! replaces [`newest_for_branch`]; everything else here only compares what it returns.
+//! What the stop hook asks the one verdict query (SPEC §26.1, `crate::verdict`): whether the
+//! status document is a claim no decision has seen yet, and whether a VERIFIED stop can be
+//! accepted on the decision already recorded for this branch at this commit instead of running
+//! the gate again. Only the comparison of a decision with the document lives here.
 
 use std::path::Path;
-
-use git2::Oid;
-use serde_json::Value;
 
 use crate::doc::StatusDoc;
 use crate::finding::Verdict;
 use crate::inputs::Trusted;
 use crate::ledger::Record;
 use crate::repo::Repo;
+use crate::verdict::{Book, Claim, Decision, Owner, Under};
 
-/// verdict(#36): the newest record that carries a verdict for `branch`, in log order (only the
-/// records that count: authenticated where a record key exists).
-pub fn newest_for_branch(common: &Path, branch: &str) -> Option<Record> {
-    let needle = format!("\"branch\":{}", Value::from(branch));
-    let lines = crate::record::read_mentioning(common, &needle).ok()?;
-    lines
-        .iter()
-        .rev()
-        .filter_map(Record::read)
-        .find(|r| r.branch.as_deref() == Some(branch) && r.verdict.is_some())
+/// The claim of the worktree at `root`: its branch (its path on a detached HEAD) at its HEAD.
+pub fn claim(repo: &Repo, root: &Path) -> Option<Claim> {
+    let head = repo.worktree_head(root)?;
+    let owner = Owner::of(repo.head_branch().as_deref(), Some(root))?;
+    Some(Claim::new(owner, head))
+}
+
+/// Whether a decision recorded for the worktree's claim judged `doc` (SPEC §26.3: the document
+/// changed since the last verdict recorded for this branch is a claim; one a verdict has seen is
+/// not). Any configuration counts: the question is whether this document was judged, not whether
+/// that judgement still stands. A log that cannot be read has seen nothing.
+pub fn seen(repo: &Repo, root: &Path, doc: &StatusDoc, status_file: &str) -> bool {
+    let Some(claim) = claim(repo, root) else {
+        return false;
+    };
+    let Ok(book) = Book::about(repo, &claim, status_file) else {
+        return false;
+    };
+    book.decision(repo, &claim, status_file, &Under::history())
+        .is_some_and(|d| judged(&d.record, doc))
+}
+
+/// The decision a VERIFIED stop can be accepted on: the newest decision for this branch at this
+/// commit under the base tip's configuration and the contract that binds the branch now, when it
+/// is VERIFIED, no reviewer's rejection, and judged the claim `doc` makes.
+pub fn reusable(
+    repo: &Repo,
+    claim: &Claim,
+    doc: &StatusDoc,
+    trusted: &Trusted,
+) -> Option<Decision> {
+    let status_file = &trusted.config.status_file;
+    let book = Book::about(repo, claim, status_file).ok()?;
+    let under = Under::base(trusted.config_blob.clone(), trusted.tip.clone());
+    let decision = book.decision(repo, claim, status_file, &under)?;
+    let stands = decision.verdict == Verdict::Verified
+        && !decision.rejected()
+        && judged(&decision.record, doc);
+    stands.then_some(decision)
 }
 
 /// Whether `record` judged the claim `doc` makes: the same slug and claimed commit, and the same
@@ -47,45 +72,4 @@ pub fn judged(record: &Record, doc: &StatusDoc) -> bool {
     record.slug.as_deref() == Some(doc.slug.as_str())
         && record.claimed_commit.as_deref() == claimed_commit
         && same_state
-}
-
-/// Whether `record` is a VERIFIED decision that can stand for the gate now: made under the base
-/// tip's configuration and the contract that binds the branch now, on `head` (or the commit a
-/// trailing status-only `head` stands for), not a rejection.
-pub fn reusable(repo: &Repo, record: &Record, head: Oid, trusted: &Trusted) -> bool {
-    let config = trusted.config_blob.as_deref();
-    if record.verdict != Some(Verdict::Verified) || !record.is_trusted() || record.is_rejection() {
-        return false;
-    }
-    let candidates = crate::covered::candidates(repo, head, &trusted.config.status_file);
-    let at_head = record
-        .commit
-        .as_deref()
-        .is_some_and(|c| candidates.iter().any(|id| id.to_string() == c));
-    if !at_head || record.config.as_deref() != config {
-        return false;
-    }
-    // The contract that binds the branch now must be the one the verdict was made under.
-    let binding = crate::covered::Binding {
-        config: Some(config.map(str::to_string)),
-        tip: trusted.tip.clone(),
-    };
-    let pass = crate::ledger::Pass {
-        commit: record.commit.clone().unwrap_or_default(),
-        config: record.config.clone(),
-        contract: contract_of(record),
-        slug: record.slug.clone(),
-        branch: record.branch.clone(),
-        merge: true,
-    };
-    binding.holds(repo, &pass)
-}
-
-/// The contract blob a record was made under (`None` inside: none applied), when its event says.
-fn contract_of(record: &Record) -> Option<Option<String>> {
-    match &record.event {
-        crate::ledger::Event::Check(c) => Some(c.contract.clone()),
-        crate::ledger::Event::Approve(a) => Some(a.contract.clone()),
-        _ => None,
-    }
 }

@@ -8,8 +8,8 @@ use crate::repo::Repo;
 
 /// Where the stop is judged.
 pub enum Place {
-    /// The worktree's root, and the repository opened there.
-    Here { repo: Repo, root: PathBuf },
+    /// The worktree's root, and the repository opened there (boxed: a `Repo` is large).
+    Here { repo: Box<Repo>, root: PathBuf },
     /// The session's worktree no longer exists: `start` lay in it.
     Gone { start: PathBuf },
 }
@@ -22,7 +22,10 @@ pub fn locate(start: &Path) -> Result<Place, String> {
         let Some(root) = repo.workdir() else {
             return Err(format!("cwd {} is in a bare repository", start.display()));
         };
-        return Ok(Place::Here { repo, root });
+        return Ok(Place::Here {
+            repo: Box::new(repo),
+            root,
+        });
     }
     let gone = || Place::Gone {
         start: start.to_path_buf(),
@@ -45,7 +48,10 @@ pub fn locate(start: &Path) -> Result<Place, String> {
     Ok(if lost {
         gone()
     } else {
-        Place::Here { repo, root }
+        Place::Here {
+            repo: Box::new(repo),
+            root,
+        }
     })
 }
 

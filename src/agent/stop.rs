@@ -76,7 +76,7 @@ pub fn judge(input: &StopInput, how: &How<'_>) -> Result<Judged, String> {
     let message = final_message(input)?;
     let claims = session::message_claims(&message);
     match place::locate(&start)? {
-        Place::Here { repo, root } => judge_here(repo, root, &message, claims, how),
+        Place::Here { repo, root } => judge_here(*repo, root, &message, claims, how),
         Place::Gone { start } => {
             let common = place::any_repo(&input.cwd, &start).map(|r| r.common_dir());
             let mut judged = Judged::new(start.clone(), common);
@@ -177,17 +177,20 @@ fn doc_claims(repo: &Repo, root: &Path, trusted: Option<&Trusted>) -> bool {
     if !doc.state.is_some_and(State::is_returned) {
         return false;
     }
-    // verdict(#36): the newest decision recorded for this branch.
-    let newest = repo
-        .head_branch()
-        .and_then(|branch| decided::newest_for_branch(&repo.common_dir(), &branch));
-    if newest.is_some_and(|record| decided::judged(&record, &doc)) {
+    let status_file = trusted.map_or(crate::config::DEFAULT_STATUS_FILE, |t| {
+        &t.config.status_file
+    });
+    if decided::seen(repo, root, &doc, status_file) {
         return false;
     }
     let inherited = trusted.is_some_and(|t| {
         let base = t.base.as_ref().map(|(_, id)| *id);
         let head = repo.worktree_head(root);
-        crate::inherited::is_inherited(repo, base, head, &t.config.status_file, &bytes)
+        let attested = || {
+            decided::claim(repo, root)
+                .is_some_and(|claim| crate::verdict::attested(repo, &claim, status_file))
+        };
+        crate::inherited::is_inherited(repo, base, head, status_file, &bytes, attested)
     });
     !inherited
 }
@@ -208,13 +211,12 @@ fn reused(repo: &Repo, root: &Path, message: &str, trusted: &Trusted) -> Option<
     if !matches!(doc.state, Some(State::CloseOk | State::Stop2Ready)) {
         return None;
     }
-    let branch = repo.head_branch()?;
-    let head = repo.worktree_head(root)?;
-    // verdict(#36): the newest decision for this branch at this commit.
-    let record = decided::newest_for_branch(&repo.common_dir(), &branch)?;
-    if !decided::judged(&record, &doc) || !decided::reusable(repo, &record, head, trusted) {
-        return None;
-    }
+    // The one verdict query (SPEC §26.1): the newest decision for this branch at this commit,
+    // under the base tip's configuration and contract.
+    let claim = decided::claim(repo, root)?;
+    let branch = claim.owner.branch()?.to_string();
+    let head = claim.commit;
+    decided::reusable(repo, &claim, &doc, trusted)?;
     // Uncommitted changes refuse the return (`close-worktree-dirty`); untracked files are only a
     // warning, as in the gate.
     let status = repo.status_of(root, &trusted.config.status_file).ok()?;

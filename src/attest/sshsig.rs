@@ -145,7 +145,7 @@ impl<'a> Reader<'a> {
 
 /// Strict standard base64: only the alphabet, `=` padding to a multiple of four, zero pad bits
 /// (OpenSSH's `b64_pton` rejects nonzero ones too).
-fn base64(text: &[u8]) -> Option<Vec<u8>> {
+pub fn base64(text: &[u8]) -> Option<Vec<u8>> {
     if !text.len().is_multiple_of(4) {
         return None;
     }

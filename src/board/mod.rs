@@ -11,20 +11,17 @@ pub mod tree;
 
 pub use recorded::{Recorded, conflict_pairs, recorded, recorded_under};
 
-use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use anyhow::Result;
 use git2::Oid;
 use serde::Serialize;
-use serde_json::Value;
 
 use crate::doc::{self, ParseOptions, State};
 use crate::finding::Verdict;
 use crate::input_file;
-use crate::ledger::{Event, Record};
-use crate::record;
 use crate::repo::{CommitLookup, Repo, WorktreeInfo};
+use crate::verdict::{Book, Claim, Decision, Owner, Under};
 
 /// A task's lifecycle stage.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
@@ -183,80 +180,45 @@ pub fn reason(stage: Stage, verdict: Option<Verdict>, codes: &[String]) -> Optio
         .cloned()
 }
 
-/// The last recorded verdict per commit (with its record's codes), and the commits whose
-/// reviewer's rejection stands, from one pass over the audit log.
+/// The record as the board reads it: the decisions of the audit log, read once, and what a
+/// decision must have been made under to count (the base tip's configuration and contracts).
+/// Every row asks the one question of `crate::verdict`.
 pub struct Ledger {
-    last: HashMap<String, (Verdict, Vec<String>)>,
-    rejected: std::collections::HashSet<String>,
+    book: Book,
+    under: Under,
 }
 
 impl Ledger {
-    /// Read the audit log of the repository whose common dir is `common`: only the records that
-    /// count (authenticated when a record key exists) and that were made with the base tip's
-    /// configuration and the configured base (SPEC §6).
-    pub fn read(common: &Path) -> Result<Ledger> {
-        Ledger::read_all(common, None)
+    /// Read the decisions of the repository whose common dir is `common` (authenticated only,
+    /// where a record key exists), counted under the base tip's configuration blob `config`
+    /// (`None`: the defaults) and the contracts of `tip` (SPEC §26.1).
+    pub fn read_under(
+        common: &Path,
+        config: Option<String>,
+        tip: Option<(String, Oid)>,
+    ) -> Result<Ledger> {
+        Ok(Ledger {
+            book: Book::read(common)?,
+            under: Under::base(config, tip),
+        })
     }
 
-    /// [`Ledger::read`], counting only verdicts made under the configuration blob `config` (the
-    /// base tip's now; `None` for the defaults): once the base's configuration changes, older
-    /// verdicts say nothing until checked again (SPEC §9).
-    pub fn read_under(common: &Path, config: Option<&str>) -> Result<Ledger> {
-        Ledger::read_all(common, Some(config))
+    /// The decisions read.
+    pub fn book(&self) -> &Book {
+        &self.book
     }
 
-    fn read_all(common: &Path, config: Option<Option<&str>>) -> Result<Ledger> {
-        let wanted = |v: &Value| {
-            Record::read(v).is_some_and(|r| verdict_of(&r).is_some() || r.is_rejection())
-        };
-        let records: Vec<Record> = record::read_authentic_where(common, wanted)?
-            .iter()
-            .filter_map(Record::read)
-            .collect();
-        // A rejection stands whatever configuration it was recorded under (it only makes the
-        // verdict stricter); verdicts count only under the configuration asked for.
-        let rejected = crate::ledger::rejected_commits(&records);
-        let current = |r: &&Record| config.is_none_or(|c| r.config.as_deref() == c);
-        let mut last = HashMap::new();
-        for r in records.iter().filter(current) {
-            if let Some((commit, verdict)) = verdict_of(r) {
-                last.insert(commit.to_string(), (verdict, r.codes.clone()));
-            }
-        }
-        Ok(Ledger { last, rejected })
+    /// The newest decision on `owner`'s claim at `commit` (the one question).
+    fn decision(
+        &self,
+        repo: &Repo,
+        owner: &Owner,
+        commit: Oid,
+        status_file: &str,
+    ) -> Option<Decision> {
+        let claim = Claim::new(owner.clone(), commit);
+        self.book.decision(repo, &claim, status_file, &self.under)
     }
-
-    fn verdict(&self, commit: Oid) -> Option<Verdict> {
-        self.last.get(&commit.to_string()).map(|(v, _)| *v)
-    }
-
-    /// The codes of the record that gave `commit` its last verdict.
-    fn codes(&self, commit: Oid) -> &[String] {
-        self.last
-            .get(&commit.to_string())
-            .map_or(&[], |(_, codes)| codes.as_slice())
-    }
-
-    fn is_rejected(&self, commit: Oid) -> bool {
-        self.rejected.contains(&commit.to_string())
-    }
-}
-
-/// The commit and verdict of a trusted `check`, `approve`, `reject` (always `FAIL`: the gate with
-/// the rejection applied) or `teardown` record.
-fn verdict_of(r: &Record) -> Option<(&str, Verdict)> {
-    let event = matches!(
-        r.event,
-        Event::Check(_)
-            | Event::Approve(_)
-            | Event::Reject(_)
-            | Event::Teardown(_)
-            | Event::Land(_)
-    );
-    if !event || !r.is_trusted() {
-        return None;
-    }
-    Some((r.commit.as_deref()?, r.verdict?))
 }
 
 /// One row per worktree: the main one first, then the linked ones by path.
@@ -285,28 +247,32 @@ fn row(
     } else {
         head_ref.as_deref().and_then(|r| repo.ref_target(r))
     };
+    let branch = head_ref.map(|r| r.strip_prefix("refs/heads/").unwrap_or(&r).to_string());
+    let owner = Owner::of(branch.as_deref(), Some(&wt.path));
+    let at = Tip {
+        owner: owner.as_ref(),
+        head,
+        base,
+    };
     let (doc, slug, claimed, unreadable) = match read_input(wt, status_file) {
         Ok(bytes) => {
-            let inherited =
-                |bytes: &[u8]| crate::inherited::is_inherited(repo, base, head, status_file, bytes);
+            let inherited = |b: &[u8]| at.inherited(repo, ledger, b, status_file);
             let (doc, slug, claimed) = read_doc(bytes, inherited);
             (doc, slug, claimed, None)
         }
         Err(why) => (DocState::Unreadable, None, None, Some(format!("{why:#}"))),
     };
-    let judged = head.and_then(|head| {
-        let tip = tip_verdict(repo, ledger, head, status_file);
-        tip.or_else(|| stale_claim_failed(repo, ledger, claimed.as_deref()))
-    });
-    let verdict = judged.map(|(_, v)| v);
-    let codes = judged.map_or(&[][..], |(commit, _)| ledger.codes(commit));
-    let rejected = rejected(repo, ledger, head, status_file, codes);
+    let judged = at.decision(repo, ledger, claimed.as_deref(), status_file);
+    let verdict = judged.as_ref().map(|d| d.verdict);
+    let codes = judged
+        .as_ref()
+        .map_or(&[][..], |d| d.record.codes.as_slice());
+    let rejected = judged.as_ref().is_some_and(Decision::rejected);
     let state = match doc {
         DocState::Read(state) => Some(state),
         _ => None,
     };
-    let branch = head_ref.map(|r| r.strip_prefix("refs/heads/").unwrap_or(&r).to_string());
-    let (merged, conflict) = radar::judge_row(repo, wt.main, head, base, verdict, status_file);
+    let (merged, conflict) = at.radar(repo, ledger, wt.main, verdict, status_file);
     let stage = stage_of(doc, verdict, rejected, merged, conflict);
     Row {
         path: wt.path.display().to_string(),
@@ -328,21 +294,63 @@ fn row(
     }
 }
 
-/// Whether a reviewer's rejection stands for the tip: a rejection of this commit (or of the one
-/// a trailing status-only commit stands for), or one the gate found for its tree (the record of
-/// a check of a reworded or emptily amended rejected commit names `review-rejected`).
-fn rejected(
-    repo: &Repo,
-    ledger: &Ledger,
+/// Whose claim a row is about, at which HEAD, against which base tip.
+struct Tip<'a> {
+    owner: Option<&'a Owner>,
     head: Option<Oid>,
-    status_file: &str,
-    codes: &[String],
-) -> bool {
-    head.is_some_and(|head| {
-        crate::covered::candidates(repo, head, status_file)
-            .into_iter()
-            .any(|c| ledger.is_rejected(c))
-    }) || codes.iter().any(|c| c == "review-rejected")
+    base: Option<Oid>,
+}
+
+impl Tip<'_> {
+    /// Whether `bytes` are inherited (SPEC §17), unless this branch's own record names its tip
+    /// (SPEC §26.1).
+    fn inherited(&self, repo: &Repo, ledger: &Ledger, bytes: &[u8], status_file: &str) -> bool {
+        let attested = || {
+            let (Some(owner), Some(head)) = (self.owner, self.head) else {
+                return false;
+            };
+            let claim = Claim::new(owner.clone(), head);
+            ledger.book.attests(repo, &claim, status_file)
+        };
+        crate::inherited::is_inherited(repo, self.base, self.head, status_file, bytes, attested)
+    }
+
+    /// MERGED and CONFLICT (`radar`): never for the main worktree (the base itself).
+    fn radar(
+        &self,
+        repo: &Repo,
+        ledger: &Ledger,
+        main: bool,
+        verdict: Option<Verdict>,
+        status_file: &str,
+    ) -> (bool, bool) {
+        match (self.owner, main) {
+            (Some(owner), false) => radar::judge_row(
+                repo,
+                ledger,
+                owner,
+                self.head,
+                self.base,
+                verdict,
+                status_file,
+            ),
+            _ => (false, false),
+        }
+    }
+
+    /// The newest decision on the tip, else the refusal of a stale claim (the one question).
+    fn decision(
+        &self,
+        repo: &Repo,
+        ledger: &Ledger,
+        claimed: Option<&str>,
+        status_file: &str,
+    ) -> Option<Decision> {
+        let (owner, head) = (self.owner?, self.head?);
+        ledger
+            .decision(repo, owner, head, status_file)
+            .or_else(|| stale_claim_failed(repo, ledger, owner, claimed, status_file))
+    }
 }
 
 /// The bytes of the status document in the worktree's directory (`None`: no document, or no
@@ -387,32 +395,23 @@ fn is_not_found(err: &anyhow::Error) -> bool {
         .is_some_and(|e| e.kind() == std::io::ErrorKind::NotFound)
 }
 
-/// `FAIL` when the close line names a commit other than the tip and the record refused that
-/// claim: the claim still names a commit that is not the tip, so the gate can only refuse it
-/// again. Any other verdict recorded for an older commit says nothing about the tip.
+/// `FAIL` when the close line names a commit other than the tip and the newest decision on this
+/// owner's claim of that commit refused it: the claim still names a commit that is not the tip,
+/// so the gate can only refuse it again. Any other verdict on an older commit says nothing about
+/// the tip, and another branch's decisions never count here (SPEC §26.1).
 fn stale_claim_failed(
     repo: &Repo,
     ledger: &Ledger,
+    owner: &Owner,
     claimed: Option<&str>,
-) -> Option<(Oid, Verdict)> {
+    status_file: &str,
+) -> Option<Decision> {
     let CommitLookup::Found(commit) = repo.lookup_commit(claimed?) else {
         return None;
     };
-    (ledger.verdict(commit) == Some(Verdict::Fail)).then_some((commit, Verdict::Fail))
-}
-
-/// The last verdict recorded for `head`; else for its parent when `head` is one trailing commit
-/// that changes only the status document (the close line names the commit before it, SPEC §4.3;
-/// the rule of `crate::covered`).
-fn tip_verdict(
-    repo: &Repo,
-    ledger: &Ledger,
-    head: Oid,
-    status_file: &str,
-) -> Option<(Oid, Verdict)> {
-    crate::covered::candidates(repo, head, status_file)
-        .into_iter()
-        .find_map(|commit| ledger.verdict(commit).map(|v| (commit, v)))
+    ledger
+        .decision(repo, owner, commit, status_file)
+        .filter(|d| d.verdict == Verdict::Fail)
 }
 
 #[cfg(test)]

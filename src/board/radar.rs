@@ -11,6 +11,7 @@ use crate::finding::Verdict;
 use crate::repo::Repo;
 use crate::repo::compose::Composed;
 use crate::repo::merged::Merged;
+use crate::verdict::Owner;
 
 /// MERGED outranks every stage (REJECTED aside); CONFLICT replaces only COMPLETED.
 pub fn refine(stage: Stage, merged: bool, conflict: bool) -> Stage {
@@ -21,40 +22,54 @@ pub fn refine(stage: Stage, merged: bool, conflict: bool) -> Stage {
     }
 }
 
-/// [`judge`] for a board row: the main worktree (the base itself) and a row without a HEAD or
-/// a base are neither.
+/// [`judge`] for a board row: a row without a HEAD or a base is neither.
 pub fn judge_row(
     repo: &Repo,
-    main: bool,
+    ledger: &super::Ledger,
+    owner: &Owner,
     head: Option<Oid>,
     base: Option<Oid>,
     verdict: Option<Verdict>,
     status_file: &str,
 ) -> (bool, bool) {
-    match (head, base, main) {
-        (Some(head), Some(base), false) => judge(repo, base, head, verdict, status_file),
+    match (head, base) {
+        (Some(head), Some(base)) => judge(repo, ledger, owner, base, head, verdict, status_file),
         _ => (false, false),
     }
 }
 
-/// `(merged, conflict)` for the worktree HEAD `head` against the base tip `base`. MERGED needs
-/// §7's "merged" and either a passing or `land` record for the tip (`verdict`) or a change of the
-/// branch's own (a squash or rebase merge, or a landing, holds one; a tip merely reachable from
-/// the base with no record — a branch just created at the base — takes its stage from its
-/// state). CONFLICT is judged only for a passing tip.
-pub fn judge(
+/// `(merged, conflict)` for `owner`'s HEAD `head` against the base tip `base`. MERGED needs §7's
+/// "merged" and either a passing or `land` record **of this branch** for the tip (history: any
+/// configuration), or a change of the branch's own (a squash or rebase merge, or a landing, holds
+/// one; a tip merely reachable from the base with no record of its own — a branch just created at
+/// the base, or at a commit another branch verified — takes its stage from its state, SPEC
+/// §26.1). CONFLICT is judged only for a tip whose verdict is VERIFIED.
+fn judge(
     repo: &Repo,
+    ledger: &super::Ledger,
+    owner: &Owner,
     base: Oid,
     head: Oid,
     verdict: Option<Verdict>,
     status_file: &str,
 ) -> (bool, bool) {
     let passing = verdict == Some(Verdict::Verified);
-    let commit = crate::covered::stands_for(repo, head, status_file).unwrap_or(head);
+    let commit = crate::verdict::stands_for(repo, head, status_file).unwrap_or(head);
+    let own = || {
+        let claim = crate::verdict::Claim::new(owner.clone(), head);
+        ledger.book().attests(repo, &claim, status_file)
+    };
+    let landed = || {
+        owner
+            .branch()
+            .is_some_and(|b| ledger.book().landed(repo, b, head, base))
+    };
     let merged = match repo.merged_into(base, commit, status_file) {
-        Ok(Merged::Reachable) => passing || crate::landed::landed(repo, base, head),
-        Ok(Merged::No) | Err(_) => crate::landed::landed(repo, base, head),
-        Ok(_) => true,
+        Ok(Merged::Reachable) => own() || landed(),
+        Ok(Merged::SameChanges) => {
+            changed_any(repo, base, commit, status_file) || own() || landed()
+        }
+        Ok(Merged::No) | Err(_) => landed(),
     };
     if merged || !passing {
         return (merged, false);
@@ -64,6 +79,19 @@ pub fn judge(
         Ok(Composed::Conflict(_))
     );
     (false, conflict)
+}
+
+/// Whether `commit` changed any path (the status document aside) since its merge base with
+/// `base`: the base "holding" an empty change set says nothing about a branch's own work.
+fn changed_any(repo: &Repo, base: Oid, commit: Oid, status_file: &str) -> bool {
+    let Some(merge_base) = repo.merge_base(base, commit) else {
+        return false;
+    };
+    repo.change_set(merge_base, commit).is_ok_and(|changes| {
+        changes
+            .iter()
+            .any(|(p, _)| p.as_slice() != status_file.as_bytes())
+    })
 }
 
 /// Two live branches whose tips conflict with each other, with the paths.

@@ -35,7 +35,11 @@ pub fn recorded(repo: &Repo) -> Result<Recorded> {
 /// under the base tip's configuration blob (SPEC §9).
 pub fn recorded_under(repo: &Repo, trusted: &inputs::Trusted) -> Result<Recorded> {
     let status_file = trusted.config.status_file.clone();
-    let ledger = Ledger::read_under(&repo.common_dir(), trusted.config_blob.as_deref())?;
+    let ledger = Ledger::read_under(
+        &repo.common_dir(),
+        trusted.config_blob.clone(),
+        trusted.tip.clone(),
+    )?;
     let base = trusted.base.as_ref().map(|(_, id)| *id);
     let rows = super::rows(repo, &status_file, &ledger, base);
     Ok(Recorded {

@@ -126,7 +126,7 @@ fn write(args: &Args, color: bool, closed: &mut Closed) -> Result<i32> {
     }
     // A trailing commit that changes only the status document is the record of an earlier
     // `close --commit`: the work commit is its parent.
-    let (work, restack) = match crate::covered::stands_for(&repo, head, &status_file) {
+    let (work, restack) = match crate::verdict::stands_for(&repo, head, &status_file) {
         Some(parent) => (parent, true),
         None => (head, false),
     };
@@ -330,7 +330,15 @@ fn existing_text(
         }
     };
     let base = trusted.base.as_ref().map(|(_, id)| *id);
-    if crate::inherited::is_inherited(repo, base, Some(head), status_file, &bytes) {
+    let attested = || {
+        let root = repo.workdir();
+        let owner = crate::verdict::Owner::of(repo.head_branch().as_deref(), root.as_deref());
+        owner.is_some_and(|owner| {
+            let claim = crate::verdict::Claim::new(owner, head);
+            crate::verdict::attested(repo, &claim, status_file)
+        })
+    };
+    if crate::inherited::is_inherited(repo, base, Some(head), status_file, &bytes, attested) {
         return Ok(None);
     }
     let body = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(&bytes);
@@ -488,12 +496,7 @@ fn commit_status(
     restack: bool,
 ) -> Result<()> {
     let git = |args: &[&str]| -> Result<()> {
-        let out = std::process::Command::new("git")
-            .arg("-C")
-            .arg(root)
-            .args(args)
-            .output()
-            .context("cannot run git")?;
+        let out = crate::repo::git_cli::Git::worktree(root).run(args)?;
         if !out.status.success() {
             bail!(
                 "git {} failed: {}",

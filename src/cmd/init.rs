@@ -6,7 +6,7 @@ use anyhow::{Result, bail};
 
 use crate::config::{self, Config};
 use crate::gates::{Session, checks};
-use crate::{guess, inputs};
+use crate::{guess, inputs, readiness};
 
 /// Write a starter .closegate.toml (or, with --contract SLUG, a task contract)
 ///
@@ -133,6 +133,12 @@ fn try_check(
             "try: `{}` passed on {short} in {secs:.1} s",
             spec[0].name
         )?;
+        // SPEC §26.4: a pass that skipped the tests of a compiled part tests less than it says.
+        let built = guess::compiled_python(&|path| session.repo().read_blob(head, path));
+        let base = branch.unwrap_or("the base");
+        if let Some(line) = built.and_then(|b| readiness::skipped_compiled(ran, base, short, &b)) {
+            writeln!(out, "  {}", crate::render::escape(&line))?;
+        }
         return Ok(0);
     }
     failed(&spec[0], ran, short, secs, out)?;
@@ -176,8 +182,8 @@ fn failed(
     writeln!(
         out,
         "every agent's check would FAIL on this: edit `run` in {} (install what the tests need \
-         inside the checkout, list tool caches in `writable`) or fix the base, then commit it and \
-         run `closegate validate --run`; --no-try skips this try",
+         inside the checkout, keep tool caches in the check's workspace) or fix the base, then \
+         commit it and run `closegate validate --run`; --no-try skips this try",
         config::FILE_NAME
     )?;
     Ok(())
@@ -214,10 +220,11 @@ pub fn starter(guessed: Option<&guess::Guess>, branch: Option<&str>) -> String {
          [protected.policy]\ntests = \"modify\"\n",
     );
     out.push_str(
-        "\n# The checks closegate runs itself, sandboxed, in a pristine checkout of the agent's\n\
-         # commit. `writable`: the tool cache, a closegate-owned directory of this repository\n\
-         # (shared by every agent's checks). `keep`: the installed tree, kept between runs so the\n\
-         # second check is incremental (kept outputs come from earlier commits).\n",
+        "\n# The checks closegate runs itself, sandboxed, in a checkout of the agent's exact\n\
+         # commit. `keep`: the installed tree and the tool caches (.closegate-cache/), kept in\n\
+         # this check's workspace between runs so the second check is incremental (kept outputs\n\
+         # come from earlier commits). `writable`: a cache shared by every agent's checks, only\n\
+         # for what the tool verifies on every use (npm's, with a committed package-lock.json).\n",
     );
     match guessed {
         Some(g) => {

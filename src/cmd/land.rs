@@ -43,13 +43,23 @@ pub struct Args {
     /// Compose and check, print the plan; move, record and remove nothing
     #[arg(long)]
     pub dry_run: bool,
+    /// How long to wait for another `land` of the same base before `land-base-busy` (90s, 10m, 1h)
+    #[arg(long, value_name = "DURATION", default_value = "10m")]
+    pub wait: String,
     /// One JSON object: every branch's outcome and the base's move
     #[arg(long)]
     pub json: bool,
 }
 
 pub fn run(args: Args) -> Result<i32> {
+    let wait = crate::sweep::parse_duration(&args.wait).map_err(|_| {
+        anyhow::anyhow!(
+            "--wait {}: expected a number and a unit (90s, 10m, 1h)",
+            args.wait
+        )
+    })?;
     let request = Request {
+        wait,
         targets: args.targets,
         all: args.all,
         strategy: args.strategy,

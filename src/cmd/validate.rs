@@ -86,9 +86,13 @@ pub fn run(args: Args) -> Result<i32> {
         ));
     }
     // A warning, not a problem: the operator may mean it, and says so by listing the name.
+    let shared = config
+        .iter()
+        .flat_map(crate::sandbox::shared_caches::shared_cache_warnings);
     for warning in config
         .iter()
         .flat_map(crate::sandbox::shield::socket_warnings)
+        .chain(shared)
     {
         eprintln!("warning: {}: {}", escape(&config_origin), escape(&warning));
     }
@@ -172,8 +176,17 @@ fn readiness_notes(
             let root = repo.workdir().unwrap_or_else(|| repo.common_dir());
             let given = inputs::Trusted::given(config.clone(), blob);
             let session = Session::on_base(Rc::clone(repo), root, given)?;
-            let (lines, findings) = readiness::run_on_base(&session, name, *id)?;
+            let (lines, findings, runs) = readiness::run_on_base(&session, name, *id)?;
             notes.extend(lines);
+            let built = crate::guess::compiled_python(&|path| repo.read_blob(*id, path));
+            if let Some(built) = built {
+                let short = &id.to_string()[..12];
+                // The runner's skip reasons are the agent's (the base's) text: escaped here.
+                let skipped = runs
+                    .iter()
+                    .filter_map(|r| readiness::skipped_compiled(r, name, short, &built));
+                notes.extend(skipped.map(|line| escape(&line)));
+            }
             for f in findings {
                 let line = format!("{} {}: {}", f.severity.as_str(), f.code, f.message);
                 if f.severity == crate::finding::Severity::Warning {

@@ -393,11 +393,8 @@ mod tests {
     fn branch_rules_agree_with_git_check_ref_format() {
         let dir = tempfile::tempdir().unwrap();
         for (name, valid) in NAMES {
-            let git = std::process::Command::new("git")
-                .args(["check-ref-format", "--branch", name])
-                .current_dir(dir.path())
-                .env("GIT_CEILING_DIRECTORIES", dir.path())
-                .output()
+            let git = crate::repo::git_cli::Git::dir(dir.path())
+                .run(&["check-ref-format", "--branch", name])
                 .unwrap();
             assert_eq!(git.status.success(), valid, "git on {name:?}");
         }

@@ -112,7 +112,7 @@ fn branch_position(ctx: &Ctx, close: &CloseLine, commit: Oid, tip: Oid) -> Optio
 /// Exactly one commit after `commit` that changes only the status document (the same rule the
 /// hook, `board` and teardown use: `crate::covered`).
 fn is_status_only_commit(ctx: &Ctx, commit: Oid, tip: Oid) -> bool {
-    crate::covered::stands_for(ctx.repo, tip, ctx.status_file) == Some(commit)
+    crate::verdict::stands_for(ctx.repo, tip, ctx.status_file) == Some(commit)
 }
 
 /// `close-last-commit-mismatch`: `last commit` must name the same commit with its summary.

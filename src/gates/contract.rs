@@ -61,16 +61,17 @@ fn paths(ctx: &Ctx<'_>, contract: &Contract, changes: &[&Change]) -> Vec<Finding
     let mut findings = Vec::new();
     for change in changes {
         let kind = change.kind.as_str();
-        for path in change.paths() {
+        // Matched by the bytes git stores, printed escaped (SPEC §26.4).
+        for (bytes, path) in change.touched() {
             if path == ctx.status_file {
                 continue;
             }
             let prohibited = contract.prohibited.as_ref();
-            if let Some(glob) = prohibited.and_then(|p| p.first_match(path)) {
+            if let Some(glob) = prohibited.and_then(|p| p.first_match(bytes)) {
                 let msg = format!("{kind} `{path}` matches the prohibited glob `{glob}`");
                 findings.push(Finding::new(Code::ContractProhibited, msg).at_path(path));
             } else if let Some(scope) = &contract.scope
-                && scope.first_match(path).is_none()
+                && scope.first_match(bytes).is_none()
             {
                 let msg = format!(
                     "{kind} `{path}` lies outside the scope [{}]",

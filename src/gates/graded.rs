@@ -1,9 +1,11 @@
-//! The runner's own configuration is graded input (SPEC §4.5): it decides what a check command
-//! runs, so a change to it is `protected-surface` on `ci`, with the key named
+//! The runner's own configuration is graded input (SPEC §4.5, §26.4): it decides what a check
+//! command runs, so a change to it is `protected-surface` on `ci`, with the key named
 //! (`package.json: scripts.test`). Which runners count comes from the trusted checks' `run`
-//! strings; only the keys that steer the run count (a dependency added to `package.json` is not
-//! graded input). A graded file that does not parse on either side counts as a change to every
-//! graded key.
+//! strings ([`crate::config::runners`]); only the keys that steer the run count (a dependency
+//! added to `package.json` is not graded input). A graded file that does not parse on either
+//! side counts as a change to every graded key. Build scripts (`build.rs`, `[package] build`)
+//! and Python start-up files (`sitecustomize.py`, `usercustomize.py`, `*.pth`) are graded
+//! whatever runs: each runs before any test does.
 
 use std::collections::BTreeSet;
 
@@ -12,110 +14,89 @@ use git2::Oid;
 use serde_json::Value as Json;
 
 use crate::catalog::Code;
-use crate::config::CheckSpec;
+use crate::config::runners::{self, Runners};
 use crate::finding::Finding;
 use crate::globs::Globs;
 use crate::repo::{Change, Repo};
 use crate::report::ProtectedChange;
 
-/// The runners the checks invoke, and the npm scripts they name.
-#[derive(Debug, Default, PartialEq, Eq)]
-pub struct Runners {
-    pub npm_scripts: BTreeSet<String>,
-    pub npm: bool,
-    pub python: bool,
-    pub cargo: bool,
-    pub make: bool,
-}
+pub use crate::config::runners::runners;
 
-/// Read the runners from the checks' `run` strings, command by command.
-pub fn runners(checks: &[CheckSpec]) -> Runners {
-    let mut found = Runners::default();
-    for check in checks {
-        for command in check.run.split([';', '&', '|', '\n', '(', ')']) {
-            let words: Vec<&str> = command
-                .split_whitespace()
-                .filter(|w| !is_assignment(w))
-                .collect();
-            runner_of(&words, &mut found);
-        }
-    }
-    found
-}
+/// Why a whole graded file decides what the checks run.
+const RUNNER_CONFIG: &str = "the runner's own configuration decides what the checks run";
+const BUILD_SCRIPT: &str = "a build script runs before the code it builds is compiled";
+const STARTUP: &str = "Python runs a start-up file before any test";
 
-/// What one simple command (its words, assignments dropped) invokes.
-fn runner_of(words: &[&str], found: &mut Runners) {
-    let Some(first) = words.first() else { return };
-    let exe = first.rsplit('/').next().unwrap_or(first);
-    let rest = &words[1..];
-    let arg = |i: usize| rest.get(i).copied().unwrap_or("");
-    match exe {
-        "npm" | "npx" | "yarn" | "pnpm" => {
-            found.npm = true;
-            let script = match (exe, arg(0)) {
-                ("npm", "test" | "t") | ("yarn" | "pnpm", "test") => Some("test"),
-                ("npm", "run" | "run-script") | ("yarn" | "pnpm", "run") => Some(arg(1)),
-                ("yarn" | "pnpm", s) if !NOT_SCRIPTS.contains(&s) => Some(s),
-                _ => None,
-            };
-            if let Some(s) = script.filter(|s| !s.is_empty() && !s.starts_with('-')) {
-                found.npm_scripts.insert(s.to_string());
-            }
-        }
-        "pytest" | "tox" | "nox" => found.python = true,
-        "uv" | "poetry" if arg(0) == "run" => runner_of(&rest[1..], found),
-        "cargo" => found.cargo = true,
-        "make" | "gmake" => found.make = true,
-        e if e.starts_with("python") => {
-            let module = rest.iter().position(|w| *w == "-m").map(|i| arg(i + 1));
-            if matches!(module, Some("pytest" | "tox" | "nox")) {
-                found.python = true;
-            }
-        }
-        _ => {}
-    }
-}
-
-/// `yarn`/`pnpm` subcommands that are not scripts.
-const NOT_SCRIPTS: [&str; 8] = [
-    "install", "add", "remove", "ci", "exec", "dlx", "-s", "--silent",
-];
-
-fn is_assignment(word: &str) -> bool {
-    word.split_once('=').is_some_and(|(name, _)| {
-        !name.is_empty()
-            && !name.starts_with(|c: char| c.is_ascii_digit())
-            && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
-    })
-}
-
-/// Whole files that are graded input for the runners found.
-fn graded_files(runners: &Runners) -> Vec<&'static str> {
-    let mut globs = Vec::new();
+/// Whole files that are graded input for the runners found, each with why.
+fn graded_files(runners: &Runners) -> Vec<(&'static str, &'static str)> {
+    let mut globs = vec![
+        ("**/build.rs", BUILD_SCRIPT),
+        ("**/sitecustomize.py", STARTUP),
+        ("**/usercustomize.py", STARTUP),
+        ("**/*.pth", STARTUP),
+    ];
+    let mut add = |files: &[&'static str]| globs.extend(files.iter().map(|g| (*g, RUNNER_CONFIG)));
     if runners.npm {
-        globs.extend([
+        add(&[
             "**/.mocharc*",
             "**/jest.config.*",
             "**/vitest.config.*",
             "**/karma.conf.*",
             "**/playwright.config.*",
+            "**/.npmrc",
+            "**/.yarnrc",
+            "**/.yarnrc.yml",
+            "**/.pnpmfile.cjs",
+            "**/pnpm-workspace.yaml",
         ]);
     }
+    if runners.jest {
+        add(&["**/babel.config.*", "**/.babelrc", "**/.babelrc.*"]);
+    }
     if runners.python {
-        globs.extend([
+        add(&[
             "**/pytest.ini",
+            "**/.pytest.ini",
+            "**/pytest.toml",
+            "**/.pytest.toml",
             "**/tox.ini",
             "**/noxfile.py",
             "**/conftest.py",
         ]);
     }
     if runners.cargo {
-        globs.push(".cargo/config.toml");
+        add(&[
+            ".cargo/config.toml",
+            "**/rust-toolchain",
+            "**/rust-toolchain.toml",
+        ]);
     }
     if runners.make {
-        globs.extend(["**/Makefile", "**/GNUmakefile", "**/makefile", "**/*.mk"]);
+        add(&["**/Makefile", "**/GNUmakefile", "**/makefile", "**/*.mk"]);
+    }
+    if runners.go {
+        // A `go.mod` below the root makes a module of its own, which `./...` leaves out.
+        add(&["*/**/go.mod", "**/go.work"]);
     }
     globs
+}
+
+/// The runners found, with Jest also when an npm script the checks run (on either side, in the
+/// root `package.json`) runs it: its `babel` configuration is graded then.
+fn with_scripts(repo: &Repo, runners: &Runners, from: Oid, to: Oid) -> Result<Runners> {
+    let mut found = runners.clone();
+    if !runners.npm || runners.jest {
+        return Ok(found);
+    }
+    for side in [from, to] {
+        let Some(bytes) = repo.read_file(side, "package.json")? else {
+            continue;
+        };
+        if let Ok(json) = serde_json::from_slice::<Json>(&bytes) {
+            found.jest |= runners::script_runners(&json, &runners.npm_scripts).jest;
+        }
+    }
+    Ok(found)
 }
 
 /// One `protected-surface` (surface `ci`) per graded file or key the change touches.
@@ -125,23 +106,27 @@ pub fn run(
     changes: &[Change],
     from: Oid,
     to: Oid,
-    already_ci: &dyn Fn(&str) -> bool,
+    already_ci: &dyn Fn(&[u8]) -> bool,
 ) -> Result<(Vec<ProtectedChange>, Vec<Finding>)> {
+    let runners = &with_scripts(repo, runners, from, to)?;
     let files = graded_files(runners);
-    let set = Globs::paths(&files.iter().map(|g| g.to_string()).collect::<Vec<_>>())
+    let set = Globs::paths(&files.iter().map(|(g, _)| g.to_string()).collect::<Vec<_>>())
         .map_err(anyhow::Error::msg)?;
     let mut hits = Vec::new();
     let mut findings = Vec::new();
     for change in changes {
-        for path in change.paths() {
-            if already_ci(path) {
+        // Matched and read by the bytes git stores, printed escaped (SPEC §26.4).
+        for (bytes, path) in change.touched() {
+            if already_ci(bytes) {
                 continue;
             }
             let kind = change.kind.as_str();
-            let keys = if set.is_match(path) {
-                vec![String::new()]
-            } else {
-                changed_keys(repo, runners, path, from, to)?
+            let (keys, why) = match set.first_match(bytes) {
+                Some(glob) => {
+                    let why = files.iter().find(|(g, _)| *g == glob).map(|(_, w)| *w);
+                    (vec![String::new()], why.unwrap_or(RUNNER_CONFIG))
+                }
+                None => (changed_keys(repo, runners, bytes, from, to)?, RUNNER_CONFIG),
             };
             for key in keys {
                 let what = if key.is_empty() {
@@ -149,10 +134,7 @@ pub fn run(
                 } else {
                     format!("`{path}: {key}`")
                 };
-                let msg = format!(
-                    "{kind} {what} on protected surface `ci`: the runner's own configuration \
-                     decides what the checks run (graded input)"
-                );
+                let msg = format!("{kind} {what} on protected surface `ci`: {why} (graded input)");
                 findings.push(Finding::new(Code::ProtectedSurface, msg).at_path(path));
                 if !hits.iter().any(|h: &ProtectedChange| h.path == path) {
                     hits.push(ProtectedChange {
@@ -175,16 +157,16 @@ type KeyReader = fn(&[u8], &Runners) -> Option<Vec<(String, String)>>;
 fn changed_keys(
     repo: &Repo,
     runners: &Runners,
-    path: &str,
+    path: &[u8],
     from: Oid,
     to: Oid,
 ) -> Result<Vec<String>> {
-    let name = path.rsplit('/').next().unwrap_or(path);
+    let name = path.rsplit(|&b| b == b'/').next().unwrap_or(path);
     let reader: KeyReader = match name {
-        "package.json" if runners.npm => npm_keys,
-        "pyproject.toml" if runners.python => pyproject_keys,
-        "setup.cfg" if runners.python => setup_cfg_keys,
-        "Cargo.toml" if runners.cargo => cargo_keys,
+        b"package.json" if runners.npm => npm_keys,
+        b"pyproject.toml" if runners.python => pyproject_keys,
+        b"setup.cfg" if runners.python => setup_cfg_keys,
+        b"Cargo.toml" if runners.cargo => cargo_keys,
         _ => return Ok(Vec::new()),
     };
     let old = repo.read_file(from, path)?;
@@ -208,32 +190,21 @@ fn changed_keys(
 }
 
 /// `package.json`: the scripts the checks invoke, their `pre`/`post` scripts and every script
-/// those name, transitively; the top-level runner keys.
+/// those name, transitively; the top-level runner keys; what decides which code the tests import
+/// (`main`, `exports`, `module`, `type`, `imports`); `babel` when Jest runs.
 fn npm_keys(bytes: &[u8], runners: &Runners) -> Option<Vec<(String, String)>> {
     let value: Json = serde_json::from_slice(bytes).ok()?;
-    let scripts = value.get("scripts").and_then(Json::as_object);
-    let mut todo: Vec<String> = runners.npm_scripts.iter().cloned().collect();
-    let mut seen: BTreeSet<String> = BTreeSet::new();
     let mut out = Vec::new();
-    while let Some(name) = todo.pop() {
-        for name in [format!("pre{name}"), name.clone(), format!("post{name}")] {
-            if !seen.insert(name.clone()) {
-                continue;
-            }
-            let text = scripts.and_then(|s| s.get(&name)).and_then(Json::as_str);
-            out.push((
-                format!("scripts.{name}"),
-                text.unwrap_or("\u{0}absent").to_string(),
-            ));
-            let mut inner = Runners::default();
-            for command in text.unwrap_or("").split([';', '&', '|']) {
-                let words: Vec<&str> = command.split_whitespace().collect();
-                runner_of(&words, &mut inner);
-            }
-            todo.extend(inner.npm_scripts);
-        }
+    for (name, text) in runners::followed_scripts(&value, &runners.npm_scripts) {
+        let text = text.unwrap_or_else(|| "\u{0}absent".to_string());
+        out.push((format!("scripts.{name}"), text));
     }
-    for key in ["jest", "mocha", "ava", "vitest", "c8", "nyc"] {
+    let mut keys = vec!["jest", "mocha", "ava", "vitest", "c8", "nyc"];
+    keys.extend(["main", "exports", "module", "type", "imports"]);
+    if runners.jest {
+        keys.push("babel");
+    }
+    for key in keys {
         out.push((
             key.to_string(),
             value.get(key).map_or("\u{0}".into(), Json::to_string),
@@ -248,10 +219,17 @@ fn pyproject_keys(bytes: &[u8], _: &Runners) -> Option<Vec<(String, String)>> {
     let tool = table.get("tool").and_then(toml::Value::as_table);
     let mut out = Vec::new();
     let get = |key: &str| tool.and_then(|t| t.get(key)).map(|v| v.to_string());
-    out.push((
-        "tool.pytest.ini_options".into(),
-        get("pytest").unwrap_or_default(),
-    ));
+    // `[tool.pytest.ini_options]`, and the rest of `[tool.pytest]` (pytest 9 reads it natively).
+    let pytest = tool
+        .and_then(|t| t.get("pytest"))
+        .and_then(toml::Value::as_table);
+    let ini = pytest
+        .and_then(|p| p.get("ini_options"))
+        .map(|v| v.to_string());
+    out.push(("tool.pytest.ini_options".into(), ini.unwrap_or_default()));
+    let mut rest = pytest.cloned().unwrap_or_default();
+    rest.remove("ini_options");
+    out.push(("tool.pytest".into(), rest.to_string()));
     out.push(("tool.tox".into(), get("tox").unwrap_or_default()));
     for (key, value) in tool.into_iter().flatten() {
         if key.starts_with("coverage") {
@@ -309,6 +287,8 @@ fn cargo_keys(bytes: &[u8], _: &Runners) -> Option<Vec<(String, String)>> {
             at(&["package", "autobenches"]),
         ),
         ("profile.test".to_string(), at(&["profile", "test"])),
+        ("package.build".to_string(), at(&["package", "build"])),
+        ("lib.path".to_string(), at(&["lib", "path"])),
     ];
     for key in ["members", "exclude", "default-members"] {
         out.push((format!("workspace.{key}"), at(&["workspace", key])));
@@ -329,52 +309,89 @@ fn cargo_keys(bytes: &[u8], _: &Runners) -> Option<Vec<(String, String)>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config::CheckSpec;
 
     fn of(run: &str) -> Runners {
         runners(&[CheckSpec::new("t", run, 60)])
     }
 
-    #[test]
-    fn runners_come_from_command_words() {
-        let r = of("export npm_config_cache=x; npm install && npm test");
-        assert!(r.npm && r.npm_scripts.contains("test") && !r.npm_scripts.contains("install"));
-        assert!(
-            of("yarn lint && pnpm run build")
-                .npm_scripts
-                .contains("lint")
-        );
-        assert!(
-            of("yarn lint && pnpm run build")
-                .npm_scripts
-                .contains("build")
-        );
-        assert!(of(".venv/bin/python -m pytest -q").python);
-        assert!(of("PYTHONPATH=src python3 -m pytest").python);
-        assert!(of("uv run pytest").python);
-        assert!(!of("python3 -m unittest").python);
-        assert!(of("CARGO_HOME=x cargo test --locked").cargo);
-        assert!(of("make test").make);
-        assert_eq!(of("go test ./..."), Runners::default());
-    }
-
-    #[test]
-    fn npm_scripts_are_followed_transitively_with_pre_and_post() {
-        let r = of("npm test");
-        let pkg =
-            br#"{"scripts": {"test": "npm run lint && jest", "pretest": "x", "lint": "eslint ."}}"#;
-        let keys: Vec<String> = npm_keys(pkg, &r)
+    fn keys(reader: KeyReader, bytes: &[u8], runners: &Runners) -> Vec<String> {
+        reader(bytes, runners)
             .unwrap()
             .into_iter()
             .map(|(k, _)| k)
-            .collect();
+            .collect()
+    }
+
+    #[test]
+    fn package_json_grades_what_the_tests_import_and_babel_only_under_jest() {
+        let pkg = br#"{"main": "index.js", "babel": {"presets": []}, "dependencies": {}}"#;
+        let npm = keys(npm_keys, pkg, &of("npm test"));
         for key in [
             "scripts.test",
-            "scripts.pretest",
-            "scripts.posttest",
-            "scripts.lint",
+            "main",
+            "exports",
+            "module",
+            "type",
+            "imports",
             "jest",
         ] {
-            assert!(keys.contains(&key.to_string()), "{key}: {keys:?}");
+            assert!(npm.contains(&key.to_string()), "{key}: {npm:?}");
         }
+        assert!(!npm.contains(&"babel".to_string()));
+        assert!(keys(npm_keys, pkg, &of("npx jest")).contains(&"babel".to_string()));
+        assert!(!npm.iter().any(|k| k.starts_with("dependencies")));
+    }
+
+    #[test]
+    fn cargo_grades_the_build_script_key_and_the_lib_path() {
+        let toml = b"[package]\nname = \"a\"\nbuild = \"gen.rs\"\n[lib]\npath = \"src/other.rs\"\n";
+        let found = cargo_keys(toml, &of("cargo test")).unwrap();
+        assert!(
+            found.contains(&("package.build".into(), "\"gen.rs\"".into())),
+            "{found:?}"
+        );
+        assert!(
+            found.contains(&("lib.path".into(), "\"src/other.rs\"".into())),
+            "{found:?}"
+        );
+    }
+
+    #[test]
+    fn pyproject_grades_tool_pytest_beside_its_ini_options() {
+        let a = b"[tool.pytest]\naddopts = [\"-q\"]\n";
+        let b = b"[tool.pytest]\naddopts = [\"-q\", \"-k\", \"not slow\"]\n";
+        let value = |bytes: &[u8], key: &str| {
+            let all = pyproject_keys(bytes, &of("pytest")).unwrap();
+            all.into_iter().find(|(k, _)| k == key).map(|(_, v)| v)
+        };
+        assert_ne!(value(a, "tool.pytest"), value(b, "tool.pytest"));
+        assert_eq!(
+            value(a, "tool.pytest.ini_options"),
+            value(b, "tool.pytest.ini_options")
+        );
+    }
+
+    #[test]
+    fn graded_files_follow_the_runners() {
+        let globs =
+            |r: &Runners| -> Vec<&str> { graded_files(r).into_iter().map(|(g, _)| g).collect() };
+        let always = globs(&Runners::default());
+        for g in [
+            "**/build.rs",
+            "**/sitecustomize.py",
+            "**/usercustomize.py",
+            "**/*.pth",
+        ] {
+            assert!(always.contains(&g), "{g}");
+        }
+        assert!(globs(&of("npm test")).contains(&"**/.npmrc"));
+        assert!(!globs(&of("npm test")).contains(&"**/.babelrc"));
+        assert!(globs(&of("npx jest")).contains(&"**/.babelrc"));
+        assert!(globs(&of("go test ./...")).contains(&"*/**/go.mod"));
+        assert!(globs(&of("pytest")).contains(&"**/pytest.toml"));
+        assert!(globs(&of("cargo test")).contains(&"**/rust-toolchain.toml"));
+        let set = Globs::paths(&["*/**/go.mod".to_string()]).unwrap();
+        assert!(!set.is_match("go.mod") && set.is_match("a/go.mod") && set.is_match("a/b/go.mod"));
     }
 }

@@ -15,12 +15,18 @@
 //! checkout or warm workspace, sandbox, reuse), keyed on the tree it ran on. Nothing extra runs
 //! when no overlaid path changed and every check passed.
 
+mod changed;
+mod policy;
+
 use anyhow::Result;
 use git2::Oid;
 
+use self::changed::Changed;
+pub use self::policy::only_adds_lines;
+
 use crate::catalog::Code;
 use crate::config::{CheckSpec, Config, SandboxMode};
-use crate::finding::{Finding, Severity};
+use crate::finding::Finding;
 use crate::gates::checks::{self, CheckEnv, Checked, Plan};
 use crate::gates::reuse::{Key, Recorded};
 use crate::gates::workspace::Slot;
@@ -59,21 +65,19 @@ pub fn run(ctx: &Ctx<'_>, report: &mut Report) -> Result<()> {
         .filter(|&i| failed_on_commit(&report.checks[i]))
         .collect();
     let red = on_base_tree(ctx, &failed, report)?;
-    let changed = changed_paths(ctx.config, ctx.changes);
+    let changed = changed::changed(ctx)?;
     let passed: Vec<usize> = (0..specs.len())
         .filter(|&i| passed(&report.checks[i]))
         .collect();
     if changed.is_empty() || passed.is_empty() {
         return Ok(());
     }
-    let paths: Vec<String> = changed.iter().map(|(p, _)| p.clone()).collect();
-    let over = Tree::new(ctx, ctx.commit, ctx.merge_base, &paths, "overlay")?;
+    let over = Tree::new(ctx, ctx.commit, ctx.merge_base, &changed, false)?;
     // With test paths added or modified, the reverse overlay too; when it is the commit's own
     // tree its runs are the commit's.
-    let adds = changed.iter().any(|(_, kind)| *kind != ChangeKind::Deleted);
+    let adds = changed.iter().any(|c| c.kind != ChangeKind::Deleted);
     let reverse = if adds {
-        let what = "reverse overlay";
-        Some(Tree::new(ctx, ctx.merge_base, ctx.commit, &paths, what)?)
+        Some(Tree::new(ctx, ctx.merge_base, ctx.commit, &changed, true)?)
     } else {
         None
     };
@@ -91,7 +95,12 @@ pub fn run(ctx: &Ctx<'_>, report: &mut Report) -> Result<()> {
         ),
     };
     if let Some(checked) = over_checked {
-        overlay(ctx, &passed, &changed, over.tree, checked, report);
+        let failing = checked.runs.iter().any(|run| !self::passed(run));
+        let inconclusive = match failing {
+            true => changed::dangling(ctx, &changed, over.checkout)?,
+            false => None,
+        };
+        overlay(ctx, &passed, &changed, &over, checked, inconclusive, report);
     }
     let reverse_runs = match (reverse, reverse_checked) {
         (Some(rev), Some(checked)) => Some(keep(report, "reverse-overlay", rev.tree, checked)),
@@ -103,8 +112,7 @@ pub fn run(ctx: &Ctx<'_>, report: &mut Report) -> Result<()> {
     if let Some(runs) = reverse_runs {
         reverse_overlay(ctx, &passed, &runs, red, report);
     }
-    apply_policy(ctx.config, &changed, red, report);
-    Ok(())
+    policy::apply(ctx, &changed, red, report)
 }
 
 /// A tree to run the checks on and the commit that stands in for it in a checkout.
@@ -114,9 +122,22 @@ struct Tree {
 }
 
 impl Tree {
-    /// `onto` with `paths` as `from` has them; its stand-in commit's parent is `onto`.
-    fn new(ctx: &Ctx<'_>, onto: Oid, from: Oid, paths: &[String], what: &str) -> Result<Tree> {
-        let tree = ctx.repo.overlay_tree(onto, from, paths)?;
+    /// `onto` with the `changed` paths put back as `from` has them (the reverse overlay's
+    /// splices when `reverse`); its stand-in commit's parent is `onto`.
+    fn new(
+        ctx: &Ctx<'_>,
+        onto: Oid,
+        from: Oid,
+        changed: &[Changed],
+        reverse: bool,
+    ) -> Result<Tree> {
+        let (paths, rewrites) = changed::put_back(changed, reverse);
+        let tree = ctx.repo.overlay_tree(onto, from, &paths, &rewrites)?;
+        let what = if reverse {
+            "reverse overlay"
+        } else {
+            "overlay"
+        };
         let checkout = ctx.repo.stand_in_commit(tree, onto, what)?;
         Ok(Tree { tree, checkout })
     }
@@ -147,14 +168,15 @@ type Pair = (Option<Checked>, Option<Checked>);
 /// parallel, SPEC §19): the reverse overlay in a thread with a repository handle of its own.
 fn both(ctx: &Ctx<'_>, passed: &[usize], over: &Tree, rev: &Tree) -> Result<Pair> {
     let shared = ctx.shared();
-    let common = ctx.repo.common_dir();
+    // The thread's own handle reads this run's quarantine, where the stand-in commits are.
+    let shared_repo = ctx.repo.share();
     let env = ctx.env;
     // One guard around both threads' own, so the handlers in place before come back whichever
     // thread ends first.
     let _signals = crate::sys::interrupt::Guard::install();
     std::thread::scope(|scope| {
         let handle = scope.spawn(|| -> Result<Option<Checked>> {
-            let repo = Repo::discover(&common)?;
+            let repo = shared_repo.open()?;
             run_on(&repo, &shared, passed, rev, env, Slot::Base)
         });
         let over = run_on(ctx.repo, &shared, passed, over, env, Slot::Main);
@@ -199,28 +221,6 @@ fn passed(run: &CheckRun) -> bool {
 /// would cost its whole timeout a second time).
 fn failed_on_commit(run: &CheckRun) -> bool {
     !run.timed_out && run.exit_code != Some(0)
-}
-
-/// The changed paths on the overlaid surfaces, both sides of a rename, each with its change.
-fn changed_paths(config: &Config, changes: &[Change]) -> Vec<(String, ChangeKind)> {
-    let surfaces = config.integrity_surfaces();
-    let mut out: Vec<(String, ChangeKind)> = Vec::new();
-    for change in changes {
-        for path in change.paths() {
-            let on = surfaces.iter().any(|s| s.is_match(path));
-            if on && !out.iter().any(|(p, _)| p == path) {
-                // A rename's old side is gone from the commit: for the overlays it is a
-                // deletion; its new side an addition.
-                let kind = match change.kind {
-                    ChangeKind::Renamed if path == change.old_path => ChangeKind::Deleted,
-                    ChangeKind::Renamed => ChangeKind::Added,
-                    kind => kind,
-                };
-                out.push((path.to_string(), kind));
-            }
-        }
-    }
-    out
 }
 
 /// Run `specs[picked]` on `target` with `env`, reusing what the record holds for its tree; a
@@ -325,16 +325,25 @@ fn on_base_tree(ctx: &Ctx<'_>, failed: &[usize], report: &mut Report) -> Result<
 }
 
 /// The commit's code under the base's own tests (PASS_TO_PASS): `tests-weakened` for each check
-/// that passed on the commit and fails there.
+/// that passed on the commit and fails there — unless the overlay is `inconclusive` (it cannot
+/// build only because of test paths moved, SPEC §26.4): then `base_tests` is null with the
+/// reason, and nothing the overlays would have vouched for goes without a human.
 fn overlay(
     ctx: &Ctx<'_>,
     passed: &[usize],
-    changed: &[(String, ChangeKind)],
-    tree: Oid,
+    changed: &[Changed],
+    over: &Tree,
     checked: Checked,
+    inconclusive: Option<String>,
     report: &mut Report,
 ) {
-    let runs = keep(report, "overlay", tree, checked);
+    let runs = keep(report, "overlay", over.tree, checked);
+    if let Some(reason) = inconclusive {
+        report.integrity.base_tests = None;
+        report.integrity.base_tests_inconclusive = Some(reason);
+        policy::keep_for_a_human(changed, report);
+        return;
+    }
     let mut weakened = false;
     for (&i, run) in passed.iter().zip(&runs) {
         if self::passed(run) {
@@ -342,19 +351,19 @@ fn overlay(
         }
         weakened = true;
         let msg = weakened_message(&ctx.config.checks[i].name, changed, run);
-        for (path, _) in changed {
-            let finding = Finding::new(Code::TestsWeakened, msg.clone()).at_path(path);
+        for path in changed {
+            let finding = Finding::new(Code::TestsWeakened, msg.clone()).at_path(&path.text);
             report.add_gate(crate::finding::Gate::Checks, [finding]);
         }
     }
     report.integrity.base_tests = Some(if weakened { "fail" } else { "pass" });
 }
 
-fn weakened_message(name: &str, changed: &[(String, ChangeKind)], run: &CheckRun) -> String {
+fn weakened_message(name: &str, changed: &[Changed], run: &CheckRun) -> String {
     let mut named: Vec<String> = changed
         .iter()
         .take(NAMED_PATHS)
-        .map(|(p, kind)| format!("{p} ({})", kind.as_str()))
+        .map(|c| format!("{} ({})", c.text, c.kind.as_str()))
         .collect();
     if changed.len() > NAMED_PATHS {
         named.push(format!("and {} more", changed.len() - NAMED_PATHS));
@@ -401,43 +410,4 @@ fn reverse_overlay(
             [Finding::new(Code::TestsPassOnBase, msg)],
         );
     }
-}
-
-/// `[protected.policy] SURFACE = "integrity"`: with the base's tests passing on the commit and
-/// the new tests failing on the base (and no red base), the `protected-surface` findings of added
-/// and modified paths on such surfaces become warnings. Deleted, renamed and retyped paths, and
-/// added files that rewire the runner, still need a human.
-fn apply_policy(config: &Config, changed: &[(String, ChangeKind)], red: bool, report: &mut Report) {
-    let i = &report.integrity;
-    if red || i.base_tests != Some("pass") || i.new_tests_on_base != Some("fail") {
-        return;
-    }
-    let mut passed_paths = Vec::new();
-    for finding in &mut report.findings {
-        let Some(path) = finding.path.as_deref() else {
-            continue;
-        };
-        if finding.code != Code::ProtectedSurface || finding.severity != Severity::Review {
-            continue;
-        }
-        if !changed.iter().any(|(p, _)| p == path) {
-            continue;
-        }
-        // The change as the protected gate reported it: a rename is neither side's addition.
-        let Some(hit) = report.protected.iter().find(|h| h.path == path) else {
-            continue;
-        };
-        let added = hit.change == "added";
-        if !(added || hit.change == "modified") || !config.integrity_may_pass(path, added) {
-            continue;
-        }
-        finding.severity = Severity::Warning;
-        finding.message = format!(
-            "{} (policy `integrity`: the base's tests pass on this commit and the new tests fail \
-             on the base)",
-            finding.message
-        );
-        passed_paths.push(path.to_string());
-    }
-    report.protected.retain(|p| !passed_paths.contains(&p.path));
 }

@@ -26,6 +26,7 @@ use crate::doc::{ParseOptions, StatusDoc};
 use crate::finding::{Finding, Gate, Severity};
 use crate::repo::Repo;
 use crate::report::{Approval, Report};
+use crate::verdict::{Claim, Owner, Review};
 
 pub use session::Session;
 
@@ -52,6 +53,7 @@ pub fn evaluate(session: &Session) -> Result<Outcome> {
         config: session.config_blob().map(str::to_string),
         provenance: Some(session.provenance()),
         config_origin: session.config_origin().map(str::to_string),
+        policy: Some(session.config().policies()),
         ..Report::default()
     };
     report.findings.extend(session.findings().iter().cloned());
@@ -113,19 +115,33 @@ fn commit_to_check(
                 pushed: session.pushed(),
                 no_worktree: session.no_worktree(),
             };
-            report.branch = Some(close.branch.clone());
+            report.branch = session.checked_branch(Some(&close.branch));
             let closed = close::run(&ctx, doc, close);
             report.add_gate(Gate::Close, closed.findings);
             worktree_status = closed.status;
             closed.commit
         }
         _ => {
-            report.branch = session.repo().head_branch();
+            report.branch = checked_branch(session);
             let head = || session.repo().worktree_head(session.worktree());
             session.rev().or_else(head)
         }
     };
     (commit, worktree_status)
+}
+
+/// The branch this run judges when no close line names one: the checked worktree's (or, with
+/// `--no-worktree`, the branch `--rev` names, else the repository's HEAD branch).
+fn checked_branch(session: &Session) -> Option<String> {
+    session
+        .checked_branch(None)
+        .or_else(|| session.repo().head_branch())
+}
+
+/// Whose claim this run judges (SPEC §26.1): the checked branch, else the checked worktree (a
+/// detached HEAD).
+fn owner(session: &Session, branch: Option<&str>) -> Option<Owner> {
+    Owner::of(branch, Some(session.worktree()))
 }
 
 /// SPEC §17: a status document byte-identical to the one at the merge base is not this agent's
@@ -149,7 +165,14 @@ fn inherited(
     let merge_base = session.repo().merge_base(base, head);
     *known = Some((head, merge_base));
     let repo = session.repo();
-    if !crate::inherited::is_at_merge_base(repo, merge_base, status_file, status) {
+    let branch = checked_branch(session);
+    let attested = || {
+        owner(session, branch.as_deref()).is_some_and(|owner| {
+            let claim = Claim::new(owner, head);
+            crate::verdict::attested(repo, &claim, status_file)
+        })
+    };
+    if !crate::inherited::is_at_merge_base(repo, merge_base, status_file, status, attested) {
         return Ok(None);
     }
     let head = Some(head);
@@ -163,7 +186,7 @@ fn inherited(
         crate::inherited::message(status_file),
     );
     report.add_gate(Gate::State, [finding]);
-    report.branch = session.repo().head_branch();
+    report.branch = branch;
     report.commit = head.map(|c| c.to_string());
     if let Some(commit) = head {
         gates_on_commit(session, &doc, commit, false, *known, report)?;
@@ -195,7 +218,9 @@ fn gates_on_commit(
             .and_then(|(_, base)| repo.merge_base(*base, commit)),
     };
     if returned {
-        returned_gates(repo, doc, commit, merge_base, report)?;
+        let owner = owner(session, report.branch.as_deref());
+        let status_file = &session.config().status_file;
+        returned_gates(repo, doc, commit, merge_base, (owner, status_file), report)?;
     }
     let changes = match merge_base {
         Some(merge_base) => Some(repo.changes(Some(merge_base), commit)?),
@@ -210,9 +235,7 @@ fn gates_on_commit(
         report.add_gate(Gate::Protected, [finding]);
     }
     if let (Some(changes), Some(from)) = (&changes, merge_base) {
-        let (hits, findings) = protected::run(session.config(), changes);
-        report.protected = hits;
-        report.add_gate(Gate::Protected, findings);
+        protected_gate(session, changes, from, commit, report)?;
         graded_input(session, changes, from, commit, report)?;
     }
     let around = Around {
@@ -243,15 +266,41 @@ fn returned_gates(
     doc: &StatusDoc,
     commit: Oid,
     merge_base: Option<Oid>,
+    (owner, status_file): (Option<Owner>, &str),
     report: &mut Report,
 ) -> Result<()> {
-    let branch = report.branch.clone();
-    let nothing = nochange::run(repo, doc.state, commit, merge_base, branch.as_deref())?;
+    let nothing = nochange::run(repo, doc.state, commit, merge_base, owner, status_file)?;
     report.add_gate(Gate::Close, nothing);
     let artifacts = doc.artifacts.as_deref().unwrap_or_default();
     let (statuses, findings) = manifest::run(repo, commit, merge_base, artifacts);
     report.artifacts = statuses;
     report.add_gate(Gate::Manifest, findings);
+    Ok(())
+}
+
+/// SPEC §4.5: every changed path on a protected surface; an added file is runner wiring by its
+/// name or by what the trees say (SPEC §26.4).
+fn protected_gate(
+    session: &Session,
+    changes: &[crate::repo::Change],
+    from: Oid,
+    commit: Oid,
+    report: &mut Report,
+) -> Result<()> {
+    let repo = session.repo();
+    // Read only when an addition's name alone would let it through (policy `modify`).
+    let wiring = std::cell::OnceCell::new();
+    let rewires = |path: &[u8]| {
+        let wiring = wiring.get_or_init(|| protected::wiring::Wiring::read(repo, from, commit));
+        let Ok(wiring) = wiring else {
+            return true; // a tree that cannot be read vouches for nothing
+        };
+        let content = repo.read_file(commit, path).ok().flatten();
+        wiring.rewires(session.config(), path, content.as_deref())
+    };
+    let (hits, findings) = protected::run_with(session.config(), changes, &rewires);
+    report.protected = hits;
+    report.add_gate(Gate::Protected, findings);
     Ok(())
 }
 
@@ -264,7 +313,7 @@ fn graded_input(
     report: &mut Report,
 ) -> Result<()> {
     let runners = graded::runners(&session.config().checks);
-    let on_ci = |path: &str| {
+    let on_ci = |path: &[u8]| {
         session
             .config()
             .surfaces_for(path)
@@ -272,6 +321,12 @@ fn graded_input(
             .any(|s| s == "ci")
     };
     let (hits, findings) = graded::run(session.repo(), &runners, changes, from, to, &on_ci)?;
+    report.protected.extend(hits);
+    report.add_gate(Gate::Protected, findings);
+    // SPEC §26.4: the tests inside source files (a `#[cfg(test)]` module removed is a deletion).
+    let config = session.config();
+    let inline = protected::inline::inline_changes(session.repo(), config, changes, from, to)?;
+    let (hits, findings) = protected::inline::findings(config, &inline);
     report.protected.extend(hits);
     report.add_gate(Gate::Protected, findings);
     Ok(())
@@ -500,8 +555,6 @@ fn attestation(
 /// `require_signed_approvals` only such an approval counts, and an unsigned one that would have
 /// applied is `approval-unsigned`.
 fn apply_approval(session: &Session, commit: Oid, report: &mut Report) -> Result<()> {
-    let oid = commit;
-    let common = session.repo().common_dir();
     let contract = report.contract.as_deref();
     let config = report.config.as_deref();
     let expect = crate::attest::Expect {
@@ -512,35 +565,30 @@ fn apply_approval(session: &Session, commit: Oid, report: &mut Report) -> Result
     };
     let signed =
         crate::attest::approvals(session.repo(), session.config(), session.trust(), &expect)?;
-    let commit = commit.to_string();
-    let recorded = crate::ledger::approval_for(&common, &commit, contract, config)?;
-    let approval = if session.config().require_signed_approvals {
-        let needed = report
-            .findings
-            .iter()
-            .any(|f| f.severity == Severity::Review);
-        let unsigned = recorded.is_some() || !signed.invalid.is_empty();
-        if signed.valid.is_none() && unsigned && needed {
-            let why = match signed.invalid.first() {
-                Some(why) => format!(": {why}"),
-                None => String::new(),
-            };
-            let msg = format!(
-                "require_signed_approvals = true and the approval of {} is not signed by an \
-                 allowed signer{why}; have an allowed signer run `closegate approve --sign`",
-                &commit[..12]
-            );
-            report.add_gate(Gate::Protected, [Finding::new(Code::ApprovalUnsigned, msg)]);
+    // SPEC §21, §26.1: the newer of this branch's approval and rejection of this commit wins, in
+    // log order (`Book::review`); another branch's word on the same commit says nothing here.
+    let review = match owner(session, report.branch.as_deref()) {
+        Some(owner) => {
+            let claim = Claim::new(owner, commit);
+            let status_file = &session.config().status_file;
+            let book = crate::verdict::Book::about(session.repo(), &claim, status_file)?;
+            book.review(session.repo(), &claim, config, contract)
         }
-        signed.valid
+        None => Review::None,
+    };
+    let (recorded, rejection) = match review {
+        Review::Approved(approval) => (Some(approval), None),
+        Review::Rejected(rejection) => (None, Some(rejection)),
+        Review::None => (None, None),
+    };
+    let approval = if session.config().require_signed_approvals {
+        signed_only(commit, signed, recorded.is_some(), report)
     } else {
         signed.valid.or(recorded)
     };
-    // SPEC §21: the newer of an approval and a rejection of this commit wins. A recorded
-    // approval newer than the rejection already voided it (log order); a signed one wins only
-    // when it was given after the rejection.
-    let tree = session.repo().tree_of(oid).map(|t| t.to_string());
-    if let Some(rejection) = crate::ledger::rejection_for(&common, &commit, tree.as_deref())?
+    // A rejection newer in the log than every recorded approval stands, unless a signed approval
+    // (notes travel between machines, outside the log's order) was given after it.
+    if let Some(rejection) = rejection
         && approval.as_ref().is_none_or(|a| a.at <= rejection.at)
     {
         report.add_gate(Gate::Protected, [rejected(&rejection)]);
@@ -550,6 +598,35 @@ fn apply_approval(session: &Session, commit: Oid, report: &mut Report) -> Result
         approve(report, approval);
     }
     Ok(())
+}
+
+/// Under `require_signed_approvals` (SPEC §20) only a signed approval counts: an unsigned one
+/// (`recorded`, or a signature that does not verify) that would have applied is
+/// `approval-unsigned`.
+fn signed_only(
+    commit: Oid,
+    signed: crate::attest::Approvals,
+    recorded: bool,
+    report: &mut Report,
+) -> Option<Approval> {
+    let needed = report
+        .findings
+        .iter()
+        .any(|f| f.severity == Severity::Review);
+    let unsigned = recorded || !signed.invalid.is_empty();
+    if signed.valid.is_none() && unsigned && needed {
+        let why = match signed.invalid.first() {
+            Some(why) => format!(": {why}"),
+            None => String::new(),
+        };
+        let msg = format!(
+            "require_signed_approvals = true and the approval of {} is not signed by an allowed \
+             signer{why}; have an allowed signer run `closegate approve --sign`",
+            &commit.to_string()[..12]
+        );
+        report.add_gate(Gate::Protected, [Finding::new(Code::ApprovalUnsigned, msg)]);
+    }
+    signed.valid
 }
 
 /// SPEC §8, the approval rule: with an approval for this exact commit, configuration and

@@ -3,8 +3,10 @@
 //! A returned `close-ok` or `stop-2-ready` whose claimed commit has the tree of its merge base
 //! with the base adds nothing: an agent that never committed, or commits that cancel out. Work
 //! that was verified and then merged or landed (the merge base is then the tip itself) is not
-//! "nothing": an authenticated passing record for this branch and commit, or a `land` record
-//! naming the commit, exempts it, whatever configuration it was made under.
+//! "nothing": an authenticated passing or `land` record **for this branch** naming the commit
+//! exempts it, whatever configuration it was made under (`verdict::Book::attests`). Another
+//! branch's records never do: a `land` record counts for its own branch and tip, never for the
+//! commit the base moved from (SPEC §26.1).
 
 use anyhow::Result;
 use git2::Oid;
@@ -12,8 +14,8 @@ use git2::Oid;
 use crate::catalog::Code;
 use crate::doc::State;
 use crate::finding::Finding;
-use crate::ledger::Record;
 use crate::repo::Repo;
+use crate::verdict::{Claim, Owner};
 
 /// The finding, when `state` claims work and `commit` adds nothing to `merge_base`.
 pub fn run(
@@ -21,7 +23,8 @@ pub fn run(
     state: Option<State>,
     commit: Oid,
     merge_base: Option<Oid>,
-    branch: Option<&str>,
+    owner: Option<Owner>,
+    status_file: &str,
 ) -> Result<Option<Finding>> {
     if !matches!(state, Some(State::CloseOk | State::Stop2Ready)) {
         return Ok(None);
@@ -32,7 +35,13 @@ pub fn run(
     let (Some(tree), Some(fork_tree)) = (repo.tree_of(commit), repo.tree_of(merge_base)) else {
         return Ok(None);
     };
-    if tree != fork_tree || attested_before(repo, commit, branch)? {
+    if tree != fork_tree {
+        return Ok(None);
+    }
+    let attested = owner.is_some_and(|owner| {
+        crate::verdict::attested(repo, &Claim::new(owner, commit), status_file)
+    });
+    if attested {
         return Ok(None);
     }
     let short = &commit.to_string()[..12];
@@ -42,21 +51,4 @@ pub fn run(
         &merge_base.to_string()[..12]
     );
     Ok(Some(Finding::new(Code::CloseNoChange, msg)))
-}
-
-/// Whether the audit log holds, authenticated, a passing record for this commit on this branch
-/// (verified before it was merged), or a `land` record naming the commit.
-fn attested_before(repo: &Repo, commit: Oid, branch: Option<&str>) -> Result<bool> {
-    let commit = commit.to_string();
-    let values = crate::record::read_mentioning(&repo.common_dir(), &commit)?;
-    Ok(values.iter().any(|value| {
-        if value["event"].as_str() == Some("land") {
-            return true;
-        }
-        Record::read(value).is_some_and(|r| {
-            r.is_passing()
-                && r.commit.as_deref() == Some(commit.as_str())
-                && (branch.is_none() || r.branch.as_deref() == branch)
-        })
-    }))
 }

@@ -5,7 +5,13 @@
 //! `[protected.policy]` is `modify` lets additions of new paths through (reported as a warning):
 //! every change to a path already there — modified, deleted, renamed, type-changed — still
 //! needs review, and so does an added file that rewires how the existing tests run
-//! ([`Config::addition_needs_review`]).
+//! ([`Config::addition_needs_review`], [`wiring`]). Tests inside source files are [`inline`]'s.
+
+pub mod inline;
+pub mod macros;
+pub mod rust_items;
+mod rust_lex;
+pub mod wiring;
 
 use crate::catalog::Code;
 use crate::config::Config;
@@ -15,11 +21,22 @@ use crate::report::ProtectedChange;
 
 /// One `protected-surface` finding per changed path on a surface.
 pub fn run(config: &Config, changes: &[Change]) -> (Vec<ProtectedChange>, Vec<Finding>) {
+    run_with(config, changes, &|_| false)
+}
+
+/// [`run`], with `rewires` saying which added paths the trees show to be runner wiring
+/// ([`wiring::Wiring`], SPEC §26.4).
+pub fn run_with(
+    config: &Config,
+    changes: &[Change],
+    rewires: &dyn Fn(&[u8]) -> bool,
+) -> (Vec<ProtectedChange>, Vec<Finding>) {
     let mut hits = Vec::new();
     let mut findings = Vec::new();
     for change in changes {
-        for path in change.paths() {
-            let surfaces = config.surfaces_for(path);
+        // Matched by the bytes git stores, printed escaped (SPEC §26.4).
+        for (bytes, path) in change.touched() {
+            let surfaces = config.surfaces_for(bytes);
             let Some(first) = surfaces.first() else {
                 continue;
             };
@@ -28,7 +45,9 @@ pub fn run(config: &Config, changes: &[Change]) -> (Vec<ProtectedChange>, Vec<Fi
                 "{kind} `{path}` on protected surface `{}`",
                 surfaces.join("`, `")
             );
-            if change.kind == ChangeKind::Added && !config.addition_needs_review(path) {
+            let added = change.kind == ChangeKind::Added;
+            // What the trees say is read only for an addition the names alone would pass.
+            if added && !(config.addition_needs_review(bytes) || rewires(bytes)) {
                 let msg = format!("{on} (policy `modify`: an addition needs no review)");
                 let finding = Finding::new(Code::ProtectedSurface, msg).at_path(path);
                 findings.push(finding.with_severity(Severity::Warning));

@@ -176,25 +176,47 @@ impl Session {
         Ok(())
     }
 
-    /// SPEC §7 step 1: a worktree whose tip (or the commit a trailing status-only tip stands for)
-    /// has a passing record under the current configuration — a `land` record needs one too — is
-    /// admitted on it: the base commit that record's checks were keyed on, so they are not run
-    /// again.
+    /// SPEC §7 step 1: a worktree whose newest decision for its branch at its tip (or the commit a
+    /// trailing status-only tip stands for), under the current configuration, lets it be torn
+    /// down is admitted on it: the base commit that decision's checks were keyed on, so they are
+    /// not run again. A `land` decision's checks ran on the composed tree; the verdict it was
+    /// admitted on is the newest before it.
     fn admitted(&self) -> Option<String> {
         let path = self.opts.admit.as_deref()?;
         if self.opts.rerun || self.provenance.config_source != crate::report::ConfigSource::Base {
             return None;
         }
         let head = self.repo.worktree_head(path)?;
-        let common = self.repo.common_dir();
+        let owner = crate::verdict::Owner::of(self.repo.head_branch().as_deref(), Some(path))?;
+        let claim = crate::verdict::Claim::new(owner, head);
         let status_file = &self.config.status_file;
-        crate::covered::candidates(&self.repo, head, status_file)
-            .into_iter()
-            .find_map(|commit| {
-                let config = self.config_blob.as_deref();
-                crate::ledger::passing_record_under(&common, &commit.to_string(), config).ok()?
-            })
-            .and_then(|record| record.base_commit)
+        let book = crate::verdict::Book::about(&self.repo, &claim, status_file).ok()?;
+        let tip = match &self.contract {
+            Lookup::Tip(name, id) => Some((name.clone(), *id)),
+            _ => None,
+        };
+        let under = crate::verdict::Under::base(self.config_blob.clone(), tip);
+        let decision = book.admission(&self.repo, &claim, status_file, &under)?;
+        decision.retires().then_some(decision.record.base_commit)?
+    }
+
+    /// The branch whose claim this run judges (SPEC §26.1), which its record is written against:
+    /// the checked worktree's own branch (`None` on a detached HEAD, never the branch a close line
+    /// names); with `--no-worktree`, the branch `--rev` names, else `claimed` (a CI or server run
+    /// judges the claim it was handed).
+    pub fn checked_branch(&self, claimed: Option<&str>) -> Option<String> {
+        if !self.opts.no_worktree {
+            return self.repo.head_branch();
+        }
+        let rev = self
+            .opts
+            .rev
+            .as_deref()
+            .map(|r| r.strip_prefix("refs/heads/").unwrap_or(r));
+        match rev {
+            Some(name) if self.repo.branch_tip(name).is_some() => Some(name.to_string()),
+            _ => claimed.map(str::to_string),
+        }
     }
 
     /// What every check this session runs must not see (SPEC §4.6): the built-in secrets, git's

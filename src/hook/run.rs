@@ -17,6 +17,7 @@ use crate::config::Config;
 use crate::finding::Verdict;
 use crate::repo::{Repo, path_text};
 use crate::report::Report;
+use crate::verdict::{Book, Claim, Under};
 use crate::{inputs, ledger};
 
 /// How to get past the hook on purpose, named in every fail-closed message.
@@ -324,16 +325,15 @@ impl Setting {
         }
     }
 
-    /// What a passing record must have been made under to count (SPEC §9): the configuration
+    /// What a decision must have been made under to count (SPEC §9, §26.1): the configuration
     /// blob at the base tip before the transaction, and the tip contracts are read from.
-    pub(super) fn binding(&self) -> crate::covered::Binding {
-        crate::covered::Binding {
-            config: self
-                .trusted()
-                .filter(|t| t.tip.is_some())
-                .map(|t| t.config_blob.clone()),
-            tip: self.trusted().and_then(|t| t.tip.clone()),
-        }
+    pub(super) fn under(&self) -> Under {
+        // No base tip at all (a base being created): nothing to be stale against.
+        let trusted = self.trusted();
+        let config = trusted
+            .filter(|t| t.tip.is_some())
+            .map(|t| t.config_blob.clone());
+        Under::new(config, trusted.and_then(|t| t.tip.clone()))
     }
 
     /// The blob id of the trusted configuration, which parsed: the same bytes at a pushed tip
@@ -387,7 +387,7 @@ struct Judge<'a> {
     setting: &'a Setting,
     heads: &'a [&'a Update],
     base_tips: Vec<Oid>,
-    passed: std::cell::OnceCell<Vec<ledger::Pass>>,
+    book: std::cell::OnceCell<Book>,
 }
 
 impl<'a> Judge<'a> {
@@ -397,7 +397,7 @@ impl<'a> Judge<'a> {
             setting,
             heads,
             base_tips: Vec::new(),
-            passed: std::cell::OnceCell::new(),
+            book: std::cell::OnceCell::new(),
         };
         let mut tips: Vec<Oid> = setting
             .bases
@@ -445,23 +445,34 @@ impl<'a> Judge<'a> {
         Ok(false)
     }
 
-    /// Is `id` covered by a passing record made under the base tip's configuration and
-    /// contract (SPEC §9)? With `merge`, a `closed-without-merge` teardown does not count.
-    fn covered(&self, id: Oid, merge: bool) -> Result<bool> {
-        if self.passed.get().is_none() {
-            let common = self.repo.common_dir();
-            let _ = self.passed.set(ledger::passes(&common)?);
+    /// The decisions of the audit log, read at most once per transaction and only when a
+    /// decision needs them.
+    fn book(&self) -> Result<&Book> {
+        if self.book.get().is_none() {
+            let _ = self.book.set(Book::read(&self.repo.common_dir())?);
         }
-        let passes = self.passed.get().expect("just set");
+        Ok(self.book.get().expect("just set"))
+    }
+
+    /// Is `branch` at `id` covered (SPEC §9, §26.1): does the newest decision for this branch at
+    /// this commit, made under the base tip's configuration and contract, pass? With `merge` it
+    /// must let the work be merged (a `closed-without-merge` teardown covers deleting only).
+    fn covered(&self, branch: &str, id: Oid, merge: bool) -> Result<bool> {
+        let claim = Claim::on_branch(branch, id);
         let status_file = &self.setting.config().status_file;
-        Ok(crate::covered::is_covered_under(
-            self.repo,
-            passes,
-            &self.setting.binding(),
-            id,
-            status_file,
-            merge,
-        ))
+        let under = self.setting.under();
+        let decision = self
+            .book()?
+            .decision(self.repo, &claim, status_file, &under);
+        Ok(decision.is_some_and(|d| if merge { d.merges() } else { d.retires() }))
+    }
+
+    /// Whether `branch`'s `tip` is merged into `base` (SPEC §7, landings of this branch
+    /// included).
+    fn merged(&self, branch: &str, base: Oid, tip: Oid) -> Result<bool> {
+        let status_file = &self.setting.config().status_file;
+        Ok(self.repo.reaches(base, tip)?
+            || holds_changes(self.repo, self.book()?, branch, base, tip, status_file))
     }
 
     fn decision(&self, action: Action, branch: &str, commit: Oid, accepted: bool) -> Decision {
@@ -490,12 +501,9 @@ impl<'a> Judge<'a> {
             }
             let mut merged = false;
             for b in &self.base_tips {
-                let status_file = &self.setting.config().status_file;
-                merged = merged
-                    || self.repo.reaches(*b, tip)?
-                    || holds_changes(self.repo, *b, tip, status_file);
+                merged = merged || self.merged(short, *b, tip)?;
             }
-            let accepted = merged || self.covered(tip, false)?;
+            let accepted = merged || self.covered(short, tip, false)?;
             decisions.push(self.decision(Action::Delete, short, tip, accepted));
         }
         Ok(decisions)
@@ -520,19 +528,43 @@ impl<'a> Judge<'a> {
             let merged = newly_merged(self.repo, self.setting, self.heads, u, new_base)?;
             let squashed =
                 squash_merged(self.repo, self.setting, self.heads, u, new_base, &merged)?;
-            let all = merged.iter().map(|m| (m, false));
-            for ((branch, newest), squash) in all.chain(squashed.iter().map(|m| (m, true))) {
+            let all: Vec<_> = merged
+                .iter()
+                .map(|m| (m, false))
+                .chain(squashed.iter().map(|m| (m, true)))
+                .collect();
+            let mut judged = Vec::new();
+            for ((branch, newest), squash) in &all {
                 let mut d = self.decision(Action::Merge, branch, *newest, false);
-                d.squash = squash;
+                d.squash = *squash;
                 match self.setting.broken() {
                     Some(broken) => d.reason = Some(broken.clone()),
-                    None => d.accepted = self.covered(*newest, true)?,
+                    None => d.accepted = self.covered(branch, *newest, true)?,
                 }
-                decisions.push(d);
+                judged.push(d);
             }
+            decisions.extend(shared_tips(judged));
         }
         Ok(decisions)
     }
+}
+
+/// Each branch is judged on its own decisions (SPEC §26.1); but when the move brings in one
+/// commit as the newest of several agent branches at once — a branch made at another's tip, with
+/// nothing of its own yet — the commit is that one branch's work: it is covered when one of them
+/// covers it. A branch with a commit of its own is never covered by another's decision.
+fn shared_tips(mut judged: Vec<Decision>) -> Vec<Decision> {
+    let covered: Vec<Oid> = judged
+        .iter()
+        .filter(|d| d.accepted && !d.squash)
+        .map(|d| d.commit)
+        .collect();
+    for d in &mut judged {
+        if !d.accepted && d.reason.is_none() && !d.squash && covered.contains(&d.commit) {
+            d.accepted = true;
+        }
+    }
+    judged
 }
 
 impl Judge<'_> {
@@ -778,7 +810,7 @@ pub(super) fn next_commands(
     commit: Oid,
     status_file: &str,
 ) -> (String, String) {
-    let checked = crate::covered::stands_for(repo, commit, status_file).unwrap_or(commit);
+    let checked = crate::verdict::stands_for(repo, commit, status_file).unwrap_or(commit);
     let wanted = format!("refs/heads/{branch}");
     let worktree = repo
         .worktrees()
@@ -797,12 +829,20 @@ pub(super) fn next_commands(
     )
 }
 
-/// Whether `tip`'s work is merged into `base` (SPEC §7: reachable, or the blob rule); an error
-/// reads as "not merged", so the hook then needs a passing record (fails closed).
-pub(super) fn holds_changes(repo: &Repo, base: Oid, tip: Oid, status_file: &str) -> bool {
+/// Whether `branch`'s `tip` is merged into `base` (SPEC §7: reachable, the blob rule, or a
+/// landing of this branch's tip); an error reads as "not merged", so the hook then needs a
+/// passing record (fails closed).
+pub(super) fn holds_changes(
+    repo: &Repo,
+    book: &Book,
+    branch: &str,
+    base: Oid,
+    tip: Oid,
+    status_file: &str,
+) -> bool {
     repo.merged_into(base, tip, status_file)
         .is_ok_and(|merged| merged.is_merged())
-        || crate::landed::landed(repo, base, tip)
+        || book.landed(repo, branch, tip, base)
 }
 
 #[cfg(test)]

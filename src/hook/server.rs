@@ -219,11 +219,12 @@ fn agent_updates(push: &Push, heads: &[&Update], out: &mut Outcome) -> Result<()
         if let Some(broken) = setting.broken() {
             decision.reason = Some(broken.clone());
         } else {
+            let book = crate::verdict::Book::read(&repo.common_dir())?;
             let mut merged = false;
             for b in &base_tips {
                 merged = merged
                     || repo.reaches(*b, tip)?
-                    || run::holds_changes(repo, *b, tip, &config.status_file);
+                    || run::holds_changes(repo, &book, short, *b, tip, &config.status_file);
             }
             if merged {
                 decision.accepted = true;
@@ -303,7 +304,7 @@ fn with_status_commit(repo: &Repo, setting: &Setting, branch: &str, newest: Oid)
         return newest;
     };
     let status_file = &setting.config().status_file;
-    match crate::covered::stands_for(repo, tip, status_file) {
+    match crate::verdict::stands_for(repo, tip, status_file) {
         Some(parent) if parent == newest => tip,
         _ => newest,
     }

@@ -1,25 +1,31 @@
 //! Step 4 of `land` (SPEC §22): one `land` per base at a time (a lock in the common dir), and the
 //! move of the base in one reference transaction from the tip read to the composed commit
-//! (compare-and-swap). The move goes through `git update-ref`, so the reference-transaction hook
-//! (SPEC §9) judges it like any other base move — libgit2 runs no hooks (SPEC §15). A worktree
-//! that has the base checked out moves with it, index and files, as `git merge --ff-only` would.
+//! (compare-and-swap, `git update-ref`). Every git here goes through the one git runner
+//! (`repo::git_cli`, SPEC §26.2): no hook runs, closegate's reference-transaction hook included —
+//! the move is gated by `land`'s own step 1; the hook (SPEC §9) is for merges people make by
+//! hand. A worktree that has the base checked out moves with it, index and files, as
+//! `git merge --ff-only` would (no filter or fsmonitor of the repository's configuration runs).
 
 use std::fs::File;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use anyhow::{Context, Result};
 use git2::Oid;
 
 use crate::repo::Repo;
+use crate::repo::git_cli::Git;
 
 /// The held lock of one base; released when dropped (the process ending releases it too).
 pub struct Lock {
     _file: File,
 }
 
-/// Take the lock of base `name`, waiting for a `land` that holds it.
-pub fn lock(common: &Path, name: &str) -> Result<Lock> {
+/// How long `land` waits for another `land` of the same base by default (SPEC §26.2).
+pub const WAIT: std::time::Duration = std::time::Duration::from_secs(600);
+
+/// Take the lock of base `name`, waiting at most `wait` for a `land` that holds it; `None` when
+/// it was still held then (`land-base-busy`).
+pub fn lock(common: &Path, name: &str, wait: std::time::Duration) -> Result<Option<Lock>> {
     let dir = crate::record::dir(common);
     std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
     let safe: String = name
@@ -39,9 +45,19 @@ pub fn lock(common: &Path, name: &str) -> Result<Lock> {
         .write(true)
         .open(&path)
         .with_context(|| format!("cannot open the land lock {}", path.display()))?;
-    file.lock()
-        .with_context(|| format!("cannot lock {}", path.display()))?;
-    Ok(Lock { _file: file })
+    let deadline = std::time::Instant::now() + wait;
+    loop {
+        match file.try_lock() {
+            Ok(()) => return Ok(Some(Lock { _file: file })),
+            Err(std::fs::TryLockError::WouldBlock) if std::time::Instant::now() < deadline => {
+                std::thread::sleep(std::time::Duration::from_millis(50));
+            }
+            Err(std::fs::TryLockError::WouldBlock) => return Ok(None),
+            Err(std::fs::TryLockError::Error(e)) => {
+                return Err(e).with_context(|| format!("cannot lock {}", path.display()));
+            }
+        }
+    }
 }
 
 /// How a move of the base went.
@@ -52,7 +68,7 @@ pub enum Moved {
     Done(Option<String>),
     /// Someone else moved the base since it was read: compose again.
     Raced,
-    /// The hook (or git) refused the update; its message.
+    /// git refused the update (or, with `--push`, the remote did); its message.
     Refused(String),
     /// The worktree that has the base checked out has changes the move would overwrite.
     Dirty(PathBuf, String),
@@ -71,24 +87,25 @@ pub fn checked_out(repo: &Repo, name: &str) -> Vec<PathBuf> {
 /// Whether moving the worktree `dir` from `old` to `new` would overwrite a change there (a dry
 /// run of git's two-tree merge): `Some(git's message)` when it would.
 pub fn would_overwrite(dir: &Path, old: Oid, new: Oid) -> Result<Option<String>> {
-    let _ = git(dir, &["update-index", "-q", "--refresh"]);
-    let out = git(
-        dir,
-        &[
-            "read-tree",
-            "-m",
-            "-u",
-            "-n",
-            &old.to_string(),
-            &new.to_string(),
-        ],
-    )?;
+    let _ = Git::worktree(dir).run(&["update-index", "-q", "--refresh"]);
+    let out = Git::worktree(dir).run(&[
+        "read-tree",
+        "-m",
+        "-u",
+        "-n",
+        &old.to_string(),
+        &new.to_string(),
+    ])?;
     Ok((!out.status.success()).then(|| stderr(&out)))
 }
 
 /// Move `refs/heads/<name>` from `old` to `new` (compare-and-swap), then every worktree that has
-/// it checked out. Nothing moves when one of those worktrees would lose a change.
+/// it checked out, after copying `new` out of the quarantine into the object store. Nothing moves
+/// when one of those worktrees would lose a change.
 pub fn move_base(repo: &Repo, name: &str, old: Oid, new: Oid, message: &str) -> Result<Moved> {
+    // The composed commit passed: only now does it leave the quarantine (SPEC §26.4), right
+    // before git (the worktree's two-tree merge, `update-ref`, the hook) has to read it.
+    repo.promote(new)?;
     let worktrees = checked_out(repo, name);
     for dir in &worktrees {
         if let Some(why) = would_overwrite(dir, old, new)? {
@@ -97,17 +114,14 @@ pub fn move_base(repo: &Repo, name: &str, old: Oid, new: Oid, message: &str) -> 
     }
     let refname = format!("refs/heads/{name}");
     let common = repo.common_dir();
-    let out = git(
-        &common,
-        &[
-            "update-ref",
-            "-m",
-            message,
-            &refname,
-            &new.to_string(),
-            &old.to_string(),
-        ],
-    )?;
+    let out = Git::repo(&common).run(&[
+        "update-ref",
+        "-m",
+        message,
+        &refname,
+        &new.to_string(),
+        &old.to_string(),
+    ])?;
     if !out.status.success() {
         let now = current(&common, &refname)?;
         if now != Some(old) {
@@ -118,7 +132,7 @@ pub fn move_base(repo: &Repo, name: &str, old: Oid, new: Oid, message: &str) -> 
     let mut stuck = Vec::new();
     for dir in &worktrees {
         let (old, new) = (old.to_string(), new.to_string());
-        let out = git(dir, &["read-tree", "-m", "-u", &old, &new])?;
+        let out = Git::worktree(dir).run(&["read-tree", "-m", "-u", &old, &new])?;
         if !out.status.success() {
             stuck.push(format!(
                 "the worktree {} that has the base checked out could not follow ({}); run `git \
@@ -134,26 +148,9 @@ pub fn move_base(repo: &Repo, name: &str, old: Oid, new: Oid, message: &str) -> 
 
 /// The value of `refname` as git reads it now.
 pub fn current(common: &Path, refname: &str) -> Result<Option<Oid>> {
-    let out = git(common, &["rev-parse", "--verify", "-q", refname])?;
+    let out = Git::repo(common).run(&["rev-parse", "--verify", "-q", refname])?;
     let text = String::from_utf8_lossy(&out.stdout);
     Ok(Oid::from_str(text.trim()).ok())
-}
-
-/// Run git in `dir` (its own environment cleared of `GIT_*` that would aim it elsewhere).
-pub fn git(dir: &Path, args: &[&str]) -> Result<std::process::Output> {
-    let mut cmd = Command::new("git");
-    cmd.arg("-C").arg(dir).args(args);
-    for var in [
-        "GIT_DIR",
-        "GIT_WORK_TREE",
-        "GIT_INDEX_FILE",
-        "GIT_COMMON_DIR",
-    ] {
-        cmd.env_remove(var);
-    }
-    cmd.stdin(std::process::Stdio::null());
-    cmd.output()
-        .with_context(|| format!("cannot run git {}", args.first().unwrap_or(&"")))
 }
 
 fn stderr(out: &std::process::Output) -> String {

@@ -1,16 +1,23 @@
 //! `closegate land` (SPEC §22): the base only ever moves to a tree that passed the checks.
 //!
-//! For each branch: gate on its recorded verdict (`target::gate`), compose it onto the current
-//! base tip in memory (`compose`), check the composed tree (`verify`), move the base by
-//! compare-and-swap under a per-base lock (`base`), record, then tear the worktree down with no
-//! check run again. Several branches go in batches (`--batch N`): a failing batch is bisected by
-//! prefixes in landing order until the breaking branch is named.
+//! Under a per-base lock (bounded wait, `base`), each round reads the base tip it composes on —
+//! the remote's with `--push` — and the configuration, contracts and protected policy committed
+//! there (SPEC §26.2), then for each branch: skip it when the base already holds its work, gate it
+//! with the one question of `crate::verdict` (`target::gate`), compose it in memory (`compose`),
+//! check the composed tree (`verify`), move the base by compare-and-swap (`base`; a race starts
+//! a new round, which reads everything again), record, then delete the branch and tear the
+//! worktree down with no check run again. Several branches go in batches (`--batch N`): a
+//! failing batch is bisected by prefixes in landing order until the breaking branch is named.
 
 pub mod base;
 pub mod compose;
 pub mod push;
 pub mod target;
 pub mod verify;
+
+use std::path::PathBuf;
+use std::rc::Rc;
+use std::time::Duration;
 
 use anyhow::{Result, bail};
 use git2::Oid;
@@ -20,7 +27,8 @@ use crate::finding::{Finding, Verdict};
 use crate::gates::Session;
 use crate::ledger::{Event, LandFields, Record};
 use crate::repo::Repo;
-use crate::report::{CheckRun, Provenance, Report};
+use crate::report::{CheckRun, Report};
+use crate::verdict::{Book, Under};
 pub use compose::Strategy;
 use target::{Admitted, Target};
 use verify::Verifier;
@@ -41,6 +49,8 @@ pub struct Request {
     pub dry_run: bool,
     /// `--push REMOTE`: land on the remote's base (fetched), pushed with a lease.
     pub push: Option<String>,
+    /// `--wait DURATION`: how long to wait for another `land` of the same base.
+    pub wait: Duration,
 }
 
 /// What happened to one branch.
@@ -92,12 +102,10 @@ impl Landing {
 
 /// The state one `land` works in.
 struct Ctx<'a> {
-    repo: &'a Repo,
+    repo: &'a Rc<Repo>,
+    here: PathBuf,
     req: &'a Request,
     base: String,
-    config: crate::config::Config,
-    blob: Option<String>,
-    provenance: Provenance,
 }
 
 impl Ctx<'_> {
@@ -118,54 +126,87 @@ impl Ctx<'_> {
     }
 }
 
+/// What one round judges under (SPEC §26.2), read after the lock is taken and again whenever the
+/// base moved under a round: the base tip it composes on, the configuration, contracts and
+/// protected policy committed there (the session, whose shield the checks take), and the
+/// decisions of the record.
+struct Round {
+    onto: Oid,
+    session: Session,
+    book: Book,
+    under: Under,
+}
+
+impl Round {
+    fn read(ctx: &Ctx, onto: Oid) -> Result<Round> {
+        let base_flag = ctx.req.base.as_deref();
+        let trusted = crate::inputs::trusted_config_on(ctx.repo, base_flag, &ctx.base, onto)?;
+        let under = Under::base(trusted.config_blob.clone(), trusted.tip.clone());
+        let session = Session::on_base(Rc::clone(ctx.repo), ctx.here.clone(), trusted)?;
+        let book = Book::read(&ctx.repo.common_dir())?;
+        Ok(Round {
+            onto,
+            session,
+            book,
+            under,
+        })
+    }
+
+    fn status_file(&self) -> &str {
+        &self.session.config().status_file
+    }
+}
+
 /// Run a `land` from the current directory's repository.
 pub fn run(req: &Request) -> Result<Landing> {
     let (repo, here) = crate::inputs::open(None)?;
-    let trusted = crate::inputs::trusted_config(&repo, req.base.as_deref(), None)?;
-    let Some((base, _)) = trusted.base.clone() else {
+    let repo = Rc::new(repo);
+    // Read before the lock only to name the base and the branches; every judgement reads the
+    // configuration again from the tip it composes on.
+    let named = crate::inputs::trusted_config(&repo, req.base.as_deref(), None)?;
+    let Some((base, _)) = named.base.clone() else {
         bail!("no base branch resolved: pass --base NAME");
     };
-    // The checks on composed trees run the agents' code: their shield comes from the session,
-    // as every command's does.
-    let session = Session::on_base(repo, here.clone(), trusted)?;
-    let repo = session.repo();
     if req.push.is_none() && repo.branch_tip(&base).is_none() {
         bail!("the base `{base}` is not a local branch: land moves a local branch");
     }
     let ctx = Ctx {
-        repo,
+        repo: &repo,
+        here,
         req,
         base: base.clone(),
-        config: session.config().clone(),
-        blob: session.config_blob().map(str::to_string),
-        provenance: session.provenance(),
     };
-    let targets = select(&ctx, &here)?;
-    // One land per base at a time: a second one waits here (a dry run moves nothing and waits
-    // for nobody).
-    let _lock = if req.dry_run {
-        None
-    } else {
-        Some(base::lock(&repo.common_dir(), &base)?)
-    };
-    let before = ctx.base_tip()?;
+    let words = select(&ctx, &named.config.status_file)?;
     let mut landing = Landing {
         base: base.clone(),
-        before,
-        after: before,
+        before: None,
+        after: None,
         branches: Vec::new(),
         dry_run: req.dry_run,
         strategy: req.strategy,
         checks_run: 0,
         notes_error: None,
     };
-    let mut verifier = Verifier::new(&session, &base);
-    let admitted = admit(&ctx, targets, &mut landing);
+    // One land per base at a time: a second one waits here, bounded (a dry run moves nothing and
+    // waits for nobody).
+    let _lock = match req.dry_run {
+        true => None,
+        false => match base::lock(&repo.common_dir(), &base, req.wait)? {
+            Some(lock) => Some(lock),
+            None => return Ok(busy(&ctx, &named, words, landing)),
+        },
+    };
+    landing.before = ctx.base_tip()?;
+    landing.after = landing.before;
+    let mut queue = match req.all {
+        true => with_all(&ctx, words, landing.before.unwrap_or(Oid::zero()))?,
+        false => words,
+    };
+    let mut verifier = Verifier::default();
     let batch = req.batch.max(1);
-    let mut queue = admitted;
     while !queue.is_empty() {
         let take = batch.min(queue.len());
-        let group: Vec<(Target, Admitted)> = queue.drain(..take).collect();
+        let group: Vec<String> = queue.drain(..take).collect();
         let results = land_batch(&ctx, &mut verifier, group, &mut landing)?;
         landing.branches.extend(results);
     }
@@ -175,6 +216,65 @@ pub fn run(req: &Request) -> Result<Landing> {
     landing.checks_run = verifier.ran;
     follow_up(&ctx, &mut landing)?;
     Ok(landing)
+}
+
+/// `--all`: every COMPLETED (or CONFLICT) agent branch, judged under what the base tip `onto`
+/// holds (read after the lock), oldest verdict first; then the branches named that are not among
+/// them.
+fn with_all(ctx: &Ctx, words: Vec<String>, onto: Oid) -> Result<Vec<String>> {
+    let round = Round::read(ctx, onto)?;
+    let config = round.session.config();
+    let base = (ctx.base.as_str(), Some(onto));
+    let found = target::all(ctx.repo, config, &round.book, &round.under, base);
+    let mut all: Vec<String> = found.into_iter().map(|t| t.branch).collect();
+    for name in words {
+        if !all.contains(&name) {
+            all.push(name);
+        }
+    }
+    Ok(all)
+}
+
+/// The lock was still held after `--wait`: every branch asked is `land-base-busy`, nothing moved.
+fn busy(
+    ctx: &Ctx,
+    named: &crate::inputs::Trusted,
+    words: Vec<String>,
+    mut landing: Landing,
+) -> Landing {
+    let status_file = &named.config.status_file;
+    let mut names = words;
+    if ctx.req.all {
+        let book = Book::read(&ctx.repo.common_dir()).unwrap_or_default();
+        let under = Under::base(named.config_blob.clone(), named.tip.clone());
+        let base = (ctx.base.as_str(), ctx.repo.branch_tip(&ctx.base));
+        let found = target::all(ctx.repo, &named.config, &book, &under, base);
+        names.extend(found.into_iter().map(|t| t.branch));
+    }
+    let waited = humantime(ctx.req.wait);
+    for name in names {
+        let Ok(t) = target::target(ctx.repo, &name, status_file) else {
+            continue;
+        };
+        let msg = format!(
+            "another `closegate land` held the base `{}` for {waited}; nothing was changed: run \
+             `closegate land` again, or pass a longer --wait",
+            ctx.base
+        );
+        landing
+            .branches
+            .push(refused(&t, vec![Finding::new(Code::LandBaseBusy, msg)]));
+    }
+    landing
+}
+
+/// A duration as the user would write it (`--wait 10m`).
+fn humantime(d: Duration) -> String {
+    match d.as_secs() {
+        s if s >= 3600 && s % 3600 == 0 => format!("{}h", s / 3600),
+        s if s >= 60 && s % 60 == 0 => format!("{}m", s / 60),
+        s => format!("{s}s"),
+    }
 }
 
 /// After the moves: tear down (local base) or push the notes (`--push`).
@@ -195,51 +295,24 @@ fn follow_up(ctx: &Ctx, landing: &mut Landing) -> Result<()> {
     Ok(())
 }
 
-/// Step 1 for every target: the admitted ones, in order; the others refused into `landing`.
-fn admit(ctx: &Ctx, targets: Vec<Target>, landing: &mut Landing) -> Vec<(Target, Admitted)> {
-    let mut admitted = Vec::new();
-    for t in targets {
-        match target::gate(ctx.repo, &t, ctx.blob.as_deref()) {
-            Ok(a) => admitted.push((t, a)),
-            Err(finding) => landing.branches.push(refused(&t, vec![finding])),
-        }
-    }
-    admitted
-}
-
-/// The branches named, in order; with `--all`, every COMPLETED agent branch first.
-/// The branches to land: those named, with `--all` every COMPLETED agent branch too; with
-/// neither, the branch of the worktree `here` (the current directory's), as `check` defaults
-/// to it — unless that is the base itself.
-fn select(ctx: &Ctx, here: &std::path::Path) -> Result<Vec<Target>> {
+/// The branches named, in order (each once); with none named and no `--all`, the branch of the
+/// worktree the command runs in, as `check` defaults to it — unless that is the base itself.
+fn select(ctx: &Ctx, status_file: &str) -> Result<Vec<String>> {
     let (repo, req) = (ctx.repo, ctx.req);
-    let named = target::resolve(repo, &req.targets, &ctx.config.status_file)?;
-    if !req.all {
-        if named.is_empty() {
-            return current(ctx, here);
-        }
-        return Ok(named);
+    let named = target::resolve(repo, &req.targets, status_file)?;
+    if named.is_empty() && !req.all {
+        let word = ctx.here.to_string_lossy().into_owned();
+        return match target::resolve(repo, &[word], status_file) {
+            Ok(targets) if targets.iter().all(|t| t.branch != ctx.base) => {
+                Ok(targets.into_iter().map(|t| t.branch).collect())
+            }
+            _ => bail!(
+                "name a branch or worktree to land, or pass --all (the current directory is not \
+                 an agent's worktree)"
+            ),
+        };
     }
-    let mut all = target::all(repo, &ctx.config, ctx.blob.as_deref(), &ctx.base);
-    for t in named {
-        if !all.iter().any(|a| a.branch == t.branch) {
-            all.push(t);
-        }
-    }
-    Ok(all)
-}
-
-/// `land` with no branch named: the current worktree's branch, when it is not the base.
-fn current(ctx: &Ctx, here: &std::path::Path) -> Result<Vec<Target>> {
-    let word = here.to_string_lossy().into_owned();
-    let found = target::resolve(ctx.repo, &[word], &ctx.config.status_file);
-    match found {
-        Ok(targets) if targets.iter().all(|t| t.branch != ctx.base) => Ok(targets),
-        _ => bail!(
-            "name a branch or worktree to land, or pass --all (the current directory is not an \
-             agent's worktree)"
-        ),
-    }
+    Ok(named.into_iter().map(|t| t.branch).collect())
 }
 
 fn refused(t: &Target, findings: Vec<Finding>) -> BranchResult {
@@ -262,18 +335,21 @@ struct Step {
     composed: Oid,
 }
 
-/// Land one batch: compose every branch in order, check the whole, bisect on failure, move the
-/// base by compare-and-swap; compose again when the base moved (bounded).
+/// Land one batch of branch names. Each round reads the base tip and what it judges under,
+/// resolves each branch again (its tip, document, state), skips those the base already holds,
+/// gates the rest, composes them in order, checks the whole (bisecting on failure) and moves the
+/// base by compare-and-swap; when the base moved meanwhile, a new round reads everything again
+/// (bounded, then `land-base-busy`).
 fn land_batch(
     ctx: &Ctx,
     verifier: &mut Verifier,
-    mut group: Vec<(Target, Admitted)>,
+    mut names: Vec<String>,
     landing: &mut Landing,
 ) -> Result<Vec<BranchResult>> {
     let mut results: Vec<BranchResult> = Vec::new();
     let mut attempts = 0;
     loop {
-        if group.is_empty() {
+        if names.is_empty() {
             return Ok(results);
         }
         let onto = match ctx.req.dry_run {
@@ -281,48 +357,121 @@ fn land_batch(
             false => ctx.base_tip()?,
         }
         .unwrap_or(Oid::zero());
-        skip_landed(ctx, &mut group, onto, &mut results);
+        let round = Round::read(ctx, onto)?;
+        let mut group = admit(ctx, &round, &mut names, &mut results);
         if group.is_empty() {
             return Ok(results);
         }
-        let (steps, head, dropped) = compose_group(ctx, &group, onto)?;
-        if !dropped.is_empty() {
-            for (i, f) in dropped.into_iter().rev() {
-                let (t, _) = group.remove(i);
-                results.push(refused(&t, vec![f]));
-            }
+        let Some((steps, head, whole)) =
+            compose_and_check(ctx, verifier, &round, &mut group, &mut results)?
+        else {
+            // A branch was taken out of the group: a new round for the others.
+            names = group.iter().map(|(t, _)| t.branch.clone()).collect();
             continue;
-        }
-        let (first_branch, first_slug) = (group[0].0.branch.clone(), group[0].0.slug.clone());
-        let whole = verifier.verify(head, onto, &first_branch, &first_slug)?;
-        if !whole.passed {
-            let first = (first_branch.as_str(), first_slug.as_str());
-            results.push(refuse_breaking(verifier, &steps, &mut group, onto, first)?);
-            continue;
-        }
+        };
         if ctx.req.dry_run {
             landing.after = Some(head);
             results.extend(would_land(&steps, &group, &whole));
             return Ok(results);
         }
         before_move();
-        let message = format!("closegate land: {}", names(&group));
+        let message = format!("closegate land: {}", group_names(&group));
         let moved = ctx.move_base(onto, head, &message)?;
         if let base::Moved::Raced = moved {
             attempts += 1;
             if attempts < ATTEMPTS {
+                names = group.iter().map(|(t, _)| t.branch.clone()).collect();
                 continue;
             }
         }
         let outcome = Moved {
-            onto,
             head,
             steps: &steps,
             whole: &whole,
         };
-        after_move(ctx, moved, &outcome, &mut group, &mut results)?;
+        after_move(ctx, &round, moved, &outcome, &mut group, &mut results)?;
         return Ok(results);
     }
+}
+
+/// Steps 2 and 3 for a group: compose it in order and check the whole. `None` when a branch was
+/// refused and taken out of `group` (a conflict, an uncovered protected path, or the one whose
+/// prefix first fails the checks, found by bisection).
+fn compose_and_check(
+    ctx: &Ctx,
+    verifier: &mut Verifier,
+    round: &Round,
+    group: &mut Vec<(Target, Admitted)>,
+    results: &mut Vec<BranchResult>,
+) -> Result<Option<(Vec<Step>, Oid, verify::Verified)>> {
+    let (steps, head, dropped) = compose_group(ctx, round, group)?;
+    if !dropped.is_empty() {
+        for (i, f) in dropped.into_iter().rev() {
+            let (t, _) = group.remove(i);
+            results.push(refused(&t, vec![f]));
+        }
+        return Ok(None);
+    }
+    let first = (group[0].0.branch.clone(), group[0].0.slug.clone());
+    let first = (first.0.as_str(), first.1.as_str());
+    let whole = verifier.verify(&round.session, head, round.onto, first)?;
+    if !whole.passed {
+        results.push(refuse_breaking(
+            verifier,
+            (round, &steps[..]),
+            group,
+            first,
+        )?);
+        return Ok(None);
+    }
+    Ok(Some((steps, head, whole)))
+}
+
+/// Step 1 for every name of the round, in order: resolved again, skipped when the base already
+/// holds its work, gated with the one question; the admitted ones are returned, the others go
+/// into `results`. `names` is emptied.
+fn admit(
+    ctx: &Ctx,
+    round: &Round,
+    names: &mut Vec<String>,
+    results: &mut Vec<BranchResult>,
+) -> Vec<(Target, Admitted)> {
+    let mut admitted = Vec::new();
+    for name in names.drain(..) {
+        let t = match target::target(ctx.repo, &name, round.status_file()) {
+            Ok(t) => t,
+            Err(err) => {
+                let msg = format!("`{name}` can no longer be landed: {err:#}");
+                let gone = Target {
+                    branch: name.clone(),
+                    tip: Oid::zero(),
+                    commit: Oid::zero(),
+                    worktree: None,
+                    slug: name.rsplit('/').next().unwrap_or(&name).to_string(),
+                    abstract_line: None,
+                    state: None,
+                };
+                results.push(refused(
+                    &gone,
+                    vec![Finding::new(Code::LandNotVerified, msg)],
+                ));
+                continue;
+            }
+        };
+        if target::is_merged(ctx.repo, &round.book, &t, round.onto, round.status_file()) {
+            results.push(BranchResult {
+                outcome: Outcome::Skipped,
+                ..refused(&t, Vec::new())
+            });
+            continue;
+        }
+        let gate = target::gate(ctx.repo, &round.book, &round.under, &t, round.status_file());
+        match gate {
+            Ok(a) => admitted.push((t, a)),
+            Err(finding) => results.push(refused(&t, vec![finding])),
+        }
+    }
+    admitted
 }
 
 /// Tests stand in for someone else moving the base between compose and move.
@@ -347,43 +496,26 @@ fn would_land(
         .collect()
 }
 
-/// A branch whose work is already in the base has nothing to land: skipped, out of `group`.
-fn skip_landed(
-    ctx: &Ctx,
-    group: &mut Vec<(Target, Admitted)>,
-    onto: Oid,
-    results: &mut Vec<BranchResult>,
-) {
-    group.retain(|(t, _)| {
-        let done = ctx.repo.is_ancestor(t.commit, onto);
-        if done {
-            let skipped = BranchResult {
-                outcome: Outcome::Skipped,
-                ..refused(t, Vec::new())
-            };
-            results.push(skipped);
-        }
-        !done
-    });
-}
-
-/// Compose every branch of `group` in landing order onto `onto`; a branch that conflicts (or
-/// touches a protected path its verdict did not cover) is returned with its finding, by index.
+/// Compose every branch of `group` in landing order onto the round's base tip; a branch that
+/// conflicts (or touches a protected path its verdict did not cover) is returned with its
+/// finding, by index.
 #[allow(clippy::type_complexity)]
 fn compose_group(
     ctx: &Ctx,
+    round: &Round,
     group: &[(Target, Admitted)],
-    onto: Oid,
 ) -> Result<(Vec<Step>, Oid, Vec<(usize, Finding)>)> {
+    let onto = round.onto;
     let mut steps: Vec<Step> = Vec::new();
     let mut head = onto;
     let mut dropped = Vec::new();
     for (i, (t, admitted)) in group.iter().enumerate() {
-        if let Some(f) = protected_gate(ctx, t, onto, admitted) {
+        if let Some(f) = protected_gate(ctx, round, t, admitted) {
             dropped.push((i, f));
             continue;
         }
-        match compose::compose(ctx.repo, head, t, ctx.req.strategy, &ctx.config.status_file)? {
+        let composed = compose::compose(ctx.repo, head, t, ctx.req.strategy, round.status_file())?;
+        match composed {
             Ok(c) => {
                 head = c;
                 steps.push(Step {
@@ -399,7 +531,6 @@ fn compose_group(
 
 /// A batch's composition as it went to the move.
 struct Moved<'a> {
-    onto: Oid,
     head: Oid,
     steps: &'a [Step],
     whole: &'a verify::Verified,
@@ -408,6 +539,7 @@ struct Moved<'a> {
 /// Record the landed branches once the base moved, or refuse the batch with the reason it did not.
 fn after_move(
     ctx: &Ctx,
+    round: &Round,
     moved: base::Moved,
     m: &Moved,
     group: &mut Vec<(Target, Admitted)>,
@@ -417,7 +549,7 @@ fn after_move(
     let why = match moved {
         base::Moved::Done(stuck) => {
             for (step, (t, a)) in m.steps.iter().zip(group.iter()) {
-                record(ctx, t, a, step.composed, m.onto, m.head, m.whole)?;
+                record(ctx, round, t, a, step.composed, m.head, m.whole)?;
                 let mut r = landed(t, step.composed, &m.whole.runs);
                 r.teardown.extend(stuck.clone());
                 results.push(r);
@@ -456,14 +588,13 @@ fn after_move(
 /// the first failing prefix.
 fn refuse_breaking(
     verifier: &mut Verifier,
-    steps: &[Step],
+    (round, steps): (&Round, &[Step]),
     group: &mut Vec<(Target, Admitted)>,
-    onto: Oid,
-    (branch, slug): (&str, &str),
+    first: (&str, &str),
 ) -> Result<BranchResult> {
-    let breaking = bisect(verifier, steps, onto, branch, slug)?;
+    let breaking = bisect(verifier, round, steps, first)?;
     let (t, _) = group.remove(steps[breaking].index);
-    let prefix = verifier.verify(steps[breaking].composed, onto, branch, slug)?;
+    let prefix = verifier.verify(&round.session, steps[breaking].composed, round.onto, first)?;
     let mut r = refused(&t, vec![check_failed(&t, &prefix)]);
     r.checks = prefix.runs.clone();
     r.composed = Some(steps[breaking].composed);
@@ -474,18 +605,15 @@ fn refuse_breaking(
 /// search over prefixes in landing order, every result reused by tree.
 fn bisect(
     verifier: &mut Verifier,
+    round: &Round,
     steps: &[Step],
-    onto: Oid,
-    branch: &str,
-    slug: &str,
+    first: (&str, &str),
 ) -> Result<usize> {
     let (mut lo, mut hi) = (0, steps.len() - 1);
     while lo < hi {
         let mid = (lo + hi) / 2;
-        if verifier
-            .verify(steps[mid].composed, onto, branch, slug)?
-            .passed
-        {
+        let prefix = verifier.verify(&round.session, steps[mid].composed, round.onto, first)?;
+        if prefix.passed {
             lo = mid + 1;
         } else {
             hi = mid;
@@ -494,27 +622,30 @@ fn bisect(
     Ok(lo)
 }
 
-/// SPEC §22 step 3: the protected gate against the current base; a protected path the branch's
-/// verdict (or approval) did not cover refuses it.
-fn protected_gate(ctx: &Ctx, t: &Target, onto: Oid, admitted: &Admitted) -> Option<Finding> {
+/// SPEC §22 step 3, §26.2: the protected gate against the round's base tip, under the
+/// configuration read there. A protected path the branch's verdict covered — let through by the
+/// policy (`integrity`, `modify`) or by an approval — is admitted as it is; any other refuses it.
+fn protected_gate(ctx: &Ctx, round: &Round, t: &Target, admitted: &Admitted) -> Option<Finding> {
     if admitted.approved {
         return None;
     }
-    let merge_base = ctx.repo.merge_base(onto, t.commit)?;
+    let merge_base = ctx.repo.merge_base(round.onto, t.commit)?;
     let changes = ctx.repo.changes(Some(merge_base), t.commit).ok()?;
-    let (hits, findings) = crate::gates::protected::run(&ctx.config, &changes);
-    let review = findings
-        .iter()
-        .any(|f| f.severity == crate::catalog::Severity::Review);
-    if !review {
+    // Every hit needs review under the configuration read now (warnings are not hits).
+    let (hits, _) = crate::gates::protected::run(round.session.config(), &changes);
+    let uncovered: Vec<String> = hits
+        .into_iter()
+        .map(|h| h.path)
+        .filter(|p| !admitted.covered.contains(p))
+        .collect();
+    if uncovered.is_empty() {
         return None;
     }
-    let paths: Vec<String> = hits.iter().map(|h| h.path.clone()).collect();
     let msg = format!(
         "`{}` changes protected paths against the current base that its verdict did not cover: \
          {}; run `closegate check` and have a human `closegate approve` it",
         t.branch,
-        paths.join(", ")
+        uncovered.join(", ")
     );
     Some(Finding::new(Code::LandNotVerified, msg))
 }
@@ -547,43 +678,50 @@ fn landed(t: &Target, composed: Oid, runs: &[CheckRun]) -> BranchResult {
     }
 }
 
-fn names(group: &[(Target, Admitted)]) -> String {
+fn group_names(group: &[(Target, Admitted)]) -> String {
     let names: Vec<&str> = group.iter().map(|(t, _)| t.branch.as_str()).collect();
     names.join(", ")
 }
 
-/// SPEC §22 step 5: the `land` record, once the base has moved.
+/// SPEC §22 step 5, §26.1: the `land` record, once the base has moved: the claim it decides (this
+/// branch at this tip) and what it was judged under (the round's configuration, the verdict's
+/// contract, the policy).
 fn record(
     ctx: &Ctx,
+    round: &Round,
     t: &Target,
     a: &Admitted,
     composed: Oid,
-    before: Oid,
     after: Oid,
     v: &verify::Verified,
 ) -> Result<()> {
+    let session = &round.session;
     let report = Report {
         slug: Some(t.slug.clone()),
         commit: Some(t.tip.to_string()),
         branch: Some(t.branch.clone()),
         worktree: t.worktree.as_ref().map(|p| p.display().to_string()),
         verdict: Verdict::Verified,
-        config: ctx.blob.clone(),
-        provenance: Some(ctx.provenance),
+        state: t.state,
+        config: session.config_blob().map(str::to_string),
+        contract: a.contract.clone(),
+        policy: Some(session.config().policies()),
+        provenance: Some(session.provenance()),
         base: Some(ctx.base.clone()),
-        base_commit: Some(before.to_string()),
+        base_commit: Some(round.onto.to_string()),
         ..Report::default()
     };
     let fields = LandFields {
         tip: t.tip.to_string(),
         composed: composed.to_string(),
-        base_before: before.to_string(),
+        base_before: round.onto.to_string(),
         base_after: after.to_string(),
         strategy: ctx.req.strategy.as_str().to_string(),
         checks: v.entries.clone(),
         admitted_on: Some(a.ts.clone()),
     };
-    Record::new(&report, None, Event::Land(fields)).append(&ctx.repo.common_dir())
+    let claimed = t.state.map(|s| s.as_str());
+    Record::new(&report, claimed, Event::Land(fields)).append(&ctx.repo.common_dir())
 }
 
 /// Tear down every landed branch's worktree (no check run again: it is admitted on its records)

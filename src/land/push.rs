@@ -8,13 +8,14 @@ use git2::Oid;
 
 use super::base::{self, Moved};
 use crate::repo::Repo;
+use crate::repo::git_cli::Git;
 
 /// Fetch `REMOTE`'s base into `refs/remotes/<REMOTE>/<base>` and return its tip.
 pub fn fetch(repo: &Repo, remote: &str, base: &str) -> Result<Oid> {
     let common = repo.common_dir();
     let tracking = format!("refs/remotes/{remote}/{base}");
     let spec = format!("+refs/heads/{base}:{tracking}");
-    let out = base::git(&common, &["fetch", "-q", remote, &spec])?;
+    let out = Git::repo(&common).run(&["fetch", "-q", remote, &spec])?;
     if !out.status.success() {
         bail!(
             "cannot fetch {base} from {remote}: {}",
@@ -29,13 +30,13 @@ pub fn fetch(repo: &Repo, remote: &str, base: &str) -> Result<Oid> {
 
 /// Push `new` to `REMOTE`'s base with a lease on `old`.
 pub fn push(repo: &Repo, remote: &str, base: &str, old: Oid, new: Oid) -> Result<Moved> {
+    // git pushes from the object store: the composed commit leaves the quarantine now that it
+    // passed (SPEC §26.4).
+    repo.promote(new)?;
     let common = repo.common_dir();
     let lease = format!("--force-with-lease=refs/heads/{base}:{old}");
     let refspec = format!("{new}:refs/heads/{base}");
-    let out = base::git(
-        &common,
-        &["push", "-q", "--atomic", &lease, remote, &refspec],
-    )?;
+    let out = Git::repo(&common).run(&["push", "-q", "--atomic", &lease, remote, &refspec])?;
     if out.status.success() {
         let _ = fetch(repo, remote, base);
         return Ok(Moved::Done(None));
@@ -51,6 +52,9 @@ pub fn push(repo: &Repo, remote: &str, base: &str, old: Oid, new: Oid) -> Result
 pub fn push_notes(repo: &Repo, remote: &str) -> Option<String> {
     let common = repo.common_dir();
     repo.ref_target(crate::attest::NOTES_REF)?;
-    let out = base::git(&common, &["push", "-q", remote, crate::attest::NOTES_REF]).ok()?;
+    let out = match Git::repo(&common).run(&["push", "-q", remote, crate::attest::NOTES_REF]) {
+        Ok(out) => out,
+        Err(e) => return Some(format!("{e:#}")),
+    };
     (!out.status.success()).then(|| String::from_utf8_lossy(&out.stderr).trim().to_string())
 }

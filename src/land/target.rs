@@ -1,6 +1,9 @@
 //! What `land` is asked to land (SPEC §22): a branch or a worktree named, or every COMPLETED agent
-//! branch, each resolved to its tip, the commit its verdict names, its slug and abstract; and the
-//! gate of step 1 — the branch's recorded verdict for its tip under the base tip's configuration.
+//! branch, each resolved to its tip, the commit its verdict names, its slug, abstract and the
+//! agent's latest word (its state); and the gate of step 1 (SPEC §26.2): the one question of
+//! `crate::verdict` — the newest decision for this branch at its tip, under the configuration and
+//! contracts of the base tip `land` composes on — must let it merge, and the agent's latest word
+//! must be `close-ok` or `stop-2-ready`.
 
 use std::path::{Path, PathBuf};
 
@@ -8,10 +11,11 @@ use anyhow::{Result, bail};
 use git2::Oid;
 
 use crate::catalog::Code;
-use crate::doc::{self, ParseOptions};
+use crate::doc::{self, ParseOptions, State};
 use crate::finding::{Finding, Verdict};
-use crate::ledger::{Event, Record};
+use crate::ledger::Record;
 use crate::repo::Repo;
+use crate::verdict::{Book, Claim, Decision, Under};
 
 /// One branch to land.
 #[derive(Debug, Clone)]
@@ -27,15 +31,23 @@ pub struct Target {
     pub slug: String,
     /// The first line of the status document's `abstract`.
     pub abstract_line: Option<String>,
+    /// The agent's latest word: the state of the worktree's status document, else the branch's,
+    /// else the newest archived one; `None` when none can be read.
+    pub state: Option<State>,
 }
 
-/// The passing record a branch is admitted on (SPEC §22 step 1).
+/// The decision a branch is admitted on (SPEC §22 step 1, §26.2).
 #[derive(Debug, Clone)]
 pub struct Admitted {
     pub ts: String,
     /// The base commit the verdict was reached against (its checks are keyed on it).
     pub base_commit: Option<String>,
+    /// An approval made the verdict: every protected path it covered is admitted.
     pub approved: bool,
+    /// The protected paths the verdict covered (let through by the policy or an approval).
+    pub covered: Vec<String>,
+    /// The contract blob the verdict was made under (the land record carries it).
+    pub contract: Option<String>,
 }
 
 /// Resolve the words on the command line: an existing directory is a worktree (its branch),
@@ -79,7 +91,7 @@ pub fn target(repo: &Repo, branch: &str, status_file: &str) -> Result<Target> {
     let Some(tip) = repo.branch_tip(branch) else {
         bail!("branch {branch} does not exist");
     };
-    let commit = crate::covered::stands_for(repo, tip, status_file).unwrap_or(tip);
+    let commit = crate::verdict::stands_for(repo, tip, status_file).unwrap_or(tip);
     let worktree = repo
         .worktrees()
         .into_iter()
@@ -87,7 +99,7 @@ pub fn target(repo: &Repo, branch: &str, status_file: &str) -> Result<Target> {
         .map(|w| w.path);
     let bytes = document(repo, worktree.as_deref(), tip, status_file, branch);
     let parsed = bytes.map(|b| doc::parse(&b, ParseOptions::default()).doc);
-    let (slug, abstract_line) = match parsed.flatten() {
+    let (slug, abstract_line, state) = match parsed.flatten() {
         Some(d) => {
             let first = d
                 .abstract_text
@@ -95,10 +107,11 @@ pub fn target(repo: &Repo, branch: &str, status_file: &str) -> Result<Target> {
                 .and_then(|a| a.lines().next())
                 .map(|l| l.trim().to_string())
                 .filter(|l| !l.is_empty());
-            (d.slug, first)
+            (d.slug, first, d.state)
         }
         None => (
             branch.rsplit('/').next().unwrap_or(branch).to_string(),
+            None,
             None,
         ),
     };
@@ -109,6 +122,7 @@ pub fn target(repo: &Repo, branch: &str, status_file: &str) -> Result<Target> {
         worktree,
         slug,
         abstract_line,
+        state,
     })
 }
 
@@ -157,12 +171,9 @@ fn archived(repo: &Repo, tip: Oid, branch: &str) -> Option<Vec<u8>> {
     std::fs::read(newest?.1).ok()
 }
 
-/// Step 1: the newest trusted verdict recorded for the tip (or the commit it stands for) under
-/// the configuration blob `config` must pass; otherwise `land-not-verified` naming the verdict.
-pub fn gate(repo: &Repo, target: &Target, config: Option<&str>) -> Result<Admitted, Finding> {
-    let newest = newest_verdict(repo, target, config);
-    let short = &target.commit.to_string()[..12];
-    let check = match &target.worktree {
+/// The command that gives `target` a verdict: `check` of its worktree, else of the branch.
+fn check_command(target: &Target) -> String {
+    match &target.worktree {
         Some(dir) => format!(
             "closegate check {}",
             crate::shell::shell_word(&dir.display().to_string())
@@ -171,105 +182,122 @@ pub fn gate(repo: &Repo, target: &Target, config: Option<&str>) -> Result<Admitt
             "closegate check --no-worktree --rev {}",
             crate::shell::shell_word(&target.branch)
         ),
-    };
-    let Some(record) = newest else {
-        let msg = format!(
-            "`{}` ({short}) has no verdict recorded under the base tip's configuration: run `{check}`",
-            target.branch
-        );
-        return Err(Finding::new(Code::LandNotVerified, msg));
-    };
-    if let Some(rejected) = rejection(repo, target) {
-        return Err(rejected);
     }
-    match record.verdict {
-        Some(Verdict::Verified) => Ok(Admitted {
-            approved: matches!(&record.event, Event::Approve(_))
-                || matches!(&record.event, Event::Check(c) if c.approval.is_some()),
-            ts: record.ts.clone(),
-            base_commit: record.base_commit.clone(),
-        }),
-        Some(verdict) => {
-            let next = match verdict {
-                Verdict::PendingReview => format!(
-                    "a human runs `closegate approve {}`",
-                    target.worktree.as_ref().map_or(String::new(), |d| {
-                        crate::shell::shell_word(&d.display().to_string())
-                    })
-                ),
-                _ => format!("fix the work and run `{check}`"),
-            };
-            let msg = format!(
-                "`{}` ({short}) was last judged {} under the base tip's configuration ({}); {next}",
+}
+
+/// Step 1 (SPEC §22, §26.2): the agent's latest word must allow merging, and the newest decision
+/// for this branch at its tip, made under `under` (the configuration and contracts of the base
+/// tip `land` composes on), must let the work be merged; otherwise `land-not-verified` naming
+/// the state or the verdict and what to run.
+pub fn gate(
+    repo: &Repo,
+    book: &Book,
+    under: &Under,
+    target: &Target,
+    status_file: &str,
+) -> Result<Admitted, Finding> {
+    let short = &target.commit.to_string()[..12];
+    let refuse = |msg: String| Finding::new(Code::LandNotVerified, msg);
+    match target.state {
+        Some(State::CloseOk | State::Stop2Ready) => {}
+        Some(state) => {
+            return Err(refuse(format!(
+                "`{}` ({short}): the agent's latest word is `{}`, not a return to merge; \
+                 nothing lands until its status document says `close-ok`",
                 target.branch,
-                verdict.as_str(),
-                record.ts
-            );
-            Err(Finding::new(Code::LandNotVerified, msg))
+                state.as_str()
+            )));
         }
-        None => Err(Finding::new(
-            Code::LandNotVerified,
-            format!(
-                "`{}` ({short}) has no verdict: run `{check}`",
+        None => {
+            return Err(refuse(format!(
+                "`{}` ({short}): no status document can be read for it (worktree, branch tip or \
+                 archive), so the agent never said it is done",
                 target.branch
+            )));
+        }
+    }
+    let check = check_command(target);
+    let claim = Claim::on_branch(&target.branch, target.tip);
+    let Some(decision) = book.decision(repo, &claim, status_file, under) else {
+        return Err(refuse(format!(
+            "`{}` ({short}) has no verdict for this branch at this tip under the base tip's \
+             configuration and contract: run `{check}`",
+            target.branch
+        )));
+    };
+    if decision.rejected() {
+        return Err(refuse(rejected_message(target, &decision)));
+    }
+    if !decision.merges() {
+        let next = match decision.verdict {
+            Verdict::PendingReview => format!(
+                "a human runs `closegate approve {}`",
+                target.worktree.as_ref().map_or(String::new(), |d| {
+                    crate::shell::shell_word(&d.display().to_string())
+                })
             ),
-        )),
+            _ => format!("fix the work and run `{check}`"),
+        };
+        return Err(refuse(format!(
+            "`{}` ({short}) was last judged {} under the base tip's configuration ({}); {next}",
+            target.branch,
+            decision.verdict.as_str(),
+            decision.record.ts
+        )));
     }
+    Ok(admitted(&decision))
 }
 
-/// SPEC §21: a reviewer's rejection of the commit, newer than any approval of it, refuses it.
-fn rejection(repo: &Repo, target: &Target) -> Option<Finding> {
-    let common = repo.common_dir();
-    for commit in [target.commit, target.tip] {
-        let tree = repo.tree_of(commit).map(|t| t.to_string());
-        let found = crate::ledger::rejection_for(&common, &commit.to_string(), tree.as_deref());
-        if let Ok(Some(r)) = found {
-            let msg = format!(
-                "`{}` ({}) was rejected by {} at {}: {}; a later commit is judged afresh",
-                target.branch,
-                &commit.to_string()[..12],
-                r.by,
-                r.at,
-                r.note
-            );
-            return Some(Finding::new(Code::LandNotVerified, msg));
+/// What a passing decision admits: the protected paths it covered are those it judged — the
+/// changes it kept for review (an approval let them through) and the `protected-surface` findings
+/// a policy made warnings of (`integrity`, `modify`), which leave `protected`.
+fn admitted(decision: &Decision) -> Admitted {
+    let covered = match &decision.record.event {
+        crate::ledger::Event::Check(c) => {
+            let judged = c.findings.iter().filter(|f| f.code == "protected-surface");
+            let paths = c.protected.iter().map(|p| p.path.clone());
+            paths.chain(judged.filter_map(|f| f.path.clone())).collect()
         }
+        _ => Vec::new(),
+    };
+    Admitted {
+        ts: decision.record.ts.clone(),
+        base_commit: decision.record.base_commit.clone(),
+        approved: decision.approved(),
+        covered,
+        contract: decision.record.contract().map(str::to_string),
     }
-    None
 }
 
-/// The newest trusted record with a verdict for the tip (or the commit it stands for) made with
-/// the configuration blob `config`.
-fn newest_verdict(repo: &Repo, target: &Target, config: Option<&str>) -> Option<Record> {
-    let common = repo.common_dir();
-    let mut newest: Option<Record> = None;
-    for commit in [target.tip, target.commit] {
-        let hex = commit.to_string();
-        let values = crate::record::read_mentioning(&common, &hex).unwrap_or_default();
-        for record in values.iter().filter_map(Record::read) {
-            let counts = record.commit.as_deref() == Some(hex.as_str())
-                && record.is_trusted()
-                && record.config.as_deref() == config
-                && record.verdict.is_some()
-                && matches!(
-                    record.event,
-                    Event::Check(_) | Event::Approve(_) | Event::Teardown(_)
-                );
-            if counts && newest.as_ref().is_none_or(|n| record.ts >= n.ts) {
-                newest = Some(record);
-            }
-        }
+/// `land-not-verified` for a reviewer's rejection that stands (SPEC §21).
+fn rejected_message(target: &Target, decision: &Decision) -> String {
+    let short = &target.commit.to_string()[..12];
+    match &decision.record.event {
+        crate::ledger::Event::Reject(r) => format!(
+            "`{}` ({short}) was rejected by {} at {}: {}; a later commit is judged afresh",
+            target.branch,
+            r.by.as_deref().unwrap_or_default(),
+            decision.record.ts,
+            r.note.as_deref().unwrap_or_default()
+        ),
+        _ => format!(
+            "`{}` ({short}) was rejected by a reviewer (its check at {} found `review-rejected`); \
+             a later commit is judged afresh",
+            target.branch, decision.record.ts
+        ),
     }
-    newest
 }
 
-/// `--all`: every agent branch whose tip has a passing verdict (COMPLETED, or CONFLICT), the
-/// oldest verdict first. Branches checked out in no worktree count too.
+/// `--all` (SPEC §26.2): every agent branch whose stage is COMPLETED (or CONFLICT) under `under`
+/// — its agent returned (`close-ok`, `stop-2-ready`), its newest decision lets it merge and its
+/// work is not in the base yet — the oldest verdict first. Branches checked out in no worktree
+/// count too.
 pub fn all(
     repo: &Repo,
     config: &crate::config::Config,
-    blob: Option<&str>,
-    base: &str,
+    book: &Book,
+    under: &Under,
+    (base, onto): (&str, Option<Oid>),
 ) -> Vec<Target> {
     let mut found: Vec<(String, Target)> = Vec::new();
     for branch in repo.local_branches() {
@@ -279,10 +307,23 @@ pub fn all(
         let Ok(target) = target(repo, &branch, &config.status_file) else {
             continue;
         };
-        if let Ok(admitted) = gate(repo, &target, blob) {
+        if onto.is_some_and(|onto| is_merged(repo, book, &target, onto, &config.status_file)) {
+            continue;
+        }
+        if let Ok(admitted) = gate(repo, book, under, &target, &config.status_file) {
             found.push((admitted.ts, target));
         }
     }
     found.sort_by(|a, b| a.0.cmp(&b.0).then(a.1.branch.cmp(&b.1.branch)));
     found.into_iter().map(|(_, t)| t).collect()
+}
+
+/// Whether the base tip `onto` already holds the branch's work (SPEC §7 "merged": reachable, the
+/// same changes by squash or rebase, or a landing of this branch's tip): `skipped`, never
+/// composed again.
+pub fn is_merged(repo: &Repo, book: &Book, target: &Target, onto: Oid, status_file: &str) -> bool {
+    let merged = repo
+        .merged_into(onto, target.commit, status_file)
+        .is_ok_and(|m| m.is_merged());
+    merged || book.landed(repo, &target.branch, target.tip, onto)
 }

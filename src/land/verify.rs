@@ -10,14 +10,11 @@ use anyhow::Result;
 use git2::Oid;
 
 use crate::catalog::Severity;
-use crate::config::Config;
 use crate::finding::Finding;
 use crate::gates::Session;
 use crate::gates::checks::{self, CheckEnv, Plan};
 use crate::gates::reuse::{Key, Recorded};
-use crate::repo::Repo;
 use crate::report::{CheckEntry, CheckRun};
-use crate::sandbox::Shield;
 
 /// The checks' result on one tree.
 #[derive(Debug, Clone)]
@@ -29,92 +26,83 @@ pub struct Verified {
     pub findings: Vec<Finding>,
 }
 
-/// Runs the checks on composed trees, once per tree.
-pub struct Verifier<'a> {
-    pub repo: &'a Repo,
-    pub config: &'a Config,
-    pub config_blob: Option<String>,
-    pub base_name: String,
+/// Runs the checks on composed trees, once per tree and configuration.
+#[derive(Default)]
+pub struct Verifier {
     pub rerun: bool,
-    cache: HashMap<Oid, Verified>,
-    /// What every check run hides from the agent's code (the record key, secrets, `[sandbox]
-    /// hide`): the session's, as for every command that runs checks.
-    shield: &'a Shield,
+    cache: HashMap<(Oid, Option<String>), Verified>,
     /// How many check runs actually ran (not reused).
     pub ran: usize,
 }
 
-impl<'a> Verifier<'a> {
-    /// The verifier of `session`'s repository and configuration, for the base named `base`.
-    pub fn new(session: &'a Session, base: &str) -> Self {
-        Verifier {
-            repo: session.repo(),
-            config: session.config(),
-            config_blob: session.config_blob().map(str::to_string),
-            base_name: base.to_string(),
-            rerun: false,
-            cache: HashMap::new(),
-            shield: session.shield(),
-            ran: 0,
-        }
-    }
-
+impl Verifier {
     /// The checks on `commit` (composed onto `base_tip`), told they stand for `commit` and the
-    /// first landed branch (`branch`, `slug`).
+    /// first landed branch (`branch`, `slug`). The session is the round's (SPEC §26.2): its configuration, read from the base tip the
+    /// tree was composed on, and its shield, as for every command that runs checks.
     pub fn verify(
         &mut self,
+        session: &Session,
         commit: Oid,
         base_tip: Oid,
-        branch: &str,
-        slug: &str,
+        (branch, slug): (&str, &str),
     ) -> Result<Verified> {
-        let tree = self.repo.tree_of(commit).unwrap_or(commit);
-        if let Some(done) = self.cache.get(&tree) {
+        let repo = session.repo();
+        let config = session.config();
+        let config_blob = session.config_blob().map(str::to_string);
+        let tree = repo.tree_of(commit).unwrap_or(commit);
+        let cached = (tree, config_blob.clone());
+        if let Some(done) = self.cache.get(&cached) {
             return Ok(done.clone());
         }
         let env = CheckEnv {
             commit: commit.to_string(),
             branch: branch.to_string(),
             slug: slug.to_string(),
-            base: self.base_name.clone(),
+            base: session
+                .base()
+                .map_or(String::new(), |(name, _)| name.clone()),
         };
-        // Keyed on the values the run is given (SPEC §19: a composed tree the composed
-        // commit's and the first landed branch's).
-        let (key_slug, key_branch) = env.key_values(self.repo);
-        let key = Key {
-            tree: tree.to_string(),
-            config: self.config_blob.clone(),
-            base_commit: Some(base_tip.to_string()),
-            slug: key_slug,
-            branch: key_branch,
-            commit: commit.to_string(),
-        };
-        let recorded = Recorded::load(&self.repo.common_dir(), &key, self.rerun)?;
+        let key = key(session, &env, tree, base_tip);
+        let recorded = Recorded::load(&repo.common_dir(), &key, self.rerun)?;
         let plan = Plan {
-            mode: self.config.sandbox,
-            jobs: self.config.jobs,
+            mode: config.sandbox,
+            jobs: config.jobs,
             key: &key,
             recorded: &recorded,
-            shield: self.shield,
+            shield: session.shield(),
             fail_fast: false,
             label: None,
             slot: crate::gates::workspace::Slot::Main,
         };
-        let checked = checks::run_reusing(self.repo, commit, &self.config.checks, &env, &plan)?;
+        let checked = checks::run_reusing(repo, commit, &config.checks, &env, &plan)?;
         self.ran += checked.runs.iter().filter(|r| r.reused.is_none()).count();
         let findings: Vec<Finding> = checked
             .findings
             .into_iter()
             .filter(|f| f.severity != Severity::Warning)
             .collect();
-        let ran_all = checked.runs.len() == self.config.checks.len();
+        let ran_all = checked.runs.len() == config.checks.len() && !config.checks.is_empty();
         let verified = Verified {
-            passed: findings.is_empty() && ran_all && !self.config.checks.is_empty(),
+            passed: findings.is_empty() && ran_all,
             runs: checked.runs,
             entries: checked.entries,
             findings,
         };
-        self.cache.insert(tree, verified.clone());
+        self.cache.insert(cached, verified.clone());
         Ok(verified)
+    }
+}
+
+/// The reuse key of a composed tree's run (SPEC §19): keyed on the values the run is given — the
+/// composed commit's and the first landed branch's — and the base tip it was composed on.
+fn key(session: &Session, env: &CheckEnv, tree: Oid, base_tip: Oid) -> Key {
+    let (slug, branch) = env.key_values(session.repo());
+    Key {
+        tree: tree.to_string(),
+        config: session.config_blob().map(str::to_string),
+        base_commit: Some(base_tip.to_string()),
+        slug,
+        branch,
+        commit: env.commit.clone(),
     }
 }

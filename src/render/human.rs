@@ -271,9 +271,14 @@ fn write_integrity(report: &Report, out: &mut dyn Write) -> std::io::Result<()> 
             "base" => Some(if red { "true" } else { "false" }),
             _ => result,
         };
-        let summary = match result {
-            Some(word) => format!("{field}: {word}"),
-            None => field.to_string(),
+        let inconclusive = i
+            .base_tests_inconclusive
+            .as_deref()
+            .filter(|_| on == "overlay");
+        let summary = match (result, inconclusive) {
+            (Some(word), _) => format!("{field}: {word}"),
+            (None, Some(why)) => format!("{field}: inconclusive ({})", escape(why)),
+            (None, None) => field.to_string(),
         };
         writeln!(
             out,

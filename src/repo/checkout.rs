@@ -1,9 +1,14 @@
 //! The pristine checkout the checks gate runs in: a repository of its own in a temporary
-//! directory, borrowing this repository's objects through `objects/info/alternates`, its HEAD
+//! directory, borrowing this repository's objects (and the run's quarantine's) through
+//! `objects/info/alternates`, its HEAD
 //! detached at the commit and its index and files written from the commit's tree. Checks that
 //! ask git (`git describe`, `git log`, `git status`) see the exact commit and a clean checkout;
 //! nothing is written to this repository (no worktree entry, no ref, no object), and its index
 //! and every worktree stay untouched. Submodules are not checked out.
+//!
+//! The files are the tree's bytes (SPEC §26.2): libgit2's filters are off (no `text`/`eol`/`crlf`
+//! conversion, no `ident` expansion, whatever `.gitattributes` or `core.autocrlf` say), and
+//! libgit2 runs no hook and no configured filter program.
 
 use std::path::Path;
 
@@ -25,16 +30,9 @@ impl Repo {
             .with_context(fail)?
             .path()
             .to_path_buf();
-        let objects = super::canonical(&self.common_dir().join("objects"));
-        let mut alternates = format!("{}\n", objects.display());
-        // In a pre-receive hook the pushed objects are still in quarantine (SPEC §20).
-        if let Some(quarantine) = std::env::var_os("GIT_QUARANTINE_PATH") {
-            alternates.push_str(&format!(
-                "{}\n",
-                super::canonical(std::path::Path::new(&quarantine)).display()
-            ));
-        }
-        std::fs::write(git_dir.join("objects/info/alternates"), alternates).with_context(fail)?;
+        // The object store, git's incoming quarantine in a pre-receive hook (SPEC §20) and this
+        // run's quarantine, which holds the stand-in commits of overlays (SPEC §26.4).
+        super::quarantine::write_alternates(&git_dir, &self.alternates()).with_context(fail)?;
         // Opened again so the object database reads the alternates file just written.
         let checkout = Repository::open(&git_dir).with_context(fail)?;
         checkout
@@ -42,7 +40,7 @@ impl Repo {
             .with_context(|| format!("reading commit {commit}"))?;
         checkout.set_head_detached(commit).with_context(fail)?;
         let mut opts = CheckoutBuilder::new();
-        opts.force().recreate_missing(true);
+        opts.force().recreate_missing(true).disable_filters(true);
         checkout.checkout_head(Some(&mut opts)).with_context(fail)
     }
 

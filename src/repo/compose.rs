@@ -1,9 +1,11 @@
-//! Composing commits in memory for `land` (SPEC §22): a merge of trees, a replay of commits, a
-//! commit object written to the object database. No worktree, index or ref is touched; a
-//! composition that is never landed leaves only unreferenced objects (gone at the next gc).
+//! Composing commits in memory for `land` (SPEC §22) and the board's CONFLICT: a merge of trees, a
+//! replay of commits, a commit object. Every object is written into the run's quarantine
+//! ([`super::quarantine`], SPEC §26.4), never into the shared object store: a composition that is
+//! only checked leaves nothing behind, and `land` copies the commit it moves the base to into
+//! the store right before the move ([`Repo::promote`]). No worktree, index or ref is touched.
 
 use anyhow::{Context, Result};
-use git2::{Index, IndexEntry, MergeOptions, Oid, Signature, Sort};
+use git2::{Index, IndexEntry, MergeOptions, Oid, Sort};
 
 use super::Repo;
 
@@ -25,22 +27,22 @@ impl Repo {
         theirs: Oid,
         status_file: &str,
     ) -> Result<Composed> {
+        let git = self.writer()?;
         let tree = |id: Oid| -> Result<git2::Tree<'_>> {
-            let commit = self.git.find_commit(id).context("reading a commit")?;
+            let commit = git.find_commit(id).context("reading a commit")?;
             commit.tree().context("reading a commit's tree")
         };
         let ours_tree = tree(ours)?;
         let ancestor_tree = match ancestor {
             Some(id) => tree(id)?,
             None => {
-                let empty = self.git.treebuilder(None)?.write()?;
-                self.git.find_tree(empty)?
+                let empty = git.treebuilder(None)?.write()?;
+                git.find_tree(empty)?
             }
         };
         let mut opts = MergeOptions::new();
         opts.find_renames(true);
-        let mut index = self
-            .git
+        let mut index = git
             .merge_trees(&ancestor_tree, &ours_tree, &tree(theirs)?, Some(&opts))
             .context("merging two trees in memory")?;
         if index.has_conflicts() {
@@ -58,7 +60,7 @@ impl Repo {
         }
         self.keep_status_file(&mut index, &ours_tree, status_file)?;
         let id = index
-            .write_tree_to(&self.git)
+            .write_tree_to(git)
             .context("writing the composed tree")?;
         Ok(Composed::Tree(id))
     }
@@ -87,17 +89,19 @@ impl Repo {
     /// The tree of `commit` with `status_file` as `base` has it (for `ff`: whether that changes
     /// anything says whether the branch carries a status document).
     pub fn tree_with_base_status(&self, commit: Oid, base: Oid, status_file: &str) -> Result<Oid> {
-        let tree = self.git.find_commit(commit)?.tree()?;
-        let base_tree = self.git.find_commit(base)?.tree()?;
+        let git = self.writer()?;
+        let tree = git.find_commit(commit)?.tree()?;
+        let base_tree = git.find_commit(base)?.tree()?;
         let mut index = Index::new()?;
         index.read_tree(&tree)?;
         self.keep_status_file(&mut index, &base_tree, status_file)?;
-        Ok(index.write_tree_to(&self.git)?)
+        Ok(index.write_tree_to(git)?)
     }
 
-    /// Write a commit of `tree` with `parents` and `message`; author and committer are git's
-    /// configured identity (`closegate` when none is set), or the author of `author_of` when given
-    /// (a replayed commit keeps its author).
+    /// Write a commit of `tree` with `parents` and `message` (into the quarantine); author and
+    /// committer as git takes them (`GIT_AUTHOR_*`/`GIT_COMMITTER_*`, then the configuration, then
+    /// git's default: see `ident`), or the author of `author_of` when given (a replayed commit
+    /// keeps its author).
     pub fn write_commit(
         &self,
         tree: Oid,
@@ -105,27 +109,20 @@ impl Repo {
         message: &str,
         author_of: Option<Oid>,
     ) -> Result<Oid> {
-        let committer = self
-            .git
-            .signature()
-            .or_else(|_| Signature::now("closegate", "closegate@localhost"))
-            .context("building a signature")?;
+        let committer = self.identity(super::ident::Role::Committer)?;
         let author = match author_of {
             Some(id) => self.git.find_commit(id)?.author().to_owned(),
-            None => committer.clone(),
+            None => self.identity(super::ident::Role::Author)?,
         };
-        let tree = self
-            .git
-            .find_tree(tree)
-            .context("reading the composed tree")?;
+        let git = self.writer()?;
+        let tree = git.find_tree(tree).context("reading the composed tree")?;
         let parents: Vec<git2::Commit<'_>> = parents
             .iter()
-            .map(|id| self.git.find_commit(*id))
+            .map(|id| git.find_commit(*id))
             .collect::<Result<_, _>>()
             .context("reading a parent commit")?;
         let refs: Vec<&git2::Commit<'_>> = parents.iter().collect();
-        self.git
-            .commit(None, &author, &committer, message, &tree, &refs)
+        git.commit(None, &author, &committer, message, &tree, &refs)
             .context("writing the composed commit")
     }
 
@@ -146,7 +143,8 @@ impl Repo {
 }
 
 /// An index entry for a tree built in memory (no stat data: nothing here is on disk).
-pub(super) fn index_entry(path: &str, id: Oid, mode: u32) -> IndexEntry {
+pub(super) fn index_entry(path: impl AsRef<[u8]>, id: Oid, mode: u32) -> IndexEntry {
+    let path = path.as_ref();
     IndexEntry {
         ctime: git2::IndexTime::new(0, 0),
         mtime: git2::IndexTime::new(0, 0),
@@ -159,7 +157,7 @@ pub(super) fn index_entry(path: &str, id: Oid, mode: u32) -> IndexEntry {
         id,
         flags: path.len().min(0xfff) as u16,
         flags_extended: 0,
-        path: path.as_bytes().to_vec(),
+        path: path.to_vec(),
     }
 }
 

@@ -32,20 +32,44 @@ impl ChangeKind {
 }
 
 /// One changed path. A rename has both sides; every other change has `old == new`.
+///
+/// Paths are bytes (SPEC §26.4): `old_bytes`/`new_bytes` are the names git stores, which need
+/// not be UTF-8; `old_path`/`new_path` are the same paths as printed ([`super::path_text`],
+/// invalid bytes escaped). Match and look up by the bytes; print the text.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Change {
     pub kind: ChangeKind,
     pub old_path: String,
     pub new_path: String,
+    pub old_bytes: Vec<u8>,
+    pub new_bytes: Vec<u8>,
 }
 
 impl Change {
-    /// The paths this change touches: one, or both sides of a rename.
+    /// A change of one path or, for a rename, of two; the printed text follows the bytes.
+    pub fn new(kind: ChangeKind, old: Vec<u8>, new: Vec<u8>) -> Change {
+        Change {
+            kind,
+            old_path: super::worktree::path_text(&old),
+            new_path: super::worktree::path_text(&new),
+            old_bytes: old,
+            new_bytes: new,
+        }
+    }
+
+    /// The paths this change touches, as printed: one, or both sides of a rename.
     pub fn paths(&self) -> Vec<&str> {
-        if self.old_path == self.new_path {
-            vec![self.new_path.as_str()]
+        self.touched().into_iter().map(|(_, text)| text).collect()
+    }
+
+    /// The paths this change touches (one, or both sides of a rename), each as the bytes git
+    /// stores and as printed.
+    pub fn touched(&self) -> Vec<(&[u8], &str)> {
+        let new = (self.new_bytes.as_slice(), self.new_path.as_str());
+        if self.old_bytes == self.new_bytes {
+            vec![new]
         } else {
-            vec![self.old_path.as_str(), self.new_path.as_str()]
+            vec![(self.old_bytes.as_slice(), self.old_path.as_str()), new]
         }
     }
 }
@@ -165,13 +189,7 @@ impl Leaf {
 
     fn into_change(self) -> Change {
         let kind = self.kind();
-        // Escaped, not lossy: two paths that differ only in invalid bytes stay two (SPEC §11).
-        let path = super::worktree::path_text(&self.path);
-        Change {
-            kind,
-            old_path: path.clone(),
-            new_path: path,
-        }
+        Change::new(kind, self.path.clone(), self.path)
     }
 }
 
@@ -281,7 +299,7 @@ fn to_change(delta: git2::DiffDelta<'_>) -> Option<Change> {
         Delta::Typechange => ChangeKind::TypeChanged,
         _ => return None,
     };
-    let path = |f: git2::DiffFile<'_>| f.path_bytes().map(super::worktree::path_text);
+    let path = |f: git2::DiffFile<'_>| f.path_bytes().map(<[u8]>::to_vec);
     let old_path = path(delta.old_file());
     let new_path = path(delta.new_file());
     let (old_path, new_path) = match (old_path, new_path) {
@@ -295,29 +313,34 @@ fn to_change(delta: git2::DiffDelta<'_>) -> Option<Change> {
     } else {
         (new_path.clone(), new_path)
     };
-    Some(Change {
-        kind,
-        old_path,
-        new_path,
-    })
+    Some(Change::new(kind, old_path, new_path))
 }
 
 impl Repo {
-    /// Per changed path of `paths` (literal pathspecs) between the commits `from` and `to`: the
-    /// path (lossy UTF-8, unescaped), insertions, deletions and whether it is binary, as `git
-    /// diff --stat` counts them.
+    /// Per changed path of `paths` (as printed, [`super::path_text`]) between the commits `from`
+    /// and `to`: the path as printed, insertions, deletions and whether it is binary, as `git
+    /// diff --stat` counts them. A name that is not UTF-8 is found by its bytes, never skipped.
     pub fn diff_stat(
         &self,
         from: Oid,
         to: Oid,
         paths: &[&str],
     ) -> Result<Vec<(String, usize, usize, bool)>> {
+        let changes = self.changes(Some(from), to)?;
+        let wanted: Vec<&[u8]> = (changes.iter())
+            .flat_map(Change::touched)
+            .filter(|(_, text)| paths.contains(text))
+            .map(|(bytes, _)| bytes)
+            .collect();
+        if wanted.is_empty() {
+            return Ok(Vec::new()); // an empty pathspec would mean "every path"
+        }
         let old = self.git.find_commit(from)?.tree()?;
         let new = self.git.find_commit(to)?.tree()?;
         let mut opts = DiffOptions::new();
         opts.disable_pathspec_match(true);
-        for path in paths {
-            opts.pathspec(*path);
+        for path in wanted {
+            opts.pathspec(path);
         }
         let diff = self
             .git
@@ -327,10 +350,8 @@ impl Repo {
             let Some(delta) = diff.get_delta(index) else {
                 continue;
             };
-            let file = delta.new_file().path().or(delta.old_file().path());
-            let path = file
-                .map(|p| p.to_string_lossy().into_owned())
-                .unwrap_or_default();
+            let file = (delta.new_file().path_bytes()).or(delta.old_file().path_bytes());
+            let path = file.map(super::worktree::path_text).unwrap_or_default();
             let patch = git2::Patch::from_diff(&diff, index)?;
             let binary = delta.flags().is_binary() || patch.is_none();
             let (plus, minus) = match &patch {

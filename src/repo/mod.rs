@@ -6,16 +6,20 @@
 
 mod checkout;
 pub mod compose;
+pub mod config_file;
 mod diff;
 pub mod escrow;
 #[doc(hidden)]
 pub mod fuzzing;
+pub mod git_cli;
 mod hooks;
+pub mod ident;
 mod index_file;
 pub mod merged;
 pub mod notes;
 mod objects;
 mod overlay;
+pub mod quarantine;
 #[doc(hidden)]
 pub mod reset_fuzz;
 pub mod safety;
@@ -30,6 +34,7 @@ use anyhow::{Context, Result};
 use git2::{ErrorCode, ObjectType, Oid, Repository};
 
 pub use diff::{Change, ChangeKind};
+pub use quarantine::Shared;
 pub use worktree::{WorktreeInfo, WorktreeStatus, path_text, status_of};
 
 /// An opened repository.
@@ -39,6 +44,9 @@ pub struct Repo {
     trees: objects::Trees,
     /// [`Repo::workdir`], canonicalised once (a `readlink` per path component each time).
     workdir: std::cell::OnceCell<Option<PathBuf>>,
+    /// Where the objects of trees that are only checked go (SPEC §26.4), made on first use and
+    /// removed when this handle is dropped.
+    quarantine: std::cell::OnceCell<quarantine::Quarantine>,
 }
 
 /// The outcome of looking up a (possibly abbreviated) commit id.
@@ -79,6 +87,7 @@ impl Repo {
             git,
             trees,
             workdir: std::cell::OnceCell::new(),
+            quarantine: std::cell::OnceCell::new(),
         }
     }
 
@@ -247,7 +256,9 @@ impl Repo {
     /// The blob at `path` in `commit`'s tree: `Ok(None)` when there is no file there, an error
     /// when an object on the way cannot be read or does not hash to its id (SPEC §11), so a
     /// damaged object is never taken for a missing file.
-    pub fn read_file(&self, commit: Oid, path: &str) -> Result<Option<Vec<u8>>> {
+    /// `path` is text or the bytes git stores (a name need not be UTF-8, SPEC §26.4).
+    pub fn read_file(&self, commit: Oid, path: impl AsRef<[u8]>) -> Result<Option<Vec<u8>>> {
+        let path = path.as_ref();
         match self.try_tree_entry(commit, path)? {
             Some((id, false)) => self.blob_at(id, path).map(Some),
             _ => Ok(None),
@@ -255,11 +266,9 @@ impl Repo {
     }
 
     /// The bytes of blob `id`, found at `path` (named in the error).
-    fn blob_at(&self, id: Oid, path: &str) -> Result<Vec<u8>> {
-        let blob = self
-            .git
-            .find_blob(id)
-            .with_context(|| format!("cannot read {path} (blob {id})"))?;
+    fn blob_at(&self, id: Oid, path: impl AsRef<[u8]>) -> Result<Vec<u8>> {
+        let blob = (self.git.find_blob(id))
+            .with_context(|| format!("cannot read {} (blob {id})", path_text(path.as_ref())))?;
         Ok(blob.content().to_vec())
     }
 
@@ -306,18 +315,30 @@ impl Repo {
     }
 
     /// [`Repo::tree_entry`], with an unreadable or corrupt object as an error, not as "absent".
-    pub fn try_tree_entry(&self, commit: Oid, path: &str) -> Result<Option<(Oid, bool)>> {
+    pub fn try_tree_entry(
+        &self,
+        commit: Oid,
+        path: impl AsRef<[u8]>,
+    ) -> Result<Option<(Oid, bool)>> {
         let entry = self.try_tree_entry_mode(commit, path)?;
         Ok(entry.map(|(id, mode)| (id, mode == 0o040000)))
     }
 
     /// What `path` is in `commit`'s tree: its object id and mode (as libgit2 normalises it), so
     /// a mode-only change or a file turned symlink with the same bytes is a change (SPEC §15).
-    pub fn tree_entry_mode(&self, commit: Oid, path: &str) -> Option<(Oid, i32)> {
+    pub fn tree_entry_mode(&self, commit: Oid, path: impl AsRef<[u8]>) -> Option<(Oid, i32)> {
         self.try_tree_entry_mode(commit, path).ok().flatten()
     }
 
-    fn try_tree_entry_mode(&self, commit: Oid, path: &str) -> Result<Option<(Oid, i32)>> {
+    fn try_tree_entry_mode(
+        &self,
+        commit: Oid,
+        path: impl AsRef<[u8]>,
+    ) -> Result<Option<(Oid, i32)>> {
+        let mut path = path.as_ref();
+        while let Some(rest) = path.strip_suffix(b"/") {
+            path = rest;
+        }
         let likely = self.trees.likely(commit);
         let root = self
             .git
@@ -325,9 +346,9 @@ impl Repo {
             .with_context(|| format!("cannot read commit {commit}"))?
             .tree_id();
         let mut tree = self.trees.get(&self.git, root, likely)?;
-        let mut names = path.trim_end_matches('/').split('/').peekable();
+        let mut names = path.split(|&b| b == b'/').peekable();
         while let Some(name) = names.next() {
-            let found = objects::find(&tree, name.as_bytes())
+            let found = objects::find(&tree, name)
                 .map_err(|()| anyhow::anyhow!("a tree of commit {commit} is corrupt"))?;
             let Some(entry) = found else {
                 return Ok(None);

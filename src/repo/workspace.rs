@@ -218,11 +218,7 @@ impl Repo {
         let mut init = RepositoryInitOptions::new();
         init.external_template(false).no_reinit(true);
         let git_dir = Repository::init_opts(dir, &init)?.path().to_path_buf();
-        let objects = super::canonical(&self.common_dir().join("objects"));
-        std::fs::write(
-            git_dir.join("objects/info/alternates"),
-            format!("{}\n", objects.display()),
-        )?;
+        super::quarantine::write_alternates(&git_dir, &self.alternates())?;
         let checkout = Repository::open(&git_dir)?;
         let tree = checkout.find_commit(commit)?.tree()?;
         checkout.set_head_detached(commit)?;

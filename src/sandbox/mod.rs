@@ -31,8 +31,10 @@ use crate::catalog::Code;
 use crate::config::SandboxMode;
 use crate::finding::{Finding, Severity};
 
+pub mod git_config;
 pub mod private_tmp;
 pub mod scratch;
+pub mod shared_caches;
 pub mod shield;
 
 pub use private_tmp::PrivateTmp;

@@ -9,6 +9,7 @@
 use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
 
+use super::git_config;
 use crate::repo::Repo;
 
 /// Variables a check receives from closegate's environment whatever its `env` says (SPEC §4.6);
@@ -159,6 +160,7 @@ impl Shield {
                 shield.cover(&base.join(sub));
             }
         }
+        shield.cover_git_config();
         shield.cover_relocated();
         shield.cover_sockets(repo.map(Repo::common_dir));
         shield.cover_daemons();
@@ -186,6 +188,20 @@ impl Shield {
             .find(|(k, _)| k == name)
             .map(|(_, v)| v.as_os_str())
             .filter(|v| !v.is_empty())
+    }
+
+    /// The operator's global git configuration and the files it includes (SPEC §26.4), and the
+    /// credentials in it as masks.
+    fn cover_git_config(&mut self) {
+        let var = |name: &str| self.var(name).map(PathBuf::from);
+        let found = super::git_config::find(&var);
+        for file in &found.files {
+            self.cover(file);
+        }
+        self.masks
+            .extend(found.masks.into_iter().filter(|v| maskable(v)));
+        self.masks.sort_by_key(|v| std::cmp::Reverse(v.len()));
+        self.masks.dedup();
     }
 
     /// The same secrets where a variable of closegate's environment moved them (`GNUPGHOME`,
@@ -289,7 +305,8 @@ impl Shield {
 
     /// The environment a check with `env = names` starts from: the allow-list, `PATH` with its
     /// relative and empty entries removed, and the listed names closegate has (never the
-    /// caller's `CLOSEGATE_*`, which closegate sets itself or which name the record key).
+    /// caller's `CLOSEGATE_*`, which closegate sets itself or which name the record key), and
+    /// `GIT_CONFIG_GLOBAL=/dev/null` whatever `env` lists (SPEC §26.4).
     pub fn env(&self, names: &[String]) -> Vec<(OsString, OsString)> {
         let mut env = Vec::new();
         for (name, value) in &self.vars {
@@ -300,10 +317,13 @@ impl Shield {
             }
             let listed = names.iter().any(|n| n.as_str() == text);
             let allowed = ALLOWED.contains(&text.as_ref()) || text.starts_with("LC_") || listed;
-            if allowed && !text.starts_with("CLOSEGATE_") {
+            let ours = text.starts_with("CLOSEGATE_") || git_config::is_global_config_var(name);
+            if allowed && !ours {
                 env.push((name.clone(), value.clone()));
             }
         }
+        let (name, value) = git_config::NO_GLOBAL_CONFIG;
+        env.push((name.into(), value.into()));
         env
     }
 
@@ -329,12 +349,17 @@ fn masks(vars: &[(OsString, OsString)]) -> Vec<String> {
             SECRET_NAMES.iter().any(|s| name.contains(s))
         })
         .filter_map(|(_, value)| value.to_str())
-        .filter(|value| value.chars().count() >= MASK_MIN_CHARS)
+        .filter(|value| maskable(value))
         .map(str::to_string)
         .collect();
     masks.sort_by_key(|v| std::cmp::Reverse(v.len()));
     masks.dedup();
     masks
+}
+
+/// Whether a secret value is long enough to mask: shorter ones would mask ordinary words.
+fn maskable(value: &str) -> bool {
+    value.chars().count() >= MASK_MIN_CHARS
 }
 
 /// `PATH` without relative or empty entries (an entry `bin` would run the checkout's own `sh`).
@@ -423,6 +448,7 @@ mod tests {
             ("GITHUB_TOKEN", "t"),
             ("CLOSEGATE_RECORD_KEY_FILE", "/k"),
             ("FOO", "bar"),
+            ("GIT_CONFIG_GLOBAL", "/home/op/.gitconfig-work"),
         ];
         let shield = Shield {
             vars: vars
@@ -436,14 +462,20 @@ mod tests {
                 .map(|(k, v)| format!("{}={}", k.to_string_lossy(), v.to_string_lossy()))
                 .collect()
         };
+        // SPEC §26.4: git inside a check reads no global configuration, listed or not.
+        let none = "GIT_CONFIG_GLOBAL=/dev/null";
         assert_eq!(
             names(shield.env(&[])),
-            ["PATH=/usr/bin", "HOME=/h", "LC_CTYPE=C"]
+            ["PATH=/usr/bin", "HOME=/h", "LC_CTYPE=C", none]
         );
-        let listed = ["FOO".to_string(), "CLOSEGATE_RECORD_KEY_FILE".to_string()];
+        let listed = [
+            "FOO".to_string(),
+            "CLOSEGATE_RECORD_KEY_FILE".to_string(),
+            "GIT_CONFIG_GLOBAL".to_string(),
+        ];
         assert_eq!(
             names(shield.env(&listed)),
-            ["PATH=/usr/bin", "HOME=/h", "LC_CTYPE=C", "FOO=bar"]
+            ["PATH=/usr/bin", "HOME=/h", "LC_CTYPE=C", "FOO=bar", none]
         );
     }
 }

@@ -8,7 +8,7 @@ use std::time::{Duration, SystemTime};
 
 use anyhow::{Context, Result, bail};
 
-use crate::board::{self, Ledger, Row, Stage};
+use crate::board::{self, Row, Stage};
 use crate::repo::Repo;
 
 /// A sweep as asked.
@@ -35,10 +35,8 @@ pub struct Swept {
 pub fn run(req: &Request) -> Result<Vec<Swept>> {
     let cwd = std::env::current_dir().context("cannot read the current directory")?;
     let repo = Repo::discover(&cwd)?;
-    let trusted = crate::inputs::trusted_config(&repo, None, None)?;
-    let ledger = Ledger::read(&repo.common_dir())?;
-    let base = trusted.base.as_ref().map(|(_, id)| *id);
-    let rows = board::rows(&repo, &trusted.config.status_file, &ledger, base);
+    // The board's own rows (SPEC §26.1: the one question, under the base tip's configuration).
+    let rows = board::recorded(&repo)?.rows;
     let mut swept = Vec::new();
     for row in rows.iter().filter(|r| !r.main) {
         swept.push(sweep_one(&repo, row, req)?);

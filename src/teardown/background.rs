@@ -10,9 +10,9 @@
 //! a link is never followed, and a child that dies midway leaves the aside and its record, which
 //! `closegate teardown <worktree>` finishes as it finishes any interrupted teardown.
 //!
-//! Only above [`FROM`] entries, and only when no branch is to be deleted (its compare-and-delete
-//! is reported on the command line, after the removal): a small worktree is gone in
-//! milliseconds, and then the report says exactly what was removed.
+//! Only above [`FROM`] entries: a small worktree is gone in milliseconds, and then the report
+//! says exactly what was removed. A branch to delete is deleted first (compare-and-delete, SPEC
+//! §26.2), so nothing is left to report after the removal.
 //!
 //! The fork itself (`sys::process::spawn_detached`): the child gets its own session, `/dev/null`
 //! as its standard streams and no other descriptor (a lock, the caller's pipes), and never runs

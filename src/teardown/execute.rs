@@ -142,7 +142,10 @@ fn write_escrow(
     Ok(written)
 }
 
-/// Remove the probed aside and the administrative data, then delete the branch when asked.
+/// Delete the branch when asked (compare-and-delete), then remove the probed aside and the
+/// administrative data. The branch goes first (SPEC §26.2): every probe has passed, the escrow
+/// holds what the removal takes and `--delete-branch` was admitted only for a branch the base
+/// holds, so nothing waits on the files and a large worktree is removed in the background.
 fn remove_aside(
     common: &Path,
     report: &Report,
@@ -152,8 +155,10 @@ fn remove_aside(
     mut done: Done,
 ) -> Result<Done> {
     let removal = probe.removal();
-    let deleting_branch = matches!(plan.branch, Branch::Delete { .. });
-    if probe.seen.len() >= background::FROM && !deleting_branch {
+    if matches!(plan.branch, Branch::Delete { .. }) {
+        delete_branch(common, &plan.branch, &mut done, report)?;
+    }
+    if probe.seen.len() >= background::FROM {
         let work = || {
             let left = remove::finish(aside, Some(&plan.admin), &removal);
             // What is left is recorded (`incomplete`), for `closegate teardown` to finish.
@@ -170,7 +175,9 @@ fn remove_aside(
                 plan.worktree.display()
             );
             done.step(Verb::Removing, what);
-            keep_branch_step(&mut done, &plan.branch, false);
+            if !matches!(plan.branch, Branch::Delete { .. }) {
+                keep_branch_step(&mut done, &plan.branch, false);
+            }
             return Ok(done);
         }
     }
@@ -183,8 +190,10 @@ fn remove_aside(
         done.step(Verb::Removed, what);
         let admin = format!("administrative data {}", plan.admin.display());
         done.step(Verb::Removed, admin);
-        delete_branch(common, &plan.branch, &mut done, report)?;
-    } else {
+        if !matches!(plan.branch, Branch::Delete { .. }) {
+            keep_branch_step(&mut done, &plan.branch, false);
+        }
+    } else if !matches!(plan.branch, Branch::Delete { .. }) {
         keep_branch_step(&mut done, &plan.branch, true);
     }
     finish_left(common, report, left, &plan.worktree, done)

@@ -248,7 +248,7 @@ fn moved(ctx: &Ctx, head: Option<Oid>) -> Option<Finding> {
 
 /// `child` is the one commit after `commit` and changes only the status document.
 pub fn is_status_only_child(ctx: &Ctx, commit: Oid, child: Oid) -> bool {
-    crate::covered::stands_for(ctx.repo, child, ctx.status_file) == Some(commit)
+    crate::verdict::stands_for(ctx.repo, child, ctx.status_file) == Some(commit)
 }
 
 /// `--delete-branch`: the branch's work must be in the base (reachable, or squash/rebase merged).
@@ -272,7 +272,15 @@ fn unmerged(ctx: &Ctx) -> Result<Option<Finding>> {
     {
         merged = ctx.repo.merged_into(base, verified, ctx.status_file)?;
     }
-    if merged.is_merged() || crate::landed::landed(ctx.repo, base, tip) {
+    let landed = || {
+        let book = crate::verdict::Book::about(
+            ctx.repo,
+            &crate::verdict::Claim::on_branch(branch, tip),
+            ctx.status_file,
+        );
+        book.is_ok_and(|book| book.landed(ctx.repo, branch, tip, base))
+    };
+    if merged.is_merged() || landed() {
         return Ok(None);
     }
     let msg = format!(

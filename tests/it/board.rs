@@ -171,11 +171,12 @@ fn approved_review_is_completed() {
     let (rev, tip) = b.returned("rev", "close-ok", &[("tests/a_test.sh", Some("true\n"))]);
     assert_eq!(check(&rev, &[]), "PENDING_REVIEW");
     assert_eq!(stage(&b.json(&[]), "rev"), "REVIEW");
-    // As `approve` writes it: bound to the configuration blob, made with the base's
-    // configuration and the configured base (SPEC §6, §8).
+    // As `approve` writes it: bound to the branch, the configuration blob and the contract (none),
+    // made with the base's configuration and the configured base (SPEC §6, §8, §26.1).
     let config = Oid::hash_object(git2::ObjectType::Blob, CONFIG.as_bytes()).unwrap();
     let approval = serde_json::json!({
-        "ts": "2026-11-29T12:00:00Z", "event": "approve", "slug": "rev",
+        "ts": "2026-11-29T12:00:00Z", "event": "approve", "slug": "rev", "branch": "agent/rev",
+        "contract": null,
         "commit": tip.to_string(), "by": "reviewer", "verdict": "PENDING_REVIEW",
         "config": config.to_string(), "config_source": "base", "base_source": "configured",
     });

@@ -199,13 +199,19 @@ fn check_sees_the_commit_not_the_worktree_and_leaves_no_trace() {
 #[test]
 fn environment_names_the_commit_branch_slug_and_base() {
     let (fx, commit, _) = agent_fixture();
+    // Beside the ceiling, git's one variable is SPEC §26.4's `GIT_CONFIG_GLOBAL=/dev/null`.
     let run = "echo \"$CLOSEGATE_COMMIT|$CLOSEGATE_BRANCH|$CLOSEGATE_SLUG|$CLOSEGATE_BASE\"; \
-               env | grep '^GIT_' | grep -vc '^GIT_CEILING_DIRECTORIES=' || true";
+               echo \"global=$GIT_CONFIG_GLOBAL\"; env | grep '^GIT_' | \
+               grep -v '^GIT_CEILING_DIRECTORIES=' | grep -vcx 'GIT_CONFIG_GLOBAL=/dev/null' || true";
     let (runs, codes, _) = run_checks(&fx, commit, &[spec("env", run, 60)]);
     assert!(codes.is_empty(), "{codes:?} {:?}", runs[0].output);
     assert_eq!(
         runs[0].output,
-        [format!("{commit}|agent/x|task-7|main"), "0".to_string()]
+        [
+            format!("{commit}|agent/x|task-7|main"),
+            "global=/dev/null".to_string(),
+            "0".to_string()
+        ]
     );
 }
 

@@ -367,13 +367,14 @@ fn contract_in_the_worktree_only_has_no_effect() {
     assert!(report.get("contract").is_none_or(Value::is_null));
 }
 
-/// Write the approval `approve` would record for `commit` under `contract` (and the scene's
-/// configuration, from the base with the configured base: SPEC §6, §8).
+/// Write the approval `approve` would record for `commit` on `agent/x` under `contract` (and the
+/// scene's configuration, from the base with the configured base: SPEC §6, §8, §26.1).
 fn approve(common: &Path, commit: Oid, contract: &str) {
     let record = json!({
         "ts": "2026-11-29T12:00:00Z",
         "event": "approve",
         "slug": "x",
+        "branch": "agent/x",
         "commit": commit.to_string(),
         "contract": contract,
         "config": blob_id(CONFIG),

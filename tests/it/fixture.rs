@@ -2,6 +2,7 @@
 #![allow(dead_code)]
 
 use std::cell::Cell;
+use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -76,6 +77,16 @@ impl Fixture {
     /// Commit `files` (path, `Some(content)` to write or `None` to delete) on top of `branch`
     /// (created from `main` when absent) without touching any worktree. Returns the commit id.
     pub fn commit(&self, branch: &str, files: &[(&str, Option<&str>)], msg: &str) -> Oid {
+        let raw: Vec<(&[u8], Option<&[u8]>)> = files
+            .iter()
+            .map(|(path, text)| (path.as_bytes(), text.map(str::as_bytes)))
+            .collect();
+        self.commit_raw(branch, &raw, msg)
+    }
+
+    /// [`Fixture::commit`] with paths and contents as bytes: a name need not be UTF-8 (git2
+    /// index entries hold the bytes as given).
+    pub fn commit_raw(&self, branch: &str, files: &[(&[u8], Option<&[u8]>)], msg: &str) -> Oid {
         let refname = format!("refs/heads/{branch}");
         let parent = self
             .repo
@@ -89,11 +100,14 @@ impl Fixture {
         }
         for (path, content) in files {
             match content {
-                Some(text) => {
-                    let id = self.repo.blob(text.as_bytes()).unwrap();
+                Some(bytes) => {
+                    let id = self.repo.blob(bytes).unwrap();
                     index.add(&entry(path, id, 0o100644)).unwrap();
                 }
-                None => index.remove_path(Path::new(path)).unwrap(),
+                None => {
+                    let path = Path::new(std::ffi::OsStr::from_bytes(path));
+                    index.remove_path(path).unwrap()
+                }
             }
         }
         let tree_id = index.write_tree_to(&self.repo).unwrap();
@@ -139,7 +153,7 @@ impl Fixture {
     }
 }
 
-fn entry(path: &str, id: Oid, mode: u32) -> IndexEntry {
+fn entry(path: &[u8], id: Oid, mode: u32) -> IndexEntry {
     IndexEntry {
         ctime: IndexTime::new(0, 0),
         mtime: IndexTime::new(0, 0),
@@ -152,7 +166,7 @@ fn entry(path: &str, id: Oid, mode: u32) -> IndexEntry {
         id,
         flags: path.len().min(0xfff) as u16,
         flags_extended: 0,
-        path: path.as_bytes().to_vec(),
+        path: path.to_vec(),
     }
 }
 

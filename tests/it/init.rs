@@ -294,8 +294,11 @@ fn init_tries_its_guess_on_the_base_tip() {
 }
 
 /// SPEC §17: `--locked` only with a committed Cargo.lock (an ignored one in the clone does not
-/// count); tool caches in a closegate-owned directory of this repository, listed in `writable`,
-/// never the operator's own; the installed tree in `keep`.
+/// count); never the operator's own tool caches; the installed tree in `keep`. SPEC §26.4: a
+/// cache shared between agents' checks (`writable`) holds only what the tool verifies on every
+/// use — npm's content cache under `npm ci`, in a closegate-owned directory of this repository —
+/// and every other cache (cargo's, pip's, npm's without a lock file) is private to the check's
+/// workspace, in the kept `.closegate-cache/`.
 #[test]
 fn init_guesses_work_in_a_pristine_checkout() {
     let cargo = "[package]\nname = \"demo\"\nversion = \"0.1.0\"\nedition = \"2021\"\n";
@@ -310,18 +313,17 @@ fn init_guesses_work_in_a_pristine_checkout() {
     let config = Config::parse(&text, "x").unwrap();
     let check = &config.checks[0];
     assert!(!check.run.contains("--locked"), "{}", check.run);
-    assert_eq!(check.keep, ["target"]);
-    assert_eq!(check.writable.len(), 1);
-    let cache = &check.writable[0];
+    assert_eq!(check.keep, ["target", ".closegate-cache"]);
+    // Cargo verifies neither its cached archives nor its extracted sources on use: nothing of
+    // CARGO_HOME is shared, and it is never the operator's own ~/.cargo.
+    assert!(check.writable.is_empty(), "{:?}", check.writable);
     assert!(
-        cache.starts_with("~/.cache/closegate/") && cache.ends_with("/cargo"),
-        "{cache}"
+        check
+            .run
+            .starts_with("CARGO_HOME=\"$PWD\"/.closegate-cache/cargo cargo test"),
+        "{}",
+        check.run
     );
-    assert!(
-        !cache.contains("/.cargo"),
-        "never the operator's own ~/.cargo: {cache}"
-    );
-    assert!(check.run.starts_with("CARGO_HOME="), "{}", check.run);
     // An honest agent adds a test without review; changing an existing one still needs it.
     let tests = config.surfaces.iter().find(|s| s.name == "tests").unwrap();
     assert_eq!(tests.policy, closegate::config::SurfacePolicy::Modify);
@@ -374,10 +376,179 @@ fn init_guesses_work_in_a_pristine_checkout() {
     assert!(
         check
             .run
+            .starts_with("export PIP_CACHE_DIR=\"$PWD\"/.closegate-cache/pip;"),
+        "{}",
+        check.run
+    );
+    assert!(check.writable.is_empty(), "{:?}", check.writable);
+    assert!(
+        check
+            .run
             .contains("install -q --disable-pip-version-check -e . pytest freezegun"),
         "{}",
         check.run
     );
     assert!(!check.run.contains("pyproject.toml"), "{}", check.run);
-    assert_eq!(check.keep, [".venv"]);
+    assert_eq!(check.keep, [".venv", ".closegate-cache"]);
+}
+
+/// `init` with the files `files` at the root of a fresh repository (committed): its one check.
+fn guessed(files: &[(&str, &str)]) -> closegate::config::CheckSpec {
+    let fx = Fixture::new();
+    let root = fx.root();
+    for (path, text) in files {
+        fx.write(&root, path, text);
+        git(&root, &["add", path]);
+    }
+    git(&root, &["commit", "-qm", "project"]);
+    let (code, out, err) = init(&root, &["--no-try"]);
+    assert_eq!(code, 0, "{out}{err}");
+    let text = std::fs::read_to_string(root.join(".closegate.toml")).unwrap();
+    Config::parse(&text, "x").unwrap().checks.remove(0)
+}
+
+/// SPEC §26.4: without a committed lock file npm resolves from its cache's metadata, which it
+/// does not verify: that cache is private to the workspace, nothing is `writable`. Go's module
+/// and build caches are private too, and the module cache is verified (and downloaded again when
+/// it fails) before the tests.
+#[test]
+fn init_keeps_unverified_caches_private_to_the_workspace() {
+    let npm = guessed(&[("package.json", "{\"scripts\": {\"test\": \"mocha\"}}\n")]);
+    assert!(npm.writable.is_empty(), "{:?}", npm.writable);
+    assert!(
+        npm.run
+            .starts_with("export npm_config_cache=\"$PWD\"/.closegate-cache/npm;"),
+        "{}",
+        npm.run
+    );
+    assert_eq!(npm.keep, ["node_modules", ".closegate-cache"]);
+
+    let go = guessed(&[("go.mod", "module example.com/demo\n\ngo 1.19\n")]);
+    assert!(go.writable.is_empty(), "{:?}", go.writable);
+    assert_eq!(
+        go.run,
+        "export GOPATH=\"$PWD\"/.closegate-cache/go GOCACHE=\"$PWD\"/.closegate-cache/go/build; \
+         go mod verify >/dev/null 2>&1 || go clean -modcache; GOFLAGS=\"-count=1 $GOFLAGS\" \
+         go test ./..."
+    );
+    assert_eq!(go.keep, [".closegate-cache"]);
+}
+
+/// SPEC §26.4: a kept path never lets a changed source skip its build. A Python project with
+/// compiled extensions (each way of declaring them) is built again in every check, its install
+/// skipped only for the dependencies; a pure-Python project is not. npm runs the root's own
+/// lifecycle scripts in every check, and the whole install when a native addon needs node-gyp.
+#[test]
+fn init_rebuilds_what_a_kept_tree_cannot_vouch_for() {
+    let pyproject = "[project]\nname = \"demo\"\nversion = \"0.1\"\n";
+    let rebuild = "then .venv/bin/python -m pip install -q --disable-pip-version-check --no-deps \
+                   --no-build-isolation -e . || .venv/bin/python -m pip install -q \
+                   --disable-pip-version-check --no-deps -e .; else";
+    let compiled: [(&str, Vec<(&str, &str)>); 6] = [
+        (
+            "setup.py Extension",
+            vec![
+                ("pyproject.toml", pyproject),
+                (
+                    "setup.py",
+                    "from setuptools import Extension, setup\nsetup(ext_modules=[Extension('demo._c', ['c.c'])])\n",
+                ),
+            ],
+        ),
+        (
+            "setup.py alone",
+            vec![(
+                "setup.py",
+                "from setuptools import setup\nfrom Cython.Build import cythonize\nsetup(ext_modules=cythonize('x.pyx'))\n",
+            )],
+        ),
+        (
+            "[tool.setuptools] ext-modules",
+            vec![(
+                "pyproject.toml",
+                "[project]\nname = \"demo\"\nversion = \"0.1\"\n\n[[tool.setuptools.ext-modules]]\nname = \"demo._c\"\nsources = [\"c.c\"]\n",
+            )],
+        ),
+        (
+            "meson-python",
+            vec![(
+                "pyproject.toml",
+                "[build-system]\nrequires = [\"meson-python>=0.15\"]\nbuild-backend = \"mesonpy\"\n\n[project]\nname = \"demo\"\nversion = \"0.1\"\n",
+            )],
+        ),
+        (
+            "scikit-build-core",
+            vec![(
+                "pyproject.toml",
+                "[build-system]\nrequires = [\"scikit_build_core\"]\nbuild-backend = \"scikit_build_core.build\"\n\n[project]\nname = \"demo\"\nversion = \"0.1\"\n",
+            )],
+        ),
+        (
+            "maturin",
+            vec![(
+                "pyproject.toml",
+                "[build-system]\nrequires = [\"maturin>=1,<2\"]\nbuild-backend = \"maturin\"\n\n[project]\nname = \"demo\"\nversion = \"0.1\"\n",
+            )],
+        ),
+    ];
+    for (what, files) in &compiled {
+        let check = guessed(files);
+        // The build requirements are installed beside the dependencies.
+        let build = match *what {
+            "meson-python" => "'meson-python>=0.15'",
+            "scikit-build-core" => "scikit_build_core",
+            "maturin" => "'maturin>=1,<2'",
+            _ => "wheel",
+        };
+        assert!(
+            check.run.contains(&format!(" {build} && mv .venv/")),
+            "{what}: {}",
+            check.run
+        );
+        assert!(check.run.contains(rebuild), "{what}: {}", check.run);
+        assert!(check.run.contains("pytest -q -rs"), "{what}: {}", check.run);
+    }
+    // Each extension named literally must import once built (an optional one falls back).
+    let check = guessed(&compiled[0].1);
+    assert!(
+        check
+            .run
+            .contains("fi && .venv/bin/python -c 'import demo._c' && .venv/bin/python -m pytest"),
+        "{}",
+        check.run
+    );
+    let pure = guessed(&[
+        ("pyproject.toml", pyproject),
+        ("setup.py", "from setuptools import setup\nsetup()\n"),
+    ]);
+    assert!(!pure.run.contains("--no-deps"), "{}", pure.run);
+
+    let prepare = "{\"scripts\": {\"test\": \"node t.js\", \"prepare\": \"tsc\", \"postinstall\": \"node gen.js\"}}\n";
+    let npm = guessed(&[("package.json", prepare)]);
+    assert!(
+        npm.run.contains(
+            "then npm run --ignore-scripts postinstall && npm run --ignore-scripts prepare; else npm install"
+        ),
+        "{}",
+        npm.run
+    );
+    let addon = "{\"scripts\": {\"test\": \"node t.js\"}}\n";
+    let npm = guessed(&[
+        ("package.json", addon),
+        ("binding.gyp", "{\"targets\": []}\n"),
+    ]);
+    assert!(
+        !npm.run.contains("cmp -s"),
+        "the install runs every time: {}",
+        npm.run
+    );
+    assert!(npm.run.contains("{ npm install --no-audit"), "{}", npm.run);
+    let plain = guessed(&[("package.json", addon)]);
+    assert!(
+        plain
+            .run
+            .contains("cmp -s node_modules/.closegate-deps.new node_modules/.closegate-deps || {"),
+        "{}",
+        plain.run
+    );
 }

@@ -531,11 +531,21 @@ fn a_trailing_status_only_commit_is_covered_at_merge_and_delete() {
     let rows = board["worktrees"].as_array().unwrap();
     let row = rows.iter().find(|w| w["branch"] == "agent/x").unwrap();
     assert_eq!(row["stage"], "COMPLETED", "{board}");
-    // delete: a second branch at the same tip, not merged anywhere
+    // A second branch at the same tip has no decision of its own: agent/x's verdict never counts
+    // for it (SPEC §26.1), so deleting it unmerged is refused.
     git(&r.root(), &["branch", "agent/y", "agent/x"]);
     let (code, _, stderr) = parts(&git_output(&r.root(), &["branch", "-D", "agent/y"]));
+    assert_ne!(
+        code, 0,
+        "another branch's verdict covered agent/y: {stderr}"
+    );
+    assert!(stderr.contains("agent/y"), "{stderr}");
+    // delete: agent/x itself at its trailing status-only commit (the worktree steps off it first)
+    git(&r.wt, &["checkout", "-q", "--detach"]);
+    let (code, _, stderr) = parts(&git_output(&r.root(), &["branch", "-D", "agent/x"]));
     assert_eq!(code, 0, "{stderr}");
-    // merge
+    // merge: the branch again, at the same tip (its records are this branch's)
+    git(&r.root(), &["branch", "agent/x", &tip.to_string()]);
     let (code, _, stderr) = parts(&git_output(&r.root(), &["merge", "--ff-only", "agent/x"]));
     assert_eq!(code, 0, "{stderr}");
     assert_eq!(r.main_tip(), tip);

@@ -15,7 +15,7 @@ use crate::teardown::{audit, write_status};
 
 /// Passes unless some file calls `old_name()` while no file defines it: two branches that each
 /// pass (one renames the function, one adds a call to the old name) break the base together.
-fn config(probe: &Path) -> String {
+pub fn config(probe: &Path) -> String {
     format!(
         "[[checks]]\nname = \"calls\"\nrun = 'echo run >> \"{p}/runs\"; ! grep -rq \"old_name()\" \"$PWD/src\" || grep -rq \"fn old_name\" \"$PWD/src\"'\ntimeout_s = 60\nwritable = ['{p}']\n",
         p = probe.display()

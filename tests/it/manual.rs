@@ -280,6 +280,13 @@ fn report_fields_are_documented() {
     let report = json_out(&s.wt, &["check", "--no-record", "--format", "json"]);
     assert_eq!(report["checks"][0]["red_on_base"], true, "{report}");
     fields(&report, "", &mut seen);
+    // An overlay that fails only because test code moved (SPEC §26.4): inconclusive.
+    let (_, report) = crate::inline_tests::moved_out_of_reach("");
+    assert!(
+        report["integrity"]["base_tests_inconclusive"].is_string(),
+        "{report}"
+    );
+    fields(&report, "", &mut seen);
     assert_eq!(
         seen,
         documented("report-fields"),

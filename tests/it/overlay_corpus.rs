@@ -16,7 +16,7 @@ use crate::fixture::{git, hermetic, parts};
 use crate::scene::StatusDoc;
 
 /// The corpus directory: `shared/corpus` beside some ancestor of this checkout.
-fn corpus() -> PathBuf {
+pub fn corpus() -> PathBuf {
     let here = Path::new(env!("CARGO_MANIFEST_DIR"));
     here.ancestors()
         .map(|a| a.join("shared/corpus"))
@@ -25,7 +25,7 @@ fn corpus() -> PathBuf {
 }
 
 /// The absolute path of `tool` on PATH; a missing toolchain fails the test, never skips it.
-fn require(tool: &str) -> PathBuf {
+pub fn require(tool: &str) -> PathBuf {
     let path = std::env::var_os("PATH").unwrap_or_default();
     std::env::split_paths(&path)
         .map(|d| d.join(tool))
@@ -35,7 +35,7 @@ fn require(tool: &str) -> PathBuf {
 
 /// A directory that outlives one test run and is readable inside the sandbox (not under /tmp,
 /// which the sandbox replaces): tool caches and installed dependencies.
-fn shared_cache(name: &str) -> PathBuf {
+pub fn shared_cache(name: &str) -> PathBuf {
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR"))
         .join("corpus")
         .join(name);
@@ -44,14 +44,14 @@ fn shared_cache(name: &str) -> PathBuf {
 }
 
 /// One corpus project unpacked, with the trusted configuration committed on `main`.
-struct Project {
-    tmp: tempfile::TempDir,
-    root: PathBuf,
-    env: Vec<(String, String)>,
+pub struct Project {
+    pub tmp: tempfile::TempDir,
+    pub root: PathBuf,
+    pub env: Vec<(String, String)>,
 }
 
 impl Project {
-    fn new(name: &str, config: &str) -> Project {
+    pub fn new(name: &str, config: &str) -> Project {
         let tmp = tempfile::tempdir().unwrap();
         let root = tmp.path().join("repo");
         let out = Command::new("sh")
@@ -72,14 +72,14 @@ impl Project {
         p
     }
 
-    fn write(&self, dir: &Path, rel: &str, text: &str) {
+    pub fn write(&self, dir: &Path, rel: &str, text: &str) {
         let path = dir.join(rel);
         std::fs::create_dir_all(path.parent().unwrap()).unwrap();
         std::fs::write(path, text).unwrap();
     }
 
     /// Commit `files` (path, new text) on `main`, as another agent's landed work.
-    fn land(&self, files: &[(&str, &str)]) {
+    pub fn land(&self, files: &[(&str, &str)]) {
         for (path, text) in files {
             self.write(&self.root, path, text);
             git(&self.root, &["add", path]);
@@ -89,7 +89,7 @@ impl Project {
 
     /// The agent's worktree `wt/x` on `agent/x`: `edit` applied, committed as "add x", and a
     /// close-ok document naming `artifact`.
-    fn agent(&self, artifact: &str, edit: impl Fn(&Path)) -> PathBuf {
+    pub fn agent(&self, artifact: &str, edit: impl Fn(&Path)) -> PathBuf {
         let wt = self.tmp.path().join("wt/x");
         let wt_s = wt.to_str().unwrap();
         git(
@@ -110,7 +110,7 @@ impl Project {
         wt
     }
 
-    fn check(&self, wt: &Path, args: &[&str]) -> (i32, Value) {
+    pub fn check(&self, wt: &Path, args: &[&str]) -> (i32, Value) {
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_closegate"));
         cmd.args(["check", "--format", "json"]).args(args);
         cmd.current_dir(wt);
@@ -124,7 +124,7 @@ impl Project {
 }
 
 /// Replace `from` by `to` in the file `rel` of `dir` (which must contain it).
-fn edit(dir: &Path, rel: &str, from: &str, to: &str) {
+pub fn edit(dir: &Path, rel: &str, from: &str, to: &str) {
     let path = dir.join(rel);
     let text = std::fs::read_to_string(&path).unwrap();
     assert!(text.contains(from), "{rel} has no {from:?}");
@@ -144,24 +144,22 @@ fn finding<'a>(report: &'a Value, code: &str) -> &'a Value {
         .unwrap_or_else(|| panic!("no {code} in {report}"))
 }
 
-/// Rust: the agent breaks termtree's last-item glyph and rewrites the expected snapshots in
-/// `src/tests.rs` until `cargo test` passes. The overlay puts the base's `src/tests.rs` back on
-/// the agent's code: `cargo test` fails there, `tests-weakened` names the check.
-#[test]
-fn termtree_an_agent_that_edits_expected_values_is_tests_weakened() {
+/// termtree with `config_head` and one check, `cargo test --locked --offline --quiet` (network
+/// off, a shared target directory), its crates fetched once from the registry (the check itself
+/// runs offline) and the caller's Rust toolchain handed to the check.
+pub fn termtree(config_head: &str) -> Project {
     let cargo = require("cargo");
     let home = std::env::var("HOME").unwrap();
     let cargo_home = std::env::var("CARGO_HOME").unwrap_or(format!("{home}/.cargo"));
     let rustup_home = std::env::var("RUSTUP_HOME").unwrap_or(format!("{home}/.rustup"));
     let target = shared_cache("termtree-target");
     let config = format!(
-        "[protected]\ntests = [\"src/tests.rs\"]\n\n[[checks]]\nname = \"cargo-test\"\n\
+        "{config_head}[[checks]]\nname = \"cargo-test\"\n\
          run = \"cargo test --locked --offline --quiet\"\ntimeout_s = 600\nnetwork = false\n\
          writable = ['{}']\n",
         target.display()
     );
     let mut p = Project::new("termtree", &config);
-    // The crates come from the registry once (the check itself runs offline).
     let out = Command::new(&cargo)
         .args(["fetch", "--locked"])
         .current_dir(&p.root)
@@ -178,6 +176,15 @@ fn termtree_an_agent_that_edits_expected_values_is_tests_weakened() {
             format!("{}:/usr/bin:/bin", cargo.parent().unwrap().display()),
         ),
     ];
+    p
+}
+
+/// Rust: the agent breaks termtree's last-item glyph and rewrites the expected snapshots in
+/// `src/tests.rs` until `cargo test` passes. The overlay puts the base's `src/tests.rs` back on
+/// the agent's code: `cargo test` fails there, `tests-weakened` names the check.
+#[test]
+fn termtree_an_agent_that_edits_expected_values_is_tests_weakened() {
+    let p = termtree("[protected]\ntests = [\"src/tests.rs\"]\n\n");
     let wt = p.agent("src/lib.rs", |wt| {
         edit(wt, "src/lib.rs", "last_item: \"└\"", "last_item: \"+\"");
         let tests = std::fs::read_to_string(wt.join("src/tests.rs")).unwrap();
@@ -295,7 +302,7 @@ fn is_number_a_test_that_passes_on_the_old_code_is_tests_pass_on_base() {
 }
 
 /// `node_modules` for is-number, installed once per build directory from the npm registry.
-fn node_modules_for_is_number(npm: &Path) -> PathBuf {
+pub fn node_modules_for_is_number(npm: &Path) -> PathBuf {
     let dir = shared_cache("is-number");
     let modules = dir.join("node_modules");
     if modules.join(".bin/mocha").exists() {

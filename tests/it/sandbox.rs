@@ -334,7 +334,9 @@ fn a_record_key_with_another_name_lets_no_check_run() {
 }
 
 /// Issue 12: a close line naming a 200 KB branch is judged (`close-branch-unknown`), and the
-/// checks still start: nothing the agent wrote reaches a check's environment unbounded.
+/// checks still start: nothing the agent wrote reaches a check's environment unbounded. The check
+/// is told the branch that was checked — the worktree's `agent/x` (SPEC §26.1) — never the text
+/// of the close line.
 #[test]
 fn a_long_claimed_branch_is_a_finding_not_an_error() {
     let config = "[[checks]]\nname = \"env\"\nrun = \"echo branch=${#CLOSEGATE_BRANCH}\"\n";
@@ -350,7 +352,7 @@ fn a_long_claimed_branch_is_a_finding_not_an_error() {
     assert!(report_codes(&report).contains(&"close-branch-unknown".to_string()));
     assert_eq!(
         report["checks"][0]["output"],
-        serde_json::json!(["branch=0"])
+        serde_json::json!(["branch=7"])
     );
 }
 

@@ -119,6 +119,12 @@ impl Scene {
         self
     }
 
+    /// [`Scene::on_agent`] with paths and contents as bytes (a name need not be UTF-8).
+    pub fn on_agent_raw(mut self, files: &[(&[u8], Option<&[u8]>)], msg: &str) -> Scene {
+        self.tip = self.fx.commit_raw("agent/x", files, msg);
+        self
+    }
+
     /// The agent's usual first commit: "add x", `src/lib.rs` holding `pub fn x() {}`.
     pub fn add_x(self) -> Scene {
         self.on_agent(&[("src/lib.rs", Some("pub fn x() {}\n"))], "add x")

@@ -539,8 +539,16 @@ fn closed_without_merge_is_torn_down_without_a_verdict_of_verified() {
     let last = audit(&fx).pop().unwrap();
     assert_eq!(last["admission"], "closed-without-merge");
     assert_eq!(last["removed"], true);
-    let common = fx.git_dir();
-    assert!(closegate::ledger::has_passing_record(&common, &tip.to_string()).unwrap());
+    // The removing teardown of a clean closed-without-merge return retires its branch (SPEC §9):
+    // it is this branch's passing decision at this tip (SPEC §26.1).
+    let repo = closegate::repo::Repo::discover(&fx.root()).unwrap();
+    let book = closegate::verdict::Book::read(&fx.git_dir()).unwrap();
+    let claim = closegate::verdict::Claim::on_branch("agent/stop", tip);
+    let under = closegate::verdict::Under::history();
+    let decision = book
+        .decision(&repo, &claim, "_EXEC_STATUS.md", &under)
+        .unwrap();
+    assert!(decision.retires() && !decision.merges(), "{decision:?}");
 }
 
 #[test]

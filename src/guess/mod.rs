@@ -1,19 +1,41 @@
 //! The check `closegate init` guesses from a project (SPEC §17), written so it works in a pristine
-//! sandboxed checkout and not only in the user's clone.
+//! sandboxed checkout and not only in the user's clone, and so warm state cannot lie (§26.4).
 //!
 //! - Dependencies are installed inside the checkout, from the lock file the project has (`npm ci`
 //!   with `package-lock.json`, else `npm install`; a virtual environment `.venv` in the checkout
 //!   for Python, the project installed into it with its test dependencies); never an editable
 //!   install outside the checkout, which would import the user's own clone.
 //! - `cargo test --locked` only when `Cargo.lock` is tracked: `--locked` cannot create one.
-//! - The ecosystem's download cache lives in a closegate-owned directory per repository,
-//!   `$XDG_CACHE_HOME/closegate/<repository id>/<tool>` (SPEC §4.6), listed in `writable`, so an
-//!   agent's code can never change what the operator's own builds compile; the installed tree
-//!   (`target/`, `node_modules/`, `.venv/`) is in `keep`, so the second check is incremental.
+//! - **A cache shared between agents' checks holds only what the tool verifies on every use.**
+//!   Extracted sources and build outputs live in the check's own workspace, in the kept path
+//!   [`PRIVATE`] (`CARGO_HOME`, Go's `GOPATH` and `GOCACHE`, pip's cache, npm's cache without a
+//!   lock file), never in a `writable` directory another agent's check can write: cargo does not
+//!   verify a cached `.crate` archive or an extracted `registry/src` when it uses them, Go does
+//!   not verify its module cache on use (and `go mod verify` checks it only against hash files
+//!   kept beside it), pip trusts its cached index pages and built wheels. Only npm's content
+//!   cache is shared, and only with `npm ci`: every tarball is fetched by the lock file's
+//!   integrity and checked against it on every read. The shared cache lives in a
+//!   closegate-owned directory per repository, `$XDG_CACHE_HOME/closegate/<repository id>/npm`
+//!   (SPEC §4.6), listed in `writable`, so an agent's code can never change what the operator's
+//!   own builds compile. Go also verifies its private module cache before the tests (`go mod
+//!   verify`) and downloads it again when that fails.
+//! - **A kept path never lets a changed source skip its build.** Installs are skipped when the
+//!   dependency manifests did not change (a stamp inside the kept tree), but a project's own
+//!   build step runs in every check: a Python project with compiled extensions is built again
+//!   (`pip install --no-deps -e .`) and each extension it names must import; npm runs the root
+//!   package's own lifecycle scripts (`prepare`, `install`, …), or the whole install when a
+//!   `binding.gyp` needs node-gyp.
+//! - The installed tree (`target/`, `node_modules/`, `.venv/`) and [`PRIVATE`] are in `keep`, so
+//!   the second check is incremental.
 
 use std::path::{Path, PathBuf};
 
 use crate::shell::shell_word;
+
+mod compiled;
+
+pub use compiled::compiled_python;
+use compiled::{extension_modules, python_build_requires};
 
 /// One guessed `[[checks]]` entry.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -40,6 +62,11 @@ pub struct Project<'a> {
 impl Project<'_> {
     fn has(&self, name: &str) -> bool {
         self.root.join(name).is_file()
+    }
+
+    /// A file at the project root, as bytes (`None`: absent or unreadable).
+    fn read(&self, name: &str) -> Option<Vec<u8>> {
+        crate::input_file::read(&self.root.join(name)).ok()
     }
 
     /// The cache directory of one tool, as a `writable` entry and as a shell word for `run`.
@@ -85,8 +112,25 @@ pub fn guess(project: &Project<'_>) -> Option<Guess> {
     None
 }
 
+/// The kept directory, inside the check's workspace, that holds the caches private to it.
+pub const PRIVATE: &str = ".closegate-cache";
+
+/// A tool's private cache as a shell word (`"$PWD"/.closegate-cache/<tool>`): absolute, since
+/// tools resolve a relative cache path against their own working directory.
+fn private_cache(tool: &str) -> String {
+    format!("\"$PWD\"/{PRIVATE}/{tool}")
+}
+
+/// The `keep` entries of a guess whose installed tree is `tree` (with a trailing `/`).
+fn keep_with_private(tree: Option<&str>) -> Vec<String> {
+    let mut keep: Vec<String> = tree.into_iter().map(str::to_string).collect();
+    keep.push(format!("{PRIVATE}/"));
+    keep
+}
+
+/// `cargo test`, its `CARGO_HOME` private to the workspace: cargo verifies neither a cached
+/// `.crate` nor an extracted `registry/src` or `git/checkouts` when it uses them.
 fn cargo(project: &Project<'_>) -> Guess {
-    let (entry, word) = project.cache_of("cargo");
     let locked = if (project.tracked)("Cargo.lock") {
         " --locked"
     } else {
@@ -94,25 +138,63 @@ fn cargo(project: &Project<'_>) -> Guess {
     };
     Guess {
         name: "test",
-        run: format!("CARGO_HOME={word} cargo test{locked}"),
-        writable: vec![entry],
-        keep: vec!["target/".to_string()],
+        run: format!("CARGO_HOME={} cargo test{locked}", private_cache("cargo")),
+        writable: Vec::new(),
+        keep: keep_with_private(Some("target/")),
     }
 }
 
+/// The root package's own lifecycle scripts that `npm install` and `npm ci` run, in their order.
+const NPM_ROOT_SCRIPTS: [&str; 7] = [
+    "preinstall",
+    "install",
+    "postinstall",
+    "prepublish",
+    "preprepare",
+    "prepare",
+    "postprepare",
+];
+
 fn npm(project: &Project<'_>) -> Guess {
-    let (entry, word) = project.cache_of("npm");
-    let install = if (project.tracked)("package-lock.json") {
-        "npm ci"
+    let package = project.root.join("package.json");
+    let locked = (project.tracked)("package-lock.json");
+    let (install, cache, writable) = if locked {
+        let (entry, word) = project.cache_of("npm");
+        ("npm ci", word, vec![entry])
     } else {
-        "npm install"
+        ("npm install", private_cache("npm"), Vec::new())
     };
     // Flow keeps its server state in /tmp/flow: point it at the check's private TMPDIR, so it
     // also works unsandboxed, where /tmp is shared (in the sandbox /tmp is the check's own too).
-    let flow = if package_mentions(&project.root.join("package.json"), "flow-bin") {
+    let flow = if package_mentions(&package, "flow-bin") {
         " FLOW_TEMP_DIR=\"$TMPDIR\"/flow"
     } else {
         ""
+    };
+    let installed = format!(
+        "{install} --no-audit --no-fund && \
+         mv node_modules/.closegate-deps.new node_modules/.closegate-deps"
+    );
+    // The root's own build runs in every check, an install or not: its outputs are untracked, so
+    // the reset removed them. A native addon (`binding.gyp`, built by npm's implicit
+    // `node-gyp rebuild`) has no script to run: the install itself runs every time.
+    let scripts = package_scripts(&package);
+    let build: Vec<String> = NPM_ROOT_SCRIPTS
+        .iter()
+        .filter(|s| scripts.iter().any(|d| d == *s))
+        .map(|s| format!("npm run --ignore-scripts {s}"))
+        .collect();
+    let gyp =
+        project.has("binding.gyp") && !scripts.iter().any(|d| d == "install" || d == "preinstall");
+    let step = match (gyp, build.is_empty()) {
+        (true, _) => format!("{{ {installed}; }}"),
+        (false, true) => format!(
+            "cmp -s node_modules/.closegate-deps.new node_modules/.closegate-deps || {{ {installed}; }}"
+        ),
+        (false, false) => format!(
+            "if cmp -s node_modules/.closegate-deps.new node_modules/.closegate-deps; then {}; else {installed}; fi",
+            build.join(" && ")
+        ),
     };
     Guess {
         name: "test",
@@ -120,31 +202,94 @@ fn npm(project: &Project<'_>) -> Guess {
         // kept node_modules/): the files are named by pattern, since a word naming a repository
         // path would put the whole file on surface `ci`.
         run: format!(
-            "export npm_config_cache={word}{flow}; mkdir -p node_modules; \
-             cat package*.json > node_modules/.closegate-deps.new; \
-             cmp -s node_modules/.closegate-deps.new node_modules/.closegate-deps || \
-             {{ {install} --no-audit --no-fund && \
-             mv node_modules/.closegate-deps.new node_modules/.closegate-deps; }} && npm test"
+            "export npm_config_cache={cache}{flow}; mkdir -p node_modules; \
+             cat package*.json > node_modules/.closegate-deps.new; {step} && npm test"
         ),
-        writable: vec![entry],
-        keep: vec!["node_modules/".to_string()],
+        writable,
+        keep: if locked {
+            vec!["node_modules/".to_string()]
+        } else {
+            keep_with_private(Some("node_modules/"))
+        },
     }
 }
 
-fn go(project: &Project<'_>) -> Guess {
-    let (entry, word) = project.cache_of("go");
+/// `go test`, with the module cache and the build cache private to the workspace (Go verifies
+/// neither on use). `go mod verify` checks the module cache against the hashes Go recorded when
+/// it downloaded it; when that fails, the cache is cleaned and downloaded again. The tests always
+/// run (`-count=1`): a test result kept from an earlier run — possibly another agent's, in this
+/// workspace — is a verdict that run could have forged.
+fn go(_project: &Project<'_>) -> Guess {
+    let home = private_cache("go");
     Guess {
         name: "test",
-        run: format!("export GOPATH={word} GOCACHE={word}/build; go test ./..."),
-        writable: vec![entry],
-        keep: Vec::new(),
+        run: format!(
+            "export GOPATH={home} GOCACHE={home}/build; \
+             go mod verify >/dev/null 2>&1 || go clean -modcache; \
+             GOFLAGS=\"-count=1 $GOFLAGS\" go test ./..."
+        ),
+        writable: Vec::new(),
+        keep: keep_with_private(None),
     }
 }
 
 /// A virtual environment `.venv` in the checkout; the project and its test dependencies installed
-/// into it once per change of the files that name them (a stamp inside `.venv`), then pytest.
+/// into it once per change of the files that name them (a stamp inside `.venv`), then pytest. A
+/// project with compiled extensions is built again in every check.
 fn python(project: &Project<'_>) -> Guess {
-    let (entry, word) = project.cache_of("pip");
+    let (reqs, compiled) = python_requirements(project);
+    // The stamp names the files by pattern: a word naming a repository path would put the
+    // whole file on surface `ci` (SPEC §4.5), and a dependency added is no graded input.
+    let stamp = "cat pyproject.* setup.* requirements*.txt 2>/dev/null";
+    let pip = ".venv/bin/python -m pip install -q --disable-pip-version-check";
+    let installed = format!(
+        "{pip} {} && mv .venv/.closegate-deps.new .venv/.closegate-deps",
+        reqs.join(" ")
+    );
+    let same = "cmp -s .venv/.closegate-deps.new .venv/.closegate-deps";
+    let step = if compiled {
+        // The extension's sources are not in the stamp: it is built in every check, and the
+        // build it replaces was removed with the reset (it is untracked). Built with the build
+        // requirements installed beside the dependencies (no isolated environment downloaded
+        // each time); should that fail, as pip builds by default.
+        format!(
+            "if {same}; then {pip} --no-deps --no-build-isolation -e . || \
+             {pip} --no-deps -e .; else {installed}; fi"
+        )
+    } else {
+        format!("{same} || {{ {installed}; }}")
+    };
+    // Each extension the project names must import once built: an optional extension that
+    // failed to compile falls back to pure code silently, and its tests would only be skipped.
+    let modules = match compiled {
+        true => extension_modules(&|name| project.read(name)),
+        false => Vec::new(),
+    };
+    let probe = match modules.as_slice() {
+        [] => String::new(),
+        names => format!(
+            ".venv/bin/python -c {} && ",
+            shell_word(&format!("import {}", names.join(", ")))
+        ),
+    };
+    let run = format!(
+        "export PIP_CACHE_DIR={}; [ -x .venv/bin/python ] || python3 -m venv .venv; \
+         {{ {stamp}; }} > .venv/.closegate-deps.new; {step} && \
+         {probe}.venv/bin/python -m pytest -q -rs -p no:cacheprovider",
+        private_cache("pip")
+    );
+    Guess {
+        name: "test",
+        run,
+        writable: Vec::new(),
+        keep: keep_with_private(Some(".venv/")),
+    }
+}
+
+/// What the install step installs (the project with its test extras, test groups, requirement
+/// files, pytest, and for a project with compiled extensions its build requirements), as shell
+/// words; and whether the project has compiled extensions.
+fn python_requirements(project: &Project<'_>) -> (Vec<String>, bool) {
     let mut reqs: Vec<String> = Vec::new();
     let installable = ["pyproject.toml", "setup.py", "setup.cfg"]
         .iter()
@@ -172,24 +317,16 @@ fn python(project: &Project<'_>) -> Guess {
     if !reqs.iter().any(|r| r == "pytest") {
         reqs.push("pytest".to_string());
     }
-    // The stamp names the files by pattern: a word naming a repository path would put the
-    // whole file on surface `ci` (SPEC §4.5), and a dependency added is no graded input.
-    let stamp = "cat pyproject.* setup.* requirements*.txt 2>/dev/null";
-    let run = format!(
-        "export PIP_CACHE_DIR={word}; [ -x .venv/bin/python ] || python3 -m venv .venv; \
-         {{ {stamp}; }} > .venv/.closegate-deps.new; \
-         cmp -s .venv/.closegate-deps.new .venv/.closegate-deps || \
-         {{ .venv/bin/python -m pip install -q --disable-pip-version-check {} && \
-         mv .venv/.closegate-deps.new .venv/.closegate-deps; }} && \
-         .venv/bin/python -m pytest -q -p no:cacheprovider",
-        reqs.join(" ")
-    );
-    Guess {
-        name: "test",
-        run,
-        writable: vec![entry],
-        keep: vec![".venv/".to_string()],
+    let compiled = installable && compiled_python(&|name| project.read(name)).is_some();
+    if compiled {
+        for req in python_build_requires(project.root) {
+            let word = shell_word(&req);
+            if !reqs.contains(&word) {
+                reqs.push(word);
+            }
+        }
     }
+    (reqs, compiled)
 }
 
 /// Requirement files projects keep their test dependencies in.
@@ -277,6 +414,20 @@ fn package_mentions(path: &Path, package: &str) -> bool {
     ["dependencies", "devDependencies", "optionalDependencies"]
         .iter()
         .any(|key| value[*key].get(package).is_some())
+}
+
+/// The names of `package.json`'s `scripts`.
+fn package_scripts(path: &Path) -> Vec<String> {
+    let Ok(bytes) = crate::input_file::read(path) else {
+        return Vec::new();
+    };
+    let Ok(value) = serde_json::from_slice::<serde_json::Value>(&bytes) else {
+        return Vec::new();
+    };
+    value["scripts"]
+        .as_object()
+        .map(|s| s.keys().cloned().collect())
+        .unwrap_or_default()
 }
 
 /// Whether `package.json` has a `scripts.test` string (other than `npm init`'s placeholder).

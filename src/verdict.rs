@@ -1,0 +1,461 @@
+//! The one verdict (SPEC §26.1): every reader that decides something about a branch asks one
+//! question — *the newest decision for this branch at this commit, made under the base tip's
+//! configuration and the contract that binds this branch now* — and [`Book::decision`] answers it.
+//!
+//! A **decision** is an authenticated `check`, `approve`, `reject`, `land` or removing `teardown`
+//! record made with the base tip's configuration and the configured base (a `reject` counts under
+//! any provenance: it only ever refuses). It decides one claim: its `branch` (the branch that was
+//! checked — never the branch a close line names), at its `commit` (for `land`, the landed tip),
+//! under its `config`, `contract` and `policy`. A record for another branch at the same commit —
+//! `init`'s or `validate --run`'s run on the base tip, another agent's check, a red-on-base run, a
+//! composed tree's check — never counts for this branch, for it or against it; a `land` record
+//! counts for its `branch` and `tip` only, never for `base_before`. **Newest** is the order of the
+//! audit log, never a comparison of timestamps.
+//!
+//! A commit stands for itself and, when it is one trailing commit that changes only the status
+//! document, for its parent (the commit its close line names, SPEC §4.3): [`stands_for`]. A
+//! worktree on a detached HEAD has no branch: its claims are matched by the worktree's path.
+//!
+//! The board's stages, the hook's "covered", teardown's and sweep's admission, `land`'s gate, the
+//! stop hook, the exemptions of `close-no-change` and of the inherited-document rule, and the
+//! standing of approvals and rejections all ask here.
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::path::Path;
+
+use anyhow::Result;
+use git2::Oid;
+use serde_json::Value;
+
+use crate::finding::Verdict;
+use crate::ledger::{Event, Record};
+use crate::repo::Repo;
+use crate::report::Approval;
+
+/// Whose claim a decision is about: a branch, or a worktree on a detached HEAD (its path, as
+/// records write it).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum Owner {
+    Branch(String),
+    Detached(String),
+}
+
+impl Owner {
+    /// The owner of a claim checked on `branch` (`refs/heads/` stripped) in `worktree`: the
+    /// branch, else the worktree (a detached HEAD).
+    pub fn of(branch: Option<&str>, worktree: Option<&Path>) -> Option<Owner> {
+        match (branch, worktree) {
+            (Some(b), _) => Some(Owner::Branch(
+                b.strip_prefix("refs/heads/").unwrap_or(b).to_string(),
+            )),
+            (None, Some(w)) => Some(Owner::Detached(w.display().to_string())),
+            (None, None) => None,
+        }
+    }
+
+    /// The branch, when the owner is one.
+    pub fn branch(&self) -> Option<&str> {
+        match self {
+            Owner::Branch(b) => Some(b),
+            Owner::Detached(_) => None,
+        }
+    }
+
+    fn owns(&self, r: &Record) -> bool {
+        match self {
+            Owner::Branch(b) => r.branch.as_deref() == Some(b.as_str()),
+            Owner::Detached(w) => r.branch.is_none() && r.worktree.as_deref() == Some(w.as_str()),
+        }
+    }
+}
+
+/// One claim asked about: this owner at this commit.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Claim {
+    pub owner: Owner,
+    pub commit: Oid,
+}
+
+impl Claim {
+    pub fn new(owner: Owner, commit: Oid) -> Claim {
+        Claim { owner, commit }
+    }
+
+    /// The claim of `branch` at `commit`.
+    pub fn on_branch(branch: &str, commit: Oid) -> Claim {
+        let branch = branch.strip_prefix("refs/heads/").unwrap_or(branch);
+        Claim::new(Owner::Branch(branch.to_string()), commit)
+    }
+}
+
+/// The parent `commit` stands in for when it is a single trailing commit that changes nothing but
+/// the status document `status_file`; `None` for any other commit (a merge, a root, a commit that
+/// changes another path, or one whose trees cannot be read).
+pub fn stands_for(repo: &Repo, commit: Oid, status_file: &str) -> Option<Oid> {
+    let [parent] = repo.parents(commit)[..] else {
+        return None;
+    };
+    let changes = repo.changes(Some(parent), commit).ok()?;
+    let status_only = changes
+        .iter()
+        .all(|c| c.paths().iter().all(|p| *p == status_file));
+    status_only.then_some(parent)
+}
+
+/// The commits a decision about `commit` may name: itself, then the parent it stands for.
+pub fn candidates(repo: &Repo, commit: Oid, status_file: &str) -> Vec<Oid> {
+    std::iter::once(commit)
+        .chain(stands_for(repo, commit, status_file))
+        .collect()
+}
+
+/// What a decision must have been made under to count now.
+#[derive(Debug)]
+pub struct Under {
+    /// The configuration blob at the base tip (`Some(None)`: no file there, the defaults);
+    /// `None`: any configuration counts (no base tip at all, or a question about history).
+    config: Option<Option<String>>,
+    /// Where the contracts that bind a branch now are read: `Some(tip)`, or `Some(None)` when no
+    /// contract applies (no base tip); `None`: any contract counts (history).
+    contracts: Option<Option<(String, Oid)>>,
+    /// The contract blob that applies now, per (slug, branch): read once per question.
+    cache: RefCell<HashMap<(String, String), Option<String>>>,
+}
+
+impl Under {
+    /// The base tip's configuration blob (`None`: the defaults) and the tip the contracts are
+    /// read from (`None`: no contract applies).
+    pub fn base(config: Option<String>, tip: Option<(String, Oid)>) -> Under {
+        Under::new(Some(config), tip)
+    }
+
+    /// [`Under::base`] where the configuration may also be "any" (`None`: there is no base tip
+    /// to be stale against, as while a base is being created).
+    pub fn new(config: Option<Option<String>>, tip: Option<(String, Oid)>) -> Under {
+        Under {
+            config,
+            contracts: Some(tip),
+            cache: RefCell::default(),
+        }
+    }
+
+    /// Any configuration and any contract: a question about history (SPEC §17's exemptions
+    /// attest what happened, not today's verdict).
+    pub fn history() -> Under {
+        Under {
+            config: None,
+            contracts: None,
+            cache: RefCell::default(),
+        }
+    }
+
+    /// Whether `r` was made under the configuration and the contract that apply now. A
+    /// contract that cannot be read now reads as "some other contract": the record then does
+    /// not count.
+    fn holds(&self, repo: &Repo, r: &Record) -> bool {
+        if self.config.as_ref().is_some_and(|now| r.config != *now) {
+            return false;
+        }
+        let Some(tip) = &self.contracts else {
+            return true;
+        };
+        let slug = r.slug.clone().unwrap_or_default();
+        let branch = r.branch.clone().unwrap_or_default();
+        let mut cache = self.cache.borrow_mut();
+        let now = cache
+            .entry((slug, branch))
+            .or_insert_with_key(|(slug, branch)| contract_now(repo, tip, slug, branch));
+        r.contract() == now.as_deref()
+    }
+}
+
+/// The blob of the contract that binds `slug` on `branch` at `tip` now; `Some("?")` (matching no
+/// record) when it cannot be read.
+fn contract_now(
+    repo: &Repo,
+    tip: &Option<(String, Oid)>,
+    slug: &str,
+    branch: &str,
+) -> Option<String> {
+    let (name, tip) = tip.as_ref()?;
+    let lookup = crate::contract::Lookup::Tip(name.clone(), *tip);
+    let branch = (!branch.is_empty()).then_some(branch);
+    match lookup.find(repo, slug, branch) {
+        Ok(found) => found.and_then(|f| f.source).map(|s| s.blob_id()),
+        Err(_) => Some("?".to_string()),
+    }
+}
+
+/// What kind of record a decision is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    Check,
+    Approve,
+    Reject,
+    Teardown,
+    Land,
+}
+
+/// The newest decision on a claim: the record, and what it decided.
+#[derive(Debug, Clone)]
+pub struct Decision {
+    pub kind: Kind,
+    /// The verdict recorded (a `reject` is FAIL).
+    pub verdict: Verdict,
+    pub record: Record,
+}
+
+impl Decision {
+    /// Whether the decision lets the work be merged: VERIFIED (an approval applied) and not a
+    /// `closed-without-merge` return.
+    pub fn merges(&self) -> bool {
+        self.verdict == Verdict::Verified && !self.closed_without_merge()
+    }
+
+    /// Whether the decision lets the branch be deleted: VERIFIED, or a clean
+    /// `closed-without-merge` teardown.
+    pub fn retires(&self) -> bool {
+        self.verdict == Verdict::Verified
+            || (self.kind == Kind::Teardown && self.closed_without_merge())
+    }
+
+    fn closed_without_merge(&self) -> bool {
+        self.record.claimed.as_deref() == Some("closed-without-merge")
+    }
+
+    /// Whether a reviewer's rejection is what stands: a `reject`, or a gate run that found one.
+    pub fn rejected(&self) -> bool {
+        self.kind == Kind::Reject || self.record.codes.iter().any(|c| c == "review-rejected")
+    }
+
+    /// Whether an approval made the verdict (an `approve`, or a check that applied one).
+    pub fn approved(&self) -> bool {
+        match &self.record.event {
+            Event::Approve(_) => self.verdict == Verdict::Verified,
+            Event::Check(c) => c.approval.is_some(),
+            _ => false,
+        }
+    }
+}
+
+/// The standing word of a human on one claim (SPEC §8, §21): the newer of its approvals and
+/// rejections, in log order.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Review {
+    None,
+    Approved(Approval),
+    Rejected(crate::ledger::Rejection),
+}
+
+/// The decisions of the audit log, in log order: read once, asked many times.
+#[derive(Debug, Default)]
+pub struct Book {
+    records: Vec<Record>,
+}
+
+impl Book {
+    /// Every decision of the log (authenticated ones only, where a record key exists).
+    pub fn read(common: &Path) -> Result<Book> {
+        let wanted = |v: &Value| Record::read(v).is_some_and(|r| is_decision(&r));
+        let values = crate::record::read_authentic_where(common, wanted)?;
+        Ok(Book::from_values(values))
+    }
+
+    /// The decisions that may be about `claim`: the lines that mention one of the commits it
+    /// stands for, or (for a rejection by tree) its tree. One scan of the log, for a command that
+    /// asks about one claim.
+    pub fn about(repo: &Repo, claim: &Claim, status_file: &str) -> Result<Book> {
+        let mut needles: Vec<String> = candidates(repo, claim.commit, status_file)
+            .iter()
+            .map(Oid::to_string)
+            .collect();
+        needles.extend(repo.tree_of(claim.commit).map(|t| t.to_string()));
+        let needles: Vec<&str> = needles.iter().map(String::as_str).collect();
+        let values = crate::record::read_mentioning_any(&repo.common_dir(), &needles)?;
+        Ok(Book::from_values(values))
+    }
+
+    fn from_values(values: Vec<Value>) -> Book {
+        let records = values
+            .iter()
+            .filter_map(Record::read)
+            .filter(is_decision)
+            .collect();
+        Book { records }
+    }
+
+    /// The records about `claim`, in log order: this owner's, naming the claim's commit or the
+    /// commit it stands for; a `reject` also when it names the same tree (an amend that changes
+    /// nothing is the same work).
+    fn about_claim<'a>(
+        &'a self,
+        repo: &Repo,
+        claim: &'a Claim,
+        status_file: &str,
+    ) -> impl Iterator<Item = &'a Record> + 'a {
+        let commits: Vec<String> = candidates(repo, claim.commit, status_file)
+            .iter()
+            .map(Oid::to_string)
+            .collect();
+        let tree = repo.tree_of(claim.commit).map(|t| t.to_string());
+        self.records.iter().filter(move |r| {
+            if !claim.owner.owns(r) {
+                return false;
+            }
+            let named = r
+                .commit
+                .as_deref()
+                .is_some_and(|c| commits.iter().any(|x| x == c));
+            named || matches!(&r.event, Event::Reject(f) if tree.is_some() && f.tree == tree)
+        })
+    }
+
+    /// **The question** (SPEC §26.1): the newest decision for this branch at this commit, made
+    /// under `under`.
+    pub fn decision(
+        &self,
+        repo: &Repo,
+        claim: &Claim,
+        status_file: &str,
+        under: &Under,
+    ) -> Option<Decision> {
+        self.newest(repo, claim, status_file, under, |_| true)
+    }
+
+    /// The decision a teardown is admitted on (SPEC §7 step 1): the newest decision on `claim`
+    /// under `under` that is not a `land` (a landing's checks ran on the composed tree, not on
+    /// the tip: the verdict it was admitted on stands for the tip's).
+    pub fn admission(
+        &self,
+        repo: &Repo,
+        claim: &Claim,
+        status_file: &str,
+        under: &Under,
+    ) -> Option<Decision> {
+        self.newest(repo, claim, status_file, under, |r| r.landing().is_none())
+    }
+
+    /// The newest record about `claim` that counts under `under` and that `keep` keeps, as a
+    /// decision: the one implementation behind [`Book::decision`] and [`Book::admission`].
+    fn newest(
+        &self,
+        repo: &Repo,
+        claim: &Claim,
+        status_file: &str,
+        under: &Under,
+        keep: impl Fn(&Record) -> bool,
+    ) -> Option<Decision> {
+        let newest = self
+            .about_claim(repo, claim, status_file)
+            .filter(|r| keep(r) && (r.is_rejection() || under.holds(repo, r)))
+            .last()?;
+        Some(Decision {
+            kind: kind(newest)?,
+            verdict: if newest.is_rejection() {
+                Verdict::Fail
+            } else {
+                newest.verdict?
+            },
+            record: newest.clone(),
+        })
+    }
+
+    /// Whether history attests this claim as this owner's work (SPEC §17, §26.1): a passing or
+    /// `land` record for this branch names the commit (or the one it stands for), whatever
+    /// configuration it was made under. What exempts a verified-then-merged return from
+    /// `close-no-change` and its committed document from the inherited-document rule.
+    pub fn attests(&self, repo: &Repo, claim: &Claim, status_file: &str) -> bool {
+        self.about_claim(repo, claim, status_file)
+            .filter(|r| !r.is_rejection())
+            .any(|r| r.is_passing())
+    }
+
+    /// Whether a `land` record of `branch` names `tip` and its composed commit is in `base`
+    /// (SPEC §7 "merged", §22): a landing counts for its branch and tip only.
+    pub fn landed(&self, repo: &Repo, branch: &str, tip: Oid, base: Oid) -> bool {
+        let owner = Owner::Branch(branch.to_string());
+        let hex = tip.to_string();
+        self.records.iter().any(|r| {
+            let Some(land) = r.landing() else {
+                return false;
+            };
+            let composed = Oid::from_str(&land.composed).ok();
+            owner.owns(r)
+                && land.tip == hex
+                && r.is_trusted()
+                && composed.is_some_and(|c| c == base || repo.is_ancestor(c, base))
+        })
+    }
+
+    /// The standing word of a human on `claim`'s exact commit (SPEC §8, §21): the newest, in log
+    /// order, of this owner's approvals of that commit made under `config` and `contract`, and
+    /// its rejections of that commit or of another with the same tree (under any
+    /// configuration: a rejection only makes the verdict stricter).
+    pub fn review(
+        &self,
+        repo: &Repo,
+        claim: &Claim,
+        config: Option<&str>,
+        contract: Option<&str>,
+    ) -> Review {
+        let hex = claim.commit.to_string();
+        let tree = repo.tree_of(claim.commit).map(|t| t.to_string());
+        let mut standing = Review::None;
+        for r in self.records.iter().filter(|r| claim.owner.owns(r)) {
+            let this = r.commit.as_deref() == Some(hex.as_str());
+            match &r.event {
+                Event::Reject(f) if this || (tree.is_some() && f.tree == tree) => {
+                    standing = Review::Rejected(crate::ledger::Rejection {
+                        by: f.by.clone().unwrap_or_default(),
+                        note: f.note.clone().unwrap_or_default(),
+                        at: r.ts.clone(),
+                    });
+                }
+                _ if this
+                    && r.is_trusted()
+                    && r.config.as_deref() == config
+                    && r.contract() == contract =>
+                {
+                    if let Some(a) = r.approval() {
+                        standing = Review::Approved(Approval {
+                            by: a.by.clone().unwrap_or_default(),
+                            at: r.ts.clone(),
+                            commit: hex.clone(),
+                        });
+                    }
+                }
+                _ => {}
+            }
+        }
+        standing
+    }
+}
+
+/// [`Book::attests`] for one claim, reading only the lines of the log about it: what a command
+/// that judges one worktree asks (`check`, `close`). A log that cannot be read attests nothing.
+pub fn attested(repo: &Repo, claim: &Claim, status_file: &str) -> bool {
+    Book::about(repo, claim, status_file).is_ok_and(|book| book.attests(repo, claim, status_file))
+}
+
+/// Whether a record is a decision (module doc): a trusted `check`, `approve`, `land` or removing
+/// `teardown`, or a `reject` of any provenance.
+fn is_decision(r: &Record) -> bool {
+    match &r.event {
+        Event::Reject(_) => true,
+        Event::Check(_) | Event::Approve(_) | Event::Land(_) => r.is_trusted(),
+        Event::Teardown(t) => t.removed && r.is_trusted(),
+        _ => false,
+    }
+}
+
+fn kind(r: &Record) -> Option<Kind> {
+    Some(match &r.event {
+        Event::Check(_) => Kind::Check,
+        Event::Approve(_) => Kind::Approve,
+        Event::Reject(_) => Kind::Reject,
+        Event::Teardown(_) => Kind::Teardown,
+        Event::Land(_) => Kind::Land,
+        _ => return None,
+    })
+}
