@@ -35,6 +35,8 @@ pub struct Reused {
     pub commit: Oid,
     pub branch: String,
     pub slug: String,
+    /// The record of the decision it was accepted on (what it claimed, under what).
+    pub on: crate::ledger::Record,
 }
 
 /// What the stop hook found.
@@ -216,7 +218,7 @@ fn reused(repo: &Repo, root: &Path, message: &str, trusted: &Trusted) -> Option<
     let claim = decided::claim(repo, root)?;
     let branch = claim.owner.branch()?.to_string();
     let head = claim.commit;
-    decided::reusable(repo, &claim, &doc, trusted)?;
+    let decision = decided::reusable(repo, &claim, &doc, trusted)?;
     // Uncommitted changes refuse the return (`close-worktree-dirty`); untracked files are only a
     // warning, as in the gate.
     let status = repo.status_of(root, &trusted.config.status_file).ok()?;
@@ -227,6 +229,7 @@ fn reused(repo: &Repo, root: &Path, message: &str, trusted: &Trusted) -> Option<
         commit: head,
         branch,
         slug: doc.slug,
+        on: decision.record,
     })
 }
 

@@ -304,6 +304,15 @@ fn record_reused(judged: &Judged, target: Target) {
     record.branch = Some(reused.branch.clone());
     record.slug = Some(reused.slug.clone());
     record.claimed = Some("done".to_string());
+    // The claim and what it was decided under (SPEC §26.1): the decision accepted on.
+    let on = &reused.on;
+    record.claimed_commit = on.claimed_commit.clone();
+    record.config = on.config.clone();
+    record.config_source = on.config_source.clone();
+    record.base = on.base.clone();
+    record.base_commit = on.base_commit.clone();
+    record.base_source = on.base_source.clone();
+    record.contract = Some(on.contract().map(str::to_string));
     let _ = record.append(common);
 }
 

@@ -358,6 +358,16 @@ fn an_accepted_stop_reuses_the_recorded_verdict_only_while_it_holds() {
         ),
         "{last}"
     );
+    // It names the claim and what it was decided under: the check's (SPEC §26.1).
+    let check = s
+        .audit()
+        .into_iter()
+        .rfind(|r| r["event"] == "check")
+        .unwrap();
+    for field in ["claimed_commit", "config", "base_commit", "contract"] {
+        assert_eq!(last[field], check[field], "{field}: {last}");
+    }
+    assert!(last["config"].is_string(), "{last}");
     std::fs::write(s.wt.join("notes.txt"), "scratch\n").unwrap();
     let (_, stdout, _) = hook(&s.wt, &[], input.to_string().as_bytes());
     assert_eq!(stdout, "", "untracked: accepted");
@@ -365,4 +375,59 @@ fn an_accepted_stop_reuses_the_recorded_verdict_only_while_it_holds() {
     let (_, stdout, _) = hook(&s.wt, &[], input.to_string().as_bytes());
     let reason = blocked(&stdout)["reason"].as_str().unwrap().to_string();
     assert!(reason.contains("close-worktree-dirty"), "{reason}");
+}
+
+/// The stop hook's fast accept asks the one verdict query (SPEC §26.1): the newest decision for
+/// this branch at this commit under the base tip's configuration and contract. Attacks, each
+/// after a VERIFIED `closegate check`: (1) the base's configuration changes (a check the work now
+/// fails) — the old verdict is not reused, the gate runs under the new one and blocks; (2) a
+/// reviewer rejects the commit — the rejection is the newest decision, the stop is blocked with
+/// it. Control: the same stop with neither is accepted on the recorded verdict (the test above).
+#[test]
+fn an_accepted_stop_never_reuses_a_verdict_the_base_or_a_reviewer_overruled() {
+    let input = |s: &Scene| claude_stop(&s.wt, Some(REAL_DONE), "/nonexistent.jsonl").to_string();
+    let checked = || {
+        let s = Scene::returned(Some(PASSING_CONFIG));
+        s.close();
+        let (code, _, _) = parts(&closegate(&s.wt, &["check"]));
+        assert_eq!(code, 0);
+        s
+    };
+
+    let s = checked();
+    let failing =
+        "[[checks]]\nname = \"smoke\"\nrun = \"test -f src/missing.rs\"\ntimeout_s = 60\n";
+    s.fx.commit(
+        "main",
+        &[(".closegate.toml", Some(failing))],
+        "require missing.rs",
+    );
+    let (code, stdout, stderr) = hook(&s.wt, &[], input(&s).as_bytes());
+    assert_eq!(code, 0, "{stderr}");
+    let reason = blocked(&stdout)["reason"].as_str().unwrap().to_string();
+    assert!(
+        reason.contains("smoke"),
+        "the gate ran under the base's new check: {reason}"
+    );
+    assert!(
+        !s.audit()
+            .iter()
+            .any(|r| r["event"] == "signal" && r["accepted"] == true)
+    );
+
+    let s = checked();
+    let (code, out, err) = parts(&closegate(
+        &s.wt,
+        &["reject", "--by", "Grace", "--note", "wrong approach"],
+    ));
+    assert_eq!(code, 0, "{out}{err}");
+    let (code, stdout, stderr) = hook(&s.wt, &[], input(&s).as_bytes());
+    assert_eq!(code, 0, "{stderr}");
+    let reason = blocked(&stdout)["reason"].as_str().unwrap().to_string();
+    assert!(reason.contains("review-rejected"), "{reason}");
+    assert!(
+        !s.audit()
+            .iter()
+            .any(|r| r["event"] == "signal" && r["accepted"] == true)
+    );
 }
