@@ -1,8 +1,8 @@
 //! `closegate agent doctor` (SPEC §26.3): whether closegate's stop hook, as installed, would run
 //! for the worktree at hand. Each reason it would not is an `agent-hook-inactive` warning naming
 //! what and the fix: not installed where the harness reads it, Codex's project or hook trust
-//! missing or stale, a harness timeout below the hook's time limit plus the margin, or the
-//! `closegate` the hook names not on the PATH.
+//! missing or stale, a harness timeout below the hook's time limit plus the margin, a time limit
+//! below what the configured checks need now, or the `closegate` the hook names not on the PATH.
 
 use std::path::{Path, PathBuf};
 
@@ -68,6 +68,7 @@ pub fn check(target: Target, cwd: &Path) -> Result<Vec<Finding>> {
         findings.push(not_installed(target, cwd));
         return Ok(findings);
     }
+    let needed = install::time_limit(cwd);
     for one in &found {
         for event in settings::EVENTS {
             if !one.ours.iter().any(|o| o.event == event) {
@@ -82,6 +83,7 @@ pub fn check(target: Target, cwd: &Path) -> Result<Vec<Finding>> {
         }
         for hook in &one.ours {
             findings.extend(timeout_problem(target, &one.file, hook));
+            findings.extend(limit_problem(target, &one.file, hook, needed));
             findings.extend(path_problem(&one.file, hook));
         }
     }
@@ -150,6 +152,23 @@ fn timeout_problem(target: Target, file: &Path, hook: &Ours) -> Option<Finding> 
             file.display(),
             hook.event,
             name(target),
+            target.as_str()
+        ))
+    })
+}
+
+/// A hook whose `--time-limit` is below what the configured checks need now (installed before
+/// the configuration grew): every claim whose checks run longer is blocked with
+/// `checks-running`, and the harness timeout written with it is below the checks' time.
+fn limit_problem(target: Target, file: &Path, hook: &Ours, needed: u64) -> Option<Finding> {
+    let limit = settings::time_limit_of(&hook.command);
+    (limit < needed).then(|| {
+        inactive(format!(
+            "{}: the {} hook's --time-limit is {limit} s, below the {needed} s the configured \
+             checks need: a claim whose checks run longer is blocked with checks-running; run \
+             `closegate agent install --target {}` again",
+            file.display(),
+            hook.event,
             target.as_str()
         ))
     })

@@ -304,6 +304,45 @@ fn doctor_names_each_reason_the_hook_would_not_run() {
     );
 }
 
+/// Attack on the time bound: the configuration grows after the hook was installed (a check of
+/// 900 s committed on the base), so the installed `--time-limit 600` and its harness timeout are
+/// below what the checks need. `doctor` names it and the fix; reinstalling (in the worktree,
+/// where Claude Code reads it) writes 960 s and 990 s and `doctor` is clean again. Control: right
+/// after the first install, no warning.
+#[test]
+fn doctor_warns_when_the_configuration_outgrew_the_installed_time_limit() {
+    let s = Scene::returned(Some(PASSING_CONFIG)).own_home();
+    let install = ["agent", "install", "--target", "claude-code"];
+    let (code, _, err) = run(&s, &s.wt, &install, None);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(doctor(&s, &s.wt, "claude-code"), (0, Vec::new()));
+    let slow = "[[checks]]\nname = \"slow\"\nrun = \"true\"\ntimeout_s = 900\n";
+    s.fx.commit("main", &[(".closegate.toml", Some(slow))], "a slow check");
+    let (code, warnings) = doctor(&s, &s.wt, "claude-code");
+    assert_eq!(code, 1, "{warnings:?}");
+    let text = warnings.join("\n");
+    assert!(
+        text.contains("--time-limit is 600 s, below the 960 s the configured checks need")
+            && text.contains("closegate agent install --target claude-code"),
+        "{text}"
+    );
+    let (code, _, err) = run(&s, &s.wt, &install, None);
+    assert_eq!(code, 0, "{err}");
+    let settings: Value =
+        serde_json::from_str(&std::fs::read_to_string(s.wt.join(".claude/settings.json")).unwrap())
+            .unwrap();
+    let hook = &settings["hooks"]["Stop"][0]["hooks"][0];
+    assert!(
+        hook["command"]
+            .as_str()
+            .unwrap()
+            .ends_with("--time-limit 960"),
+        "{hook}"
+    );
+    assert_eq!(hook["timeout"], 990, "{hook}");
+    assert_eq!(doctor(&s, &s.wt, "claude-code"), (0, Vec::new()));
+}
+
 /// `validate` reports the same: a Codex hook installed in the main checkout but not trusted.
 #[test]
 fn validate_warns_when_the_installed_hook_would_not_run() {
