@@ -431,3 +431,28 @@ fn an_accepted_stop_never_reuses_a_verdict_the_base_or_a_reviewer_overruled() {
             .any(|r| r["event"] == "signal" && r["accepted"] == true)
     );
 }
+
+/// SPEC §26.3: a return the hook itself verified (its own gate run on the `VERIFIED … @signal
+/// done` stop, no `closegate check` before it) is a claim a verdict has seen: the question that
+/// follows passes in `claims` mode. Attack: new work committed and closed after it is a new claim,
+/// judged (a question then is blocked: it carries no verdict token).
+#[test]
+fn a_question_after_a_return_the_hook_verified_passes() {
+    let s = Scene::returned(Some(PASSING_CONFIG));
+    s.close();
+    let stop = |message: &str| {
+        let input = claude_stop(&s.wt, Some(message), "/nonexistent.jsonl");
+        hook(&s.wt, &[], input.to_string().as_bytes())
+    };
+    let (code, stdout, stderr) = stop(REAL_DONE);
+    assert_eq!((code, stdout.as_str()), (0, ""), "{stderr}");
+    let (code, stdout, stderr) = stop(QUESTION);
+    assert_eq!((code, stdout.as_str()), (0, ""), "{stderr}");
+    std::fs::write(s.wt.join("src/y.rs"), "pub fn y() {}\n").unwrap();
+    git(&s.wt, &["add", "src/y.rs"]);
+    git(&s.wt, &["commit", "-qm", "add y"]);
+    s.close();
+    let (_, stdout, _) = stop(QUESTION);
+    let reason = blocked(&stdout)["reason"].as_str().unwrap().to_string();
+    assert!(reason.contains("claim-token-missing"), "{reason}");
+}
