@@ -30,7 +30,7 @@ pub struct ProtectedChange {
 }
 
 /// One configured check that closegate ran.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
 pub struct CheckRun {
     pub name: String,
     pub command: String,

@@ -95,7 +95,7 @@ fn changed_any(repo: &Repo, base: Oid, commit: Oid, status_file: &str) -> bool {
 }
 
 /// Two live branches whose tips conflict with each other, with the paths.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
 pub struct Pair {
     pub one: String,
     pub two: String,

@@ -82,26 +82,11 @@ pub fn run(args: Args, color: bool) -> Result<i32> {
 
 /// `--conflicts` (SPEC §22): the pairs of live agent branches that conflict with each other.
 fn conflicts(repo: &Repo, rows: &[Row], config: &crate::config::Config, json: bool) -> Result<i32> {
-    use std::io::Write;
     let pairs = board::conflict_pairs(repo, rows, config);
     if json {
-        let mut out = crate::term::stdout();
-        let value = serde_json::json!({"schema": 1, "conflicts": pairs});
-        writeln!(out, "{value}")?;
-        return Ok(0);
-    }
-    let mut out = crate::term::human();
-    if pairs.is_empty() {
-        writeln!(out, "no two live agent branches conflict")?;
-    }
-    for p in &pairs {
-        writeln!(
-            out,
-            "{} <-> {}: {}",
-            render::escape(&p.one),
-            render::escape(&p.two),
-            render::escape(&p.paths.join(", "))
-        )?;
+        render::board::conflicts_json(&pairs, &mut crate::term::stdout())?;
+    } else {
+        render::board::conflicts_human(&pairs, &mut crate::term::human())?;
     }
     Ok(0)
 }

@@ -1,13 +1,10 @@
 //! `closegate land`: land verified branches so the base only ever moves to a tree that passed
 //! (SPEC §22).
 
-use std::io::Write;
-
 use anyhow::Result;
-use serde_json::json;
 
-use crate::land::{self, Landing, Outcome, Request, Strategy};
-use crate::render::escape;
+use crate::land::{self, Request, Strategy};
+use crate::render::{self, escape};
 
 /// Land verified branches onto the base: compose in memory, check the composed tree, move the base
 /// by compare-and-swap, record, tear down
@@ -78,101 +75,9 @@ pub fn run(args: Args) -> Result<i32> {
         );
     }
     if args.json {
-        let mut out = std::io::stdout().lock();
-        writeln!(out, "{}", serde_json::to_string_pretty(&to_json(&landing))?)?;
+        render::land::json(&landing, &mut std::io::stdout().lock())?;
     } else {
-        let mut out = crate::term::human();
-        human(&landing, &mut out)?;
+        render::land::human(&landing, &mut crate::term::human())?;
     }
     Ok(landing.exit())
-}
-
-fn to_json(l: &Landing) -> serde_json::Value {
-    let branches: Vec<serde_json::Value> = l
-        .branches
-        .iter()
-        .map(|b| {
-            let findings: Vec<serde_json::Value> = b
-                .findings
-                .iter()
-                .map(|f| json!({"code": f.code.as_str(), "message": f.message}))
-                .collect();
-            let codes: Vec<&str> = b.findings.iter().map(|f| f.code.as_str()).collect();
-            json!({
-                "branch": b.branch,
-                "slug": b.slug,
-                "tip": b.tip.to_string(),
-                "outcome": b.outcome,
-                "codes": codes,
-                "findings": findings,
-                "composed": b.composed.map(|c| c.to_string()),
-                "checks": b.checks,
-                "teardown": b.teardown,
-                "teardown_codes": b.teardown_codes,
-            })
-        })
-        .collect();
-    json!({
-        "schema": 1,
-        "dry_run": l.dry_run,
-        "strategy": l.strategy.as_str(),
-        "base": {
-            "name": l.base,
-            "before": l.before.map(|c| c.to_string()),
-            "after": l.after.map(|c| c.to_string()),
-        },
-        "checks_run": l.checks_run,
-        "branches": branches,
-    })
-}
-
-fn human(l: &Landing, out: &mut dyn Write) -> Result<()> {
-    for b in &l.branches {
-        let word = match (b.outcome, l.dry_run) {
-            (Outcome::Landed, true) => "would land",
-            (Outcome::Landed, false) => "landed",
-            (Outcome::Refused, _) => "refused",
-            (Outcome::Skipped, _) => "skipped",
-        };
-        let composed = b.composed.map_or(String::new(), |c| format!(" as {c}"));
-        writeln!(
-            out,
-            "{word} {} ({}){composed}",
-            escape(&b.branch),
-            escape(&b.slug)
-        )?;
-        for f in &b.findings {
-            writeln!(out, "  {}: {}", f.code, escape(&f.message))?;
-        }
-        for step in &b.teardown {
-            writeln!(out, "  teardown: {}", escape(step))?;
-        }
-        if !b.teardown_codes.is_empty() {
-            writeln!(
-                out,
-                "  teardown refused ({}): the worktree is left for `closegate sweep`",
-                b.teardown_codes.join(", ")
-            )?;
-        }
-    }
-    let show = |c: Option<git2::Oid>| c.map_or("none".to_string(), |c| c.to_string());
-    let moved = if l.before == l.after {
-        "unchanged"
-    } else {
-        "moved"
-    };
-    let dry = if l.dry_run {
-        " (dry run: nothing was moved, recorded or removed)"
-    } else {
-        ""
-    };
-    writeln!(
-        out,
-        "base {} {moved}: {} -> {} ({} check run(s)){dry}",
-        escape(&l.base),
-        show(l.before),
-        show(l.after),
-        l.checks_run
-    )?;
-    Ok(())
 }

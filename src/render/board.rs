@@ -10,6 +10,7 @@ use console::{Style, measure_text_width};
 use serde::Serialize;
 
 use super::{escape, write_json};
+use crate::board::radar::Pair;
 use crate::board::{Row, Stage};
 
 const HEADER: [&str; 7] = [
@@ -39,6 +40,40 @@ pub fn json_text(rows: &[Row]) -> std::io::Result<Vec<u8>> {
     let mut out = Vec::new();
     json(rows, &mut out)?;
     Ok(out)
+}
+
+/// `board --conflicts --json`: the pairs of live agent branches that conflict (SPEC §22).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
+pub struct Conflicts {
+    pub schema: u32,
+    pub conflicts: Vec<Pair>,
+}
+
+/// `{"schema": 1, "conflicts": [...]}` on one line, keys in order (as every version wrote it).
+pub fn conflicts_json(pairs: &[Pair], out: &mut dyn Write) -> anyhow::Result<()> {
+    let value = serde_json::to_value(Conflicts {
+        schema: crate::report::SCHEMA,
+        conflicts: pairs.to_vec(),
+    })?;
+    writeln!(out, "{value}")?;
+    Ok(())
+}
+
+/// One line per conflicting pair, or one saying there is none.
+pub fn conflicts_human(pairs: &[Pair], out: &mut dyn Write) -> std::io::Result<()> {
+    if pairs.is_empty() {
+        writeln!(out, "no two live agent branches conflict")?;
+    }
+    for p in pairs {
+        writeln!(
+            out,
+            "{} <-> {}: {}",
+            escape(&p.one),
+            escape(&p.two),
+            escape(&p.paths.join(", "))
+        )?;
+    }
+    Ok(())
 }
 
 /// A header, then one line per worktree in aligned columns; the main worktree is marked. The

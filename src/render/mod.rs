@@ -7,6 +7,7 @@ pub mod board;
 mod github;
 pub mod hook;
 mod human;
+pub mod land;
 mod sarif;
 
 use std::io::Write;

@@ -13,7 +13,7 @@ use std::path::Path;
 
 use anyhow::{Context, Result, bail};
 use git2::Oid;
-use sha1::{Digest, Sha1};
+use sha1_checked::Sha1;
 /// The stat data git keeps per index entry (32-bit, as stored).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) struct StatData {
@@ -200,13 +200,19 @@ fn in_order(entries: &[Entry]) -> bool {
         .all(|(a, b)| (&a.path, a.stage) < (&b.path, b.stage))
 }
 
-/// Whether the last 20 bytes are the SHA-1 of the rest, or all zero (`index.skipHash`).
+/// Whether the last 20 bytes are the SHA-1 of the rest, or all zero (`index.skipHash`). The
+/// SHA-1 is computed with collision detection, as git and libgit2 compute it: a body built to
+/// collide never passes (every object id libgit2 hashes for us is checked the same way).
 fn checksum_ok(bytes: &[u8]) -> bool {
     let Some(split) = bytes.len().checked_sub(HASH) else {
         return false;
     };
     let (body, hash) = bytes.split_at(split);
-    hash.iter().all(|&b| b == 0) || Sha1::digest(body).as_slice() == hash
+    if hash.iter().all(|&b| b == 0) {
+        return true;
+    }
+    let sum = Sha1::try_digest(body);
+    !sum.has_collision() && sum.hash().as_slice() == hash
 }
 
 /// A split index's `link` extension: the shared index it builds on and the two bitmaps.
@@ -535,6 +541,7 @@ fn be16(bytes: &[u8], at: usize) -> Option<u16> {
 mod tests {
     use super::*;
     use proptest::prelude::*;
+    use sha1_checked::Digest;
 
     /// A real index of version 2 with a few entries and a cache-tree, written by libgit2.
     fn real_index() -> Vec<u8> {

@@ -93,8 +93,12 @@ impl Land {
         let mut all = vec!["land", "--json"];
         all.extend_from_slice(args);
         let (code, out, err) = self.run_env(&self.fx.root(), &all, env);
-        let value = serde_json::from_str(&out)
+        let value: Value = serde_json::from_str(&out)
             .unwrap_or_else(|e| panic!("no JSON (exit {code}): {e}\n{out}\n{err}"));
+        // Every `land --json` reads back as its type and writes the same object (SPEC §1.2).
+        let typed: closegate::render::land::LandJson = serde_json::from_value(value.clone())
+            .unwrap_or_else(|e| panic!("land --json is not a LandJson: {e}\n{out}"));
+        assert_eq!(serde_json::to_value(&typed).unwrap(), value);
         (code, value)
     }
 
@@ -529,6 +533,13 @@ fn board_shows_conflict_and_lists_conflicting_pairs() {
     );
     let (_, out, _) = l.run(&l.fx.root(), &["board", "--conflicts", "--json"]);
     let v: Value = serde_json::from_str(&out).unwrap();
+    let typed: closegate::render::board::Conflicts = serde_json::from_value(v.clone()).unwrap();
+    assert_eq!(
+        serde_json::to_value(&typed).unwrap(),
+        v,
+        "reads back as its type"
+    );
+    assert_eq!(typed.schema, 1);
     let pairs = v["conflicts"].as_array().unwrap();
     assert_eq!(pairs.len(), 1, "{v:#}");
     assert_eq!(pairs[0]["paths"][0], "src/lib.rs");

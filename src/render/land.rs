@@ -1,0 +1,159 @@
+//! `land`'s two formats (SPEC §22): a line per branch and one for the base for people, one JSON
+//! object for scripts. The JSON object is a type ([`LandJson`]) that reads back as it was
+//! written, under the one `report::SCHEMA`.
+
+use std::io::Write;
+
+use serde::{Deserialize, Serialize};
+
+use super::escape;
+use crate::land::{Landing, Outcome};
+use crate::report::CheckRun;
+
+/// `land --json`: every branch's outcome and the base's move.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LandJson {
+    pub schema: u32,
+    pub dry_run: bool,
+    /// `merge`, `squash`, `rebase` or `ff`.
+    pub strategy: String,
+    pub base: BaseMove,
+    /// Check runs that actually ran (not reused).
+    pub checks_run: usize,
+    pub branches: Vec<BranchJson>,
+}
+
+/// The base's move: its name and its tip before and after (equal when nothing moved).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BaseMove {
+    pub name: String,
+    pub before: Option<String>,
+    pub after: Option<String>,
+}
+
+/// One branch's outcome.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BranchJson {
+    pub branch: String,
+    pub slug: String,
+    pub tip: String,
+    /// `landed`, `refused` or `skipped`.
+    pub outcome: String,
+    pub codes: Vec<String>,
+    pub findings: Vec<FindingBrief>,
+    pub composed: Option<String>,
+    pub checks: Vec<CheckRun>,
+    pub teardown: Vec<String>,
+    pub teardown_codes: Vec<String>,
+}
+
+/// A finding as `land --json` names it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FindingBrief {
+    pub code: String,
+    pub message: String,
+}
+
+impl LandJson {
+    pub fn of(l: &Landing) -> LandJson {
+        let branches = l
+            .branches
+            .iter()
+            .map(|b| BranchJson {
+                branch: b.branch.clone(),
+                slug: b.slug.clone(),
+                tip: b.tip.to_string(),
+                outcome: outcome_word(b.outcome).to_string(),
+                codes: b.findings.iter().map(|f| f.code.as_str().into()).collect(),
+                findings: (b.findings.iter())
+                    .map(|f| FindingBrief {
+                        code: f.code.as_str().into(),
+                        message: f.message.clone(),
+                    })
+                    .collect(),
+                composed: b.composed.map(|c| c.to_string()),
+                checks: b.checks.clone(),
+                teardown: b.teardown.clone(),
+                teardown_codes: b.teardown_codes.clone(),
+            })
+            .collect();
+        LandJson {
+            schema: crate::report::SCHEMA,
+            dry_run: l.dry_run,
+            strategy: l.strategy.as_str().to_string(),
+            base: BaseMove {
+                name: l.base.clone(),
+                before: l.before.map(|c| c.to_string()),
+                after: l.after.map(|c| c.to_string()),
+            },
+            checks_run: l.checks_run,
+            branches,
+        }
+    }
+}
+
+fn outcome_word(outcome: Outcome) -> &'static str {
+    match outcome {
+        Outcome::Landed => "landed",
+        Outcome::Refused => "refused",
+        Outcome::Skipped => "skipped",
+    }
+}
+
+/// The JSON object, pretty-printed with its keys in order (as every version wrote it).
+pub fn json(l: &Landing, out: &mut dyn Write) -> anyhow::Result<()> {
+    let value = serde_json::to_value(LandJson::of(l))?;
+    writeln!(out, "{}", serde_json::to_string_pretty(&value)?)?;
+    Ok(())
+}
+
+/// A line per branch (what became of it, its findings, its teardown), then the base's move.
+pub fn human(l: &Landing, out: &mut dyn Write) -> std::io::Result<()> {
+    for b in &l.branches {
+        let word = match (b.outcome, l.dry_run) {
+            (Outcome::Landed, true) => "would land",
+            (Outcome::Landed, false) => "landed",
+            (Outcome::Refused, _) => "refused",
+            (Outcome::Skipped, _) => "skipped",
+        };
+        let composed = b.composed.map_or(String::new(), |c| format!(" as {c}"));
+        writeln!(
+            out,
+            "{word} {} ({}){composed}",
+            escape(&b.branch),
+            escape(&b.slug)
+        )?;
+        for f in &b.findings {
+            writeln!(out, "  {}: {}", f.code, escape(&f.message))?;
+        }
+        for step in &b.teardown {
+            writeln!(out, "  teardown: {}", escape(step))?;
+        }
+        if !b.teardown_codes.is_empty() {
+            writeln!(
+                out,
+                "  teardown refused ({}): the worktree is left for `closegate sweep`",
+                b.teardown_codes.join(", ")
+            )?;
+        }
+    }
+    let show = |c: Option<git2::Oid>| c.map_or("none".to_string(), |c| c.to_string());
+    let moved = if l.before == l.after {
+        "unchanged"
+    } else {
+        "moved"
+    };
+    let dry = if l.dry_run {
+        " (dry run: nothing was moved, recorded or removed)"
+    } else {
+        ""
+    };
+    writeln!(
+        out,
+        "base {} {moved}: {} -> {} ({} check run(s)){dry}",
+        escape(&l.base),
+        show(l.before),
+        show(l.after),
+        l.checks_run
+    )
+}
