@@ -23,6 +23,20 @@ pub fn read(path: &Path) -> Result<Vec<u8>> {
         return read_capped(std::io::stdin().lock(), "standard input", 0);
     }
     let shown = path.display();
+    let (file, len) = open_regular(path)?;
+    if len > LIMIT {
+        bail!("{shown} is {}, larger than the 16 MiB limit", size(len));
+    }
+    // Sized from the stat, so a status document is one read and the end-of-file one.
+    let expected = usize::try_from(len).unwrap_or(0).saturating_add(1);
+    read_capped(file, &shown.to_string(), expected)
+}
+
+/// Open the regular file at `path` for reading, never blocking, and give its length: a FIFO, a
+/// device or a directory is refused (named in the error) before and after the open. What reads
+/// only part of a file an agent can write (the head or tail of a transcript) opens it here.
+pub fn open_regular(path: &Path) -> Result<(std::fs::File, u64)> {
+    let shown = path.display();
     // Judged before the open too: opening some devices acts on them (a tape rewinds). The
     // `fstat` of the opened handle below is what counts, should the path change in between.
     if let Ok(meta) = std::fs::metadata(path)
@@ -45,15 +59,7 @@ pub fn read(path: &Path) -> Result<Vec<u8>> {
     if !kind.is_file() {
         bail!("{shown} is {}, not a regular file", kind_name(kind));
     }
-    if meta.len() > LIMIT {
-        bail!(
-            "{shown} is {}, larger than the 16 MiB limit",
-            size(meta.len())
-        );
-    }
-    // Sized from the stat, so a status document is one read and the end-of-file one.
-    let expected = usize::try_from(meta.len()).unwrap_or(0).saturating_add(1);
-    read_capped(file, &shown.to_string(), expected)
+    Ok((file, meta.len()))
 }
 
 /// Read all of `from`, failing once it passes [`LIMIT`] (a file may grow while it is read);

@@ -1,8 +1,18 @@
-//! The harnesses agents run in (SPEC §18): their Stop / SubagentStop hook input, their
-//! transcripts, and their settings files (`settings`).
+//! The harnesses agents run in (SPEC §18, §26.3): their Stop / SubagentStop hook input, their
+//! transcripts, the stop hook's judgement (`stop`), and where and how each harness reads its
+//! hooks (`settings`, `install`, `codex`, `doctor`).
 
+pub mod blocks;
+pub mod bounded;
+pub mod codex;
+pub mod decided;
+pub mod doctor;
+pub mod drift;
+pub mod install;
+pub mod place;
 pub mod session;
 pub mod settings;
+pub mod stop;
 
 use std::path::PathBuf;
 

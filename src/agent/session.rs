@@ -1,9 +1,9 @@
-//! What the stop hook reads about the session (SPEC §18): the worktree it started in (the `cwd`
-//! of the transcript's first line that has one), when it began, and whether the stop claims
-//! completion (`claims` mode judges only such a stop).
+//! What the stop hook reads about the session (SPEC §18, §26.3): the worktree it started in (the
+//! `cwd` of the transcript's first line that has one), the final message from the transcript's
+//! tail, and whether the stop claims completion (`claims` mode judges only such a stop). A
+//! transcript is opened only as a regular file, never with a blocking open.
 
 use std::path::{Path, PathBuf};
-use std::time::SystemTime;
 
 use serde_json::Value;
 
@@ -37,69 +37,65 @@ impl Mode {
 }
 
 /// Most of a transcript the hook reads: its last 16 MiB for the final message; its first line
-/// with a `cwd` (and the first timestamp) from its head.
+/// with a `cwd` from its head.
 pub const TRANSCRIPT_TAIL: u64 = 16 << 20;
-/// How much of a transcript's head is searched for the first `cwd` and timestamp.
+/// How much of a transcript's head is searched for the first `cwd`.
 const HEAD: usize = 4 << 20;
 
-/// The `cwd` of the transcript's first line that has one, and the first timestamp seen.
-pub struct Start {
-    pub cwd: Option<PathBuf>,
-    pub began: Option<SystemTime>,
-}
-
-/// Read the session's start from the head of the transcript at `path`.
-pub fn start(path: &Path) -> Start {
-    use std::io::Read;
-    let mut head = Vec::new();
-    let read = std::fs::File::open(path).and_then(|f| f.take(HEAD as u64).read_to_end(&mut head));
-    if read.is_err() {
-        return Start {
-            cwd: None,
-            began: None,
-        };
-    }
-    let text = String::from_utf8_lossy(&head);
-    let mut cwd = None;
-    let mut began = None;
-    for line in text.lines() {
-        let Ok(value) = serde_json::from_str::<Value>(line) else {
-            continue;
-        };
-        if began.is_none() {
-            began = timestamp(&value);
-        }
-        if cwd.is_none() {
+/// The folder the session started in: the `cwd` of the first line that has one in the head of
+/// the transcript at `path`. A transcript that is not a regular file (a FIFO, a device) or cannot
+/// be read gives none: it is never opened with a blocking open (SPEC §26.3).
+pub fn start_cwd(path: &Path) -> Option<PathBuf> {
+    use std::io::{BufRead, Read};
+    let (file, _) = crate::input_file::open_regular(path).ok()?;
+    // Line by line from the head: the first line with a `cwd` is near the top of a transcript
+    // that may be many megabytes long.
+    let mut lines = std::io::BufReader::new(file.take(HEAD as u64));
+    let mut line = Vec::new();
+    while lines.read_until(b'\n', &mut line).ok()? > 0 {
+        if let Ok(value) = serde_json::from_slice::<Value>(&line) {
             let found = value["cwd"].as_str().or(value["payload"]["cwd"].as_str());
-            cwd = found.filter(|c| !c.is_empty()).map(PathBuf::from);
+            if let Some(cwd) = found.filter(|c| !c.is_empty()) {
+                return Some(PathBuf::from(cwd));
+            }
         }
-        if cwd.is_some() && began.is_some() {
-            break;
-        }
+        line.clear();
     }
-    Start { cwd, began }
+    None
 }
 
-/// A line's `timestamp` (RFC 3339, as both harnesses write it).
-fn timestamp(value: &Value) -> Option<SystemTime> {
-    let text = value["timestamp"].as_str()?;
-    let secs = u64::try_from(crate::stats::instant(text)?).ok()?;
-    Some(SystemTime::UNIX_EPOCH + std::time::Duration::from_secs(secs))
+/// The last `max` bytes of the transcript at `path`, opened without blocking (a FIFO or a device
+/// is an error naming it, never a wait).
+pub fn read_tail(path: &Path, max: u64) -> anyhow::Result<Vec<u8>> {
+    use std::io::{Read, Seek, SeekFrom};
+    let (mut file, len) = crate::input_file::open_regular(path)?;
+    file.seek(SeekFrom::Start(len.saturating_sub(max)))?;
+    let mut bytes = Vec::new();
+    file.take(max).read_to_end(&mut bytes)?;
+    Ok(bytes)
 }
 
-/// Whether the final message claims completion: an `@signal done` line, or a `VERIFIED` token
-/// as a word of its first line.
+/// Whether the final message claims completion (SPEC §26.3): an `@signal done` line, or a
+/// `VERIFIED` token at the start of the message (after blank lines and markdown emphasis) or alone
+/// on a line. `VERIFIED` in the middle of a sentence — "is this VERIFIED enough?" — claims nothing.
 pub fn message_claims(message: &str) -> bool {
     let signals_done = message.lines().any(|line| {
         let mut words = line.split_whitespace();
-        words.next() == Some("@signal") && words.next() == Some("done")
+        words.next() == Some("@signal") && words.next() == Some("done") && words.next().is_none()
     });
     let first = message.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
-    let verified = first
-        .split(|c: char| !c.is_ascii_alphanumeric() && c != '_')
-        .any(|w| w == "VERIFIED");
-    signals_done || verified
+    let opens = first
+        .trim_start_matches(MARKUP)
+        .strip_prefix("VERIFIED")
+        .is_some_and(|rest| !rest.starts_with(|c: char| c.is_alphanumeric() || c == '_'));
+    let alone = message
+        .lines()
+        .any(|l| l.trim_matches(MARKUP) == "VERIFIED");
+    signals_done || opens || alone
 }
+
+/// What may stand around a token as markdown: spaces, emphasis, a heading or quote mark, code.
+const MARKUP: &[char] = &[' ', '\t', '*', '_', '#', '>', '`', '\r'];
 
 /// Whether the status document at `path` is in a returned state.
 pub fn doc_returned(bytes: &[u8]) -> bool {
@@ -116,25 +112,6 @@ pub fn doc_returned(bytes: &[u8]) -> bool {
     })
 }
 
-/// Whether the status document at `path` changed since the session began: its mtime is later
-/// than `began`; without a start time, when it differs from `head_version` (HEAD's bytes, `None`
-/// when HEAD has none).
-pub fn doc_changed(path: &Path, began: Option<SystemTime>, head_version: Option<&[u8]>) -> bool {
-    let Ok(meta) = std::fs::symlink_metadata(path) else {
-        return false;
-    };
-    if !meta.is_file() {
-        return false;
-    }
-    match began {
-        Some(began) => meta.modified().is_ok_and(|m| m > began),
-        None => {
-            let now = crate::input_file::read(path).unwrap_or_default();
-            head_version != Some(now.as_slice())
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -149,6 +126,24 @@ mod tests {
         assert!(message_claims("VERIFIED\nall tests pass\n@signal done"));
         assert!(message_claims("finished\n@signal done"));
         assert!(message_claims("**VERIFIED** all good"));
+        assert!(message_claims("\n\n  VERIFIED: x added"));
+        assert!(message_claims("All done.\n\nVERIFIED\n"));
+        assert!(message_claims("All done.\n**VERIFIED**\n"));
+    }
+
+    /// SPEC §26.3: a question or a progress note passes whatever words it holds mid-sentence.
+    #[test]
+    fn verified_mid_sentence_is_no_claim() {
+        for text in [
+            "Is the parser VERIFIED enough, or should I add fuzzing?",
+            "The last run was VERIFIED; shall I also update the docs?",
+            "progress: VERIFIED the first half, continuing\n@signal blocked",
+            "VERIFIEDX is not a word",
+            "I will say @signal done when finished",
+            "@signal done-ish",
+        ] {
+            assert!(!message_claims(text), "{text:?}");
+        }
     }
 
     #[test]

@@ -15,6 +15,58 @@ pub fn is_ours(command: &str) -> bool {
     command.contains("closegate") && command.contains("agent stop-hook")
 }
 
+/// One of closegate's hooks in a settings file, where it stands.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Ours {
+    pub event: &'static str,
+    pub command: String,
+    /// Its `timeout` in seconds, when it names one.
+    pub timeout: Option<u64>,
+    /// The index of its group in the event's list, and of the hook in the group.
+    pub group: usize,
+    pub handler: usize,
+}
+
+/// closegate's Stop and SubagentStop hooks in a settings file's text (none when it is not JSON).
+pub fn ours(text: &str) -> Vec<Ours> {
+    let Ok(value) = serde_json::from_str::<Value>(text) else {
+        return Vec::new();
+    };
+    let mut found = Vec::new();
+    for event in EVENTS {
+        let groups = value["hooks"][event].as_array().into_iter().flatten();
+        for (group, g) in groups.enumerate() {
+            let hooks = g["hooks"].as_array().into_iter().flatten();
+            for (handler, hook) in hooks.enumerate() {
+                if let Some(command) = hook["command"].as_str().filter(|c| is_ours(c)) {
+                    found.push(Ours {
+                        event,
+                        command: command.to_string(),
+                        timeout: hook["timeout"].as_u64(),
+                        group,
+                        handler,
+                    });
+                }
+            }
+        }
+    }
+    found
+}
+
+/// The `--time-limit` a hook command passes (the hook's default when it passes none).
+pub fn time_limit_of(command: &str) -> u64 {
+    let mut words = command.split_whitespace();
+    while let Some(word) = words.next() {
+        if word == "--time-limit" {
+            return words.next().and_then(|n| n.parse().ok()).unwrap_or(600);
+        }
+        if let Some(n) = word.strip_prefix("--time-limit=") {
+            return n.parse().unwrap_or(600);
+        }
+    }
+    600
+}
+
 /// One hook group: `{"hooks": [{"type": "command", "command": …, "timeout": …}]}`; `timeout`
 /// in seconds, as both harnesses read it.
 pub fn group(command: &str, timeout: u64) -> Value {
@@ -256,7 +308,9 @@ fn ours_in_group<'n>(text: &str, group: &'n Node) -> Vec<&'n Node> {
         .collect()
 }
 
-/// Insert our entries; `None` when they are all there already (nothing to write).
+/// Insert our entries, or rewrite them in place when their command or timeout differs (a
+/// reinstall with another mode or time limit); `None` when they are all there as given (nothing
+/// to write).
 pub fn install(text: &str, name: &str, command: &str, timeout: u64) -> Result<Option<String>> {
     // A new (or empty) file starts as `{}`, edited like any other, so uninstall gives `{}` back.
     let mut out = if text.trim().is_empty() {
@@ -265,27 +319,59 @@ pub fn install(text: &str, name: &str, command: &str, timeout: u64) -> Result<Op
         text.to_string()
     };
     let mut changed = false;
+    let hook = serde_json::to_string(&group(command, timeout)["hooks"][0])?;
     for event in EVENTS {
-        let root = checked(&out, name)?;
-        let entry = serde_json::to_string(&group(command, timeout))?;
-        let edit = match member(&root, "hooks") {
-            None => {
-                let value = format!("{{\"{event}\": [{entry}]}}");
-                insert_member(&root, "hooks", &value)
-            }
-            Some((_, hooks)) => match member(hooks, event) {
-                None => insert_member(hooks, event, &format!("[{entry}]")),
-                Some((_, list)) if has_ours(&out, list) => None,
-                Some((_, list)) => Some(insert_item(list, &entry)),
-            },
-        };
-        if let Some((at, insert)) = edit {
-            out.insert_str(at, &insert);
+        // One edit at a time, rescanning after each: spans shift.
+        loop {
+            let root = checked(&out, name)?;
+            let entry = serde_json::to_string(&group(command, timeout))?;
+            let edit = match member(&root, "hooks") {
+                None => {
+                    let value = format!("{{\"{event}\": [{entry}]}}");
+                    insert_member(&root, "hooks", &value).map(|(at, t)| (at..at, t))
+                }
+                Some((_, hooks)) => match member(hooks, event) {
+                    None => insert_member(hooks, event, &format!("[{entry}]"))
+                        .map(|(at, t)| (at..at, t)),
+                    Some((_, list)) if has_ours(&out, list) => {
+                        stale_ours(&out, list, command, timeout).map(|span| (span, hook.clone()))
+                    }
+                    Some((_, list)) => {
+                        let (at, t) = insert_item(list, &entry);
+                        Some((at..at, t))
+                    }
+                },
+            };
+            let Some((range, insert)) = edit else {
+                break;
+            };
+            out.replace_range(range, &insert);
             changed = true;
         }
     }
     checked(&out, name)?;
     Ok(changed.then_some(out))
+}
+
+/// The span of the first of our hook objects in an event's list whose command or timeout is not
+/// the one given.
+fn stale_ours(
+    text: &str,
+    list: &Node,
+    command: &str,
+    timeout: u64,
+) -> Option<std::ops::Range<usize>> {
+    let Kind::Array(groups) = &list.kind else {
+        return None;
+    };
+    groups
+        .iter()
+        .flat_map(|g| ours_in_group(text, g))
+        .find_map(|hook| {
+            let value: Value = serde_json::from_str(&text[hook.start..hook.end]).ok()?;
+            let same = value["command"] == command && value["timeout"] == timeout;
+            (!same).then_some(hook.start..hook.end)
+        })
 }
 
 /// The insertion point and text of a new member `"key": value` in an object node.
@@ -435,6 +521,33 @@ mod tests {
             );
             assert_eq!(uninstall(original, "f").unwrap(), None);
         }
+    }
+
+    /// SPEC §26.3: reinstalling with another time limit rewrites our entries in place (same
+    /// position, every other byte kept), never leaving the old timeout behind.
+    #[test]
+    fn reinstall_rewrites_our_entry_in_place() {
+        let original = "{\"hooks\": {\"Stop\": [{\"hooks\": [{\"type\": \"command\", \"command\": \"say\"}]}]}, \"z\": 1}";
+        let first = install(original, "f", CMD, 630).unwrap().unwrap();
+        let other = "closegate agent stop-hook --target claude-code --mode always";
+        let second = install(&first, "f", other, 990).unwrap().unwrap();
+        let value: Value = serde_json::from_str(&second).unwrap();
+        for event in EVENTS {
+            let groups = value["hooks"][event].as_array().unwrap();
+            let ours: Vec<&Value> = groups
+                .iter()
+                .flat_map(|g| g["hooks"].as_array().unwrap())
+                .filter(|h| is_ours(h["command"].as_str().unwrap()))
+                .collect();
+            assert_eq!(ours.len(), 1, "{second}");
+            assert_eq!(
+                (ours[0]["command"].as_str(), ours[0]["timeout"].as_u64()),
+                (Some(other), Some(990))
+            );
+        }
+        assert_eq!(value["hooks"]["Stop"][0]["hooks"][0]["command"], "say");
+        assert_eq!(install(&second, "f", other, 990).unwrap(), None);
+        assert_eq!(uninstall(&second, "f").unwrap().unwrap(), original);
     }
 
     #[test]

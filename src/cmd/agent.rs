@@ -1,16 +1,18 @@
-//! `closegate agent`: the stop hook of the harnesses agents run in, and its settings (SPEC §18).
+//! `closegate agent`: the stop hook of the harnesses agents run in, its settings, and whether the
+//! hook as installed would run (SPEC §18, §26.3).
 
 use std::io::{Read, Write};
-use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::path::Path;
 use std::time::{Duration, Instant};
 
-use anyhow::{Context, Result, bail};
-use serde_json::{Value, json};
+use anyhow::{Context, Result};
+use serde_json::json;
 
-use crate::agent::session::{self, Mode};
-use crate::agent::{self, StopInput, Target, settings};
-use crate::finding::Severity;
+use crate::agent::blocks::{self, Counter};
+use crate::agent::install::{self, DEFAULT_TIME_LIMIT, Scope};
+use crate::agent::session::Mode;
+use crate::agent::stop::{self, How, Judged};
+use crate::agent::{self, Target, settings};
 use crate::ledger::{self, SignalFields};
 use crate::repo::Repo;
 
@@ -19,17 +21,6 @@ use crate::repo::Repo;
 pub struct Args {
     #[command(subcommand)]
     pub command: AgentCommand,
-}
-
-/// Where `install` writes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum Scope {
-    /// The project's shared settings (`.claude/settings.json`, `.codex/hooks.json`)
-    Project,
-    /// The project's uncommitted settings (`.claude/settings.local.json`; Claude Code only)
-    Local,
-    /// The user's settings (`~/.claude/settings.json`, `~/.codex/hooks.json`)
-    User,
 }
 
 #[derive(Debug, clap::Subcommand)]
@@ -86,6 +77,16 @@ pub enum AgentCommand {
         #[arg(long, value_enum, default_value_t = Scope::Project)]
         scope: Scope,
     },
+    /// Say whether the stop hook as installed would run for this worktree: each reason it would
+    /// not is an agent-hook-inactive warning naming the fix. Exit 0 when it would run, 1 when not
+    Doctor {
+        /// The harness (default: each one closegate's hook is installed for)
+        #[arg(long, value_enum)]
+        target: Option<Target>,
+        /// Print one JSON object (`ok` and every finding)
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 pub fn run(args: Args, _color: bool) -> Result<i32> {
@@ -104,18 +105,19 @@ pub fn run(args: Args, _color: bool) -> Result<i32> {
             let how = How {
                 flags: &flags,
                 mode,
+                target,
                 deadline: Instant::now() + hook_budget(time_limit),
             };
-            Ok(stop_hook(target, max_blocks, &how))
+            Ok(stop_hook(max_blocks, &how))
         }
         AgentCommand::Instructions { target } => {
             writeln!(crate::term::stdout(), "{}", agent::instructions(target))?;
             Ok(0)
         }
         AgentCommand::Hooks { target } => {
-            let limit = time_limit_from_base();
+            let limit = install::time_limit(&cwd()?);
             let command = target.command_with(Mode::Claims, limit);
-            let snippet = settings::snippet(&command, limit);
+            let snippet = settings::snippet(&command, install::harness_timeout(limit));
             let text = serde_json::to_string_pretty(&snippet)?;
             writeln!(crate::term::stdout(), "{text}")?;
             Ok(0)
@@ -141,16 +143,20 @@ pub fn run(args: Args, _color: bool) -> Result<i32> {
             }
             Ok(0)
         }
+        AgentCommand::Doctor { target, json } => doctor(target, json),
     }
+}
+
+fn cwd() -> Result<std::path::PathBuf> {
+    std::env::current_dir().context("cannot read the current directory")
 }
 
 /// Most input a hook reads (SPEC §11's bound on input files).
 const MAX_INPUT: u64 = 16 << 20;
-/// Most characters of the reason fed back to the agent.
-const MAX_REASON: usize = 2000;
 
 /// The stop hook never fails the harness: every outcome is exit 0.
-fn stop_hook(target: Target, max_blocks: u32, how: &How<'_>) -> i32 {
+fn stop_hook(max_blocks: u32, how: &How<'_>) -> i32 {
+    let target = how.target;
     let mut bytes = Vec::new();
     let read = std::io::stdin().take(MAX_INPUT + 1).read_to_end(&mut bytes);
     let input = match read {
@@ -160,7 +166,7 @@ fn stop_hook(target: Target, max_blocks: u32, how: &How<'_>) -> i32 {
         }
         Ok(_) => agent::parse_input(&bytes),
     };
-    let outcome = input.and_then(|input| judge(&input, how).map(|j| (input, j)));
+    let outcome = input.and_then(|input| stop::judge(&input, how).map(|j| (input, j)));
     // What the harness parses: written under -q too.
     let mut out = crate::term::stdout();
     match outcome {
@@ -176,25 +182,16 @@ fn stop_hook(target: Target, max_blocks: u32, how: &How<'_>) -> i32 {
             );
             let _ = out.write_all(target.accept_output().as_bytes());
         }
-        Ok((_input, judged)) => {
-            let blocks = Blocks::new(&judged.common, &judged.root);
-            if judged.refused.is_empty() {
-                blocks.reset();
-                let _ = out.write_all(target.accept_output().as_bytes());
-            } else if blocks.count() >= max_blocks {
-                blocks.reset();
-                record_gave_up(&judged, target, max_blocks);
-                eprintln!(
-                    "closegate agent stop-hook: {max_blocks} consecutive blocks for {}; \
-                     the stop is let through (recorded)",
-                    judged.root.display()
-                );
-                let _ = out.write_all(target.accept_output().as_bytes());
-            } else {
-                blocks.increment();
-                let reason = reason(&judged);
-                let line = json!({"decision": "block", "reason": reason});
-                let _ = writeln!(out, "{line}");
+        Ok((input, judged)) => {
+            let block = decide(&judged, max_blocks, input.stop_hook_active, how);
+            match block {
+                None => {
+                    let _ = out.write_all(target.accept_output().as_bytes());
+                }
+                Some(reason) => {
+                    let line = json!({"decision": "block", "reason": reason});
+                    let _ = writeln!(out, "{line}");
+                }
             }
         }
     }
@@ -202,326 +199,52 @@ fn stop_hook(target: Target, max_blocks: u32, how: &How<'_>) -> i32 {
     0
 }
 
-/// How the hook judges: flags for `signal` and `guard`, the mode, and when it must have answered.
-struct How<'a> {
-    flags: &'a [&'a str],
-    mode: Mode,
-    deadline: Instant,
+/// Block (the reason) or let the stop through (`None`), counting consecutive blocks and recording
+/// a give-up or an acceptance on a reused verdict.
+fn decide(judged: &Judged, max_blocks: u32, active: bool, how: &How<'_>) -> Option<String> {
+    let target = how.target;
+    let counter = judged
+        .common
+        .as_ref()
+        .map(|c| Counter::new(c, &judged.root));
+    if judged.refused.is_empty() {
+        if let Some(counter) = &counter {
+            let _ = counter.reset();
+        }
+        if judged.reused.is_some() {
+            record_reused(judged, target);
+        }
+        return None;
+    }
+    let verdict = match &counter {
+        Some(counter) => blocks::decide(counter, max_blocks, active),
+        None if active => blocks::Verdict::GiveUp(Some("no repository to keep it in".into())),
+        None => blocks::Verdict::Block,
+    };
+    match verdict {
+        blocks::Verdict::Block => Some(stop::reason(judged, how.mode)),
+        blocks::Verdict::GiveUp(unkept) => {
+            record_gave_up(judged, target, max_blocks, unkept.as_deref());
+            let why = match &unkept {
+                None => format!("{max_blocks} consecutive blocks"),
+                Some(w) => format!(
+                    "a second consecutive block (the block counter cannot be kept: {})",
+                    crate::render::escape(w)
+                ),
+            };
+            eprintln!(
+                "closegate agent stop-hook: {why} for {}; the stop is let through (recorded)",
+                judged.root.display()
+            );
+            None
+        }
+    }
 }
-
-/// The hook's time limit when `--time-limit` is not given (SPEC §18).
-const DEFAULT_TIME_LIMIT: u64 = 600;
-
 /// The time the hook gives `signal` and `guard`: its limit less a margin for starting, reading and
 /// answering (a tenth, at least 5 s and at most 30 s).
 fn hook_budget(time_limit: u64) -> Duration {
     let margin = (time_limit / 10).clamp(5, 30);
     Duration::from_secs(time_limit.saturating_sub(margin).max(1))
-}
-
-/// What the stop hook found in the worktree.
-struct Judged {
-    root: PathBuf,
-    common: PathBuf,
-    /// `(code, message)` of every finding that refused the stop, in order, without repeats.
-    refused: Vec<(String, String)>,
-    /// The last lines of each failing check's output, by check name.
-    outputs: Vec<(String, Vec<String>)>,
-}
-
-/// Run `signal` and `guard` (SPEC §10, with their records) on the agent's final message in the
-/// worktree the session started in. In `claims` mode a stop that claims nothing (no `@signal
-/// done`, no `VERIFIED`, no status document returned since the session began) is accepted without
-/// judging. `Err` is a one-line reason the input could not be judged.
-fn judge(input: &StopInput, how: &How<'_>) -> Result<Judged, String> {
-    let start = input.transcript().map(|t| session::start(t));
-    let cwd = start
-        .as_ref()
-        .and_then(|s| s.cwd.clone())
-        .unwrap_or_else(|| input.cwd.clone());
-    let repo = Repo::discover(&cwd).map_err(|e| format!("cwd {}: {e:#}", cwd.display()))?;
-    let Some(root) = repo.workdir() else {
-        return Err(format!("cwd {} is in a bare repository", cwd.display()));
-    };
-    let common = repo.common_dir();
-    let message = final_message(input)?;
-    let mut judged = Judged {
-        root,
-        common,
-        refused: Vec::new(),
-        outputs: Vec::new(),
-    };
-    if how.mode == Mode::Claims && !session::message_claims(&message) {
-        let began = start.as_ref().and_then(|s| s.began);
-        if !doc_claims(&repo, &judged.root, began) {
-            return Ok(judged);
-        }
-    }
-    drop(repo);
-    for command in ["signal", "guard"] {
-        let report = match run_self(command, &judged.root, &message, how)? {
-            Ran::Accepted => continue,
-            Ran::Refused(report) => report,
-            Ran::OutOfTime => {
-                let finding = running_finding(how);
-                judged
-                    .refused
-                    .push((finding.code.to_string(), finding.message));
-                break;
-            }
-        };
-        collect(&report, &mut judged);
-    }
-    Ok(judged)
-}
-
-/// `checks-running`: the checks could not finish within the hook's time bound.
-fn running_finding(how: &How<'_>) -> crate::finding::Finding {
-    let _ = how;
-    crate::finding::Finding::new(
-        crate::catalog::Code::ChecksRunning,
-        "the checks could not finish before the hook's time limit: run `closegate check` and \
-         stop again (its result is recorded and reused)",
-    )
-}
-
-/// The refusing findings of a `signal` or `guard` report, and its failing checks' output.
-fn collect(report: &Value, judged: &mut Judged) {
-    for f in report["findings"].as_array().into_iter().flatten() {
-        let severity = f["severity"].as_str().unwrap_or_default();
-        if severity == Severity::Warning.as_str() {
-            continue;
-        }
-        let code = f["code"].as_str().unwrap_or_default().to_string();
-        let msg = f["message"].as_str().unwrap_or_default().to_string();
-        if !judged.refused.iter().any(|(c, m)| *c == code && *m == msg) {
-            judged.refused.push((code, msg));
-        }
-    }
-    let mut runs: Vec<&Value> = Vec::new();
-    for checks in [&report["checks"], &report["report"]["checks"]] {
-        runs.extend(checks.as_array().into_iter().flatten());
-    }
-    for run in runs {
-        let failed = run["exit_code"] != 0 || run["timed_out"] == true;
-        let name = run["name"].as_str().unwrap_or_default().to_string();
-        if !failed || judged.outputs.iter().any(|(n, _)| *n == name) {
-            continue;
-        }
-        let lines: Vec<String> = (run["output"].as_array().into_iter().flatten())
-            .filter_map(|l| l.as_str().map(str::to_string))
-            .collect();
-        let tail = lines.len().saturating_sub(BLOCK_TAIL);
-        judged.outputs.push((name, lines[tail..].to_vec()));
-    }
-}
-
-/// Lines of each failing check's output in a block's reason.
-const BLOCK_TAIL: usize = 20;
-
-/// Whether the worktree's status document is in a returned state and changed since the session
-/// began (SPEC §18): a claim made in the document rather than the message.
-fn doc_claims(repo: &Repo, root: &Path, began: Option<std::time::SystemTime>) -> bool {
-    let status_file = crate::inputs::trusted_config(repo, None, None)
-        .map(|t| t.config.status_file)
-        .unwrap_or_else(|_| crate::config::DEFAULT_STATUS_FILE.to_string());
-    let path = root.join(&status_file);
-    let Ok(bytes) = crate::input_file::read(&path) else {
-        return false;
-    };
-    if !session::doc_returned(&bytes) {
-        return false;
-    }
-    let head = repo
-        .worktree_head(root)
-        .and_then(|h| repo.read_blob(h, &status_file));
-    session::doc_changed(&path, began, head.as_deref())
-}
-
-/// The agent's final message: `last_assistant_message`, else the transcript's last assistant
-/// message (read from its last 16 MiB).
-fn final_message(input: &StopInput) -> Result<String, String> {
-    if let Some(message) = &input.last_assistant_message {
-        return Ok(message.clone());
-    }
-    let Some(path) = input.transcript() else {
-        return Err(
-            "the hook input has neither `last_assistant_message` nor a transcript path".into(),
-        );
-    };
-    let bytes = read_tail(path, session::TRANSCRIPT_TAIL)
-        .map_err(|e| format!("cannot read the transcript {}: {e}", path.display()))?;
-    agent::last_assistant_text(&bytes).ok_or_else(|| {
-        format!(
-            "the transcript {} holds no assistant message",
-            path.display()
-        )
-    })
-}
-
-/// The last `max` bytes of a file.
-fn read_tail(path: &Path, max: u64) -> std::io::Result<Vec<u8>> {
-    use std::io::{Seek, SeekFrom};
-    let mut file = std::fs::File::open(path)?;
-    let len = file.metadata()?.len();
-    file.seek(SeekFrom::Start(len.saturating_sub(max)))?;
-    let mut bytes = Vec::new();
-    file.take(max).read_to_end(&mut bytes)?;
-    Ok(bytes)
-}
-
-/// How a `signal` or `guard` run ended.
-enum Ran {
-    Accepted,
-    Refused(Value),
-    /// The hook's time bound passed first; the run was killed.
-    OutOfTime,
-}
-
-/// Run `closegate COMMAND - --worktree ROOT --format json` on `message` until `how.deadline`.
-/// `Err` when it reached no decision.
-fn run_self(command: &str, root: &Path, message: &str, how: &How<'_>) -> Result<Ran, String> {
-    let exe = std::env::current_exe().map_err(|e| format!("cannot find closegate itself: {e}"))?;
-    let mut cmd = Command::new(exe);
-    cmd.arg(command)
-        .arg("-")
-        .arg("--worktree")
-        .arg(root)
-        .args(["--format", "json"])
-        .current_dir(root)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .args(how.flags);
-    let mut child = cmd
-        .spawn()
-        .map_err(|e| format!("cannot run closegate {command}: {e}"))?;
-    if let Some(mut stdin) = child.stdin.take() {
-        let _ = stdin.write_all(message.as_bytes());
-    }
-    let Some(out) = wait_until(child, how.deadline)? else {
-        return Ok(Ran::OutOfTime);
-    };
-    match out.status.code() {
-        Some(0) => Ok(Ran::Accepted),
-        Some(1) => serde_json::from_slice(&out.stdout)
-            .map(Ran::Refused)
-            .map_err(|e| format!("closegate {command} printed no report: {e}")),
-        _ => {
-            let err = String::from_utf8_lossy(&out.stderr);
-            let first = err.lines().next().unwrap_or("no message");
-            Err(format!("closegate {command} reached no decision: {first}"))
-        }
-    }
-}
-
-/// Wait for `child` (reading its output meanwhile) until `deadline`; `None` when the deadline
-/// passed first and the child was killed (its checks die with it).
-fn wait_until(
-    mut child: std::process::Child,
-    deadline: Instant,
-) -> Result<Option<std::process::Output>, String> {
-    let readers = [
-        child.stdout.take().map(spawn_reader),
-        child.stderr.take().map(spawn_reader),
-    ];
-    loop {
-        match child.try_wait() {
-            Ok(Some(status)) => {
-                let [stdout, stderr] =
-                    readers.map(|r| r.and_then(|h| h.join().ok()).unwrap_or_default());
-                return Ok(Some(std::process::Output {
-                    status,
-                    stdout,
-                    stderr,
-                }));
-            }
-            Ok(None) if Instant::now() >= deadline => {
-                let _ = child.kill();
-                let _ = child.wait();
-                return Ok(None);
-            }
-            Ok(None) => std::thread::sleep(Duration::from_millis(50)),
-            Err(e) => return Err(format!("cannot wait for closegate: {e}")),
-        }
-    }
-}
-
-fn spawn_reader(mut pipe: impl Read + Send + 'static) -> std::thread::JoinHandle<Vec<u8>> {
-    std::thread::spawn(move || {
-        let mut bytes = Vec::new();
-        let _ = pipe.read_to_end(&mut bytes);
-        bytes
-    })
-}
-
-/// The reason fed back to the agent: each finding's code and message (each code once), the last
-/// 20 lines of each failing check's output, then what to do, at most 2,000 characters.
-fn reason(judged: &Judged) -> String {
-    let what_to_do = "\nWhat to do: fix what is named above and commit; run `closegate close` \
-                      (it writes the status document from git), then `closegate check`; end with \
-                      a final message whose first line starts with the verdict token `closegate \
-                      check` printed (VERIFIED, UNVERIFIED, PENDING_REVIEW or FAIL) and whose last \
-                      line is `@signal done` (or `@signal blocked` / `@signal no_op`).";
-    let mut text = String::from("closegate refused this stop:");
-    let mut seen: Vec<&str> = Vec::new();
-    for (code, msg) in &judged.refused {
-        if seen.contains(&code.as_str()) {
-            continue;
-        }
-        seen.push(code);
-        text.push_str(&format!("\n- {code}: {msg}"));
-    }
-    for (name, lines) in &judged.outputs {
-        text.push_str(&format!("\nlast lines of check `{name}`:"));
-        for line in lines {
-            text.push_str(&format!("\n  | {line}"));
-        }
-    }
-    let room = MAX_REASON.saturating_sub(what_to_do.chars().count());
-    if text.chars().count() > room {
-        text = text.chars().take(room.saturating_sub(1)).collect();
-        text.push('…');
-    }
-    text.push_str(what_to_do);
-    text
-}
-
-/// The consecutive-blocks counter of one worktree, in the common dir.
-struct Blocks {
-    path: Option<PathBuf>,
-}
-
-impl Blocks {
-    fn new(common: &Path, root: &Path) -> Blocks {
-        use sha2::{Digest, Sha256};
-        let digest = Sha256::digest(root.as_os_str().as_encoded_bytes());
-        let name: String = digest.iter().take(12).map(|b| format!("{b:02x}")).collect();
-        let dir = crate::record::dir(common).join("stop-hook");
-        Blocks {
-            path: std::fs::create_dir_all(&dir).ok().map(|_| dir.join(name)),
-        }
-    }
-
-    fn count(&self) -> u32 {
-        let Some(path) = &self.path else { return 0 };
-        std::fs::read_to_string(path)
-            .ok()
-            .and_then(|t| t.trim().parse().ok())
-            .unwrap_or(0)
-    }
-
-    fn increment(&self) {
-        if let Some(path) = &self.path {
-            let _ = std::fs::write(path, format!("{}\n", self.count().saturating_add(1)));
-        }
-    }
-
-    fn reset(&self) {
-        if let Some(path) = &self.path {
-            let _ = std::fs::remove_file(path);
-        }
-    }
 }
 
 /// The `signal` record of an input that could not be judged: `accepted: null`.
@@ -543,8 +266,12 @@ fn record_malformed(cwd: Option<&Path>, target: Target, why: &str) {
     let _ = ledger::stop_hook_record(None, Vec::new(), fields).append(&common);
 }
 
-/// The record that the loop guard let a refused stop through.
-fn record_gave_up(judged: &Judged, target: Target, max_blocks: u32) {
+/// The record that the loop guard let a refused stop through; `unkept` says why the block counter
+/// could not be kept (the harness's `stop_hook_active` decided then).
+fn record_gave_up(judged: &Judged, target: Target, max_blocks: u32, unkept: Option<&str>) {
+    let Some(common) = &judged.common else {
+        return;
+    };
     // SPEC §6 closes the set of events: the stop hook judged a signal, so this is a `signal`
     // record — not accepted, but let through (`gave_up`).
     let fields = SignalFields {
@@ -552,97 +279,95 @@ fn record_gave_up(judged: &Judged, target: Target, max_blocks: u32) {
         gave_up: Some(true),
         max_blocks: Some(max_blocks),
         hook: Some(target.as_str().to_string()),
-        error: None,
+        error: unkept
+            .map(|w| format!("the block counter cannot be kept ({w}): stop_hook_active decided")),
         checks: Vec::new(),
     };
     let worktree = Some(judged.root.display().to_string());
     let codes = judged.refused.iter().map(|(c, _)| c.to_string()).collect();
-    let _ = ledger::stop_hook_record(worktree, codes, fields).append(&judged.common);
+    let _ = ledger::stop_hook_record(worktree, codes, fields).append(common);
 }
 
-/// The settings file of a harness at a scope.
-pub fn settings_path(target: Target, scope: Scope) -> Result<PathBuf> {
-    let home = || -> Result<PathBuf> {
-        std::env::var_os("HOME")
-            .filter(|h| !h.is_empty())
-            .map(PathBuf::from)
-            .context("HOME is not set: cannot find the user's settings")
+/// The record of a stop accepted on the verdict already recorded for its branch at its commit.
+fn record_reused(judged: &Judged, target: Target) {
+    let (Some(common), Some(reused)) = (&judged.common, &judged.reused) else {
+        return;
     };
-    let project = || -> Result<PathBuf> {
-        let cwd = std::env::current_dir().context("cannot read the current directory")?;
-        Ok(Repo::discover(&cwd)
-            .ok()
-            .and_then(|r| r.workdir())
-            .unwrap_or(cwd))
+    let fields = SignalFields {
+        accepted: Some(true),
+        hook: Some(target.as_str().to_string()),
+        ..SignalFields::default()
     };
-    Ok(match (target, scope) {
-        (Target::ClaudeCode, Scope::Project) => project()?.join(".claude/settings.json"),
-        (Target::ClaudeCode, Scope::Local) => project()?.join(".claude/settings.local.json"),
-        (Target::ClaudeCode, Scope::User) => home()?.join(".claude/settings.json"),
-        (Target::Codex, Scope::Project) => project()?.join(".codex/hooks.json"),
-        (Target::Codex, Scope::User) => match std::env::var_os("CODEX_HOME") {
-            Some(dir) if !dir.is_empty() => PathBuf::from(dir).join("hooks.json"),
-            _ => home()?.join(".codex/hooks.json"),
-        },
-        (Target::Codex, Scope::Local) => {
-            bail!("--scope local: Codex has no local settings file; use project or user")
-        }
-    })
+    let worktree = Some(judged.root.display().to_string());
+    let mut record = ledger::stop_hook_record(worktree, Vec::new(), fields);
+    record.commit = Some(reused.commit.to_string());
+    record.branch = Some(reused.branch.clone());
+    record.slug = Some(reused.slug.clone());
+    record.claimed = Some("done".to_string());
+    // The claim and what it was decided under (SPEC §26.1): the decision accepted on.
+    let on = &reused.on;
+    record.claimed_commit = on.claimed_commit.clone();
+    record.config = on.config.clone();
+    record.config_source = on.config_source.clone();
+    record.base = on.base.clone();
+    record.base_commit = on.base_commit.clone();
+    record.base_source = on.base_source.clone();
+    record.contract = Some(on.contract().map(str::to_string));
+    let _ = record.append(common);
 }
 
-/// `install` (`add`) or `uninstall` our entries in the settings file.
-fn install(target: Target, scope: Scope, mode: Option<Mode>) -> Result<i32> {
+/// `install` (`mode` given) or `uninstall` our entries, and say what was done.
+fn install(target: Target, scope: Scope, mode: Option<agent::session::Mode>) -> Result<i32> {
+    let outcome = install::run(target, scope, mode, &cwd()?)?;
+    let name = outcome.file.display().to_string();
     let add = mode.is_some();
-    let limit = time_limit_from_base();
-    let path = settings_path(target, scope)?;
-    // A settings file that is a symlink (dotfiles) is edited where it points.
-    let path = match std::fs::symlink_metadata(&path) {
-        Ok(meta) if meta.file_type().is_symlink() => std::fs::canonicalize(&path)
-            .with_context(|| format!("{} is a dangling symlink", path.display()))?,
-        _ => path,
-    };
-    let existing = match std::fs::symlink_metadata(&path) {
-        Ok(_) => {
-            let bytes = crate::input_file::read(&path)
-                .with_context(|| format!("cannot read {}", path.display()))?;
-            Some(
-                String::from_utf8(bytes)
-                    .map_err(|_| anyhow::anyhow!("{} is not UTF-8", path.display()))?,
-            )
-        }
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
-        Err(e) => return Err(e).with_context(|| format!("cannot read {}", path.display())),
-    };
-    let name = path.display().to_string();
-    let changed = match (add, &existing) {
-        (true, text) => {
-            let command = target.command_with(mode.unwrap_or(Mode::Claims), limit);
-            settings::install(text.as_deref().unwrap_or(""), &name, &command, limit)?
-        }
-        (false, Some(text)) => settings::uninstall(text, &name)?,
-        (false, None) => None,
-    };
     let mut out = crate::term::human();
-    match changed {
-        None if add => writeln!(out, "already installed in {name}")?,
-        None => writeln!(out, "no closegate entries in {name}")?,
-        Some(text) => {
-            crate::fsutil::write_atomic(&path, text.as_bytes())?;
-            let verb = if add {
-                "installed the Stop and SubagentStop hooks in"
+    match (outcome.changed, add) {
+        (false, true) => writeln!(out, "already installed in {name}")?,
+        (false, false) => writeln!(out, "no closegate entries in {name}")?,
+        (true, true) => writeln!(out, "installed the Stop and SubagentStop hooks in {name}")?,
+        (true, false) => writeln!(out, "removed closegate's hooks from {name}")?,
+    }
+    if let Some((config, done)) = &outcome.trust {
+        let shown = config.display();
+        if done.changed {
+            let what = if add {
+                "trusted closegate's hooks"
             } else {
-                "removed closegate's hooks from"
+                "dropped the trust of closegate's hooks"
             };
-            writeln!(out, "{verb} {name}")?;
+            writeln!(
+                out,
+                "{what} in {shown} (Codex skips an untrusted or changed hook without a word)"
+            )?;
+        }
+        if done.trusted_project {
+            let root = outcome
+                .file
+                .parent()
+                .and_then(Path::parent)
+                .unwrap_or(Path::new("."));
+            writeln!(
+                out,
+                "trusted the project {} in {shown}: Codex loads no hook of an untrusted project",
+                root.display()
+            )?;
+        }
+        if done.untrusted_project {
+            writeln!(
+                out,
+                "warning agent-hook-inactive: the project is marked untrusted in {shown}, so Codex \
+                 loads none of its hooks: set its trust_level to \"trusted\""
+            )?;
         }
     }
     if add {
-        install_notes(&mut out, target, scope, &path, limit)?;
+        install_notes(&mut out, target, scope, &outcome.file, outcome.limit)?;
     }
     Ok(0)
 }
 
-/// SPEC §18: what `install` tells the user besides what it wrote.
+/// SPEC §18, §26.3: what `install` tells the user besides what it wrote.
 fn install_notes(
     out: &mut impl Write,
     target: Target,
@@ -652,21 +377,27 @@ fn install_notes(
 ) -> Result<()> {
     writeln!(
         out,
-        "hook timeout {limit} s: the configured checks' longest chain plus 60 s (a claim whose \
-         checks cannot finish in time is blocked with checks-running)"
+        "time limit {limit} s (the configured checks' longest chain plus 60 s; a claim whose \
+         checks cannot finish in time is blocked with checks-running), harness timeout {} s",
+        install::harness_timeout(limit)
     )?;
     if scope == Scope::Project {
         let shown = path.display();
+        let also = if target == Target::Codex {
+            " (Codex reads it from the main checkout for every worktree that has a .codex/ folder)"
+        } else {
+            ""
+        };
         writeln!(
             out,
             "commit {shown} to the base branch: worktrees made from it get the hook, worktrees made \
-             before do not (`closegate validate` warns while the base lacks it)"
+             before do not (`closegate validate` warns while the base lacks it){also}"
         )?;
     }
     writeln!(
         out,
         "tell the agent the protocol: `closegate agent instructions --target {}` prints the \
-         paragraph for {}",
+         paragraph for {}; `closegate agent doctor` says whether the hook would run",
         target.as_str(),
         if target == Target::Codex {
             "AGENTS.md"
@@ -677,19 +408,61 @@ fn install_notes(
     Ok(())
 }
 
-/// The hook's time limit: the base configuration's longest chain of checks (their timeouts
-/// summed, divided among `jobs`) plus 60 s, and never below the default 600 s.
-fn time_limit_from_base() -> u64 {
-    let config = std::env::current_dir()
-        .ok()
-        .and_then(|cwd| Repo::discover(&cwd).ok())
-        .and_then(|repo| crate::inputs::trusted_config(&repo, None, None).ok())
-        .map(|t| t.config);
-    let Some(config) = config else {
-        return DEFAULT_TIME_LIMIT;
+/// `agent doctor`: every reason the installed hook would not run; 1 when there is one.
+fn doctor(target: Option<Target>, json: bool) -> Result<i32> {
+    let here = cwd()?;
+    let targets: Vec<Target> = match target {
+        Some(t) => vec![t],
+        None => {
+            let both = [Target::ClaudeCode, Target::Codex];
+            let installed: Vec<Target> = both
+                .into_iter()
+                .filter(|t| agent::doctor::is_installed(*t, &here))
+                .collect();
+            if installed.is_empty() {
+                both.to_vec()
+            } else {
+                installed
+            }
+        }
     };
-    let total: u64 = config.checks.iter().map(|c| c.timeout_s).sum();
-    let longest = config.checks.iter().map(|c| c.timeout_s).max().unwrap_or(0);
-    let chain = (total / config.jobs.max(1) as u64).max(longest);
-    (chain + 60).max(DEFAULT_TIME_LIMIT)
+    let mut findings = Vec::new();
+    for t in &targets {
+        for f in agent::doctor::check(*t, &here)? {
+            findings.push((*t, f));
+        }
+    }
+    let ok = findings.is_empty();
+    if json {
+        let list: Vec<serde_json::Value> = findings
+            .iter()
+            .map(|(t, f)| {
+                json!({"target": t.as_str(), "code": f.code.as_str(),
+                       "severity": f.severity.as_str(), "message": f.message})
+            })
+            .collect();
+        let targets: Vec<&str> = targets.iter().map(|t| t.as_str()).collect();
+        let value = json!({"schema": crate::report::SCHEMA, "ok": ok, "targets": targets, "findings": list});
+        crate::render::write_json(&value, &mut crate::term::stdout())?;
+    } else {
+        let mut out = crate::term::stdout();
+        for (t, f) in &findings {
+            writeln!(
+                out,
+                "warning {} ({}): {}",
+                f.code.as_str(),
+                t.as_str(),
+                crate::render::escape(&f.message)
+            )?;
+        }
+        if ok {
+            let names: Vec<&str> = targets.iter().map(|t| t.as_str()).collect();
+            writeln!(
+                out,
+                "ok: the stop hook runs as installed ({})",
+                names.join(", ")
+            )?;
+        }
+    }
+    Ok(if ok { 0 } else { 1 })
 }

@@ -164,6 +164,7 @@ fn readiness_notes(
         }
         if let Some(root) = repo.workdir() {
             notes.extend(readiness::hook_not_on_base(repo, &root, name, *id));
+            notes.extend(hook_inactive(&root));
         }
         if args.run {
             let blob = match &args.config {
@@ -197,6 +198,18 @@ fn readiness_notes(
         }
     }
     Ok(notes)
+}
+
+/// SPEC §26.3: `agent-hook-inactive` for each harness whose stop hook is installed here and
+/// would not run as installed (what `closegate agent doctor` reports).
+fn hook_inactive(root: &std::path::Path) -> Vec<String> {
+    use crate::agent::{Target, doctor};
+    [Target::ClaudeCode, Target::Codex]
+        .into_iter()
+        .filter(|t| doctor::is_installed(*t, root))
+        .flat_map(|t| doctor::check(t, root).unwrap_or_default())
+        .map(|f| format!("warning {}: {}", f.code, escape(&f.message)))
+        .collect()
 }
 
 /// The problem when no base branch resolves: the `--base` given, or none of the defaults.

@@ -8,13 +8,13 @@ use serde_json::{Value, json};
 use crate::fixture::{Fixture, closegate, closegate_stdin, parts};
 use crate::scene::Scene;
 
-const PASSING_CONFIG: &str =
+pub const PASSING_CONFIG: &str =
     "[[checks]]\nname = \"smoke\"\nrun = \"test -f src/lib.rs\"\ntimeout_s = 60\n";
-const FALSE_DONE: &str = "VERIFIED: everything is done\n\n@signal done\n";
-const REAL_DONE: &str = "VERIFIED: x added, closegate check passed\n\n@signal done\n";
+pub const FALSE_DONE: &str = "VERIFIED: everything is done\n\n@signal done\n";
+pub const REAL_DONE: &str = "VERIFIED: x added, closegate check passed\n\n@signal done\n";
 
 /// The stop-hook tests' verb on a scene (`Scene::returned`).
-trait Finishing {
+pub trait Finishing {
     fn close(&self);
 }
 
@@ -36,7 +36,7 @@ impl Finishing for Scene {
 }
 
 /// Claude Code's Stop input, as its hooks reference documents it.
-fn claude_stop(cwd: &Path, message: Option<&str>, transcript: &str) -> Value {
+pub fn claude_stop(cwd: &Path, message: Option<&str>, transcript: &str) -> Value {
     let mut input = json!({
         "session_id": "abc123",
         "transcript_path": transcript,
@@ -52,7 +52,7 @@ fn claude_stop(cwd: &Path, message: Option<&str>, transcript: &str) -> Value {
 }
 
 /// Codex's Stop input: every field its schema names, `last_assistant_message` nullable.
-fn codex_stop(cwd: &Path, message: Option<&str>) -> Value {
+pub fn codex_stop(cwd: &Path, message: Option<&str>) -> Value {
     json!({
         "cwd": cwd,
         "hook_event_name": "Stop",
@@ -67,7 +67,7 @@ fn codex_stop(cwd: &Path, message: Option<&str>) -> Value {
 }
 
 /// A Claude Code transcript: a user line, the assistant's text, a tool use, a tool result.
-fn transcript(dir: &Path, name: &str, last_text: &str) -> String {
+pub fn transcript(dir: &Path, name: &str, last_text: &str) -> String {
     let lines = [
         json!({"type": "user", "message": {"role": "user", "content": "add x"}, "uuid": "u1"}),
         json!({"type": "assistant", "message": {"role": "assistant", "model": "claude", "content": [
@@ -86,13 +86,13 @@ fn transcript(dir: &Path, name: &str, last_text: &str) -> String {
     path.display().to_string()
 }
 
-fn hook(dir: &Path, args: &[&str], input: &[u8]) -> (i32, String, String) {
+pub fn hook(dir: &Path, args: &[&str], input: &[u8]) -> (i32, String, String) {
     let mut all = vec!["agent", "stop-hook"];
     all.extend_from_slice(args);
     parts(&closegate_stdin(dir, &all, Some(input)))
 }
 
-fn blocked(stdout: &str) -> Value {
+pub fn blocked(stdout: &str) -> Value {
     let value: Value = serde_json::from_str(stdout.trim())
         .unwrap_or_else(|e| panic!("not one JSON object: {e}: {stdout}"));
     assert_eq!(value["decision"], "block", "{value}");
@@ -268,7 +268,7 @@ fn malformed_input_never_wedges_the_harness() {
     );
 }
 
-fn settings_of(dir: &Path, rel: &str) -> String {
+pub fn settings_of(dir: &Path, rel: &str) -> String {
     std::fs::read_to_string(dir.join(rel)).unwrap()
 }
 
@@ -283,14 +283,15 @@ fn hooks_prints_the_snippet() {
             let hook = &value["hooks"][event][0]["hooks"][0];
             assert_eq!(hook["type"], "command");
             // SPEC §18: the mode and the time bound the harness gives the hook (the checks'
-            // longest chain plus 60 s, never below 600 s) are on the command line.
+            // longest chain plus 60 s, never below 600 s) are on the command line; §26.3: the
+            // harness's timeout is that limit plus 30 s.
             assert_eq!(
                 hook["command"],
                 format!(
                     "closegate agent stop-hook --target {target} --mode claims --time-limit 600"
                 )
             );
-            assert_eq!(hook["timeout"], 600);
+            assert_eq!(hook["timeout"], 630);
         }
     }
 }
@@ -359,7 +360,11 @@ fn install_scopes_and_targets_write_the_documented_files() {
             vec!["--target", "claude-code", "--scope", "user"],
             s.wt.join(".claude/settings.json"),
         ),
-        (vec!["--target", "codex"], s.wt.join(".codex/hooks.json")),
+        // SPEC §26.3: Codex reads a worktree's hooks from the main checkout.
+        (
+            vec!["--target", "codex"],
+            s.root().join(".codex/hooks.json"),
+        ),
     ];
     for (args, path) in cases {
         let mut all = vec!["agent", "install"];
@@ -429,12 +434,12 @@ fn uninstall_without_target_removes_from_both_harnesses_and_follows_symlinks() {
         std::fs::read_to_string(&real).unwrap(),
         "{\"model\": \"opus\"}\n"
     );
-    assert_eq!(settings_of(&s.wt, ".codex/hooks.json").trim(), "{}");
+    assert_eq!(settings_of(&s.root(), ".codex/hooks.json").trim(), "{}");
 }
 
 /// A transcript whose first line (a user line, as Claude Code writes it) carries `cwd` and a
 /// `timestamp`, and whose last assistant text is `last_text`.
-fn transcript_from(dir: &Path, name: &str, cwd: &Path, at: &str, last_text: &str) -> String {
+pub fn transcript_from(dir: &Path, name: &str, cwd: &Path, at: &str, last_text: &str) -> String {
     let lines = [
         json!({"type": "user", "cwd": cwd, "timestamp": at,
                "message": {"role": "user", "content": "add x"}, "uuid": "u1"}),
@@ -447,7 +452,7 @@ fn transcript_from(dir: &Path, name: &str, cwd: &Path, at: &str, last_text: &str
     path.display().to_string()
 }
 
-const QUESTION: &str = "Should the parser also accept tabs? I can do either.";
+pub const QUESTION: &str = "Should the parser also accept tabs? I can do either.";
 
 /// SPEC §18 `claims` (the default): a turn that ends with a question or a progress note passes,
 /// even with nothing committed; `always` holds every stop to the protocol.
@@ -480,13 +485,16 @@ fn claims_mode_lets_a_question_through_and_always_mode_blocks_it() {
 }
 
 /// Attack: a claim made only in the status document (the message says nothing) is still judged
-/// in `claims` mode when the document changed since the session began.
+/// in `claims` mode while no verdict recorded for the branch has seen it (SPEC §26.3: changed
+/// since the last verdict, not since the session began); once `check` judged it, a stop that
+/// claims nothing passes, until the document claims something new.
 #[test]
-fn a_returned_document_written_during_the_session_is_a_claim() {
+fn a_returned_document_no_verdict_has_seen_is_a_claim() {
     let s = Scene::returned(Some(PASSING_CONFIG));
     s.close();
     std::fs::write(s.wt.join("src/lib.rs"), "pub fn x() { dirty }\n").unwrap();
-    let t = transcript_from(&s.wt, "t.jsonl", &s.wt, "2000-01-01T00:00:00Z", "All set.");
+    // Written "before the session began": that no longer matters.
+    let t = transcript_from(&s.wt, "t.jsonl", &s.wt, "2999-01-01T00:00:00Z", "All set.");
     let input = claude_stop(&s.wt, None, &t);
     let (_, stdout, _) = hook(&s.wt, &[], input.to_string().as_bytes());
     let reason = blocked(&stdout)["reason"].as_str().unwrap().to_string();
@@ -494,11 +502,18 @@ fn a_returned_document_written_during_the_session_is_a_claim() {
         reason.contains("signal-missing"),
         "judged, not let through: {reason}"
     );
-    // The same document, written before the session began, is not this turn's claim.
-    let t = transcript_from(&s.wt, "t2.jsonl", &s.wt, "2999-01-01T00:00:00Z", "All set.");
-    let input = claude_stop(&s.wt, None, &t);
+    std::fs::write(s.wt.join("src/lib.rs"), "pub fn x() {}\n").unwrap();
+    let (code, out, _) = parts(&closegate(&s.wt, &["check"]));
+    assert_eq!(code, 0, "{out}");
     let (_, stdout, _) = hook(&s.wt, &[], input.to_string().as_bytes());
-    assert_eq!(stdout.trim(), "", "{stdout}");
+    assert_eq!(stdout.trim(), "", "the verdict saw this claim: {stdout}");
+    // A new claim (another commit closed) is judged again.
+    s.fx.write(&s.wt, "src/y.rs", "pub fn y() {}\n");
+    crate::fixture::git(&s.wt, &["add", "src/y.rs"]);
+    crate::fixture::git(&s.wt, &["commit", "-qm", "add y"]);
+    s.close();
+    let (_, stdout, _) = hook(&s.wt, &[], input.to_string().as_bytes());
+    blocked(&stdout);
 }
 
 /// Attack: the agent `cd`s into a sibling worktree that is VERIFIED before stopping. The hook
@@ -604,7 +619,10 @@ fn instructions_and_install_notes() {
     assert!(out.contains("agent instructions --target codex"), "{out}");
     let value: Value = serde_json::from_str(&settings_of(&root, ".codex/hooks.json")).unwrap();
     let hook = &value["hooks"]["Stop"][0]["hooks"][0];
-    assert_eq!(hook["timeout"], 960, "the check's 900 s plus 60 s");
+    assert_eq!(
+        hook["timeout"], 990,
+        "the check's 900 s plus 60 s, plus the harness margin of 30 s"
+    );
     assert!(
         hook["command"]
             .as_str()

@@ -21,6 +21,12 @@ fn bounded(cwd: &Path, args: &[&str], stdin: Option<Vec<u8>>) -> Output {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_closegate"));
     cmd.args(args).current_dir(cwd);
     hermetic(&mut cmd, cwd);
+    bounded_cmd(cmd, stdin)
+}
+
+/// Run `cmd` (feeding `stdin`), killed and failed after [`TIMEOUT`]: a hang fails the test.
+pub fn bounded_cmd(mut cmd: Command, stdin: Option<Vec<u8>>) -> Output {
+    let shown = format!("{cmd:?}");
     cmd.stdin(if stdin.is_some() {
         Stdio::piped()
     } else {
@@ -57,7 +63,7 @@ fn bounded(cwd: &Path, args: &[&str], stdin: Option<Vec<u8>>) -> Output {
         if start.elapsed() > TIMEOUT {
             let _ = child.kill();
             let _ = child.wait();
-            panic!("closegate {args:?} did not finish within {TIMEOUT:?}");
+            panic!("{shown} did not finish within {TIMEOUT:?}");
         }
         std::thread::sleep(Duration::from_millis(20));
     };

@@ -1,6 +1,9 @@
 //! One integration test binary: real repositories, the real `closegate` binary.
 
 mod agent;
+mod agent_clients;
+mod agent_hook;
+mod agent_install;
 mod approve;
 mod attest;
 mod board;
@@ -10,6 +13,7 @@ mod census;
 mod check;
 mod checks;
 mod cli;
+mod clients;
 mod close;
 mod config;
 mod contract;

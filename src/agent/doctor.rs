@@ -1,0 +1,295 @@
+//! `closegate agent doctor` (SPEC §26.3): whether closegate's stop hook, as installed, would run
+//! for the worktree at hand. Each reason it would not is an `agent-hook-inactive` warning naming
+//! what and the fix: not installed where the harness reads it, Codex's project or hook trust
+//! missing or stale, a harness timeout below the hook's time limit plus the margin, a time limit
+//! below what the configured checks need now, or the `closegate` the hook names not on the PATH.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::Result;
+
+use super::install::{self, HARNESS_MARGIN, Scope};
+use super::settings::{self, Ours};
+use super::{Target, codex};
+use crate::catalog::Code;
+use crate::finding::Finding;
+use crate::repo::Repo;
+
+/// One hooks file a harness reads, and closegate's hooks in it.
+struct Installed {
+    file: PathBuf,
+    text: String,
+    ours: Vec<Ours>,
+}
+
+fn installed(file: PathBuf) -> Option<Installed> {
+    let bytes = crate::input_file::read(&file).ok()?;
+    let text = String::from_utf8(bytes).ok()?;
+    let ours = settings::ours(&text);
+    (!ours.is_empty()).then_some(Installed { file, text, ours })
+}
+
+fn inactive(msg: String) -> Finding {
+    Finding::new(Code::AgentHookInactive, msg)
+}
+
+/// Whether any file `target` could read holds closegate's hook, for the worktree around `cwd`
+/// (which harnesses `doctor` without `--target`, and `validate`, look at).
+pub fn is_installed(target: Target, cwd: &Path) -> bool {
+    let mut files = candidates(target, cwd);
+    if let (Target::Codex, Ok(repo)) = (target, Repo::discover(cwd))
+        && let Some(root) = repo.workdir()
+    {
+        files.push(root.join(".codex/hooks.json"));
+    }
+    files.into_iter().any(|f| installed(f).is_some())
+}
+
+/// The files `target` reads for the worktree around `cwd`, in the order the scopes are listed.
+fn candidates(target: Target, cwd: &Path) -> Vec<PathBuf> {
+    let scopes = match target {
+        Target::ClaudeCode => &[Scope::Project, Scope::Local, Scope::User][..],
+        Target::Codex => &[Scope::Project, Scope::User][..],
+    };
+    scopes
+        .iter()
+        .filter_map(|s| install::settings_path(target, *s, cwd).ok())
+        .collect()
+}
+
+/// Every reason the hook of `target` would not run for the worktree around `cwd`.
+pub fn check(target: Target, cwd: &Path) -> Result<Vec<Finding>> {
+    let found: Vec<Installed> = candidates(target, cwd)
+        .into_iter()
+        .filter_map(installed)
+        .collect();
+    let mut findings = Vec::new();
+    if found.is_empty() {
+        findings.push(not_installed(target, cwd));
+        return Ok(findings);
+    }
+    let needed = install::time_limit(cwd);
+    for one in &found {
+        for event in settings::EVENTS {
+            if !one.ours.iter().any(|o| o.event == event) {
+                findings.push(inactive(format!(
+                    "{} has closegate's hook for {} but not for {event}: run `closegate agent \
+                     install --target {}`",
+                    one.file.display(),
+                    other(event),
+                    target.as_str()
+                )));
+            }
+        }
+        for hook in &one.ours {
+            findings.extend(timeout_problem(target, &one.file, hook));
+            findings.extend(limit_problem(target, &one.file, hook, needed));
+            findings.extend(path_problem(&one.file, hook));
+        }
+    }
+    if target == Target::Codex {
+        findings.extend(codex_problems(cwd, &found)?);
+    }
+    Ok(findings)
+}
+
+fn other(event: &str) -> &'static str {
+    if event == "Stop" {
+        "SubagentStop"
+    } else {
+        "Stop"
+    }
+}
+
+/// Not installed anywhere the harness reads; for Codex, a hooks file in the worktree itself is
+/// named (Codex never reads it).
+fn not_installed(target: Target, cwd: &Path) -> Finding {
+    let files: Vec<String> = candidates(target, cwd)
+        .iter()
+        .map(|f| f.display().to_string())
+        .collect();
+    let own = Repo::discover(cwd)
+        .ok()
+        .and_then(|r| r.workdir())
+        .map(|root| root.join(".codex/hooks.json"))
+        .filter(|f| target == Target::Codex && installed(f.clone()).is_some());
+    let msg = match own {
+        Some(own) => format!(
+            "{} has closegate's hook, but Codex reads a worktree's hooks from the main checkout \
+             ({}): run `closegate agent install --target codex`",
+            own.display(),
+            files.join(", ")
+        ),
+        None => format!(
+            "no closegate stop hook where {} reads it for this worktree ({}): run `closegate \
+             agent install --target {}`",
+            name(target),
+            files.join(", "),
+            target.as_str()
+        ),
+    };
+    inactive(msg)
+}
+
+fn name(target: Target) -> &'static str {
+    match target {
+        Target::ClaudeCode => "Claude Code",
+        Target::Codex => "Codex",
+    }
+}
+
+/// A harness timeout that does not leave the hook its time limit plus the margin: the harness
+/// would give up first and let the stop through unjudged.
+fn timeout_problem(target: Target, file: &Path, hook: &Ours) -> Option<Finding> {
+    let limit = settings::time_limit_of(&hook.command);
+    let timeout = hook.timeout.unwrap_or(codex::DEFAULT_TIMEOUT);
+    let needed = install::harness_timeout(limit);
+    (timeout < needed).then(|| {
+        inactive(format!(
+            "{}: the {} hook's timeout is {timeout} s, below its --time-limit {limit} s plus \
+             {HARNESS_MARGIN} s: {} would stop waiting and let the stop through unjudged; run \
+             `closegate agent install --target {}` again",
+            file.display(),
+            hook.event,
+            name(target),
+            target.as_str()
+        ))
+    })
+}
+
+/// A hook whose `--time-limit` is below what the configured checks need now (installed before
+/// the configuration grew): every claim whose checks run longer is blocked with
+/// `checks-running`, and the harness timeout written with it is below the checks' time.
+fn limit_problem(target: Target, file: &Path, hook: &Ours, needed: u64) -> Option<Finding> {
+    let limit = settings::time_limit_of(&hook.command);
+    (limit < needed).then(|| {
+        inactive(format!(
+            "{}: the {} hook's --time-limit is {limit} s, below the {needed} s the configured \
+             checks need: a claim whose checks run longer is blocked with checks-running; run \
+             `closegate agent install --target {}` again",
+            file.display(),
+            hook.event,
+            target.as_str()
+        ))
+    })
+}
+
+/// The program the hook names is not found (on the PATH, or at the path it gives).
+fn path_problem(file: &Path, hook: &Ours) -> Option<Finding> {
+    let program = hook.command.split_whitespace().next()?;
+    let found = if program.contains('/') {
+        is_executable(Path::new(program))
+    } else {
+        std::env::var_os("PATH")
+            .is_some_and(|p| std::env::split_paths(&p).any(|d| is_executable(&d.join(program))))
+    };
+    (!found).then(|| {
+        inactive(format!(
+            "{}: the {} hook runs `{program}`, which is not found on the PATH ({}): install \
+             closegate where the harness finds it, or name it by its full path",
+            file.display(),
+            hook.event,
+            std::env::var("PATH").unwrap_or_default()
+        ))
+    })
+}
+
+fn is_executable(path: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+}
+
+/// Codex's own conditions: a worktree without `.codex/` loads no project layer, an untrusted
+/// project loads no project hook, an untrusted or changed hook is skipped, and a hooks file with
+/// root keys other than `description` and `hooks` is refused whole.
+fn codex_problems(cwd: &Path, found: &[Installed]) -> Result<Vec<Finding>> {
+    let mut findings = Vec::new();
+    let config_path = codex::home()?.join("config.toml");
+    let config = codex::parse_config(&codex::read_config(&config_path)?, &config_path)?;
+    let repo = Repo::discover(cwd).ok();
+    let root = repo.as_ref().and_then(Repo::workdir);
+    let main = repo.as_ref().and_then(|r| install::main_checkout(r).ok());
+    for one in found {
+        let project = main
+            .as_ref()
+            .is_some_and(|m| one.file == m.join(".codex/hooks.json"));
+        if project {
+            findings.extend(project_problems(
+                &config,
+                &config_path,
+                root.as_deref(),
+                main.as_deref(),
+            ));
+        }
+        if let Ok(serde_json::Value::Object(map)) = serde_json::from_str(&one.text) {
+            let extra: Vec<&String> = map
+                .keys()
+                .filter(|k| !["description", "hooks"].contains(&k.as_str()))
+                .collect();
+            if !extra.is_empty() {
+                findings.push(inactive(format!(
+                    "{}: Codex refuses a hooks file with keys other than `description` and \
+                     `hooks` at the top; remove {extra:?}",
+                    one.file.display()
+                )));
+            }
+        }
+        for entry in codex::entries(&one.file, &one.text) {
+            let why = match codex::trust_of(&config, &entry) {
+                codex::Trust::Trusted => continue,
+                codex::Trust::Untrusted => "has no trust entry",
+                codex::Trust::Stale => "is trusted only as an older version of itself",
+            };
+            findings.push(inactive(format!(
+                "Codex skips the {} hook in {} without a word: it {why} in {} (`[hooks.state.\"{}\"]`); \
+                 run `closegate agent install --target codex` again",
+                entry.event,
+                one.file.display(),
+                config_path.display(),
+                entry.key
+            )));
+        }
+    }
+    Ok(findings)
+}
+
+/// For the main checkout's hooks file: the worktree's `.codex/` folder and the project's trust.
+fn project_problems(
+    config: &toml::Table,
+    config_path: &Path,
+    root: Option<&Path>,
+    main: Option<&Path>,
+) -> Vec<Finding> {
+    let mut findings = Vec::new();
+    if let (Some(root), Some(main)) = (root, main)
+        && root != main
+        && !root.join(".codex").is_dir()
+    {
+        findings.push(inactive(format!(
+            "{} has no .codex/ folder, so Codex loads no project hooks for it: commit \
+             .codex/hooks.json to the base branch (worktrees made from it have the folder)",
+            root.display()
+        )));
+    }
+    let Some(main) = main else { return findings };
+    let levels: Vec<String> = [Some(main), root]
+        .into_iter()
+        .flatten()
+        .filter_map(|p| codex::project_trust(config, p))
+        .collect();
+    if !levels.iter().any(|l| l == "trusted") {
+        let said = if levels.iter().any(|l| l == "untrusted") {
+            "is marked untrusted"
+        } else {
+            "is not trusted"
+        };
+        findings.push(inactive(format!(
+            "the project {} {said} in {}, so Codex loads none of its hooks: set `[projects.\"{}\"] \
+             trust_level = \"trusted\"` (or run `closegate agent install --target codex`)",
+            main.display(),
+            config_path.display(),
+            main.display()
+        )));
+    }
+    findings
+}

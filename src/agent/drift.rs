@@ -1,0 +1,136 @@
+//! An installed stop hook that differs from the committed one (SPEC §26.3). Codex reads the main
+//! checkout's `.codex/hooks.json` for every worktree, so an agent that edits it edits every later
+//! session's hook, outside every gate: the stop hook compares closegate's entries there with the
+//! base tip's. For Claude Code the worktree's own `.claude/settings.json` is compared with its
+//! HEAD's (a committed edit is the protected gate's business: `.claude/**` is on `instructions`).
+
+use std::path::{Path, PathBuf};
+
+use git2::Oid;
+
+use super::Target;
+use super::settings::{self, Ours};
+use crate::repo::Repo;
+
+/// What the stop hook found: the file, and the difference in words.
+pub struct Drift {
+    pub file: PathBuf,
+    pub difference: String,
+    /// How to put the committed hook back.
+    pub fix: String,
+}
+
+/// The drift of the hook `target` reads for the worktree `root`; `None` when the committed file
+/// holds no closegate hook (nothing to compare with) or the installed one matches it.
+pub fn drift(
+    repo: &Repo,
+    root: &Path,
+    target: Target,
+    base: Option<&(String, Oid)>,
+) -> Option<Drift> {
+    let source = source(repo, root, target, base)?;
+    let committed = entries(&String::from_utf8_lossy(&source.committed?));
+    if committed.is_empty() {
+        return None;
+    }
+    let installed = match crate::input_file::read(&source.file) {
+        Ok(bytes) => entries(&String::from_utf8_lossy(&bytes)),
+        Err(_) => Vec::new(),
+    };
+    if installed == committed {
+        return None;
+    }
+    let difference = format!(
+        "{} where the harness reads it ({}) holds {}; {} holds {}",
+        source.rel,
+        source.file.display(),
+        describe(&installed),
+        source.against,
+        describe(&committed)
+    );
+    Some(Drift {
+        file: source.file,
+        difference,
+        fix: source.fix,
+    })
+}
+
+/// The installed file, and what it is compared with.
+struct Source {
+    file: PathBuf,
+    rel: &'static str,
+    /// The committed bytes (`None`: no such file there).
+    committed: Option<Vec<u8>>,
+    /// Where they were read, in words.
+    against: String,
+    fix: String,
+}
+
+fn source(
+    repo: &Repo,
+    root: &Path,
+    target: Target,
+    base: Option<&(String, Oid)>,
+) -> Option<Source> {
+    match target {
+        Target::Codex => {
+            let main = super::install::main_checkout(repo).ok()?;
+            let (name, tip) = base?;
+            let rel = ".codex/hooks.json";
+            Some(Source {
+                file: main.join(rel),
+                rel,
+                committed: repo.read_blob(*tip, rel),
+                against: format!("the base tip {name}"),
+                fix: format!(
+                    "put it back: `git -C {} checkout {name} -- {rel}` (or commit the change to \
+                     {name} if a person made it)",
+                    main.display()
+                ),
+            })
+        }
+        Target::ClaudeCode => {
+            let rel = ".claude/settings.json";
+            let head = repo.worktree_head(root)?;
+            Some(Source {
+                file: root.join(rel),
+                rel,
+                committed: repo.read_blob(head, rel),
+                against: "HEAD".to_string(),
+                fix: format!(
+                    "put it back: `git -C {} checkout HEAD -- {rel}`",
+                    root.display()
+                ),
+            })
+        }
+    }
+}
+
+/// (event, command, timeout) of each of closegate's hooks, in order.
+fn entries(text: &str) -> Vec<(&'static str, String, Option<u64>)> {
+    settings::ours(text)
+        .into_iter()
+        .map(
+            |Ours {
+                 event,
+                 command,
+                 timeout,
+                 ..
+             }| (event, command, timeout),
+        )
+        .collect()
+}
+
+fn describe(entries: &[(&'static str, String, Option<u64>)]) -> String {
+    if entries.is_empty() {
+        return "no closegate hook".to_string();
+    }
+    let each: Vec<String> = entries
+        .iter()
+        .map(|(event, command, timeout)| match timeout {
+            Some(t) => format!("{event} `{command}` (timeout {t})"),
+            None => format!("{event} `{command}` (no timeout)"),
+        })
+        .collect();
+    each.join(", ")
+}

@@ -1,0 +1,216 @@
+//! `closegate agent install` and `uninstall` as data (SPEC §18, §26.3): the file each harness
+//! reads for this worktree, the time limit from the configuration being installed, and for Codex
+//! the trust entries it requires before it runs a hook. Installed means it runs.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result, bail};
+
+use super::session::Mode;
+use super::{Target, codex, settings};
+use crate::config::Config;
+use crate::repo::Repo;
+
+/// Where `install` writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Scope {
+    /// The project's shared settings (`.claude/settings.json`; Codex: the main checkout's
+    /// `.codex/hooks.json`, which Codex reads for every worktree)
+    Project,
+    /// The project's uncommitted settings (`.claude/settings.local.json`; Claude Code only)
+    Local,
+    /// The user's settings (`~/.claude/settings.json`, `$CODEX_HOME/hooks.json`)
+    User,
+}
+
+/// The hook's time limit when the configuration names no checks (SPEC §18).
+pub const DEFAULT_TIME_LIMIT: u64 = 600;
+/// How far above the hook's own time limit the harness's timeout is (SPEC §26.3): the hook answers
+/// before the harness gives up on it, so a claim is never let through on the harness's timeout.
+pub const HARNESS_MARGIN: u64 = 30;
+
+/// The harness timeout written for a hook whose time limit is `limit`.
+pub fn harness_timeout(limit: u64) -> u64 {
+    limit + HARNESS_MARGIN
+}
+
+/// The hook's time limit for the configuration being installed: the longest chain of the
+/// configured checks (timeouts summed, divided among `jobs`, never below the longest) plus 60 s,
+/// at least 600 s; the larger of the working copy's `.closegate.toml` (what `init` just wrote,
+/// what will be committed) and the base tip's, so neither a stale tip nor an uncommitted edit
+/// writes a timeout below what the checks need.
+pub fn time_limit(cwd: &Path) -> u64 {
+    let Ok(repo) = Repo::discover(cwd) else {
+        return DEFAULT_TIME_LIMIT;
+    };
+    let base = crate::inputs::trusted_config(&repo, None, None)
+        .ok()
+        .map(|t| t.config);
+    let here = repo.workdir().and_then(|root| {
+        let path = root.join(crate::config::FILE_NAME);
+        let bytes = crate::input_file::read(&path).ok()?;
+        Config::parse(&String::from_utf8(bytes).ok()?, &path.display().to_string()).ok()
+    });
+    [base, here]
+        .iter()
+        .flatten()
+        .map(limit_for)
+        .max()
+        .unwrap_or(DEFAULT_TIME_LIMIT)
+}
+
+fn limit_for(config: &Config) -> u64 {
+    let total: u64 = config.checks.iter().map(|c| c.timeout_s).sum();
+    let longest = config.checks.iter().map(|c| c.timeout_s).max().unwrap_or(0);
+    let chain = (total / config.jobs.max(1) as u64).max(longest);
+    (chain + 60).max(DEFAULT_TIME_LIMIT)
+}
+
+/// The repository's main checkout (where Codex reads project hooks for every worktree); an error
+/// when the repository has none (bare).
+pub fn main_checkout(repo: &Repo) -> Result<PathBuf> {
+    let main = repo.worktrees().into_iter().find(|w| w.main);
+    match main {
+        Some(w) => Ok(w.path),
+        None => bail!(
+            "the repository at {} has no main checkout, and Codex reads a worktree's hooks from \
+             the main checkout's .codex/hooks.json: use --scope user",
+            repo.common_dir().display()
+        ),
+    }
+}
+
+/// The settings file a harness reads at a scope, for the worktree around `cwd`.
+pub fn settings_path(target: Target, scope: Scope, cwd: &Path) -> Result<PathBuf> {
+    let home = || -> Result<PathBuf> {
+        std::env::var_os("HOME")
+            .filter(|h| !h.is_empty())
+            .map(PathBuf::from)
+            .context("HOME is not set: cannot find the user's settings")
+    };
+    let repo = Repo::discover(cwd).ok();
+    let project = || {
+        repo.as_ref()
+            .and_then(Repo::workdir)
+            .unwrap_or(cwd.to_path_buf())
+    };
+    Ok(match (target, scope) {
+        (Target::ClaudeCode, Scope::Project) => project().join(".claude/settings.json"),
+        (Target::ClaudeCode, Scope::Local) => project().join(".claude/settings.local.json"),
+        (Target::ClaudeCode, Scope::User) => home()?.join(".claude/settings.json"),
+        (Target::Codex, Scope::Project) => match &repo {
+            Some(repo) => main_checkout(repo)?.join(".codex/hooks.json"),
+            None => cwd.join(".codex/hooks.json"),
+        },
+        (Target::Codex, Scope::User) => codex::home()?.join("hooks.json"),
+        (Target::Codex, Scope::Local) => {
+            bail!("--scope local: Codex has no local settings file; use project or user")
+        }
+    })
+}
+
+/// What `install` or `uninstall` did.
+#[derive(Debug)]
+pub struct Outcome {
+    /// The hooks file written (or left).
+    pub file: PathBuf,
+    pub changed: bool,
+    pub limit: u64,
+    /// Codex: the configuration file that holds its trust, and what was done there.
+    pub trust: Option<(PathBuf, codex::Done)>,
+}
+
+/// Install (`mode` given) or uninstall (`None`) closegate's entries for `target` at `scope`, seen
+/// from the worktree around `cwd`.
+pub fn run(target: Target, scope: Scope, mode: Option<Mode>, cwd: &Path) -> Result<Outcome> {
+    let limit = time_limit(cwd);
+    let path = resolved(settings_path(target, scope, cwd)?)?;
+    let existing = read_text(&path)?;
+    let name = path.display().to_string();
+    let before = existing.clone().unwrap_or_default();
+    let written = match (mode, &existing) {
+        (Some(mode), text) => {
+            let command = target.command_with(mode, limit);
+            let text = text.as_deref().unwrap_or("");
+            settings::install(text, &name, &command, harness_timeout(limit))?
+        }
+        (None, Some(text)) => settings::uninstall(text, &name)?,
+        (None, None) => None,
+    };
+    if let Some(text) = &written {
+        crate::fsutil::write_atomic(&path, text.as_bytes())?;
+    }
+    let trust = match target {
+        Target::Codex => {
+            let after = written.as_deref().unwrap_or(&before);
+            let project = (scope == Scope::Project && mode.is_some())
+                .then(|| path.parent().and_then(Path::parent).map(Path::to_path_buf))
+                .flatten();
+            Some(trust_codex(&path, &before, after, project)?)
+        }
+        Target::ClaudeCode => None,
+    };
+    Ok(Outcome {
+        file: path,
+        changed: written.is_some(),
+        limit,
+        trust,
+    })
+}
+
+/// A settings file that is a symlink (dotfiles) is edited where it points.
+fn resolved(path: PathBuf) -> Result<PathBuf> {
+    match std::fs::symlink_metadata(&path) {
+        Ok(meta) if meta.file_type().is_symlink() => std::fs::canonicalize(&path)
+            .with_context(|| format!("{} is a dangling symlink", path.display())),
+        _ => Ok(path),
+    }
+}
+
+/// The text of a settings file; `None` when there is none.
+fn read_text(path: &Path) -> Result<Option<String>> {
+    match std::fs::symlink_metadata(path) {
+        Ok(_) => {
+            let bytes = crate::input_file::read(path)
+                .with_context(|| format!("cannot read {}", path.display()))?;
+            let text = String::from_utf8(bytes)
+                .map_err(|_| anyhow::anyhow!("{} is not UTF-8", path.display()))?;
+            Ok(Some(text))
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(e).with_context(|| format!("cannot read {}", path.display())),
+    }
+}
+
+/// Bring Codex's trust in line with the hooks file at `file`: trust each of our hooks as it now
+/// stands (`after`), drop the trust of our hooks as they stood before (`before`) that are gone or
+/// changed, and trust `project` when the configuration says nothing about it.
+fn trust_codex(
+    file: &Path,
+    before: &str,
+    after: &str,
+    project: Option<PathBuf>,
+) -> Result<(PathBuf, codex::Done)> {
+    let config = codex::home()?.join("config.toml");
+    let config = resolved(config)?;
+    let now = codex::entries(file, after);
+    let old = codex::entries(file, before);
+    let edit = codex::Edit {
+        trust: now
+            .iter()
+            .map(|e| (e.key.clone(), e.hash.clone()))
+            .collect(),
+        untrust: old
+            .iter()
+            .filter(|o| !now.iter().any(|n| n.key == o.key && n.hash == o.hash))
+            .map(|o| (o.key.clone(), o.hash.clone()))
+            .collect(),
+        project,
+    };
+    let text = codex::read_config(&config)?;
+    let (edited, done) = codex::apply(&text, &config, &edit)?;
+    if done.changed {
+        crate::fsutil::write_atomic(&config, edited.as_bytes())?;
+    }
+    Ok((config, done))
+}
