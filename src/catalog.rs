@@ -15,7 +15,9 @@
 use serde::Serialize;
 
 /// How a finding affects the verdict.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, serde::Deserialize,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum Severity {
     /// The claim is refused: verdict FAIL.
@@ -40,7 +42,9 @@ impl Severity {
 }
 
 /// The gate a finding belongs to, in the order the gates run.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, serde::Deserialize,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum Gate {
     Doc,
@@ -189,6 +193,15 @@ impl std::fmt::Display for Code {
 impl Serialize for Code {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         serializer.serialize_str(self.as_str())
+    }
+}
+
+/// A code reads back from the spelling SPEC gives it; any other string is an error naming it.
+impl<'de> serde::Deserialize<'de> for Code {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Code, D::Error> {
+        let text = String::deserialize(deserializer)?;
+        Code::parse(&text)
+            .ok_or_else(|| serde::de::Error::custom(format!("unknown finding code `{text}`")))
     }
 }
 

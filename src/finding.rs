@@ -11,7 +11,7 @@ use serde::Serialize;
 pub use crate::catalog::{Code, Gate, Severity};
 
 /// One problem closegate reports: `{code, severity, gate, message, line?, path?}`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
 pub struct Finding {
     pub code: Code,
     pub severity: Severity,

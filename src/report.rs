@@ -20,13 +20,18 @@ pub struct ArtifactStatus {
     pub present: bool,
 }
 
+/// One of the report's fixed words. Through this alias serde does not take a `&'static str`
+/// field for one borrowed from the input: [`words`] reads it back.
+pub type Word = &'static str;
+
 /// One changed path on a protected surface.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
 pub struct ProtectedChange {
     pub path: String,
     pub surface: String,
     /// `added`, `modified`, `deleted`, `renamed` or `type-changed`.
-    pub change: &'static str,
+    #[serde(deserialize_with = "words::change")]
+    pub change: Word,
 }
 
 /// One configured check that closegate ran.
@@ -82,22 +87,25 @@ impl Census {
 /// tests), the reverse overlay (the branch's tests on the base's code) and each run made on
 /// the merge base's own tree. `base_tests` and `new_tests_on_base` are `pass`, `fail` or null
 /// (not run).
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, serde::Deserialize)]
 pub struct Integrity {
-    pub base_tests: Option<&'static str>,
+    #[serde(deserialize_with = "words::outcome")]
+    pub base_tests: Option<Word>,
     /// Why `base_tests` is null although the overlay ran: it proves nothing (it cannot build
     /// only because of test code moved between files, SPEC §26.4); omitted otherwise.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub base_tests_inconclusive: Option<String>,
-    pub new_tests_on_base: Option<&'static str>,
+    #[serde(deserialize_with = "words::outcome")]
+    pub new_tests_on_base: Option<Word>,
     pub checks: Vec<IntegrityRun>,
 }
 
 /// One check's run on a tree that is not the claimed commit's (SPEC §19, §23).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
 pub struct IntegrityRun {
     /// `overlay`, `reverse-overlay` or `base` (the merge base's own tree).
-    pub on: &'static str,
+    #[serde(deserialize_with = "words::run_on")]
+    pub on: Word,
     /// The id of the tree the check ran on.
     pub tree: String,
     #[serde(flatten)]
@@ -187,8 +195,10 @@ impl ConfigSource {
     }
 }
 
-/// The report of `check`, `lint`, `guard` and `signal`.
-#[derive(Debug, Clone, Serialize)]
+/// The report of `check`, `lint`, `guard` and `signal`. It reads back as it was written (the
+/// stop hook reads the reports of the `signal` and `guard` it runs as this type); the fields
+/// JSON does not carry read back as their defaults.
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
 pub struct Report {
     pub schema: u32,
     pub tool: String,
@@ -331,4 +341,105 @@ pub fn lint(bytes: &[u8], source: String, opts: crate::doc::ParseOptions) -> Rep
     };
     report.mergeable = false;
     report
+}
+
+/// The report's fixed words, read back: a word this version does not write is an error naming it.
+mod words {
+    use serde::{Deserialize, Deserializer, de::Error};
+
+    fn one_of<'de, D: Deserializer<'de>>(
+        d: D,
+        what: &str,
+        words: &[&'static str],
+    ) -> Result<&'static str, D::Error> {
+        let text = String::deserialize(d)?;
+        (words.iter().find(|w| **w == text).copied())
+            .ok_or_else(|| D::Error::custom(format!("unknown {what} `{text}`")))
+    }
+
+    pub fn change<'de, D: Deserializer<'de>>(d: D) -> Result<&'static str, D::Error> {
+        let words = ["added", "modified", "deleted", "renamed", "type-changed"];
+        one_of(d, "protected change", &words)
+    }
+
+    pub fn run_on<'de, D: Deserializer<'de>>(d: D) -> Result<&'static str, D::Error> {
+        one_of(d, "integrity run", &["overlay", "reverse-overlay", "base"])
+    }
+
+    pub fn outcome<'de, D: Deserializer<'de>>(d: D) -> Result<Option<&'static str>, D::Error> {
+        match Option::<String>::deserialize(d)? {
+            None => Ok(None),
+            Some(text) => match text.as_str() {
+                "pass" => Ok(Some("pass")),
+                "fail" => Ok(Some("fail")),
+                _ => Err(D::Error::custom(format!("unknown outcome `{text}`"))),
+            },
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A report with every part set reads back as it was written.
+    #[test]
+    fn a_full_report_round_trips() {
+        let run = CheckRun {
+            name: "test".into(),
+            command: "cargo test".into(),
+            exit_code: Some(1),
+            timed_out: false,
+            duration_ms: 12,
+            output: vec!["failed".into()],
+            reused: None,
+            red_on_base: Some(false),
+            census: None,
+            tally: None,
+            census_note: None,
+        };
+        let mut report = Report {
+            state: Some(State::CloseOk),
+            findings: vec![Finding::new(Code::CheckFailed, "`test` failed")],
+            protected: vec![ProtectedChange {
+                path: "tests/a.rs".into(),
+                surface: "tests".into(),
+                change: "type-changed",
+            }],
+            checks: vec![run.clone()],
+            ..Report::default()
+        };
+        report.integrity.base_tests = Some("fail");
+        report.integrity.checks.push(IntegrityRun {
+            on: "reverse-overlay",
+            tree: "a".repeat(40),
+            run,
+        });
+        let value = serde_json::to_value(&report).unwrap();
+        let back: Report = serde_json::from_value(value.clone()).unwrap();
+        assert_eq!(serde_json::to_value(&back).unwrap(), value);
+    }
+
+    /// A word or code this version does not write is an error naming it, never a default.
+    #[test]
+    fn an_unknown_word_or_code_is_an_error_naming_it() {
+        let value = serde_json::to_value(Report::default()).unwrap();
+        for (key, bad, named) in [
+            (
+                "integrity",
+                serde_json::json!({"base_tests": "maybe", "new_tests_on_base": null, "checks": []}),
+                "maybe",
+            ),
+            (
+                "findings",
+                serde_json::json!([{"code": "no-such-code", "severity": "refusal", "gate": "doc", "message": "m"}]),
+                "no-such-code",
+            ),
+        ] {
+            let mut bad_report = value.clone();
+            bad_report[key] = bad;
+            let err = serde_json::from_value::<Report>(bad_report).unwrap_err();
+            assert!(err.to_string().contains(named), "{err}");
+        }
+    }
 }

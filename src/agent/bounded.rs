@@ -7,12 +7,13 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use serde_json::Value;
+use crate::report::Report;
 
 /// How a `signal` or `guard` run ended.
 pub enum Ran {
     Accepted,
-    Refused(Value),
+    /// The run's report, read back as the type it was written from.
+    Refused(Box<Report>),
     /// The hook's time bound passed first; the run was killed.
     OutOfTime,
 }
@@ -49,8 +50,8 @@ pub fn run_self(
     };
     match out.status.code() {
         Some(0) => Ok(Ran::Accepted),
-        Some(1) => serde_json::from_slice(&out.stdout)
-            .map(Ran::Refused)
+        Some(1) => serde_json::from_slice::<Report>(&out.stdout)
+            .map(|report| Ran::Refused(Box::new(report)))
             .map_err(|e| format!("closegate {command} printed no report: {e}")),
         _ => {
             let err = String::from_utf8_lossy(&out.stderr);

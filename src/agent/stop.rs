@@ -7,8 +7,8 @@
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
+use crate::report::Report;
 use git2::Oid;
-use serde_json::Value;
 
 use super::bounded::{self, Ran};
 use super::place::{self, Place};
@@ -234,33 +234,25 @@ fn reused(repo: &Repo, root: &Path, message: &str, trusted: &Trusted) -> Option<
 }
 
 /// The refusing findings of a `signal` or `guard` report, and its failing checks' output.
-fn collect(report: &Value, judged: &mut Judged) {
-    for f in report["findings"].as_array().into_iter().flatten() {
-        let severity = f["severity"].as_str().unwrap_or_default();
-        if severity == Severity::Warning.as_str() {
+fn collect(report: &Report, judged: &mut Judged) {
+    for f in &report.findings {
+        if f.severity == Severity::Warning {
             continue;
         }
-        let code = f["code"].as_str().unwrap_or_default().to_string();
-        let msg = f["message"].as_str().unwrap_or_default().to_string();
+        let (code, msg) = (f.code.as_str().to_string(), f.message.clone());
         if !judged.refused.iter().any(|(c, m)| *c == code && *m == msg) {
             judged.refused.push((code, msg));
         }
     }
-    let mut runs: Vec<&Value> = Vec::new();
-    for checks in [&report["checks"], &report["report"]["checks"]] {
-        runs.extend(checks.as_array().into_iter().flatten());
-    }
-    for run in runs {
-        let failed = run["exit_code"] != 0 || run["timed_out"] == true;
-        let name = run["name"].as_str().unwrap_or_default().to_string();
-        if !failed || judged.outputs.iter().any(|(n, _)| *n == name) {
+    for run in &report.checks {
+        let failed = run.exit_code != Some(0) || run.timed_out;
+        if !failed || judged.outputs.iter().any(|(n, _)| *n == run.name) {
             continue;
         }
-        let lines: Vec<String> = (run["output"].as_array().into_iter().flatten())
-            .filter_map(|l| l.as_str().map(str::to_string))
-            .collect();
-        let tail = lines.len().saturating_sub(BLOCK_TAIL);
-        judged.outputs.push((name, lines[tail..].to_vec()));
+        let tail = run.output.len().saturating_sub(BLOCK_TAIL);
+        judged
+            .outputs
+            .push((run.name.clone(), run.output[tail..].to_vec()));
     }
 }
 

@@ -3,7 +3,7 @@
 use serde::Serialize;
 
 /// The five writable state words (SPEC §1.1).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, serde::Deserialize)]
 pub enum State {
     #[serde(rename = "in-progress")]
     InProgress,

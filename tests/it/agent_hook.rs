@@ -418,7 +418,14 @@ fn an_accepted_stop_never_reuses_a_verdict_the_base_or_a_reviewer_overruled() {
     let s = checked();
     let (code, out, err) = parts(&closegate(
         &s.wt,
-        &["reject", "--by", "Grace", "--note", "wrong approach"],
+        &[
+            "reject",
+            "--yes",
+            "--by",
+            "Grace",
+            "--note",
+            "wrong approach",
+        ],
     ));
     assert_eq!(code, 0, "{out}{err}");
     let (code, stdout, stderr) = hook(&s.wt, &[], input(&s).as_bytes());

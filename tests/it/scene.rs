@@ -242,9 +242,18 @@ impl Scene {
 /// Exit code and JSON report of a `--format json` run; panics, naming the output, without one.
 pub fn json_report(out: &Output) -> (i32, Value) {
     let (code, stdout, stderr) = parts(out);
-    let report = serde_json::from_str(&stdout).unwrap_or_else(|e| {
+    let report: Value = serde_json::from_str(&stdout).unwrap_or_else(|e| {
         panic!("no JSON report (exit {code}): {e}\nstdout: {stdout}\nstderr: {stderr}")
     });
+    // Every report reads back as the type it was written from, and writes the same object (the
+    // stop hook reads the reports of the `signal` and `guard` it runs this way).
+    let typed: closegate::report::Report = serde_json::from_value(report.clone())
+        .unwrap_or_else(|e| panic!("the report does not read back as a Report: {e}\n{stdout}"));
+    assert_eq!(
+        serde_json::to_value(&typed).unwrap(),
+        report,
+        "the report round-trips"
+    );
     (code, report)
 }
 
