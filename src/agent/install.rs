@@ -12,15 +12,37 @@ use crate::config::Config;
 use crate::repo::Repo;
 
 /// Where `install` writes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Scope {
-    /// The project's shared settings (`.claude/settings.json`; Codex: the main checkout's
-    /// `.codex/hooks.json`, which Codex reads for every worktree)
     Project,
-    /// The project's uncommitted settings (`.claude/settings.local.json`; Claude Code only)
     Local,
-    /// The user's settings (`~/.claude/settings.json`, `$CODEX_HOME/hooks.json`)
     User,
+}
+
+impl Scope {
+    /// The word `--scope` takes.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Scope::Project => "project",
+            Scope::Local => "local",
+            Scope::User => "user",
+        }
+    }
+
+    /// Where the scope writes, as `--help` shows it.
+    pub fn help(self) -> &'static str {
+        match self {
+            Scope::Project => {
+                "The project's shared settings (`.claude/settings.json`; Codex: the main checkout's `.codex/hooks.json`, which Codex reads for every worktree)"
+            }
+            Scope::Local => {
+                "The project's uncommitted settings (`.claude/settings.local.json`; Claude Code only)"
+            }
+            Scope::User => {
+                "The user's settings (`~/.claude/settings.json`, `$CODEX_HOME/hooks.json`)"
+            }
+        }
+    }
 }
 
 /// The hook's time limit when the configuration names no checks (SPEC §18).

@@ -1,4 +1,4 @@
-//! clap's reading of the domain's enums that flags take (`--target`, `--mode`, `--strategy`, `--format`):
+//! clap's reading of the domain's enums that flags take (`--target`, `--scope`, `--mode`, `--strategy`, `--format`):
 //! written here, so the domain modules never name clap (the layer fence, tests/it/layers.rs).
 //! The names are the domain's own `as_str`, in declaration order.
 
@@ -6,6 +6,7 @@ use clap::ValueEnum;
 use clap::builder::PossibleValue;
 
 use crate::agent::Target;
+use crate::agent::install::Scope;
 use crate::agent::session::Mode;
 use crate::land::compose::Strategy;
 use crate::render::Format;
@@ -17,6 +18,16 @@ impl ValueEnum for Target {
 
     fn to_possible_value(&self) -> Option<PossibleValue> {
         Some(PossibleValue::new(self.as_str()))
+    }
+}
+
+impl ValueEnum for Scope {
+    fn value_variants<'a>() -> &'a [Self] {
+        &[Scope::Project, Scope::Local, Scope::User]
+    }
+
+    fn to_possible_value(&self) -> Option<PossibleValue> {
+        Some(PossibleValue::new(self.as_str()).help(self.help()))
     }
 }
 
