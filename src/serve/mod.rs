@@ -119,14 +119,12 @@ fn token() -> Result<String> {
     Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
 }
 
-/// Equal without an early exit, so the time an answer takes says nothing about the token.
+/// Equal in constant time (`subtle`, whose comparison the optimiser cannot turn into an early
+/// exit), so the time an answer takes says nothing about the token. The length is public: every
+/// token is 32 hex digits.
 fn same(given: &str, token: &str) -> bool {
-    given.len() == token.len()
-        && given
-            .bytes()
-            .zip(token.bytes())
-            .fold(0u8, |acc, (a, b)| acc | (a ^ b))
-            == 0
+    use subtle::ConstantTimeEq;
+    given.len() == token.len() && bool::from(given.as_bytes().ct_eq(token.as_bytes()))
 }
 
 fn handle(shared: &Shared, stream: TcpStream, ticket: u64) {
@@ -299,5 +297,19 @@ fn events(shared: &Shared, out: &mut dyn Write) -> std::io::Result<()> {
             out.write_all(b": keep-alive\n\n")?;
             out.flush()?;
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    /// The token compare: equal only byte for byte and length for length.
+    #[test]
+    fn same_is_equality_of_the_whole_token() {
+        let token = "0123456789abcdef0123456789abcdef";
+        assert!(super::same(token, token));
+        assert!(!super::same("0123456789abcdef0123456789abcdee", token));
+        assert!(!super::same(&token[..31], token));
+        assert!(!super::same("", token));
+        assert!(!super::same(&format!("{token}0"), token));
     }
 }
