@@ -42,28 +42,15 @@ pub fn now_rfc3339() -> String {
     rfc3339(secs)
 }
 
-/// Seconds since the Unix epoch as RFC 3339 UTC, e.g. `951782400` → `2000-02-29T00:00:00Z`.
+/// Seconds since the Unix epoch as RFC 3339 UTC, e.g. `951782400` → `2000-02-29T00:00:00Z`
+/// (through jiff's calendar; an instant past jiff's years ±9999 is shown as that limit).
 pub fn rfc3339(unix_secs: i64) -> String {
-    let days = unix_secs.div_euclid(86_400);
-    let secs = unix_secs.rem_euclid(86_400);
-    let (y, m, d) = civil_from_days(days);
-    let (hh, mm, ss) = (secs / 3600, secs % 3600 / 60, secs % 60);
-    format!("{y:04}-{m:02}-{d:02}T{hh:02}:{mm:02}:{ss:02}Z")
-}
-
-/// Days since 1970-01-01 to a proleptic Gregorian (year, month, day), after Howard Hinnant's
-/// `civil_from_days`: shift to eras of 400 years starting on March 1st so leap days fall last.
-fn civil_from_days(days: i64) -> (i64, u32, u32) {
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097); // day of era, [0, 146096]
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365; // [0, 399]
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100); // day of year from March 1st, [0, 365]
-    let mp = (5 * doy + 2) / 153; // month from March, [0, 11]
-    let day = (doy - (153 * mp + 2) / 5 + 1) as u32;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    (year, month, day)
+    let at = jiff::Timestamp::from_second(unix_secs).unwrap_or(if unix_secs < 0 {
+        jiff::Timestamp::MIN
+    } else {
+        jiff::Timestamp::MAX
+    });
+    at.strftime("%Y-%m-%dT%H:%M:%SZ").to_string()
 }
 
 /// Append one record as one whole line under an exclusive lock. With a record key the line is

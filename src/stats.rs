@@ -101,25 +101,8 @@ pub fn instant(text: &str) -> Option<i64> {
         return None;
     }
     let (year, month, day) = (num(&text[..4])?, num(&text[5..7])?, num(&text[8..10])?);
-    let leap = (year % 4 == 0 && year % 100 != 0) || year % 400 == 0;
-    let days_in = [
-        31,
-        if leap { 29 } else { 28 },
-        31,
-        30,
-        31,
-        30,
-        31,
-        31,
-        30,
-        31,
-        30,
-        31,
-    ];
-    if !(1..=12).contains(&month) || day < 1 || day > days_in[month as usize - 1] {
-        return None;
-    }
-    let mut secs = days_from_civil(year, month, day) * 86_400;
+    // jiff refuses a date that does not exist (month 13, February 30th).
+    let mut secs = days_from_civil(year, month, day)? * 86_400;
     let rest = &text[10..];
     if rest.is_empty() {
         return Some(secs);
@@ -152,15 +135,17 @@ pub fn instant(text: &str) -> Option<i64> {
     Some(secs - offset)
 }
 
-/// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's algorithm).
-fn days_from_civil(year: i64, month: i64, day: i64) -> i64 {
-    let y = if month <= 2 { year - 1 } else { year };
-    let era = y.div_euclid(400);
-    let yoe = y - era * 400;
-    let mp = (month + 9) % 12;
-    let doy = (153 * mp + 2) / 5 + day - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    era * 146_097 + doe - 719_468
+/// Days since 1970-01-01 of a proleptic Gregorian date, through jiff's calendar; `None` for a
+/// date that does not exist (month 13, February 30th) or lies past jiff's years ±9999.
+fn days_from_civil(year: i64, month: i64, day: i64) -> Option<i64> {
+    let date = jiff::civil::Date::new(
+        i16::try_from(year).ok()?,
+        i8::try_from(month).ok()?,
+        i8::try_from(day).ok()?,
+    )
+    .ok()?;
+    let since = date.duration_since(jiff::civil::date(1970, 1, 1));
+    Some(since.as_secs().div_euclid(86_400))
 }
 
 /// Whether a record is an agent's return claimed done (SPEC §6), and the (slug, claimed commit)

@@ -28,16 +28,11 @@ fn date(b: &[u8]) -> bool {
     let (Some(y), Some(m), Some(d)) = (digits(&b[..4]), digits(&b[5..7]), digits(&b[8..10])) else {
         return false;
     };
-    (1..=12).contains(&m) && d >= 1 && d <= days_in_month(y, m)
-}
-
-fn days_in_month(y: u32, m: u32) -> u32 {
-    match m {
-        2 if y.is_multiple_of(4) && (!y.is_multiple_of(100) || y.is_multiple_of(400)) => 29,
-        2 => 28,
-        4 | 6 | 9 | 11 => 30,
-        _ => 31,
-    }
+    // The calendar is jiff's: a date that does not exist (month 13, February 30th) is no date.
+    let (Ok(y), Ok(m), Ok(d)) = (i16::try_from(y), i8::try_from(m), i8::try_from(d)) else {
+        return false;
+    };
+    jiff::civil::Date::new(y, m, d).is_ok()
 }
 
 /// `HH:MM[:SS[.f+]]` then an optional zone.

@@ -207,20 +207,22 @@ fn at(y: i64, m: i64, d: i64, (hh, mm, ss): (i64, i64, i64), offset: i32) -> Opt
     if !valid {
         return None;
     }
-    let days = days_from_civil(y, m, d);
+    let days = days_from_civil(y, m, d)?;
     let local = days * 86_400 + hh * 3600 + mm * 60 + ss;
     Some(Time::new(local - i64::from(offset) * 60, offset))
 }
 
-/// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's `days_from_civil`).
-fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
-    let y = if m <= 2 { y - 1 } else { y };
-    let era = y.div_euclid(400);
-    let yoe = y.rem_euclid(400);
-    let mp = (m + 9) % 12;
-    let doy = (153 * mp + 2) / 5 + d - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    era * 146_097 + doe - 719_468
+/// Days since 1970-01-01 of a proleptic Gregorian date, through jiff's calendar; `None` for a
+/// date that does not exist (month 13, February 30th) or lies past jiff's years ±9999.
+fn days_from_civil(year: i64, month: i64, day: i64) -> Option<i64> {
+    let date = jiff::civil::Date::new(
+        i16::try_from(year).ok()?,
+        i8::try_from(month).ok()?,
+        i8::try_from(day).ok()?,
+    )
+    .ok()?;
+    let since = date.duration_since(jiff::civil::date(1970, 1, 1));
+    Some(since.as_secs().div_euclid(86_400))
 }
 
 #[cfg(test)]
