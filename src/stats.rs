@@ -102,7 +102,7 @@ pub fn instant(text: &str) -> Option<i64> {
     }
     let (year, month, day) = (num(&text[..4])?, num(&text[5..7])?, num(&text[8..10])?);
     // jiff refuses a date that does not exist (month 13, February 30th).
-    let mut secs = days_from_civil(year, month, day)? * 86_400;
+    let mut secs = crate::repo::ident::days_from_civil(year, month, day)? * 86_400;
     let rest = &text[10..];
     if rest.is_empty() {
         return Some(secs);
@@ -133,19 +133,6 @@ pub fn instant(text: &str) -> Option<i64> {
         }
     };
     Some(secs - offset)
-}
-
-/// Days since 1970-01-01 of a proleptic Gregorian date, through jiff's calendar; `None` for a
-/// date that does not exist (month 13, February 30th) or lies past jiff's years ±9999.
-fn days_from_civil(year: i64, month: i64, day: i64) -> Option<i64> {
-    let date = jiff::civil::Date::new(
-        i16::try_from(year).ok()?,
-        i8::try_from(month).ok()?,
-        i8::try_from(day).ok()?,
-    )
-    .ok()?;
-    let since = date.duration_since(jiff::civil::date(1970, 1, 1));
-    Some(since.as_secs().div_euclid(86_400))
 }
 
 /// Whether a record is an agent's return claimed done (SPEC §6), and the (slug, claimed commit)

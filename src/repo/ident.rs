@@ -214,7 +214,7 @@ fn at(y: i64, m: i64, d: i64, (hh, mm, ss): (i64, i64, i64), offset: i32) -> Opt
 
 /// Days since 1970-01-01 of a proleptic Gregorian date, through jiff's calendar; `None` for a
 /// date that does not exist (month 13, February 30th) or lies past jiff's years ±9999.
-fn days_from_civil(year: i64, month: i64, day: i64) -> Option<i64> {
+pub fn days_from_civil(year: i64, month: i64, day: i64) -> Option<i64> {
     let date = jiff::civil::Date::new(
         i16::try_from(year).ok()?,
         i8::try_from(month).ok()?,

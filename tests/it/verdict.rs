@@ -9,10 +9,12 @@ use serde_json::Value;
 
 use crate::fixture::{git, git_output, parts};
 use crate::land::Land;
+use crate::scene::Scene;
 use crate::teardown::{audit, write_status};
 
 /// The board's row of `branch`.
-fn row(l: &Land, branch: &str) -> Value {
+/// The board's row of `branch` (the red team's tests read it too).
+pub(crate) fn row(l: &Scene, branch: &str) -> Value {
     let (_, out, err) = l.run(&l.fx.root(), &["board", "--json"]);
     let board: Value = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}{err}"));
     board["worktrees"]
@@ -24,7 +26,7 @@ fn row(l: &Land, branch: &str) -> Value {
         .unwrap_or_else(|| panic!("{branch} not on the board: {board:#}"))
 }
 
-fn stage(l: &Land, branch: &str) -> String {
+pub(crate) fn stage(l: &Scene, branch: &str) -> String {
     row(l, branch)["stage"].as_str().unwrap().to_string()
 }
 

@@ -12,23 +12,7 @@ use crate::fixture::{git, git_output, parts};
 use crate::land::Land;
 use crate::scene::{Scene, StatusDoc, write_status};
 use crate::teardown::audit;
-
-/// The board's row of `branch`.
-fn row(l: &Scene, branch: &str) -> Value {
-    let (_, out, err) = l.run(&l.fx.root(), &["board", "--json"]);
-    let board: Value = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}{err}"));
-    board["worktrees"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|r| r["branch"] == branch)
-        .cloned()
-        .unwrap_or_else(|| panic!("{branch} not on the board: {board:#}"))
-}
-
-fn stage(l: &Scene, branch: &str) -> String {
-    row(l, branch)["stage"].as_str().unwrap().to_string()
-}
+use crate::verdict::{row, stage};
 
 /// One branch's result of `land --json`: outcome and codes.
 fn outcome(v: &Value, branch: &str) -> (String, Vec<String>) {
