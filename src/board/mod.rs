@@ -24,7 +24,7 @@ use crate::repo::{CommitLookup, Repo, WorktreeInfo};
 use crate::verdict::{Book, Claim, Decision, Owner, Under};
 
 /// A task's lifecycle stage.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, serde::Deserialize)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
 pub enum Stage {
     Running,

@@ -40,23 +40,22 @@ pub fn run(args: Args) -> Result<i32> {
     let swept = sweep::run(&request)?;
     let failed = swept.iter().any(sweep::Swept::failed);
     if args.json {
-        let mut out = crate::term::stdout();
-        let value = serde_json::json!({"schema": 1, "dry_run": args.dry_run, "worktrees": swept});
-        writeln!(out, "{value}")?;
-    } else {
-        let mut out = crate::term::human();
-        for s in &swept {
-            writeln!(
-                out,
-                "{:<13}{}: {}",
-                s.action,
-                escape(&s.path),
-                escape(&s.reason)
-            )?;
-        }
-        if swept.is_empty() {
-            writeln!(out, "no agent worktree to sweep")?;
-        }
+        let shown = crate::render::sweep::SweepJson::of(args.dry_run, swept);
+        crate::render::sweep::json(&shown, &mut crate::term::stdout())?;
+        return Ok(i32::from(failed));
+    }
+    let mut out = crate::term::human();
+    for s in &swept {
+        writeln!(
+            out,
+            "{:<13}{}: {}",
+            s.action,
+            escape(&s.path),
+            escape(&s.reason)
+        )?;
+    }
+    if swept.is_empty() {
+        writeln!(out, "no agent worktree to sweep")?;
     }
     Ok(i32::from(failed))
 }

@@ -9,6 +9,7 @@ pub mod hook;
 mod human;
 pub mod land;
 mod sarif;
+pub mod sweep;
 
 use std::io::Write;
 

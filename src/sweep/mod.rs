@@ -25,19 +25,34 @@ pub struct Request {
 }
 
 /// What a sweep did with one worktree.
-#[derive(Debug, Clone, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Swept {
     pub path: String,
     pub branch: Option<String>,
     /// Null when sweep could not tell (administrative data git cannot read).
     pub stage: Option<Stage>,
     /// `removed`, `would remove`, `kept`, `refused` (its teardown refused) or `idle`.
-    pub action: &'static str,
+    #[serde(deserialize_with = "action")]
+    pub action: Action,
     pub reason: String,
     /// The teardown's codes when it refused.
     pub codes: Vec<String>,
     /// Why sweep could not judge or finish this worktree (it is kept), or null.
     pub error: Option<String>,
+}
+
+/// One of sweep's fixed action words. Through this alias serde does not take the field for one
+/// borrowed from the input: [`action`] reads it back.
+pub type Action = &'static str;
+
+/// The actions sweep writes; any other word reads back as an error naming it.
+const ACTIONS: [&str; 5] = ["removed", "would remove", "kept", "refused", "idle"];
+
+fn action<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Action, D::Error> {
+    use serde::Deserialize;
+    let text = String::deserialize(d)?;
+    (ACTIONS.iter().find(|a| **a == text).copied())
+        .ok_or_else(|| serde::de::Error::custom(format!("unknown sweep action `{text}`")))
 }
 
 impl Swept {
