@@ -432,37 +432,12 @@ fn doctor(target: Option<Target>, json: bool) -> Result<i32> {
             findings.push((*t, f));
         }
     }
-    let ok = findings.is_empty();
+    let doctor = crate::render::doctor::Doctor::of(&targets, &findings);
+    let ok = doctor.ok;
     if json {
-        let list: Vec<serde_json::Value> = findings
-            .iter()
-            .map(|(t, f)| {
-                json!({"target": t.as_str(), "code": f.code.as_str(),
-                       "severity": f.severity.as_str(), "message": f.message})
-            })
-            .collect();
-        let targets: Vec<&str> = targets.iter().map(|t| t.as_str()).collect();
-        let value = json!({"schema": crate::report::SCHEMA, "ok": ok, "targets": targets, "findings": list});
-        crate::render::write_json(&value, &mut crate::term::stdout())?;
+        crate::render::doctor::json(&doctor, &mut crate::term::stdout())?;
     } else {
-        let mut out = crate::term::stdout();
-        for (t, f) in &findings {
-            writeln!(
-                out,
-                "warning {} ({}): {}",
-                f.code.as_str(),
-                t.as_str(),
-                crate::render::escape(&f.message)
-            )?;
-        }
-        if ok {
-            let names: Vec<&str> = targets.iter().map(|t| t.as_str()).collect();
-            writeln!(
-                out,
-                "ok: the stop hook runs as installed ({})",
-                names.join(", ")
-            )?;
-        }
+        crate::render::doctor::human(&doctor, &mut crate::term::stdout())?;
     }
     Ok(if ok { 0 } else { 1 })
 }

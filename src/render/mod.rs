@@ -4,6 +4,7 @@
 //! untrusted, so each format neutralises control characters in its own way (SPEC §11).
 
 pub mod board;
+pub mod doctor;
 mod github;
 pub mod hook;
 mod human;

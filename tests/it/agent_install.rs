@@ -194,6 +194,13 @@ fn codex_install_from_a_worktree_writes_what_codex_reads_and_trusts_it() {
     );
     assert_eq!(code, 1);
     let report: Value = serde_json::from_str(&out).unwrap();
+    let typed: closegate::render::doctor::Doctor = serde_json::from_value(report.clone()).unwrap();
+    assert_eq!(
+        serde_json::to_value(&typed).unwrap(),
+        report,
+        "reads back as its type"
+    );
+    assert!(!typed.ok && typed.schema == 1 && typed.targets == ["codex"]);
     let messages: Vec<&str> = report["findings"]
         .as_array()
         .unwrap()

@@ -95,7 +95,11 @@ fn sweep_removes_only_merged_and_stopped_worktrees() {
     assert_eq!(code, 0, "{out}{err}");
     let v: Value = serde_json::from_str(&out).unwrap();
     let typed: closegate::render::sweep::SweepJson = serde_json::from_value(v.clone()).unwrap();
-    assert_eq!(serde_json::to_value(&typed).unwrap(), v, "reads back as its type");
+    assert_eq!(
+        serde_json::to_value(&typed).unwrap(),
+        v,
+        "reads back as its type"
+    );
     assert!(typed.dry_run && typed.schema == 1);
     let would = v["worktrees"]
         .as_array()
