@@ -343,6 +343,9 @@ pub enum Review {
 #[derive(Debug, Default)]
 pub struct Book {
     records: Vec<Record>,
+    /// The gate runs the stop hook made (`guard`/`signal` records that carry a verdict): never a
+    /// decision, kept only by [`Book::about`] for [`Book::gate_run`].
+    runs: Vec<Record>,
 }
 
 impl Book {
@@ -369,13 +372,30 @@ impl Book {
 
     fn from_values(values: Vec<Value>) -> Book {
         let mut macs = HashSet::new();
-        let records = values
+        let (records, runs) = values
             .iter()
             .filter(|v| first_written(v, &mut macs))
             .filter_map(Record::read)
-            .filter(is_decision)
+            .filter(|r| is_decision(r) || is_gate_run(r))
+            .partition(is_decision);
+        Book { records, runs }
+    }
+
+    /// The newest gate run the stop hook made on `claim` (SPEC §26.3): a `guard` or `signal`
+    /// record with a verdict, this owner's, naming the claim's commit or the commit it stands
+    /// for. Not a decision: nothing is admitted or landed on it; it only tells the hook that a
+    /// verdict has seen the document. Only a book read [`Book::about`] a claim holds them.
+    pub fn gate_run(&self, repo: &Repo, claim: &Claim, status_file: &str) -> Option<&Record> {
+        let commits: Vec<String> = candidates(repo, claim.commit, status_file)
+            .iter()
+            .map(Oid::to_string)
             .collect();
-        Book { records }
+        self.runs.iter().rfind(|r| {
+            claim.owner.owns(r)
+                && r.commit
+                    .as_deref()
+                    .is_some_and(|c| commits.iter().any(|x| x == c))
+        })
     }
 
     /// The records about `claim`, in log order: this owner's, naming the claim's commit or the
@@ -559,6 +579,11 @@ fn first_written(line: &Value, macs: &mut HashSet<String>) -> bool {
 
 /// Whether a record is a decision (module doc): a trusted `check`, `approve`, `land` or removing
 /// `teardown`, or a `reject` of any provenance.
+/// A gate run the stop hook made: a `guard` or `signal` line that carries a verdict.
+fn is_gate_run(r: &Record) -> bool {
+    matches!(r.event, Event::Guard(_) | Event::Signal(_)) && r.verdict.is_some()
+}
+
 fn is_decision(r: &Record) -> bool {
     match &r.event {
         Event::Reject(_) => true,

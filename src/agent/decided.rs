@@ -8,7 +8,7 @@ use std::path::Path;
 use crate::doc::StatusDoc;
 use crate::finding::Verdict;
 use crate::inputs::Trusted;
-use crate::ledger::{Event, Record};
+use crate::ledger::Record;
 use crate::repo::Repo;
 use crate::verdict::{Book, Claim, Decision, Owner, Under};
 
@@ -31,35 +31,10 @@ pub fn seen(repo: &Repo, root: &Path, doc: &StatusDoc, status_file: &str) -> boo
         return false;
     };
     let decided = book.decision(repo, &claim, status_file, &Under::history());
+    // A return the hook itself verified is seen too: its gate run is a verdict recorded for this
+    // branch, though no decision (SPEC §26.1, §26.3).
     decided.is_some_and(|d| judged(&d.record, doc))
-        || hook_run(repo, &claim, status_file).is_some_and(|r| judged(&r, doc))
-}
-
-/// The newest gate run the stop hook itself made on `claim`: the `guard` or `signal` record
-/// (`--worktree`) that carries a verdict for this owner at this commit (or the commit it stands
-/// for). Not a decision (SPEC §26.1: nothing is admitted or landed on it), but a verdict recorded
-/// for this branch (SPEC §26.3): after a return the hook verified, the question that follows is
-/// no claim. `verdict::Book` holds decisions only, so these lines are read here, by the same
-/// commits it would ask about. A log that cannot be read has none.
-fn hook_run(repo: &Repo, claim: &Claim, status_file: &str) -> Option<Record> {
-    let commits: Vec<String> = crate::verdict::candidates(repo, claim.commit, status_file)
-        .iter()
-        .map(ToString::to_string)
-        .collect();
-    let needles: Vec<&str> = commits.iter().map(String::as_str).collect();
-    let lines = crate::record::read_mentioning_any(&repo.common_dir(), &needles).ok()?;
-    let owns = |r: &Record| match &claim.owner {
-        Owner::Branch(b) => r.branch.as_deref() == Some(b.as_str()),
-        Owner::Detached(w) => r.branch.is_none() && r.worktree.as_deref() == Some(w.as_str()),
-    };
-    lines.iter().filter_map(Record::read).rfind(|r| {
-        matches!(r.event, Event::Guard(_) | Event::Signal(_))
-            && r.verdict.is_some()
-            && owns(r)
-            && r.commit
-                .as_deref()
-                .is_some_and(|c| commits.iter().any(|x| x == c))
-    })
+        || (book.gate_run(repo, &claim, status_file)).is_some_and(|r| judged(r, doc))
 }
 
 /// The decision a VERIFIED stop can be accepted on: the newest decision for this branch at this
@@ -86,15 +61,9 @@ pub fn reusable(
 pub fn judged(record: &Record, doc: &StatusDoc) -> bool {
     let claimed_commit = doc.close.as_ref().map(|c| c.commit.as_str());
     let state = doc.state.map(|s| s.as_str());
-    let states = [
-        "close-ok",
-        "stop-2-ready",
-        "closed-without-merge",
-        "in-progress",
-        "blocked",
-    ];
+    // A `guard` record's `claimed` is its token, not a state word: it names no state.
     let same_state = match record.claimed.as_deref() {
-        Some(word) if states.contains(&word) => Some(word) == state,
+        Some(word) if crate::doc::State::parse(word).is_some() => Some(word) == state,
         _ => true,
     };
     record.slug.as_deref() == Some(doc.slug.as_str())

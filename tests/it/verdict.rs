@@ -30,7 +30,8 @@ pub(crate) fn stage(l: &Scene, branch: &str) -> String {
     row(l, branch)["stage"].as_str().unwrap().to_string()
 }
 
-fn outcome(v: &Value, branch: &str) -> (String, Vec<String>, String) {
+/// One branch's result of `land --json`: outcome, codes and the first finding's message.
+pub(crate) fn outcome(v: &Value, branch: &str) -> (String, Vec<String>, String) {
     let b = v["branches"]
         .as_array()
         .unwrap()

@@ -16,19 +16,8 @@ use crate::verdict::{row, stage};
 
 /// One branch's result of `land --json`: outcome and codes.
 fn outcome(v: &Value, branch: &str) -> (String, Vec<String>) {
-    let b = v["branches"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|b| b["branch"] == branch)
-        .unwrap_or_else(|| panic!("{branch} not in {v:#}"));
-    let codes = b["codes"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|c| c.as_str().unwrap().to_string())
-        .collect();
-    (b["outcome"].as_str().unwrap().to_string(), codes)
+    let (outcome, codes, _) = crate::verdict::outcome(v, branch);
+    (outcome, codes)
 }
 
 fn codes(report: &Value) -> Vec<String> {
