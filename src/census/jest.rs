@@ -8,8 +8,6 @@
 //! details are not read. `Tests: … 4 passed, 7 total` gives the count, so a run without
 //! `--verbose` still gives a count.
 
-use std::collections::HashMap;
-
 use super::nodespec::without_duration;
 use super::{Found, Parse, Runner};
 
@@ -17,7 +15,7 @@ pub(super) struct Jest {
     found: Found,
     file: Option<String>,
     suites: Vec<String>,
-    seen_ids: HashMap<String, u32>,
+    seen_ids: super::Repeats,
 }
 
 impl Default for Jest {
@@ -26,7 +24,7 @@ impl Default for Jest {
             found: Found::new(Runner::Jest),
             file: None,
             suites: Vec::new(),
-            seen_ids: HashMap::new(),
+            seen_ids: super::Repeats::default(),
         }
     }
 }
@@ -40,9 +38,7 @@ impl Jest {
         parts.extend(self.suites.iter().take(depth).map(String::as_str));
         parts.push(name);
         let id = parts.join(" > ");
-        let n = self.seen_ids.entry(id.clone()).or_insert(0);
-        *n += 1;
-        let id = if *n == 1 { id } else { format!("{id} #{n}") };
+        let id = self.seen_ids.numbered(id);
         self.found.pass(&id);
     }
 }

@@ -6,8 +6,6 @@
 //! deep passes`), numbered from the second when one repeats. `N passing (12ms)` gives the count
 //! and ends the part that is read: the failure details after it quote the tests' own words.
 
-use std::collections::HashMap;
-
 use super::nodespec::without_duration;
 use super::{Found, Parse, Runner};
 
@@ -15,7 +13,7 @@ pub(super) struct Mocha {
     found: Found,
     suites: Vec<String>,
     done: bool,
-    seen_ids: HashMap<String, u32>,
+    seen_ids: super::Repeats,
 }
 
 impl Default for Mocha {
@@ -24,7 +22,7 @@ impl Default for Mocha {
             found: Found::new(Runner::Mocha),
             suites: Vec::new(),
             done: false,
-            seen_ids: HashMap::new(),
+            seen_ids: super::Repeats::default(),
         }
     }
 }
@@ -34,9 +32,7 @@ impl Mocha {
         let mut parts: Vec<&str> = self.suites.iter().take(depth).map(String::as_str).collect();
         parts.push(title);
         let id = parts.join(" > ");
-        let n = self.seen_ids.entry(id.clone()).or_insert(0);
-        *n += 1;
-        let id = if *n == 1 { id } else { format!("{id} #{n}") };
+        let id = self.seen_ids.numbered(id);
         self.found.pass(&id);
     }
 }

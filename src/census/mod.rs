@@ -196,6 +196,20 @@ pub(crate) struct Found {
     dropped: u64,
 }
 
+/// The ids already given in one run: a name that repeats (two tests with the same title in one
+/// suite) is told apart by its place, `#2`, `#3`, in the order the runner printed them.
+#[derive(Debug, Default)]
+pub(crate) struct Repeats(std::collections::HashMap<String, u32>);
+
+impl Repeats {
+    /// `id` the first time, `id #n` the n-th.
+    fn numbered(&mut self, id: String) -> String {
+        let n = self.0.entry(id.clone()).or_insert(0);
+        *n += 1;
+        if *n == 1 { id } else { format!("{id} #{n}") }
+    }
+}
+
 impl Found {
     fn new(runner: Runner) -> Found {
         Found {

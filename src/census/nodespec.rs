@@ -6,15 +6,13 @@
 //! (`suite A > deeper > inner y`), numbered from the second when one repeats. `ℹ tests N` marks
 //! the report; nothing after `✖ failing tests:` (a repeat of the failures) is read.
 
-use std::collections::HashMap;
-
 use super::{Found, Parse, Runner};
 
 pub(super) struct NodeSpec {
     found: Found,
     open: Vec<(usize, String)>,
     done: bool,
-    seen_ids: HashMap<String, u32>,
+    seen_ids: super::Repeats,
 }
 
 impl Default for NodeSpec {
@@ -23,7 +21,7 @@ impl Default for NodeSpec {
             found: Found::new(Runner::Node),
             open: Vec::new(),
             done: false,
-            seen_ids: HashMap::new(),
+            seen_ids: super::Repeats::default(),
         }
     }
 }
@@ -53,9 +51,7 @@ impl NodeSpec {
             .collect();
         parts.push(name);
         let id = parts.join(" > ");
-        let n = self.seen_ids.entry(id.clone()).or_insert(0);
-        *n += 1;
-        let id = if *n == 1 { id } else { format!("{id} #{n}") };
+        let id = self.seen_ids.numbered(id);
         self.found.pass(&id);
     }
 }

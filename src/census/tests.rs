@@ -555,3 +555,15 @@ mod props {
         );
     }
 }
+
+/// A title that repeats in one run is told apart by its place (jest, mocha, node --test): a test
+/// renamed onto another's title cannot hide that one of the two is gone.
+#[test]
+fn a_repeated_id_is_numbered_from_its_second_occurrence() {
+    let mut repeats = Repeats::default();
+    let ids: Vec<String> = ["a > t", "a > t", "a > u", "a > t"]
+        .into_iter()
+        .map(|id| repeats.numbered(id.to_string()))
+        .collect();
+    assert_eq!(ids, ["a > t", "a > t #2", "a > u", "a > t #3"]);
+}
