@@ -75,6 +75,8 @@ pub mod report;
 #[forbid(unsafe_code)]
 pub mod restore;
 #[forbid(unsafe_code)]
+pub mod review;
+#[forbid(unsafe_code)]
 pub mod sandbox;
 #[forbid(unsafe_code)]
 pub mod serve;

@@ -9,6 +9,7 @@ mod github;
 pub mod hook;
 mod human;
 pub mod land;
+pub mod review;
 mod sarif;
 pub mod sweep;
 

@@ -78,7 +78,8 @@ const LAYERS: &[Layer] = &[
         rank: 5,
         name: "verbs",
         modules: &[
-            "teardown", "hook", "board", "claim", "land", "agent", "sweep", "restore", "guess",
+            "teardown", "hook", "board", "claim", "land", "agent", "sweep", "restore", "review",
+            "guess",
         ],
         what: "what a subcommand does, as data",
     },
