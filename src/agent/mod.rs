@@ -2,6 +2,7 @@
 //! transcripts, the stop hook's judgement (`stop`), and where and how each harness reads its
 //! hooks (`settings`, `install`, `codex`, `doctor`).
 
+pub mod answer;
 pub mod blocks;
 pub mod bounded;
 pub mod codex;

@@ -3,6 +3,7 @@
 //! Gates never print; every subcommand hands its `Report` to `render`. Agent-written text is
 //! untrusted, so each format neutralises control characters in its own way (SPEC §11).
 
+pub mod agent;
 pub mod board;
 pub mod doctor;
 mod github;

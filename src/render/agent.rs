@@ -1,0 +1,149 @@
+//! What `closegate agent` prints (SPEC §18, §26.3): the stop hook's answer in the harness's
+//! protocol and its note on stderr, and what `install` / `uninstall` did and what to do next.
+
+use std::io::Write;
+use std::path::Path;
+
+use anyhow::Result;
+use serde_json::json;
+
+use super::escape;
+use crate::agent::Target;
+use crate::agent::answer::{Answer, Note};
+use crate::agent::install::{self, Outcome, Scope};
+
+/// The stop hook's answer: the harness's line on `out` (accept output, or the block decision),
+/// and why a stop was let through on `err`. Write errors are ignored: the hook never fails.
+pub fn stop_answer(answer: &Answer, target: Target, out: &mut dyn Write, err: &mut dyn Write) {
+    match &answer.note {
+        Some(Note::Malformed(why)) => {
+            let _ = writeln!(
+                err,
+                "closegate agent stop-hook: {}; the stop is let through",
+                escape(why)
+            );
+        }
+        Some(Note::GaveUp {
+            max_blocks,
+            unkept,
+            root,
+        }) => {
+            let why = match unkept {
+                None => format!("{max_blocks} consecutive blocks"),
+                Some(w) => format!(
+                    "a second consecutive block (the block counter cannot be kept: {})",
+                    escape(w)
+                ),
+            };
+            let _ = writeln!(
+                err,
+                "closegate agent stop-hook: {why} for {}; the stop is let through (recorded)",
+                root.display()
+            );
+        }
+        None => {}
+    }
+    match &answer.block {
+        None => {
+            let _ = out.write_all(target.accept_output().as_bytes());
+        }
+        Some(reason) => {
+            let line = json!({"decision": "block", "reason": reason});
+            let _ = writeln!(out, "{line}");
+        }
+    }
+    let _ = out.flush();
+}
+
+/// What `install` (`add`) or `uninstall` did, and for `install` what the user does next.
+pub fn installed(
+    outcome: &Outcome,
+    (target, scope, add): (Target, Scope, bool),
+    out: &mut dyn Write,
+) -> Result<()> {
+    let name = outcome.file.display().to_string();
+    match (outcome.changed, add) {
+        (false, true) => writeln!(out, "already installed in {name}")?,
+        (false, false) => writeln!(out, "no closegate entries in {name}")?,
+        (true, true) => writeln!(out, "installed the Stop and SubagentStop hooks in {name}")?,
+        (true, false) => writeln!(out, "removed closegate's hooks from {name}")?,
+    }
+    if let Some((config, done)) = &outcome.trust {
+        let shown = config.display();
+        if done.changed {
+            let what = if add {
+                "trusted closegate's hooks"
+            } else {
+                "dropped the trust of closegate's hooks"
+            };
+            writeln!(
+                out,
+                "{what} in {shown} (Codex skips an untrusted or changed hook without a word)"
+            )?;
+        }
+        if done.trusted_project {
+            let root = outcome
+                .file
+                .parent()
+                .and_then(Path::parent)
+                .unwrap_or(Path::new("."));
+            writeln!(
+                out,
+                "trusted the project {} in {shown}: Codex loads no hook of an untrusted project",
+                root.display()
+            )?;
+        }
+        if done.untrusted_project {
+            writeln!(
+                out,
+                "warning agent-hook-inactive: the project is marked untrusted in {shown}, so Codex \
+                 loads none of its hooks: set its trust_level to \"trusted\""
+            )?;
+        }
+    }
+    if add {
+        install_notes(out, target, scope, &outcome.file, outcome.limit)?;
+    }
+    Ok(())
+}
+
+/// SPEC §18, §26.3: what `install` tells the user besides what it wrote.
+fn install_notes(
+    out: &mut dyn Write,
+    target: Target,
+    scope: Scope,
+    path: &Path,
+    limit: u64,
+) -> Result<()> {
+    writeln!(
+        out,
+        "time limit {limit} s (the configured checks' longest chain plus 60 s; a claim whose \
+         checks cannot finish in time is blocked with checks-running), harness timeout {} s",
+        install::harness_timeout(limit)
+    )?;
+    if scope == Scope::Project {
+        let shown = path.display();
+        let also = if target == Target::Codex {
+            " (Codex reads it from the main checkout for every worktree that has a .codex/ folder)"
+        } else {
+            ""
+        };
+        writeln!(
+            out,
+            "commit {shown} to the base branch: worktrees made from it get the hook, worktrees made \
+             before do not (`closegate validate` warns while the base lacks it){also}"
+        )?;
+    }
+    writeln!(
+        out,
+        "tell the agent the protocol: `closegate agent instructions --target {}` prints the \
+         paragraph for {}; `closegate agent doctor` says whether the hook would run",
+        target.as_str(),
+        if target == Target::Codex {
+            "AGENTS.md"
+        } else {
+            "CLAUDE.md"
+        }
+    )?;
+    Ok(())
+}
