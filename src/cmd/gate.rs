@@ -1,9 +1,11 @@
 //! The flags every command that runs the gate shares, and their mapping onto the plain
-//! [`GateOptions`] the domain takes: clap types stay in the front layer.
+//! [`GateOptions`] the domain takes: clap types stay in the front layer. Also the arguments
+//! `guard` and `signal` share ([`MessageArgs`]).
 
 use std::path::PathBuf;
 
 use crate::inputs::GateOptions;
+use crate::render::Format;
 
 /// The flags every command that runs the gate shares.
 #[derive(Debug, Clone, Default, clap::Args)]
@@ -57,4 +59,22 @@ impl GateArgs {
             ..GateOptions::default()
         }
     }
+}
+
+/// The arguments `guard` and `signal` share: the agent's message, its worktree, the gate's flags
+/// and the output format. The help texts are guard's; `signal` sets its own three with
+/// `mut_arg` (cmd/signal.rs), so each command's `--help` reads as before.
+#[derive(Debug, clap::Args)]
+pub struct MessageArgs {
+    /// The agent's report; `-` (the default) reads standard input
+    #[arg(default_value = "-")]
+    pub file: PathBuf,
+    /// Run the gate on this worktree and compare the claimed token with its verdict
+    #[arg(long, value_name = "DIR")]
+    pub worktree: Option<PathBuf>,
+    #[command(flatten)]
+    pub gate: GateArgs,
+    /// Output format
+    #[arg(long, value_enum, default_value_t = Format::Human)]
+    pub format: Format,
 }

@@ -4,7 +4,8 @@
 //!
 //! Without `--worktree`, the worktree around the current directory is judged when there is one;
 //! outside any repository only the shape of the signal is checked. Parsing the signal and the
-//! rules judging it are `claim::signal`; this reads the arguments, records and prints.
+//! rules judging it are `claim::signal`; this reads the arguments, records and prints
+//! (`render::claim`).
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -13,12 +14,12 @@ use anyhow::Result;
 
 use crate::claim::signal::{Signal, judge, parse};
 use crate::claim::token;
-use crate::cmd::gate::GateArgs;
-use crate::cmd::guard::{print_findings, read_message, record_decision};
+use crate::claim::{read_message, record_decision};
+use crate::cmd::gate::MessageArgs;
 use crate::finding::Gate;
 use crate::inputs;
 use crate::ledger::{Event, SignalFields};
-use crate::render::{self, Format, escape};
+use crate::render::{self, Format};
 use crate::repo::Repo;
 use crate::report::Report;
 
@@ -27,21 +28,23 @@ use crate::report::Report;
 /// The message without that line goes to stdout; `done`, `no_op` and `blocked` are judged
 /// against the repository. Exit 0 accepted, 1 refused, 2 error.
 #[derive(Debug, clap::Args)]
+#[command(
+    mut_arg("file", |a| a.help("The agent's message; `-` (the default) reads standard input")),
+    mut_arg("worktree", |a| a.help(
+        "The agent's worktree (default: the current directory, when it lies in a repository)"
+    )),
+    mut_arg("format", |a| a.help(
+        "Output format: human prints the message without the signal line, the others the report"
+    )),
+)]
 pub struct Args {
-    /// The agent's message; `-` (the default) reads standard input
-    #[arg(default_value = "-")]
-    pub file: PathBuf,
-    /// The agent's worktree (default: the current directory, when it lies in a repository)
-    #[arg(long, value_name = "DIR")]
-    pub worktree: Option<PathBuf>,
+    /// guard's arguments, with signal's own help texts (`mut_arg` above).
     #[command(flatten)]
-    pub gate: GateArgs,
-    /// Output format: human prints the message without the signal line, the others the report
-    #[arg(long, value_enum, default_value_t = Format::Human)]
-    pub format: Format,
+    pub message: MessageArgs,
 }
 
 pub fn run(args: Args, color: bool) -> Result<i32> {
+    let args = args.message;
     let text = read_message(&args.file)?;
     let parsed = parse(&text);
     let worktree = match &args.worktree {
@@ -81,11 +84,11 @@ pub fn run(args: Args, color: bool) -> Result<i32> {
     // The relayed body is the data a script reads: kept under `-q`.
     let mut out = crate::term::stdout();
     if args.format == Format::Human {
-        write_body(&parsed.body, &mut out)?;
+        render::claim::body(&parsed.body, &mut out)?;
         if !accepted {
             let mut err = std::io::stderr().lock();
             writeln!(err, "closegate signal: refused")?;
-            print_findings(&report, &mut err)?;
+            render::claim::findings(&report, &mut err)?;
         }
     } else {
         render::render(&report, args.format, color, &mut out)?;
@@ -97,13 +100,4 @@ pub fn run(args: Args, color: bool) -> Result<i32> {
 fn cwd_worktree() -> Option<PathBuf> {
     let cwd = std::env::current_dir().ok()?;
     Repo::discover(&cwd).ok()?.workdir()
-}
-
-/// Print the message without the signal line, control characters escaped (tabs kept).
-fn write_body(body: &str, out: &mut dyn Write) -> std::io::Result<()> {
-    for line in body.lines() {
-        let safe: Vec<String> = line.split('\t').map(escape).collect();
-        writeln!(out, "{}", safe.join("\t"))?;
-    }
-    Ok(())
 }

@@ -5,6 +5,7 @@
 
 pub mod agent;
 pub mod board;
+pub mod claim;
 pub mod doctor;
 mod github;
 pub mod hook;
