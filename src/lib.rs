@@ -81,6 +81,8 @@ pub mod sandbox;
 #[forbid(unsafe_code)]
 pub mod serve;
 #[forbid(unsafe_code)]
+pub mod setup;
+#[forbid(unsafe_code)]
 pub mod shell;
 #[forbid(unsafe_code)]
 pub mod stats;

@@ -5,6 +5,7 @@
 //! first `EPIPE` closes the writer, later writes are dropped, and the command ends with the exit
 //! code its verdict gives. Under `-q/--quiet`, [`human`] is a sink.
 
+pub mod escape;
 pub(crate) mod progress;
 
 use std::io::{self, Write};

@@ -1,4 +1,5 @@
-//! `closegate init`: a starter `.closegate.toml`, or a task contract (SPEC §17).
+//! `closegate init`: a starter `.closegate.toml`, or a task contract (SPEC §17). What is written
+//! is `setup::starter`; the words `render::init`.
 
 use std::io::Write;
 
@@ -7,7 +8,9 @@ use anyhow::{Result, bail};
 use crate::config::{self, Config};
 use crate::gates::Session;
 use crate::gates::runner::Target;
-use crate::{guess, inputs, readiness};
+use crate::render::init as shown;
+use crate::setup::starter;
+use crate::{guess, inputs};
 
 /// Write a starter .closegate.toml (or, with --contract SLUG, a task contract)
 ///
@@ -42,14 +45,17 @@ pub fn run(args: Args) -> Result<i32> {
     let guessed = guess::guess(&project);
     let (rel, text) = match &args.contract {
         Some(slug) => {
-            if let Some(fault) = slug_fault(slug) {
+            if let Some(fault) = starter::slug_fault(slug) {
                 bail!("--contract {slug}: {fault}");
             }
-            (format!(".closegate/contracts/{slug}.toml"), contract(slug))
+            (
+                format!(".closegate/contracts/{slug}.toml"),
+                starter::contract(slug),
+            )
         }
         None => (
             config::FILE_NAME.to_string(),
-            starter(guessed.as_ref(), branch.as_deref()),
+            starter::starter(guessed.as_ref(), branch.as_deref()),
         ),
     };
     let path = root.join(&rel);
@@ -77,48 +83,10 @@ pub fn run(args: Args) -> Result<i32> {
         }
     }
     if args.contract.is_none() {
-        offer_signed_approvals(&mut out)?;
+        shown::offer_signed_approvals(&mut out)?;
     }
-    commit_hint(branch.as_deref(), &rel, args.contract.is_some(), &mut out)?;
+    shown::commit_hint(branch.as_deref(), &rel, args.contract.is_some(), &mut out)?;
     Ok(code)
-}
-
-/// How to commit what was written to the base branch.
-fn commit_hint(
-    branch: Option<&str>,
-    rel: &str,
-    contract: bool,
-    out: &mut impl Write,
-) -> Result<()> {
-    let base = branch.unwrap_or("the base branch");
-    let what = if contract {
-        "task contract"
-    } else {
-        "configuration"
-    };
-    writeln!(
-        out,
-        "commit it to {base}: closegate reads it from the base tip, never from an agent's branch\n  \
-         git add {rel} && git commit -m \"closegate: {what}\""
-    )?;
-    Ok(())
-}
-
-/// The offer of signed approvals (SPEC §26.5, docs/review.md): on one machine they alone keep an
-/// agent from approving its own work. Printed only; the configuration written is unchanged.
-fn offer_signed_approvals(out: &mut impl Write) -> Result<()> {
-    writeln!(
-        out,
-        "approvals: on one machine only signed approvals stop an agent from approving its own \
-         work (it runs as you, so it can run `closegate approve --yes`). To require them:\n  \
-         1. give the reviewer an SSH key the agent's harness cannot read, and list its public key \
-         in .closegate/allowed_signers (git's allowed-signers format: `<name> <key type> <key>`)\n  \
-         2. add at the top of {} (before its first [section]): allowed_signers = \
-         \".closegate/allowed_signers\" and require_signed_approvals = true\n  \
-         3. approve with `closegate approve --sign --key FILE` on a terminal (docs/review.md)",
-        config::FILE_NAME
-    )?;
-    Ok(())
 }
 
 /// Run the guessed check on the base tip (HEAD) exactly as `check` would: sandboxed, in a pristine
@@ -136,12 +104,7 @@ fn try_check(
         return Ok(0);
     };
     let short = &head.to_string()[..12];
-    writeln!(
-        out,
-        "try: running `{}` on {short} in the sandbox …",
-        spec[0].name
-    )?;
-    out.flush()?;
+    shown::trying(&spec[0].name, short, out)?;
     // The base tip's own run, as `validate --run` makes it; fresh: the configuration is not
     // committed yet, so the try says what the check does now.
     let target = Target::BaseTip {
@@ -149,165 +112,7 @@ fn try_check(
         base: branch.unwrap_or_default(),
     };
     let checked = session.runner().run(&target, spec, true)?;
-    for finding in &checked.findings {
-        if finding.severity == crate::finding::Severity::Warning {
-            writeln!(out, "  warning {}: {}", finding.code, finding.message)?;
-        }
-    }
-    let Some(ran) = checked.runs.first() else {
-        writeln!(out, "try: the check did not run")?;
-        return Ok(1);
-    };
-    let secs = ran.duration_ms as f64 / 1000.0;
-    if ran.exit_code == Some(0) && !ran.timed_out {
-        writeln!(
-            out,
-            "try: `{}` passed on {short} in {secs:.1} s",
-            spec[0].name
-        )?;
-        // SPEC §26.4: a pass that skipped the tests of a compiled part tests less than it says.
-        let built = guess::compiled_python(&|path| session.repo().read_blob(head, path));
-        let base = branch.unwrap_or("the base");
-        if let Some(line) = built.and_then(|b| readiness::skipped_compiled(ran, base, short, &b)) {
-            writeln!(out, "  {}", crate::render::escape(&line))?;
-        }
-        return Ok(0);
-    }
-    failed(&spec[0], ran, short, secs, out)?;
-    Ok(1)
-}
-
-/// Say how the try failed, its last lines and what to change.
-fn failed(
-    spec: &crate::config::CheckSpec,
-    ran: &crate::report::CheckRun,
-    short: &str,
-    secs: f64,
-    out: &mut impl Write,
-) -> Result<()> {
-    let how = match (ran.timed_out, ran.exit_code) {
-        (true, _) => format!("ran past its timeout of {} s", spec.timeout_s),
-        (false, Some(code)) => format!("exited {code}"),
-        (false, None) => "was killed".to_string(),
-    };
-    writeln!(
-        out,
-        "try: `{}` {how} on {short} after {secs:.1} s; its last lines:",
-        spec.name
-    )?;
-    let tail = ran.output.len().saturating_sub(TRY_TAIL);
-    for line in &ran.output[tail..] {
-        writeln!(out, "  | {}", crate::render::escape(line))?;
-    }
-    writeln!(
-        out,
-        "every agent's check would FAIL on this: edit `run` in {} (install what the tests need \
-         inside the checkout, keep tool caches in the check's workspace) or fix the base, then \
-         commit it and run `closegate validate --run`; --no-try skips this try",
-        config::FILE_NAME
-    )?;
-    Ok(())
-}
-
-/// Lines of a failing try's output shown.
-const TRY_TAIL: usize = 20;
-
-/// The starter configuration.
-pub fn starter(guessed: Option<&guess::Guess>, branch: Option<&str>) -> String {
-    let mut out = String::from(
-        "# closegate configuration. closegate reads it from the tip of the base branch,\n\
-         # never from an agent's branch: commit it there.\n\n",
-    );
-    match branch {
-        Some(b) => out.push_str(&format!("base = {}\n", toml_string(b))),
-        None => out.push_str("# base = \"main\"\n"),
-    }
-    out.push_str(
-        "# status_file = \"_EXEC_STATUS.md\"\n# agent_branches = [\"agent/*\"]\n\
-         # require_contract = false\n\n\
-         # Protected surfaces: a change there needs a human's approval (PENDING_REVIEW).\n\
-         # These are the defaults; a surface listed under [protected] replaces the default of\n\
-         # that name (`tests = { extend = [\"checks/**\"] }` adds to it instead), a new name adds\n\
-         # a surface.\n# [protected]\n",
-    );
-    for surface in Config::default().surfaces {
-        let globs: Vec<String> = surface.globs.iter().map(|g| toml_string(g)).collect();
-        out.push_str(&format!("# {} = [{}]\n", surface.name, globs.join(", ")));
-    }
-    out.push_str(
-        "\n# An agent that adds a new test needs no review; changing, deleting or renaming an\n\
-         # existing one (or adding a conftest.py, __init__.py, runner set-up) still does.\n\
-         [protected.policy]\ntests = \"modify\"\n",
-    );
-    out.push_str(
-        "\n# The checks closegate runs itself, sandboxed, in a checkout of the agent's exact\n\
-         # commit. `keep`: the installed tree and the tool caches (.closegate-cache/), kept in\n\
-         # this check's workspace between runs so the second check is incremental (kept outputs\n\
-         # come from earlier commits). `writable`: a cache shared by every agent's checks, only\n\
-         # for what the tool verifies on every use (npm's, with a committed package-lock.json).\n",
-    );
-    match guessed {
-        Some(g) => {
-            let list = |items: &[String]| -> String {
-                let items: Vec<String> = items.iter().map(|i| toml_string(i)).collect();
-                format!("[{}]", items.join(", "))
-            };
-            out.push_str(&format!(
-                "[[checks]]\nname = {}\nrun = {}\ntimeout_s = 900\n",
-                toml_string(g.name),
-                toml_string(&g.run)
-            ));
-            if !g.writable.is_empty() {
-                out.push_str(&format!("writable = {}\n", list(&g.writable)));
-            }
-            if !g.keep.is_empty() {
-                out.push_str(&format!("keep = {}\n", list(&g.keep)));
-            }
-        }
-        None => out.push_str(
-            "# No project type recognised: write the command that tests this project.\n\
-             # [[checks]]\n# name = \"test\"\n# run = \"make test\"\n# timeout_s = 600\n",
-        ),
-    }
-    out
-}
-
-/// A task contract with every key of SPEC §12 commented.
-pub fn contract(slug: &str) -> String {
-    format!(
-        "# Task contract for `{slug}`, read from the base tip: commit it there.\n\
-         # Uncomment what this task needs.\n\n\
-         # goal = \"what done means for this task\"\n\
-         # branch = \"agent/{slug}\"           # applies to this branch whatever slug the document claims\n\
-         # scope = [\"src/**\"]                 # the only paths the branch may change\n\
-         # prohibited = [\"db/**\"]             # never to be changed; wins over scope\n\
-         # required_artifacts = [\"src/new.rs\"] # must be in the commit and changed by the branch\n\
-         # required_checks = [\"test\"]         # names from [[checks]] that must run and pass\n\
-         # approval = \"protected\"             # \"always\" | \"protected\" (default) | \"never\"\n\
-         # max_changed_files = 40\n\
-         # max_commits = 20\n"
-    )
-}
-
-/// A TOML basic string.
-fn toml_string(text: &str) -> String {
-    toml::Value::String(text.to_string()).to_string()
-}
-
-/// Why `slug` is not a slug (1–100 of `[A-Za-z0-9._-]`, starting with a letter or digit).
-fn slug_fault(slug: &str) -> Option<&'static str> {
-    let first_ok = slug
-        .chars()
-        .next()
-        .is_some_and(|c| c.is_ascii_alphanumeric());
-    let chars_ok = slug
-        .chars()
-        .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'));
-    if slug.is_empty() || slug.len() > 100 {
-        Some("a slug is 1–100 characters")
-    } else if !first_ok || !chars_ok {
-        Some("a slug is letters, digits, `.`, `_` and `-`, starting with a letter or digit")
-    } else {
-        None
-    }
+    let built = guess::compiled_python(&|path| session.repo().read_blob(head, path));
+    let base = branch.unwrap_or("the base");
+    shown::tried(&spec[0], &checked, (short, base), built, out)
 }

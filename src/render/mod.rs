@@ -10,10 +10,12 @@ pub mod doctor;
 mod github;
 pub mod hook;
 mod human;
+pub mod init;
 pub mod land;
 pub mod review;
 mod sarif;
 pub mod sweep;
+pub mod validate;
 
 use std::io::Write;
 
@@ -118,30 +120,10 @@ pub(crate) fn annotation<'a>(report: &'a Report, finding: &'a Finding) -> Annota
 /// Quoting for sh lives below the verbs that print commands; `render` keeps the name.
 pub use crate::shell::shell_word;
 
-/// Escape control characters of agent-written text so it cannot drive the terminal.
-///
-/// Besides C0, DEL and C1 controls this escapes the bidirectional overrides and isolates, which
-/// can make a terminal show text in another order than it is stored ("trojan source").
-pub fn escape(text: &str) -> String {
-    if text.bytes().all(|b| (0x20..0x7f).contains(&b)) {
-        return text.to_string(); // printable ASCII: nothing to escape
-    }
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        if is_terminal_hazard(c) {
-            out.extend(c.escape_default());
-        } else {
-            out.push(c);
-        }
-    }
-    out
-}
-
-/// A character that must never reach a terminal raw.
-fn is_terminal_hazard(c: char) -> bool {
-    c.is_control()
-        || matches!(c, '\u{061c}' | '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
-}
+/// Escaping lives at the bottom (`term`) so a domain module that words a line can escape what
+/// it quotes; `render` keeps the name.
+pub use crate::term::escape::escape;
+use crate::term::escape::is_terminal_hazard;
 
 /// Pretty JSON with a trailing newline, shared by the `json` and `sarif` formats.
 ///

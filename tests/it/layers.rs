@@ -79,7 +79,7 @@ const LAYERS: &[Layer] = &[
         name: "verbs",
         modules: &[
             "teardown", "hook", "board", "claim", "land", "agent", "sweep", "restore", "review",
-            "guess",
+            "setup", "guess",
         ],
         what: "what a subcommand does, as data",
     },
