@@ -7,9 +7,11 @@ use std::path::Path;
 use anyhow::{Context, Result, bail};
 use git2::Oid;
 
-use crate::doc::State;
+use crate::doc::{ParseOptions, State};
+use crate::finding::Severity;
 use crate::inputs;
 use crate::repo::Repo;
+use crate::report::Report;
 
 /// HEAD's commit and branch; a returned state needs both.
 pub fn head_and_branch(
@@ -114,4 +116,50 @@ pub fn work_commit(repo: &Repo, head: Oid, status_file: &str) -> (Oid, bool) {
         Some(parent) => (parent, true),
         None => (head, false),
     }
+}
+
+/// `--slug`, else the existing document's, else the branch's last component.
+pub fn slug(given: Option<&str>, existing: Option<&str>, branch: Option<&str>) -> String {
+    given
+        .map(str::to_string)
+        .or_else(|| existing.and_then(crate::doc::compose::existing_slug))
+        .or_else(|| branch.map(|b| b.rsplit('/').next().unwrap_or(b).to_string()))
+        .unwrap_or_default()
+}
+
+/// The composed document's lint report and the codes of its `doc-*` refusals: SPEC §17, the
+/// document is never written with one.
+pub fn lint(text: &str, status_file: &str) -> (Report, Vec<String>) {
+    let report = crate::report::lint(
+        text.as_bytes(),
+        status_file.to_string(),
+        ParseOptions::default(),
+    );
+    let codes: Vec<String> = report
+        .findings
+        .iter()
+        .filter(|f| f.severity == Severity::Refusal && f.code.as_str().starts_with("doc-"))
+        .map(|f| f.code.to_string())
+        .collect();
+    (report, codes)
+}
+
+/// SPEC §17: a `--state` word that is no writable state is refused with the finding the status
+/// document's parser gives the line `- state: WORD` (`doc-state-legacy` for an older spelling,
+/// `doc-state-unknown` …), before anything else is read; `None` when the parser finds none.
+pub fn state_refusal(word: &str) -> Option<Report> {
+    let text = format!("# STATUS \u{2014} x\n\n- state: {word}\n");
+    let mut report = crate::report::lint(text.as_bytes(), "--state".into(), Default::default());
+    report
+        .findings
+        .retain(|f| f.code.as_str().starts_with("doc-state"));
+    if report.findings.is_empty() {
+        return None;
+    }
+    for finding in &mut report.findings {
+        finding.line = None;
+    }
+    report.slug = None;
+    report.state = None;
+    Some(report)
 }

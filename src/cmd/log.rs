@@ -1,7 +1,7 @@
 //! `closegate log`: list audit records, verify their chain, or print verdict statistics (SPEC §6).
 //!
 //! The rules (which records a listing keeps, what a return is, the false-green rate) live in
-//! `stats`; this file maps the flags to a `stats::Filter` and words the result.
+//! `stats`; this file maps the flags to a `stats::Filter`, and `render::log` words the result.
 
 use std::io::Write;
 
@@ -9,9 +9,8 @@ use anyhow::{Result, anyhow, bail};
 use serde_json::Value;
 
 use crate::finding::Verdict;
-use crate::ledger::Record;
 use crate::record::{self, Auth, key};
-use crate::render::escape;
+use crate::render::{escape, log};
 use crate::repo::Repo;
 use crate::stats::{self, EVENTS, Filter, instant};
 
@@ -96,7 +95,7 @@ pub fn run(mut args: Args) -> Result<i32> {
         if args.json {
             writeln!(out, "{stats}")?;
         } else {
-            write_stats(&stats, &mut out)?;
+            log::write_stats(&stats, &mut out)?;
         }
         return Ok(0);
     }
@@ -110,11 +109,7 @@ pub fn run(mut args: Args) -> Result<i32> {
         }
         out.write_all(&stats::json_text(kept))?;
     } else {
-        let rows: Vec<(Vec<String>, String)> = kept
-            .iter()
-            .map(|(record, (_, auth))| human_row(record, *auth))
-            .collect();
-        write_aligned(&rows, &mut out)?;
+        log::listing(kept, &mut out)?;
     }
     Ok(0)
 }
@@ -130,33 +125,6 @@ impl Args {
             event: self.event.clone(),
         }
     }
-}
-
-/// The rows' cells in columns as wide as their widest cell (the last column and the markers
-/// unpadded), so a listing reads down like `git log --format` tables do.
-fn write_aligned(rows: &[(Vec<String>, String)], out: &mut dyn Write) -> std::io::Result<()> {
-    let columns = rows.iter().map(|(cells, _)| cells.len()).max().unwrap_or(0);
-    let mut widths = vec![0; columns];
-    for (cells, _) in rows {
-        for (width, cell) in widths.iter_mut().zip(cells) {
-            *width = (*width).max(cell.chars().count());
-        }
-    }
-    for (cells, markers) in rows {
-        let mut line = String::new();
-        for (i, cell) in cells.iter().enumerate() {
-            if i + 1 < cells.len() {
-                line.push_str(cell);
-                let pad = widths[i] - cell.chars().count() + 1;
-                line.extend(std::iter::repeat_n(' ', pad));
-            } else {
-                line.push_str(cell);
-            }
-        }
-        line.push_str(markers);
-        writeln!(out, "{line}")?;
-    }
-    Ok(())
 }
 
 /// `--since DATE` as seconds since the epoch. clap prints this error itself (not main), so the
@@ -181,113 +149,5 @@ fn verify(repo: &Repo) -> Result<i32> {
         ));
     };
     let verification = record::verify(&repo.common_dir(), &key)?;
-    let mut out = crate::term::human();
-    let Some(first) = verification.breaks.first() else {
-        writeln!(
-            out,
-            "verified: all {} lines carry a valid mac and chain to the line before (a lost tail cannot be seen)",
-            verification.lines
-        )?;
-        return Ok(0);
-    };
-    writeln!(
-        out,
-        "first break: audit.jsonl line {}: {}",
-        first.line,
-        escape(&first.reason)
-    )?;
-    for other in &verification.breaks[1..] {
-        writeln!(out, "  line {}: {}", other.line, escape(&other.reason))?;
-    }
-    writeln!(
-        out,
-        "{} of {} lines fail verification",
-        verification.breaks.len(),
-        verification.lines
-    )?;
-    Ok(1)
-}
-
-/// `ts event verdict slug commit branch codes`, `-` for what a record lacks, then the markers:
-/// `forged (why)` after a line whose mac does not verify and `untrusted (why)` after one made
-/// with `--config` or another `--base` (SPEC §6: kept and listed, never trusted).
-fn human_row(r: &Value, auth: Auth) -> (Vec<String>, String) {
-    let text = |key: &str| escape(r[key].as_str().unwrap_or("-"));
-    let commit: String = text("commit").chars().take(12).collect();
-    let codes: Vec<String> = r["codes"]
-        .as_array()
-        .map(|a| a.iter().filter_map(Value::as_str).map(escape).collect())
-        .unwrap_or_default();
-    let codes = if codes.is_empty() {
-        "-".into()
-    } else {
-        codes.join(",")
-    };
-    let cells = vec![
-        text("ts"),
-        text("event"),
-        text("verdict"),
-        text("slug"),
-        commit,
-        text("branch"),
-        codes,
-    ];
-    let mut line = String::new();
-    if let Auth::Forged(why) = auth {
-        line.push_str(&format!(" forged ({why})"));
-    }
-    let trusted = Record::read(r).is_some_and(|r| r.is_trusted());
-    if r["config_source"].is_string() && !trusted {
-        let why = if r["config_source"] == "base" {
-            "made with another --base"
-        } else {
-            "made with --config"
-        };
-        line.push_str(&format!(" untrusted ({why})"));
-    }
-    (cells, line)
-}
-
-fn write_stats(stats: &Value, out: &mut dyn Write) -> std::io::Result<()> {
-    writeln!(out, "records: {}", stats["records"])?;
-    if stats["forged_lines"].as_u64().unwrap_or(0) > 0 {
-        writeln!(
-            out,
-            "forged lines ignored: {} (see `closegate log --verify`)",
-            stats["forged_lines"]
-        )?;
-    }
-    for (title, key) in [("verdict", "verdicts"), ("event", "events")] {
-        let counts: Vec<String> = stats[key]
-            .as_object()
-            .map(|m| {
-                m.iter()
-                    .map(|(k, v)| format!("{} {v}", escape(k)))
-                    .collect()
-            })
-            .unwrap_or_default();
-        writeln!(out, "per {title}: {}", counts.join(", "))?;
-    }
-    writeln!(
-        out,
-        "false-green rate: {}",
-        rate_text(&stats["false_green"])
-    )?;
-    if let Some(prefixes) = stats["false_green_by_prefix"].as_object() {
-        for (prefix, rate) in prefixes {
-            writeln!(out, "  {:<20} {}", escape(prefix), rate_text(rate))?;
-        }
-    }
-    Ok(())
-}
-
-/// `25.0% (1 of 4 returns claimed done were FAIL or UNVERIFIED; 1 awaits review)`.
-fn rate_text(rate: &Value) -> String {
-    let pct = rate["rate"]
-        .as_f64()
-        .map_or("n/a".to_string(), |r| format!("{:.1}%", r * 100.0));
-    format!(
-        "{pct} ({} of {} returns claimed done were FAIL or UNVERIFIED; {} awaiting review)",
-        rate["false_green"], rate["returns"], rate["pending_review"]
-    )
+    log::verification(&verification, &mut crate::term::human())
 }

@@ -6,12 +6,14 @@
 pub mod agent;
 pub mod board;
 pub mod claim;
+pub mod close;
 pub mod doctor;
 mod github;
 pub mod hook;
 mod human;
 pub mod init;
 pub mod land;
+pub mod log;
 pub mod review;
 mod sarif;
 pub mod sweep;
