@@ -12,6 +12,8 @@
 //! This module depends on nothing else in the crate: [`Severity`] and [`Gate`] live here, and
 //! `finding` builds on them.
 
+pub mod lookup;
+
 use serde::Serialize;
 
 /// How a finding affects the verdict.

@@ -4,18 +4,10 @@ use std::path::PathBuf;
 
 use anyhow::Result;
 
-use crate::hook::install::{self, Installed, Uninstalled, Which};
+use crate::hook::install::{self, Which};
 use crate::hook::run;
 use crate::render;
 use crate::repo::Repo;
-
-/// Messages for a person: through `term` (quiet under `-q`, silent at a closed pipe).
-macro_rules! println {
-    ($($arg:tt)*) => {{
-        use std::io::Write as _;
-        let _ = writeln!(crate::term::human(), $($arg)*);
-    }};
-}
 
 /// Install, uninstall or run the git hook that guards agent branches
 ///
@@ -121,32 +113,12 @@ fn install(repo: Option<PathBuf>, force: bool, server: bool) -> Result<i32> {
         true => (Which::Server, "pre-receive"),
         false => (Which::Transaction(&bases), "reference-transaction"),
     };
-    match install::install_which(&dir, exe.as_deref(), force, which)? {
-        Installed::Written { hook, backup: None } => {
-            println!("installed closegate's {name} hook at {}", hook.display());
-        }
-        Installed::Written {
-            hook,
-            backup: Some(backup),
-        } => {
-            println!(
-                "installed closegate's {name} hook at {}; the previous hook was kept as {} and runs first",
-                hook.display(),
-                backup.display()
-            );
-        }
-        Installed::Unchanged { hook } => {
-            println!(
-                "closegate's {name} hook is already installed at {}",
-                hook.display()
-            );
-        }
-        Installed::Refused { reason } => {
-            eprintln!("closegate: refusing to install the hook: {reason}");
-            return Ok(1);
-        }
-    }
-    Ok(0)
+    let done = install::install_which(&dir, exe.as_deref(), force, which)?;
+    Ok(render::hook::installed(
+        &done,
+        name,
+        &mut crate::term::human(),
+    ))
 }
 
 fn uninstall(repo: Option<PathBuf>, server: bool) -> Result<i32> {
@@ -155,25 +127,10 @@ fn uninstall(repo: Option<PathBuf>, server: bool) -> Result<i32> {
         true => (Which::Server, "pre-receive"),
         false => (Which::Transaction(&[]), "reference-transaction"),
     };
-    match install::uninstall_which(&dir, which)? {
-        Uninstalled::Removed {
-            hook,
-            restored: false,
-        } => println!("removed closegate's {name} hook {}", hook.display()),
-        Uninstalled::Removed {
-            hook,
-            restored: true,
-        } => println!(
-            "removed closegate's {name} hook and restored the previous hook at {}",
-            hook.display()
-        ),
-        Uninstalled::Absent { hook } => {
-            println!("no {name} hook at {}; nothing to remove", hook.display());
-        }
-        Uninstalled::Refused { reason } => {
-            eprintln!("closegate: refusing to uninstall: {reason}");
-            return Ok(1);
-        }
-    }
-    Ok(0)
+    let done = install::uninstall_which(&dir, which)?;
+    Ok(render::hook::uninstalled(
+        &done,
+        name,
+        &mut crate::term::human(),
+    ))
 }

@@ -2,12 +2,14 @@
 //! gate refused, why, and the exact command to run next, on standard error where git relays it.
 //!
 //! The hooks decide and return data (`hook::run::Answer`, `hook::server::Answer`); branch names,
-//! reasons and paths in them are agent text, escaped here once.
+//! reasons and paths in them are agent text, escaped here once. Also what `hook install` and
+//! `hook uninstall` did.
 
 use std::io::Write;
 
 use super::{Format, escape};
 use crate::finding::Verdict;
+use crate::hook::install::{Installed, Uninstalled};
 use crate::hook::run::{self, Action, Answer, Decision, Refusal};
 use crate::hook::server;
 
@@ -174,6 +176,67 @@ fn judged_push(judged: &server::Judged, out: &mut dyn Write) -> std::io::Result<
         )?;
     }
     Ok(())
+}
+
+/// What `hook install` did to the `name` hook (for a person: a failed write is ignored); the exit
+/// code, 1 when it refused (said on stderr).
+pub fn installed(done: &Installed, name: &str, out: &mut dyn Write) -> i32 {
+    let _ = match done {
+        Installed::Written { hook, backup: None } => {
+            writeln!(
+                out,
+                "installed closegate's {name} hook at {}",
+                hook.display()
+            )
+        }
+        Installed::Written {
+            hook,
+            backup: Some(backup),
+        } => writeln!(
+            out,
+            "installed closegate's {name} hook at {}; the previous hook was kept as {} and runs first",
+            hook.display(),
+            backup.display()
+        ),
+        Installed::Unchanged { hook } => writeln!(
+            out,
+            "closegate's {name} hook is already installed at {}",
+            hook.display()
+        ),
+        Installed::Refused { reason } => {
+            eprintln!("closegate: refusing to install the hook: {reason}");
+            return 1;
+        }
+    };
+    0
+}
+
+/// What `hook uninstall` did to the `name` hook; the exit code, 1 when it refused.
+pub fn uninstalled(done: &Uninstalled, name: &str, out: &mut dyn Write) -> i32 {
+    let _ = match done {
+        Uninstalled::Removed {
+            hook,
+            restored: false,
+        } => writeln!(out, "removed closegate's {name} hook {}", hook.display()),
+        Uninstalled::Removed {
+            hook,
+            restored: true,
+        } => writeln!(
+            out,
+            "removed closegate's {name} hook and restored the previous hook at {}",
+            hook.display()
+        ),
+        Uninstalled::Absent { hook } => writeln!(
+            out,
+            "no {name} hook at {}; nothing to remove",
+            hook.display()
+        ),
+        Uninstalled::Refused { reason } => {
+            eprintln!("closegate: refusing to uninstall: {reason}");
+            return 1;
+        }
+    };
+    0
 }
 
 #[cfg(test)]

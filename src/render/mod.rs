@@ -8,6 +8,7 @@ pub mod board;
 pub mod claim;
 pub mod close;
 pub mod doctor;
+pub mod explain;
 mod github;
 pub mod hook;
 mod human;
@@ -17,6 +18,7 @@ pub mod log;
 pub mod review;
 mod sarif;
 pub mod sweep;
+pub mod teardown;
 pub mod validate;
 
 use std::io::Write;
