@@ -14,6 +14,7 @@
 //! is restored, at that record's worktree path: the path in an escrow's message is written by
 //! whoever can write the common dir, so another escrow needs a PATH (`restore-unrecorded`).
 
+pub mod expire;
 mod undo;
 
 use std::ffi::OsString;

@@ -430,6 +430,53 @@ fn stale_claim_failed(
         .filter(|d| d.verdict == Verdict::Fail)
 }
 
+/// `board --tree`: each row's working-tree state, from all worktrees scanned in parallel; the
+/// reason of each scan that failed (its row then shows `unreadable`).
+pub fn add_tree_states(
+    repo: &Repo,
+    rows: &mut [Row],
+    base: Option<Oid>,
+    status_file: &str,
+) -> Vec<String> {
+    let targets: Vec<_> = rows
+        .iter()
+        .map(|r| tree::Target {
+            dir: r.dir.clone(),
+            head: r.head,
+        })
+        .collect();
+    let states = tree::states(repo, &targets, base, status_file);
+    let mut failed = Vec::new();
+    for (row, (state, why)) in rows.iter_mut().zip(states) {
+        failed.extend(why);
+        row.tree = Some(state);
+    }
+    failed
+}
+
+/// `board --check`: a fresh verdict for each worktree with a status document (recorded unless
+/// `record` is false); the reason of each gate that reached none (its row then shows no verdict).
+pub fn add_fresh_verdicts(rows: &mut [Row], record: bool, rerun: bool) -> Vec<String> {
+    let targets: Vec<usize> = (0..rows.len())
+        .filter(|&i| rows[i].dir.is_some() && rows[i].doc != DocState::Absent)
+        .collect();
+    let dirs: Vec<_> = targets
+        .iter()
+        .filter_map(|&i| rows[i].dir.clone())
+        .collect();
+    let mut failed = Vec::new();
+    for (&i, result) in targets.iter().zip(fresh::verdicts(&dirs, record, rerun)) {
+        match result {
+            Ok((verdict, codes)) => rows[i].set_verdict(Some(verdict), &codes),
+            Err(err) => {
+                failed.push(format!("{err:#}"));
+                rows[i].set_verdict(None, &[]);
+            }
+        }
+    }
+    failed
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -2,13 +2,11 @@
 
 use std::io::Write;
 
-use anyhow::{Context, Result};
-use git2::Oid;
-
-use crate::board::{self, Recorded, Row, fresh};
+use crate::board::{self, Recorded, Row};
 use crate::inputs;
 use crate::render;
 use crate::repo::Repo;
+use anyhow::{Context, Result};
 
 /// Show every worktree with its agent state, verdict and lifecycle stage
 ///
@@ -61,11 +59,20 @@ pub fn run(args: Args, color: bool) -> Result<i32> {
         return conflicts(&repo, &rows, &trusted.config, args.json);
     }
     let mut code = 0;
-    if args.tree && !add_tree_states(&repo, &mut rows, base, &status_file) {
-        code = 2;
+    if args.tree {
+        code = code.max(said(board::add_tree_states(
+            &repo,
+            &mut rows,
+            base,
+            &status_file,
+        )));
     }
-    if args.check && !add_fresh_verdicts(&mut rows, &args) {
-        code = 2;
+    if args.check {
+        code = code.max(said(board::add_fresh_verdicts(
+            &mut rows,
+            !args.no_record,
+            args.rerun,
+        )));
     }
     let mut stdout = if args.json {
         crate::term::stdout()
@@ -91,51 +98,10 @@ fn conflicts(repo: &Repo, rows: &[Row], config: &crate::config::Config, json: bo
     Ok(0)
 }
 
-/// `--tree`: each row's working-tree state, from all worktrees scanned in parallel; `false` when
-/// a scan failed (the reason goes to stderr, the row shows `unreadable`).
-fn add_tree_states(repo: &Repo, rows: &mut [Row], base: Option<Oid>, status_file: &str) -> bool {
-    let targets: Vec<_> = rows
-        .iter()
-        .map(|r| board::tree::Target {
-            dir: r.dir.clone(),
-            head: r.head,
-        })
-        .collect();
-    let states = board::tree::states(repo, &targets, base, status_file);
-    let mut ok = true;
-    for (row, (state, why)) in rows.iter_mut().zip(states) {
-        if let Some(why) = why {
-            eprintln!("closegate: board: {}", render::escape(&why));
-            ok = false;
-        }
-        row.tree = Some(state);
+/// Each reason a row could not be filled in, on stderr; 2 when there is one.
+fn said(failed: Vec<String>) -> i32 {
+    for why in &failed {
+        eprintln!("closegate: board: {}", render::escape(why));
     }
-    ok
-}
-
-/// `--check`: a fresh verdict for each worktree with a status document; `false` when a gate
-/// reached none (the reason goes to stderr, the row shows no verdict).
-fn add_fresh_verdicts(rows: &mut [Row], args: &Args) -> bool {
-    let targets: Vec<usize> = (0..rows.len())
-        .filter(|&i| rows[i].dir.is_some() && rows[i].doc != board::DocState::Absent)
-        .collect();
-    let dirs: Vec<_> = targets
-        .iter()
-        .filter_map(|&i| rows[i].dir.clone())
-        .collect();
-    let mut ok = true;
-    for (&i, result) in targets
-        .iter()
-        .zip(fresh::verdicts(&dirs, !args.no_record, args.rerun))
-    {
-        match result {
-            Ok((verdict, codes)) => rows[i].set_verdict(Some(verdict), &codes),
-            Err(err) => {
-                eprintln!("closegate: board: {}", render::escape(&format!("{err:#}")));
-                rows[i].set_verdict(None, &[]);
-                ok = false;
-            }
-        }
-    }
-    ok
+    if failed.is_empty() { 0 } else { 2 }
 }

@@ -8,6 +8,7 @@ use anyhow::Result;
 
 use crate::gates::workspace;
 use crate::repo::Repo;
+use crate::restore::expire::{Expired, Fate, drop_expired};
 
 /// Drop old escrows, the checks' warm workspaces and stale temporary checkouts
 ///
@@ -35,7 +36,7 @@ pub fn run(args: Args) -> Result<i32> {
     let repo = Repo::discover(&dir)?;
     let common = repo.common_dir();
     let mut out = crate::term::human();
-    drop_escrows(&repo, args.dry_run, &mut out)?;
+    drop_expired(&repo, args.dry_run, &mut |e| say_escrow(e, &mut out))?;
     for (name, busy) in workspace::list(&common)? {
         let path = workspace::base(&common).join(&name);
         if busy {
@@ -57,34 +58,14 @@ pub fn run(args: Args) -> Result<i32> {
     Ok(0)
 }
 
-/// Drop every escrow older than the base's `escrow_days` (compare-and-delete: an escrow ref that
-/// moved meanwhile is kept).
-fn drop_escrows(repo: &Repo, dry_run: bool, out: &mut impl Write) -> Result<()> {
-    let days = match crate::inputs::config_tip(repo, None) {
-        Some((name, id)) => crate::inputs::base_config(repo, &name, id)?
-            .map_or(crate::config::DEFAULT_ESCROW_DAYS, |c| c.escrow_days),
-        None => crate::config::DEFAULT_ESCROW_DAYS,
-    };
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX));
-    let limit = now - i64::from(days) * 86_400;
-    for escrow in repo.escrows() {
-        let age = (now - escrow.time).max(0) / 86_400;
-        if escrow.time >= limit && days > 0 {
-            continue;
-        }
-        let what = format!(
-            "escrow {} ({age} day(s) old; escrow_days = {days})",
-            escrow.refname
-        );
-        if dry_run {
-            writeln!(out, "would drop: {what}")?;
-        } else if repo.delete_ref_if_at(&escrow.refname, escrow.commit)? {
-            writeln!(out, "dropped: {what}")?;
-        } else {
-            writeln!(out, "kept (it moved meanwhile): {}", escrow.refname)?;
-        }
+/// The line of an expired escrow: would drop, dropped, or kept because it moved.
+fn say_escrow(e: &Expired, out: &mut impl Write) -> Result<()> {
+    let (refname, age, days) = (&e.refname, e.age, e.days);
+    let what = format!("escrow {refname} ({age} day(s) old; escrow_days = {days})");
+    match e.fate {
+        Fate::Would => writeln!(out, "would drop: {what}")?,
+        Fate::Dropped => writeln!(out, "dropped: {what}")?,
+        Fate::Moved => writeln!(out, "kept (it moved meanwhile): {refname}")?,
     }
     Ok(())
 }

@@ -1,4 +1,5 @@
-//! `closegate lint`: run the status-document gate alone (SPEC §2), no repository needed.
+//! `closegate lint`: run the status-document gate alone (SPEC §2), no repository needed. The
+//! rules are `doc` (and `doc::fix`); the words `render` (`render::lint` for `--fix`).
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -66,7 +67,7 @@ pub fn run(args: Args, color: bool) -> anyhow::Result<i32> {
         } else {
             &mut err
         };
-        print_fixes(&args.file, &fixes, sink).context("cannot write the report")?;
+        render::lint::fixes(&args.file, &fixes, sink).context("cannot write the report")?;
     }
     out.flush().context("cannot write the report")?;
     Ok(report.verdict.exit_code())
@@ -77,31 +78,4 @@ fn read(file: &std::path::Path) -> anyhow::Result<(String, Vec<u8>)> {
     let bytes = crate::input_file::read(file)
         .with_context(|| format!("cannot read the status document {}", file.display()))?;
     Ok((file.display().to_string(), bytes))
-}
-
-/// One line per change `--fix` made.
-fn print_fixes(
-    file: &std::path::Path,
-    fixes: &[doc::fix::Fix],
-    out: &mut dyn Write,
-) -> std::io::Result<()> {
-    if fixes.is_empty() {
-        return writeln!(out, "fixed nothing in {}", file.display());
-    }
-    for f in fixes {
-        writeln!(
-            out,
-            "fixed {}:{} ({}): `{}` -> `{}`",
-            file.display(),
-            f.line,
-            f.codes
-                .iter()
-                .map(|c| c.as_str())
-                .collect::<Vec<_>>()
-                .join(", "),
-            render::escape(&f.before),
-            render::escape(&f.after)
-        )?;
-    }
-    Ok(())
 }

@@ -1,11 +1,9 @@
 //! `closegate notes push|fetch [REMOTE]`: exchange attestations and signed approvals (SPEC §20).
-
-use std::io::Write;
+//! The exchange is `notes_sync`; the words `render::notes`.
 
 use anyhow::Result;
 
-use crate::attest::NOTES_REF;
-use crate::notes_sync::{self, Outcome};
+use crate::notes_sync;
 use crate::repo::Repo;
 
 /// Exchange refs/notes/closegate (attestations, signed approvals) with a remote
@@ -34,38 +32,10 @@ pub enum Action {
 
 pub fn run(args: Args) -> Result<i32> {
     let repo = Repo::discover(&std::env::current_dir()?)?;
-    let mut out = crate::term::human();
     let remote = &args.remote;
     let outcome = match args.action {
         Action::Push => notes_sync::push(&repo, remote)?,
         Action::Fetch => notes_sync::fetch(&repo, remote)?,
     };
-    match outcome {
-        Outcome::Pushed { attempts } => {
-            writeln!(
-                out,
-                "pushed {NOTES_REF} to {remote} ({attempts} attempt(s))"
-            )?;
-            Ok(0)
-        }
-        Outcome::Fetched(None) => {
-            writeln!(out, "{remote} has no {NOTES_REF}: nothing fetched")?;
-            Ok(0)
-        }
-        Outcome::Fetched(Some(id)) => {
-            writeln!(
-                out,
-                "fetched {NOTES_REF} from {remote}; local notes now at {id}"
-            )?;
-            Ok(0)
-        }
-        Outcome::Rejected { attempts } => {
-            writeln!(
-                out,
-                "not pushed: {remote} rejected all {attempts} attempts (others kept pushing); \
-                 run `closegate notes push {remote}` again"
-            )?;
-            Ok(1)
-        }
-    }
+    crate::render::notes::outcome(&outcome, remote, &mut crate::term::human())
 }
