@@ -1,12 +1,12 @@
 //! `closegate check`: run the gate sequence against the repository (SPEC §4).
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use anyhow::Result;
 
 use crate::cmd::gate::GateArgs;
-use crate::finding::Verdict;
 use crate::gates::Session;
+use crate::gates::attested::Attested;
 use crate::inputs::{GateOptions, Signing, Signs};
 use crate::render::{self, Format};
 use crate::{attest, gates, ledger};
@@ -67,7 +67,7 @@ pub fn run(args: Args, color: bool) -> Result<i32> {
     let mut stdout = crate::render::out(args.format);
     render::render(&outcome.report, args.format, color, &mut stdout)?;
     if let Some(key) = session.signing_key() {
-        attest_outcome(&session, &outcome, key)?;
+        say_attested(&gates::attested::attest(&session, &outcome, key)?);
     }
     if let Some(remote) = &args.push {
         push_notes(session.repo(), remote)?;
@@ -102,41 +102,22 @@ fn push_notes(repo: &crate::repo::Repo, remote: &str) -> Result<()> {
     }
 }
 
-/// SPEC §20: on VERIFIED, sign the statement and store it as a note on the commit; otherwise
-/// say why nothing was signed.
-fn attest_outcome(session: &Session, outcome: &gates::Outcome, key: &Path) -> Result<()> {
-    let report = &outcome.report;
-    let commit = match outcome.commit {
-        Some(commit) if report.verdict == Verdict::Verified => commit,
-        _ => {
+/// SPEC §20: what `--attest` did (on stderr).
+fn say_attested(attested: &Attested) {
+    let notes = attest::NOTES_REF;
+    match attested {
+        Attested::Signed(commit) => {
             eprintln!(
-                "closegate: not attested: the verdict is {}, and only VERIFIED is signed",
-                report.verdict.as_str()
-            );
-            return Ok(());
+                "closegate: attested {commit} under {notes} (push it: git push <remote> {notes})"
+            )
         }
-    };
-    // Checks that ran unconfined could have read the key or forged their own results.
-    if report.sandbox.as_deref() == Some("none") {
-        eprintln!(
+        Attested::NotVerified(verdict) => eprintln!(
+            "closegate: not attested: the verdict is {}, and only VERIFIED is signed",
+            verdict.as_str()
+        ),
+        Attested::Unsandboxed => eprintln!(
             "closegate: not attested: the checks could not be sandboxed (checks-unsandboxed), so \
              the code they ran could have read the signing key"
-        );
-        return Ok(());
+        ),
     }
-    let expect = attest::Expect {
-        commit,
-        tree: session.repo().tree_of(commit),
-        config: report.config.as_deref(),
-        contract: report.contract.as_deref(),
-    };
-    let statement = attest::attest_statement(&expect, &report.checks, report.verdict.as_str());
-    let trust = (session.config(), session.trust());
-    attest::sign_and_store(session.repo(), trust, key, "attest", commit, &statement)?;
-    eprintln!(
-        "closegate: attested {commit} under {} (push it: git push <remote> {})",
-        attest::NOTES_REF,
-        attest::NOTES_REF
-    );
-    Ok(())
 }

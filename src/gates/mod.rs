@@ -4,6 +4,7 @@
 //! Every gate whose inputs exist runs, so one report names all problems. Gates return findings;
 //! only `evaluate` assembles the report.
 
+pub mod attested;
 pub mod census;
 pub mod checks;
 pub mod close;
