@@ -283,8 +283,12 @@ fn mentioning(common_dir: &Path, needles: &[&str], key: Option<&Key>) -> Result<
         .map(|n| memchr::memmem::Finder::new(n.as_bytes()))
         .collect();
     let mut records = Vec::new();
-    // Streamed in chunks: `pending` holds the bytes after the last complete line.
-    let (mut chunk, mut pending) = (vec![0u8; CHUNK], Vec::new());
+    // Streamed in chunks: `pending` holds the bytes after the last complete line. A small log
+    // takes a buffer of its own size (one more byte sees its end): zeroing 128 KiB for a log of
+    // a few records was most of the stop hook's reading of it.
+    let size = file.metadata().map_or(CHUNK as u64, |m| m.len());
+    let buffer = usize::try_from(size).map_or(CHUNK, |n| n.saturating_add(1).min(CHUNK));
+    let (mut chunk, mut pending) = (vec![0u8; buffer], Vec::new());
     loop {
         let read = file
             .read(&mut chunk)
