@@ -170,8 +170,25 @@ pub fn gate(
         }
     }
     let check = check_command(target);
-    let claim = Claim::on_branch(&target.branch, target.tip).claiming(Some(&target.slug));
+    let claim = Claim::on_branch(&target.branch, target.tip)
+        .claiming(Some(&target.slug))
+        .read_in(target.worktree.as_deref());
     let Some(decision) = book.decision(repo, &claim, status_file, under) else {
+        let elsewhere = Claim {
+            worktree: None,
+            ..claim
+        };
+        if let Some(there) = book.decision(repo, &elsewhere, status_file, under)
+            && let (Some(named), Some(here)) = (&there.record.worktree, &target.worktree)
+        {
+            return Err(refuse(format!(
+                "`{}` ({short}) was judged in the worktree {named}, but git now lists its \
+                 worktree at {} (moved since, or its gitdir rewritten): that document is not \
+                 the one judged; run `{check}`",
+                target.branch,
+                here.display()
+            )));
+        }
         return Err(refuse(format!(
             "`{}` ({short}) has no verdict for this branch at this tip under the base tip's \
              configuration and contract: run `{check}`",
