@@ -13,22 +13,32 @@
 use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
+use std::sync::OnceLock;
 
 use globset::{Glob, GlobBuilder, GlobSet, GlobSetBuilder};
 
-/// A compiled set of globs, the patterns kept for messages.
+/// A set of globs, the patterns kept for messages. A set that cannot fail to compile
+/// ([`deferrable`]) is compiled on its first match: most commands read a configuration whose
+/// surfaces they never match, and compiling its dozens of globs was a tenth of the stop hook's
+/// answer to a question (issue 38).
 #[derive(Debug, Clone)]
 pub struct Globs {
     patterns: Vec<String>,
+    compiled: OnceLock<Compiled>,
+    /// Path patterns (SPEC §4.5): a pattern without glob characters covers everything under it.
+    under: bool,
+    /// Match ignoring (ASCII) case, as git does with `core.ignorecase = true`.
+    fold: bool,
+}
+
+/// The matchers of a set.
+#[derive(Debug, Clone)]
+struct Compiled {
     /// The globs matched without globset.
     simple: Vec<Simple>,
     /// The other globs, in sets of at most [`CHUNK`]: one regex set of tens of thousands of
     /// globs exceeds the regex engine's size limit.
     complex: Vec<Chunk>,
-    /// Path patterns (SPEC §4.5): a pattern without glob characters covers everything under it.
-    under: bool,
-    /// Match ignoring (ASCII) case, as git does with `core.ignorecase = true`.
-    fold: bool,
 }
 
 /// Globs compiled by globset: the set, and per glob its pattern index and the glob itself.
@@ -182,51 +192,24 @@ impl Globs {
     }
 
     fn build(patterns: &[String], under: bool, fold: bool) -> Result<Globs, String> {
-        let mut simple = Vec::new();
-        let mut complex = Vec::new();
-        let mut pending = Pending::new();
-        for (index, pattern) in patterns.iter().enumerate() {
-            let literal = under && is_literal(pattern);
-            let text = simple_text(pattern, literal, fold);
-            // `{a,b}` of plain words: one simple glob per alternative.
-            let expanded: Option<Vec<Vec<Segment>>> = expand_braces(&text)
-                .unwrap_or_else(|| vec![text.clone()])
-                .iter()
-                .map(|t| segments(t))
-                .collect();
-            match expanded {
-                Some(all) => {
-                    for mut segments in all {
-                        if literal {
-                            segments.push(Segment::Any {
-                                at_least_one: false,
-                            });
-                        }
-                        simple.push(Simple {
-                            index,
-                            needle: needle(&segments),
-                            segments,
-                        });
-                    }
-                }
-                None => {
-                    pending.add(pattern, index, literal, fold)?;
-                    if pending.index.len() >= CHUNK {
-                        complex.push(pending.take()?);
-                    }
-                }
-            }
-        }
-        if !pending.index.is_empty() {
-            complex.push(pending.take()?);
-        }
-        let patterns = patterns.to_vec();
-        Ok(Globs {
-            patterns,
-            simple,
-            complex,
+        let globs = Globs {
+            patterns: patterns.to_vec(),
+            compiled: OnceLock::new(),
             under,
             fold,
+        };
+        if !deferrable(patterns) {
+            let compiled = compile(patterns, under, fold)?;
+            globs.compiled.set(compiled).expect("a new cell is empty");
+        }
+        Ok(globs)
+    }
+
+    /// The matchers, compiled now if they were deferred.
+    fn compiled(&self) -> &Compiled {
+        self.compiled.get_or_init(|| {
+            compile(&self.patterns, self.under, self.fold)
+                .expect("a deferrable set compiles (see `deferrable`)")
         })
     }
 
@@ -253,6 +236,7 @@ impl Globs {
         };
         let mut parts: Option<Vec<&[u8]>> = None;
         let simple = self
+            .compiled()
             .simple
             .iter()
             .find(|glob| {
@@ -263,13 +247,74 @@ impl Globs {
                     )
             })
             .map(|glob| glob.index);
-        let complex = self.complex.iter().filter_map(|c| c.first(path)).min();
+        let complex = self
+            .compiled()
+            .complex
+            .iter()
+            .filter_map(|c| c.first(path))
+            .min();
         let first = match (simple, complex) {
             (Some(a), Some(b)) => a.min(b),
             (a, b) => a.or(b)?,
         };
         Some(self.patterns[first].as_str())
     }
+}
+
+/// Compile `patterns`: each simple glob into its segments, the others by globset; the error
+/// names the bad glob.
+fn compile(patterns: &[String], under: bool, fold: bool) -> Result<Compiled, String> {
+    let mut simple = Vec::new();
+    let mut complex = Vec::new();
+    let mut pending = Pending::new();
+    for (index, pattern) in patterns.iter().enumerate() {
+        let literal = under && is_literal(pattern);
+        let text = simple_text(pattern, literal, fold);
+        // `{a,b}` of plain words: one simple glob per alternative.
+        let expanded: Option<Vec<Vec<Segment>>> = expand_braces(&text)
+            .unwrap_or_else(|| vec![text.clone()])
+            .iter()
+            .map(|t| segments(t))
+            .collect();
+        match expanded {
+            Some(all) => {
+                for mut segments in all {
+                    if literal {
+                        segments.push(Segment::Any {
+                            at_least_one: false,
+                        });
+                    }
+                    simple.push(Simple {
+                        index,
+                        needle: needle(&segments),
+                        segments,
+                    });
+                }
+            }
+            None => {
+                pending.add(pattern, index, literal, fold)?;
+                if pending.index.len() >= CHUNK {
+                    complex.push(pending.take()?);
+                }
+            }
+        }
+    }
+    if !pending.index.is_empty() {
+        complex.push(pending.take()?);
+    }
+    Ok(Compiled { simple, complex })
+}
+
+/// Whether a set cannot fail to compile, so that compiling it can wait for its first match: no
+/// pattern holds the syntax globset can reject (`[`, `]`, `{`, `}`, `\`), and the set is small
+/// enough for one regex set of plain globs (at most [`CHUNK`] globs of at most 64 KiB in all).
+fn deferrable(patterns: &[String]) -> bool {
+    let bytes: usize = patterns.iter().map(String::len).sum();
+    patterns.len() <= CHUNK
+        && bytes <= 64 * 1024
+        && !patterns
+            .iter()
+            .any(|p| p.contains(['[', ']', '{', '}', '\\']))
 }
 
 /// Globs per compiled regex set.
@@ -491,7 +536,10 @@ mod tests {
         ];
         for pattern in patterns {
             let ours = Globs::new(&[pattern.to_string()]).unwrap();
-            assert!(ours.complex.is_empty(), "{pattern} expands to simple globs");
+            assert!(
+                ours.compiled().complex.is_empty(),
+                "{pattern} expands to simple globs"
+            );
             for path in paths {
                 assert_eq!(
                     ours.is_match(path),
@@ -515,7 +563,10 @@ mod tests {
         ];
         for (pattern, path) in cases {
             let ours = Globs::new(&[pattern.to_string(), "z[z]".to_string()]).unwrap();
-            assert!(!ours.complex.is_empty(), "{pattern} is compiled by globset");
+            assert!(
+                !ours.compiled().complex.is_empty(),
+                "{pattern} is compiled by globset"
+            );
             assert!(globset(pattern).is_match(path), "{pattern} on {path}");
             assert_eq!(ours.first_match(path), Some(pattern), "{pattern} on {path}");
             assert_eq!(ours.first_match("zz"), Some("z[z]"), "{pattern}");
@@ -566,12 +617,39 @@ mod tests {
     fn thousands_of_complex_globs_compile_in_chunks_and_keep_the_order() {
         let patterns: Vec<String> = (0..2500).map(|i| format!("src/m[ab]{i:05}/**")).collect();
         let globs = Globs::paths(&patterns).unwrap();
-        assert_eq!(globs.complex.len(), 3);
+        assert_eq!(globs.compiled().complex.len(), 3);
         assert_eq!(
             globs.first_match("src/mb02042/x"),
             Some("src/m[ab]02042/**")
         );
         assert_eq!(globs.first_match("src/mc02042/x"), None);
+    }
+
+    #[test]
+    fn a_set_that_cannot_fail_to_compile_waits_for_its_first_match() {
+        // Plain globs (the default surfaces' shape, `**` inside a segment, an empty pattern):
+        // compiled on the first match, answering as an eager set does.
+        let patterns: Vec<String> = ["**/tests/**", "*.md", "src/a**b/x", "docs", ""]
+            .map(String::from)
+            .to_vec();
+        let plain = Globs::paths(&patterns).unwrap();
+        assert!(plain.compiled.get().is_none());
+        assert_eq!(plain.first_match("a/tests/x"), Some("**/tests/**"));
+        assert_eq!(plain.first_match("src/aqqb/x"), Some("src/a**b/x"));
+        assert_eq!(plain.first_match("docs/a/b"), Some("docs"));
+        assert_eq!(plain.first_match("src/x.rs"), None);
+        assert!(plain.compiled.get().is_some());
+        // Syntax globset can reject is compiled, and refused, when the set is made: a bad glob
+        // in a configuration is its error, never a panic at the first match.
+        for bad in ["a/[b", "a/{b", "a/b}", "a\\"] {
+            let set = [String::from("ok/**"), String::from(bad)];
+            assert!(Globs::paths(&set).is_err(), "{bad}");
+        }
+        // So is a set too large to be sure of (over one regex set's worth of globs).
+        let many: Vec<String> = (0..=CHUNK).map(|i| format!("x{i}/*")).collect();
+        assert!(Globs::paths(&many).unwrap().compiled.get().is_some());
+        let long = vec!["a*".repeat(40 * 1024)];
+        assert!(Globs::paths(&long).unwrap().compiled.get().is_some());
     }
 
     #[test]

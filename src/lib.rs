@@ -37,6 +37,8 @@ pub mod config;
 #[forbid(unsafe_code)]
 pub mod contract;
 #[forbid(unsafe_code)]
+pub mod date;
+#[forbid(unsafe_code)]
 pub mod doc;
 #[forbid(unsafe_code)]
 pub mod finding;

@@ -16,7 +16,6 @@ use std::fs::{File, OpenOptions};
 use std::io::Write;
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
-use std::time::{SystemTime, UNIX_EPOCH};
 
 use anyhow::{Context, Result, bail};
 use serde_json::Value;
@@ -33,25 +32,8 @@ pub fn audit_path(common_dir: &Path) -> PathBuf {
     dir(common_dir).join("audit.jsonl")
 }
 
-/// The current time as RFC 3339 UTC with second precision, e.g. `2026-11-29T20:41:36Z`.
-pub fn now_rfc3339() -> String {
-    let secs = match SystemTime::now().duration_since(UNIX_EPOCH) {
-        Ok(d) => i64::try_from(d.as_secs()).unwrap_or(i64::MAX),
-        Err(e) => -i64::try_from(e.duration().as_secs()).unwrap_or(i64::MAX),
-    };
-    rfc3339(secs)
-}
-
-/// Seconds since the Unix epoch as RFC 3339 UTC, e.g. `951782400` → `2000-02-29T00:00:00Z`
-/// (through jiff's calendar; an instant past jiff's years ±9999 is shown as that limit).
-pub fn rfc3339(unix_secs: i64) -> String {
-    let at = jiff::Timestamp::from_second(unix_secs).unwrap_or(if unix_secs < 0 {
-        jiff::Timestamp::MIN
-    } else {
-        jiff::Timestamp::MAX
-    });
-    at.strftime("%Y-%m-%dT%H:%M:%SZ").to_string()
-}
+/// The record's time stamps are written by the one date module.
+pub use crate::date::{now_rfc3339, rfc3339};
 
 /// Append one record as one whole line under an exclusive lock. With a record key the line is
 /// signed (`prev`, then `mac`); the previous line's `mac` is read under the same lock.
@@ -283,8 +265,12 @@ fn mentioning(common_dir: &Path, needles: &[&str], key: Option<&Key>) -> Result<
         .map(|n| memchr::memmem::Finder::new(n.as_bytes()))
         .collect();
     let mut records = Vec::new();
-    // Streamed in chunks: `pending` holds the bytes after the last complete line.
-    let (mut chunk, mut pending) = (vec![0u8; CHUNK], Vec::new());
+    // Streamed in chunks: `pending` holds the bytes after the last complete line. A small log
+    // takes a buffer of its own size (one more byte sees its end): zeroing 128 KiB for a log of
+    // a few records was most of the stop hook's reading of it.
+    let size = file.metadata().map_or(CHUNK as u64, |m| m.len());
+    let buffer = usize::try_from(size).map_or(CHUNK, |n| n.saturating_add(1).min(CHUNK));
+    let (mut chunk, mut pending) = (vec![0u8; buffer], Vec::new());
     loop {
         let read = file
             .read(&mut chunk)
@@ -559,31 +545,5 @@ mod tests {
         assert_eq!(last_mac(&File::open(&log).unwrap()).unwrap(), "");
         assert!(authenticate(Some(&key), &serde_json::from_str(&a).unwrap()) == Auth::Valid);
         assert_eq!(authenticate(None, &serde_json::json!({})), Auth::Plain);
-    }
-
-    #[test]
-    fn civil_conversion_at_known_instants() {
-        let cases = [
-            (0, "1970-01-01T00:00:00Z"),
-            (-1, "1969-12-31T23:59:59Z"),
-            (68_169_600, "1972-02-29T00:00:00Z"),
-            (951_782_400, "2000-02-29T00:00:00Z"),
-            (951_868_800, "2000-03-01T00:00:00Z"),
-            (978_307_199, "2000-12-31T23:59:59Z"),
-            (1_700_000_000, "2023-11-14T22:13:20Z"),
-            (1_709_164_800, "2024-02-29T00:00:00Z"),
-            (4_107_542_400, "2100-03-01T00:00:00Z"),
-            (1_956_343_296, "2031-12-29T20:41:36Z"),
-        ];
-        for (secs, want) in cases {
-            assert_eq!(rfc3339(secs), want, "at {secs}");
-        }
-    }
-
-    #[test]
-    fn year_2100_is_not_a_leap_year() {
-        // 2100-02-28T00:00:00Z plus one day is March 1st.
-        assert_eq!(rfc3339(4_107_456_000), "2100-02-28T00:00:00Z");
-        assert_eq!(rfc3339(4_107_456_000 + 86_400), "2100-03-01T00:00:00Z");
     }
 }

@@ -249,6 +249,10 @@ pub struct Report {
     /// not `all`, with its word); `None` when no gate ran. Records carry it (SPEC §26.1).
     #[serde(skip)]
     pub policy: Option<std::collections::BTreeMap<String, String>>,
+    /// The gate ran with `--no-worktree`: `worktree` is the runner's directory, not a worktree
+    /// checked to hold the branch, so it anchors nothing (the `check` record says so).
+    #[serde(skip)]
+    pub no_worktree: bool,
 }
 
 impl Default for Report {
@@ -281,6 +285,7 @@ impl Default for Report {
             source: None,
             check_entries: Vec::new(),
             policy: None,
+            no_worktree: false,
         }
     }
 }

@@ -89,50 +89,11 @@ pub fn json_text(kept: &[Listed<'_>]) -> Vec<u8> {
     out
 }
 
-/// Seconds since the epoch of an ISO 8601 date (`YYYY-MM-DD`, midnight UTC) or date-time
-/// (`YYYY-MM-DDTHH:MM[:SS[.fraction]]` then `Z`, `±HH:MM` or nothing for UTC; a space may stand
-/// for the `T`). `None` for anything else, an impossible date included.
+/// Seconds since the epoch of a date or date-time in the lenient form of the one grammar
+/// ([`crate::date`]: midnight UTC for a date, UTC when no zone is named). `None` for anything
+/// else, an impossible date included.
 pub fn instant(text: &str) -> Option<i64> {
-    let num = |s: &str| -> Option<i64> {
-        (!s.is_empty() && s.bytes().all(|b| b.is_ascii_digit())).then(|| s.parse().ok())?
-    };
-    let b = text.as_bytes();
-    if b.len() < 10 || b[4] != b'-' || b[7] != b'-' {
-        return None;
-    }
-    let (year, month, day) = (num(&text[..4])?, num(&text[5..7])?, num(&text[8..10])?);
-    // jiff refuses a date that does not exist (month 13, February 30th).
-    let mut secs = crate::repo::ident::days_from_civil(year, month, day)? * 86_400;
-    let rest = &text[10..];
-    if rest.is_empty() {
-        return Some(secs);
-    }
-    let rest = rest.strip_prefix(['T', 't', ' '])?;
-    let zone_at = rest.find(['Z', 'z', '+', '-']).unwrap_or(rest.len());
-    let (clock, zone) = rest.split_at(zone_at);
-    let clock = clock.split('.').next()?; // a fraction of a second changes nothing here
-    let parts: Vec<&str> = clock.split(':').collect();
-    if !(2..=3).contains(&parts.len()) || parts.iter().any(|p| p.len() != 2) {
-        return None;
-    }
-    let (h, m) = (num(parts[0])?, num(parts[1])?);
-    let s = parts.get(2).map_or(Some(0), |p| num(p))?;
-    if h > 23 || m > 59 || s > 60 {
-        return None;
-    }
-    secs += h * 3600 + m * 60 + s;
-    let offset = match zone {
-        "" | "Z" | "z" => 0,
-        _ => {
-            let sign = if zone.starts_with('-') { -1 } else { 1 };
-            let (oh, om) = zone[1..].split_once(':')?;
-            if oh.len() != 2 || om.len() != 2 {
-                return None;
-            }
-            sign * (num(oh)? * 3600 + num(om)? * 60)
-        }
-    };
-    Some(secs - offset)
+    crate::date::parse(text, crate::date::Form::Lenient).map(|i| i.seconds)
 }
 
 /// Whether a record is an agent's return claimed done (SPEC §6), and the (slug, claimed commit)

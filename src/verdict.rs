@@ -23,7 +23,7 @@
 
 use std::cell::RefCell;
 use std::collections::{HashMap, HashSet};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use anyhow::Result;
 use git2::Oid;
@@ -81,6 +81,11 @@ pub struct Claim {
     /// (branch, slug, commit): a document rewritten after the verdict to claim another slug is
     /// another claim, which that verdict never judged (under another contract, perhaps).
     pub slug: Option<String>,
+    /// The worktree the asker read the agent's latest word in (`None`: none, or not read there).
+    /// A decision whose record names another worktree did not judge that word: git's worktree
+    /// list is the common directory's, which any agent can rewrite (SPEC §16), so a branch's
+    /// worktree is where its verdict was reached, not where `<common>/worktrees/*/gitdir` says.
+    pub worktree: Option<PathBuf>,
 }
 
 impl Claim {
@@ -89,6 +94,15 @@ impl Claim {
             owner,
             commit,
             slug: None,
+            worktree: None,
+        }
+    }
+
+    /// The same claim, its latest word read in `worktree`.
+    pub fn read_in(self, worktree: Option<&Path>) -> Claim {
+        Claim {
+            worktree: worktree.map(Path::to_path_buf),
+            ..self
         }
     }
 
@@ -108,6 +122,27 @@ impl Claim {
     /// Whether `r` decided this claim's slug: any, when the slug was not read.
     fn slug_of(&self, r: &Record) -> bool {
         self.slug.is_none() || r.slug == self.slug
+    }
+}
+
+/// Whether `record` judged the word read in `worktree`: it names no worktree, none was read, or
+/// both are the same directory. A decision reached in worktree P, asked about a branch whose
+/// worktree git now lists at W, is no decision on W's document: the worktree was moved since (a
+/// new `check` there decides it), or another agent rewrote `<common>/worktrees/<id>/gitdir` to
+/// make its own directory speak for the branch.
+/// Only a `check` made in a worktree anchors: the gate checked that its worktree holds the
+/// branch (SPEC §4.3); a `--no-worktree` check names the runner's directory, and the other
+/// records the directory they were run from.
+fn judged_there(record: &Record, worktree: Option<&Path>) -> bool {
+    let anchored = matches!(&record.event, Event::Check(c) if !c.no_worktree);
+    if !anchored {
+        return true;
+    }
+    match (record.worktree.as_deref(), worktree) {
+        (Some(named), Some(read)) => {
+            crate::repo::canonical(Path::new(named)) == crate::repo::canonical(read)
+        }
+        _ => true,
     }
 }
 
@@ -466,6 +501,9 @@ impl Book {
                 keep(r) && (r.is_rejection() || (claim.slug_of(r) && under.holds(repo, r)))
             })
             .last()?;
+        if !judged_there(newest, claim.worktree.as_deref()) {
+            return None;
+        }
         Some(Decision {
             kind: kind(newest)?,
             verdict: if newest.is_rejection() {

@@ -12,11 +12,13 @@ use crate::ledger::Record;
 use crate::repo::Repo;
 use crate::verdict::{Book, Claim, Decision, Owner, Under};
 
-/// The claim of the worktree at `root`: its branch (its path on a detached HEAD) at its HEAD.
+/// The claim of the worktree at `root`: its branch (its path on a detached HEAD) at its HEAD,
+/// its latest word read there (a decision reached in another worktree of the branch never
+/// speaks for this one).
 pub fn claim(repo: &Repo, root: &Path) -> Option<Claim> {
     let head = repo.worktree_head(root)?;
     let owner = Owner::of(repo.head_branch().as_deref(), Some(root))?;
-    Some(Claim::new(owner, head))
+    Some(Claim::new(owner, head).read_in(Some(root)))
 }
 
 /// Whether a decision recorded for the worktree's claim judged `doc` (SPEC §26.3: the document

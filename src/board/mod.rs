@@ -209,15 +209,18 @@ impl Ledger {
     }
 
     /// The newest decision on `owner`'s claim at `commit`, for the slug its document claims now
-    /// (`None`: any) (the one question).
+    /// (`None`: any), read in `worktree` (the one question).
     fn decision(
         &self,
         repo: &Repo,
         owner: &Owner,
         (commit, slug): (Oid, Option<&str>),
+        worktree: Option<&Path>,
         status_file: &str,
     ) -> Option<Decision> {
-        let claim = Claim::new(owner.clone(), commit).claiming(slug);
+        let claim = Claim::new(owner.clone(), commit)
+            .claiming(slug)
+            .read_in(worktree);
         self.book.decision(repo, &claim, status_file, &self.under)
     }
 }
@@ -254,6 +257,7 @@ fn row(
         owner: owner.as_ref(),
         head,
         base,
+        worktree: wt.exists.then_some(wt.path.as_path()),
     };
     let (doc, slug, claimed, unreadable) = at.read(repo, ledger, wt, status_file);
     let said = (slug.as_deref(), claimed.as_deref());
@@ -295,6 +299,8 @@ struct Tip<'a> {
     owner: Option<&'a Owner>,
     head: Option<Oid>,
     base: Option<Oid>,
+    /// The worktree the row's document is read in (`None`: not on this machine).
+    worktree: Option<&'a Path>,
 }
 
 impl Tip<'_> {
@@ -364,8 +370,11 @@ impl Tip<'_> {
     ) -> Option<Decision> {
         let (owner, head) = (self.owner?, self.head?);
         ledger
-            .decision(repo, owner, (head, slug), status_file)
-            .or_else(|| stale_claim_failed(repo, ledger, owner, (slug, claimed), status_file))
+            .decision(repo, owner, (head, slug), self.worktree, status_file)
+            .or_else(|| {
+                let said = (slug, claimed);
+                stale_claim_failed(repo, ledger, owner, said, self.worktree, status_file)
+            })
     }
 }
 
@@ -420,13 +429,14 @@ fn stale_claim_failed(
     ledger: &Ledger,
     owner: &Owner,
     (slug, claimed): (Option<&str>, Option<&str>),
+    worktree: Option<&Path>,
     status_file: &str,
 ) -> Option<Decision> {
     let CommitLookup::Found(commit) = repo.lookup_commit(claimed?) else {
         return None;
     };
     ledger
-        .decision(repo, owner, (commit, slug), status_file)
+        .decision(repo, owner, (commit, slug), worktree, status_file)
         .filter(|d| d.verdict == Verdict::Fail)
 }
 

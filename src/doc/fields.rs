@@ -2,10 +2,10 @@
 //! `last commit` and `updated`.
 
 use super::LastCommit;
-use super::date::is_iso8601;
 use super::scan::Item;
 use super::text::{describe, is_dash_like, snippet};
 use crate::catalog::Code;
+use crate::date::is_iso8601;
 use crate::finding::Finding;
 
 /// Lines an abstract may have before the rest is rendered nowhere.

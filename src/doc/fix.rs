@@ -200,12 +200,12 @@ fn fix_last_commit(value: &str) -> Option<String> {
 
 /// `2026-11-30 03:51` → `2026-11-30T03:51` when that makes it ISO 8601.
 fn fix_updated(value: &str) -> Option<String> {
-    if super::date::is_iso8601(value) {
+    if crate::date::is_iso8601(value) {
         return None;
     }
     let (date, time) = value.split_once(' ')?;
     let fixed = format!("{date}T{}", time.trim_start());
-    super::date::is_iso8601(&fixed).then_some(fixed)
+    crate::date::is_iso8601(&fixed).then_some(fixed)
 }
 
 /// `CLOSE` then any dash or other look-alike before `OK`.

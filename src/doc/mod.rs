@@ -7,7 +7,6 @@
 mod claims;
 pub mod close_line;
 pub mod compose;
-mod date;
 mod fields;
 pub mod fix;
 mod h1;

@@ -53,6 +53,7 @@ pub fn evaluate(session: &Session) -> Result<Outcome> {
     };
     let mut report = Report {
         worktree: Some(session.worktree().display().to_string()),
+        no_worktree: session.no_worktree(),
         source: Some(session.config().status_file.clone()),
         base: session.base().map(|(name, _)| name.clone()),
         base_commit: session.base().map(|(_, id)| id.to_string()),

@@ -151,31 +151,19 @@ pub fn gate(
 ) -> Result<Admitted, Finding> {
     let short = &target.commit.to_string()[..12];
     let refuse = |msg: String| Finding::new(Code::LandNotVerified, msg);
-    match target.state {
-        Some(State::CloseOk | State::Stop2Ready) => {}
-        Some(state) => {
-            return Err(refuse(format!(
-                "`{}` ({short}): the agent's latest word is `{}`, not a return to merge; \
-                 nothing lands until its status document says `close-ok`",
-                target.branch,
-                state.as_str()
-            )));
-        }
-        None => {
-            return Err(refuse(format!(
-                "`{}` ({short}): no status document can be read for it (worktree, branch tip or \
-                 archive), so the agent never said it is done",
-                target.branch
-            )));
-        }
-    }
+    latest_word_merges(target).map_err(refuse)?;
     let check = check_command(target);
-    let claim = Claim::on_branch(&target.branch, target.tip).claiming(Some(&target.slug));
+    let claim = Claim::on_branch(&target.branch, target.tip)
+        .claiming(Some(&target.slug))
+        .read_in(target.worktree.as_deref());
     let Some(decision) = book.decision(repo, &claim, status_file, under) else {
-        return Err(refuse(format!(
-            "`{}` ({short}) has no verdict for this branch at this tip under the base tip's \
-             configuration and contract: run `{check}`",
-            target.branch
+        return Err(refuse(no_decision(
+            repo,
+            book,
+            under,
+            target,
+            claim,
+            status_file,
         )));
     };
     if decision.rejected() {
@@ -199,6 +187,59 @@ pub fn gate(
         )));
     }
     Ok(admitted(&decision))
+}
+
+/// The agent's latest word must be a return to merge (`close-ok` or `stop-2-ready`); else why not.
+fn latest_word_merges(target: &Target) -> Result<(), String> {
+    let short = &target.commit.to_string()[..12];
+    match target.state {
+        Some(State::CloseOk | State::Stop2Ready) => Ok(()),
+        Some(state) => Err(format!(
+            "`{}` ({short}): the agent's latest word is `{}`, not a return to merge; \
+             nothing lands until its status document says `close-ok`",
+            target.branch,
+            state.as_str()
+        )),
+        None => Err(format!(
+            "`{}` ({short}): no status document can be read for it (worktree, branch tip or \
+             archive), so the agent never said it is done",
+            target.branch
+        )),
+    }
+}
+
+/// Why no decision lets `target` merge: its verdict was reached in another worktree than the one
+/// git lists now (moved, or its `gitdir` rewritten), or there is none for this branch at this tip.
+fn no_decision(
+    repo: &Repo,
+    book: &Book,
+    under: &Under,
+    target: &Target,
+    claim: Claim,
+    status_file: &str,
+) -> String {
+    let short = &target.commit.to_string()[..12];
+    let check = check_command(target);
+    let elsewhere = Claim {
+        worktree: None,
+        ..claim
+    };
+    if let Some(there) = book.decision(repo, &elsewhere, status_file, under)
+        && let (Some(named), Some(here)) = (&there.record.worktree, &target.worktree)
+    {
+        return format!(
+            "`{}` ({short}) was judged in the worktree {named}, but git now lists its worktree \
+             at {} (moved since, or its gitdir rewritten): that document is not the one judged; \
+             run `{check}`",
+            target.branch,
+            here.display()
+        );
+    }
+    format!(
+        "`{}` ({short}) has no verdict for this branch at this tip under the base tip's \
+         configuration and contract: run `{check}`",
+        target.branch
+    )
 }
 
 /// What a passing decision admits: the protected paths it covered are those it judged — the

@@ -33,6 +33,14 @@ pub struct CheckFields {
         skip_serializing_if = "Vec::is_empty"
     )]
     pub protected: Vec<ProtectedEntry>,
+    /// Made with `--no-worktree`: the record's `worktree` is the runner's directory, never
+    /// checked to hold the branch; absent otherwise.
+    #[serde(
+        default,
+        deserialize_with = "lenient",
+        skip_serializing_if = "std::ops::Not::not"
+    )]
+    pub no_worktree: bool,
 }
 
 /// A finding as a `check` record keeps it: the report's `{code, severity, gate, message, line?,
@@ -89,6 +97,7 @@ pub fn record_check(common_dir: &Path, report: &Report) -> Result<()> {
         checks: report.check_entries.clone(),
         findings: report.findings.iter().map(FindingEntry::of).collect(),
         protected: report.protected.iter().map(ProtectedEntry::of).collect(),
+        no_worktree: report.no_worktree,
     };
     Record::new(report, claimed, Event::Check(fields)).append(common_dir)
 }

@@ -38,6 +38,7 @@ fn a_check_line_is_byte_for_byte_the_line_written_before() {
         checks: vec![],
         findings: vec![],
         protected: vec![],
+        no_worktree: false,
     };
     let got = line(&Record::new(
         &report(),
@@ -157,6 +158,7 @@ fn check_and_teardown_write_the_bytes_the_ad_hoc_objects_wrote() {
         checks: r.check_entries.clone(),
         findings: vec![],
         protected: vec![],
+        no_worktree: false,
     };
     assert_eq!(
         line(&Record::new(&r, Some("close-ok"), Event::Check(fields))),
@@ -479,6 +481,7 @@ fn only_trusted_verified_or_removed_stops_pass() {
             checks: vec![],
             findings: vec![],
             protected: vec![],
+            no_worktree: false,
         };
         Record::read(
             &Record::new(&report, None, Event::Check(fields))

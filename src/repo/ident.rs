@@ -138,22 +138,11 @@ fn internal(text: &str) -> Option<Time> {
     parts.next().is_none().then(|| Time::new(secs, offset))
 }
 
-/// `YYYY-MM-DD[T ]HH:MM:SS[.frac][ ](Z|±HH:MM|±HHMM)`, the zone optional (UTC).
+/// The lenient form of the one ISO 8601 grammar ([`crate::date`]): `2025-12-03 09:06:44 +0000`,
+/// `2025-12-03T09:06:44Z`; no zone is UTC.
 fn iso8601(text: &str) -> Option<Time> {
-    let (date, rest) = text.split_at_checked(10)?;
-    let rest = rest.strip_prefix(['T', ' '])?;
-    let (time, zone) = rest.split_at_checked(8)?;
-    let zone = zone.trim_start_matches(|c: char| c == '.' || c.is_ascii_digit());
-    let zone = zone.trim();
-    let offset = match zone {
-        "" | "Z" | "z" => 0,
-        z => zone_minutes(z)?,
-    };
-    let mut d = date.split('-');
-    let (y, m, day) = (num(d.next()?)?, num(d.next()?)?, num(d.next()?)?);
-    let mut t = time.split(':');
-    let (hh, mm, ss) = (num(t.next()?)?, num(t.next()?)?, num(t.next()?)?);
-    at(y, m, day, (hh, mm, ss), offset)
+    let at = crate::date::parse(text, crate::date::Form::Lenient)?;
+    Some(Time::new(at.seconds, at.offset_minutes))
 }
 
 /// `[Day, ]DD Mon YYYY HH:MM:SS ±HHMM`.
@@ -207,22 +196,9 @@ fn at(y: i64, m: i64, d: i64, (hh, mm, ss): (i64, i64, i64), offset: i32) -> Opt
     if !valid {
         return None;
     }
-    let days = days_from_civil(y, m, d)?;
+    let days = crate::date::days_from_civil(y, m, d)?;
     let local = days * 86_400 + hh * 3600 + mm * 60 + ss;
     Some(Time::new(local - i64::from(offset) * 60, offset))
-}
-
-/// Days since 1970-01-01 of a proleptic Gregorian date, through jiff's calendar; `None` for a
-/// date that does not exist (month 13, February 30th) or lies past jiff's years ±9999.
-pub fn days_from_civil(year: i64, month: i64, day: i64) -> Option<i64> {
-    let date = jiff::civil::Date::new(
-        i16::try_from(year).ok()?,
-        i8::try_from(month).ok()?,
-        i8::try_from(day).ok()?,
-    )
-    .ok()?;
-    let since = date.duration_since(jiff::civil::date(1970, 1, 1));
-    Some(since.as_secs().div_euclid(86_400))
 }
 
 #[cfg(test)]

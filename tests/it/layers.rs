@@ -36,8 +36,8 @@ const LAYERS: &[Layer] = &[
     Layer {
         rank: 2,
         name: "repo",
-        modules: &["repo", "input_file", "toml_read"],
-        what: "git facts, and reading files an agent wrote",
+        modules: &["repo", "input_file", "toml_read", "date"],
+        what: "git facts, reading files an agent wrote, and the one date grammar",
     },
     Layer {
         rank: 3,

@@ -470,18 +470,16 @@ fn a_reused_branch_name_does_not_inherit_the_history_of_another_slug() {
     );
 }
 
-/// Attack (found, NOT fixed — see the branch's report): agent/x was verified, then its agent went
+/// Attack: agent/x was verified, then its agent went
 /// back to work (`in-progress` in its worktree), so nothing of x lands. Another agent, who can
 /// write the common git directory, rewrites `worktrees/x/gitdir` to point into a directory it
 /// owns (a `.git` file back to the admin directory, and a `close-ok` document). Every reader
 /// that finds "the worktree of agent/x" through git's worktree list — `land`'s latest word, the
 /// board's row — then reads the forged document: `land` admits x's work against its agent's
 /// own word. The authenticated anchor is the decision's record, which names the worktree the
-/// claim was checked in; a fix must read the latest word there (or refuse when the branch's
-/// worktree is elsewhere), without refusing verdicts made with `--no-worktree`, whose records
-/// name the runner's directory instead (they carry no mark of it today).
+/// claim was checked in: a decision reached in another worktree than the one git lists now is
+/// no decision on that worktree's document (`verdict::Claim::read_in`).
 #[test]
-#[ignore = "known break, not fixed on dev/redteam: a forged worktree gitdir speaks for the agent"]
 fn a_forged_worktree_gitdir_cannot_speak_for_the_agent() {
     let l = Land::new();
     let (wt, tip) = l.verified("x", &[("src/x.rs", Some("fn x() {}\n"))]);
@@ -513,5 +511,31 @@ fn a_forged_worktree_gitdir_cannot_speak_for_the_agent() {
     let (code, v) = l.land(&["--dry-run", "agent/x"]);
     assert_eq!(code, 1, "{v:#}");
     assert_eq!(outcome(&v, "agent/x").1, ["land-not-verified"]);
+    assert_ne!(stage(&l, "agent/x"), "COMPLETED");
+}
+
+/// Control of the attack above: a worktree moved with `git worktree move` after its verdict is
+/// the same case to the record (the verdict was reached in another directory than the one git
+/// lists now). `land` refuses, naming both places and the check to run, instead of taking the
+/// document there as the one judged; a `--no-worktree` verdict names no worktree and still
+/// lands (`a_rev_check_of_another_branchs_commit_records_nothing_against_the_named_branch`).
+#[test]
+fn a_worktree_moved_after_its_verdict_is_judged_again_before_it_lands() {
+    let l = Land::new();
+    let (wt, _) = l.verified("x", &[("src/x.rs", Some("fn x() {}\n"))]);
+    let (code, v) = l.land(&["--dry-run", "agent/x"]);
+    assert_eq!(code, 0, "{v:#}");
+
+    let moved = l.fx.root().parent().unwrap().join("moved-x");
+    let (from, to) = (wt.display().to_string(), moved.display().to_string());
+    git(&l.fx.root(), &["worktree", "move", &from, &to]);
+    let (code, v) = l.land(&["--dry-run", "agent/x"]);
+    assert_eq!(code, 1, "{v:#}");
+    assert_eq!(outcome(&v, "agent/x").1, ["land-not-verified"]);
+    let said = v.to_string();
+    assert!(
+        said.contains("moved since") && said.contains("moved-x"),
+        "{v:#}"
+    );
     assert_ne!(stage(&l, "agent/x"), "COMPLETED");
 }
