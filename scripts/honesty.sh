@@ -34,7 +34,8 @@
 #   --ci                   the CI subset: termtree, itsdangerous and jsmn; policies default and
 #                          integrity; one honest commit each; the cheats of issue 37 that apply
 #   HONESTY_POLICIES       policies to run (default: "default modify integrity")
-#   HONESTY_CHEATS         cheats to run, by file name without .sh (default: every cheat)
+#   HONESTY_CHEATS         cheats to run, by file name without .sh (default: every cheat; a
+#                          name no cheat has, say `none`: only the bare mutation)
 #   HONESTY_CHEATS_DIR     more directories of cheats, `:`-separated (cheats it has not seen)
 #   HONESTY_HONEST         upstream commits per project (default 3)
 #   HONESTY_ALL=1          adds idna and dataloader (minutes-long suites) to the default projects
