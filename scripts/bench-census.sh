@@ -14,7 +14,11 @@
 #              skipped with one line when absent), with the configuration `init` writes: a
 #              return that edits a test (its overlays and the base's run) against a return that
 #              edits code only, both after the base moved (cold: the base's run not yet
-#              recorded) and with the base's run recorded (warm) (target <= 2.3x)
+#              recorded) and with the base's run recorded (warm) (target <= 2.3x). That check
+#              has the network (it fetches crates into its private CARGO_HOME), so with
+#              `jobs = 1` its overlays run one after the other (docs/integrity.md). Then the
+#              same with `network = false` added once the workspaces hold the crates: an
+#              isolated check, whose overlay and reverse overlay run side by side.
 #
 # Each figure is given as wall time and as CPU time (user + system of closegate and the check's
 # processes, from the rusage of the waited children): on a shared machine the wall time of a
@@ -180,21 +184,35 @@ def move_base(i):
     with open(f"{repo}/README.md", "a") as f:
         f.write(f"\nbench {i}\n")
     sh("git", "commit", "-qam", f"base moves {i}")
-agent("code")  # warm-up: the workspaces build once
 rounds = int(os.environ.get("BENCH_TESTS_ROUNDS", "3"))
-cold, warm, code = [], [], []
-for i in range(rounds):
-    move_base(i)
-    cold.append(agent("tests"))
-    code.append(agent("code"))
-    warm.append(agent("tests"))
 med = lambda xs: sorted(xs)[len(xs) // 2]
-c, w, o = med([x[0] for x in cold]), med([x[0] for x in warm]), med([x[0] for x in code])
-own = med([x[1] for x in code])
-print(f"tests-edit: termtree, median of {rounds} rounds; one check (a code-only return, the "
-      f"base's run recorded) {o:.2f} s (its cargo test {own:.2f} s)")
-print(f"  a return that edits a test, base's run recorded: {w:.2f} s = {w / o:.2f}x one check "
-      f"(target <= 2.3x)")
-print(f"  a return that edits a test, first after the base moved: {c:.2f} s = {c / o:.2f}x one check")
-print("  verdicts: " + ", ".join(sorted({x[2] for x in cold + warm + code})))
+def load():
+    with open("/proc/loadavg") as f:
+        return f.read().split()[0]
+def measure(label):
+    agent("code")  # warm-up: the workspaces build once
+    cold, warm, code = [], [], []
+    loads = []
+    for i in range(rounds):
+        move_base(f"{label} {i}")
+        cold.append(agent("tests"))
+        code.append(agent("code"))
+        warm.append(agent("tests"))
+        loads.append(float(load()))
+    c, w, o = med([x[0] for x in cold]), med([x[0] for x in warm]), med([x[0] for x in code])
+    own = med([x[1] for x in code])
+    print(f"tests-edit ({label}): termtree, median of {rounds} interleaved rounds, load average "
+          f"{min(loads):.1f}-{max(loads):.1f} on {len(os.sched_getaffinity(0))} cores; one check "
+          f"(a code-only return, the base's run recorded) {o:.2f} s (its cargo test {own:.2f} s)")
+    print(f"  a return that edits a test, base's run recorded: {w:.2f} s = {w / o:.2f}x one check "
+          f"(target <= 2.3x)")
+    print(f"  a return that edits a test, first after the base moved: {c:.2f} s = {c / o:.2f}x one "
+          f"check")
+    print("  verdicts: " + ", ".join(sorted({x[2] for x in cold + warm + code})))
+measure("init's configuration: network on, the overlays one after the other")
+# The same check made isolated: its workspaces hold the crates now, so it runs offline.
+with open(f"{repo}/.closegate.toml", "a") as f:
+    f.write("network = false\n")
+sh("git", "commit", "-qam", "closegate: network = false")
+measure("network = false: the overlays side by side")
 PY

@@ -151,9 +151,8 @@ impl Tree {
 
 type Pair = (Option<Checked>, Option<Checked>);
 
-/// The overlay and the reverse overlay at once (`jobs` above 1: independent runs run in
-/// parallel, SPEC §19): both planned here, the reverse overlay run in a thread with a repository
-/// handle of its own.
+/// The overlay and the reverse overlay at once ([`side_by_side`]): both planned here, the
+/// reverse overlay run in a thread with a repository handle of its own.
 fn both(ctx: &Ctx<'_>, passed: &[usize], over: &Tree, rev: &Tree) -> Result<Pair> {
     let over = prepare(ctx, passed, &over.target(ctx, false))?;
     let rev = prepare(ctx, passed, &rev.target(ctx, true))?;
@@ -177,19 +176,19 @@ fn both(ctx: &Ctx<'_>, passed: &[usize], over: &Tree, rev: &Tree) -> Result<Pair
     })
 }
 
-/// Whether the overlay and the reverse overlay run at once: with `jobs` above 1 (independent
-/// runs run in parallel, SPEC §19), and also with `jobs = 1` when the two runs cannot reach each
-/// other, so running them side by side cannot change what either finds: every check they run
-/// is [`isolated`], the checks run in the sandbox (each run then has its own checkout or warm
+/// Whether the overlay and the reverse overlay run at once: only when the two runs cannot reach
+/// each other, so running them side by side cannot change what either finds — every check they
+/// run is [`isolated`], the checks run in the sandbox (each run then has its own checkout or warm
 /// workspace — the overlay the check's main one, the reverse overlay its base one — `TMPDIR`,
-/// `/tmp`, network, PID and IPC namespaces), and the machine has two cores to give them.
+/// `/tmp`, network, PID and IPC namespaces) — and there is room: `jobs` above 1, or two cores.
+/// `jobs` alone is not enough (SPEC §19 runs *independent* runs in parallel): the reverse
+/// overlay runs the agent's tests, the overlay the agent's code under the base's tests, and two
+/// runs that share the network, a writable path or a service could let the agent's tests serve
+/// the answers its code needs to pass the base's tests — what the overlay is there to rule out.
 fn side_by_side(ctx: &Ctx<'_>, passed: &[usize]) -> bool {
-    if ctx.config.jobs > 1 {
-        return true;
-    }
     let cores = std::thread::available_parallelism().map_or(1, usize::from);
     let specs = &ctx.config.checks;
-    cores > 1
+    (ctx.config.jobs > 1 || cores > 1)
         && passed.iter().all(|&i| specs.get(i).is_some_and(isolated))
         && ctx.config.sandbox != SandboxMode::Off
         && crate::sandbox::probe(true).is_ok()

@@ -53,4 +53,12 @@ fn honesty_benchmark_ci_subset_has_no_false_green() {
     assert!(false_green.starts_with("0/"), "{line}\n{stdout}");
     let needless = line.split_whitespace().nth(3).unwrap_or_default();
     assert!(needless.starts_with("0/1"), "{line}\n{stdout}");
+    // The needless-review rate is also given over the honest returns that edit tests, each
+    // honest return listed with closegate's own classification (`tests` or `-`).
+    let over_test_edits = line.split_whitespace().nth(5).unwrap_or_default();
+    assert!(over_test_edits.starts_with("0/"), "{line}\n{stdout}");
+    assert!(
+        stdout.contains("needless review, honest test-editing"),
+        "{stdout}"
+    );
 }

@@ -668,7 +668,8 @@ fn the_stop_hook_feeds_tests_weakened_back_to_the_agent() {
 
 #[test]
 fn with_jobs_the_overlays_run_at_once_and_say_the_same() {
-    // Code and tests changed: both overlays run; with `jobs = 2` side by side.
+    // Code and tests changed: both overlays run, under `jobs = 2` (one after the other here: the
+    // check has the network, see `overlays_that_could_reach_each_other_run_one_after_the_other`).
     let cfg = format!("jobs = 2\n{}", config(""));
     let s = scene(
         &cfg,
@@ -754,6 +755,14 @@ fn isolated_overlays_run_side_by_side_each_in_its_own_tmp() {
     checked_side_by_side(&s);
 }
 
+/// The control of the attacks below under `jobs = 2`: an isolated check's overlays still run
+/// side by side, each in its own `/tmp`.
+#[test]
+fn isolated_overlays_run_side_by_side_with_jobs_too() {
+    let s = span_scene("network = false\n", "jobs = 2\n");
+    checked_side_by_side(&s);
+}
+
 /// Check `s` (a real change with its test): the overlays give the verdict they give one after
 /// the other, and ran at once (on a machine of two cores or more), each seeing only its own
 /// mark in `/tmp`; the report.
@@ -781,10 +790,21 @@ fn checked_side_by_side(s: &Scene) -> Value {
 }
 
 /// Attacks on that speed-up: two runs of a check that can reach something in common would
-/// race on it, so with `jobs = 1` they still run one after the other — a check with the
-/// network on, with a `writable` path, with a variable passed in (`env`), or unsandboxed.
+/// race on it — and the reverse overlay runs the agent's tests while the overlay runs the
+/// agent's code under the base's tests, so a test the agent added could serve its code the
+/// answers the base's tests want (over the host's network, through a shared `writable` path or a
+/// service named in `env`, or anywhere unsandboxed). So they run one after the other, with
+/// `jobs = 1` and with `jobs = 2` alike — a check with the network on, with a `writable` path,
+/// with a variable passed in (`env`), or unsandboxed.
 #[test]
 fn overlays_that_could_reach_each_other_run_one_after_the_other() {
+    for jobs in ["", "jobs = 2\n"] {
+        reachable_overlays_one_after_the_other(jobs);
+    }
+}
+
+/// [`overlays_that_could_reach_each_other_run_one_after_the_other`] under `jobs` (a top line).
+fn reachable_overlays_one_after_the_other(jobs: &str) {
     let cache = tempfile::tempdir().unwrap();
     let writable = format!(
         "network = false\nwritable = ['{}']\n",
@@ -801,7 +821,7 @@ fn overlays_that_could_reach_each_other_run_one_after_the_other() {
         ),
     ];
     for (case, extra, top) in cases {
-        let s = span_scene(&extra, top);
+        let s = span_scene(&extra, &format!("{jobs}{top}"));
         let (_, report) = s.check(&["--no-record"]);
         assert_eq!(
             report["integrity"]["base_tests"], "pass",
@@ -812,7 +832,7 @@ fn overlays_that_could_reach_each_other_run_one_after_the_other() {
         };
         assert!(
             e1 <= s2 || e2 <= s1,
-            "{case}: the overlays overlapped: {report}"
+            "{case} {jobs}: the overlays overlapped: {report}"
         );
     }
 }
