@@ -5,7 +5,7 @@ use std::io::Write;
 use std::path::Path;
 
 use anyhow::Result;
-use serde_json::json;
+use serde::{Deserialize, Serialize};
 
 use super::escape;
 use crate::agent::Target;
@@ -48,11 +48,30 @@ pub fn stop_answer(answer: &Answer, target: Target, out: &mut dyn Write, err: &m
             let _ = out.write_all(target.accept_output().as_bytes());
         }
         Some(reason) => {
-            let line = json!({"decision": "block", "reason": reason});
+            let block = Block::new(reason);
+            let line = serde_json::to_string(&block).expect("two strings serialize");
             let _ = writeln!(out, "{line}");
         }
     }
     let _ = out.flush();
+}
+
+/// The line both harnesses read as "do not stop yet": `{"decision": "block", "reason": …}`
+/// (Claude Code's and Codex's Stop hook output; the reason is fed back to the agent).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Block {
+    /// Always `block`.
+    pub decision: String,
+    pub reason: String,
+}
+
+impl Block {
+    pub fn new(reason: &str) -> Block {
+        Block {
+            decision: "block".to_string(),
+            reason: reason.to_string(),
+        }
+    }
 }
 
 /// What `install` (`add`) or `uninstall` did, and for `install` what the user does next.
@@ -146,4 +165,25 @@ fn install_notes(
         }
     )?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_block_line_is_the_shape_the_harnesses_read_and_round_trips() {
+        let block = Block::new("write `VERIFIED` only after \"closegate check\" passed\n");
+        let line = serde_json::to_string(&block).unwrap();
+        let value: serde_json::Value = serde_json::from_str(&line).unwrap();
+        assert_eq!(
+            value,
+            serde_json::json!({"decision": "block", "reason": block.reason})
+        );
+        assert!(
+            line.starts_with(r#"{"decision":"block","reason":"#),
+            "{line}"
+        );
+        assert_eq!(serde_json::from_str::<Block>(&line).unwrap(), block);
+    }
 }
