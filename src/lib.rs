@@ -11,61 +11,71 @@
 //! path in `src/` with `syn` and holds it to the table; docs/architecture.md carries a copy
 //! that the same test keeps equal.
 //!
+//! ## API
+//!
+//! The modules declared `pub` below, with [`run`], are the library's API: what the binary, the
+//! integration tests and the fuzz targets name — `attest`, `catalog`, `census`, `cli`, `config`,
+//! `contract`, `doc`, `finding`, `gates`, `globs`, `inputs`, `ledger`, `record`, `render`,
+//! `repo`, `report`, `sandbox`, `term` and `verdict`. Every other module is `pub(crate)`, so code
+//! nothing calls is a compiler warning, not a silent export. The list is written once, in
+//! `tests/it/layers.rs` (`API`), which fails when lib.rs declares another module `pub` or a
+//! listed one is not.
+//!
 //! `unsafe` lives in `sys` only: denied crate-wide (Cargo.toml), forbidden on every other module
 //! below, so no inner `allow` can lift it (`sys` tests that each declaration carries the forbid).
 
 #![deny(unsafe_code)]
 
 #[forbid(unsafe_code)]
-pub mod agent;
+pub(crate) mod agent;
 #[forbid(unsafe_code)]
 pub mod attest;
 #[forbid(unsafe_code)]
-pub mod board;
+pub(crate) mod board;
 #[forbid(unsafe_code)]
 pub mod catalog;
 #[forbid(unsafe_code)]
 pub mod census;
 #[forbid(unsafe_code)]
-pub mod claim;
+pub(crate) mod claim;
 #[forbid(unsafe_code)]
 pub mod cli;
 #[forbid(unsafe_code)]
-pub mod cmd;
+pub(crate) mod cmd;
 #[forbid(unsafe_code)]
 pub mod config;
 #[forbid(unsafe_code)]
 pub mod contract;
 #[forbid(unsafe_code)]
-pub mod date;
+pub(crate) mod date;
 #[forbid(unsafe_code)]
 pub mod doc;
 #[forbid(unsafe_code)]
 pub mod finding;
 #[forbid(unsafe_code)]
-pub mod fsutil;
+pub(crate) mod fsutil;
 #[forbid(unsafe_code)]
 pub mod gates;
 #[forbid(unsafe_code)]
 pub mod globs;
 #[forbid(unsafe_code)]
-pub mod guess;
+pub(crate) mod guess;
 #[forbid(unsafe_code)]
-pub mod hook;
+pub(crate) mod hook;
 #[forbid(unsafe_code)]
-pub mod inherited;
+pub(crate) mod inherited;
 #[forbid(unsafe_code)]
-pub mod input_file;
+pub(crate) mod input_file;
 #[forbid(unsafe_code)]
 pub mod inputs;
 #[forbid(unsafe_code)]
-pub mod land;
+pub(crate) mod land;
 #[forbid(unsafe_code)]
 pub mod ledger;
 #[forbid(unsafe_code)]
-pub mod notes_sync;
+pub(crate) mod notes_sync;
 #[forbid(unsafe_code)]
-pub mod readiness;
+pub(crate) mod readiness;
 #[forbid(unsafe_code)]
 pub mod record;
 #[forbid(unsafe_code)]
@@ -75,28 +85,28 @@ pub mod repo;
 #[forbid(unsafe_code)]
 pub mod report;
 #[forbid(unsafe_code)]
-pub mod restore;
+pub(crate) mod restore;
 #[forbid(unsafe_code)]
-pub mod review;
+pub(crate) mod review;
 #[forbid(unsafe_code)]
 pub mod sandbox;
 #[forbid(unsafe_code)]
-pub mod serve;
+pub(crate) mod serve;
 #[forbid(unsafe_code)]
-pub mod setup;
+pub(crate) mod setup;
 #[forbid(unsafe_code)]
-pub mod shell;
+pub(crate) mod shell;
 #[forbid(unsafe_code)]
-pub mod stats;
+pub(crate) mod stats;
 #[forbid(unsafe_code)]
-pub mod sweep;
-pub mod sys;
+pub(crate) mod sweep;
+pub(crate) mod sys;
 #[forbid(unsafe_code)]
-pub mod teardown;
+pub(crate) mod teardown;
 #[forbid(unsafe_code)]
 pub mod term;
 #[forbid(unsafe_code)]
-pub mod toml_read;
+pub(crate) mod toml_read;
 #[forbid(unsafe_code)]
 pub mod verdict;
 

@@ -21,6 +21,7 @@ impl Counter {
         Counter { path }
     }
 
+    #[cfg(test)]
     pub fn path(&self) -> &Path {
         &self.path
     }

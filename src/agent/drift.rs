@@ -12,9 +12,8 @@ use super::Target;
 use super::settings::{self, Ours};
 use crate::repo::Repo;
 
-/// What the stop hook found: the file, and the difference in words.
+/// What the stop hook found: the difference in words (naming the file).
 pub struct Drift {
-    pub file: PathBuf,
     pub difference: String,
     /// How to put the committed hook back.
     pub fix: String,
@@ -49,7 +48,6 @@ pub fn drift(
         describe(&committed)
     );
     Some(Drift {
-        file: source.file,
         difference,
         fix: source.fix,
     })

@@ -97,21 +97,6 @@ pub fn message_claims(message: &str) -> bool {
 /// What may stand around a token as markdown: spaces, emphasis, a heading or quote mark, code.
 const MARKUP: &[char] = &[' ', '\t', '*', '_', '#', '>', '`', '\r'];
 
-/// Whether the status document at `path` is in a returned state.
-pub fn doc_returned(bytes: &[u8]) -> bool {
-    let text = String::from_utf8_lossy(bytes);
-    text.lines().any(|line| {
-        let line = line.trim_start_matches(['-', '*', ' ']);
-        let Some(rest) = line.strip_prefix("state:") else {
-            return false;
-        };
-        matches!(
-            rest.trim().trim_matches('`'),
-            "close-ok" | "stop-2-ready" | "closed-without-merge"
-        )
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -144,12 +129,5 @@ mod tests {
         ] {
             assert!(!message_claims(text), "{text:?}");
         }
-    }
-
-    #[test]
-    fn returned_states_are_read_from_the_document() {
-        assert!(doc_returned(b"# x\n- state: close-ok\n"));
-        assert!(doc_returned(b"# x\n- state: `stop-2-ready`\n"));
-        assert!(!doc_returned(b"# x\n- state: in-progress\n"));
     }
 }

@@ -72,13 +72,9 @@ pub enum Uninstalled {
     Refused { reason: String },
 }
 
-/// Install closegate's hook into `dir`, calling `exe` (or `closegate` on PATH when `None`).
-/// `bases` are the branch names the script hands to closegate when they move (see `script`).
-pub fn install(dir: &Path, exe: Option<&Path>, force: bool, bases: &[String]) -> Result<Installed> {
-    install_which(dir, exe, force, Which::Transaction(bases))
-}
-
-/// [`install`] for either hook.
+/// Install closegate's hook `which` into `dir`, calling `exe` (or `closegate` on PATH when
+/// `None`); for the reference-transaction hook, its bases are the branch names the script hands
+/// to closegate when they move (see `script`).
 pub fn install_which(
     dir: &Path,
     exe: Option<&Path>,
@@ -133,12 +129,7 @@ pub fn install_which(
     })
 }
 
-/// Remove closegate's hook from `dir` and put back the hook `--force` kept, if any.
-pub fn uninstall(dir: &Path) -> Result<Uninstalled> {
-    uninstall_which(dir, Which::Transaction(&[]))
-}
-
-/// [`uninstall`] for either hook.
+/// Remove closegate's hook `which` from `dir` and put back the hook `--force` kept, if any.
 pub fn uninstall_which(dir: &Path, which: Which<'_>) -> Result<Uninstalled> {
     let hook = dir.join(which.name());
     let backup = dir.join(which.backup());

@@ -20,9 +20,6 @@ pub struct Lock {
     _file: File,
 }
 
-/// How long `land` waits for another `land` of the same base by default (SPEC §26.2).
-pub const WAIT: std::time::Duration = std::time::Duration::from_secs(600);
-
 /// Take the lock of base `name`, waiting at most `wait` for a `land` that holds it; `None` when
 /// it was still held then (`land-base-busy`).
 pub fn lock(common: &Path, name: &str, wait: std::time::Duration) -> Result<Option<Lock>> {

@@ -41,8 +41,6 @@ pub struct Admitted {
     pub ts: String,
     /// The decision's place in the log: `--all` lands the oldest verdict first, in log order.
     pub seq: usize,
-    /// The base commit the verdict was reached against (its checks are keyed on it).
-    pub base_commit: Option<String>,
     /// An approval made the verdict: every protected path it covered is admitted.
     pub approved: bool,
     /// The protected paths the verdict covered (let through by the policy or an approval).
@@ -257,7 +255,6 @@ fn admitted(decision: &Decision) -> Admitted {
     Admitted {
         ts: decision.record.ts.clone(),
         seq: decision.seq,
-        base_commit: decision.record.base_commit.clone(),
         approved: decision.approved(),
         covered,
         contract: decision.record.contract().map(str::to_string),

@@ -109,12 +109,13 @@ fn board(html: &mut String, view: &View) {
          <th>branch</th><th>age</th><th>worktree</th></tr></thead><tbody>",
     );
     for wt in &view.worktrees {
-        row(html, wt);
+        row(html, wt, view.now);
     }
     html.push_str("</tbody></table>");
 }
 
-fn row(html: &mut String, wt: &Worktree) {
+/// One worktree's row; `now` is when the view was read, the instant every age is measured from.
+fn row(html: &mut String, wt: &Worktree, now: i64) {
     let r = &wt.row;
     let stage = r.stage.as_str();
     let slug = r.slug.as_deref().unwrap_or("");
@@ -128,8 +129,7 @@ fn row(html: &mut String, wt: &Worktree) {
         r.main,
         esc(if slug.is_empty() { "-" } else { slug }),
         esc(r.branch.as_deref().unwrap_or("(detached)")),
-        wt.committed_at
-            .map_or("-".to_string(), |t| age(super::view::now() - t)),
+        wt.committed_at.map_or("-".to_string(), |t| age(now - t)),
         esc(&r.path),
         if r.dir.is_none() {
             " <span class=\"warn\">(directory gone)</span>"

@@ -202,10 +202,6 @@ impl Seen {
         }
         found
     }
-
-    pub fn is_empty(&self) -> bool {
-        self.entries.is_empty()
-    }
 }
 
 fn join(rel: &[u8], name: &[u8]) -> Vec<u8> {

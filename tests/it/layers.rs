@@ -108,6 +108,14 @@ const CRATES: &[(&str, &[&str])] = &[
     ("indicatif", &["term", "render"]),
 ];
 
+/// The library's real API: the top-level modules src/lib.rs declares `pub` (with `run`), the ones
+/// the binary, the integration tests and the fuzz targets name. Every other module is
+/// `pub(crate)`, so the compiler says when code nothing calls is left behind.
+const API: &[&str] = &[
+    "attest", "catalog", "census", "cli", "config", "contract", "doc", "finding", "gates", "globs",
+    "inputs", "ledger", "record", "render", "repo", "report", "sandbox", "term", "verdict",
+];
+
 const START: &str = "<!-- layers:start -->\n";
 const END: &str = "<!-- layers:end -->";
 
@@ -420,6 +428,36 @@ fn dependencies(manifest: &str) -> BTreeSet<String> {
         .unwrap_or_default()
 }
 
+/// The top-level modules src/lib.rs declares `pub` (not `pub(crate)` or private).
+fn declared_pub(lib: &str) -> Vec<String> {
+    let file = syn::parse_file(lib).expect("src/lib.rs parses");
+    file.items
+        .iter()
+        .filter_map(|item| match item {
+            syn::Item::Mod(m) if matches!(m.vis, syn::Visibility::Public(_)) => {
+                Some(m.ident.to_string())
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+/// The API against what src/lib.rs declares `pub`: a `pub` module the API does not list, a
+/// listed module that is not `pub`.
+fn api_problems(declared_pub: &[String]) -> Vec<String> {
+    let mut out: Vec<String> = declared_pub
+        .iter()
+        .filter(|m| !API.contains(&m.as_str()))
+        .map(|m| format!("src/lib.rs: module `{m}` is `pub` but not in the API (`pub(crate)` it)"))
+        .collect();
+    for m in API.iter().filter(|m| !declared_pub.iter().any(|d| d == *m)) {
+        out.push(format!(
+            "tests/it/layers.rs: the API names `{m}`, which src/lib.rs does not declare `pub`"
+        ));
+    }
+    out
+}
+
 /// The top-level modules src/lib.rs declares.
 fn declared(lib: &str) -> Vec<String> {
     let file = syn::parse_file(lib).expect("src/lib.rs parses");
@@ -680,6 +718,7 @@ fn fence(sources: &[Source], deps: BTreeSet<String>) -> Vec<String> {
         .expect("src/lib.rs");
     let declared = declared(&lib.text);
     let mut out = table_problems(&declared, &deps);
+    out.extend(api_problems(&declared_pub(&lib.text)));
     let tops: BTreeSet<String> = declared.into_iter().collect();
     let g = graph(sources, deps, &tops);
     out.extend(violations(&g, &ranks()));
@@ -766,6 +805,11 @@ fn table_markdown() -> String {
         let only: Vec<String> = only.iter().map(|m| format!("`{m}`")).collect();
         out += &format!("| `{krate}` | {} |\n", only.join(", "));
     }
+    let api: Vec<String> = API.iter().map(|m| format!("`{m}`")).collect();
+    out += &format!(
+        "\nThe library's API (`pub` in src/lib.rs, with `run`; every other module is `pub(crate)`): {}.\n",
+        api.join(", ")
+    );
     out
 }
 
@@ -959,7 +1003,7 @@ fn the_fence_catches_a_crate_named_out_of_place() {
 #[test]
 fn the_fence_catches_a_module_the_table_does_not_place() {
     let lib = std::fs::read_to_string(root().join("src/lib.rs")).unwrap();
-    let lib = format!("{lib}\npub mod scratch;\n");
+    let lib = format!("{lib}\npub mod scratch;\n").replace("pub mod repo;", "pub(crate) mod repo;");
     let got = with_scratch(&[
         ("src/lib.rs", &lib),
         ("src/scratch.rs", "fn f() {}\n"),
@@ -972,6 +1016,14 @@ fn the_fence_catches_a_module_the_table_does_not_place() {
     caught(
         &got,
         "src/repo/scratch.rs:1: `crate::nowhere` is not a module of the layer table",
+    );
+    caught(
+        &got,
+        "src/lib.rs: module `scratch` is `pub` but not in the API (`pub(crate)` it)",
+    );
+    caught(
+        &got,
+        "tests/it/layers.rs: the API names `repo`, which src/lib.rs does not declare `pub`",
     );
 }
 
