@@ -16,7 +16,7 @@
 use std::collections::BTreeMap;
 use std::io::Write;
 
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use crate::finding::Verdict;
 use crate::ledger::{Event, Record};
@@ -160,11 +160,16 @@ pub fn prefix(slug: &str) -> &str {
     }
 }
 
-#[derive(Default)]
-struct Rate {
-    returns: u64,
-    false_green: u64,
-    pending_review: u64,
+/// The false-green rate over some returns (SPEC §6), as `log --stats --json` prints it.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Rate {
+    /// Returns whose first verdict was FAIL or UNVERIFIED.
+    pub false_green: u64,
+    /// Returns whose first verdict was PENDING_REVIEW (awaiting a human, counted apart).
+    pub pending_review: u64,
+    /// `false_green / returns`; `null` with no return.
+    pub rate: Option<f64>,
+    pub returns: u64,
 }
 
 impl Rate {
@@ -175,22 +180,34 @@ impl Rate {
             Some(Verdict::PendingReview) => self.pending_review += 1,
             _ => {}
         }
-    }
-
-    fn json(&self) -> Value {
-        let rate = (self.returns > 0).then(|| self.false_green as f64 / self.returns as f64);
-        json!({
-            "returns": self.returns,
-            "false_green": self.false_green,
-            "pending_review": self.pending_review,
-            "rate": rate,
-        })
+        self.rate = Some(self.false_green as f64 / self.returns as f64);
     }
 }
 
-/// `log --stats --json`: counts per verdict and event, and the false-green rate overall and per
-/// slug prefix, over the `records` that count; `skipped` and `forged` lines are named.
-pub fn stats(records: &[&Value], skipped: usize, forged: usize) -> Value {
+/// `log --stats --json`: one object under the one [`crate::report::SCHEMA`]; it reads back
+/// through `Deserialize` as it was written. The fields after `schema` are in the order the
+/// output has always had (alphabetical).
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Stats {
+    pub schema: u32,
+    /// Records per event name (`none` for a record without one).
+    pub events: BTreeMap<String, u64>,
+    pub false_green: Rate,
+    /// The rate per slug prefix (the slug up to its first `-`).
+    pub false_green_by_prefix: BTreeMap<String, Rate>,
+    /// Lines whose mac does not verify (ignored).
+    pub forged_lines: usize,
+    /// The records that count and pass the filter.
+    pub records: usize,
+    /// Lines that are no record (skipped).
+    pub skipped_lines: usize,
+    /// Records per verdict (`none` for a record without one).
+    pub verdicts: BTreeMap<String, u64>,
+}
+
+/// `log --stats`: counts per verdict and event, and the false-green rate overall and per slug
+/// prefix, over the `records` that count; `skipped` and `forged` lines are named.
+pub fn stats(records: &[&Value], skipped: usize, forged: usize) -> Stats {
     let mut verdicts: BTreeMap<String, u64> = BTreeMap::new();
     let mut events: BTreeMap<String, u64> = BTreeMap::new();
     for r in records {
@@ -209,22 +226,49 @@ pub fn stats(records: &[&Value], skipped: usize, forged: usize) -> Value {
             .or_default()
             .add(ret.verdict);
     }
-    let by_prefix: BTreeMap<&String, Value> =
-        by_prefix.iter().map(|(k, v)| (k, v.json())).collect();
-    json!({
-        "records": records.len(),
-        "skipped_lines": skipped,
-        "forged_lines": forged,
-        "verdicts": verdicts,
-        "events": events,
-        "false_green": overall.json(),
-        "false_green_by_prefix": by_prefix,
-    })
+    Stats {
+        schema: crate::report::SCHEMA,
+        events,
+        false_green: overall,
+        false_green_by_prefix: by_prefix,
+        forged_lines: forged,
+        records: records.len(),
+        skipped_lines: skipped,
+        verdicts,
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn stats_are_the_documented_object_and_read_back_as_written() {
+        let records = [
+            json!({"event": "check", "slug": "a-x", "commit": "c1", "claimed": "close-ok",
+                   "claimed_commit": "c1", "verdict": "FAIL", "ts": "2026-11-29T00:00:00Z",
+                   "config_source": "base", "base_source": "configured"}),
+            json!({"event": "check", "slug": "a-y", "commit": "c2", "claimed": "close-ok",
+                   "claimed_commit": "c2", "verdict": "VERIFIED", "ts": "2026-11-29T00:00:01Z",
+                   "config_source": "base", "base_source": "configured"}),
+        ];
+        let refs: Vec<&Value> = records.iter().collect();
+        let stats = stats(&refs, 1, 0);
+        let text = serde_json::to_string(&stats).unwrap();
+        let keys: Vec<String> = serde_json::from_str::<serde_json::Map<String, Value>>(&text)
+            .unwrap()
+            .keys()
+            .cloned()
+            .collect();
+        assert!(text.starts_with("{\"schema\":1,\"events\":"), "{text}");
+        assert_eq!(keys.len(), 8, "{keys:?}");
+        assert_eq!(stats.false_green.returns, 2);
+        assert_eq!(stats.false_green.rate, Some(0.5));
+        assert_eq!(Rate::default().rate, None, "no return: the rate is null");
+        let back: Stats = serde_json::from_str(&text).unwrap();
+        assert_eq!(back, stats);
+    }
 
     #[test]
     fn instants_read_dates_and_date_times_in_utc_or_an_offset() {

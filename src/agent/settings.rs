@@ -67,22 +67,47 @@ pub fn time_limit_of(command: &str) -> u64 {
     600
 }
 
-/// One hook group: `{"hooks": [{"type": "command", "command": …, "timeout": …}]}`; `timeout`
-/// in seconds, as both harnesses read it.
-pub fn group(command: &str, timeout: u64) -> Value {
-    serde_json::json!({"hooks": [{"type": "command", "command": command, "timeout": timeout}]})
+/// One hook group: `{"hooks": [{"command": …, "timeout": …, "type": "command"}]}`; `timeout`
+/// in seconds, as both harnesses read it. The fields are in the order the files have always had.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Group {
+    pub hooks: Vec<HookCommand>,
+}
+
+/// One hook entry of a [`Group`].
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct HookCommand {
+    pub command: String,
+    pub timeout: u64,
+    /// Always `command`.
+    #[serde(rename = "type")]
+    pub kind: String,
+}
+
+/// Our one group for `command` with `timeout` seconds.
+pub fn group(command: &str, timeout: u64) -> Group {
+    Group {
+        hooks: vec![HookCommand {
+            command: command.to_string(),
+            timeout,
+            kind: "command".to_string(),
+        }],
+    }
+}
+
+/// The whole snippet for a fresh file: `{"hooks": {EVENT: [group], …}}`.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Snippet {
+    pub hooks: std::collections::BTreeMap<String, Vec<Group>>,
 }
 
 /// The whole snippet for a fresh file.
-pub fn snippet(command: &str, timeout: u64) -> Value {
-    let mut hooks = serde_json::Map::new();
-    for event in EVENTS {
-        hooks.insert(
-            event.to_string(),
-            Value::Array(vec![group(command, timeout)]),
-        );
-    }
-    serde_json::json!({ "hooks": hooks })
+pub fn snippet(command: &str, timeout: u64) -> Snippet {
+    let hooks = EVENTS
+        .iter()
+        .map(|event| (event.to_string(), vec![group(command, timeout)]))
+        .collect();
+    Snippet { hooks }
 }
 
 /// A JSON value's span and, for containers, its members.
@@ -319,7 +344,7 @@ pub fn install(text: &str, name: &str, command: &str, timeout: u64) -> Result<Op
         text.to_string()
     };
     let mut changed = false;
-    let hook = serde_json::to_string(&group(command, timeout)["hooks"][0])?;
+    let hook = serde_json::to_string(&group(command, timeout).hooks[0])?;
     for event in EVENTS {
         // One edit at a time, rescanning after each: spans shift.
         loop {

@@ -93,7 +93,7 @@ pub fn run(mut args: Args) -> Result<i32> {
         let records: Vec<&Value> = read.counted().filter(|r| filter.keeps(r)).collect();
         let stats = stats::stats(&records, read.skipped.len(), forged);
         if args.json {
-            writeln!(out, "{stats}")?;
+            writeln!(out, "{}", serde_json::to_string(&stats)?)?;
         } else {
             log::write_stats(&stats, &mut out)?;
         }

@@ -9,7 +9,7 @@ use serde_json::Value;
 use super::escape;
 use crate::ledger::Record;
 use crate::record::{Auth, Verification};
-use crate::stats::Listed;
+use crate::stats::{Listed, Rate, Stats};
 
 /// The listing: one row per record kept, in columns.
 pub fn listing(kept: &[Listed<'_>], out: &mut dyn Write) -> std::io::Result<()> {
@@ -116,46 +116,36 @@ fn human_row(r: &Value, auth: Auth) -> (Vec<String>, String) {
 
 /// `--stats` for people: counts per verdict and event, the false-green rate overall and per
 /// slug prefix.
-pub fn write_stats(stats: &Value, out: &mut dyn Write) -> std::io::Result<()> {
-    writeln!(out, "records: {}", stats["records"])?;
-    if stats["forged_lines"].as_u64().unwrap_or(0) > 0 {
+pub fn write_stats(stats: &Stats, out: &mut dyn Write) -> std::io::Result<()> {
+    writeln!(out, "records: {}", stats.records)?;
+    if stats.forged_lines > 0 {
         writeln!(
             out,
             "forged lines ignored: {} (see `closegate log --verify`)",
-            stats["forged_lines"]
+            stats.forged_lines
         )?;
     }
-    for (title, key) in [("verdict", "verdicts"), ("event", "events")] {
-        let counts: Vec<String> = stats[key]
-            .as_object()
-            .map(|m| {
-                m.iter()
-                    .map(|(k, v)| format!("{} {v}", escape(k)))
-                    .collect()
-            })
-            .unwrap_or_default();
+    for (title, counts) in [("verdict", &stats.verdicts), ("event", &stats.events)] {
+        let counts: Vec<String> = counts
+            .iter()
+            .map(|(k, v)| format!("{} {v}", escape(k)))
+            .collect();
         writeln!(out, "per {title}: {}", counts.join(", "))?;
     }
-    writeln!(
-        out,
-        "false-green rate: {}",
-        rate_text(&stats["false_green"])
-    )?;
-    if let Some(prefixes) = stats["false_green_by_prefix"].as_object() {
-        for (prefix, rate) in prefixes {
-            writeln!(out, "  {:<20} {}", escape(prefix), rate_text(rate))?;
-        }
+    writeln!(out, "false-green rate: {}", rate_text(&stats.false_green))?;
+    for (prefix, rate) in &stats.false_green_by_prefix {
+        writeln!(out, "  {:<20} {}", escape(prefix), rate_text(rate))?;
     }
     Ok(())
 }
 
 /// `25.0% (1 of 4 returns claimed done were FAIL or UNVERIFIED; 1 awaits review)`.
-fn rate_text(rate: &Value) -> String {
-    let pct = rate["rate"]
-        .as_f64()
+fn rate_text(rate: &Rate) -> String {
+    let pct = rate
+        .rate
         .map_or("n/a".to_string(), |r| format!("{:.1}%", r * 100.0));
     format!(
         "{pct} ({} of {} returns claimed done were FAIL or UNVERIFIED; {} awaiting review)",
-        rate["false_green"], rate["returns"], rate["pending_review"]
+        rate.false_green, rate.returns, rate.pending_review
     )
 }

@@ -276,7 +276,9 @@ fn api(
             http::respond_timed(out, 200, content_type, &body, ms)
         }
         Err(e) => {
-            let body = serde_json::json!({ "error": format!("{e:#}") }).to_string();
+            let body = serde_json::to_string(&ApiError {
+                error: format!("{e:#}"),
+            })?;
             http::respond(out, 503, "application/json", body.as_bytes())
         }
     }
@@ -298,6 +300,12 @@ fn events(shared: &Shared, out: &mut dyn Write) -> std::io::Result<()> {
             out.flush()?;
         }
     }
+}
+
+/// The body of an `/api/…` answer when the repository cannot be read: `{"error": "…"}`.
+#[derive(Debug, serde::Serialize, serde::Deserialize)]
+struct ApiError {
+    error: String,
 }
 
 #[cfg(test)]
