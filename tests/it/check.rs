@@ -111,6 +111,9 @@ fn has(report: &Value, code: &str) -> bool {
 
 #[test]
 fn honest_return_is_verified_and_mergeable() {
+    if crate::fixture::require(crate::fixture::Part::Sandbox).is_none() {
+        return;
+    }
     let s = Scene::returned(Some(PASSING_CONFIG));
     s.honest();
     let (code, report) = s.check(&[]);
@@ -219,6 +222,9 @@ fn branch_moved_past_the_commit_is_refused() {
 
 #[test]
 fn one_trailing_status_only_commit_is_accepted() {
+    if crate::fixture::require(crate::fixture::Part::Sandbox).is_none() {
+        return;
+    }
     let s = Scene::returned(Some(PASSING_CONFIG));
     s.honest();
     let text = std::fs::read_to_string(s.wt.join("_EXEC_STATUS.md")).unwrap();
@@ -307,6 +313,9 @@ fn close_line_naming_another_worktree_is_refused() {
 
 #[test]
 fn worktree_paths_are_compared_canonically() {
+    if crate::fixture::require(crate::fixture::Part::Sandbox).is_none() {
+        return;
+    }
     let s = Scene::returned(Some(PASSING_CONFIG));
     let link = s.fx.tmp.path().join("link-to-x");
     std::os::unix::fs::symlink(&s.wt, &link).unwrap();
@@ -322,6 +331,9 @@ fn worktree_paths_are_compared_canonically() {
 
 #[test]
 fn main_worktree_is_recognised() {
+    if crate::fixture::require(crate::fixture::Part::Sandbox).is_none() {
+        return;
+    }
     let fx = Fixture::new();
     fx.commit(
         "main",
@@ -350,6 +362,9 @@ fn registered_worktree_not_on_this_machine_is_a_gap() {
 
 #[test]
 fn no_worktree_turns_absent_into_a_warning() {
+    if crate::fixture::require(crate::fixture::Part::Sandbox).is_none() {
+        return;
+    }
     let s = Scene::returned(Some(PASSING_CONFIG));
     s.write_status(
         &s.tip.to_string()[..7],
@@ -376,6 +391,9 @@ fn worktree_on_another_branch_is_refused() {
 
 #[test]
 fn dirty_worktree_is_refused_and_untracked_is_a_warning() {
+    if crate::fixture::require(crate::fixture::Part::Sandbox).is_none() {
+        return;
+    }
     let s = Scene::returned(Some(PASSING_CONFIG));
     s.honest();
     s.fx.write(&s.wt, "notes/todo.txt", "later\n");
@@ -458,6 +476,9 @@ fn missing_and_unchanged_artifacts() {
 
 #[test]
 fn edited_test_is_pending_review() {
+    if crate::fixture::require(crate::fixture::Part::Sandbox).is_none() {
+        return;
+    }
     let s = Scene::returned(Some(PASSING_CONFIG));
     s.fx.commit(
         "main",
@@ -582,6 +603,9 @@ fn not_a_repository_is_an_error() {
 
 #[test]
 fn rev_reads_the_status_from_a_trailing_commit() {
+    if crate::fixture::require(crate::fixture::Part::Sandbox).is_none() {
+        return;
+    }
     let s = Scene::returned(Some(PASSING_CONFIG));
     s.write_status(&s.tip.to_string(), "agent/x", "/ci/has/no/worktree");
     let text = std::fs::read_to_string(s.wt.join("_EXEC_STATUS.md")).unwrap();
@@ -677,6 +701,9 @@ fn in_progress_report_names_the_worktree_branch() {
 
 #[test]
 fn ci_merge_gate_in_a_fresh_clone() {
+    if crate::fixture::require(crate::fixture::Part::Sandbox).is_none() {
+        return;
+    }
     // The README's merge gate: a clone where the agent's worktree does not exist.
     let s = Scene::returned(Some(PASSING_CONFIG));
     s.honest();

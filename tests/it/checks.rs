@@ -134,6 +134,9 @@ fn no_specs_run_nothing() {
 
 #[test]
 fn check_sees_the_commit_not_the_worktree_and_leaves_no_trace() {
+    if crate::fixture::require(crate::fixture::Part::Sandbox).is_none() {
+        return;
+    }
     let (fx, commit, wt) = agent_fixture();
     let out = tempfile::tempdir().unwrap();
     let pwd_file = out.path().join("pwd");
@@ -212,6 +215,9 @@ fn check_sees_the_commit_not_the_worktree_and_leaves_no_trace() {
 
 #[test]
 fn environment_names_the_commit_branch_slug_and_base() {
+    if crate::fixture::require(crate::fixture::Part::Sandbox).is_none() {
+        return;
+    }
     let (fx, commit, _) = agent_fixture();
     // Beside the ceiling, git's one variable is SPEC §26.4's `GIT_CONFIG_GLOBAL=/dev/null`.
     let run = "echo \"$CLOSEGATE_COMMIT|$CLOSEGATE_BRANCH|$CLOSEGATE_SLUG|$CLOSEGATE_BASE\"; \
@@ -231,6 +237,9 @@ fn environment_names_the_commit_branch_slug_and_base() {
 
 #[test]
 fn failing_check_keeps_exactly_the_last_40_lines() {
+    if crate::fixture::require(crate::fixture::Part::Sandbox).is_none() {
+        return;
+    }
     let (fx, commit, _) = agent_fixture();
     let run = "i=1; while [ $i -le 100 ]; do echo line $i; i=$((i+1)); done; exit 3";
     let (runs, codes, messages) = run_checks(&fx, commit, &[spec("unit", run, 60)]);
@@ -254,6 +263,9 @@ fn stdout_and_stderr_are_interleaved() {
 
 #[test]
 fn killed_by_a_signal_is_a_failure() {
+    if crate::fixture::require(crate::fixture::Part::Sandbox).is_none() {
+        return;
+    }
     let (fx, commit, _) = agent_fixture();
     let (runs, codes, messages) = run_checks(&fx, commit, &[spec("crash", "kill -9 $$", 60)]);
     assert_eq!(codes, ["check-failed"]);
@@ -263,6 +275,9 @@ fn killed_by_a_signal_is_a_failure() {
 
 #[test]
 fn every_check_runs_and_each_failure_is_named() {
+    if crate::fixture::require(crate::fixture::Part::Sandbox).is_none() {
+        return;
+    }
     let (fx, commit, _) = agent_fixture();
     let specs = [
         spec("a", "true", 60),
@@ -279,6 +294,9 @@ fn every_check_runs_and_each_failure_is_named() {
 
 #[test]
 fn timeout_kills_the_whole_group() {
+    if crate::fixture::require(crate::fixture::Part::Sandbox).is_none() {
+        return;
+    }
     let (fx, commit, _) = agent_fixture();
     let out = tempfile::tempdir().unwrap();
     let pid_file = out.path().join("bg.pid");
@@ -305,6 +323,9 @@ fn timeout_kills_the_whole_group() {
 
 #[test]
 fn background_child_does_not_outlive_a_passing_check() {
+    if crate::fixture::require(crate::fixture::Part::Sandbox).is_none() {
+        return;
+    }
     let (fx, commit, _) = agent_fixture();
     let out = tempfile::tempdir().unwrap();
     let pid_file = out.path().join("bg.pid");
@@ -320,6 +341,9 @@ fn background_child_does_not_outlive_a_passing_check() {
 
 #[test]
 fn read_only_leftovers_are_still_removed() {
+    if crate::fixture::require(crate::fixture::Part::Sandbox).is_none() {
+        return;
+    }
     let (fx, commit, _) = agent_fixture();
     let out = tempfile::tempdir().unwrap();
     let pwd_file = out.path().join("pwd");
@@ -348,6 +372,9 @@ fn unknown_commit_is_an_error_naming_it() {
 /// the common dir or a worktree inside it.
 #[test]
 fn writable_above_the_repository_leaves_it_read_only() {
+    if crate::fixture::require(crate::fixture::Part::Sandbox).is_none() {
+        return;
+    }
     let (fx, commit, wt) = agent_fixture();
     let outside = fx.tmp.path().join("cache");
     std::fs::create_dir(&outside).unwrap();

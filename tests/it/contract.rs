@@ -121,6 +121,9 @@ fn pair(code: &str, path: &str) -> (String, Option<String>) {
 
 #[test]
 fn contract_that_holds_is_verified_and_named_by_blob_id() {
+    if crate::fixture::require(crate::fixture::Part::Sandbox).is_none() {
+        return;
+    }
     let contract = "goal = \"x\"\nscope = [\"src/**\"]\nrequired_artifacts = [\"src/lib.rs\"]\n\
                     required_checks = [\"smoke\"]\nmax_changed_files = 1\nmax_commits = 1\n";
     let s = scene(Some(contract), &[]);
@@ -230,6 +233,9 @@ fn declared_required_artifact_absent_from_the_commit_is_refused() {
 
 #[test]
 fn required_check_not_configured_is_a_gap() {
+    if crate::fixture::require(crate::fixture::Part::Sandbox).is_none() {
+        return;
+    }
     let s = scene(Some("required_checks = [\"smoke\", \"lint\"]\n"), &[]);
     let (code, report) = s.check(&[]);
     assert_eq!(codes(&report), ["contract-check-missing"]);
@@ -249,6 +255,9 @@ fn required_check_that_did_not_run_is_a_gap() {
 
 #[test]
 fn too_many_files_or_commits_exceed_the_budget() {
+    if crate::fixture::require(crate::fixture::Part::Sandbox).is_none() {
+        return;
+    }
     let contract = "max_changed_files = 2\nmax_commits = 1\n";
     let mut s = scene(Some(contract), &[("src/a.rs", Some("a\n"))]);
     // Two files changed (the status document does not count), one commit: within budget.
@@ -274,6 +283,9 @@ fn too_many_files_or_commits_exceed_the_budget() {
 
 #[test]
 fn malformed_contract_is_refused_naming_key_and_reason() {
+    if crate::fixture::require(crate::fixture::Part::Sandbox).is_none() {
+        return;
+    }
     let s = scene(Some("scope = \"src/**\"\n"), &[]);
     let (code, report) = s.check(&[]);
     assert_eq!(codes(&report), ["contract-malformed"]);
@@ -304,6 +316,9 @@ fn contract_file_flag_is_used_and_named_by_its_blob_id() {
 
 #[test]
 fn contract_file_flag_overrides_the_base_contract() {
+    if crate::fixture::require(crate::fixture::Part::Sandbox).is_none() {
+        return;
+    }
     let s = scene(
         Some("scope = [\"nothing/**\"]\n"),
         &[("notes.md", Some("n\n"))],
@@ -350,6 +365,9 @@ fn contract_edited_on_the_agent_branch_has_no_effect() {
 
 #[test]
 fn contract_added_only_on_the_agent_branch_has_no_effect() {
+    if crate::fixture::require(crate::fixture::Part::Sandbox).is_none() {
+        return;
+    }
     let s = scene(None, &[(CONTRACT_PATH, Some("approval = \"always\"\n"))]);
     let (code, report) = s.check(&[]);
     // Only the protected gate notices the file; no contract applies.
@@ -388,6 +406,9 @@ fn approve(common: &Path, commit: Oid, contract: &str) {
 
 #[test]
 fn approval_always_needs_an_approval_bound_to_the_contract() {
+    if crate::fixture::require(crate::fixture::Part::Sandbox).is_none() {
+        return;
+    }
     let contract = "goal = \"x\"\napproval = \"always\"\n";
     let s = scene(Some(contract), &[]);
     let (code, report) = s.check(&[]);
@@ -412,6 +433,9 @@ fn approval_always_needs_an_approval_bound_to_the_contract() {
 
 #[test]
 fn approval_never_does_not_waive_the_protected_gate() {
+    if crate::fixture::require(crate::fixture::Part::Sandbox).is_none() {
+        return;
+    }
     let s = scene(
         Some("approval = \"never\"\n"),
         &[("tests/x_test.sh", Some("true\n"))],
@@ -423,6 +447,9 @@ fn approval_never_does_not_waive_the_protected_gate() {
 
 #[test]
 fn closed_without_merge_needs_no_contract_approval() {
+    if crate::fixture::require(crate::fixture::Part::Sandbox).is_none() {
+        return;
+    }
     let s = scene(Some("approval = \"always\"\n"), &[]);
     let doc = std::fs::read_to_string(s.wt.join("_EXEC_STATUS.md")).unwrap();
     let doc = doc.replace("state: close-ok", "state: closed-without-merge");

@@ -337,12 +337,15 @@ pub fn git_stdin(cwd: &Path, args: &[&str], stdin: &[u8]) -> Output {
 }
 
 /// A real part some tests need that a fresh clone may lack: the corpus of real projects
-/// (`$CORPUS`, else `shared/corpus` beside the checkout or one of its ancestors), Chromium, or a
+/// (`$CORPUS`, else `shared/corpus` beside the checkout or one of its ancestors), Chromium, the
+/// checks' sandbox (bubblewrap and the user namespaces it needs: without it every check is
+/// `checks-unsandboxed`, and a test of what a sandboxed check sees has nothing to look at), or a
 /// program on `PATH` (a project's toolchain: `npm`, `go`, ...).
 #[derive(Clone, Copy, Debug)]
 pub enum Part {
     Corpus,
     Chromium,
+    Sandbox,
     Tool(&'static str),
 }
 
@@ -358,6 +361,12 @@ pub fn require(part: Part) -> Option<PathBuf> {
         return Some(found);
     }
     let why = match part {
+        // closegate's own probe, so the test skips exactly where `check` would say
+        // `checks-unsandboxed`.
+        Part::Sandbox => match closegate::sandbox::probe(true) {
+            Ok(_) => unreachable!("find found no sandbox"),
+            Err(why) => format!("no sandbox for the checks: {why}"),
+        },
         Part::Corpus => {
             "no corpus of real projects ($CORPUS, or shared/corpus beside the checkout)".to_string()
         }
@@ -393,6 +402,7 @@ fn find(part: Part) -> Option<PathBuf> {
                 .find(|c| c.join("unpack.sh").is_file())
         }
         Part::Chromium => on_path("chromium").or_else(|| on_path("chromium-browser")),
+        Part::Sandbox => closegate::sandbox::probe(true).ok(),
         Part::Tool(tool) => on_path(tool),
     }
 }

@@ -51,6 +51,9 @@ const PEEK: &str = "[[checks]]\nname = \"peek\"\nrun = \"cd \\\"$HOME\\\" && \
 /// the record; git inside the check reads no global configuration either way.
 #[test]
 fn a_check_sees_no_global_git_config_and_its_secrets_are_masked() {
+    if crate::fixture::require(crate::fixture::Part::Sandbox).is_none() {
+        return;
+    }
     let s = scene(PEEK, &[]);
     plant_git_config(s.home.path());
     let (code, report) = s.check(&[]);

@@ -79,6 +79,9 @@ fn claiming_verified_when_the_gate_does_not_verify_is_a_recorded_false_green() {
 
 #[test]
 fn claiming_fail_while_the_gate_verifies_is_a_warning() {
+    if crate::fixture::require(crate::fixture::Part::Sandbox).is_none() {
+        return;
+    }
     let s = Scene::with_agent(Some(PASSING_CONFIG));
     let wt = s.honest_worktree();
     let dir = wt.to_str().unwrap();

@@ -486,6 +486,9 @@ const INV_CONTRACT: &str = "branch = \"agent/inv\"\nscope = [\"invoice/**\", \"s
 
 #[test]
 fn a_contract_bound_to_a_branch_applies_whatever_slug_the_agent_writes() {
+    if crate::fixture::require(crate::fixture::Part::Sandbox).is_none() {
+        return;
+    }
     let s = scene_with(
         false,
         CONFIG,
@@ -533,6 +536,9 @@ fn a_contract_bound_to_a_branch_applies_whatever_slug_the_agent_writes() {
 
 #[test]
 fn require_contract_makes_a_return_without_one_a_gap() {
+    if crate::fixture::require(crate::fixture::Part::Sandbox).is_none() {
+        return;
+    }
     let config = format!("require_contract = true\n{CONFIG}");
     let s = scene_with(
         false,
@@ -564,6 +570,9 @@ fn require_contract_makes_a_return_without_one_a_gap() {
 
 #[test]
 fn a_required_artifact_the_branch_did_not_change_is_missing() {
+    if crate::fixture::require(crate::fixture::Part::Sandbox).is_none() {
+        return;
+    }
     let contract = "required_artifacts = [\"invoice/export.go\"]\n";
     let s = scene_with(
         false,

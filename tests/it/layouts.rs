@@ -151,6 +151,9 @@ fn check_codes(s: &Scene) -> (i32, Vec<String>, Value) {
 /// one was deleted by teardown.
 #[test]
 fn non_utf8_paths_are_seen_with_a_submodule_present() {
+    if crate::fixture::require(crate::fixture::Part::Sandbox).is_none() {
+        return;
+    }
     let s = non_utf8_scene();
     assert_eq!(scan(&s.wt), WorktreeStatus::default());
     let (code, codes, _) = check_codes(&s);
@@ -403,6 +406,9 @@ fn a_staged_change_under_a_sparse_folder_is_seen() {
 /// `close-worktree-dirty` — never `close-worktree-absent` ("unsupported mandatory extension").
 #[test]
 fn check_verifies_and_refuses_on_split_and_sparse_indexes() {
+    if crate::fixture::require(crate::fixture::Part::Sandbox).is_none() {
+        return;
+    }
     for kind in ["split", "sparse"] {
         let s = Scene::honest_return();
         match kind {

@@ -751,6 +751,9 @@ fn timed_scene(pre: &str, extra: &str, top: &str) -> Scene {
 /// same as one after the other.
 #[test]
 fn isolated_overlays_run_side_by_side_each_in_its_own_tmp() {
+    if crate::fixture::require(crate::fixture::Part::Sandbox).is_none() {
+        return;
+    }
     let s = span_scene("network = false\n", "");
     checked_side_by_side(&s);
 }
@@ -759,6 +762,9 @@ fn isolated_overlays_run_side_by_side_each_in_its_own_tmp() {
 /// side by side, each in its own `/tmp`.
 #[test]
 fn isolated_overlays_run_side_by_side_with_jobs_too() {
+    if crate::fixture::require(crate::fixture::Part::Sandbox).is_none() {
+        return;
+    }
     let s = span_scene("network = false\n", "jobs = 2\n");
     checked_side_by_side(&s);
 }
@@ -872,6 +878,9 @@ fn kept_scene(top: &str) -> Scene {
 /// workspace and `/tmp`; the verdict is the one they give one after the other.
 #[test]
 fn kept_overlays_run_side_by_side_each_in_its_own_workspace() {
+    if crate::fixture::require(crate::fixture::Part::Sandbox).is_none() {
+        return;
+    }
     let s = kept_scene("");
     let report = checked_side_by_side(&s);
     let work = work_dir(&s);

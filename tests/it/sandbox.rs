@@ -140,6 +140,9 @@ const ATTACK_CONFIG: &str = "[[checks]]\nname = \"attack\"\nrun = \"sh attack.sh
 
 #[test]
 fn every_door_is_shut_and_nothing_changes() {
+    if crate::fixture::require(crate::fixture::Part::Sandbox).is_none() {
+        return;
+    }
     let s = scene(ATTACK_CONFIG, &[("attack.sh", Some(ATTACK))]);
     let before = s.snapshot();
 
@@ -198,6 +201,9 @@ fn without_the_sandbox_the_same_script_gets_through() {
 /// is reached by a check with the network on and never by the one with it off.
 #[test]
 fn network_false_reaches_no_listener_outside() {
+    if crate::fixture::require(crate::fixture::Part::Sandbox).is_none() {
+        return;
+    }
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let port = listener.local_addr().unwrap().port().to_string();
     let script = "if bash -c 'exec 3<>/dev/tcp/127.0.0.1/$ATTACK_PORT && echo \"$1\" >&3' _ \"$1\" 2>/dev/null; \
@@ -503,6 +509,9 @@ const TMP_CONFIG: &str = "[[checks]]\nname = \"first\"\nrun = \"sh tmp.sh first\
 /// `/tmp` stay readable, `HOME` stays read-only, `TMPDIR` stays the check's own.
 #[test]
 fn each_check_has_its_own_empty_tmp() {
+    if crate::fixture::require(crate::fixture::Part::Sandbox).is_none() {
+        return;
+    }
     let host = HostTmp::new();
     let s = scene(TMP_CONFIG, &[("tmp.sh", Some(&host.attack()))]);
     let path = host.path();
@@ -574,6 +583,9 @@ fn without_the_sandbox_the_host_tmp_is_seen() {
 /// path inside it is made read-only instead, and the file beside it stays hidden.
 #[test]
 fn a_forged_worktree_never_shows_the_host_tmp() {
+    if crate::fixture::require(crate::fixture::Part::Sandbox).is_none() {
+        return;
+    }
     let shared = tempfile::Builder::new()
         .prefix("shared-")
         .tempdir_in("/tmp")
@@ -615,6 +627,9 @@ fn a_forged_worktree_never_shows_the_host_tmp() {
 /// and a `PATH` tool the operator keeps there stays visible.
 #[test]
 fn each_check_has_its_own_empty_var_tmp() {
+    if crate::fixture::require(crate::fixture::Part::Sandbox).is_none() {
+        return;
+    }
     let Ok(var) = std::fs::canonicalize("/var/tmp") else {
         return;
     };

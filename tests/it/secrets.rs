@@ -291,6 +291,9 @@ pub fn plant_home_secrets(home: &Path) {
 /// reads them all.
 #[test]
 fn secrets_in_home_are_not_readable_from_a_check() {
+    if crate::fixture::require(crate::fixture::Part::Sandbox).is_none() {
+        return;
+    }
     let list = HOME_SECRETS.join(" ");
     let run = format!(
         "for f in {list}; do cat \\\"$HOME/$f\\\" 2>/dev/null; done; \
@@ -413,6 +416,9 @@ fn sandbox_table_and_env_names_parse_or_name_the_bad_key() {
 /// (`~/…`) or a file (absolute), also under a `writable` path.
 #[test]
 fn a_path_in_sandbox_hide_is_not_readable() {
+    if crate::fixture::require(crate::fixture::Part::Sandbox).is_none() {
+        return;
+    }
     let outside = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
     let file = outside.path().join("app.secret");
     std::fs::write(&file, "SECRET app\n").unwrap();
@@ -434,6 +440,9 @@ fn a_path_in_sandbox_hide_is_not_readable() {
 /// the agent's code can guess the path: it is covered like the default place.
 #[test]
 fn credentials_moved_by_a_variable_are_covered_too() {
+    if crate::fixture::require(crate::fixture::Part::Sandbox).is_none() {
+        return;
+    }
     let outside = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
     let gnupg = outside.path().join("gnupg");
     let docker = outside.path().join("docker");
@@ -470,6 +479,9 @@ fn credentials_moved_by_a_variable_are_covered_too() {
 /// (the check does not receive the variable, but the agent's code may guess the path).
 #[test]
 fn container_daemon_sockets_are_not_reachable_from_a_check() {
+    if crate::fixture::require(crate::fixture::Part::Sandbox).is_none() {
+        return;
+    }
     let outside = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
     let docker = outside.path().join("docker.sock");
     let podman = outside.path().join("podman.sock");

@@ -211,6 +211,9 @@ type Walker = fn(&Walk) -> String;
 /// and no ssh-agent.
 #[test]
 fn every_command_that_runs_checks_keeps_the_keys_and_the_agent_from_them() {
+    if crate::fixture::require(crate::fixture::Part::Sandbox).is_none() {
+        return;
+    }
     let walks: [(&str, bool, Walker); 8] = [
         ("check --attest", true, check_attest),
         ("approve --sign", true, approve_sign),
@@ -348,6 +351,9 @@ fn without_the_sandbox_the_probe_reaches_the_keys_and_the_agent() {
 /// check still cannot reach the agent, and the rest of the home stays readable.
 #[test]
 fn an_agent_socket_in_a_shared_directory_is_covered_alone() {
+    if crate::fixture::require(crate::fixture::Part::Sandbox).is_none() {
+        return;
+    }
     let keys = tempfile::tempdir().unwrap();
     let held = keys.path().join("held");
     keygen(&held);
@@ -403,6 +409,9 @@ fn a_signing_key_with_another_name_lets_no_check_run() {
 /// `git` in the check still reads the commit, and the socket alone is covered.
 #[test]
 fn an_agent_socket_beside_the_repository_is_covered_alone() {
+    if crate::fixture::require(crate::fixture::Part::Sandbox).is_none() {
+        return;
+    }
     let keys = tempfile::tempdir().unwrap();
     let held = keys.path().join("held");
     keygen(&held);

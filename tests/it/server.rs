@@ -184,6 +184,9 @@ const TRANSPORTS: [Transport; 2] = [Transport::File, Transport::Daemon];
 
 #[test]
 fn a_merge_of_an_attested_agent_branch_is_accepted() {
+    if crate::fixture::require(crate::fixture::Part::Sandbox).is_none() {
+        return;
+    }
     for t in TRANSPORTS {
         let srv = Server::new(t);
         srv.attest(&srv.s.ci);
@@ -219,6 +222,9 @@ fn an_unattested_merge_is_refused_with_attestation_missing_and_leaves_nothing() 
 
 #[test]
 fn badly_signed_foreign_or_misplaced_attestations_are_refused_as_invalid() {
+    if crate::fixture::require(crate::fixture::Part::Sandbox).is_none() {
+        return;
+    }
     type Forge = fn(&Server);
     let cases: [(&str, Forge); 4] = [
         ("signed by a key not in allowed_signers", |srv| {
@@ -283,6 +289,9 @@ fn badly_signed_foreign_or_misplaced_attestations_are_refused_as_invalid() {
 
 #[test]
 fn agent_branch_pushes_are_accepted_and_deleting_an_unmerged_one_is_refused() {
+    if crate::fixture::require(crate::fixture::Part::Sandbox).is_none() {
+        return;
+    }
     for t in TRANSPORTS {
         let srv = Server::new(t);
         let (_, tip) = agent_branch(&srv.s.fx, "y");
@@ -320,6 +329,9 @@ fn review_server(t: Transport) -> Server {
 
 #[test]
 fn under_require_signed_approvals_an_unsigned_approval_note_is_refused_and_a_signed_one_accepted() {
+    if crate::fixture::require(crate::fixture::Part::Sandbox).is_none() {
+        return;
+    }
     for t in TRANSPORTS {
         let srv = review_server(t);
         // PENDING_REVIEW is not attested: the attestation covers checks; the approval the review.
@@ -451,6 +463,9 @@ fn install_server_chains_a_foreign_pre_receive_hook_only_with_force() {
 /// `git fsck` finds the repository sound.
 #[test]
 fn eight_clones_pushing_at_once_keep_the_server_consistent() {
+    if crate::fixture::require(crate::fixture::Part::Sandbox).is_none() {
+        return;
+    }
     for t in TRANSPORTS {
         eight_clones(t);
     }
@@ -566,6 +581,9 @@ fn ci_script(dir: &Path, mode: &str, env: &[(&str, &str)]) -> (i32, String, Stri
 
 #[test]
 fn the_ci_recipe_checks_attests_and_pushes_the_note_the_server_accepts() {
+    if crate::fixture::require(crate::fixture::Part::Sandbox).is_none() {
+        return;
+    }
     let srv = Server::new(Transport::File);
     let tmp = srv.s.fx.tmp.path().to_path_buf();
     git(&tmp, &["clone", "-q", &srv.url, "ci"]);
@@ -687,6 +705,9 @@ fn push_without_closegate_on_path(srv: &Server) -> (bool, String) {
 /// cannot start the hook, and every push is refused, leaving nothing (fail closed).
 #[test]
 fn the_server_hook_starts_closegate_directly_and_fails_closed_once_it_is_gone() {
+    if crate::fixture::require(crate::fixture::Part::Sandbox).is_none() {
+        return;
+    }
     let srv = Server::new(Transport::File);
     let exe = own_closegate(&srv.s.fx.tmp.path().join("bin"));
     let text = install_with(&srv, &exe, false);
@@ -712,6 +733,9 @@ fn the_server_hook_starts_closegate_directly_and_fails_closed_once_it_is_gone() 
 /// there.
 #[test]
 fn a_closegate_path_with_a_blank_gets_a_sh_hook_that_also_fails_closed() {
+    if crate::fixture::require(crate::fixture::Part::Sandbox).is_none() {
+        return;
+    }
     let srv = Server::new(Transport::File);
     let exe = own_closegate(&srv.s.fx.tmp.path().join("a dir"));
     let text = install_with(&srv, &exe, false);
@@ -742,6 +766,9 @@ fn a_closegate_path_with_a_blank_gets_a_sh_hook_that_also_fails_closed() {
 /// gate would say, and nothing lands.
 #[test]
 fn the_kept_pre_receive_hook_runs_first_on_the_same_updates_and_can_refuse() {
+    if crate::fixture::require(crate::fixture::Part::Sandbox).is_none() {
+        return;
+    }
     for dir in ["bin", "a dir"] {
         let srv = Server::new(Transport::File);
         let exe = own_closegate(&srv.s.fx.tmp.path().join(dir));

@@ -114,6 +114,9 @@ fn assert_sealed(report: &Value) {
 /// is readable there too. So a pass below means the session hid them.
 #[test]
 fn the_peek_reads_every_secret_that_is_not_hidden() {
+    if crate::fixture::require(crate::fixture::Part::Sandbox).is_none() {
+        return;
+    }
     let secrets = Secrets::new();
     let config = secrets
         .config("", false)
@@ -134,6 +137,9 @@ fn the_peek_reads_every_secret_that_is_not_hidden() {
 
 #[test]
 fn check_hides_the_signing_key_and_hidden_files() {
+    if crate::fixture::require(crate::fixture::Part::Sandbox).is_none() {
+        return;
+    }
     let secrets = Secrets::new();
     let s = scene(&secrets, "", false, &[]);
     let (code, report) = s.check(&[]);
@@ -143,6 +149,9 @@ fn check_hides_the_signing_key_and_hidden_files() {
 
 #[test]
 fn check_attest_hides_the_key_it_signs_with() {
+    if crate::fixture::require(crate::fixture::Part::Sandbox).is_none() {
+        return;
+    }
     let secrets = Secrets::new();
     let s = scene(&secrets, "", true, &[]);
     let key = secrets.flag.key_arg();
@@ -167,6 +176,9 @@ fn check_attest_hides_the_key_it_signs_with() {
 /// session's, hidden like every other.
 #[test]
 fn approve_sign_hides_the_key_it_signs_with() {
+    if crate::fixture::require(crate::fixture::Part::Sandbox).is_none() {
+        return;
+    }
     let secrets = Secrets::new();
     let files = [("tests/t.rs", Some("#[test] fn t() {}\n"))];
     let s = scene(&secrets, "", true, &files);
@@ -188,6 +200,9 @@ fn approve_sign_hides_the_key_it_signs_with() {
 /// `tests-weakened`).
 #[test]
 fn the_overlays_hide_the_signing_key_and_hidden_files() {
+    if crate::fixture::require(crate::fixture::Part::Sandbox).is_none() {
+        return;
+    }
     let secrets = Secrets::new();
     let files = [("tests/t.rs", Some("#[test] fn t() {}\n"))];
     let s = scene(&secrets, "", false, &files);
@@ -210,6 +225,9 @@ fn the_overlays_hide_the_signing_key_and_hidden_files() {
 
 #[test]
 fn signal_done_hides_the_signing_key_and_hidden_files() {
+    if crate::fixture::require(crate::fixture::Part::Sandbox).is_none() {
+        return;
+    }
     sealed_with_stdin(
         &["signal", "--format", "json"],
         "finished x\n@signal done\n",
@@ -218,6 +236,9 @@ fn signal_done_hides_the_signing_key_and_hidden_files() {
 
 #[test]
 fn guard_hides_the_signing_key_and_hidden_files() {
+    if crate::fixture::require(crate::fixture::Part::Sandbox).is_none() {
+        return;
+    }
     sealed_with_stdin(
         &["guard", "--worktree", ".", "--format", "json"],
         "VERIFIED\n",
@@ -237,6 +258,9 @@ fn sealed_with_stdin(args: &[&str], stdin: &str) {
 
 #[test]
 fn board_check_hides_the_signing_key_and_hidden_files() {
+    if crate::fixture::require(crate::fixture::Part::Sandbox).is_none() {
+        return;
+    }
     let secrets = Secrets::new();
     let s = scene(&secrets, "", false, &[]);
     let mut cmd = s.command(&["board", "--check", "--json"], &[]);
@@ -251,6 +275,9 @@ fn board_check_hides_the_signing_key_and_hidden_files() {
 
 #[test]
 fn teardown_hides_the_signing_key_and_hidden_files() {
+    if crate::fixture::require(crate::fixture::Part::Sandbox).is_none() {
+        return;
+    }
     let secrets = Secrets::new();
     let s = scene(&secrets, "", false, &[]);
     let wt = s.wt.display().to_string();
@@ -266,6 +293,9 @@ fn teardown_hides_the_signing_key_and_hidden_files() {
 /// `land` checks the composed tree (new, as the base moved) with the session's shield.
 #[test]
 fn land_hides_the_signing_key_and_hidden_files() {
+    if crate::fixture::require(crate::fixture::Part::Sandbox).is_none() {
+        return;
+    }
     let secrets = Secrets::new();
     let s = scene(&secrets, "", false, &[]);
     let (code, stdout, stderr) = parts(&s.command(&["check"], &[]).output().unwrap());
@@ -282,6 +312,9 @@ fn land_hides_the_signing_key_and_hidden_files() {
 
 #[test]
 fn validate_run_hides_the_signing_key_and_hidden_files() {
+    if crate::fixture::require(crate::fixture::Part::Sandbox).is_none() {
+        return;
+    }
     let secrets = Secrets::new();
     let s = scene(&secrets, "", false, &[]);
     let mut cmd = s.command(&["validate", "--run"], &[]);
@@ -294,6 +327,9 @@ fn validate_run_hides_the_signing_key_and_hidden_files() {
 /// `init` tries the check it guessed (`make test`) in the sandbox; the project's Makefile peeks.
 #[test]
 fn init_try_hides_the_signing_key() {
+    if crate::fixture::require(crate::fixture::Part::Sandbox).is_none() {
+        return;
+    }
     let secrets = Secrets::new();
     let fx = Fixture::new();
     let makefile = format!("test:\n\ttest ! -s '{}'\n", secrets.signing.key.display());
@@ -316,6 +352,9 @@ fn init_try_hides_the_signing_key() {
 /// hiding the server's signing key and hidden files.
 #[test]
 fn the_server_gate_hides_the_signing_key_and_hidden_files() {
+    if crate::fixture::require(crate::fixture::Part::Sandbox).is_none() {
+        return;
+    }
     use crate::server::{Server, Transport};
     let secrets = Secrets::new();
     let config = secrets.config("server_checks = \"run\"\n", false);
