@@ -28,7 +28,7 @@ fn require(tool: &'static str) -> Option<PathBuf> {
 
 /// A directory kept across test runs (tool caches, the pytest venv), readable by checks.
 fn shared_dir(name: &str) -> PathBuf {
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR"))
+    let dir = crate::fixture::readable_by_checks()
         .join("census")
         .join(name);
     std::fs::create_dir_all(&dir).unwrap();

@@ -336,6 +336,38 @@ pub fn git_stdin(cwd: &Path, args: &[&str], stdin: &[u8]) -> Output {
     child.wait_with_output().unwrap()
 }
 
+/// A directory that checks can read, for what a test keeps outside the repository (tool caches,
+/// an installed virtualenv, an operator's secret): the build's scratch directory, unless it lies
+/// under a shared temporary directory the sandbox replaces with an empty one of its own (a
+/// checkout under `/tmp`), then `$XDG_CACHE_HOME/closegate-tests` or
+/// `~/.cache/closegate-tests`. A test that put its files under `/tmp` would see every check fail
+/// to find them - or, for a secret, pass without proving anything.
+pub fn readable_by_checks() -> PathBuf {
+    let private: Vec<PathBuf> = closegate::sandbox::private_tmp::SHARED_TMPS
+        .iter()
+        .filter_map(|tmp| std::fs::canonicalize(tmp).ok())
+        .collect();
+    let var = |name: &str| {
+        std::env::var_os(name)
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+    };
+    let candidates = [
+        Some(PathBuf::from(env!("CARGO_TARGET_TMPDIR"))),
+        var("XDG_CACHE_HOME").map(|d| d.join("closegate-tests")),
+        var("HOME").map(|d| d.join(".cache/closegate-tests")),
+    ];
+    candidates
+        .into_iter()
+        .flatten()
+        .filter_map(|dir| {
+            std::fs::create_dir_all(&dir).ok()?;
+            std::fs::canonicalize(dir).ok()
+        })
+        .find(|dir| !private.iter().any(|tmp| dir.starts_with(tmp)))
+        .expect("no directory outside /tmp and /var/tmp (the build's, $XDG_CACHE_HOME or ~/.cache)")
+}
+
 /// A real part some tests need that a fresh clone may lack: the corpus of real projects
 /// (`$CORPUS`, else `shared/corpus` beside the checkout or one of its ancestors), Chromium, the
 /// checks' sandbox (bubblewrap and the user namespaces it needs: without it every check is

@@ -28,9 +28,7 @@ pub fn require(tool: &'static str) -> Option<PathBuf> {
 /// A directory that outlives one test run and is readable inside the sandbox (not under /tmp,
 /// which the sandbox replaces): tool caches and installed dependencies.
 pub fn shared_cache(name: &str) -> PathBuf {
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR"))
-        .join("corpus")
-        .join(name);
+    let dir = fixture::readable_by_checks().join("corpus").join(name);
     std::fs::create_dir_all(&dir).unwrap();
     dir
 }

@@ -419,7 +419,7 @@ fn a_path_in_sandbox_hide_is_not_readable() {
     if crate::fixture::require(crate::fixture::Part::Sandbox).is_none() {
         return;
     }
-    let outside = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let outside = tempfile::tempdir_in(crate::fixture::readable_by_checks()).unwrap();
     let file = outside.path().join("app.secret");
     std::fs::write(&file, "SECRET app\n").unwrap();
     let config = format!(
@@ -443,7 +443,7 @@ fn credentials_moved_by_a_variable_are_covered_too() {
     if crate::fixture::require(crate::fixture::Part::Sandbox).is_none() {
         return;
     }
-    let outside = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let outside = tempfile::tempdir_in(crate::fixture::readable_by_checks()).unwrap();
     let gnupg = outside.path().join("gnupg");
     let docker = outside.path().join("docker");
     std::fs::create_dir_all(&gnupg).unwrap();
@@ -482,7 +482,7 @@ fn container_daemon_sockets_are_not_reachable_from_a_check() {
     if crate::fixture::require(crate::fixture::Part::Sandbox).is_none() {
         return;
     }
-    let outside = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let outside = tempfile::tempdir_in(crate::fixture::readable_by_checks()).unwrap();
     let docker = outside.path().join("docker.sock");
     let podman = outside.path().join("podman.sock");
     let _docker = std::os::unix::net::UnixListener::bind(&docker).unwrap();

@@ -36,7 +36,7 @@ impl Secrets {
     /// for nothing. The build's scratch directory when it is outside them, else (a checkout under
     /// `/tmp`) one in the user's home.
     fn new() -> Secrets {
-        let dir = tempfile::tempdir_in(secrets_parent()).unwrap();
+        let dir = tempfile::tempdir_in(crate::fixture::readable_by_checks()).unwrap();
         let signing = Signer::new(&dir.path().join("git"), "operator@example.com");
         let flag = Signer::new(&dir.path().join("flag"), "ci@example.com");
         let hidden = dir.path().join("app.secret");
@@ -70,22 +70,6 @@ impl Secrets {
         git(dir, &["config", "gpg.format", "ssh"]);
         git(dir, &["config", "user.signingKey", &self.signing.key_arg()]);
     }
-}
-
-/// Where the operator's secrets go: the first of the build's scratch directory and the user's
-/// home that is under none of the shared temporary directories the sandbox replaces.
-fn secrets_parent() -> PathBuf {
-    let private: Vec<PathBuf> = closegate::sandbox::private_tmp::SHARED_TMPS
-        .iter()
-        .filter_map(|tmp| std::fs::canonicalize(tmp).ok())
-        .collect();
-    let home = std::env::var_os("HOME").map(PathBuf::from);
-    [Some(PathBuf::from(env!("CARGO_TARGET_TMPDIR"))), home]
-        .into_iter()
-        .flatten()
-        .filter_map(|dir| std::fs::canonicalize(dir).ok())
-        .find(|dir| !private.iter().any(|tmp| dir.starts_with(tmp)))
-        .expect("no directory outside /tmp and /var/tmp for the secrets (the build's, or $HOME)")
 }
 
 /// A scene whose base configures the peeking check (`flag`: it peeks at `--key FILE` too) and
