@@ -14,12 +14,10 @@
 //! ## API
 //!
 //! The modules declared `pub` below, with [`run`], are the library's API: what the binary, the
-//! integration tests and the fuzz targets name — `attest`, `catalog`, `census`, `cli`, `config`,
-//! `contract`, `doc`, `finding`, `gates`, `globs`, `inputs`, `ledger`, `record`, `render`,
-//! `repo`, `report`, `sandbox`, `term` and `verdict`. Every other module is `pub(crate)`, so code
+//! integration tests and the fuzz targets name. Every other module is `pub(crate)`, so code
 //! nothing calls is a compiler warning, not a silent export. The list is written once, in
-//! `tests/it/layers.rs` (`API`), which fails when lib.rs declares another module `pub` or a
-//! listed one is not.
+//! `tests/it/layers.rs` (`API`, copied into docs/architecture.md by the same test), which fails
+//! when lib.rs declares another module `pub` or a listed one is not.
 //!
 //! `unsafe` lives in `sys` only: denied crate-wide (Cargo.toml), forbidden on every other module
 //! below, so no inner `allow` can lift it (`sys` tests that each declaration carries the forbid).

@@ -389,21 +389,9 @@ pub const REQUIRE_ALL: &str = "CLOSEGATE_TESTS_REQUIRE_ALL";
 /// part, and `None` comes back, never a stand-in. Under `CLOSEGATE_TESTS_REQUIRE_ALL=1` an absent
 /// part fails the test.
 pub fn require(part: Part) -> Option<PathBuf> {
-    if let Some(found) = find(part) {
-        return Some(found);
-    }
-    let why = match part {
-        // closegate's own probe, so the test skips exactly where `check` would say
-        // `checks-unsandboxed`.
-        Part::Sandbox => match closegate::sandbox::probe(true) {
-            Ok(_) => unreachable!("find found no sandbox"),
-            Err(why) => format!("no sandbox for the checks: {why}"),
-        },
-        Part::Corpus => {
-            "no corpus of real projects ($CORPUS, or shared/corpus beside the checkout)".to_string()
-        }
-        Part::Chromium => "chromium is not on PATH (apt-get install chromium)".to_string(),
-        Part::Tool(tool) => format!("`{tool}` is not on PATH"),
+    let why = match find(part) {
+        Ok(path) => return Some(path),
+        Err(why) => why,
     };
     let test = std::thread::current().name().unwrap_or("?").to_string();
     if std::env::var_os(REQUIRE_ALL).is_some_and(|v| v == "1") {
@@ -414,9 +402,9 @@ pub fn require(part: Part) -> Option<PathBuf> {
     None
 }
 
-/// `part`'s path, or `None` when it is absent. A `$CORPUS` that is set but holds no corpus is a
-/// mistake of the caller, not an absence: it fails.
-fn find(part: Part) -> Option<PathBuf> {
+/// `part`'s path, or why it is absent. A `$CORPUS` that is set but holds no corpus is a mistake
+/// of the caller, not an absence: it fails.
+fn find(part: Part) -> Result<PathBuf, String> {
     match part {
         Part::Corpus => {
             if let Some(dir) = std::env::var_os("CORPUS").filter(|v| !v.is_empty()) {
@@ -426,16 +414,25 @@ fn find(part: Part) -> Option<PathBuf> {
                     "CORPUS={} holds no unpack.sh: not a corpus",
                     dir.display()
                 );
-                return Some(dir);
+                return Ok(dir);
             }
             Path::new(env!("CARGO_MANIFEST_DIR"))
                 .ancestors()
                 .map(|a| a.join("shared/corpus"))
                 .find(|c| c.join("unpack.sh").is_file())
+                .ok_or_else(|| {
+                    "no corpus of real projects ($CORPUS, or shared/corpus beside the checkout)"
+                        .to_string()
+                })
         }
-        Part::Chromium => on_path("chromium").or_else(|| on_path("chromium-browser")),
-        Part::Sandbox => closegate::sandbox::probe(true).ok(),
-        Part::Tool(tool) => on_path(tool),
+        Part::Chromium => on_path("chromium")
+            .or_else(|| on_path("chromium-browser"))
+            .ok_or_else(|| "chromium is not on PATH (apt-get install chromium)".to_string()),
+        // closegate's own probe, so the test skips exactly where `check` would say
+        // `checks-unsandboxed`, for the reason it would give.
+        Part::Sandbox => closegate::sandbox::probe(true)
+            .map_err(|why| format!("no sandbox for the checks: {why}")),
+        Part::Tool(tool) => on_path(tool).ok_or_else(|| format!("`{tool}` is not on PATH")),
     }
 }
 
