@@ -11,6 +11,7 @@
 //! [`authentic`], the one place that decides whether a line counts.
 
 pub mod key;
+mod search;
 
 use std::fs::{File, OpenOptions};
 use std::io::Write;
@@ -142,7 +143,7 @@ fn last_mac(file: &File) -> Result<String> {
         tail = chunk;
         end = start;
         let trimmed = tail.trim_ascii_end();
-        if let Some(nl) = memchr::memrchr(b'\n', trimmed) {
+        if let Some(nl) = search::memrchr(b'\n', trimmed) {
             return Ok(mac_of(&trimmed[nl + 1..]));
         }
     }
@@ -248,10 +249,25 @@ pub fn read_mentioning(common_dir: &Path, needle: &str) -> Result<Vec<Value>> {
 /// [`read_mentioning`] for several needles at once: the lines that mention any of them, each
 /// once and in log order (the order "newest" is decided by, never the timestamps).
 pub fn read_mentioning_any(common_dir: &Path, needles: &[&str]) -> Result<Vec<Value>> {
-    mentioning(common_dir, needles, key::load()?.as_ref())
+    read_mentioning_where(common_dir, needles, |_| true)
 }
 
-fn mentioning(common_dir: &Path, needles: &[&str], key: Option<&Key>) -> Result<Vec<Value>> {
+/// [`read_mentioning_any`], parsing only the lines `wanted` keeps (asked of the line's bytes):
+/// a reader that wants a few kinds of record need not parse the others.
+pub fn read_mentioning_where(
+    common_dir: &Path,
+    needles: &[&str],
+    wanted: impl Fn(&[u8]) -> bool,
+) -> Result<Vec<Value>> {
+    mentioning(common_dir, needles, key::load()?.as_ref(), &wanted)
+}
+
+fn mentioning(
+    common_dir: &Path,
+    needles: &[&str],
+    key: Option<&Key>,
+    wanted: &dyn Fn(&[u8]) -> bool,
+) -> Result<Vec<Value>> {
     use std::io::Read;
     const CHUNK: usize = 1 << 17;
     let path = audit_path(common_dir);
@@ -260,9 +276,9 @@ fn mentioning(common_dir: &Path, needles: &[&str], key: Option<&Key>) -> Result<
         return Ok(Vec::new());
     }
     let mut file = open_log(&path, OpenOptions::new().read(true))?;
-    let finders: Vec<memchr::memmem::Finder<'_>> = needles
+    let finders: Vec<search::Finder<'_>> = needles
         .iter()
-        .map(|n| memchr::memmem::Finder::new(n.as_bytes()))
+        .map(|n| search::Finder::new(n.as_bytes()))
         .collect();
     let mut records = Vec::new();
     // Streamed in chunks: `pending` holds the bytes after the last complete line. A small log
@@ -276,12 +292,12 @@ fn mentioning(common_dir: &Path, needles: &[&str], key: Option<&Key>) -> Result<
             .read(&mut chunk)
             .with_context(|| format!("reading {}", path.display()))?;
         if read == 0 {
-            scan_lines(&pending, &finders, &mut records);
+            scan_lines(&pending, &finders, wanted, &mut records);
             break;
         }
         pending.extend_from_slice(&chunk[..read]);
-        if let Some(last) = memchr::memrchr(b'\n', &pending) {
-            scan_lines(&pending[..last], &finders, &mut records);
+        if let Some(last) = search::memrchr(b'\n', &pending) {
+            scan_lines(&pending[..last], &finders, wanted, &mut records);
             pending.drain(..=last);
         }
     }
@@ -290,14 +306,22 @@ fn mentioning(common_dir: &Path, needles: &[&str], key: Option<&Key>) -> Result<
 }
 
 /// Parse the lines of `bytes` that contain one of the needles, in order, each line once.
-fn scan_lines(bytes: &[u8], finders: &[memchr::memmem::Finder<'_>], out: &mut Vec<Value>) {
+fn scan_lines(
+    bytes: &[u8],
+    finders: &[search::Finder<'_>],
+    wanted: &dyn Fn(&[u8]) -> bool,
+    out: &mut Vec<Value>,
+) {
     if let [finder] = finders {
         // One needle: jump from match to match instead of walking every line.
         let mut rest = bytes;
         while let Some(at) = finder.find(rest) {
-            let start = memchr::memrchr(b'\n', &rest[..at]).map_or(0, |i| i + 1);
-            let end = memchr::memchr(b'\n', &rest[at..]).map_or(rest.len(), |i| at + i);
-            if let Ok(Some(record)) = parse_line(&rest[start..end]) {
+            let start = search::memrchr(b'\n', &rest[..at]).map_or(0, |i| i + 1);
+            let end = search::memchr(b'\n', &rest[at..]).map_or(rest.len(), |i| at + i);
+            let line = &rest[start..end];
+            if wanted(line)
+                && let Ok(Some(record)) = parse_line(line)
+            {
                 out.push(record);
             }
             rest = &rest[(end + 1).min(rest.len())..];
@@ -306,6 +330,7 @@ fn scan_lines(bytes: &[u8], finders: &[memchr::memmem::Finder<'_>], out: &mut Ve
     }
     for line in bytes.split(|b| *b == b'\n') {
         if finders.iter().any(|f| f.find(line).is_some())
+            && wanted(line)
             && let Ok(Some(record)) = parse_line(line)
         {
             out.push(record);
@@ -457,6 +482,46 @@ fn parse_line(raw: &[u8]) -> std::result::Result<Option<Value>, String> {
 mod tests {
     use super::*;
 
+    /// Every line that names one of `needles` (no `wanted` filter, no key).
+    fn every(common_dir: &Path, needles: &[&str]) -> Vec<Value> {
+        mentioning(common_dir, needles, None, &|_| true).unwrap()
+    }
+
+    /// `wanted` is asked of each matching line's bytes before it is parsed: the lines it leaves
+    /// out are never parsed, the rest come back in log order.
+    #[test]
+    fn read_mentioning_where_parses_only_the_lines_wanted() {
+        let dir = tempfile::tempdir().unwrap();
+        let log = audit_path(dir.path());
+        std::fs::create_dir_all(log.parent().unwrap()).unwrap();
+        let lines = [
+            r#"{"event":"check","commit":"aaaa","n":1}"#,
+            r#"{"event":"approve","commit":"aaaa","n":2}"#,
+            r#"{"event":"approve","commit":"bbbb","n":3}"#,
+            r#"{"event":"approve","commit":"aaaa","n":4}"#,
+        ];
+        std::fs::write(&log, lines.join("\n")).unwrap();
+        let approve = |line: &[u8]| line.starts_with(br#"{"event":"approve""#);
+        let found = mentioning(dir.path(), &["aaaa"], None, &approve).unwrap();
+        let numbers: Vec<_> = found.iter().map(|r| r["n"].as_i64().unwrap()).collect();
+        assert_eq!(numbers, [2, 4]);
+        let asked = std::cell::Cell::new(0);
+        let count = |_: &[u8]| {
+            asked.set(asked.get() + 1);
+            false
+        };
+        assert!(
+            mentioning(dir.path(), &["aaaa"], None, &count)
+                .unwrap()
+                .is_empty()
+        );
+        assert_eq!(
+            asked.get(),
+            3,
+            "asked once for each line that names the needle"
+        );
+    }
+
     #[test]
     fn read_mentioning_parses_only_the_lines_that_name_the_needle() {
         let dir = tempfile::tempdir().unwrap();
@@ -470,16 +535,16 @@ mod tests {
             r#"{"event":"check","commit":"aaaa","n":4}"#,
         ];
         std::fs::write(&log, lines.join("\n")).unwrap();
-        let found = mentioning(dir.path(), &["aaaa"], None).unwrap();
+        let found = every(dir.path(), &["aaaa"]);
         let numbers: Vec<_> = found.iter().map(|r| r["n"].as_i64().unwrap()).collect();
         assert_eq!(
             numbers,
             [1, 3, 4],
             "in order, once each, the broken line left out"
         );
-        assert!(mentioning(dir.path(), &["cccc"], None).unwrap().is_empty());
+        assert!(every(dir.path(), &["cccc"]).is_empty());
         // Several needles: every line that mentions one, once, in log order.
-        let both = mentioning(dir.path(), &["bbbb", "aaaa", "twice"], None).unwrap();
+        let both = every(dir.path(), &["bbbb", "aaaa", "twice"]);
         let numbers: Vec<_> = both.iter().map(|r| r["n"].as_i64().unwrap()).collect();
         assert_eq!(numbers, [1, 2, 3, 4]);
         // Lines that straddle the reader's chunks are found whole.
@@ -492,13 +557,13 @@ mod tests {
             .flat_map(|line| [padding.clone(), line])
             .collect();
         std::fs::write(&log, long.join("\n")).unwrap();
-        let found_long = mentioning(dir.path(), &["aaaa"], None).unwrap();
+        let found_long = every(dir.path(), &["aaaa"]);
         let numbers: Vec<_> = found_long
             .iter()
             .map(|r| r["n"].as_i64().unwrap())
             .collect();
         assert_eq!(numbers, [0, 1, 2, 3, 4, 5]);
-        assert_eq!(mentioning(dir.path(), &["dddd"], None).unwrap().len(), 6);
+        assert_eq!(every(dir.path(), &["dddd"]).len(), 6);
         std::fs::write(&log, lines.join("\n")).unwrap();
         let all: Vec<Value> = raw_lines(dir.path())
             .unwrap()
@@ -508,11 +573,7 @@ mod tests {
         let by_filter: Vec<_> = all.iter().filter(|r| r["commit"] == "aaaa").collect();
         assert_eq!(found.iter().collect::<Vec<_>>(), by_filter);
         let missing = tempfile::tempdir().unwrap();
-        assert!(
-            mentioning(missing.path(), &["aaaa"], None)
-                .unwrap()
-                .is_empty()
-        );
+        assert!(every(missing.path(), &["aaaa"]).is_empty());
     }
 
     #[test]

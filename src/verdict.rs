@@ -381,6 +381,9 @@ pub struct Book {
     /// The gate runs the stop hook made (`guard`/`signal` records that carry a verdict): never a
     /// decision, kept only by [`Book::about`] for [`Book::gate_run`].
     runs: Vec<Record>,
+    /// The claim commit and status file a book read [`Book::about`] was read for, and the
+    /// commits that claim's decisions may name: worked out once (a diff), asked three times.
+    about: Option<(Oid, String, Vec<Oid>)>,
 }
 
 impl Book {
@@ -395,14 +398,23 @@ impl Book {
     /// stands for, or (for a rejection by tree) its tree. One scan of the log, for a command that
     /// asks about one claim.
     pub fn about(repo: &Repo, claim: &Claim, status_file: &str) -> Result<Book> {
-        let mut needles: Vec<String> = candidates(repo, claim.commit, status_file)
-            .iter()
-            .map(Oid::to_string)
-            .collect();
+        let commits = candidates(repo, claim.commit, status_file);
+        let mut needles: Vec<String> = commits.iter().map(Oid::to_string).collect();
         needles.extend(repo.tree_of(claim.commit).map(|t| t.to_string()));
         let needles: Vec<&str> = needles.iter().map(String::as_str).collect();
-        let values = crate::record::read_mentioning_any(&repo.common_dir(), &needles)?;
-        Ok(Book::from_values(values))
+        let values = crate::record::read_mentioning_where(&repo.common_dir(), &needles, may_keep)?;
+        let mut book = Book::from_values(values);
+        book.about = Some((claim.commit, status_file.to_string(), commits));
+        Ok(book)
+    }
+
+    /// [`candidates`] of `commit`, from what [`Book::about`] worked out when it is that claim's.
+    fn candidates(&self, repo: &Repo, commit: Oid, status_file: &str) -> Vec<String> {
+        let known = match &self.about {
+            Some((c, file, commits)) if *c == commit && file == status_file => commits.clone(),
+            _ => candidates(repo, commit, status_file),
+        };
+        known.iter().map(Oid::to_string).collect()
     }
 
     fn from_values(values: Vec<Value>) -> Book {
@@ -413,7 +425,11 @@ impl Book {
             .filter_map(Record::read)
             .filter(|r| is_decision(r) || is_gate_run(r))
             .partition(is_decision);
-        Book { records, runs }
+        Book {
+            records,
+            runs,
+            about: None,
+        }
     }
 
     /// The newest gate run the stop hook made on `claim` (SPEC §26.3): a `guard` or `signal`
@@ -421,10 +437,7 @@ impl Book {
     /// for. Not a decision: nothing is admitted or landed on it; it only tells the hook that a
     /// verdict has seen the document. Only a book read [`Book::about`] a claim holds them.
     pub fn gate_run(&self, repo: &Repo, claim: &Claim, status_file: &str) -> Option<&Record> {
-        let commits: Vec<String> = candidates(repo, claim.commit, status_file)
-            .iter()
-            .map(Oid::to_string)
-            .collect();
+        let commits = self.candidates(repo, claim.commit, status_file);
         self.runs.iter().rfind(|r| {
             claim.owner.owns(r)
                 && r.commit
@@ -442,10 +455,7 @@ impl Book {
         claim: &'a Claim,
         status_file: &str,
     ) -> impl Iterator<Item = (usize, &'a Record)> + 'a {
-        let commits: Vec<String> = candidates(repo, claim.commit, status_file)
-            .iter()
-            .map(Oid::to_string)
-            .collect();
+        let commits = self.candidates(repo, claim.commit, status_file);
         let tree = repo.tree_of(claim.commit).map(|t| t.to_string());
         self.records.iter().enumerate().filter(move |(_, r)| {
             if !claim.owner.owns(r) {
@@ -615,13 +625,36 @@ fn first_written(line: &Value, macs: &mut HashSet<String>) -> bool {
     }
 }
 
-/// Whether a record is a decision (module doc): a trusted `check`, `approve`, `land` or removing
-/// `teardown`, or a `reject` of any provenance.
+/// Whether a log line may be a decision or a gate run, read from its `event` and `verdict` alone
+/// (the rest of the line is skipped, not built): [`Book::about`] parses whole only those lines. True of every line
+/// [`is_decision`] or [`is_gate_run`] keeps (`may_keep_every_line_the_book_keeps` holds that), so
+/// a signal the hook accepted on a reused verdict, the line each agent stop adds about its
+/// claim, is never parsed whole.
+fn may_keep(line: &[u8]) -> bool {
+    #[derive(serde::Deserialize)]
+    struct Head<'a> {
+        #[serde(borrow)]
+        event: Option<std::borrow::Cow<'a, str>>,
+        verdict: Option<serde::de::IgnoredAny>,
+    }
+    let Ok(head) = serde_json::from_slice::<Head<'_>>(line) else {
+        // Not read here: the whole parse decides (and leaves out what is not a record).
+        return true;
+    };
+    match head.event.as_deref() {
+        Some("check" | "approve" | "land" | "teardown" | "reject") => true,
+        Some("guard" | "signal") => head.verdict.is_some(),
+        _ => false,
+    }
+}
+
 /// A gate run the stop hook made: a `guard` or `signal` line that carries a verdict.
 fn is_gate_run(r: &Record) -> bool {
     matches!(r.event, Event::Guard(_) | Event::Signal(_)) && r.verdict.is_some()
 }
 
+/// Whether a record is a decision (module doc): a trusted `check`, `approve`, `land` or removing
+/// `teardown`, or a `reject` of any provenance.
 fn is_decision(r: &Record) -> bool {
     match &r.event {
         Event::Reject(_) => true,
@@ -640,4 +673,71 @@ fn kind(r: &Record) -> Option<Kind> {
         Event::Land(_) => Kind::Land,
         _ => return None,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// [`may_keep`] is asked before a line is parsed whole: it must never leave out a line
+    /// [`is_decision`] or [`is_gate_run`] keeps, whatever its event, verdict, provenance, key
+    /// order or spelling (escapes), and it leaves out the hook's accepted signals.
+    #[test]
+    fn may_keep_every_line_the_book_keeps() {
+        let events = [
+            "check", "approve", "land", "teardown", "reject", "guard", "signal", "hook", "later",
+        ];
+        let verdicts = ["null", r#""VERIFIED""#, r#""FAIL""#];
+        let trust = [
+            r#""config_source":"base","base_source":"configured""#,
+            r#""config_source":"flag","base_source":"flag""#,
+        ];
+        let mut kept = 0;
+        for event in events {
+            for verdict in verdicts {
+                for provenance in trust {
+                    for removed in ["true", "false"] {
+                        let lines = [
+                            format!(
+                                r#"{{"event":"{event}","verdict":{verdict},{provenance},"removed":{removed},"commit":"c","branch":"b"}}"#
+                            ),
+                            format!(
+                                r#"{{"commit":"c","verdict":{verdict},"removed":{removed},{provenance},"branch":"b","event":"{event}"}}"#
+                            ),
+                            format!(
+                                r#"{{"event":"{}","verdict":{verdict},{provenance},"removed":{removed}}}"#,
+                                event.replace('c', "\\u0063")
+                            ),
+                            // A key written twice: the whole parse takes the last one.
+                            format!(
+                                r#"{{"event":"hook","verdict":null,{provenance},"removed":{removed},"event":"{event}","verdict":{verdict}}}"#
+                            ),
+                        ];
+                        for line in lines {
+                            let value: Value = serde_json::from_str(&line).unwrap();
+                            let Some(record) = Record::read(&value) else {
+                                continue;
+                            };
+                            if is_decision(&record) || is_gate_run(&record) {
+                                kept += 1;
+                                assert!(may_keep(line.as_bytes()), "left out: {line}");
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        assert!(
+            kept > 20,
+            "the lines tried include decisions and gate runs ({kept})"
+        );
+        let accepted = r#"{"accepted":true,"event":"signal","hook":"claude-code","verdict":null}"#;
+        assert!(!may_keep(accepted.as_bytes()));
+        assert!(!may_keep(br#"{"event":"hook","verdict":"VERIFIED"}"#));
+        assert!(
+            may_keep(b"not json"),
+            "the whole parse decides what it cannot read"
+        );
+        assert!(may_keep(br#"{"event":7,"verdict":null}"#));
+    }
 }

@@ -14,9 +14,15 @@ pub struct Counter {
 
 impl Counter {
     pub fn new(common: &Path, root: &Path) -> Counter {
-        use sha2::{Digest, Sha256};
-        let digest = Sha256::digest(root.as_os_str().as_encoded_bytes());
-        let name: String = digest.iter().take(12).map(|b| format!("{b:02x}")).collect();
+        // git's object hash of the path, not SHA-256: the sha2 crate asks the CPU which SHA
+        // instructions it has on its first use, and in a virtual machine that question (CPUID)
+        // was a tenth of what a stop that asks a question adds to starting the process (issue
+        // 38, docs/agents.md "What a stop costs"). libgit2 hashes in software.
+        let path = root.as_os_str().as_encoded_bytes();
+        let name = crate::repo::Repo::hash_blob(path).map_or_else(
+            || "unhashed".to_string(),
+            |id| id.to_string()[..24].to_string(),
+        );
         let path = crate::record::dir(common).join("stop-hook").join(name);
         Counter { path }
     }
