@@ -4,11 +4,17 @@
 #   accepted: a `VERIFIED … @signal done` stop whose verdict `closegate check` already recorded for
 #             this branch at this commit (accepted on it, no gate run)      target ≤ 1.5×
 #   question: a question after that verified return, in `claims` mode      target ≤ 1.2×
-# Uses hyperfine when installed (`apt-get install hyperfine`), else a timed loop. Prints one line
-# per case with its mean wall time and its ratio, then (hyperfine only) the same in CPU time. BENCH_RUNS sets the number of runs (default 200);
-# BENCH_BIN names a closegate binary already built (the release build is then skipped).
-# Each accepted stop appends its record to the audit log: the log is put back before every run,
-# so each run reads the log one agent's session leaves (one check), not one grown by the bench.
+# The three commands run in turns, round after round (the order rotating), not one after the
+# other: a machine whose speed drifts during the run (another process, the CPU's clock) then
+# moves the three alike instead of moving a ratio. Each run is started directly (no shell, stdin
+# from a file); its wall time is read around the spawn and its CPU time (user + system) from the
+# kernel's account of the child (wait4). Prints the median wall time and the mean CPU time of
+# each, with the ratios. BENCH_RUNS sets the number of rounds (default 300, after 10 not counted);
+# BENCH_BIN names a closegate binary already built (the release build is then skipped). Needs
+# python3.
+# Each accepted stop appends its record to the audit log: the log is put back before every run
+# (outside the timing), so each run reads the log one agent's session leaves (one check), not one
+# grown by the bench.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -60,47 +66,47 @@ done
 
 log=$repo/.git/closegate/audit.jsonl
 cp "$log" "$work/audit.jsonl"
-restore="cp $work/audit.jsonl $log"
 
-version="$bin --version"
-accepted="$bin agent stop-hook < $work/accepted.json"
-question="$bin agent stop-hook < $work/question.json"
+# Rounds of the three runs, timed by python3 (posix_spawn and wait4: no shell between).
+(cd "$wt" && python3 - "$bin" "$work" "$log" "$runs" "$(cut -d' ' -f1 /proc/loadavg)") <<'PY'
+import os, statistics, sys, time
 
-# Mean seconds of each command, in order.
-means=() cpus=()
-if command -v hyperfine >/dev/null; then
-  (cd "$wt" && hyperfine --warmup 10 --runs "$runs" --prepare "$restore" --export-json "$work/h.json" \
-    "$version" "$accepted" "$question" >/dev/null)
-  mapfile -t means < <(python3 -c 'import json,sys; [print(r["mean"]) for r in json.load(open(sys.argv[1]))["results"]]' "$work/h.json")
-  mapfile -t cpus < <(python3 -c 'import json,sys; [print(r["user"] + r["system"]) for r in json.load(open(sys.argv[1]))["results"]]' "$work/h.json")
-  how="hyperfine, $runs runs each"
-else
-  for cmd in "$version" "$accepted" "$question"; do
-    (cd "$wt" && for _ in 1 2 3 4 5; do sh -c "$cmd" >/dev/null; done)
-    total=0
-    for _ in $(seq "$runs"); do
-      $restore
-      start=$(date +%s%N)
-      (cd "$wt" && sh -c "$cmd" >/dev/null)
-      total=$((total + $(date +%s%N) - start))
-    done
-    means+=("$(awk -v d="$total" -v n="$runs" 'BEGIN { printf "%.6f", d / n / 1e9 }')")
-  done
-  how="a timed loop through sh, $runs runs each"
-fi
-
-awk -v v="${means[0]}" -v a="${means[1]}" -v q="${means[2]}" -v how="$how" 'BEGIN {
-  printf "closegate --version              %7.2f ms (reference; %s)\n", v * 1000, how
-  printf "stop hook, accepted (reused)     %7.2f ms  %.2fx  (target <= 1.5x)\n", a * 1000, a / v
-  printf "stop hook, question (claims)     %7.2f ms  %.2fx  (target <= 1.2x)\n", q * 1000, q / v
-}'
-# On a shared machine the wall time stretches with the load: the CPU time (user + system, as
-# hyperfine measures it) is the figure to read there.
-if [ ${#cpus[@]} -eq 3 ]; then
-  awk -v v="${cpus[0]}" -v a="${cpus[1]}" -v q="${cpus[2]}" -v load="$(cut -d' ' -f1 /proc/loadavg)" 'BEGIN {
-    printf "CPU time (user + system), load average %s:\n", load
-    printf "closegate --version              %7.2f ms\n", v * 1000
-    printf "stop hook, accepted (reused)     %7.2f ms  %.2fx  (target <= 1.5x)\n", a * 1000, a / v
-    printf "stop hook, question (claims)     %7.2f ms  %.2fx  (target <= 1.2x)\n", q * 1000, q / v
-  }'
-fi
+binary, work, log, runs, load = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]), sys.argv[5]
+saved = open(f"{work}/audit.jsonl", "rb").read()
+cases = [
+    ("closegate --version", [binary, "--version"], None),
+    ("stop hook, accepted (reused)", [binary, "agent", "stop-hook"], f"{work}/accepted.json"),
+    ("stop hook, question (claims)", [binary, "agent", "stop-hook"], f"{work}/question.json"),
+]
+targets = [None, 1.5, 1.2]
+null = os.open(os.devnull, os.O_WRONLY)
+wall = [[] for _ in cases]
+cpu = [[] for _ in cases]
+for round_ in range(runs + 10):
+    for turn in range(len(cases)):
+        i = (round_ + turn) % len(cases)
+        _, argv, stdin = cases[i]
+        with open(log, "wb") as f:
+            f.write(saved)
+        fd = os.open(stdin or os.devnull, os.O_RDONLY)
+        actions = [(os.POSIX_SPAWN_DUP2, fd, 0), (os.POSIX_SPAWN_DUP2, null, 1), (os.POSIX_SPAWN_DUP2, null, 2)]
+        start = time.perf_counter_ns()
+        pid = os.posix_spawn(argv[0], argv, os.environ, file_actions=actions)
+        _, status, usage = os.wait4(pid, 0)
+        elapsed = time.perf_counter_ns() - start
+        os.close(fd)
+        if status != 0:
+            sys.exit(f"bench: {' '.join(argv[1:])} exited with {status}")
+        if round_ >= 10:
+            wall[i].append(elapsed / 1e6)
+            cpu[i].append((usage.ru_utime + usage.ru_stime) * 1e3)
+walls = [statistics.median(w) for w in wall]
+cpus = [statistics.mean(c) for c in cpu]
+print(f"{runs} rounds of the three, in turns; load average {load} at the start")
+print(f"{'':32} {'wall (median)':>22} {'CPU (mean)':>22}")
+for (name, _, _), w, c, target in zip(cases, walls, cpus, targets):
+    if target is None:
+        print(f"{name:32} {w:8.2f} ms (reference) {c:8.2f} ms (reference)")
+    else:
+        print(f"{name:32} {w:8.2f} ms {w / walls[0]:5.2f}x     {c:8.2f} ms {c / cpus[0]:5.2f}x   (target <= {target}x)")
+PY
