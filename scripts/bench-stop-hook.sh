@@ -24,7 +24,7 @@ else
   cargo build --release --locked -q
   bin=$PWD/target/release/closegate
 fi
-runs=${BENCH_RUNS:-200}
+runs=${BENCH_RUNS:-300}
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT

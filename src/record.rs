@@ -243,17 +243,13 @@ impl ReadResult {
 /// are left out. One substring scan of the log and a JSON parse of the few lines that match, so
 /// a check's approval lookup does not grow with every record the repository ever kept.
 pub fn read_mentioning(common_dir: &Path, needle: &str) -> Result<Vec<Value>> {
-    read_mentioning_any(common_dir, &[needle])
+    read_mentioning_where(common_dir, &[needle], |_| true)
 }
 
-/// [`read_mentioning`] for several needles at once: the lines that mention any of them, each
-/// once and in log order (the order "newest" is decided by, never the timestamps).
-pub fn read_mentioning_any(common_dir: &Path, needles: &[&str]) -> Result<Vec<Value>> {
-    read_mentioning_where(common_dir, needles, |_| true)
-}
-
-/// [`read_mentioning_any`], parsing only the lines `wanted` keeps (asked of the line's bytes):
-/// a reader that wants a few kinds of record need not parse the others.
+/// [`read_mentioning`] for several needles at once, parsing only the lines `wanted` keeps
+/// (asked of the line's bytes; a reader that wants a few kinds of record need not parse the
+/// others): the lines that mention any needle, each once and in log order (the order "newest"
+/// is decided by, never the timestamps).
 pub fn read_mentioning_where(
     common_dir: &Path,
     needles: &[&str],

@@ -625,11 +625,12 @@ fn first_written(line: &Value, macs: &mut HashSet<String>) -> bool {
     }
 }
 
-/// Whether a log line may be a decision or a gate run, read from its `event` and `verdict` alone
-/// (the rest of the line is skipped, not built): [`Book::about`] parses whole only those lines. True of every line
-/// [`is_decision`] or [`is_gate_run`] keeps (`may_keep_every_line_the_book_keeps` holds that), so
-/// a signal the hook accepted on a reused verdict, the line each agent stop adds about its
-/// claim, is never parsed whole.
+/// Whether [`Book::about`] parses a log line whole: every line but a `guard` or `signal` without
+/// a verdict, read from its `event` and `verdict` alone (the rest of the line is skipped, not
+/// built). Such a line is never a decision ([`is_decision`]) and never a gate run
+/// ([`is_gate_run`]): it is the line each stop the hook accepts adds about its claim. Every other
+/// line is left to those two, so a decision event added there needs nothing here
+/// (`may_keep_every_line_the_book_keeps`).
 fn may_keep(line: &[u8]) -> bool {
     #[derive(serde::Deserialize)]
     struct Head<'a> {
@@ -641,11 +642,8 @@ fn may_keep(line: &[u8]) -> bool {
         // Not read here: the whole parse decides (and leaves out what is not a record).
         return true;
     };
-    match head.event.as_deref() {
-        Some("check" | "approve" | "land" | "teardown" | "reject") => true,
-        Some("guard" | "signal") => head.verdict.is_some(),
-        _ => false,
-    }
+    let gate_event = matches!(head.event.as_deref(), Some("guard" | "signal"));
+    !gate_event || head.verdict.is_some()
 }
 
 /// A gate run the stop hook made: a `guard` or `signal` line that carries a verdict.
@@ -679,6 +677,26 @@ fn kind(r: &Record) -> Option<Kind> {
 mod tests {
     use super::*;
 
+    /// One line of `event` four ways: keys in the order written, keys in another order, the
+    /// event's name escaped, and every key written twice (the whole parse takes the last).
+    fn spellings(event: &str, verdict: &str, provenance: &str, removed: &str) -> [String; 4] {
+        let escaped = event.replace('c', "\\u0063");
+        [
+            format!(
+                r#"{{"event":"{event}","verdict":{verdict},{provenance},"removed":{removed},"commit":"c","branch":"b"}}"#
+            ),
+            format!(
+                r#"{{"commit":"c","verdict":{verdict},"removed":{removed},{provenance},"branch":"b","event":"{event}"}}"#
+            ),
+            format!(
+                r#"{{"event":"{escaped}","verdict":{verdict},{provenance},"removed":{removed}}}"#
+            ),
+            format!(
+                r#"{{"event":"hook","verdict":null,{provenance},"removed":{removed},"event":"{event}","verdict":{verdict}}}"#
+            ),
+        ]
+    }
+
     /// [`may_keep`] is asked before a line is parsed whole: it must never leave out a line
     /// [`is_decision`] or [`is_gate_run`] keeps, whatever its event, verdict, provenance, key
     /// order or spelling (escapes), and it leaves out the hook's accepted signals.
@@ -693,35 +711,17 @@ mod tests {
             r#""config_source":"flag","base_source":"flag""#,
         ];
         let mut kept = 0;
-        for event in events {
-            for verdict in verdicts {
-                for provenance in trust {
-                    for removed in ["true", "false"] {
-                        let lines = [
-                            format!(
-                                r#"{{"event":"{event}","verdict":{verdict},{provenance},"removed":{removed},"commit":"c","branch":"b"}}"#
-                            ),
-                            format!(
-                                r#"{{"commit":"c","verdict":{verdict},"removed":{removed},{provenance},"branch":"b","event":"{event}"}}"#
-                            ),
-                            format!(
-                                r#"{{"event":"{}","verdict":{verdict},{provenance},"removed":{removed}}}"#,
-                                event.replace('c', "\\u0063")
-                            ),
-                            // A key written twice: the whole parse takes the last one.
-                            format!(
-                                r#"{{"event":"hook","verdict":null,{provenance},"removed":{removed},"event":"{event}","verdict":{verdict}}}"#
-                            ),
-                        ];
-                        for line in lines {
-                            let value: Value = serde_json::from_str(&line).unwrap();
-                            let Some(record) = Record::read(&value) else {
-                                continue;
-                            };
-                            if is_decision(&record) || is_gate_run(&record) {
-                                kept += 1;
-                                assert!(may_keep(line.as_bytes()), "left out: {line}");
-                            }
+        for (event, verdict) in events.iter().flat_map(|e| verdicts.map(|v| (*e, v))) {
+            for provenance in trust {
+                for removed in ["true", "false"] {
+                    for line in spellings(event, verdict, provenance, removed) {
+                        let value: Value = serde_json::from_str(&line).unwrap();
+                        let Some(record) = Record::read(&value) else {
+                            continue;
+                        };
+                        if is_decision(&record) || is_gate_run(&record) {
+                            kept += 1;
+                            assert!(may_keep(line.as_bytes()), "left out: {line}");
                         }
                     }
                 }
@@ -733,7 +733,14 @@ mod tests {
         );
         let accepted = r#"{"accepted":true,"event":"signal","hook":"claude-code","verdict":null}"#;
         assert!(!may_keep(accepted.as_bytes()));
-        assert!(!may_keep(br#"{"event":"hook","verdict":"VERIFIED"}"#));
+        assert!(
+            !may_keep(br#"{"event":"guard","commit":"c"}"#),
+            "no verdict at all"
+        );
+        assert!(
+            may_keep(br#"{"event":"later","verdict":null}"#),
+            "left to the whole parse"
+        );
         assert!(
             may_keep(b"not json"),
             "the whole parse decides what it cannot read"

@@ -16,8 +16,9 @@ impl Counter {
     pub fn new(common: &Path, root: &Path) -> Counter {
         // git's object hash of the path, not SHA-256: the sha2 crate asks the CPU which SHA
         // instructions it has on its first use, and in a virtual machine that question (CPUID)
-        // was a tenth of what a stop that asks a question adds to starting the process (issue
-        // 38, docs/agents.md "What a stop costs"). libgit2 hashes in software.
+        // cost about 30 µs of every stop (docs/agents.md "What a stop costs"); libgit2 hashes in
+        // software. Hashing fails only when libgit2 cannot start, and then no repository was
+        // opened to keep a counter in: the fallback name is never reached in practice.
         let path = root.as_os_str().as_encoded_bytes();
         let name = crate::repo::Repo::hash_blob(path).map_or_else(
             || "unhashed".to_string(),

@@ -6,6 +6,7 @@
 
 /// A substring searcher for one needle.
 pub struct Finder<'n> {
+    #[cfg(target_arch = "x86_64")]
     needle: &'n [u8],
     #[cfg(target_arch = "x86_64")]
     simd: Option<memchr::arch::x86_64::sse2::packedpair::Finder>,
@@ -18,6 +19,7 @@ pub struct Finder<'n> {
 impl<'n> Finder<'n> {
     pub fn new(needle: &'n [u8]) -> Finder<'n> {
         Finder {
+            #[cfg(target_arch = "x86_64")]
             needle,
             #[cfg(target_arch = "x86_64")]
             simd: memchr::arch::x86_64::sse2::packedpair::Finder::new(needle),
@@ -43,7 +45,6 @@ impl<'n> Finder<'n> {
     /// Where the needle first occurs in `haystack`.
     #[cfg(not(target_arch = "x86_64"))]
     pub fn find(&self, haystack: &[u8]) -> Option<usize> {
-        let _ = self.needle;
         self.any.find(haystack)
     }
 }

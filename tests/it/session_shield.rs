@@ -33,8 +33,8 @@ impl Secrets {
     /// The directory is under none of the host's shared temporary directories (`/tmp`,
     /// `/var/tmp`): each check has its own empty copy of those (SPEC §4.6), so a secret kept
     /// there would read empty whether or not the session hid it, and every test below would pass
-    /// for nothing. The build's scratch directory when it is outside them, else (a checkout under
-    /// `/tmp`) one in the user's home.
+    /// for nothing. Where `fixture::readable_by_checks` says: the build's scratch directory, else
+    /// (a checkout under `/tmp`) a cache directory in the user's home.
     fn new() -> Secrets {
         let dir = tempfile::tempdir_in(crate::fixture::readable_by_checks()).unwrap();
         let signing = Signer::new(&dir.path().join("git"), "operator@example.com");
