@@ -11,8 +11,6 @@ use toml::{Table, Value};
 use crate::globs::Globs;
 use crate::toml_read;
 
-pub mod runners;
-
 /// The configuration file's name, at the repository root.
 pub const FILE_NAME: &str = ".closegate.toml";
 /// Seconds a check may run when its `timeout_s` is not given.
@@ -142,8 +140,8 @@ pub struct CheckSpec {
     /// `reuse = "commit"` (SPEC §19): the commit id joins the check's reuse key.
     pub reuse_commit: bool,
     /// Which test runners' output the census reads (SPEC §26.4): `census = …`, else what `run`
-    /// names ([`crate::census::Mode::infer`]).
-    pub census: crate::census::Mode,
+    /// names ([`crate::runners::census::Mode::infer`]).
+    pub census: crate::runners::census::Mode,
 }
 
 impl CheckSpec {
@@ -152,7 +150,7 @@ impl CheckSpec {
         let run = run.into();
         CheckSpec {
             name: name.into(),
-            census: crate::census::Mode::infer(&run),
+            census: crate::runners::census::Mode::infer(&run),
             run,
             timeout_s,
             writable: Vec::new(),
@@ -189,23 +187,16 @@ impl SandboxMode {
 
 /// Files whose mere addition changes how the tests already there run, by their names (pytest's
 /// `conftest.py`, package `__init__.py` and configuration files, Jest's automatic `__mocks__`,
-/// test-runner set-up and config files): under `[protected.policy] <surface> = "modify"` or
-/// `"integrity"` adding one still needs review. What only the trees can tell (a Go `TestMain`, a
-/// file a runner configuration names) is `gates::protected::wiring`'s (SPEC §26.4).
-const RUNNER_WIRING: [&str; 12] = [
-    "**/conftest.py",
-    "**/__init__.py",
-    "**/__mocks__/**",
-    "**/pytest.ini",
-    "**/.pytest.ini",
-    "**/pytest.toml",
-    "**/.pytest.toml",
-    "**/setupTests.*",
-    "**/jest.setup.*",
-    "**/jest.config.*",
-    "**/vitest.config.*",
-    "**/.mocharc*",
-];
+/// test-runner set-up and config files), from the runners table: under `[protected.policy]
+/// <surface> = "modify"` or `"integrity"` adding one still needs review. What only the trees can
+/// tell (a Go `TestMain`, a file a runner configuration names) is `gates::protected::wiring`'s
+/// (SPEC §26.4).
+fn wiring_names() -> Vec<String> {
+    crate::runners::wiring_names()
+        .into_iter()
+        .map(String::from)
+        .collect()
+}
 
 /// `[protected.policy] <surface> = "all" | "modify"`: which changes on a surface need review.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -295,7 +286,7 @@ pub struct Config {
     /// Paths on surface `ci` whatever `[protected]` says: [`ALWAYS_CI`] and the repository paths
     /// the checks' `run` strings name ([`Config::protect_always`]).
     always_ci: Globs,
-    /// [`RUNNER_WIRING`]: additions that still need review under policy `modify`.
+    /// [`wiring_names`]: additions that still need review under policy `modify`.
     wiring: Globs,
     folds_case: bool,
     /// Surfaces marked `[protected.integrity] <surface> = true`: run on the overlays of SPEC §23
@@ -323,8 +314,7 @@ impl Default for Config {
             escrow_days: DEFAULT_ESCROW_DAYS,
             always_ci: Globs::paths(&ALWAYS_CI.map(String::from))
                 .expect("built-in globs are valid"),
-            wiring: Globs::paths(&RUNNER_WIRING.map(String::from))
-                .expect("built-in globs are valid"),
+            wiring: Globs::paths(&wiring_names()).expect("built-in globs are valid"),
             folds_case: false,
             integrity: Vec::new(),
         }
@@ -369,7 +359,7 @@ impl Config {
 
     /// Whether adding the new path `path` needs review: it lies on a surface whose policy is
     /// `all`, is always on `ci` (the configuration, `.gitattributes`, the paths the checks run),
-    /// or is a file that changes how the tests already there run by its name ([`RUNNER_WIRING`]).
+    /// or is a file that changes how the tests already there run by its name ([`wiring_names`]).
     /// A path on no surface needs none.
     pub fn addition_needs_review(&self, path: impl AsRef<[u8]>) -> bool {
         let path = path.as_ref();
@@ -384,7 +374,7 @@ impl Config {
         on.iter().any(|s| s.policy != SurfacePolicy::Modify) || self.wiring.is_match(path)
     }
 
-    /// Whether `path`'s name alone makes it runner wiring ([`RUNNER_WIRING`], SPEC §26.4).
+    /// Whether `path`'s name alone makes it runner wiring ([`wiring_names`], SPEC §26.4).
     pub fn is_wiring_name(&self, path: impl AsRef<[u8]>) -> bool {
         self.wiring.is_match(path)
     }
@@ -747,7 +737,7 @@ fn check(value: &Value, at: &str) -> Result<CheckSpec> {
     }
     let name = name.ok_or_else(|| anyhow!("`{at}`: missing key `name`"))?;
     let run = run.ok_or_else(|| anyhow!("`{at}`: missing key `run`"))?;
-    let census = census.unwrap_or_else(|| crate::census::Mode::infer(&run));
+    let census = census.unwrap_or_else(|| crate::runners::census::Mode::infer(&run));
     Ok(CheckSpec {
         name,
         run,
@@ -762,8 +752,8 @@ fn check(value: &Value, at: &str) -> Result<CheckSpec> {
 }
 
 /// `checks[i].census`: `"auto"`, `"off"`, a runner's name or a list of runners' names.
-fn census_mode(value: &Value, key: &str) -> Result<crate::census::Mode> {
-    use crate::census::{Mode, Runner};
+fn census_mode(value: &Value, key: &str) -> Result<crate::runners::census::Mode> {
+    use crate::runners::{Runner, census::Mode};
     let names: Vec<String> = match value {
         Value::String(s) => vec![s.clone()],
         _ => toml_read::strings(value, key).map_err(anyhow::Error::msg)?,
@@ -775,8 +765,8 @@ fn census_mode(value: &Value, key: &str) -> Result<crate::census::Mode> {
     }
     let mut runners = Vec::new();
     for name in &names {
-        let Some(runner) = Runner::parse(name) else {
-            let known: Vec<&str> = Runner::ALL.iter().map(|r| r.name()).collect();
+        let Some(runner) = Runner::parse(name).filter(|r| r.has_census()) else {
+            let known: Vec<&str> = Runner::with_census().map(|r| r.name()).collect();
             bail!(
                 "`{key}`: `{name}` is not a runner closegate reads (expected \"auto\", \"off\" or \
                  runners among {})",

@@ -367,7 +367,7 @@ fn same_as_configured(repo: &Repo, flag: &str, tip: Option<(String, Oid)>) -> bo
 fn run_paths(repo: &Repo, id: Oid, checks: &[config::CheckSpec]) -> Result<Vec<String>> {
     let mut found = Vec::new();
     for check in checks {
-        for word in run_words(&check.run) {
+        for word in crate::runners::run_words(&check.run) {
             if found.contains(&word) {
                 continue;
             }
@@ -393,64 +393,14 @@ fn protect_run_words(repo: &Repo, id: Oid, config: &mut Config) -> Result<()> {
 /// The test globs the checks hand tape, ava or nyc (SPEC §26.4), in their `run` strings and in
 /// the npm scripts they run from the base tip `id`'s root `package.json`.
 fn runner_test_globs(repo: &Repo, id: Oid, checks: &[config::CheckSpec]) -> Result<Vec<String>> {
-    let runners = config::runners::runners(checks);
-    let mut globs = runners.test_globs.clone();
-    if runners.npm
+    let invoked = crate::runners::Invoked::of(checks.iter().map(|c| c.run.as_str()));
+    if invoked.js()
         && let Some(bytes) = repo.read_file(id, "package.json")?
         && let Ok(json) = serde_json::from_slice(&bytes)
     {
-        let scripts = config::runners::script_runners(&json, &runners.npm_scripts);
-        for glob in scripts.test_globs {
-            if !globs.contains(&glob) {
-                globs.push(glob);
-            }
-        }
+        return Ok(invoked.with_scripts(&json).test_globs);
     }
-    Ok(globs)
-}
-
-/// The words of a shell command that could name a repository path: split at blanks and shell
-/// operators, quotes dropped, `./` stripped. Only command words count (SPEC §4.5): a variable
-/// assignment (`PYTHONPATH=src`) and an option word (`--cov=src`, `-p`) name no path; the word
-/// after an option is a command word again (`-c ci/pytest.ini`).
-pub fn run_words(run: &str) -> Vec<String> {
-    let is_break = |c: char| c.is_whitespace() || ";&|()<>`".contains(c);
-    let mut words = Vec::new();
-    for raw in run.split(is_break) {
-        let word: String = raw.chars().filter(|c| !"'\"".contains(*c)).collect();
-        if word.starts_with('-') || is_assignment(&word) {
-            continue;
-        }
-        for candidate in std::iter::once(word) {
-            let mut path = candidate.as_str();
-            while let Some(rest) = path.strip_prefix("./") {
-                path = rest;
-            }
-            let path = path.trim_end_matches('/');
-            let inside = !path.is_empty()
-                && !path.starts_with('/')
-                && !path.starts_with('-')
-                && !path
-                    .split('/')
-                    .any(|c| c.is_empty() || c == "." || c == "..");
-            if inside && !words.iter().any(|w| w == path) {
-                words.push(path.to_string());
-            }
-        }
-    }
-    words
-}
-
-/// Whether a shell word is a variable assignment `NAME=value`.
-fn is_assignment(word: &str) -> bool {
-    let Some((name, _)) = word.split_once('=') else {
-        return false;
-    };
-    let mut chars = name.chars();
-    chars
-        .next()
-        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
-        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+    Ok(invoked.test_globs)
 }
 
 /// The configuration committed at `id` (the base tip called `name`): `None` when the file is
@@ -556,41 +506,4 @@ pub fn read_bytes(path: &Path) -> Result<Vec<u8>> {
 /// Read a file as UTF-8 text; `-` is standard input.
 pub fn read_text(path: &Path) -> Result<String> {
     String::from_utf8(read_bytes(path)?).map_err(|_| anyhow::anyhow!("not valid UTF-8"))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::run_words;
-
-    #[test]
-    fn run_words_are_the_paths_a_shell_command_could_name() {
-        let words =
-            run_words("sh ./scripts/check.sh && pytest 'tests' --rootdir=src/ ; cat<in.txt|x");
-        for word in ["sh", "scripts/check.sh", "pytest", "tests", "in.txt", "x"] {
-            assert!(words.contains(&word.to_string()), "{word} in {words:?}");
-        }
-        // SPEC §4.5: an option word names no path (`--rootdir=src/`), nor does an assignment.
-        assert!(!words.contains(&"src".to_string()), "{words:?}");
-        assert!(
-            !words.iter().any(|w| w.starts_with('-') || w.contains('\'')),
-            "{words:?}"
-        );
-        let words = run_words(
-            "PYTHONPATH=src python3 -m pytest --cov=lib -p no:cacheprovider -c ci/pytest.ini",
-        );
-        assert_eq!(
-            words,
-            ["python3", "pytest", "no:cacheprovider", "ci/pytest.ini"],
-            "assignments and option words name no path; the word after an option does"
-        );
-        for run in ["pytest .", "cat ../x /etc/passwd a//b", "./", "x/../y"] {
-            let words = run_words(run);
-            assert!(
-                words
-                    .iter()
-                    .all(|w| !w.is_empty() && w != "." && !w.contains("..") && !w.starts_with('/')),
-                "{run}: {words:?}"
-            );
-        }
-    }
 }

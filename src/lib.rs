@@ -33,8 +33,6 @@ pub(crate) mod board;
 #[forbid(unsafe_code)]
 pub mod catalog;
 #[forbid(unsafe_code)]
-pub mod census;
-#[forbid(unsafe_code)]
 pub(crate) mod claim;
 #[forbid(unsafe_code)]
 pub mod cli;
@@ -86,6 +84,8 @@ pub mod report;
 pub(crate) mod restore;
 #[forbid(unsafe_code)]
 pub(crate) mod review;
+#[forbid(unsafe_code)]
+pub mod runners;
 #[forbid(unsafe_code)]
 pub mod sandbox;
 #[forbid(unsafe_code)]

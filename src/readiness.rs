@@ -125,7 +125,7 @@ fn runner_named_tests(repo: &Repo, tip: Oid) -> Vec<String> {
     let Some(script) = value["scripts"]["test"].as_str() else {
         return Vec::new();
     };
-    crate::inputs::run_words(script)
+    crate::runners::run_words(script)
         .into_iter()
         .filter(|w| matches!(repo.tree_entry(tip, w), Some((_, false))))
         .collect()

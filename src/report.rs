@@ -58,7 +58,7 @@ pub struct CheckRun {
     pub census: Option<Census>,
     /// What this run's output said for the census (kept in the record with the result).
     #[serde(skip)]
-    pub tally: Option<crate::census::Tally>,
+    pub tally: Option<crate::runners::census::Tally>,
     /// Why `census` is null, in words, when a census was asked of this run.
     #[serde(skip)]
     pub census_note: Option<&'static str>,
@@ -150,7 +150,7 @@ pub struct CheckEntry {
     /// The run's test census (SPEC §26.4), reused with its result; absent for a check without
     /// one and in records written before the census.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub census: Option<crate::census::Stored>,
+    pub census: Option<crate::runners::census::Stored>,
 }
 
 /// A human's approval bound to a commit (SPEC §8).

@@ -10,10 +10,10 @@
 use git2::Oid;
 
 use crate::catalog::Code;
-use crate::census::{Compared, Tally};
 use crate::config::Config;
 use crate::finding::{Finding, Gate};
 use crate::report::{Census, CheckRun, Report};
+use crate::runners::census::{Compared, Tally};
 
 /// How many missing ids a `tests-missing` message names before "and N more".
 const NAMED_IDS: usize = 20;
@@ -48,7 +48,7 @@ pub fn judge(
                 continue;
             }
         };
-        let Some(c) = crate::census::compare(&spec.census, b, c) else {
+        let Some(c) = crate::runners::census::compare(&spec.census, b, c) else {
             run.census_note = Some("the merge base's run shows no test runner closegate reads");
             continue;
         };

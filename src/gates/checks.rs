@@ -561,12 +561,12 @@ fn census(
     file: &mut File,
     spec: &CheckSpec,
     shield: &Shield,
-) -> std::io::Result<Option<crate::census::Tally>> {
+) -> std::io::Result<Option<crate::runners::census::Tally>> {
     if !spec.census.is_on() {
         return Ok(None);
     }
     file.seek(SeekFrom::Start(0))?;
-    let tally = crate::census::read(&spec.census, std::io::BufReader::new(file))?;
+    let tally = crate::runners::census::read(&spec.census, std::io::BufReader::new(file))?;
     Ok(tally.map(|mut tally| {
         tally.mask(|id| shield.mask(id));
         tally

@@ -121,7 +121,7 @@ fn result(e: &CheckEntry, spec: &CheckSpec, ts: String) -> Option<(CheckRun, Opt
         reused: Some(ts),
         red_on_base: None,
         census: None,
-        tally: e.census.as_ref().map(crate::census::Stored::tally),
+        tally: e.census.as_ref().map(crate::runners::census::Stored::tally),
         census_note: None,
     };
     Some((run, finding))
@@ -164,6 +164,6 @@ pub fn entry(
         finding: finding.map(|f| f.code.to_string()),
         message,
         reused: run.reused.clone(),
-        census: run.tally.as_ref().map(crate::census::Stored::of),
+        census: run.tally.as_ref().map(crate::runners::census::Stored::of),
     }
 }

@@ -333,26 +333,23 @@ fn python_requirements(project: &Project<'_>) -> (Vec<String>, bool) {
 }
 
 /// What `npm test` is given so that its runner names every test for the census (SPEC §26.4),
-/// when `scripts.test` is that runner alone: jest's `--verbose`, vitest's verbose reporter. A
-/// chain (`eslint . && jest`) gets nothing: npm would hand the flag to its last command only.
-fn census_flags(path: &Path) -> &'static str {
+/// when `scripts.test` is that runner alone: the runners table's option (jest's `--verbose`,
+/// vitest's verbose reporter). A chain (`eslint . && jest`) gets nothing: npm would hand the
+/// option to its last command only.
+fn census_flags(path: &Path) -> String {
     let Ok(bytes) = crate::input_file::read(path) else {
-        return "";
+        return String::new();
     };
     let Ok(value) = serde_json::from_slice::<serde_json::Value>(&bytes) else {
-        return "";
+        return String::new();
     };
     let Some(test) = value["scripts"]["test"].as_str() else {
-        return "";
+        return String::new();
     };
     if test.contains(['&', '|', ';', '\n']) {
-        return "";
+        return String::new();
     }
-    match test.split_whitespace().next() {
-        Some("jest") if !test.contains("--verbose") => " -- --verbose",
-        Some("vitest") if !test.contains("--reporter") => " -- --reporter=verbose",
-        _ => "",
-    }
+    crate::runners::names_tests_option(test).map_or(String::new(), |o| format!(" -- {o}"))
 }
 
 /// Requirement files projects keep their test dependencies in.

@@ -218,6 +218,33 @@ fn pytest_configuration_is_graded() {
     ));
 }
 
+/// Issue #46: the runner is found through every form a `run` string gives it — a chain, a
+/// wrapper, an assignment, `cd`, `sh -c` — so a deselecting `pytest.ini` needs a human under
+/// each; one reader of `run` answers for every gate.
+#[test]
+fn a_wrapped_runner_still_grades_its_configuration() {
+    let deselect = "[pytest]\naddopts = -k 'not test_max_age'\n";
+    for run in [
+        "true || timeout 600 pytest",
+        "true || env CI=1 pytest",
+        "true || nice -n 5 pytest",
+        "true || xvfb-run -a pytest",
+        "true || uv run pytest",
+        "true || poetry run pytest",
+        "true || bash -c \"pytest -q\"",
+        "true || sh -c \"cd sub && pytest\"",
+        "true; PYTHONPATH=src pytest | cat",
+        "true || (cd sub && timeout 60 env CI=1 python3 -m pytest)",
+    ] {
+        caught(
+            returned(run, &[], &[("pytest.ini", Some(deselect))]),
+            "pytest.ini",
+        );
+    }
+    // Control: the same wrapped check with a code-only change.
+    passes(returned("true || timeout 600 pytest", &[], &[]));
+}
+
 #[test]
 fn the_rust_toolchain_and_build_scripts_are_graded() {
     let cargo = "true || cargo test";

@@ -258,40 +258,10 @@ fn mentions_test(src: &[u8]) -> bool {
     src.windows(4).any(|w| w == b"test")
 }
 
-/// Text that tests whether the code runs under a test runner, per language.
-fn markers_for(path: &[u8]) -> &'static [&'static str] {
-    if path.ends_with(b".rs") {
-        &[
-            "cfg!(test",
-            "cfg(test",
-            "cfg(not(test",
-            "cfg_attr(test",
-            "cfg(any(test",
-            "cfg(all(test",
-        ]
-    } else if path.ends_with(b".py") {
-        &[
-            "PYTEST_CURRENT_TEST",
-            "\"pytest\" in sys.modules",
-            "'pytest' in sys.modules",
-            "_called_from_test",
-        ]
-    } else if path.ends_with(b".go") {
-        &["testing.Testing()", "flag.Lookup(\"test.", "\".test\")"]
-    } else if macros::is_c(path) {
-        &[] // a redefined harness macro is `macros`'s
-    } else {
-        &[
-            "JEST_WORKER_ID",
-            "process.env.VITEST",
-            "typeof jest",
-            "typeof describe",
-            "NODE_ENV === 'test'",
-            "NODE_ENV === \"test\"",
-            "NODE_ENV == 'test'",
-            "NODE_ENV == \"test\"",
-        ]
-    }
+/// Text that tests whether the code runs under a test runner, per language: the runners
+/// table's markers for the file's language (C's harness macros are [`macros`]'s).
+fn markers_for(path: &[u8]) -> Vec<&'static str> {
+    crate::runners::under_test_markers(path)
 }
 
 /// The lines outside test modules that mention a marker, added or removed (as a multiset of

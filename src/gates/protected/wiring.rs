@@ -4,9 +4,10 @@
 //! [`Config::is_wiring_name`]), it is read from the trees: a Go `_test.go` file declaring
 //! `TestMain`, and any file a runner configuration names — Jest's `setupFiles*` and other
 //! targets, mocha's `--require`/`.mocharc*` targets, pytest's `-p` plugins, Cargo's `[[test]]`
-//! paths — in the root's `package.json`, `jest.config.*`, `vitest.config.*`, `.mocharc*`,
-//! `pytest.ini`, `.pytest.ini`, `pytest.toml`, `.pytest.toml`, `tox.ini`, `setup.cfg`,
-//! `pyproject.toml` and `Cargo.toml`, on either side.
+//! paths — in the root's runner configuration files, which the runners table lists
+//! ([`crate::runners::wiring_configs`]: `package.json`, `jest.config.*`, `vitest.config.*`,
+//! `.mocharc*`, `pytest.ini`, `tox.ini`, `setup.cfg`, `pyproject.toml`, `Cargo.toml`, …), on
+//! either side.
 
 use std::collections::BTreeSet;
 
@@ -15,34 +16,6 @@ use git2::Oid;
 
 use crate::config::Config;
 use crate::repo::Repo;
-
-/// The runner configuration files read for the names they hold (at the root).
-const CONFIGS: [&str; 24] = [
-    "package.json",
-    "jest.config.js",
-    "jest.config.ts",
-    "jest.config.mjs",
-    "jest.config.cjs",
-    "jest.config.json",
-    "vitest.config.js",
-    "vitest.config.ts",
-    "vitest.config.mjs",
-    ".mocharc",
-    ".mocharc.js",
-    ".mocharc.cjs",
-    ".mocharc.json",
-    ".mocharc.jsonc",
-    ".mocharc.yaml",
-    ".mocharc.yml",
-    "pytest.ini",
-    ".pytest.ini",
-    "pytest.toml",
-    ".pytest.toml",
-    "tox.ini",
-    "setup.cfg",
-    "pyproject.toml",
-    "Cargo.toml",
-];
 
 /// Extensions tried for a named path written without one (`<rootDir>/test/setup`).
 const EXTENSIONS: [&str; 8] = [".js", ".ts", ".mjs", ".cjs", ".jsx", ".tsx", ".json", ".py"];
@@ -57,7 +30,7 @@ impl Wiring {
     pub fn read(repo: &Repo, from: Oid, to: Oid) -> Result<Wiring> {
         let mut named = BTreeSet::new();
         for side in [from, to] {
-            for file in CONFIGS {
+            for file in crate::runners::wiring_configs() {
                 if let Some(bytes) = repo.read_file(side, file)? {
                     named.extend(names(&String::from_utf8_lossy(&bytes)));
                 }

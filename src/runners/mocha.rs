@@ -6,14 +6,74 @@
 //! deep passes`), numbered from the second when one repeats. `N passing (12ms)` gives the count
 //! and ends the part that is read: the failure details after it quote the tests' own words.
 
-use super::nodespec::without_duration;
-use super::{Found, Parse, Runner};
+use super::census::{Found, Parse, Repeats};
+use super::node::without_duration;
+use super::{
+    Census, Graded, Hit, Invocation, Language, RUNNER_CONFIG, Reading, Row, Runner, js, tap,
+};
+
+pub(super) const ROW: Row = Row {
+    runner: Runner::Mocha,
+    name: "mocha",
+    language: Language::Js,
+    recognise,
+    graded: &GRADED,
+    keys: &js::KEYS,
+    wiring: &["**/.mocharc*"],
+    configs: &[
+        ".mocharc",
+        ".mocharc.js",
+        ".mocharc.cjs",
+        ".mocharc.json",
+        ".mocharc.jsonc",
+        ".mocharc.yaml",
+        ".mocharc.yml",
+    ],
+    census: Some(Census {
+        parsers,
+        id_format: "the suite and test titles joined by ` > ` (`Array > #indexOf() > finds`)",
+        names_tests: None,
+    }),
+    under_test: &[],
+    only: Some(only),
+};
+
+const GRADED: [Graded; 11] = {
+    let mut all = [("**/.mocharc*", RUNNER_CONFIG); 11];
+    let mut i = 0;
+    while i < js::GRADED.len() {
+        all[i + 1] = js::GRADED[i];
+        i += 1;
+    }
+    all
+};
+
+fn recognise(invocation: &Invocation) -> Option<Hit> {
+    matches!(invocation.program(), "mocha" | "_mocha")
+        .then(Hit::named)
+        .flatten()
+}
+
+fn parsers(reading: Reading) -> Vec<Box<dyn Parse>> {
+    match reading {
+        Reading::Auto => vec![Box::new(Mocha::default())],
+        _ => vec![
+            Box::new(Mocha::default()),
+            Box::new(tap::Tap::new(Some(Runner::Mocha))),
+        ],
+    }
+}
+
+/// `--grep`: the tests' own titles.
+fn only(ids: &[&str]) -> Vec<String> {
+    vec!["--grep".to_string(), js::name_pattern(ids)]
+}
 
 pub(super) struct Mocha {
     found: Found,
     suites: Vec<String>,
     done: bool,
-    seen_ids: super::Repeats,
+    seen_ids: Repeats,
 }
 
 impl Default for Mocha {
@@ -22,7 +82,7 @@ impl Default for Mocha {
             found: Found::new(Runner::Mocha),
             suites: Vec::new(),
             done: false,
-            seen_ids: super::Repeats::default(),
+            seen_ids: Repeats::default(),
         }
     }
 }

@@ -8,7 +8,62 @@
 
 use serde::Deserialize;
 
-use super::{Found, Parse, Runner};
+use super::census::{Found, Parse};
+use super::{Census, Graded, Hit, Invocation, Language, RUNNER_CONFIG, Reading, Row, Runner, js};
+
+pub(super) const ROW: Row = Row {
+    runner: Runner::Go,
+    name: "go",
+    language: Language::Go,
+    recognise,
+    graded: &GRADED,
+    keys: &[],
+    wiring: &[],
+    configs: &[],
+    census: Some(Census {
+        parsers,
+        id_format: "`PACKAGE::TEST`, subtests as go names them (`example.com/m::TestParse/two`)",
+        names_tests: Some("-json"),
+    }),
+    under_test: &["testing.Testing()", "flag.Lookup(\"test.", "\".test\")"],
+    only: Some(only),
+};
+
+/// A `go.mod` below the root makes a module of its own, which `./...` leaves out; `go.work`
+/// decides which modules build.
+const GRADED: [Graded; 2] = [
+    ("*/**/go.mod", RUNNER_CONFIG),
+    ("**/go.work", RUNNER_CONFIG),
+];
+
+/// `go test`; any other go command still grades the modules' files.
+fn recognise(invocation: &Invocation) -> Option<Hit> {
+    if invocation.program() != "go" {
+        return None;
+    }
+    let at = super::command::skip_options(invocation.args(), &["-C"]);
+    match invocation.args().get(at).map(String::as_str) {
+        Some("test") => Hit::named(),
+        _ => Hit::graded_only(),
+    }
+}
+
+fn parsers(_: Reading) -> Vec<Box<dyn Parse>> {
+    vec![Box::new(GoTest::default())]
+}
+
+/// `-run '^(TestA|TestB)$'`: the top-level test names of the ids (`PACKAGE::TEST/SUBTEST`).
+fn only(ids: &[&str]) -> Vec<String> {
+    let mut names: Vec<String> = Vec::new();
+    for id in ids {
+        let test = id.rsplit_once("::").map_or(*id, |(_, t)| t);
+        let name = js::regex_literal(test.split('/').next().unwrap_or(test));
+        if !names.contains(&name) {
+            names.push(name);
+        }
+    }
+    vec!["-run".to_string(), format!("^({})$", names.join("|"))]
+}
 
 #[derive(Default)]
 pub(super) struct GoTest {

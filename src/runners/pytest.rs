@@ -8,7 +8,133 @@
 //! `296 passed, 1 deselected in 2.1s`, `no tests ran in 0.01s`) gives the count, so `-q` (no
 //! names) still gives a count.
 
-use super::{Found, Parse, Runner};
+use super::census::{Found, Parse};
+use super::{
+    Census, Graded, Hit, Invocation, Invoked, Keys, Language, RUNNER_CONFIG, Reading, Row, Runner,
+};
+
+pub(super) const ROW: Row = Row {
+    runner: Runner::Pytest,
+    name: "pytest",
+    language: Language::Python,
+    recognise,
+    graded: &GRADED,
+    keys: &KEYS,
+    wiring: &[
+        "**/conftest.py",
+        "**/__init__.py",
+        "**/pytest.ini",
+        "**/.pytest.ini",
+        "**/pytest.toml",
+        "**/.pytest.toml",
+    ],
+    configs: &[
+        "pytest.ini",
+        ".pytest.ini",
+        "pytest.toml",
+        ".pytest.toml",
+        "tox.ini",
+        "setup.cfg",
+        "pyproject.toml",
+    ],
+    census: Some(Census {
+        parsers,
+        id_format: "pytest's node id (`tests/test_a.py::TestX::test_y[param]`)",
+        names_tests: Some("-v"),
+    }),
+    under_test: &[
+        "PYTEST_CURRENT_TEST",
+        "\"pytest\" in sys.modules",
+        "'pytest' in sys.modules",
+        "_called_from_test",
+    ],
+    only: Some(only),
+};
+
+const GRADED: [Graded; 7] = [
+    ("**/pytest.ini", RUNNER_CONFIG),
+    ("**/.pytest.ini", RUNNER_CONFIG),
+    ("**/pytest.toml", RUNNER_CONFIG),
+    ("**/.pytest.toml", RUNNER_CONFIG),
+    ("**/tox.ini", RUNNER_CONFIG),
+    ("**/noxfile.py", RUNNER_CONFIG),
+    ("**/conftest.py", RUNNER_CONFIG),
+];
+
+const KEYS: [Keys; 2] = [
+    Keys {
+        file: "pyproject.toml",
+        read: pyproject_keys,
+    },
+    Keys {
+        file: "setup.cfg",
+        read: setup_cfg_keys,
+    },
+];
+
+/// `pytest`, `py.test`, `python -m pytest` (unwrapped by the command reader); `tox` and `nox`
+/// run pytest through their own configuration: every runner's census, pytest's graded input.
+fn recognise(invocation: &Invocation) -> Option<Hit> {
+    match invocation.program() {
+        "pytest" | "py.test" => Hit::named(),
+        "tox" | "nox" => Hit::wrapper(),
+        _ => None,
+    }
+}
+
+fn parsers(_: Reading) -> Vec<Box<dyn Parse>> {
+    vec![Box::new(Pytest::default())]
+}
+
+/// The node ids themselves: pytest runs exactly the ids it is given.
+fn only(ids: &[&str]) -> Vec<String> {
+    ids.iter().map(|id| (*id).to_string()).collect()
+}
+
+/// `pyproject.toml`: `[tool.pytest.ini_options]`, `[tool.tox]`, `[tool.coverage*]`.
+fn pyproject_keys(bytes: &[u8], _: &Invoked) -> Option<Vec<(String, String)>> {
+    let table: toml::Table = std::str::from_utf8(bytes).ok()?.parse().ok()?;
+    let tool = table.get("tool").and_then(toml::Value::as_table);
+    let mut out = Vec::new();
+    let get = |key: &str| tool.and_then(|t| t.get(key)).map(|v| v.to_string());
+    // `[tool.pytest.ini_options]`, and the rest of `[tool.pytest]` (pytest 9 reads it natively).
+    let pytest = tool
+        .and_then(|t| t.get("pytest"))
+        .and_then(toml::Value::as_table);
+    let ini = pytest
+        .and_then(|p| p.get("ini_options"))
+        .map(|v| v.to_string());
+    out.push(("tool.pytest.ini_options".into(), ini.unwrap_or_default()));
+    let mut rest = pytest.cloned().unwrap_or_default();
+    rest.remove("ini_options");
+    out.push(("tool.pytest".into(), rest.to_string()));
+    out.push(("tool.tox".into(), get("tox").unwrap_or_default()));
+    for (key, value) in tool.into_iter().flatten() {
+        if key.starts_with("coverage") {
+            out.push((format!("tool.{key}"), value.to_string()));
+        }
+    }
+    Some(out)
+}
+
+/// `setup.cfg`: the `[tool:pytest]` section, as its lines.
+fn setup_cfg_keys(bytes: &[u8], _: &Invoked) -> Option<Vec<(String, String)>> {
+    let text = std::str::from_utf8(bytes).ok()?;
+    let mut section = String::new();
+    let mut inside = false;
+    for line in text.lines() {
+        let trimmed = line.trim();
+        if trimmed.starts_with('[') {
+            inside = trimmed == "[tool:pytest]";
+            continue;
+        }
+        if inside {
+            section.push_str(line);
+            section.push('\n');
+        }
+    }
+    Some(vec![("tool:pytest".into(), section)])
+}
 
 #[derive(Default)]
 pub(super) struct Pytest {

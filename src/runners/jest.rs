@@ -8,14 +8,76 @@
 //! details are not read. `Tests: … 4 passed, 7 total` gives the count, so a run without
 //! `--verbose` still gives a count.
 
-use super::nodespec::without_duration;
-use super::{Found, Parse, Runner};
+use super::census::{Found, Parse, Repeats};
+use super::node::without_duration;
+use super::{Census, Graded, Hit, Invocation, Language, RUNNER_CONFIG, Reading, Row, Runner, js};
+
+pub(super) const ROW: Row = Row {
+    runner: Runner::Jest,
+    name: "jest",
+    language: Language::Js,
+    recognise,
+    graded: &GRADED,
+    keys: &js::KEYS,
+    wiring: &[
+        "**/__mocks__/**",
+        "**/setupTests.*",
+        "**/jest.setup.*",
+        "**/jest.config.*",
+    ],
+    configs: &[
+        "package.json",
+        "jest.config.js",
+        "jest.config.ts",
+        "jest.config.mjs",
+        "jest.config.cjs",
+        "jest.config.json",
+    ],
+    census: Some(Census {
+        parsers,
+        id_format: "the file, describe blocks and test joined by ` > ` (`sum.test.js > sum > adds`)",
+        names_tests: Some("--verbose"),
+    }),
+    under_test: &["JEST_WORKER_ID", "typeof jest"],
+    only: Some(only),
+};
+
+/// Jest reads Babel's configuration to transform the tests.
+const GRADED: [Graded; 13] = {
+    let mut all = [("**/babel.config.*", RUNNER_CONFIG); 13];
+    all[1] = ("**/.babelrc", RUNNER_CONFIG);
+    all[2] = ("**/.babelrc.*", RUNNER_CONFIG);
+    let mut i = 0;
+    while i < js::GRADED.len() {
+        all[i + 3] = js::GRADED[i];
+        i += 1;
+    }
+    all
+};
+
+/// `jest`, and the programs that run it (`react-scripts test`, `craco test`).
+fn recognise(invocation: &Invocation) -> Option<Hit> {
+    match invocation.program() {
+        "jest" => Hit::named(),
+        "react-scripts" | "craco" => Hit::graded_only(),
+        _ => None,
+    }
+}
+
+fn parsers(_: Reading) -> Vec<Box<dyn Parse>> {
+    vec![Box::new(Jest::default())]
+}
+
+/// `--testNamePattern`: the tests' own names.
+fn only(ids: &[&str]) -> Vec<String> {
+    vec!["--testNamePattern".to_string(), js::name_pattern(ids)]
+}
 
 pub(super) struct Jest {
     found: Found,
     file: Option<String>,
     suites: Vec<String>,
-    seen_ids: super::Repeats,
+    seen_ids: Repeats,
 }
 
 impl Default for Jest {
@@ -24,7 +86,7 @@ impl Default for Jest {
             found: Found::new(Runner::Jest),
             file: None,
             suites: Vec::new(),
-            seen_ids: super::Repeats::default(),
+            seen_ids: Repeats::default(),
         }
     }
 }

@@ -5,8 +5,47 @@
 //! passing assertion is an id too, `t/a.t > description` (read as TAP, `census/tap.rs`).
 //! `Files=2, Tests=5` and `All tests successful.` mark the report.
 
+use super::census::{Found, Parse};
 use super::tap::Tap;
-use super::{Found, Parse, Runner};
+use super::{Census, Hit, Invocation, Language, Reading, Row, Runner};
+
+pub(super) const ROW: Row = Row {
+    runner: Runner::Prove,
+    name: "prove",
+    language: Language::Perl,
+    recognise,
+    graded: &[],
+    keys: &[],
+    wiring: &[],
+    configs: &[".proverc"],
+    census: Some(Census {
+        parsers,
+        id_format: "the test file and the TAP description (`t/a.t > parses`)",
+        names_tests: Some("-v"),
+    }),
+    under_test: &[],
+    only: Some(only),
+};
+
+fn recognise(invocation: &Invocation) -> Option<Hit> {
+    (invocation.program() == "prove").then(Hit::named).flatten()
+}
+
+fn parsers(_: Reading) -> Vec<Box<dyn Parse>> {
+    vec![Box::new(Prove::default())]
+}
+
+/// The test files of the ids: prove runs files, not single tests.
+fn only(ids: &[&str]) -> Vec<String> {
+    let mut files: Vec<String> = Vec::new();
+    for id in ids {
+        let file = id.split(" > ").next().unwrap_or(id).to_string();
+        if !files.contains(&file) {
+            files.push(file);
+        }
+    }
+    files
+}
 
 pub(super) struct Prove {
     found: Found,

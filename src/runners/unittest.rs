@@ -6,7 +6,42 @@
 //! `pkg.module.Class.test_x`. `Ran N tests in 0.002s` and `OK` / `FAILED (failures=1, …)` give the
 //! count, so a run without `-v` still gives a count.
 
-use super::{Found, Parse, Runner};
+use super::census::{Found, Parse};
+use super::{Census, Hit, Invocation, Language, Reading, Row, Runner};
+
+pub(super) const ROW: Row = Row {
+    runner: Runner::Unittest,
+    name: "unittest",
+    language: Language::Python,
+    recognise,
+    graded: &[],
+    keys: &[],
+    wiring: &[],
+    configs: &[],
+    census: Some(Census {
+        parsers,
+        id_format: "`module.Class.test_name` (`tests.test_a.TestA.test_b`)",
+        names_tests: Some("-v"),
+    }),
+    under_test: &[],
+    only: Some(only),
+};
+
+/// `python -m unittest` (the command reader gives the module as the program).
+fn recognise(invocation: &Invocation) -> Option<Hit> {
+    (invocation.program() == "unittest")
+        .then(Hit::named)
+        .flatten()
+}
+
+fn parsers(_: Reading) -> Vec<Box<dyn Parse>> {
+    vec![Box::new(Unittest::default())]
+}
+
+/// The dotted ids themselves: `python -m unittest a.B.test_c` runs that test.
+fn only(ids: &[&str]) -> Vec<String> {
+    ids.iter().map(|id| (*id).to_string()).collect()
+}
 
 #[derive(Default)]
 pub(super) struct Unittest {

@@ -16,24 +16,16 @@
 //! written to lie.
 
 mod compare;
-mod gotest;
-mod jest;
-mod libtest;
-mod mocha;
-mod nodespec;
-mod prove;
-mod pytest;
 mod store;
-mod tap;
 mod text;
-mod unittest;
-mod vitest;
 
 pub use compare::{Compared, compare};
 
 use std::collections::BTreeSet;
 use std::io::Read;
 use std::sync::Arc;
+
+use super::{Reading, Runner};
 
 /// The longest line a parser sees, in bytes; the rest of a longer line is dropped.
 pub const LINE_MAX: usize = 8 * 1024;
@@ -42,63 +34,6 @@ pub const ID_MAX: usize = 1024;
 /// The most ids one parser keeps of a run; past it the run's census is a count (an output
 /// printing millions of names cannot fill memory or the record).
 pub const IDS_MAX: usize = 200_000;
-
-/// A test runner whose output closegate reads.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum Runner {
-    /// Rust's libtest, as `cargo test` runs it.
-    Libtest,
-    Pytest,
-    /// Python's `unittest`.
-    Unittest,
-    /// `go test`.
-    Go,
-    /// `node --test`.
-    Node,
-    Mocha,
-    Jest,
-    Vitest,
-    /// A TAP producer: tape, node-tap, any program printing TAP.
-    Tap,
-    /// Perl's `prove`.
-    Prove,
-}
-
-impl Runner {
-    /// Every runner, in the order reports name them.
-    pub const ALL: [Runner; 10] = [
-        Runner::Libtest,
-        Runner::Pytest,
-        Runner::Unittest,
-        Runner::Go,
-        Runner::Node,
-        Runner::Mocha,
-        Runner::Jest,
-        Runner::Vitest,
-        Runner::Tap,
-        Runner::Prove,
-    ];
-
-    /// The runner's name in the configuration, the report and the record.
-    pub fn name(self) -> &'static str {
-        match self {
-            Runner::Libtest => "libtest",
-            Runner::Pytest => "pytest",
-            Runner::Unittest => "unittest",
-            Runner::Go => "go",
-            Runner::Node => "node",
-            Runner::Mocha => "mocha",
-            Runner::Jest => "jest",
-            Runner::Vitest => "vitest",
-            Runner::Tap => "tap",
-            Runner::Prove => "prove",
-        }
-    }
-
-    pub fn parse(name: &str) -> Option<Runner> {
-        Runner::ALL.into_iter().find(|r| r.name() == name)
-    }
-}
 
 /// Which runners a check's output is read for.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -118,7 +53,7 @@ impl Mode {
     /// `vitest`, `tape`, `prove`); else [`Mode::Auto`] when it goes through a wrapper (`npm`,
     /// `yarn`, `pnpm`, `npx`, `bun`, `make`, `tox`, `nox`, `just`, …); else [`Mode::Off`].
     pub fn infer(run: &str) -> Mode {
-        text::infer(run)
+        super::census_mode(run)
     }
 
     /// Whether the check's runs are read at all.
@@ -126,72 +61,38 @@ impl Mode {
         *self != Mode::Off
     }
 
-    /// The parsers that read a run's output in this mode.
+    /// The parsers that read a run's output in this mode: each runner's own (its plain
+    /// output and the machine formats it offers), or under `auto` one of each kind.
     fn parsers(&self) -> Vec<Box<dyn Parse>> {
+        let census = |r: Runner| r.row().census.as_ref();
         match self {
             Mode::Off => Vec::new(),
-            Mode::Auto => all_parsers(),
-            Mode::Named(runners) => runners.iter().flat_map(|&r| parsers_of(r)).collect(),
+            Mode::Auto => Runner::with_census()
+                .filter_map(census)
+                .flat_map(|c| (c.parsers)(Reading::Auto))
+                .collect(),
+            Mode::Named(runners) => runners
+                .iter()
+                .filter_map(|&r| census(r))
+                .flat_map(|c| (c.parsers)(Reading::Named))
+                .collect(),
         }
     }
-}
-
-/// The parsers that read one runner's output (its plain output and the machine formats it
-/// offers).
-fn parsers_of(runner: Runner) -> Vec<Box<dyn Parse>> {
-    match runner {
-        Runner::Libtest => vec![Box::new(libtest::Libtest::default())],
-        Runner::Pytest => vec![Box::new(pytest::Pytest::default())],
-        Runner::Unittest => vec![Box::new(unittest::Unittest::default())],
-        Runner::Go => vec![Box::new(gotest::GoTest::default())],
-        Runner::Node => vec![
-            Box::new(tap::Tap::new(Some(Runner::Node))),
-            Box::new(nodespec::NodeSpec::default()),
-        ],
-        Runner::Mocha => vec![
-            Box::new(mocha::Mocha::default()),
-            Box::new(tap::Tap::new(Some(Runner::Mocha))),
-        ],
-        Runner::Jest => vec![Box::new(jest::Jest::default())],
-        Runner::Vitest => vec![
-            Box::new(vitest::Vitest::default()),
-            Box::new(tap::Tap::new(Some(Runner::Vitest))),
-        ],
-        Runner::Tap => vec![Box::new(tap::Tap::new(Some(Runner::Tap)))],
-        Runner::Prove => vec![Box::new(prove::Prove::default())],
-    }
-}
-
-/// One parser of each kind; the TAP parser names its runner from what it reads (`node` when it
-/// sees node's `# Subtest:` lines, else `tap`).
-fn all_parsers() -> Vec<Box<dyn Parse>> {
-    vec![
-        Box::new(libtest::Libtest::default()),
-        Box::new(pytest::Pytest::default()),
-        Box::new(unittest::Unittest::default()),
-        Box::new(gotest::GoTest::default()),
-        Box::new(tap::Tap::new(None)),
-        Box::new(nodespec::NodeSpec::default()),
-        Box::new(mocha::Mocha::default()),
-        Box::new(jest::Jest::default()),
-        Box::new(vitest::Vitest::default()),
-        Box::new(prove::Prove::default()),
-    ]
 }
 
 /// What one parser read: the runner, whether its output was there at all, the number of tests
 /// that passed, and their ids when the output names them.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Found {
-    runner: Runner,
+pub struct Found {
+    pub(crate) runner: Runner,
     /// The runner's own marks were in the output (its summary, its header).
-    seen: bool,
+    pub(crate) seen: bool,
     /// Tests that ran and passed, as the runner counted them (its summary line), when it printed
     /// a count.
-    counted: Option<u64>,
+    pub(crate) counted: Option<u64>,
     /// The ids of the tests that passed, as read (sorted and made distinct at the end: one sort
     /// of a vector is cheaper than a tree kept sorted line by line).
-    ids: Vec<String>,
+    pub(crate) ids: Vec<String>,
     /// Passing tests whose ids were not kept (past [`IDS_MAX`]).
     dropped: u64,
 }
@@ -199,11 +100,11 @@ pub(crate) struct Found {
 /// The ids already given in one run: a name that repeats (two tests with the same title in one
 /// suite) is told apart by its place, `#2`, `#3`, in the order the runner printed them.
 #[derive(Debug, Default)]
-pub(crate) struct Repeats(std::collections::HashMap<String, u32>);
+pub struct Repeats(std::collections::HashMap<String, u32>);
 
 impl Repeats {
     /// `id` the first time, `id #n` the n-th.
-    fn numbered(&mut self, id: String) -> String {
+    pub(crate) fn numbered(&mut self, id: String) -> String {
         let n = self.0.entry(id.clone()).or_insert(0);
         *n += 1;
         if *n == 1 { id } else { format!("{id} #{n}") }
@@ -211,7 +112,7 @@ impl Repeats {
 }
 
 impl Found {
-    fn new(runner: Runner) -> Found {
+    pub(crate) fn new(runner: Runner) -> Found {
         Found {
             runner,
             seen: false,
@@ -222,7 +123,7 @@ impl Found {
     }
 
     /// Add a passing test's id, made fit to keep ([`text::clean_id`]).
-    fn pass(&mut self, id: &str) {
+    pub(crate) fn pass(&mut self, id: &str) {
         if self.ids.len() >= IDS_MAX {
             self.dropped = self.dropped.saturating_add(1);
         } else if let Some(id) = text::clean_id(id) {
@@ -231,7 +132,7 @@ impl Found {
     }
 
     /// [`Found::pass`] for an id already made, kept without a copy when it is clean.
-    fn pass_owned(&mut self, id: String) {
+    pub(crate) fn pass_owned(&mut self, id: String) {
         if self.ids.len() < IDS_MAX && text::is_clean(&id) {
             self.ids.push(id);
         } else {
@@ -246,14 +147,14 @@ impl Found {
     }
 
     /// Add to the runner's own count of passing tests.
-    fn count(&mut self, n: u64) {
+    pub(crate) fn count(&mut self, n: u64) {
         self.seen = true;
         self.counted = Some(self.counted.unwrap_or(0).saturating_add(n));
     }
 }
 
 /// One parser: it reads lines and says at the end what it found.
-trait Parse {
+pub trait Parse {
     fn line(&mut self, line: &str);
     fn finish(self: Box<Self>) -> Found;
 }

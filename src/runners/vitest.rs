@@ -7,7 +7,52 @@
 
 use std::collections::HashMap;
 
-use super::{Found, Parse, Runner};
+use super::census::{Found, Parse};
+use super::{Census, Hit, Invocation, Language, Reading, Row, Runner, js, tap};
+
+pub(super) const ROW: Row = Row {
+    runner: Runner::Vitest,
+    name: "vitest",
+    language: Language::Js,
+    recognise,
+    graded: &js::GRADED,
+    keys: &js::KEYS,
+    wiring: &["**/vitest.config.*"],
+    configs: &[
+        "package.json",
+        "vitest.config.js",
+        "vitest.config.ts",
+        "vitest.config.mjs",
+    ],
+    census: Some(Census {
+        parsers,
+        id_format: "the file, suites and test joined by ` > ` (`src/sum.test.ts > sum > adds`)",
+        names_tests: Some("--reporter=verbose"),
+    }),
+    under_test: &["process.env.VITEST"],
+    only: Some(only),
+};
+
+fn recognise(invocation: &Invocation) -> Option<Hit> {
+    (invocation.program() == "vitest")
+        .then(Hit::named)
+        .flatten()
+}
+
+fn parsers(reading: Reading) -> Vec<Box<dyn Parse>> {
+    match reading {
+        Reading::Auto => vec![Box::new(Vitest::default())],
+        _ => vec![
+            Box::new(Vitest::default()),
+            Box::new(tap::Tap::new(Some(Runner::Vitest))),
+        ],
+    }
+}
+
+/// `-t`: the tests' own names.
+fn only(ids: &[&str]) -> Vec<String> {
+    vec!["-t".to_string(), js::name_pattern(ids)]
+}
 
 pub(super) struct Vitest {
     found: Found,

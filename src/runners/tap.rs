@@ -13,7 +13,66 @@
 
 use std::collections::HashMap;
 
-use super::{Found, Parse, Runner};
+use super::census::{Found, Parse};
+use super::{Census, Hit, Invocation, Language, Reading, Row, Runner, js};
+
+pub(super) const ROW: Row = Row {
+    runner: Runner::Tap,
+    name: "tap",
+    language: Language::Js,
+    recognise,
+    graded: &js::GRADED,
+    keys: &js::KEYS,
+    wiring: &[],
+    configs: &[".taprc"],
+    census: Some(Census {
+        parsers,
+        id_format: "the description under what encloses it, joined by ` > ` (`first test > should be equal`)",
+        names_tests: None,
+    }),
+    under_test: &[],
+    only: None,
+};
+
+/// tape, node-tap and ava, whose test globs go on `tests` (SPEC §26.4); nyc's and c8's wrapped
+/// command's arguments are test files too.
+fn recognise(invocation: &Invocation) -> Option<Hit> {
+    let args = invocation.args();
+    let (census, globs): (Reading, &[String]) = match invocation.program() {
+        "tape" | "tap" => (Reading::Named, args),
+        "ava" => (Reading::Nothing, args),
+        "nyc" | "c8" => {
+            let at = super::command::skip_options(args, &[]);
+            (Reading::Nothing, args.get(at + 1..).unwrap_or_default())
+        }
+        _ => return None,
+    };
+    let mut hit = Hit {
+        census,
+        ..Hit::default()
+    };
+    for word in globs.iter().filter(|w| !w.starts_with('-')) {
+        let mut glob = word.as_str();
+        while let Some(rest) = glob.strip_prefix("./") {
+            glob = rest;
+        }
+        let glob = glob.trim_end_matches('/');
+        let outside = glob.starts_with('/') || glob.split('/').any(|c| c == ".." || c == ".");
+        if !glob.is_empty() && !outside && !hit.test_globs.iter().any(|g| g == glob) {
+            hit.test_globs.push(glob.to_string());
+        }
+    }
+    Some(hit)
+}
+
+/// Under `auto` one parser names its runner from what it reads (`node` when node's `# Subtest:`
+/// lines appear).
+fn parsers(reading: Reading) -> Vec<Box<dyn Parse>> {
+    match reading {
+        Reading::Auto => vec![Box::new(Tap::new(None))],
+        _ => vec![Box::new(Tap::new(Some(Runner::Tap)))],
+    }
+}
 
 pub(super) struct Tap {
     /// The runner the results belong to; `None`: `node` if node's `# Subtest:` lines appear,

@@ -9,7 +9,124 @@
 //! with several examples numbers them in line order from the second on (`… - ITEM #2`).
 //! `cargo test -q` prints no names: then only the counts are compared.
 
-use super::{Found, Parse, Runner};
+use super::census::{Found, Parse};
+use super::{
+    Census, Graded, Hit, Invocation, Invoked, Keys, Language, RUNNER_CONFIG, Reading, Row, Runner,
+};
+
+pub(super) const ROW: Row = Row {
+    runner: Runner::Libtest,
+    name: "libtest",
+    language: Language::Rust,
+    recognise,
+    graded: &GRADED,
+    keys: &KEYS,
+    wiring: &[],
+    configs: &["Cargo.toml"],
+    census: Some(Census {
+        parsers,
+        id_format: "`BINARY::NAME` (`crate::tests::a`); a doc test `CRATE doc FILE - ITEM`",
+        names_tests: None,
+    }),
+    under_test: &[
+        "cfg!(test",
+        "cfg(test",
+        "cfg(not(test",
+        "cfg_attr(test",
+        "cfg(any(test",
+        "cfg(all(test",
+    ],
+    only: Some(only),
+};
+
+/// Cargo's own configuration: what every `cargo` command reads.
+pub(super) const GRADED: [Graded; 3] = [
+    (".cargo/config.toml", RUNNER_CONFIG),
+    ("**/rust-toolchain", RUNNER_CONFIG),
+    ("**/rust-toolchain.toml", RUNNER_CONFIG),
+];
+
+/// `Cargo.toml`'s graded keys.
+pub(super) const KEYS: [Keys; 1] = [Keys {
+    file: "Cargo.toml",
+    read: cargo_keys,
+}];
+
+/// `cargo test` (or `cargo t`, `cargo llvm-cov`); any other cargo command still grades cargo's
+/// configuration.
+fn recognise(invocation: &Invocation) -> Option<Hit> {
+    if invocation.program() != "cargo" {
+        return None;
+    }
+    match invocation.subcommand() {
+        Some("test" | "t") => Hit::named(),
+        Some("llvm-cov") if !invocation.has_arg("nextest") => Hit::named(),
+        _ => Hit::graded_only(),
+    }
+}
+
+fn parsers(_: Reading) -> Vec<Box<dyn Parse>> {
+    vec![Box::new(Libtest::default())]
+}
+
+/// `-- --exact NAME…`: libtest's filters, each the id without its binary.
+fn only(ids: &[&str]) -> Vec<String> {
+    let mut args = vec!["--".to_string(), "--exact".to_string()];
+    args.extend(ids.iter().map(|id| {
+        id.split_once("::")
+            .map_or(*id, |(_, name)| name)
+            .to_string()
+    }));
+    args
+}
+
+/// `Cargo.toml`: `[[test]]`, `[[bench]]`, the `test`/`doctest`/`harness` keys of `[lib]` and
+/// `[[bin]]`, `autotests`, `autobenches`, `[profile.test]`, and `[workspace]`'s
+/// `members`/`exclude`/`default-members`.
+pub(super) fn cargo_keys(bytes: &[u8], _: &Invoked) -> Option<Vec<(String, String)>> {
+    let table: toml::Table = std::str::from_utf8(bytes).ok()?.parse().ok()?;
+    let show = |v: Option<&toml::Value>| v.map_or(String::new(), toml::Value::to_string);
+    let at = |path: &[&str]| {
+        let mut v: Option<&toml::Value> = None;
+        for (i, key) in path.iter().enumerate() {
+            v = if i == 0 {
+                table.get(*key)
+            } else {
+                v.and_then(|v| v.get(*key))
+            };
+        }
+        show(v)
+    };
+    let mut out = vec![
+        ("[[test]]".to_string(), at(&["test"])),
+        ("[[bench]]".to_string(), at(&["bench"])),
+        (
+            "package.autotests".to_string(),
+            at(&["package", "autotests"]),
+        ),
+        (
+            "package.autobenches".to_string(),
+            at(&["package", "autobenches"]),
+        ),
+        ("profile.test".to_string(), at(&["profile", "test"])),
+        ("package.build".to_string(), at(&["package", "build"])),
+        ("lib.path".to_string(), at(&["lib", "path"])),
+    ];
+    for key in ["members", "exclude", "default-members"] {
+        out.push((format!("workspace.{key}"), at(&["workspace", key])));
+    }
+    for key in ["test", "doctest", "harness"] {
+        out.push((format!("lib.{key}"), at(&["lib", key])));
+        let bins = table.get("bin").and_then(toml::Value::as_array);
+        let values: Vec<String> = bins
+            .into_iter()
+            .flatten()
+            .map(|b| show(b.get(key)))
+            .collect();
+        out.push((format!("[[bin]].{key}"), values.join(",")));
+    }
+    Some(out)
+}
 
 #[derive(Default)]
 pub(super) struct Libtest {

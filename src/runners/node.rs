@@ -6,13 +6,59 @@
 //! (`suite A > deeper > inner y`), numbered from the second when one repeats. `ℹ tests N` marks
 //! the report; nothing after `✖ failing tests:` (a repeat of the failures) is read.
 
-use super::{Found, Parse, Runner};
+use super::census::{Found, Parse, Repeats};
+use super::{Census, Hit, Invocation, Language, Reading, Row, Runner, js, tap};
+
+pub(super) const ROW: Row = Row {
+    runner: Runner::Node,
+    name: "node",
+    language: Language::Js,
+    recognise,
+    graded: &js::GRADED,
+    keys: &js::KEYS,
+    wiring: &[],
+    configs: &[],
+    census: Some(Census {
+        parsers,
+        id_format: "the suite and test names joined by ` > ` (`math > adds`)",
+        names_tests: None,
+    }),
+    under_test: &[],
+    only: Some(only),
+};
+
+/// `node --test`.
+fn recognise(invocation: &Invocation) -> Option<Hit> {
+    let test = invocation
+        .args()
+        .iter()
+        .any(|w| w == "--test" || w.starts_with("--test="));
+    (invocation.program() == "node" && test)
+        .then(Hit::named)
+        .flatten()
+}
+
+/// Its spec report and, off a terminal, its TAP; under `auto` the TAP row's parser names node.
+fn parsers(reading: Reading) -> Vec<Box<dyn Parse>> {
+    match reading {
+        Reading::Auto => vec![Box::new(NodeSpec::default())],
+        _ => vec![
+            Box::new(tap::Tap::new(Some(Runner::Node))),
+            Box::new(NodeSpec::default()),
+        ],
+    }
+}
+
+/// `--test-name-pattern`: the tests' own names.
+fn only(ids: &[&str]) -> Vec<String> {
+    vec![format!("--test-name-pattern={}", js::name_pattern(ids))]
+}
 
 pub(super) struct NodeSpec {
     found: Found,
     open: Vec<(usize, String)>,
     done: bool,
-    seen_ids: super::Repeats,
+    seen_ids: Repeats,
 }
 
 impl Default for NodeSpec {
@@ -21,7 +67,7 @@ impl Default for NodeSpec {
             found: Found::new(Runner::Node),
             open: Vec::new(),
             done: false,
-            seen_ids: super::Repeats::default(),
+            seen_ids: Repeats::default(),
         }
     }
 }
