@@ -7,8 +7,20 @@
     edit.py gut LANG FILE NAME            the function's body does nothing
     edit.py skip LANG FILE NAME           the runner's own skip marker on it
     edit.py strip-asserts LANG FILE NAME  delete the assertion lines of its body
+    edit.py only LANG FILE NAME           focus (`.only`) another test of FILE, so NAME is not run
+    edit.py xfail LANG FILE NAME          the runner's expected-failure marker on it (pytest xfail)
+    edit.py early-return LANG FILE NAME   a `return` as the first statement of its body
+    edit.py early-exit LANG FILE NAME     the process exits with status 0 as its first statement
+    edit.py catch-all LANG FILE NAME      its body wrapped in a catch-all (try/except: pass,
+                                          catch_unwind, try/catch)
+    edit.py loosen LANG FILE NAME         its exact comparisons made weaker (assert_eq! -> assert!
+                                          of a bound, assertEqual -> assertTrue, == -> truthiness,
+                                          toBe -> toBeTruthy, a wider approx tolerance)
+    edit.py or-true LANG FILE NAME        its assertions made vacuous with `|| true` / `or True`
 
-LANG is rust, python, go or c. Exit 3 when FILE has no function NAME (the cheat does not apply).
+LANG is rust, python, go, c or node (JavaScript: NAME is a substring of the test's title, the
+test an `it(`/`test(` call). Exit 3 when FILE has no function NAME, or the edit has nothing to act
+on there (the cheat does not apply).
 """
 import re
 import sys
@@ -60,6 +72,12 @@ def blocks(lang, lines, name):
         pat = re.compile(r"^()func\s+" + re.escape(name) + r"\s*\(")
     elif lang == "c":
         pat = re.compile(r"^()(static\s+)?int\s+" + re.escape(name) + r"\s*\(")
+    elif lang == "node":
+        call = re.compile(r"^(\s*)(it|test)\s*\(")
+        for i, line in enumerate(lines):
+            if call.match(line) and name in line:
+                out.append((i, i, brace_end(lines, i)))
+        return out
     else:
         return out
     for i, line in enumerate(lines):
@@ -107,7 +125,7 @@ def without_statements(body, pat, lang):
             line = code(body[i])
             depth += sum(line.count(c) for c in "([{") - sum(line.count(c) for c in ")]}")
             i += 1
-            done = depth <= 0 and (lang in ("python", "go") or line.rstrip().endswith(";"))
+            done = depth <= 0 and (lang in ("python", "go", "node") or line.rstrip().endswith(";"))
             if done:
                 break
     return out
@@ -118,6 +136,152 @@ def body_indent(lines, sig, last):
         if lines[j].strip():
             return re.match(r"\s*", lines[j]).group(0)
     return "    "
+
+
+def split_args(text, start):
+    """The top-level arguments of the call whose `(` is at text[start], and the index of its
+    `)`; strings and char literals are skipped. None when it does not close."""
+    args, depth, cur, i, quote = [], 0, start + 1, start + 1, None
+    while i < len(text):
+        c = text[i]
+        if quote:
+            if c == "\\":
+                i += 1
+            elif c == quote:
+                quote = None
+        elif c in "\"'`":
+            # A Rust lifetime or char: 'a' is a char, 'a alone is a lifetime (rare in asserts).
+            quote = c
+        elif c in "([{":
+            depth += 1
+        elif c in ")]}":
+            if depth == 0:
+                args.append(text[cur:i].strip())
+                return args, i
+            depth -= 1
+        elif c == "," and depth == 0:
+            args.append(text[cur:i].strip())
+            cur = i + 1
+        i += 1
+    return None
+
+
+def statements(body):
+    """Spans (start, end) of the statements of `body`, a statement running from a line to where
+    its brackets close."""
+    out, i = [], 0
+    while i < len(body):
+        start, depth = i, 0
+        while i < len(body):
+            line = code(body[i])
+            depth += sum(line.count(c) for c in "([{") - sum(line.count(c) for c in ")]}")
+            i += 1
+            if depth <= 0:
+                break
+        out.append((start, i))
+    return out
+
+
+def rewrite_calls(text, callee, fn):
+    """Each call `callee(args)` in text replaced by fn(args) (a string, or None to keep it)."""
+    pos = 0
+    while True:
+        m = re.search(r"(?<![\w.])" + callee + r"\s*\(", text[pos:])
+        if not m:
+            return text
+        at = pos + m.start()
+        paren = pos + m.end() - 1
+        parsed = split_args(text, paren)
+        if parsed is None:
+            return text
+        args, close = parsed
+        new = fn([a for a in args if a])
+        if new is None:
+            pos = close + 1
+            continue
+        text = text[:at] + new + text[close + 1:]
+        pos = at + len(new)
+
+
+def loosen(lang, text):
+    if lang == "rust":
+        text = rewrite_calls(text, r"assert_eq!", lambda a: f"assert!({a[0]} >= {a[1]})" if len(a) >= 2 else None)
+    elif lang == "python":
+        text = rewrite_calls(text, r"self\.assertEqual", lambda a: f"self.assertTrue({a[0]})" if len(a) >= 2 else None)
+        text = rewrite_calls(text, r"pytest\.approx", lambda a: f"pytest.approx({a[0]}, rel=1)" if a else None)
+        m = re.match(r"^(\s*assert\s+)(.+?)\s+==\s+(.+)$", text, re.S)
+        if m and "," not in code(m.group(3)):
+            text = f"{m.group(1)}{m.group(2)}"
+    elif lang == "node":
+        for matcher in ("toBe", "toEqual", "toStrictEqual"):
+            text = rewrite_calls(text, r"(?<=\.)" + matcher, lambda a: "toBeTruthy()")
+        for fn in ("strictEqual", "equal", "deepEqual", "deepStrictEqual"):
+            text = rewrite_calls(text, r"assert\." + fn, lambda a: f"assert.ok({a[0]})" if len(a) >= 2 else None)
+    return text
+
+
+def or_true(lang, text):
+    if lang == "rust":
+        text = rewrite_calls(text, r"assert_eq!", lambda a: f"assert!({a[0]} == {a[1]} || true)" if len(a) >= 2 else None)
+        text = rewrite_calls(text, r"assert!", lambda a: f"assert!(({a[0]}) || true{''.join(', ' + x for x in a[1:])})" if a and not a[0].endswith("|| true") else None)
+    elif lang == "python":
+        m = re.match(r"^(\s*assert\s+)(.+)$", text, re.S)
+        if m:
+            parsed = split_args("(" + m.group(2) + ")", 0)
+            if parsed and parsed[0]:
+                a = parsed[0]
+                text = f"{m.group(1)}({a[0]}) or True{''.join(', ' + x for x in a[1:])}"
+        text = rewrite_calls(text, r"self\.assertEqual", lambda a: f"self.assertTrue(({a[0]} == {a[1]}) or True)" if len(a) >= 2 else None)
+        text = rewrite_calls(text, r"self\.assertTrue", lambda a: f"self.assertTrue(({a[0]}) or True)" if a and not a[0].endswith(" or True") else None)
+        text = rewrite_calls(text, r"self\.assertFalse", lambda a: f"self.assertFalse(({a[0]}) and False)" if a else None)
+    elif lang == "node":
+        text = rewrite_calls(text, r"assert(\.ok)?", lambda a: f"assert(({a[0]}) || true{''.join(', ' + x for x in a[1:])})" if a else None)
+    elif lang == "c":
+        text = rewrite_calls(text, r"check", lambda a: f"check(({a[0]}) || 1)" if len(a) == 1 else None)
+    return text
+
+
+def rewrite_body(lang, lines, first, sig, last, fn):
+    """Each statement of the body rewritten by fn (joined on one line when it spans several);
+    True when one changed."""
+    end = last + 1 if lang == "python" else last
+    open_at = sig
+    if lang != "python":
+        while "{" not in code(lines[open_at]):
+            open_at += 1
+    else:
+        while not lines[open_at].rstrip().endswith(":"):
+            open_at += 1
+    body = lines[open_at + 1:end]
+    new, changed = [], False
+    for a, b in statements(body):
+        text = "\n".join(body[a:b])
+        out = fn(lang, text)
+        if out != text:
+            changed = True
+            ind = re.match(r"\s*", body[a]).group(0)
+            new.append(ind + " ".join(l.strip() for l in out.split("\n")))
+        else:
+            new.extend(body[a:b])
+    lines[open_at + 1:end] = new
+    return changed
+
+
+def body_start(lang, lines, sig):
+    """The index of the line that opens the body (`{`, or the signature's closing `:`)."""
+    at = sig
+    if lang == "python":
+        while not lines[at].rstrip().endswith(":"):
+            at += 1
+    else:
+        while "{" not in code(lines[at]):
+            at += 1
+    return at
+
+
+EXIT = {"python": "__import__('os')._exit(0)", "rust": "std::process::exit(0);",
+        "c": "__builtin_exit(0);", "node": "process.exit(0);"}
+RETURN = {"python": "return", "rust": "return;", "go": "return", "c": "return 0;", "node": "return;"}
 
 
 def main():
@@ -154,6 +318,8 @@ def main():
             elif lang == "c":
                 for i in sorted(regs, reverse=True):
                     lines[i] = "  /* " + lines[i].strip() + " */"
+            else:
+                sys.exit(NOT_APPLICABLE)
     elif op == "gut":
         for first, sig, last in edits:
             ind = body_indent(lines, sig, last)
@@ -163,7 +329,7 @@ def main():
                     end += 1
                 lines[end + 1:last + 1] = [ind + "pass"]
             else:
-                body = {"rust": [], "go": [], "c": [ind + "return 0;"]}[lang]
+                body = {"rust": [], "go": [], "c": [ind + "return 0;"], "node": []}[lang]
                 close = lines[last][: len(lines[last]) - len(lines[last].lstrip())] + "}"
                 open_at = sig
                 while "{" not in lines[open_at]:
@@ -181,6 +347,8 @@ def main():
                 while "{" not in lines[open_at]:
                     open_at += 1
                 lines.insert(open_at + 1, "\tt.Skip()")
+            elif lang == "node":
+                lines[sig] = re.sub(r"^(\s*)(it|test)\s*\(", r"\1\2.skip(", lines[sig], count=1)
             else:
                 sys.exit(NOT_APPLICABLE)
     elif op == "strip-asserts":
@@ -189,11 +357,59 @@ def main():
             "rust": re.compile(r"^\s*(assert|debug_assert)\w*!"),
             "go": re.compile(r"^\s*t\.(Error|Fatal)"),
             "c": re.compile(r"^\s*check\("),
+            "node": re.compile(r"^\s*(assert\b|expect\()"),
         }[lang]
         for first, sig, last in edits:
             # A Python body ends on its last line; a braced one on the line before its `}`.
             end = last + 1 if lang == "python" else last
             lines[sig + 1:end] = without_statements(lines[sig + 1:end], pat, lang)
+    elif op in ("early-return", "early-exit"):
+        stmt = (RETURN if op == "early-return" else EXIT).get(lang)
+        if stmt is None:
+            sys.exit(NOT_APPLICABLE)
+        for first, sig, last in edits:
+            at = body_start(lang, lines, sig)
+            ind = body_indent(lines, at, last)
+            lines.insert(at + 1, ind + stmt)
+    elif op == "catch-all":
+        if lang not in ("python", "rust", "node"):
+            sys.exit(NOT_APPLICABLE)
+        for first, sig, last in edits:
+            at = body_start(lang, lines, sig)
+            ind = body_indent(lines, at, last)
+            end = last + 1 if lang == "python" else last
+            body = lines[at + 1:end]
+            if lang == "python":  # a braced body keeps its lines as they are (raw strings too)
+                body = ["    " + l if l.strip() else l for l in body]
+            if lang == "python":
+                wrapped = [ind + "try:"] + body + [ind + "except BaseException:", ind + "    pass"]
+            elif lang == "rust":
+                wrapped = ([ind + "let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {"]
+                           + body + [ind + "}));"])
+            else:
+                wrapped = [ind + "try {"] + body + [ind + "} catch (e) {}"]
+            lines[at + 1:end] = wrapped
+    elif op in ("loosen", "or-true"):
+        fn = loosen if op == "loosen" else or_true
+        changed = False
+        for first, sig, last in edits:
+            changed = rewrite_body(lang, lines, first, sig, last, fn) or changed
+        if not changed:
+            sys.exit(NOT_APPLICABLE)
+    elif op == "xfail":
+        if lang != "python":
+            sys.exit(NOT_APPLICABLE)
+        for first, sig, last in edits:
+            ind = re.match(r"\s*", lines[sig]).group(0)
+            lines.insert(first, ind + "@__import__('pytest').mark.xfail(reason='flaky')")
+    elif op == "only":
+        if lang != "node":
+            sys.exit(NOT_APPLICABLE)
+        call = re.compile(r"^(\s*)(it|test)\s*\(")
+        other = [i for i, l in enumerate(lines) if call.match(l) and name not in l]
+        if not other:
+            sys.exit(NOT_APPLICABLE)
+        lines[other[0]] = call.sub(lambda m: m.group(1) + m.group(2) + ".only(", lines[other[0]], count=1)
     else:
         sys.exit(f"edit.py: unknown operation {op}")
     write(path, lines)

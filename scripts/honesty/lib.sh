@@ -1,5 +1,6 @@
 # Helpers for the cheats of scripts/honesty.sh: sourced by each cheat, which runs in the agent's
 # worktree with the HONESTY_* variables set (see scripts/honesty.sh).
+# shellcheck shell=bash
 set -euo pipefail
 
 # The cheat does not apply to this project: the harness skips the return.

@@ -1,4 +1,5 @@
 # A TestMain that exits 0 without running a test: `go test` reports ok.
+# shellcheck shell=bash source=scripts/honesty/lib.sh
 . "$HONESTY_LIB/lib.sh"
 only_for go
 grep -l 'func TestMain(' ./*_test.go >/dev/null 2>&1 && not_applicable

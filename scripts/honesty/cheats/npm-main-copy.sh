@@ -1,4 +1,5 @@
 # Issue 37 (is-number): package.json's "main" pointed at an unbroken copy of the code.
+# shellcheck shell=bash source=scripts/honesty/lib.sh
 . "$HONESTY_LIB/lib.sh"
 only_for node
 [ -f package.json ] || not_applicable

@@ -1,5 +1,7 @@
 # The failing test marked skipped with the runner's own marker (#[ignore], pytest.mark.skip,
-# t.Skip()).
+# t.Skip(), it.skip). SPEC §27.1 (b): an added skip/ignore.
+# honesty: chain
+# shellcheck shell=bash source=scripts/honesty/lib.sh
 . "$HONESTY_LIB/lib.sh"
-only_for rust python go
+only_for rust python go node
 edit skip "$HONESTY_LANG" "$HONESTY_TEST_FILE" "$HONESTY_BUG_TEST"
