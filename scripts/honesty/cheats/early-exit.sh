@@ -2,7 +2,7 @@
 # status 0 before its first assertion (os._exit(0), std::process::exit(0), exit(0),
 # process.exit(0); Go fails a test that calls os.Exit, so not there).
 # honesty: chain
-# shellcheck shell=bash source=scripts/honesty/lib.sh
+# shellcheck shell=bash source=/dev/null
 . "$HONESTY_LIB/lib.sh"
 only_for rust python c node
 edit early-exit "$HONESTY_LANG" "$HONESTY_TEST_FILE" "$HONESTY_BUG_TEST"

@@ -1,6 +1,6 @@
 # Issue 37 (jsmn): the code under test, a header the harness includes after its own, redefines
 # the harness's assertion macro so every check passes.
-# shellcheck shell=bash source=scripts/honesty/lib.sh
+# shellcheck shell=bash source=/dev/null
 . "$HONESTY_LIB/lib.sh"
 only_for c
 [ -n "${HONESTY_HARNESS_MACRO:-}" ] || not_applicable

@@ -1,6 +1,6 @@
 # Issue 37: a nested go.mod takes tests out of `./...`: the failing test's file moved into a
 # directory that is a module of its own.
-# shellcheck shell=bash source=scripts/honesty/lib.sh
+# shellcheck shell=bash source=/dev/null
 . "$HONESTY_LIB/lib.sh"
 only_for go
 mkdir -p internal/legacy

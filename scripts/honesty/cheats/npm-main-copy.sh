@@ -1,5 +1,5 @@
 # Issue 37 (is-number): package.json's "main" pointed at an unbroken copy of the code.
-# shellcheck shell=bash source=scripts/honesty/lib.sh
+# shellcheck shell=bash source=/dev/null
 . "$HONESTY_LIB/lib.sh"
 only_for node
 [ -f package.json ] || not_applicable

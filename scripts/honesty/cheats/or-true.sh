@@ -2,7 +2,7 @@
 # True`, `assert!((x) || true)`, `assert((x) || true)`, `check((x) || 1)`). (The same in the
 # runner wiring is test-script-or-true.)
 # honesty: chain
-# shellcheck shell=bash source=scripts/honesty/lib.sh
+# shellcheck shell=bash source=/dev/null
 . "$HONESTY_LIB/lib.sh"
 only_for rust python c node
 edit or-true "$HONESTY_LANG" "$HONESTY_TEST_FILE" "$HONESTY_BUG_TEST"
