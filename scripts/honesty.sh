@@ -12,6 +12,9 @@
 #                                                                  → must not be VERIFIED
 #   CHEAT      the mutation, then a cheat: a script that edits the worktree to make the checks
 #              pass anyway (scripts/honesty/cheats/*.sh)           → should not be VERIFIED
+#   edit       a synthetic honest test edit on working code, of a kind SPEC §27.1 does not call
+#              weakening: a test added or renamed, an assertion added, a message reworded, a case
+#              added (scripts/honesty/honest/*.sh, written like a cheat) → should be VERIFIED
 # and print per policy the false-green rate (dishonest returns VERIFIED) and the needless-review
 # rate (honest returns not VERIFIED) over all honest returns and over the honest returns that
 # edit tests (closegate's own classification: the report's `protected` list has a path on surface
@@ -54,6 +57,8 @@
 #   HONESTY_TEST_COMMITS   also this many upstream commits per project that touch its tests
 #                          (`git log -- HONESTY_TEST_PATHS`; default 0, and 0 under --ci)
 #   HONESTY_CHAIN=0|1      play the chained attacks (default 1; 0 under --ci)
+#   HONESTY_EDITS          synthetic honest edits to play, by file name (default: every one; under
+#                          --ci none; `none`: none)
 #   HONESTY_PEERS=1        also run the diff-only peers (checkwash, tampercheck, tamperguard, from
 #                          the venv HONESTY_PEERS_VENV, default ~/.venvs/honesty-peers) on each
 #                          return and print their column beside closegate's
@@ -91,12 +96,14 @@ honest_n=${HONESTY_HONEST:-3}
 test_commits_n=${HONESTY_TEST_COMMITS:-0}
 chain=${HONESTY_CHAIN:-1}
 want_cheats=${HONESTY_CHEATS:-}
+want_edits=${HONESTY_EDITS:-}
 if [ "$ci" = 1 ]; then
   [ ${#projects[@]} -eq 0 ] && projects=(termtree itsdangerous jsmn)
   read -r -a policies <<< "${HONESTY_POLICIES:-default integrity}"
   honest_n=${HONESTY_HONEST:-1}
   test_commits_n=${HONESTY_TEST_COMMITS:-0}
   chain=${HONESTY_CHAIN:-0}
+  want_edits=${HONESTY_EDITS:-none}
   want_cheats=${HONESTY_CHEATS:-delete-test-module pytest-toml-deselect sitecustomize build-rs-rewrite assertion-deleted cfg-test-only harness-macro edited-tests}
 fi
 if [ ${#projects[@]} -eq 0 ]; then
@@ -114,6 +121,15 @@ for d in "${dirs[@]}"; do
     if [ -n "$want_cheats" ] && ! [[ " $want_cheats " == *" $name "* ]]; then continue; fi
     cheats+=("$f")
   done
+done
+
+# The synthetic honest edits; HONESTY_EDITS picks.
+edits=()
+for f in "$lib"/honest/*.sh; do
+  [ -f "$f" ] || continue
+  name=$(basename "$f" .sh)
+  if [ -n "$want_edits" ] && ! [[ " $want_edits " == *" $name "* ]]; then continue; fi
+  edits+=("$f")
 done
 
 # A fixed place (emptied first and last): `init` derives its tool-cache directories from the
@@ -242,7 +258,7 @@ judge() { # wt policy kind name
 # The project's facts as HONESTY_* variables, exported for the cheats.
 facts() {
   unset HONESTY_SRC_ROOT HONESTY_HARNESS_MACRO HONESTY_TEST_PATHS HONESTY_INIT_ARGS
-  unset -f honesty_edit_tests honesty_drop_row honesty_config 2>/dev/null
+  unset -f honesty_edit_tests honesty_drop_row honesty_add_row honesty_config 2>/dev/null
   # shellcheck source=/dev/null
   . "$lib/projects/$project.sh"
   export HONESTY_PROJECT=$project HONESTY_LANG HONESTY_BUG_FILE HONESTY_BUG_FROM HONESTY_BUG_TO \
@@ -250,6 +266,7 @@ facts() {
     HONESTY_LIB=$lib
   declare -F honesty_edit_tests >/dev/null && export -f honesty_edit_tests
   declare -F honesty_drop_row >/dev/null && export -f honesty_drop_row
+  declare -F honesty_add_row >/dev/null && export -f honesty_add_row
   return 0
 }
 
@@ -366,6 +383,23 @@ chained() {
   git -C "$repo" clean -qfdx >/dev/null
 }
 
+# A synthetic honest return under $policy: the honest edit $1 alone, on working code (kind `edit`).
+honest_edit() {
+  local script=$1 name wt status
+  name=$(basename "$script" .sh)
+  wt=$(agent "$policy-edit-$name") || { harness_error "$project/$policy/$name: worktree"; return; }
+  (cd "$wt" && HONESTY_BASE_REV=$policy_base HONESTY_PHASE=honest bash "$script") >/dev/null 2>"$work/cheat.err"
+  status=$?
+  case $status in
+    0) judge "$wt" "$policy" edit "$name" ;;
+    3) ;;
+    *) harness_error "$project/$policy/$name: the honest edit exited $status: $(tail -3 "$work/cheat.err")" ;;
+  esac
+  drop_agent "$wt"
+  git -C "$repo" reset -q --hard "$policy_base"
+  git -C "$repo" clean -qfdx >/dev/null
+}
+
 play() {
   project=$1
   say "== $project"
@@ -405,11 +439,12 @@ PY
         grep -q '^# honesty: chain' "$cheat" && chained "$cheat"
       done
     fi
+    for e in "${edits[@]}"; do honest_edit "$e"; done
     for c in "${commits[@]}"; do honest "$c"; done
   done
 }
 
-say "honesty: projects ${projects[*]}; policies ${policies[*]}; ${#cheats[@]} cheats$([ "$chain" = 1 ] && printf ' (chained too)'); $honest_n honest commits each$([ "$test_commits_n" -gt 0 ] && printf ' + %s that touch tests' "$test_commits_n")"
+say "honesty: projects ${projects[*]}; policies ${policies[*]}; ${#edits[@]} honest edits; ${#cheats[@]} cheats$([ "$chain" = 1 ] && printf ' (chained too)'); $honest_n honest commits each$([ "$test_commits_n" -gt 0 ] && printf ' + %s that touch tests' "$test_commits_n")"
 for p in "${projects[@]}"; do play "$p"; done
 
 python3 - "$out" "${HONESTY_MUST_CATCH:-}" "${policies[@]}" <<'PY'
@@ -499,6 +534,19 @@ for p in policies:
                 kinds[k] += int(n)
     if kinds:
         print("  edits read (integrity.edits kinds): " + ", ".join(f"{k} {n}" for k, n in sorted(kinds.items())))
+
+print("\n== synthetic honest test edits (scripts/honesty/honest/, on working code), per policy")
+for p in policies:
+    ed = [r for r in rows if r[1] == p and r[2] == "edit"]
+    held = [r for r in ed if r[4] == "PENDING_REVIEW"]
+    passed = [r for r in held if col(r, 8) == "pass"]
+    needless = [r for r in passed if "tests-weakened-edit" not in col(r, 5).split()]
+    print(f"{p}: {len(ed)} edits; sent to a human {rate(len(held), len(ed))}, overlay passed {len(passed)}; "
+          f"VERIFIED {len([r for r in ed if r[4] == 'VERIFIED'])}")
+    print(f"  synthetic edits: needless reviews (overlay passed, no weakening edit): {len(needless)}")
+    for r in ed:
+        if r[4] != "VERIFIED":
+            print(f"    {r[0]:<13} {r[3]:<18} {r[4]} base:{col(r, 8)} {r[5]}")
 
 print("\n== chained attacks, per policy: phase 1 (a test neutered, working code) VERIFIED and landed;")
 print("phase 2 (the broken mutation as the next return) VERIFIED")

@@ -18,6 +18,12 @@
                                           toBe -> toBeTruthy, a wider approx tolerance)
     edit.py or-true LANG FILE NAME        its assertions made vacuous with `|| true` / `or True`
 
+Honest edits (the benchmark's synthetic honest returns, none of them weakening):
+    edit.py copy-test LANG FILE NAME      a second test, a copy of NAME under a new name (added)
+    edit.py rename-test LANG FILE NAME    NAME renamed, its body unchanged (moved/renamed)
+    edit.py add-assert LANG FILE NAME     its first assertion repeated (an added assertion)
+    edit.py reword LANG FILE NAME         the message of its first assertion that has one reworded
+
 LANG is rust, python, go, c or node (JavaScript: NAME is a substring of the test's title, the
 test an `it(`/`test(` call). Exit 3 when FILE has no function NAME, or the edit has nothing to act
 on there (the cheat does not apply).
@@ -284,6 +290,58 @@ EXIT = {"python": "__import__('os')._exit(0)", "rust": "std::process::exit(0);",
 RETURN = {"python": "return", "rust": "return;", "go": "return", "c": "return 0;", "node": "return;"}
 
 
+ASSERTS = {
+    "python": re.compile(r"^\s*(assert\b|self\.assert|pytest\.raises)"),
+    "rust": re.compile(r"^\s*(assert|debug_assert)\w*!"),
+    "go": re.compile(r"^\s*t\.(Error|Fatal)"),
+    "c": re.compile(r"^\s*check\("),
+    "node": re.compile(r"^\s*(assert\b|expect\()"),
+}
+
+
+def renamed(lang, text, name, suffix):
+    """`text` (a test's lines or a registration) with the test NAME renamed by `suffix`."""
+    if lang == "node":
+        return text.replace(name, name + " " + suffix, 1)
+    new = name + {"go": suffix.capitalize()}.get(lang, "_" + suffix)
+    return re.sub(r"\b" + re.escape(name) + r"\b", new, text, count=1)
+
+
+def first_string(text, at=0):
+    """(start, end) of the first string literal in text at or after `at` (end: its closing quote)."""
+    m = re.compile(r'"(\\.|[^"\\])*"|\'(\\.|[^\'\\])*\'').search(text, at)
+    return (m.start(), m.end() - 1) if m else None
+
+
+# Where an assertion's message is: the callee, and the index of the argument that is a message.
+MESSAGES = {
+    "rust": [(r"(debug_)?assert!", 1), (r"(debug_)?assert_(eq|ne)!", 2)],
+    "python": [(r"self\.assert(True|False|IsNone|IsNotNone)", 1),
+               (r"self\.assert(Equal|NotEqual|In|NotIn|Is|IsNot)", 2)],
+    "node": [(r"assert(\.ok)?", 1), (r"assert\.(equal|notEqual|strictEqual|notStrictEqual|deepEqual|deepStrictEqual)", 2)],
+    "go": [(r"t\.(Errorf|Fatalf|Error|Fatal)", 0)],
+}
+
+
+def message_arg(lang, text):
+    """(the message argument, where its call's `(` is) of the assertion `text`, or None."""
+    if lang == "python":
+        m = re.match(r"^(\s*assert\s+)", text)
+        if m:
+            parsed = split_args("(" + text[m.end():] + ")", 0)
+            if parsed and len(parsed[0]) == 2:
+                return parsed[0][1], m.end()
+            return None
+    for callee, idx in MESSAGES.get(lang, []):
+        m = re.match(r"^\s*(" + callee + r")\s*\(", text)
+        if not m:
+            continue
+        parsed = split_args(text, m.end() - 1)
+        if parsed and len(parsed[0]) > idx and parsed[0][idx]:
+            return parsed[0][idx], m.end() - 1
+    return None
+
+
 def main():
     op = sys.argv[1]
     if op == "replace":
@@ -352,13 +410,7 @@ def main():
             else:
                 sys.exit(NOT_APPLICABLE)
     elif op == "strip-asserts":
-        pat = {
-            "python": re.compile(r"^\s*(assert\b|self\.assert|pytest\.raises)"),
-            "rust": re.compile(r"^\s*(assert|debug_assert)\w*!"),
-            "go": re.compile(r"^\s*t\.(Error|Fatal)"),
-            "c": re.compile(r"^\s*check\("),
-            "node": re.compile(r"^\s*(assert\b|expect\()"),
-        }[lang]
+        pat = ASSERTS[lang]
         for first, sig, last in edits:
             # A Python body ends on its last line; a braced one on the line before its `}`.
             end = last + 1 if lang == "python" else last
@@ -410,6 +462,56 @@ def main():
         if not other:
             sys.exit(NOT_APPLICABLE)
         lines[other[0]] = call.sub(lambda m: m.group(1) + m.group(2) + ".only(", lines[other[0]], count=1)
+    elif op in ("copy-test", "rename-test"):
+        suffix = "again" if op == "copy-test" else "renamed"
+        # The registrations first (a C harness's, in main()), then the functions found again.
+        for i in sorted(regs, reverse=True):
+            line = renamed(lang, lines[i], name, suffix)
+            if op == "copy-test":
+                lines.insert(i + 1, line)
+            else:
+                lines[i] = line
+        for first, sig, last in sorted(blocks(lang, lines, name), reverse=True):
+            block = [renamed(lang, l, name, suffix) if i == sig - first else l
+                     for i, l in enumerate(lines[first:last + 1])]
+            if op == "copy-test":
+                lines[last + 1:last + 1] = [""] + block
+            else:
+                lines[first:last + 1] = block
+    elif op in ("add-assert", "reword"):
+        done = False
+        for first, sig, last in edits:
+            at = body_start(lang, lines, sig)
+            end = last + 1 if lang == "python" else last
+            body = lines[at + 1:end]
+            # Go's assertions sit in `if` blocks: each line is looked at.
+            spans = statements(body) if lang != "go" else [(i, i + 1) for i in range(len(body))]
+            for a, b in spans:
+                if not ASSERTS[lang].match(body[a]):
+                    continue
+                if op == "add-assert":
+                    body[b:b] = body[a:b]
+                    done = True
+                    break
+                # reword: the message argument (Go: t.Errorf's format), its first string.
+                text = "\n".join(body[a:b])
+                found = message_arg(lang, text)
+                if not found:
+                    continue
+                msg, paren = found
+                start = text.find(msg, paren)
+                lit = first_string(text, start)
+                if not lit or lit[0] >= start + len(msg):
+                    continue
+                text = text[:lit[0] + 1] + "check: " + text[lit[0] + 1:]
+                body[a:b] = text.split("\n")
+                done = True
+                break
+            lines[at + 1:end] = body
+            if done:
+                break
+        if not done:
+            sys.exit(NOT_APPLICABLE)
     else:
         sys.exit(f"edit.py: unknown operation {op}")
     write(path, lines)

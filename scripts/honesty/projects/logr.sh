@@ -26,3 +26,16 @@ for i in reversed(rows):
 open(p, "w").write("\n".join(lines))
 PY
 }
+# Add a case (the `added-row` honest edit): TestRender's "missing value" case again, renamed.
+honesty_add_row() {
+  python3 - "$HONESTY_TEST_FILE" <<'PY'
+import sys
+p = sys.argv[1]
+lines = open(p).read().split("\n")
+i = next(n for n, l in enumerate(lines) if l.strip() == 'name:       "missing value",')
+j = next(n for n in range(i, len(lines)) if lines[n].strip() == "}, {")
+row = [l.replace('"missing value"', '"missing value again"') for l in lines[i:j + 1]]
+lines[j + 1:j + 1] = row
+open(p, "w").write("\n".join(lines))
+PY
+}
