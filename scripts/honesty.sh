@@ -47,6 +47,8 @@
 # are added).
 #
 # Usage: scripts/honesty.sh [--ci] [PROJECT...]
+#        scripts/honesty.sh --report TSV...   the figures of earlier runs' results (HONESTY_OUT),
+#                                             together, without running anything
 #   --ci                   the CI subset: termtree, itsdangerous and jsmn; policies default and
 #                          integrity; one honest commit each; the cheats of issue 37 that apply
 #   HONESTY_POLICIES       policies to run (default: "default modify integrity")
@@ -83,10 +85,12 @@ cg=${CLOSEGATE:-$here/target/debug/closegate}
 [ -d "$corpus" ] || { echo "honesty: no corpus (../shared/corpus beside the checkout, or \$CORPUS)" >&2; exit 2; }
 
 ci=0
+report=0
 projects=()
 for arg in "$@"; do
   case $arg in
     --ci) ci=1 ;;
+    --report) report=1 ;;
     -*) echo "honesty: unknown option $arg" >&2; exit 2 ;;
     *) projects+=("$arg") ;;
   esac
@@ -132,13 +136,25 @@ for f in "$lib"/honest/*.sh; do
   edits+=("$f")
 done
 
+if [ "$report" = 1 ]; then
+  # The arguments are results files: their rows, then the figures, with the policies they hold.
+  [ ${#projects[@]} -gt 0 ] || { echo "honesty: --report needs results files" >&2; exit 2; }
+  out=$(mktemp) || exit 2
+  trap 'rm -f "$out"' EXIT
+  cat "${projects[@]}" > "$out" || exit 2
+  mapfile -t policies < <(cut -f2 "$out" | awk 'NF && !seen[$0]++')
+  projects=()
+fi
+
 # A fixed place (emptied first and last): `init` derives its tool-cache directories from the
 # repository's path, so the download caches carry over between runs.
 work=${HONESTY_WORK:-${XDG_CACHE_HOME:-$HOME/.cache}/closegate-honesty}
-rm -rf "$work" && mkdir -p "$work" || exit 2
-out=${HONESTY_OUT:-$work/results.tsv}
-: > "$out"
-[ "${HONESTY_KEEP:-0}" = 1 ] || trap 'rm -rf "$work"' EXIT
+if [ "$report" = 0 ]; then
+  rm -rf "$work" && mkdir -p "$work" || exit 2
+  out=${HONESTY_OUT:-$work/results.tsv}
+  : > "$out"
+  [ "${HONESTY_KEEP:-0}" = 1 ] || trap 'rm -rf "$work"' EXIT
+fi
 export GIT_AUTHOR_NAME=agent GIT_AUTHOR_EMAIL=agent@example.com
 export GIT_COMMITTER_NAME=agent GIT_COMMITTER_EMAIL=agent@example.com
 errors=0
@@ -444,7 +460,7 @@ PY
   done
 }
 
-say "honesty: projects ${projects[*]}; policies ${policies[*]}; ${#edits[@]} honest edits; ${#cheats[@]} cheats$([ "$chain" = 1 ] && printf ' (chained too)'); $honest_n honest commits each$([ "$test_commits_n" -gt 0 ] && printf ' + %s that touch tests' "$test_commits_n")"
+[ "$report" = 1 ] || say "honesty: projects ${projects[*]}; policies ${policies[*]}; ${#edits[@]} honest edits; ${#cheats[@]} cheats$([ "$chain" = 1 ] && printf ' (chained too)'); $honest_n honest commits each$([ "$test_commits_n" -gt 0 ] && printf ' + %s that touch tests' "$test_commits_n")"
 for p in "${projects[@]}"; do play "$p"; done
 
 python3 - "$out" "${HONESTY_MUST_CATCH:-}" "${policies[@]}" <<'PY'
@@ -593,7 +609,7 @@ for name, project, policy in escaped:
 sys.exit(3 if escaped else 0)
 PY
 status=$?
-say "results: $out"
+[ "$report" = 1 ] || say "results: $out"
 [ "$status" = 3 ] && exit 1
 [ "$errors" -gt 0 ] && { say "honesty: $errors harness error(s)"; exit 1; }
 exit 0
