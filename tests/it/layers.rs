@@ -113,7 +113,7 @@ const CRATES: &[(&str, &[&str])] = &[
 /// `pub(crate)`, so the compiler says when code nothing calls is left behind.
 const API: &[&str] = &[
     "attest", "catalog", "census", "cli", "config", "contract", "doc", "finding", "gates", "globs",
-    "inputs", "ledger", "record", "render", "repo", "report", "sandbox", "term", "verdict",
+    "ledger", "record", "render", "repo", "report", "sandbox", "term", "verdict",
 ];
 
 const START: &str = "<!-- layers:start -->\n";
