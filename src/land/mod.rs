@@ -29,6 +29,7 @@ use crate::ledger::{Event, LandFields, Record};
 use crate::repo::Repo;
 use crate::repo::safety::BranchDeletion;
 use crate::report::{CheckRun, Report};
+use crate::teardown::Ending;
 use crate::verdict::{Book, Under};
 pub use compose::Strategy;
 use target::{Admitted, Target};
@@ -815,8 +816,8 @@ fn teardown_one(ctx: &Ctx, dir: std::path::PathBuf) -> Cleanup {
     };
     match crate::teardown::run(&request) {
         Ok(done) => {
-            let refused = match &done.report {
-                Some(report) if done.exit != 0 => report.codes(),
+            let refused = match (&done.report, done.ending()) {
+                (Some(report), Ending::Refused | Ending::Stopped) => report.codes(),
                 _ => Vec::new(),
             };
             Cleanup::TornDown {
