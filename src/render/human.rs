@@ -4,11 +4,13 @@
 //! `escape`, so a status document cannot drive the terminal; colour is applied only around it.
 
 use std::io::Write;
+use std::time::Duration;
 
 use console::Style;
 
 use super::escape;
 use crate::catalog::Code;
+use crate::date::{self, Grain};
 use crate::finding::{Finding, Gate, Severity, Verdict};
 use crate::report::{CheckRun, IntegrityRun, Report};
 
@@ -233,7 +235,7 @@ fn write_checks(checks: &[CheckRun], paint: Paint, out: &mut dyn Write) -> std::
         writeln!(
             out,
             "  {name:<width$}  {outcome}  {}{reused}",
-            duration(check.duration_ms)
+            date::duration(Duration::from_millis(check.duration_ms), Grain::Tenths)
         )?;
         if let Some(line) = census_line(check) {
             writeln!(out, "  {:width$}  {line}", "")?;
@@ -348,15 +350,6 @@ fn write_sandbox(sandbox: Option<&str>, out: &mut dyn Write) -> std::io::Result<
         Some(_) => "sandbox: none (no sandbox could be set up)",
     };
     writeln!(out, "{line}")
-}
-
-/// `850ms` below a second, else `12.3s`.
-fn duration(ms: u64) -> String {
-    if ms < 1000 {
-        format!("{ms}ms")
-    } else {
-        format!("{:.1}s", ms as f64 / 1000.0)
-    }
 }
 
 /// The first seven characters of a commit id (escaped: the id may come from the agent).
