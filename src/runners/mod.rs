@@ -23,6 +23,7 @@ mod prove;
 mod pytest;
 mod tap;
 mod task;
+pub mod testdiff;
 mod unittest;
 mod vitest;
 

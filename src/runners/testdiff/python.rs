@@ -1,0 +1,467 @@
+//! Python tests: a `def test*` at module level or in a class named `Test*` or deriving from a
+//! `*TestCase`, named `Class::test_x`. The lexer turns indentation into synthetic `{`/`}` tokens
+//! and logical line ends into `;` (brackets, backslashes and triple-quoted strings joining lines),
+//! so blocks are matched like braces; a dedent to no outer level is a syntax error. Assertions
+//! are `assert` statements, `self.assert*(…)` calls and `pytest.raises`; skips, `xfail`,
+//! `expectedFailure`, `exit`, `or True`, `suppress(…)` and an `except` that swallows an
+//! assertion are markers; `parametrize` lists are rows.
+
+use std::ops::Range;
+
+use super::lex::{Src, Tk, Tok, at, ident_end, number_end};
+use super::unit::{self, Form, Found, Lang, Marker, Parts, build, expr_form, number, outside};
+use super::{OUTSIDE, Parsed};
+
+/// Operators read as one token, longest first.
+const OPS: [&str; 14] = [
+    "**=", "//=", "->", ":=", "==", "!=", "<=", ">=", "**", "//", "+=", "-=", "*=", "/=",
+];
+
+struct Python;
+
+/// Reads a Python file's tests.
+pub(crate) fn parse(text: &str) -> Result<Parsed, String> {
+    let s = Src::new(text, lex(text)?)?;
+    let mut found = Vec::new();
+    let mut decorators: Vec<Range<usize>> = Vec::new();
+    for st in statements(&s, 0..s.toks.len()) {
+        let head = skip_async(&s, st.start);
+        if s.is(st.start, "@") {
+            decorators.push(st);
+            continue;
+        }
+        let decorated = std::mem::take(&mut decorators);
+        if s.is(head, "def") && s.t(head + 1).starts_with("test") {
+            found.push(test(&s, st, &decorated, "", Vec::new()));
+        } else if s.is(head, "class") && is_test_class(&s, head) {
+            let markers: Vec<Marker> = decorated
+                .iter()
+                .filter_map(|d| decorator_marker(&s, d.clone()))
+                .collect();
+            methods(&s, head, st, &markers, &mut found);
+        }
+    }
+    let taken: Vec<Range<usize>> = found.iter().map(|p| p.spans[0].clone()).collect();
+    let rest = Parts::new(OUTSIDE, outside(s.toks.len(), &taken));
+    Ok(Parsed {
+        outside: build(&s, &Python, rest),
+        tests: found.into_iter().map(|p| build(&s, &Python, p)).collect(),
+    })
+}
+
+/// The index past an `async` at `i`.
+fn skip_async(s: &Src, i: usize) -> usize {
+    if s.is(i, "async") { i + 1 } else { i }
+}
+
+/// The test methods of the class whose `class` is at `head`, its statement `st`.
+fn methods(s: &Src, head: usize, st: Range<usize>, inherited: &[Marker], found: &mut Vec<Parts>) {
+    let Some(open) = (head..st.end).find(|&k| s.is(k, "{") && s.toks[k].start == s.toks[k].end)
+    else {
+        return;
+    };
+    let class = s.t(head + 1);
+    let mut decorators = Vec::new();
+    for m in statements(s, open + 1..s.end_of(open)) {
+        if s.is(m.start, "@") {
+            decorators.push(m);
+            continue;
+        }
+        let decorated = std::mem::take(&mut decorators);
+        let def = skip_async(s, m.start);
+        if s.is(def, "def") && s.t(def + 1).starts_with("test") {
+            found.push(test(s, m, &decorated, class, inherited.to_vec()));
+        }
+    }
+}
+
+/// Whether the class at `head` holds tests.
+fn is_test_class(s: &Src, head: usize) -> bool {
+    let name = s.t(head + 1);
+    let bases = if s.is(head + 2, "(") {
+        head + 3..s.end_of(head + 2)
+    } else {
+        0..0
+    };
+    name.starts_with("Test")
+        || bases
+            .clone()
+            .any(|k| s.ident(k) && s.t(k).ends_with("TestCase"))
+}
+
+/// The parts of the test whose statement is `st`, with its decorators.
+fn test(
+    s: &Src,
+    st: Range<usize>,
+    decorators: &[Range<usize>],
+    class: &str,
+    markers: Vec<Marker>,
+) -> Parts {
+    let def = skip_async(s, st.start);
+    let start = decorators.first().map_or(st.start, |d| d.start);
+    let rows = decorators
+        .iter()
+        .flat_map(|d| parametrized(s, d.clone()))
+        .collect();
+    let name = s.t(def + 1);
+    Parts {
+        name: if class.is_empty() {
+            name.to_string()
+        } else {
+            format!("{class}::{name}")
+        },
+        spans: std::iter::once(start..st.end).collect(),
+        skip: vec![def + 1],
+        markers,
+        rows,
+    }
+}
+
+/// The rows of a `parametrize` decorator at `d` whose list is not already read as a table.
+fn parametrized(s: &Src, d: Range<usize>) -> Vec<Range<usize>> {
+    let Some(p) = d
+        .clone()
+        .find(|&k| s.is(k, "parametrize") && s.is(k + 1, "("))
+    else {
+        return Vec::new();
+    };
+    let args = s.elements(p + 1);
+    match args.get(1) {
+        Some(list) if matches!(s.t(list.start), "[" | "(") && !unit::is_table(s, list.start) => {
+            s.elements(list.start)
+        }
+        _ => Vec::new(),
+    }
+}
+
+/// The marker a class decorator at `d` carries.
+fn decorator_marker(s: &Src, d: Range<usize>) -> Option<Marker> {
+    d.clone().find_map(|k| Python.marker(s, k, &[]))
+}
+
+/// The statements in `r`: each to its `;`, a block following it included.
+fn statements(s: &Src, r: Range<usize>) -> Vec<Range<usize>> {
+    let mut out = Vec::new();
+    let mut i = r.start;
+    while i < r.end {
+        let start = i;
+        while i < r.end && !s.is(i, ";") {
+            i = s.end_of(i) + 1;
+        }
+        i += 1;
+        if i < r.end && s.is(i, "{") && s.toks[i].start == s.toks[i].end {
+            i = s.end_of(i) + 1;
+        }
+        out.push(start..i.min(r.end));
+    }
+    out
+}
+
+/// The end of the statement at `i` (its `;`).
+fn statement_end(s: &Src, mut i: usize) -> usize {
+    while i < s.toks.len() && !s.is(i, ";") {
+        i = s.end_of(i) + 1;
+    }
+    i
+}
+
+/// Exact comparisons of `unittest`.
+const EXACT: [&str; 13] = [
+    "assertEqual",
+    "assertEquals",
+    "assertIs",
+    "assertIsNone",
+    "assertListEqual",
+    "assertDictEqual",
+    "assertTupleEqual",
+    "assertSetEqual",
+    "assertSequenceEqual",
+    "assertMultiLineEqual",
+    "assertCountEqual",
+    "assertRaises",
+    "assertRaisesRegex",
+];
+
+impl Lang for Python {
+    fn assertion(&self, s: &Src, i: usize) -> Option<Found> {
+        if s.is(i, "assert") && (i == 0 || matches!(s.t(i - 1), ";" | "{" | "}" | ":")) {
+            let end = statement_end(s, i);
+            let mut expr_end = i + 1;
+            while expr_end < end && !s.is(expr_end, ",") {
+                expr_end = s.end_of(expr_end) + 1;
+            }
+            return Some(Found {
+                end,
+                ..expr_form(s, i + 1..expr_end.min(end), false)
+            });
+        }
+        let call = if s.ident(i) && s.is(i + 1, ".") && is_assert_name(s.t(i + 2)) {
+            i + 2
+        } else if s.ident(i) && is_assert_name(s.t(i)) && !s.is(i.wrapping_sub(1), ".") {
+            i
+        } else if s.is(i, "pytest") && s.is(i + 1, ".") && s.is(i + 2, "raises") {
+            i + 2
+        } else {
+            return None;
+        };
+        s.is(call + 1, "(").then_some(())?;
+        let args = s.elements(call + 1);
+        let first = args.first().cloned().unwrap_or(call + 2..call + 2);
+        let name = s.t(call);
+        let form = if name.starts_with("assertAlmostEqual") || name == "assertAlmostEquals" {
+            Form::Tolerance(almost_width(s, &args))
+        } else if EXACT.contains(&name) || name == "raises" {
+            Form::Exact
+        } else if matches!(
+            name,
+            "assertTrue" | "assertFalse" | "assert_" | "failUnless" | "failIf"
+        ) {
+            return Some(Found {
+                end: s.end_of(call + 1) + 1,
+                ..expr_form(s, first, false)
+            });
+        } else if name == "assertIsNotNone" {
+            Form::Truthy
+        } else {
+            Form::Bound
+        };
+        Some(Found::call(s.end_of(call + 1) + 1, form, &args, 0))
+    }
+
+    fn marker(&self, s: &Src, i: usize, starts: &[usize]) -> Option<Marker> {
+        let t = s.t(i);
+        let next2 = s.t(i + 2);
+        let dotted = s.is(i + 1, ".");
+        let shown = match t {
+            "mark" if dotted && matches!(next2, "skip" | "skipif" | "xfail") => {
+                format!("`pytest.mark.{next2}`")
+            }
+            "unittest" if dotted && (next2.starts_with("skip") || next2 == "expectedFailure") => {
+                format!("`unittest.{next2}`")
+            }
+            "pytest" if dotted && matches!(next2, "skip" | "xfail" | "exit") => {
+                format!("`pytest.{next2}()`")
+            }
+            "skipTest" | "SkipTest" | "expectedFailure" => format!("`{t}`"),
+            "sys" if dotted && next2 == "exit" => "`sys.exit`".to_string(),
+            "os" if dotted && next2 == "_exit" => "`os._exit`".to_string(),
+            "exit" | "quit" if s.is(i + 1, "(") && !s.is(i.wrapping_sub(1), ".") => {
+                format!("`{t}()`")
+            }
+            "or" if s.is(i + 1, "True") => "`or True`".to_string(),
+            "suppress" if s.is(i + 1, "(") => "`suppress(…)`".to_string(),
+            "except" if swallows(s, i, starts) => {
+                "catch-all `except` around an assertion".to_string()
+            }
+            _ => return None,
+        };
+        Some(Marker::new(shown))
+    }
+}
+
+/// Whether `name` is a `unittest` assertion.
+fn is_assert_name(name: &str) -> bool {
+    name.starts_with("assert") && name.len() > 6 || matches!(name, "failUnless" | "failIf")
+}
+
+/// The width of an `assertAlmostEqual`: `delta=`, else 10^-`places` (7 by default).
+fn almost_width(s: &Src, args: &[Range<usize>]) -> f64 {
+    let value = |kw: &str| {
+        args.iter()
+            .find(|a| s.is(a.start, kw) && s.is(a.start + 1, "="))
+            .and_then(|a| number(s.t(a.start + 2)))
+    };
+    if let Some(delta) = value("delta") {
+        return delta;
+    }
+    let places = value("places").or_else(|| args.get(2).and_then(|a| number(s.t(a.start))));
+    10f64.powf(-places.unwrap_or(7.0))
+}
+
+/// Whether the `except` at `i` catches everything an assertion raises after a `try` block that
+/// asserts, and neither re-raises nor asserts itself.
+fn swallows(s: &Src, i: usize, starts: &[usize]) -> bool {
+    let Some(prev) = i.checked_sub(1) else {
+        return false;
+    };
+    let open = s.start_of(prev);
+    let tried =
+        s.is(prev, "}") && open >= 3 && s.is(open - 3, "try") && unit::guards(s, open, starts);
+    let colon = (i + 1..s.toks.len())
+        .find(|&k| s.is(k, ":"))
+        .unwrap_or(s.toks.len());
+    let caught = i + 1..colon;
+    let all = caught.is_empty()
+        || caught
+            .clone()
+            .any(|k| matches!(s.t(k), "Exception" | "BaseException" | "AssertionError"));
+    let body_end = if s.is(colon + 2, "{") {
+        s.end_of(colon + 2)
+    } else {
+        statement_end(s, colon)
+    };
+    let reraises = (colon..body_end).any(|k| s.is(k, "raise") || starts.contains(&k));
+    tried && all && !reraises
+}
+
+/// The tokens of Python source `text`: indentation as synthetic `{`/`}`, line ends as `;`.
+fn lex(text: &str) -> Result<Vec<Tok<'_>>, String> {
+    let src = text.as_bytes();
+    let mut lx = Lexer {
+        text,
+        out: Vec::new(),
+        indents: vec![0],
+        depth: 0,
+    };
+    let mut i = 0;
+    let mut line_start = true;
+    while i < src.len() {
+        if line_start && lx.depth == 0 {
+            i = lx.indent(i)?;
+            line_start = false;
+            continue;
+        }
+        let c = src[i];
+        match c {
+            b'\n' => {
+                if lx.depth == 0 {
+                    lx.end_line(i);
+                    line_start = true;
+                }
+                i += 1;
+            }
+            b' ' | b'\t' | b'\r' | 0x0c => i += 1,
+            b'#' => i = memchr::memchr(b'\n', &src[i..]).map_or(src.len(), |n| i + n),
+            b'\\' if matches!(at(src, i + 1), b'\n' | b'\r') => i += 2,
+            _ => i = lx.token(i)?,
+        }
+    }
+    lx.end_line(src.len());
+    while lx.indents.len() > 1 {
+        lx.indents.pop();
+        lx.synth("}", src.len());
+    }
+    Ok(lx.out)
+}
+
+struct Lexer<'a> {
+    text: &'a str,
+    out: Vec<Tok<'a>>,
+    indents: Vec<usize>,
+    depth: usize,
+}
+
+impl<'a> Lexer<'a> {
+    fn synth(&mut self, text: &'static str, at: usize) {
+        self.out.push(Tok {
+            kind: Tk::Punct,
+            text,
+            start: at,
+            end: at,
+        });
+    }
+
+    fn end_line(&mut self, at: usize) {
+        if self
+            .out
+            .last()
+            .is_some_and(|t| !(t.text == ";" || t.start == t.end))
+        {
+            self.synth(";", at);
+        }
+    }
+
+    /// Reads the indentation of the line at `i`: the index of its first token.
+    fn indent(&mut self, i: usize) -> Result<usize, String> {
+        let src = self.text.as_bytes();
+        let (mut j, mut col) = (i, 0);
+        while j < src.len() && matches!(src[j], b' ' | b'\t' | 0x0c) {
+            col = if src[j] == b'\t' {
+                col / 8 * 8 + 8
+            } else {
+                col + 1
+            };
+            j += 1;
+        }
+        if j >= src.len() || matches!(src[j], b'\n' | b'\r' | b'#') {
+            return Ok(memchr::memchr(b'\n', &src[j..]).map_or(src.len(), |n| j + n + 1));
+        }
+        let top = *self.indents.last().unwrap_or(&0);
+        if col > top {
+            self.indents.push(col);
+            self.synth("{", j);
+        }
+        while col < *self.indents.last().unwrap_or(&0) {
+            self.indents.pop();
+            self.synth("}", j);
+        }
+        if col != *self.indents.last().unwrap_or(&0) {
+            return Err("an indentation that matches no outer level".into());
+        }
+        Ok(j)
+    }
+
+    /// Reads the token at `i`; the index past it.
+    fn token(&mut self, i: usize) -> Result<usize, String> {
+        let src = self.text.as_bytes();
+        let c = src[i];
+        let (kind, end) = if let Some(end) = string_at(src, i)? {
+            (Tk::Str, end)
+        } else if c.is_ascii_digit() || (c == b'.' && at(src, i + 1).is_ascii_digit()) {
+            (Tk::Num, number_end(src, i))
+        } else if c == b'_' || c.is_ascii_alphabetic() || c >= 0x80 {
+            (Tk::Ident, ident_end(src, i))
+        } else {
+            let len = OPS
+                .iter()
+                .find(|op| src[i..].starts_with(op.as_bytes()))
+                .map_or(1, |op| op.len());
+            match c {
+                b'(' | b'[' | b'{' => self.depth += 1,
+                b')' | b']' | b'}' => self.depth = self.depth.saturating_sub(1),
+                _ => {}
+            }
+            (Tk::Punct, i + len)
+        };
+        let text = self
+            .text
+            .get(i..end)
+            .ok_or("a token that splits a character")?;
+        self.out.push(Tok {
+            kind,
+            text,
+            start: i,
+            end,
+        });
+        Ok(end)
+    }
+}
+
+/// A string literal at `i` (with a prefix like `r`, `b`, `f`, `rb`): its end, if one starts.
+fn string_at(src: &[u8], i: usize) -> Result<Option<usize>, String> {
+    if i > 0 && (src[i - 1] == b'_' || src[i - 1].is_ascii_alphanumeric()) {
+        return Ok(None);
+    }
+    let prefix = src[i..]
+        .iter()
+        .take_while(|b| b"rRbBuUfF".contains(b))
+        .count();
+    let q = at(src, i + prefix);
+    if prefix > 2 || !(q == b'"' || q == b'\'') {
+        return Ok(None);
+    }
+    let start = i + prefix;
+    let triple = src[start..].starts_with(&[q, q, q]);
+    let mut k = start + if triple { 3 } else { 1 };
+    while k < src.len() {
+        match src[k] {
+            b'\\' => k += 2,
+            b'\n' if !triple => return Err("a string that never ends".into()),
+            b if b == q && (!triple || src[k..].starts_with(&[q, q, q])) => {
+                return Ok(Some(k + if triple { 3 } else { 1 }));
+            }
+            _ => k += 1,
+        }
+    }
+    Err("a string that never ends".into())
+}
