@@ -292,6 +292,9 @@ pub struct Config {
     /// Surfaces marked `[protected.integrity] <surface> = true`: run on the overlays of SPEC §23
     /// beside `tests` (and every surface whose policy is `integrity`).
     pub integrity: Vec<String>,
+    /// `[protected.integrity] fail_to_pass = true`: run the reverse overlay (the new tests on the
+    /// base's code) and hold a return none of whose new tests fails there (SPEC §27.1).
+    pub fail_to_pass: bool,
 }
 
 impl Default for Config {
@@ -317,6 +320,7 @@ impl Default for Config {
             wiring: Globs::paths(&wiring_names()).expect("built-in globs are valid"),
             folds_case: false,
             integrity: Vec::new(),
+            fail_to_pass: false,
         }
     }
 }
@@ -551,7 +555,8 @@ impl Config {
         }
     }
 
-    /// `[protected.integrity]`: `<surface> = true | false`, each naming a known surface.
+    /// `[protected.integrity]`: `<surface> = true | false`, each naming a known surface, and
+    /// `fail_to_pass = true | false` (SPEC §27.1).
     fn set_integrity(
         &mut self,
         value: &Value,
@@ -566,6 +571,12 @@ impl Config {
         })?;
         for (name, on) in table {
             let key = format!("protected.integrity.{name}");
+            if name == "fail_to_pass" {
+                self.fail_to_pass = on
+                    .as_bool()
+                    .ok_or_else(|| wrong_type(&key, "true or false", on))?;
+                continue;
+            }
             if !index.contains_key(name) {
                 bail!("unknown key `{key}`: no protected surface `{name}`");
             }

@@ -4,8 +4,10 @@
 //!
 //! The base's runs are the ones `gates/integrity.rs` makes on the merge base's own tree (keyed
 //! like every run, so one run per base commit and configuration serves every agent, SPEC §19);
-//! the censuses themselves are read by `crate::census` from each run's whole output and kept in
+//! the censuses themselves are read by `crate::runners::census` from each run's whole output and kept in
 //! the record with the result.
+
+use std::collections::BTreeSet;
 
 use git2::Oid;
 
@@ -26,14 +28,31 @@ pub fn wanted(config: &Config, report: &Report, i: usize) -> bool {
     on && report.checks.get(i).is_some_and(|r| !r.timed_out)
 }
 
+/// What decides whether a base test missing from the commit's run is gone (SPEC §27.1).
+pub struct Evidence<'a> {
+    /// The names of the tests the diff shows moved or renamed with their body: a missing id
+    /// ending in one of them is the same test.
+    pub moved: Vec<String>,
+    /// The base ids of check `i` that a second run of the base's own tree does not pass again
+    /// (asked only when an id is missing): they name no test that stays.
+    pub unstable: &'a dyn Fn(usize) -> BTreeSet<String>,
+    /// Test paths changed and the overlay passed every base test: a test missing from the
+    /// commit's own run is a dropped test for the edit rule, not `tests-missing`.
+    pub dropped_instead: bool,
+}
+
 /// Compare each check's census with its run on the merge base (`base_runs`: the runs made there,
-/// by the check's index), fill the report's `census` entries and add `tests-missing`.
+/// by the check's index), fill the report's `census` entries and add `tests-missing` — or, with
+/// [`Evidence::dropped_instead`], return the missing ids as dropped tests. Ids are paired by
+/// identity or by a move the diff shows, never by their shape.
 pub fn judge(
     config: &Config,
     merge_base: Oid,
     base_runs: &[(usize, CheckRun)],
+    evidence: &Evidence<'_>,
     report: &mut Report,
-) {
+) -> Vec<String> {
+    let mut dropped = Vec::new();
     let short = &merge_base.to_string()[..12];
     let mut findings = Vec::new();
     for (i, spec) in config.checks.iter().enumerate() {
@@ -48,10 +67,15 @@ pub fn judge(
                 continue;
             }
         };
-        let Some(c) = crate::runners::census::compare(&spec.census, b, c) else {
+        let Some(mut c) = crate::runners::census::compare(&spec.census, b, c) else {
             run.census_note = Some("the merge base's run shows no test runner closegate reads");
             continue;
         };
+        set_aside(&mut c, |id| moved(&evidence.moved, id));
+        if !c.missing.is_empty() {
+            let unstable = (evidence.unstable)(i);
+            set_aside(&mut c, |id| unstable.contains(id));
+        }
         run.census = Some(Census {
             runner: c.runner(),
             base: c.base,
@@ -63,7 +87,9 @@ pub fn judge(
                 .cloned()
                 .collect(),
         });
-        if c.missing_count > 0 {
+        if c.missing_count > 0 && evidence.dropped_instead && !c.missing.is_empty() {
+            dropped.extend(c.missing.iter().cloned());
+        } else if c.missing_count > 0 {
             findings.push(Finding::new(
                 Code::TestsMissing,
                 message(&spec.name, short, &c),
@@ -71,6 +97,33 @@ pub fn judge(
         }
     }
     report.add_gate(Gate::Checks, findings);
+    dropped
+}
+
+/// Take the missing ids `keep_out` holds out of the comparison.
+fn set_aside(c: &mut Compared, keep_out: impl Fn(&str) -> bool) {
+    let before = c.missing.len();
+    c.missing.retain(|id| !keep_out(id));
+    let gone = u64::try_from(before - c.missing.len()).unwrap_or(u64::MAX);
+    c.missing_count = c.missing_count.saturating_sub(gone);
+}
+
+/// Whether census id `id` names a test the diff shows moved.
+fn moved(moved: &[String], id: &str) -> bool {
+    moved.iter().any(|name| names(id, name))
+}
+
+/// Whether census id `id` names the test called `test`: it is the id, or ends in it after a
+/// separator (`tests/t.py::test_a`, `crate::tests::a`, `suite > adds`).
+/// The reader writes a method `Class::method`; unittest's ids write it `module.Class.method`.
+pub fn names(id: &str, test: &str) -> bool {
+    let ends = |test: &str| {
+        !test.is_empty()
+            && id.strip_suffix(test).is_some_and(|head| {
+                head.is_empty() || head.ends_with([':', '.', '/', ' ', '>', '#'])
+            })
+    };
+    ends(test) || (test.contains("::") && ends(&test.replace("::", ".")))
 }
 
 /// The censuses of the base's run and the commit's, or why there is no comparison.

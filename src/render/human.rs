@@ -272,10 +272,11 @@ fn census_line(check: &CheckRun) -> Option<String> {
 /// base's own tree, each with its checks' outcomes.
 fn write_integrity(report: &Report, out: &mut dyn Write) -> std::io::Result<()> {
     let runs = &report.integrity.checks;
-    if runs.is_empty() {
+    if runs.is_empty() && report.integrity.edits.is_empty() {
         return Ok(());
     }
     writeln!(out, "\nintegrity")?;
+    write_edits(report, out)?;
     let i = &report.integrity;
     let kinds = [
         ("overlay", "base_tests", i.base_tests),
@@ -314,6 +315,34 @@ fn write_integrity(report: &Report, out: &mut dyn Write) -> std::io::Result<()> 
             integrity_what(on),
             outcomes.join("; ")
         )?;
+    }
+    Ok(())
+}
+
+/// One line per edited test (SPEC §27.1): its kind, file and name, and what the reader saw; then
+/// the base tests the contract expected to change.
+fn write_edits(report: &Report, out: &mut dyn Write) -> std::io::Result<()> {
+    for edit in &report.integrity.edits {
+        let detail = match edit.detail.as_str() {
+            "" => String::new(),
+            d => format!(": {}", escape(d)),
+        };
+        writeln!(
+            out,
+            "  {:<16} {} {}{detail}",
+            edit.kind,
+            escape(&edit.path),
+            escape(&edit.test)
+        )?;
+    }
+    if !report.integrity.expect_changed.is_empty() {
+        let ids: Vec<String> = report
+            .integrity
+            .expect_changed
+            .iter()
+            .map(|i| escape(i))
+            .collect();
+        writeln!(out, "  expect_changed   {}", ids.join(", "))?;
     }
     Ok(())
 }

@@ -21,6 +21,7 @@ mod contracts;
 mod demo;
 mod doc;
 mod escrow;
+mod evidence;
 mod explain;
 mod first_contact;
 mod fixture;
