@@ -162,17 +162,32 @@ fn overlays(
             report,
         );
     }
-    let reverse_runs = match (reverse, reverse_checked) {
-        (Some(rev), Some(checked)) => Some(keep(report, "reverse-overlay", rev.tree, checked)),
-        (Some(rev), None) if Some(rev.tree) == commit_tree => {
-            Some(passed.iter().map(|&i| report.checks[i].clone()).collect())
-        }
-        _ => None,
-    };
-    if let Some(runs) = reverse_runs {
-        reverse_overlay(ctx, passed, &runs, red, report);
-    }
+    let same_as_commit = reverse
+        .as_ref()
+        .is_some_and(|r| Some(r.tree) == commit_tree);
+    let reverse = reverse.map(|r| r.tree).zip(Some(reverse_checked));
+    reverse_part(ctx, passed, reverse, same_as_commit, red, report);
     Ok(every_base_test)
+}
+
+/// The reverse overlay's runs kept and judged (its own, or the commit's when it is the commit's
+/// own tree).
+fn reverse_part(
+    ctx: &Ctx<'_>,
+    passed: &[usize],
+    reverse: Option<(Oid, Option<Checked>)>,
+    same_as_commit: bool,
+    red: bool,
+    report: &mut Report,
+) {
+    let runs = match reverse {
+        Some((tree, Some(checked))) => keep(report, "reverse-overlay", tree, checked),
+        Some((_, None)) if same_as_commit => {
+            passed.iter().map(|&i| report.checks[i].clone()).collect()
+        }
+        _ => return,
+    };
+    reverse_overlay(ctx, passed, &runs, red, report);
 }
 
 /// The base ids each check's census cannot hold to (SPEC §27.1, §27.2): those a second run of

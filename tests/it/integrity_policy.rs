@@ -58,7 +58,11 @@ fn refused(attack: (i32, Value), path: &str) {
     let (code, report) = attack;
     assert_eq!(report["integrity"]["base_tests"], "pass", "{report}");
     // SPEC §27.1: the reverse overlay runs only when asked (`fail_to_pass`).
-    assert_eq!(report["integrity"]["new_tests_on_base"], Value::Null, "{report}");
+    assert_eq!(
+        report["integrity"]["new_tests_on_base"],
+        Value::Null,
+        "{report}"
+    );
     assert_eq!(severity(&report, path), "review", "{path}: {report}");
     assert_eq!(
         severity(&report, "tests/sub_test.sh"),
@@ -223,7 +227,11 @@ fn a_mode_change_or_a_symlink_needs_a_human() {
     claim(&s.wt, id);
     let (code, report) = check(&s.wt);
     assert_eq!(report["integrity"]["base_tests"], "pass", "{report}");
-    assert_eq!(report["integrity"]["new_tests_on_base"], Value::Null, "{report}");
+    assert_eq!(
+        report["integrity"]["new_tests_on_base"],
+        Value::Null,
+        "{report}"
+    );
     assert_eq!(severity(&report, "tests/add_test.sh"), "review", "{report}");
     assert_eq!(
         severity(&report, "tests/link_test.sh"),

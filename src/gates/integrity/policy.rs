@@ -40,20 +40,67 @@ pub fn apply(
 ) -> Result<()> {
     let i = &report.integrity;
     let reverse_ok = !ctx.fail_to_pass() || i.new_tests_on_base == Some("fail");
-    if red || i.base_tests != Some("pass") || !reverse_ok {
+    let held = if red {
+        Some("a check fails on the merge base too, so the overlay proves nothing")
+    } else if i.base_tests != Some("pass") {
+        Some("the base's own tests do not pass on this code (see `tests-weakened`)")
+    } else if !reverse_ok {
+        Some("no new test fails on the base's code, and `fail_to_pass` asks for one")
+    } else {
+        None
+    };
+    if let Some(why) = held {
+        hold(ctx, report, |_| Some(why.to_string()));
         return Ok(());
     }
+    let verdicts = verdicts(ctx, changed, edits)?;
+    hold(ctx, report, |path| {
+        let found = verdicts.iter().find(|(t, _)| *t == path);
+        found.map_or(Some(String::new()), |(_, why)| why.clone())
+    });
+    let_through(ctx, changed, &verdicts, report);
+    Ok(())
+}
+
+/// Why each changed path is held (`None`: rules (b) and (c) let it through); two paths that
+/// print alike (`\xff` written out, and the byte) pass only together.
+fn verdicts<'c>(
+    ctx: &Ctx<'_>,
+    changed: &'c [Changed],
+    edits: &Edits,
+) -> Result<Vec<(&'c str, Option<String>)>> {
     let wiring = Wiring::read(ctx.repo, ctx.merge_base, ctx.claimed.commit)?;
-    let mut passed_paths = Vec::new();
-    // Two paths that print alike (`\xff` written out, and the byte) pass only together.
-    let mut verdicts: Vec<(&str, bool)> = Vec::new();
+    let mut verdicts: Vec<(&str, Option<String>)> = Vec::new();
     for c in changed {
-        let ok = edits.clean(&c.bytes) && lets_through(ctx, &wiring, c)?;
+        let why = match edits.unreadable_why(&c.bytes) {
+            Some(why) => Some(format!("the test-diff reader could not read it: {why}")),
+            None if !edits.clean(&c.bytes) => {
+                Some("an edit weakens a test (see `tests-weakened-edit`)".to_string())
+            }
+            None if !lets_through(ctx, &wiring, c)? => Some(
+                "it is runner wiring, a mode or type change, or code that tests whether it runs \
+                 under test"
+                    .to_string(),
+            ),
+            None => None,
+        };
         match verdicts.iter_mut().find(|(t, _)| *t == c.text) {
-            Some((_, all)) => *all &= ok,
-            None => verdicts.push((&c.text, ok)),
+            Some((_, held)) => *held = held.take().or(why),
+            None => verdicts.push((&c.text, why)),
         }
     }
+    Ok(verdicts)
+}
+
+/// Turn the `protected-surface` findings of the paths let through into warnings, on surfaces
+/// under policy `integrity` only (a graded input, on `ci`, never is).
+fn let_through(
+    ctx: &Ctx<'_>,
+    changed: &[Changed],
+    verdicts: &[(&str, Option<String>)],
+    report: &mut Report,
+) {
+    let mut passed_paths = Vec::new();
     for finding in &mut report.findings {
         let Some(path) = finding.path.as_deref() else {
             continue;
@@ -61,19 +108,8 @@ pub fn apply(
         if finding.code != Code::ProtectedSurface || finding.severity != Severity::Review {
             continue;
         }
-        match verdicts.iter().find(|(t, _)| *t == path) {
-            Some((_, false)) => {
-                let bytes = path_bytes(changed, path);
-                if let Some(why) = edits.unreadable_why(bytes) {
-                    finding.message = format!(
-                        "{} (the test-diff reader could not read it: {why}; a human reads the edit)",
-                        finding.message
-                    );
-                }
-                continue;
-            }
-            None => continue,
-            Some((_, true)) => {}
+        if !matches!(verdicts.iter().find(|(t, _)| *t == path), Some((_, None))) {
+            continue;
         }
         // The change as the protected gate reported it, on surfaces under policy `integrity`
         // only (a graded input, on `ci`, never is).
@@ -97,43 +133,32 @@ pub fn apply(
         );
         passed_paths.push(path.to_string());
     }
+    report.protected.retain(|p| !passed_paths.contains(&p.path));
+}
+
+/// Say on each `protected-surface` review finding under policy `integrity` why the policy holds
+/// it (`why(path)`: `None` when it does not, an empty reason when the path is not one the
+/// overlays judged), so the human sees the real reason and what to look at.
+fn hold(ctx: &Ctx<'_>, report: &mut Report, why: impl Fn(&str) -> Option<String>) {
     for finding in &mut report.findings {
-        let Some(path) = finding.path.as_deref() else {
+        let Some(path) = finding.path.clone() else {
             continue;
         };
         if finding.code != Code::ProtectedSurface || finding.severity != Severity::Review {
             continue;
         }
-        if !verdicts.iter().any(|(t, ok)| *t == path && *ok) {
-            continue;
-        }
-        // The change as the protected gate reported it (a rename is neither side's addition),
-        // on surfaces under policy `integrity` only (a graded input, on `ci`, never is).
-        let hits: Vec<_> = report.protected.iter().filter(|h| h.path == path).collect();
-        let kinds = hits
-            .iter()
-            .all(|h| h.change == "added" || h.change == "modified");
         let integrity = Some(SurfacePolicy::Integrity);
-        let surfaces = hits
-            .iter()
-            .all(|h| ctx.config.policy_of(&h.surface) == integrity);
-        let whole = changed
-            .iter()
-            .any(|c| c.text == path && matches!(c.how, How::Whole));
-        let on_surfaces = !whole || ctx.config.integrity_may_pass(path_bytes(changed, path));
-        if hits.is_empty() || !kinds || !surfaces || !on_surfaces {
-            continue;
+        let under = (report.protected.iter())
+            .filter(|h| h.path == path)
+            .any(|h| ctx.config.policy_of(&h.surface) == integrity);
+        match why(&path) {
+            Some(why) if under && !why.is_empty() => {
+                finding.message =
+                    format!("{} (policy `integrity` holds it: {why})", finding.message);
+            }
+            _ => {}
         }
-        finding.severity = Severity::Warning;
-        finding.message = format!(
-            "{} (policy `integrity`: the base's tests pass on this commit and the new tests fail \
-             on the base)",
-            finding.message
-        );
-        passed_paths.push(path.to_string());
     }
-    report.protected.retain(|p| !passed_paths.contains(&p.path));
-    Ok(())
 }
 
 /// An inconclusive overlay vouches for nothing: every `protected-surface` warning on a changed
