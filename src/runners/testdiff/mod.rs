@@ -164,7 +164,11 @@ pub fn read(files: &[FileDiff<'_>]) -> Vec<FileResult> {
         .iter()
         .map(|p| p.as_ref().ok().map(|(o, n)| (o.as_ref(), n.as_ref())))
         .collect();
-    let mut edits = classify::classify(&ok);
+    let paths: Vec<String> = files
+        .iter()
+        .map(|f| String::from_utf8_lossy(f.path).into_owned())
+        .collect();
+    let mut edits = classify::classify(&ok, &paths);
     files
         .iter()
         .zip(parsed.iter())
