@@ -10,7 +10,8 @@
 
 use std::ops::Range;
 
-use super::lex::{Flavor, Src, lex};
+use super::lex::{Flavor, lex};
+use super::tokens::Src;
 use super::unit::{Form, Found, Lang, Marker, Parts, build, expr_form, last_number, outside};
 use super::{OUTSIDE, Parsed};
 
@@ -123,11 +124,13 @@ fn function_at(s: &Src, i: usize) -> Option<Parts> {
             .collect();
         (parts.join("."), args.collect())
     } else if NAMED_BY_STRING.contains(&name)
-        && args.clone().any(|a| s.toks[a].kind == super::lex::Tk::Str)
+        && args
+            .clone()
+            .any(|a| s.toks[a].kind == super::tokens::Tk::Str)
     {
         let lit = args
             .clone()
-            .find(|&a| s.toks[a].kind == super::lex::Tk::Str)
+            .find(|&a| s.toks[a].kind == super::tokens::Tk::Str)
             .map_or("", |a| s.t(a));
         (lit.trim_matches('"').to_string(), args.collect())
     } else {

@@ -7,7 +7,8 @@
 
 use std::ops::Range;
 
-use super::lex::{Flavor, Src, lex};
+use super::lex::{Flavor, lex};
+use super::tokens::Src;
 use super::unit::{Form, Found, Lang, Marker, Parts, build, expr_form, last_number, outside};
 use super::{OUTSIDE, Parsed};
 

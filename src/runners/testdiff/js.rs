@@ -7,7 +7,8 @@
 
 use std::ops::Range;
 
-use super::lex::{Flavor, Src, Tk, lex};
+use super::lex::{Flavor, lex};
+use super::tokens::{Src, Tk};
 use super::unit::{self, Form, Found, Lang, Marker, Parts, build, expr_form, last_number, outside};
 use super::{OUTSIDE, Parsed};
 

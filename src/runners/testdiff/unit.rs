@@ -5,7 +5,7 @@
 
 use std::ops::Range;
 
-use super::lex::{Src, Tk};
+use super::tokens::{Src, Tk};
 
 /// How much an assertion pins down, weakest first; a change to a lower rank loosens it.
 #[derive(Debug, Clone, Copy, PartialEq)]
