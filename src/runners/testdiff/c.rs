@@ -10,7 +10,8 @@
 
 use std::ops::Range;
 
-use super::lex::{Flavor, Src, lex};
+use super::lex::{Flavor, lex};
+use super::tokens::Src;
 use super::unit::{Form, Found, Lang, Marker, Parts, build, expr_form, last_number, outside};
 use super::{OUTSIDE, Parsed};
 
@@ -123,11 +124,13 @@ fn function_at(s: &Src, i: usize) -> Option<Parts> {
             .collect();
         (parts.join("."), args.collect())
     } else if NAMED_BY_STRING.contains(&name)
-        && args.clone().any(|a| s.toks[a].kind == super::lex::Tk::Str)
+        && args
+            .clone()
+            .any(|a| s.toks[a].kind == super::tokens::Tk::Str)
     {
         let lit = args
             .clone()
-            .find(|&a| s.toks[a].kind == super::lex::Tk::Str)
+            .find(|&a| s.toks[a].kind == super::tokens::Tk::Str)
             .map_or("", |a| s.t(a));
         (lit.trim_matches('"').to_string(), args.collect())
     } else {
@@ -141,9 +144,15 @@ fn function_at(s: &Src, i: usize) -> Option<Parts> {
     if plain != test {
         markers.push(Marker::new("a `DISABLED_` name"));
     }
+    // The declaration's specifiers (`static int`) and a closing `END_TEST` belong to the test.
+    let mut start = i;
+    while start > 0 && (s.ident(start - 1) || s.is(start - 1, "*")) {
+        start -= 1;
+    }
+    let end = close + 1 + usize::from(s.is(close + 1, "END_TEST"));
     Some(Parts {
         name: plain,
-        spans: std::iter::once(i..close + 1).collect(),
+        spans: std::iter::once(start..end).collect(),
         skip,
         markers,
         rows: Vec::new(),
@@ -219,4 +228,178 @@ impl Lang for C {
 fn is_disabling_directive(t: &str) -> bool {
     let folded: String = t.split_whitespace().collect::<Vec<_>>().join(" ");
     folded.starts_with('#') && matches!(folded.trim_start_matches('#').trim(), "if 0" | "if false")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::tests::{edits, expect, kinds};
+
+    const BASE: &str = r#"#include "jsmn.h"
+#define check(x) do { if (!(x)) { fail(__LINE__); } } while (0)
+
+static const struct { int a, b, want; } cases[] = {
+    {1, 2, 3},
+    {2, 3, 5},
+};
+
+static int twice(int x) { return x * 2; }
+
+int test_sum(void) {
+    int got = sum(1, 2);
+    check(got == 3);
+    return 0;
+}
+
+TEST(Sum, Negative) {
+    EXPECT_EQ(sum(-1, -2), -3) << "negatives";
+    EXPECT_NEAR(div(1, 3), 0.333, 0.001);
+}
+
+int main(void) {
+    test(test_sum, "sums");
+    return 0;
+}
+"#;
+
+    fn edit(from: &str, to: &str) -> String {
+        assert!(BASE.contains(from), "{from}");
+        BASE.replacen(from, to, 1)
+    }
+
+    #[test]
+    fn harness_functions_are_tests() {
+        let names: Vec<_> = edits("test/tests.c", None, Some(BASE))
+            .into_iter()
+            .map(|e| e.0)
+            .collect();
+        assert_eq!(names, ["test_sum", "Sum.Negative"]);
+        assert!(kinds("test/tests.c", BASE, BASE).is_empty());
+        let more = "START_TEST(test_a) { ck_assert_int_eq(f(), 1); } END_TEST\nTEST_CASE(\"b works\", \"[b]\") { REQUIRE(b() == 2); }\nstatic void helper_checks(void) { assert(ok()); }\n";
+        let names: Vec<_> = edits("t.cpp", None, Some(more))
+            .into_iter()
+            .map(|e| e.0)
+            .collect();
+        assert_eq!(names, ["test_a", "b works", "helper_checks"]);
+    }
+
+    #[test]
+    fn added_strengthened_reworded_moved_fixture() {
+        let new = format!("{BASE}\nint test_zero(void) {{ check(sum(0, 0) == 0); return 0; }}\n");
+        expect("t.c", BASE, &new, &[("test_zero", "added")]);
+        let more = edit(
+            "    check(got == 3);\n",
+            "    check(got == 3);\n    check(got > 0);\n",
+        );
+        expect("t.c", BASE, &more, &[("test_sum", "strengthened")]);
+        let row = edit("    {2, 3, 5},\n", "    {2, 3, 5},\n    {0, 0, 0},\n");
+        expect("t.c", BASE, &row, &[("(outside tests)", "strengthened")]);
+        let msg = edit("\"negatives\"", "\"sum of negatives\"");
+        expect("t.c", BASE, &msg, &[("Sum.Negative", "reworded")]);
+        let renamed = edit("int test_sum(void)", "int test_sum_small(void)");
+        let got = kinds("t.c", BASE, &renamed);
+        assert!(got.contains(&("test_sum".to_string(), "moved")), "{got:?}");
+        let setup = edit("int got = sum(1, 2);", "int got = sum(2, 1);");
+        expect("t.c", BASE, &setup, &[("test_sum", "fixture")]);
+        let helper = edit("return x * 2;", "return x + x;");
+        expect("t.c", BASE, &helper, &[("(outside tests)", "fixture")]);
+    }
+
+    #[test]
+    fn removed_and_loosened_assertions_weaken() {
+        let gone = edit("    check(got == 3);\n", "");
+        let d = expect("t.c", BASE, &gone, &[("test_sum", "weakened")]);
+        assert_eq!(d, ["removed `check(got == 3)`"]);
+        let bound = edit("check(got == 3)", "check(got >= 3)");
+        expect("t.c", BASE, &bound, &[("test_sum", "weakened")]);
+        let truthy = edit("EXPECT_EQ(sum(-1, -2), -3)", "EXPECT_TRUE(sum(-1, -2))");
+        expect("t.c", BASE, &truthy, &[("Sum.Negative", "weakened")]);
+        let wider = edit("0.333, 0.001)", "0.333, 0.1)");
+        expect("t.c", BASE, &wider, &[("Sum.Negative", "weakened")]);
+    }
+
+    #[test]
+    fn skips_disabled_exit_and_if_zero_weaken() {
+        let cases = [
+            (
+                "    int got = sum(1, 2);\n",
+                "    int got = sum(1, 2);\n    if (got) return 0;\n",
+                "early `return`",
+            ),
+            (
+                "    EXPECT_EQ(sum(-1, -2), -3)",
+                "    GTEST_SKIP();\n    EXPECT_EQ(sum(-1, -2), -3)",
+                "`GTEST_SKIP()`",
+            ),
+            (
+                "TEST(Sum, Negative)",
+                "TEST(Sum, DISABLED_Negative)",
+                "`DISABLED_`",
+            ),
+            (
+                "    int got = sum(1, 2);\n",
+                "    int got = sum(1, 2);\n    exit(0);\n",
+                "`exit()`",
+            ),
+            ("check(got == 3)", "check(got == 3 || 1)", "`|| 1`"),
+            (
+                "int test_sum(void) {\n",
+                "int test_sum(void) {\n#if 0\n",
+                "`#if 0`",
+            ),
+        ];
+        for (from, to, what) in cases {
+            let new = edit(from, to);
+            let new = if what == "`#if 0`" {
+                new.replace(
+                    "    return 0;\n}\n\nTEST",
+                    "#endif\n    return 0;\n}\n\nTEST",
+                )
+            } else {
+                new
+            };
+            let got = edits("t.c", Some(BASE), Some(&new));
+            assert!(
+                got.iter()
+                    .any(|(_, k, d)| *k == "weakened" && d.contains(what)),
+                "{what}: {got:?}"
+            );
+        }
+        let cpp = "TEST(A, B) {\n  EXPECT_EQ(f(), 1);\n}\n";
+        let swallowed = "TEST(A, B) {\n  try { EXPECT_EQ(f(), 1); } catch (...) {}\n}\n";
+        let got = edits("t.cc", Some(cpp), Some(swallowed));
+        assert!(
+            got.iter()
+                .any(|(_, k, d)| *k == "weakened" && d.contains("catch-all")),
+            "{got:?}"
+        );
+    }
+
+    #[test]
+    fn dropped_rows_and_tests() {
+        let row = edit("    {2, 3, 5},\n", "");
+        let d = expect("t.c", BASE, &row, &[("(outside tests)", "dropped")]);
+        assert_eq!(d, ["case `{2, 3, 5}` dropped"]);
+        let gone = edit(
+            "TEST(Sum, Negative) {\n    EXPECT_EQ(sum(-1, -2), -3) << \"negatives\";\n    EXPECT_NEAR(div(1, 3), 0.333, 0.001);\n}\n",
+            "",
+        );
+        expect("t.c", BASE, &gone, &[("Sum.Negative", "dropped")]);
+    }
+
+    #[test]
+    fn strings_comments_and_macros_are_not_structure() {
+        let base = "int test_s(void) {\n  const char *s = \"}{ GTEST_SKIP(); \";\n  check(s[0] == '}');\n  return 0;\n}\n";
+        let new = base.replace("  return 0;", "  // exit(0);\n  /* } */\n  return 0;");
+        assert!(
+            edits("t.c", Some(base), Some(&new))
+                .iter()
+                .all(|(_, k, _)| *k != "weakened")
+        );
+        let unbalanced = super::super::FileDiff {
+            path: b"t.c",
+            old: None,
+            new: Some(b"int test_a(void) { check(1);"),
+        };
+        assert!(super::super::read(&[unbalanced])[0].outcome.is_err());
+    }
 }

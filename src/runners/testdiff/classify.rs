@@ -49,7 +49,7 @@ struct Newcomer<'a> {
 }
 
 /// The edits of each file (empty for an unreadable one).
-pub(crate) fn classify(files: &[Option<Sides<'_>>]) -> Vec<Vec<Found>> {
+pub(crate) fn classify(files: &[Option<Sides<'_>>], paths: &[String]) -> Vec<Vec<Found>> {
     let present = Present::of(files);
     let mut out: Vec<Vec<Found>> = vec![Vec::new(); files.len()];
     let mut orphans = Vec::new();
@@ -76,7 +76,7 @@ pub(crate) fn classify(files: &[Option<Sides<'_>>]) -> Vec<Vec<Found>> {
     }
     for (k, old) in orphans {
         let deleted = matches!(files[k], Some((_, None)));
-        out[k].extend(follow(old, k, deleted, &mut newcomers, &present));
+        out[k].extend(follow(old, k, deleted, &mut newcomers, &present, paths));
     }
     for n in newcomers.iter().filter(|n| !n.claimed) {
         out[n.file].push(added(n.unit));
@@ -125,6 +125,7 @@ fn follow(
     deleted: bool,
     newcomers: &mut [Newcomer<'_>],
     present: &Present<'_>,
+    paths: &[String],
 ) -> Vec<Found> {
     let free = |n: &Newcomer| !n.claimed;
     let same_name = newcomers
@@ -147,10 +148,11 @@ fn follow(
     let new = newcomers[at].unit;
     let edits = compare(old, new, present);
     if edits.is_empty() {
-        let whither = if new.name == old.name {
-            "moved to another file".to_string()
-        } else {
-            format!("renamed to `{}`, body unchanged", new.name)
+        let to = &paths[newcomers[at].file];
+        let whither = match (new.name == old.name, newcomers[at].file == file) {
+            (true, _) => format!("moved to `{to}`"),
+            (false, true) => format!("renamed to `{}`, body unchanged", new.name),
+            (false, false) => format!("moved to `{to}` as `{}`, body unchanged", new.name),
         };
         return vec![(old.name.clone(), Kind::Moved, whither)];
     }

@@ -7,7 +7,8 @@
 
 use std::ops::Range;
 
-use super::lex::{Flavor, Src, lex};
+use super::lex::{Flavor, lex};
+use super::tokens::Src;
 use super::unit::{Form, Found, Lang, Marker, Parts, build, expr_form, last_number, outside};
 use super::{OUTSIDE, Parsed};
 
@@ -150,5 +151,181 @@ impl Lang for Go {
             _ => return None,
         };
         Some(Marker::new(shown))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::tests::{edits, expect, kinds};
+
+    const BASE: &str = r#"package sum
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+)
+
+func double(x int) int { return x * 2 }
+
+func TestSum(t *testing.T) {
+	got := Sum(1, 2)
+	if got != 3 {
+		t.Errorf("Sum(1, 2) = %d, want 3", got)
+	}
+}
+
+func TestTable(t *testing.T) {
+	cases := []struct {
+		a, b, want int
+	}{
+		{1, 2, 3},
+		{2, 3, 5},
+	}
+	for _, c := range cases {
+		if got := Sum(c.a, c.b); got != c.want {
+			t.Fatalf("got %d", got)
+		}
+	}
+}
+
+func TestClose(t *testing.T) {
+	assert.InDelta(t, 0.3, Div(1, 3), 0.001)
+	assert.Equal(t, 4, double(2))
+}
+"#;
+
+    fn edit(from: &str, to: &str) -> String {
+        assert!(BASE.contains(from), "{from}");
+        BASE.replacen(from, to, 1)
+    }
+
+    #[test]
+    fn tests_examples_and_suite_methods_are_found() {
+        let src = "package x\nfunc TestA(t *testing.T) {}\nfunc Testing() {}\nfunc ExampleA() {}\nfunc FuzzA(f *testing.F) {}\nfunc (s *Suite) TestB() { s.Equal(1, 1) }\nfunc helper() {}\n";
+        let names: Vec<_> = edits("a_test.go", None, Some(src))
+            .into_iter()
+            .map(|e| e.0)
+            .collect();
+        assert_eq!(names, ["TestA", "ExampleA", "FuzzA", "Suite.TestB"]);
+        assert!(kinds("a_test.go", BASE, BASE).is_empty());
+    }
+
+    #[test]
+    fn added_strengthened_reworded_moved_fixture() {
+        let new = format!(
+            "{BASE}\nfunc TestZero(t *testing.T) {{\n\tif Sum(0, 0) != 0 {{\n\t\tt.Error(\"zero\")\n\t}}\n}}\n"
+        );
+        expect("s_test.go", BASE, &new, &[("TestZero", "added")]);
+        let more = edit(
+            "\tassert.Equal(t, 4, double(2))\n",
+            "\tassert.Equal(t, 4, double(2))\n\tassert.Equal(t, 6, double(3))\n",
+        );
+        expect("s_test.go", BASE, &more, &[("TestClose", "strengthened")]);
+        let row = edit("\t\t{2, 3, 5},\n", "\t\t{2, 3, 5},\n\t\t{0, 0, 0},\n");
+        expect("s_test.go", BASE, &row, &[("TestTable", "strengthened")]);
+        let msg = edit("\"Sum(1, 2) = %d, want 3\"", "\"sum: got %d, want 3\"");
+        expect("s_test.go", BASE, &msg, &[("TestSum", "reworded")]);
+        let renamed = edit("func TestSum(", "func TestSumSmall(");
+        expect("s_test.go", BASE, &renamed, &[("TestSum", "moved")]);
+        let setup = edit("got := Sum(1, 2)", "got := Sum(2, 1)");
+        expect("s_test.go", BASE, &setup, &[("TestSum", "fixture")]);
+    }
+
+    #[test]
+    fn removed_and_loosened_assertions_weaken() {
+        let gone = edit(
+            "\tif got != 3 {\n\t\tt.Errorf(\"Sum(1, 2) = %d, want 3\", got)\n\t}\n",
+            "\t_ = got\n",
+        );
+        let d = expect("s_test.go", BASE, &gone, &[("TestSum", "weakened")]);
+        assert_eq!(
+            d,
+            ["removed `if got != 3 { t.Errorf(\"Sum(1, 2) = %d, want 3\", got) }`"]
+        );
+        let bound = edit("if got != 3 {", "if got > 3 {");
+        let d = expect("s_test.go", BASE, &bound, &[("TestSum", "weakened")]);
+        assert!(d[0].contains("loosened"), "{d:?}");
+        let truthy = edit(
+            "assert.Equal(t, 4, double(2))",
+            "assert.NotZero(t, double(2))",
+        );
+        expect("s_test.go", BASE, &truthy, &[("TestClose", "weakened")]);
+        let wider = edit("0.001)", "0.5)");
+        expect("s_test.go", BASE, &wider, &[("TestClose", "weakened")]);
+    }
+
+    #[test]
+    fn skips_exits_recover_and_or_true_weaken() {
+        let cases = [
+            (
+                "\tgot := Sum(1, 2)\n",
+                "\tt.Skip(\"later\")\n\tgot := Sum(1, 2)\n",
+                "`t.Skip()`",
+            ),
+            (
+                "\tgot := Sum(1, 2)\n",
+                "\tgot := Sum(1, 2)\n\tif got == 3 {\n\t\treturn\n\t}\n",
+                "early `return`",
+            ),
+            (
+                "\tgot := Sum(1, 2)\n",
+                "\tdefer func() { recover() }()\n\tgot := Sum(1, 2)\n",
+                "`recover()`",
+            ),
+            (
+                "\tgot := Sum(1, 2)\n",
+                "\tgot := Sum(1, 2)\n\tos.Exit(0)\n",
+                "`os.Exit`",
+            ),
+            (
+                "if got != 3 {",
+                "if got != 3 && !(true || true) {",
+                "`|| true`",
+            ),
+        ];
+        for (from, to, what) in cases {
+            let got = edits("s_test.go", Some(BASE), Some(&edit(from, to)));
+            assert!(
+                got.iter()
+                    .any(|(_, k, d)| *k == "weakened" && d.contains(what)),
+                "{what}: {got:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_return_after_a_failure_report_is_no_early_return() {
+        let base = "package x\nfunc TestA(t *testing.T) {\n\tv, err := f()\n\tif v != 1 {\n\t\tt.Error(v)\n\t}\n}\n";
+        let new = base.replace(
+            "\tv, err := f()\n",
+            "\tv, err := f()\n\tif err != nil {\n\t\tt.Error(err)\n\t\treturn\n\t}\n",
+        );
+        expect("a_test.go", base, &new, &[("TestA", "strengthened")]);
+    }
+
+    #[test]
+    fn dropped_rows_and_tests() {
+        let row = edit("\t\t{2, 3, 5},\n", "");
+        let d = expect("s_test.go", BASE, &row, &[("TestTable", "dropped")]);
+        assert_eq!(d, ["case `{2, 3, 5}` dropped"]);
+        let changed = edit("{2, 3, 5}", "{2, 3, 6}");
+        expect("s_test.go", BASE, &changed, &[("TestTable", "dropped")]);
+        let gone = edit(
+            "func TestClose(t *testing.T) {\n\tassert.InDelta(t, 0.3, Div(1, 3), 0.001)\n\tassert.Equal(t, 4, double(2))\n}\n",
+            "",
+        );
+        expect("s_test.go", BASE, &gone, &[("TestClose", "dropped")]);
+    }
+
+    #[test]
+    fn comments_and_raw_strings_are_not_structure() {
+        let base = "package x\nfunc TestA(t *testing.T) {\n\ts := `}\nt.Skip()`\n\tif s == \"\" {\n\t\tt.Fatal(\"empty\")\n\t}\n}\n";
+        let new = base.replace("\tif s", "\t// t.Skip()\n\t/* return } */\n\tif s");
+        assert!(
+            edits("a_test.go", Some(base), Some(&new))
+                .iter()
+                .all(|(_, k, _)| *k != "weakened")
+        );
     }
 }

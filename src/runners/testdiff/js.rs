@@ -7,7 +7,8 @@
 
 use std::ops::Range;
 
-use super::lex::{Flavor, Src, Tk, lex};
+use super::lex::{Flavor, lex};
+use super::tokens::{Src, Tk};
 use super::unit::{self, Form, Found, Lang, Marker, Parts, build, expr_form, last_number, outside};
 use super::{OUTSIDE, Parsed};
 
@@ -115,15 +116,16 @@ fn walk(
             };
             let mut full = path.clone();
             full.push(name);
+            let end = close + 1 + usize::from(s.is(close + 1, ";"));
             found.push(Parts {
                 name: full.join(" > "),
-                spans: std::iter::once(i..close + 1).collect(),
+                spans: std::iter::once(i..end).collect(),
                 skip: vec![name_at],
                 markers,
                 rows,
             });
         }
-        i = close + 1;
+        i = close + 1 + usize::from(s.is(close + 1, ";"));
     }
 }
 
@@ -307,4 +309,210 @@ pub(crate) fn swallows(s: &Src, i: usize, starts: &[usize]) -> bool {
     !(body..end).any(|k| {
         s.is(k, "throw") || starts.contains(&k) || s.toks[k].kind == Tk::Ident && s.t(k) == "fail"
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::tests::{edits, expect, kinds};
+
+    const BASE: &str = r#"import { sum } from "../src/sum";
+
+const twice = (x) => x * 2;
+
+describe("sum", () => {
+  it("adds", () => {
+    const got = sum(1, 2);
+    expect(got).toBe(3);
+  });
+
+  test.each([[1, 1, 2], [2, 3, 5]])("adds %i and %i", (a, b, c) => {
+    expect(sum(a, b)).toEqual(c);
+  });
+
+  it("is close", () => {
+    expect(sum(0.1, 0.2)).toBeCloseTo(0.3, 5);
+  });
+});
+"#;
+
+    fn edit(from: &str, to: &str) -> String {
+        assert!(BASE.contains(from), "{from}");
+        BASE.replacen(from, to, 1)
+    }
+
+    #[test]
+    fn names_follow_the_describe_path() {
+        let names: Vec<_> = edits("a.test.ts", None, Some(BASE))
+            .into_iter()
+            .map(|e| e.0)
+            .collect();
+        assert_eq!(
+            names,
+            ["sum > adds", "sum > adds %i and %i", "sum > is close"]
+        );
+        assert!(kinds("a.test.ts", BASE, BASE).is_empty());
+    }
+
+    #[test]
+    fn added_strengthened_reworded_moved_fixture() {
+        let cut = BASE.rfind("});").unwrap();
+        let new = format!(
+            "{}  it(\"zero\", () => {{ expect(sum(0, 0)).toBe(0); }});\n}});\n",
+            &BASE[..cut]
+        );
+        expect("a.test.js", BASE, &new, &[("sum > zero", "added")]);
+        let more = edit(
+            "expect(got).toBe(3);",
+            "expect(got).toBe(3);\n    expect(got).toBeGreaterThan(0);",
+        );
+        expect("a.test.js", BASE, &more, &[("sum > adds", "strengthened")]);
+        let row = edit("[2, 3, 5]]", "[2, 3, 5], [0, 0, 0]]");
+        expect(
+            "a.test.js",
+            BASE,
+            &row,
+            &[("sum > adds %i and %i", "strengthened")],
+        );
+        let renamed = edit("it(\"adds\"", "it(\"adds two numbers\"");
+        let d = expect("a.test.js", BASE, &renamed, &[("sum > adds", "moved")]);
+        assert_eq!(d, ["renamed to `sum > adds two numbers`, body unchanged"]);
+        let setup = edit("const got = sum(1, 2);", "const got = sum(2, 1);");
+        expect("a.test.js", BASE, &setup, &[("sum > adds", "fixture")]);
+        let helper = edit("x * 2", "x + x");
+        expect(
+            "a.test.js",
+            BASE,
+            &helper,
+            &[("(outside tests)", "fixture")],
+        );
+        let msg = "it(\"m\", () => { assert.equal(f(), 1, \"one\"); });\n";
+        expect(
+            "a.test.js",
+            msg,
+            &msg.replace("\"one\"", "\"uno\""),
+            &[("m", "reworded")],
+        );
+    }
+
+    #[test]
+    fn loosened_matchers_and_tolerances_weaken() {
+        let truthy = edit("expect(got).toBe(3);", "expect(got).toBeTruthy();");
+        let d = expect("a.test.js", BASE, &truthy, &[("sum > adds", "weakened")]);
+        assert_eq!(
+            d,
+            ["`expect(got).toBe(3)` loosened to `expect(got).toBeTruthy()`"]
+        );
+        let defined = edit("expect(got).toBe(3);", "expect(got).toBeDefined();");
+        expect("a.test.js", BASE, &defined, &[("sum > adds", "weakened")]);
+        let wider = edit("toBeCloseTo(0.3, 5)", "toBeCloseTo(0.3, 1)");
+        expect("a.test.js", BASE, &wider, &[("sum > is close", "weakened")]);
+        let narrower = edit("toBeCloseTo(0.3, 5)", "toBeCloseTo(0.3, 8)");
+        expect(
+            "a.test.js",
+            BASE,
+            &narrower,
+            &[("sum > is close", "strengthened")],
+        );
+        let gone = edit("    expect(got).toBe(3);\n", "");
+        expect("a.test.js", BASE, &gone, &[("sum > adds", "weakened")]);
+    }
+
+    #[test]
+    fn skips_focus_early_returns_and_catch_alls_weaken() {
+        let cases = [
+            ("it(\"adds\"", "it.skip(\"adds\"", "`it.skip`"),
+            ("it(\"adds\"", "xit(\"adds\"", "`xit`"),
+            ("it(\"adds\"", "it.only(\"adds\"", "`it.only`"),
+            ("it(\"adds\"", "fit(\"adds\"", "`fit`"),
+            (
+                "describe(\"sum\"",
+                "describe.skip(\"sum\"",
+                "`describe.skip`",
+            ),
+            (
+                "const got = sum(1, 2);",
+                "const got = sum(1, 2);\n    if (got) return;",
+                "early `return`",
+            ),
+            (
+                "const got = sum(1, 2);",
+                "const got = sum(1, 2);\n    process.exit(0);",
+                "`process.exit`",
+            ),
+            (
+                "expect(got).toBe(3);",
+                "expect(got === 3 || true).toBe(true);",
+                "`|| true`",
+            ),
+            (
+                "expect(got).toBe(3);",
+                "try { expect(got).toBe(3); } catch (e) {}",
+                "catch-all `catch`",
+            ),
+            (
+                "const got = sum(1, 2);",
+                "const got = sum(1, 2);\n    this.skip();",
+                "`this.skip()`",
+            ),
+        ];
+        for (from, to, what) in cases {
+            let got = edits("a.test.js", Some(BASE), Some(&edit(from, to)));
+            assert!(
+                got.iter()
+                    .any(|(_, k, d)| *k == "weakened" && d.contains(what)),
+                "{what}: {got:?}"
+            );
+        }
+        let focus = "it(\"a\", () => { expect(1).toBe(1); });\n";
+        let added = format!("{focus}test.only(\"b\", () => {{ expect(2).toBe(2); }});\n");
+        expect("a.test.js", focus, &added, &[("b", "weakened")]);
+        let ret = "it(\"r\", () => {\n  return expect(f()).resolves.toBe(1);\n});\n";
+        // `return expect(…)` is no early return; an assertion after it never runs, so is one.
+        let before = ret.replace("  return", "  expect(g()).toBe(2);\n  return");
+        expect("a.test.js", ret, &before, &[("r", "strengthened")]);
+        let after = ret.replace("toBe(1);", "toBe(1);\n  expect(g()).toBe(2);");
+        expect("a.test.js", ret, &after, &[("r", "weakened")]);
+    }
+
+    #[test]
+    fn dropped_tests_and_each_rows() {
+        let row = edit("[[1, 1, 2], [2, 3, 5]]", "[[1, 1, 2]]");
+        let d = expect(
+            "a.test.js",
+            BASE,
+            &row,
+            &[("sum > adds %i and %i", "dropped")],
+        );
+        assert_eq!(d, ["case `[2, 3, 5]` dropped"]);
+        let gone = edit(
+            "  it(\"is close\", () => {\n    expect(sum(0.1, 0.2)).toBeCloseTo(0.3, 5);\n  });\n",
+            "",
+        );
+        expect("a.test.js", BASE, &gone, &[("sum > is close", "dropped")]);
+    }
+
+    #[test]
+    fn strings_templates_regexes_and_comments_are_not_structure() {
+        let base = "it(\"s\", () => {\n  const a = \"}it.skip(\";\n  const b = `${\"}\"} } ${x}`;\n  const c = /[}]\\//g;\n  expect(a + b).toMatch(c);\n});\n";
+        let new = base.replace(
+            "  expect",
+            "  // it.only(\"x\", () => {})\n  /* return; } */\n  expect",
+        );
+        assert!(
+            kinds("a.test.js", base, &new)
+                .iter()
+                .all(|(_, k)| *k != "weakened")
+        );
+        let names: Vec<_> = edits("a.test.js", None, Some(base))
+            .into_iter()
+            .map(|e| e.0)
+            .collect();
+        assert_eq!(names, ["s"]);
+        let open = super::super::FileDiff {
+            path: b"a.test.js",
+            old: None,
+            new: Some(b"it(\"x\", () => {"),
+        };
+        assert!(super::super::read(&[open])[0].outcome.is_err());
+    }
 }

@@ -4,9 +4,10 @@
 //! assertion or a test moved to another file is not gone), so [`read`] takes all the files at
 //! once.
 //!
-//! Each language has a hand-written lexer and a reader of its test structure ([`rust`],
-//! [`python`], [`js`], [`go`], [`c`]); what a test holds ([`unit`]) and how two versions of it
-//! compare ([`classify`]) are language-neutral. A file that cannot be read — a syntax error the
+//! Each language has a reader of its test structure ([`rust`], [`python`], [`js`], [`go`],
+//! [`c`]) over a hand-written lexer ([`lex`] for the brace languages, [`lex_python`]) whose tokens
+//! have their brackets matched ([`tokens`]); what a test holds ([`unit`]) and how two versions of
+//! it compare ([`classify`]) are language-neutral. A file that cannot be read — a syntax error the
 //! lexer sees (an unbalanced bracket, a literal that never ends, a bad indentation), an unknown
 //! language, binary content (a NUL byte, not UTF-8), a name that is not UTF-8 — is an `Err`: the
 //! caller sends it to a human, never passes it silently.
@@ -37,8 +38,10 @@ mod classify;
 mod go;
 mod js;
 mod lex;
+mod lex_python;
 mod python;
 mod rust;
+mod tokens;
 mod unit;
 
 use super::Language;
@@ -164,7 +167,11 @@ pub fn read(files: &[FileDiff<'_>]) -> Vec<FileResult> {
         .iter()
         .map(|p| p.as_ref().ok().map(|(o, n)| (o.as_ref(), n.as_ref())))
         .collect();
-    let mut edits = classify::classify(&ok);
+    let paths: Vec<String> = files
+        .iter()
+        .map(|f| String::from_utf8_lossy(f.path).into_owned())
+        .collect();
+    let mut edits = classify::classify(&ok, &paths);
     files
         .iter()
         .zip(parsed.iter())

@@ -8,14 +8,10 @@
 
 use std::ops::Range;
 
-use super::lex::{Src, Tk, Tok, at, ident_end, number_end};
+use super::lex_python::lex;
+use super::tokens::Src;
 use super::unit::{self, Form, Found, Lang, Marker, Parts, build, expr_form, number, outside};
 use super::{OUTSIDE, Parsed};
-
-/// Operators read as one token, longest first.
-const OPS: [&str; 14] = [
-    "**=", "//=", "->", ":=", "==", "!=", "<=", ">=", "**", "//", "+=", "-=", "*=", "/=",
-];
 
 struct Python;
 
@@ -304,164 +300,270 @@ fn swallows(s: &Src, i: usize, starts: &[usize]) -> bool {
     tried && all && !reraises
 }
 
-/// The tokens of Python source `text`: indentation as synthetic `{`/`}`, line ends as `;`.
-fn lex(text: &str) -> Result<Vec<Tok<'_>>, String> {
-    let src = text.as_bytes();
-    let mut lx = Lexer {
-        text,
-        out: Vec::new(),
-        indents: vec![0],
-        depth: 0,
-    };
-    let mut i = 0;
-    let mut line_start = true;
-    while i < src.len() {
-        if line_start && lx.depth == 0 {
-            i = lx.indent(i)?;
-            line_start = false;
-            continue;
-        }
-        let c = src[i];
-        match c {
-            b'\n' => {
-                if lx.depth == 0 {
-                    lx.end_line(i);
-                    line_start = true;
-                }
-                i += 1;
-            }
-            b' ' | b'\t' | b'\r' | 0x0c => i += 1,
-            b'#' => i = memchr::memchr(b'\n', &src[i..]).map_or(src.len(), |n| i + n),
-            b'\\' if matches!(at(src, i + 1), b'\n' | b'\r') => i += 2,
-            _ => i = lx.token(i)?,
-        }
-    }
-    lx.end_line(src.len());
-    while lx.indents.len() > 1 {
-        lx.indents.pop();
-        lx.synth("}", src.len());
-    }
-    Ok(lx.out)
-}
+#[cfg(test)]
+mod tests {
+    use super::super::tests::{edits, expect, kinds};
 
-struct Lexer<'a> {
-    text: &'a str,
-    out: Vec<Tok<'a>>,
-    indents: Vec<usize>,
-    depth: usize,
-}
+    const BASE: &str = r#"import pytest
+import unittest
 
-impl<'a> Lexer<'a> {
-    fn synth(&mut self, text: &'static str, at: usize) {
-        self.out.push(Tok {
-            kind: Tk::Punct,
-            text,
-            start: at,
-            end: at,
-        });
+
+def helper(x):
+    return x * 2
+
+
+def test_double():
+    got = helper(2)
+    assert got == 4, "two doubled"
+
+
+@pytest.mark.parametrize("a,b", [(1, 2), (2, 4)])
+def test_table(a, b):
+    assert helper(a) == b
+
+
+class TestMath(unittest.TestCase):
+    def test_eq(self):
+        self.assertEqual(helper(3), 6)
+
+    def test_close(self):
+        self.assertAlmostEqual(helper(0.1), 0.2, places=7)
+"#;
+
+    fn edit(from: &str, to: &str) -> String {
+        assert!(BASE.contains(from), "{from}");
+        BASE.replacen(from, to, 1)
     }
 
-    fn end_line(&mut self, at: usize) {
-        if self
-            .out
-            .last()
-            .is_some_and(|t| !(t.text == ";" || t.start == t.end))
-        {
-            self.synth(";", at);
-        }
+    #[test]
+    fn unchanged_is_no_edit_and_names_carry_the_class() {
+        assert!(kinds("tests/test_m.py", BASE, BASE).is_empty());
+        let names: Vec<_> = edits("t.py", None, Some(BASE))
+            .into_iter()
+            .map(|e| e.0)
+            .collect();
+        assert_eq!(
+            names,
+            [
+                "test_double",
+                "test_table",
+                "TestMath::test_eq",
+                "TestMath::test_close"
+            ]
+        );
     }
 
-    /// Reads the indentation of the line at `i`: the index of its first token.
-    fn indent(&mut self, i: usize) -> Result<usize, String> {
-        let src = self.text.as_bytes();
-        let (mut j, mut col) = (i, 0);
-        while j < src.len() && matches!(src[j], b' ' | b'\t' | 0x0c) {
-            col = if src[j] == b'\t' {
-                col / 8 * 8 + 8
-            } else {
-                col + 1
-            };
-            j += 1;
-        }
-        if j >= src.len() || matches!(src[j], b'\n' | b'\r' | b'#') {
-            return Ok(memchr::memchr(b'\n', &src[j..]).map_or(src.len(), |n| j + n + 1));
-        }
-        let top = *self.indents.last().unwrap_or(&0);
-        if col > top {
-            self.indents.push(col);
-            self.synth("{", j);
-        }
-        while col < *self.indents.last().unwrap_or(&0) {
-            self.indents.pop();
-            self.synth("}", j);
-        }
-        if col != *self.indents.last().unwrap_or(&0) {
-            return Err("an indentation that matches no outer level".into());
-        }
-        Ok(j)
+    #[test]
+    fn added_strengthened_reworded_fixture() {
+        let new = format!("{BASE}\n\ndef test_new():\n    assert helper(0) == 0\n");
+        expect("t.py", BASE, &new, &[("test_new", "added")]);
+        let more = edit(
+            "    assert got == 4, \"two doubled\"\n",
+            "    assert got == 4, \"two doubled\"\n    assert got > 0\n",
+        );
+        expect("t.py", BASE, &more, &[("test_double", "strengthened")]);
+        let row = edit("(2, 4)]", "(2, 4), (3, 6)]");
+        expect("t.py", BASE, &row, &[("test_table", "strengthened")]);
+        let msg = edit("\"two doubled\"", "\"2 * 2\"");
+        expect("t.py", BASE, &msg, &[("test_double", "reworded")]);
+        let setup = edit("got = helper(2)", "got = helper(1 + 1)");
+        expect("t.py", BASE, &setup, &[("test_double", "fixture")]);
+        let helper = edit("return x * 2", "return x + x");
+        expect("t.py", BASE, &helper, &[("(outside tests)", "fixture")]);
     }
 
-    /// Reads the token at `i`; the index past it.
-    fn token(&mut self, i: usize) -> Result<usize, String> {
-        let src = self.text.as_bytes();
-        let c = src[i];
-        let (kind, end) = if let Some(end) = string_at(src, i)? {
-            (Tk::Str, end)
-        } else if c.is_ascii_digit() || (c == b'.' && at(src, i + 1).is_ascii_digit()) {
-            (Tk::Num, number_end(src, i))
-        } else if c == b'_' || c.is_ascii_alphabetic() || c >= 0x80 {
-            (Tk::Ident, ident_end(src, i))
-        } else {
-            let len = OPS
+    #[test]
+    fn moved_to_another_file_is_moved_not_weakened() {
+        let without = edit(
+            "class TestMath(unittest.TestCase):\n    def test_eq(self):\n        self.assertEqual(helper(3), 6)\n\n",
+            "class TestMath(unittest.TestCase):\n",
+        );
+        let other = "import unittest\nfrom m import helper\n\nclass TestMath(unittest.TestCase):\n    def test_eq(self):\n        self.assertEqual(helper(3), 6)\n";
+        let files = [
+            super::super::FileDiff {
+                path: b"tests/test_m.py",
+                old: Some(BASE.as_bytes()),
+                new: Some(without.as_bytes()),
+            },
+            super::super::FileDiff {
+                path: b"tests/test_eq.py",
+                old: None,
+                new: Some(other.as_bytes()),
+            },
+        ];
+        let got = super::super::read(&files);
+        let first = got[0].outcome.as_ref().unwrap();
+        assert_eq!(first.len(), 1, "{first:?}");
+        assert_eq!(
+            (first[0].test.as_str(), first[0].kind.as_str()),
+            ("TestMath::test_eq", "moved")
+        );
+        assert_eq!(first[0].detail, "moved to `tests/test_eq.py`");
+        assert!(got[1].outcome.as_ref().unwrap().is_empty(), "{got:?}");
+    }
+
+    #[test]
+    fn an_assertion_moved_into_another_test_is_not_weakened() {
+        let new = edit("    assert got == 4, \"two doubled\"\n", "    assert got\n").replace(
+            "    assert helper(a) == b\n",
+            "    assert helper(a) == b\n    assert got == 4, \"two doubled\"\n",
+        );
+        let got = kinds("t.py", BASE, &new);
+        assert!(
+            !got.contains(&("test_double".to_string(), "weakened")),
+            "{got:?}"
+        );
+    }
+
+    #[test]
+    fn removed_and_loosened_assertions_weaken() {
+        let gone = edit("    assert got == 4, \"two doubled\"\n", "    print(got)\n");
+        let d = expect("t.py", BASE, &gone, &[("test_double", "weakened")]);
+        assert_eq!(d, ["removed `assert got == 4, \"two doubled\"`"]);
+        let bound = edit("assert got == 4", "assert got >= 4");
+        let d = expect("t.py", BASE, &bound, &[("test_double", "weakened")]);
+        assert!(d[0].contains("loosened"), "{d:?}");
+        let truthy = edit(
+            "self.assertEqual(helper(3), 6)",
+            "self.assertTrue(helper(3))",
+        );
+        expect("t.py", BASE, &truthy, &[("TestMath::test_eq", "weakened")]);
+        let places = edit("places=7", "places=1");
+        expect(
+            "t.py",
+            BASE,
+            &places,
+            &[("TestMath::test_close", "weakened")],
+        );
+        let tighter = edit("places=7", "places=9");
+        expect(
+            "t.py",
+            BASE,
+            &tighter,
+            &[("TestMath::test_close", "strengthened")],
+        );
+        let approx = "def test_a():\n    assert f() == pytest.approx(1.0, rel=1e-6)\n";
+        let wide = approx.replace("1e-6", "0.5");
+        expect("t.py", approx, &wide, &[("test_a", "weakened")]);
+    }
+
+    #[test]
+    fn skips_xfail_exit_or_true_and_swallowed_asserts_weaken() {
+        let cases = [
+            (
+                "def test_double():",
+                "@pytest.mark.skip(reason=\"later\")\ndef test_double():",
+                "pytest.mark.skip",
+            ),
+            (
+                "def test_double():",
+                "@pytest.mark.xfail\ndef test_double():",
+                "pytest.mark.xfail",
+            ),
+            (
+                "def test_eq(self):",
+                "@unittest.skip(\"x\")\n    def test_eq(self):",
+                "unittest.skip",
+            ),
+            (
+                "    got = helper(2)\n",
+                "    got = helper(2)\n    if got:\n        return\n",
+                "early `return`",
+            ),
+            (
+                "    got = helper(2)\n",
+                "    got = helper(2)\n    pytest.skip(\"no\")\n",
+                "pytest.skip",
+            ),
+            (
+                "    got = helper(2)\n",
+                "    got = helper(2)\n    sys.exit(0)\n",
+                "sys.exit",
+            ),
+            (
+                "assert got == 4, \"two doubled\"",
+                "assert got == 4 or True, \"two doubled\"",
+                "or True",
+            ),
+            (
+                "    got = helper(2)\n    assert got == 4, \"two doubled\"\n",
+                "    got = helper(2)\n    try:\n        assert got == 4, \"two doubled\"\n    except:\n        pass\n",
+                "catch-all `except`",
+            ),
+            (
+                "    got = helper(2)\n    assert got == 4, \"two doubled\"\n",
+                "    got = helper(2)\n    try:\n        assert got == 4, \"two doubled\"\n    except AssertionError:\n        pass\n",
+                "catch-all `except`",
+            ),
+        ];
+        for (from, to, what) in cases {
+            let got = edits("t.py", Some(BASE), Some(&edit(from, to)));
+            assert!(
+                got.iter()
+                    .any(|(_, k, d)| *k == "weakened" && d.contains(what)),
+                "{what}: {got:?}"
+            );
+        }
+        let class_skip = edit("class TestMath", "@unittest.skip(\"all\")\nclass TestMath");
+        let got = kinds("t.py", BASE, &class_skip);
+        assert!(
+            got.contains(&("TestMath::test_eq".to_string(), "weakened")),
+            "{got:?}"
+        );
+    }
+
+    #[test]
+    fn dropped_tests_and_parametrize_rows() {
+        let row = edit("[(1, 2), (2, 4)]", "[(1, 2)]");
+        let d = expect("t.py", BASE, &row, &[("test_table", "dropped")]);
+        assert_eq!(d, ["case `(2, 4)` dropped"]);
+        let scalar =
+            "@pytest.mark.parametrize(\"x\", [1, 2, 3])\ndef test_x(x):\n    assert f(x)\n";
+        expect(
+            "t.py",
+            scalar,
+            &scalar.replace(", 3]", "]"),
+            &[("test_x", "dropped")],
+        );
+        let gone = edit(
+            "def test_double():\n    got = helper(2)\n    assert got == 4, \"two doubled\"\n",
+            "",
+        );
+        expect("t.py", BASE, &gone, &[("test_double", "dropped")]);
+    }
+
+    #[test]
+    fn strings_and_comments_are_not_structure() {
+        let base = "def test_s():\n    s = \"\"\"\n@pytest.mark.skip\ndef test_fake():\n    pass\n\"\"\"\n    assert len(s) > 3\n";
+        let new = base.replace(
+            "    assert len",
+            "    # pytest.skip()\n    # return\n    assert len",
+        );
+        assert!(
+            kinds("t.py", base, &new)
                 .iter()
-                .find(|op| src[i..].starts_with(op.as_bytes()))
-                .map_or(1, |op| op.len());
-            match c {
-                b'(' | b'[' | b'{' => self.depth += 1,
-                b')' | b']' | b'}' => self.depth = self.depth.saturating_sub(1),
-                _ => {}
-            }
-            (Tk::Punct, i + len)
-        };
-        let text = self
-            .text
-            .get(i..end)
-            .ok_or("a token that splits a character")?;
-        self.out.push(Tok {
-            kind,
-            text,
-            start: i,
-            end,
-        });
-        Ok(end)
+                .all(|(_, k)| *k != "weakened")
+        );
+        let names: Vec<_> = edits("t.py", None, Some(base))
+            .into_iter()
+            .map(|e| e.0)
+            .collect();
+        assert_eq!(names, ["test_s"]);
     }
-}
 
-/// A string literal at `i` (with a prefix like `r`, `b`, `f`, `rb`): its end, if one starts.
-fn string_at(src: &[u8], i: usize) -> Result<Option<usize>, String> {
-    if i > 0 && (src[i - 1] == b'_' || src[i - 1].is_ascii_alphanumeric()) {
-        return Ok(None);
-    }
-    let prefix = src[i..]
-        .iter()
-        .take_while(|b| b"rRbBuUfF".contains(b))
-        .count();
-    let q = at(src, i + prefix);
-    if prefix > 2 || !(q == b'"' || q == b'\'') {
-        return Ok(None);
-    }
-    let start = i + prefix;
-    let triple = src[start..].starts_with(&[q, q, q]);
-    let mut k = start + if triple { 3 } else { 1 };
-    while k < src.len() {
-        match src[k] {
-            b'\\' => k += 2,
-            b'\n' if !triple => return Err("a string that never ends".into()),
-            b if b == q && (!triple || src[k..].starts_with(&[q, q, q])) => {
-                return Ok(Some(k + if triple { 3 } else { 1 }));
-            }
-            _ => k += 1,
+    #[test]
+    fn a_bad_indentation_or_an_open_string_is_unreadable() {
+        for bad in [
+            "def test_a():\n        x = 1\n    y = 2\n",
+            "def test_a():\n    s = '''\n",
+            "x = (1,\n",
+        ] {
+            let file = super::super::FileDiff {
+                path: b"t.py",
+                old: None,
+                new: Some(bad.as_bytes()),
+            };
+            assert!(super::super::read(&[file])[0].outcome.is_err(), "{bad}");
         }
     }
-    Err("a string that never ends".into())
 }

@@ -6,7 +6,8 @@
 
 use std::ops::Range;
 
-use super::lex::{Flavor, Src, lex};
+use super::lex::{Flavor, lex};
+use super::tokens::Src;
 use super::unit::{Form, Found, Lang, Marker, Parts, build, expr_form, last_number, outside};
 use super::{OUTSIDE, Parsed};
 
@@ -112,7 +113,7 @@ fn attributes(s: &Src, i: usize) -> Vec<Range<usize>> {
     let mut j = i;
     while j > 0 {
         let prev = j - 1;
-        if QUALIFIERS.contains(&s.t(prev)) || s.toks[prev].kind == super::lex::Tk::Str {
+        if QUALIFIERS.contains(&s.t(prev)) || s.toks[prev].kind == super::tokens::Tk::Str {
             j = prev;
         } else if s.is(prev, "]") && s.start_of(prev) > 0 && s.is(s.start_of(prev) - 1, "#") {
             j = s.start_of(prev) - 1;

@@ -40,3 +40,254 @@ pub(super) fn expect(path: &str, old: &str, new: &str, want: &[(&str, &str)]) ->
     assert_eq!(pairs, want, "details: {got:?}");
     got.into_iter().map(|(_, _, d)| d).collect()
 }
+
+fn file<'a>(path: &'a str, old: Option<&'a str>, new: Option<&'a str>) -> FileDiff<'a> {
+    FileDiff {
+        path: path.as_bytes(),
+        old: old.map(str::as_bytes),
+        new: new.map(str::as_bytes),
+    }
+}
+
+#[test]
+fn kinds_are_named_as_the_report_names_them() {
+    let all = [
+        (Kind::Added, "added"),
+        (Kind::Strengthened, "strengthened"),
+        (Kind::Reworded, "reworded"),
+        (Kind::Moved, "moved"),
+        (Kind::Fixture, "fixture"),
+        (Kind::Weakened, "weakened"),
+        (Kind::Dropped, "dropped"),
+    ];
+    for (kind, name) in all {
+        assert_eq!(kind.as_str(), name);
+        assert_eq!(
+            kind.weakens(),
+            matches!(kind, Kind::Weakened | Kind::Dropped)
+        );
+    }
+}
+
+#[test]
+fn each_language_has_its_reader() {
+    let readers = [
+        ("src/lib.rs", Some(Reader::Rust)),
+        ("tests/test_a.py", Some(Reader::Python)),
+        ("a.test.ts", Some(Reader::Js)),
+        ("a.spec.mjs", Some(Reader::Js)),
+        ("a_test.go", Some(Reader::Go)),
+        ("test/tests.c", Some(Reader::C)),
+        ("test/a.cpp", Some(Reader::C)),
+        ("test/a.hh", Some(Reader::C)),
+        ("t/basic.t", None),
+        ("testdata/case.json", None),
+    ];
+    for (path, want) in readers {
+        assert_eq!(reader_for(path.as_bytes()), want, "{path}");
+    }
+}
+
+#[test]
+fn an_assertion_moved_to_another_file_is_not_weakened() {
+    let old = "#[test]\nfn a() {\n    assert_eq!(f(1), 2);\n    assert_eq!(f(2), 3);\n}\n";
+    let new = "#[test]\nfn a() {\n    assert_eq!(f(1), 2);\n}\n";
+    let other = "#[test]\nfn b() {\n    assert_eq!(f(2), 3);\n}\n";
+    let got = read(&[
+        file("tests/a.rs", Some(old), Some(new)),
+        file("tests/b.rs", None, Some(other)),
+    ]);
+    let a = got[0].outcome.as_ref().unwrap();
+    assert!(a.iter().all(|e| !e.kind.weakens()), "{a:?}");
+    let b = got[1].outcome.as_ref().unwrap();
+    assert_eq!((b[0].test.as_str(), b[0].kind), ("b", Kind::Added));
+    // Alone, the same edit removes the assertion.
+    let alone = read(&[file("tests/a.rs", Some(old), Some(new))]);
+    let a = alone[0].outcome.as_ref().unwrap();
+    assert_eq!(a[0].kind, Kind::Weakened, "{a:?}");
+}
+
+#[test]
+fn a_deleted_file_whose_tests_reappear_elsewhere_drops_nothing() {
+    let old = "def test_a():\n    assert f(1) == 2\n\n\ndef test_b():\n    assert f(2) == 3\n";
+    let moved = "import m\n\n\ndef test_a():\n    assert f(1) == 2\n";
+    let got = read(&[
+        file("tests/test_old.py", Some(old), None),
+        file("tests/test_new.py", None, Some(moved)),
+    ]);
+    let gone = got[0].outcome.as_ref().unwrap();
+    let kinds: Vec<_> = gone.iter().map(|e| (e.test.as_str(), e.kind)).collect();
+    assert_eq!(kinds, [("test_a", Kind::Moved), ("test_b", Kind::Dropped)]);
+    assert_eq!(gone[0].detail, "moved to `tests/test_new.py`");
+    assert!(got[1].outcome.as_ref().unwrap().is_empty(), "{got:?}");
+}
+
+#[test]
+fn unreadable_files_are_errors_naming_why() {
+    /// A path, its new side, and a word of why it cannot be read.
+    type Case<'a> = (&'a [u8], Option<&'a [u8]>, &'a str);
+    let cases: [Case; 5] = [
+        (b"data/case.json", Some(b"{}"), "no test reader"),
+        (b"t.rs", Some(b"fn a() {\0}"), "NUL"),
+        (b"t.rs", Some(b"fn a() { \xff }"), "not UTF-8"),
+        (b"t\xff.rs", Some(b"fn a() {}"), "name that is not UTF-8"),
+        (
+            b"t.rs",
+            Some(b"#[test]\nfn a() { assert!(x); "),
+            "never closed",
+        ),
+    ];
+    for (path, new, why) in cases {
+        let got = read(&[FileDiff {
+            path,
+            old: None,
+            new,
+        }]);
+        let err = got[0].outcome.as_ref().unwrap_err();
+        assert!(err.contains(why), "{err}");
+        assert_eq!(got[0].path, path);
+    }
+    let unterminated = read(&[file("t.go", Some("package x\nvar s = \"abc\n"), None)]);
+    assert!(unterminated[0].outcome.is_err());
+}
+
+/// Fragments that make the readers' structure: brackets, quotes, comments, markers.
+const FRAGMENTS: [&str; 77] = [
+    "{",
+    "}",
+    "(",
+    ")",
+    "[",
+    "]",
+    "\"",
+    "'",
+    "`",
+    "/",
+    "*",
+    "#",
+    "\n",
+    "    ",
+    "\t",
+    ";",
+    ",",
+    ":",
+    "=",
+    "==",
+    "<",
+    ">",
+    "||",
+    "!",
+    "@",
+    ".",
+    "\\",
+    "$",
+    "r#\"",
+    "\"\"\"",
+    "0",
+    "1e-3",
+    "x",
+    "t",
+    "fn",
+    "def",
+    "test_a",
+    "func",
+    "TestA",
+    "#[test]",
+    "#[ignore]",
+    "mod",
+    "class",
+    "it",
+    "describe",
+    "expect",
+    "toBe",
+    "skip",
+    "only",
+    "assert",
+    "assert_eq!",
+    "return",
+    "if",
+    "try",
+    "catch",
+    "except",
+    "pass",
+    "t.Skip()",
+    "TEST",
+    "check",
+    "#if 0",
+    "//",
+    "/*",
+    "*/",
+    "${",
+    "pytest",
+    "mark",
+    "parametrize",
+    "END_TEST",
+    "true",
+    "True",
+    "or",
+    "each",
+    "it.skip",
+    "test_b",
+    "Test",
+    "0.5",
+];
+
+fn fragment() -> impl proptest::strategy::Strategy<Value = &'static str> {
+    proptest::sample::select(FRAGMENTS.to_vec())
+}
+
+const PATHS: [&str; 5] = ["t.rs", "test_t.py", "t.test.ts", "t_test.go", "t.c"];
+
+mod property {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(3000))]
+
+        /// Any text, read against itself, changes no test; read against other text, never
+        /// panics.
+        #[test]
+        fn a_file_against_itself_weakens_nothing(
+            a in proptest::collection::vec(fragment(), 0..80),
+            b in proptest::collection::vec(fragment(), 0..80),
+            raw in proptest::collection::vec(any::<u8>(), 0..200),
+        ) {
+            let (a, b) = (a.concat(), b.concat());
+            for path in PATHS {
+                for text in [a.as_bytes(), raw.as_slice()] {
+                    let same = FileDiff { path: path.as_bytes(), old: Some(text), new: Some(text) };
+                    if let Ok(edits) = &read(&[same])[0].outcome {
+                        prop_assert!(edits.is_empty(), "{path}: {edits:?}");
+                    }
+                }
+                let _ = read(&[file(path, Some(&a), Some(&b))]);
+                let _ = read(&[file(path, Some(&a), None), file(path, None, Some(&b))]);
+            }
+        }
+    }
+}
+
+/// A 1,000-line test diff (both sides of a 1,000-line file of 100 Rust tests, every test
+/// edited) timed; it prints the figure and asserts nothing about it (`--nocapture` shows it).
+#[test]
+fn cost_of_a_thousand_line_diff() {
+    let test = |k: usize, want: usize| {
+        format!(
+            "#[test]\nfn case_{k}() {{\n    let a = {k};\n    let b = a + 1;\n    let got = sum(a, b);\n    \
+             assert_eq!(got, {want}, \"sum of {k}\");\n    assert!(got > 0);\n    for (x, y) in [(1, 2), (3, 4)] {{ assert_eq!(sum(x, y), x + y); }}\n}}\n\n"
+        )
+    };
+    let old: String = (0..100).map(|k| test(k, 2 * k + 1)).collect();
+    let new: String = (0..100).map(|k| test(k, 2 * k + 2)).collect();
+    assert_eq!(old.lines().count(), 1000);
+    let files = [file("tests/sum.rs", Some(&old), Some(&new))];
+    let start = std::time::Instant::now();
+    let runs = 20;
+    for _ in 0..runs {
+        let got = read(&files);
+        assert_eq!(got[0].outcome.as_ref().map(Vec::len), Ok(100));
+    }
+    let ms = start.elapsed().as_secs_f64() * 1000.0 / f64::from(runs);
+    println!("test-diff reader: {ms:.2} ms for a 1,000-line diff (both sides, 100 tests)");
+}

@@ -5,7 +5,7 @@
 
 use std::ops::Range;
 
-use super::lex::{Src, Tk};
+use super::tokens::{Src, Tk};
 
 /// How much an assertion pins down, weakest first; a change to a lower rank loosens it.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -136,10 +136,6 @@ pub(crate) trait Lang {
     fn assertion(&self, s: &Src, i: usize) -> Option<Found>;
     /// The weakening construct at token `i`; `asserts` are the unit's assertion starts.
     fn marker(&self, s: &Src, i: usize, asserts: &[usize]) -> Option<Marker>;
-    /// Whether a `return` is a test's way to stop early here (Python's synthetic blocks too).
-    fn returns(&self) -> bool {
-        true
-    }
 }
 
 /// A test's tokens: the spans it covers and the tokens (its name) left out of its text.
@@ -187,6 +183,7 @@ pub(crate) fn build(s: &Src, lang: &dyn Lang, parts: Parts) -> Unit {
     unit.body = tokens().map(|i| s.t(i)).collect::<Vec<_>>().join(" ");
     unit.plain = tokens().map(|i| blank(s, i)).collect::<Vec<_>>().join(" ");
     let mut starts = Vec::new();
+    let mut extents = Vec::new();
     for span in &spans {
         let mut i = span.start;
         while i < span.end {
@@ -197,12 +194,14 @@ pub(crate) fn build(s: &Src, lang: &dyn Lang, parts: Parts) -> Unit {
             let end = found.end.clamp(i + 1, span.end.max(i + 1));
             unit.asserts.push(assertion(s, i..end, &found));
             starts.push(i);
+            extents.push(i..end);
             i = end;
         }
     }
     for i in spans.iter().flat_map(|r| r.clone()) {
         markers.extend(lang.marker(s, i, &starts));
-        if lang.returns() && s.is(i, "return") && early(s, i, &starts) {
+        let inside = extents.iter().any(|e| e.contains(&i));
+        if s.is(i, "return") && !inside && early(s, i, &starts) {
             markers.push(Marker::new("early `return`"));
         }
         if is_table(s, i) {
@@ -245,7 +244,8 @@ fn row(s: &Src, r: Range<usize>) -> Row {
 }
 
 /// Whether the `return` at `i` stops a test before an assertion: one follows its statement,
-/// and none precedes it in its own block (a `return` after a failure report stops nothing).
+/// and none precedes it in its own block (a `return` after a failure report stops nothing, and
+/// neither does one inside an assertion: Go's `if err != nil { t.Error(err); return }`).
 fn early(s: &Src, i: usize, starts: &[usize]) -> bool {
     let end = statement_end(s, i);
     if !starts.iter().any(|&a| a >= end) {
