@@ -28,6 +28,8 @@ pub const DEFAULT_ESCROW_DAYS: u32 = 30;
 pub const MAX_JOBS: u64 = 64;
 /// Every key of a `[[checks]]` table (kept in step with the README like [`TOP_KEYS`]).
 pub const CHECK_KEYS: &str = "name, run, timeout_s, writable, network, keep, env, reuse, census";
+/// The keys of `[protected.integrity]` that are not surfaces (SPEC §27.1).
+pub const INTEGRITY_KEYS: &str = "fail_to_pass";
 /// Every key of a `[sandbox]` table (kept in step with the README like [`TOP_KEYS`]).
 pub const SANDBOX_KEYS: &str = "mode, hide";
 /// The values of `[protected.policy]`: which changes on a surface need review.
@@ -571,7 +573,7 @@ impl Config {
         })?;
         for (name, on) in table {
             let key = format!("protected.integrity.{name}");
-            if name == "fail_to_pass" {
+            if name == INTEGRITY_KEYS {
                 self.fail_to_pass = on
                     .as_bool()
                     .ok_or_else(|| wrong_type(&key, "true or false", on))?;

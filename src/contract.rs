@@ -352,6 +352,22 @@ mod tests {
         parse(text.as_bytes()).unwrap_err()
     }
 
+    /// SPEC §27.1: `expect_changed` names base test ids or globs over them (`*` crosses `/` and
+    /// spaces, as ids hold them); `fail_to_pass` is a boolean. A bad value names the key.
+    #[test]
+    fn expect_changed_and_fail_to_pass_parse_and_match_test_ids() {
+        let c = parse(b"expect_changed = [\"tests/t.py::test_*\", \"crate::tests::exact\"]\nfail_to_pass = true\n").unwrap();
+        assert!(c.fail_to_pass);
+        assert!(c.expects_changed("tests/t.py::test_old[1-2]"));
+        assert!(c.expects_changed("crate::tests::exact"));
+        assert!(!c.expects_changed("crate::tests::exactly"));
+        assert!(!c.expects_changed("tests/u.py::test_old"));
+        assert!(err("expect_changed = [\"\"]").contains("`expect_changed`"));
+        assert!(err("expect_changed = [\"a[\"]").contains("`expect_changed`"));
+        assert!(err("fail_to_pass = \"yes\"").contains("fail_to_pass"));
+        assert!(!parse(b"").unwrap().fail_to_pass);
+    }
+
     #[test]
     fn full_contract_parses() {
         let text = r#"

@@ -53,6 +53,7 @@ pub fn judge(
     report: &mut Report,
 ) -> Vec<String> {
     let mut dropped = Vec::new();
+    let mut edits = Vec::new();
     let short = &merge_base.to_string()[..12];
     let mut findings = Vec::new();
     for (i, spec) in config.checks.iter().enumerate() {
@@ -72,7 +73,7 @@ pub fn judge(
             continue;
         };
         set_aside(&mut c, |id| moved(&evidence.moved, id));
-        if !c.missing.is_empty() {
+        if c.missing.iter().any(|id| may_be_unstable(id)) {
             let unstable = (evidence.unstable)(i);
             set_aside(&mut c, |id| unstable.contains(id));
         }
@@ -87,16 +88,25 @@ pub fn judge(
                 .cloned()
                 .collect(),
         });
-        if c.missing_count > 0 && evidence.dropped_instead && !c.missing.is_empty() {
+        if c.missing_count == 0 {
+            continue;
+        }
+        let msg = message(&spec.name, short, &c);
+        if evidence.dropped_instead && !c.missing.is_empty() {
+            // SPEC §27.1: test paths changed and the overlay passed every base test, so these
+            // tests were dropped by the edit, not lost by the code: rule (b)'s finding.
             dropped.extend(c.missing.iter().cloned());
-        } else if c.missing_count > 0 {
-            findings.push(Finding::new(
-                Code::TestsMissing,
-                message(&spec.name, short, &c),
-            ));
+            let msg = format!(
+                "dropped by the edit (the overlay ran every one of them, the commit's own tests no \
+                 longer do): {msg}"
+            );
+            edits.push(Finding::new(Code::TestsWeakenedEdit, msg));
+        } else {
+            findings.push(Finding::new(Code::TestsMissing, msg));
         }
     }
     report.add_gate(Gate::Checks, findings);
+    report.add_gate(Gate::Protected, edits);
     dropped
 }
 
@@ -106,6 +116,30 @@ fn set_aside(c: &mut Compared, keep_out: impl Fn(&str) -> bool) {
     c.missing.retain(|id| !keep_out(id));
     let gone = u64::try_from(before - c.missing.len()).unwrap_or(u64::MAX);
     c.missing_count = c.missing_count.saturating_sub(gone);
+}
+
+/// Whether a missing id is worth a second run of the base to learn whether it stays (SPEC §27.1):
+/// it holds a number that may change each run — one with a fraction (`0.5159`, the seconds of
+/// `11:47:14.138Z`) or a run of six digits or more (`Date.now()`, a seed). This decides only
+/// whether to spend that run; the id is set aside only when the run does not pass it again, so
+/// a stable `TestIssue1234567` is never paired away.
+pub fn may_be_unstable(id: &str) -> bool {
+    let bytes = id.as_bytes();
+    let mut run = 0;
+    for (i, b) in bytes.iter().enumerate() {
+        if b.is_ascii_digit() {
+            run += 1;
+            if run >= 6 {
+                return true;
+            }
+        } else {
+            if *b == b'.' && run > 0 && bytes.get(i + 1).is_some_and(u8::is_ascii_digit) {
+                return true;
+            }
+            run = 0;
+        }
+    }
+    false
 }
 
 /// Whether census id `id` names a test the diff shows moved.

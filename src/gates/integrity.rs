@@ -32,7 +32,7 @@ use self::changed::Changed;
 use self::edits::Edits;
 
 use crate::catalog::Code;
-use crate::config::{CheckSpec, Config, SandboxMode};
+use crate::config::{CheckSpec, Config, SandboxMode, SurfacePolicy};
 use crate::contract::Contract;
 use crate::finding::{Finding, Severity};
 use crate::gates::census;
@@ -94,10 +94,11 @@ pub fn run(ctx: &Ctx<'_>, report: &mut Report) -> Result<()> {
         true => false,
         false => overlays(ctx, &passed, &changed, &base_runs, &unstable, red, report)?,
     };
+    let tests_judged = ctx.config.policy_of("tests") == Some(SurfacePolicy::Integrity);
     let evidence = census::Evidence {
         moved: edits.moved().map(str::to_string).collect(),
         unstable: &|i| unstable.ids(i),
-        dropped_instead: every_base_test,
+        dropped_instead: every_base_test && tests_judged,
     };
     for id in census::judge(ctx.config, ctx.merge_base, &base_runs, &evidence, report) {
         edits.drop_census_id(&id);
@@ -106,7 +107,14 @@ pub fn run(ctx: &Ctx<'_>, report: &mut Report) -> Result<()> {
         return Ok(());
     }
     edits.expected = report.integrity.expect_changed.clone();
-    edits.report(report);
+    edits.report(report, |path| {
+        let surfaces = ctx.config.surfaces_for(path);
+        let integrity = Some(SurfacePolicy::Integrity);
+        !surfaces.is_empty()
+            && surfaces
+                .iter()
+                .all(|s| ctx.config.policy_of(s) == integrity)
+    });
     policy::apply(ctx, &changed, red, &edits, report)
 }
 
@@ -514,7 +522,7 @@ fn judge_overlay(
         _ => None,
     };
     let mut missing = compared.map(|c| c.missing).unwrap_or_default();
-    if !missing.is_empty() {
+    if missing.iter().any(|id| census::may_be_unstable(id)) {
         let unstable = runs.unstable.ids(i);
         missing.retain(|id| !unstable.contains(id));
     }

@@ -17,6 +17,9 @@ use crate::scene::Scene;
 
 const CONFIG: &str = "[[checks]]\nname = \"unit\"\nrun = \"python3 -m unittest -v\"\ntimeout_s = 120\n[protected.policy]\ntests = \"integrity\"\n";
 
+/// [`CONFIG`] with the reverse overlay asked for (SPEC §27.1).
+const CONFIG_F2P: &str = "[[checks]]\nname = \"unit\"\nrun = \"python3 -m unittest -v\"\ntimeout_s = 120\n[protected.policy]\ntests = \"integrity\"\n[protected.integrity]\nfail_to_pass = true\n";
+
 const CODE: &str = "def add(a, b):\n    return a + b\n\n\ndef mul(a, b):\n    return a * b\n";
 const BROKEN: &str = "def add(a, b):\n    return a - b\n\n\ndef mul(a, b):\n    return a * b\n";
 
@@ -26,10 +29,20 @@ const TEST: &str = "import unittest\nimport sys\nsys.path.insert(0, 'src')\nfrom
 /// real change of its own, `src/extra.py`) and the test file to `test`; `contract` on main when
 /// given. `None` when python3 or the sandbox is missing (the test says it skipped).
 fn returned(code: &str, test: &str, contract: Option<&str>) -> Option<(i32, Value)> {
+    returned_under(CONFIG, code, test, contract)
+}
+
+/// [`returned`] under the configuration `config`.
+fn returned_under(
+    config: &str,
+    code: &str,
+    test: &str,
+    contract: Option<&str>,
+) -> Option<(i32, Value)> {
     require(Part::Tool("python3"))?;
     require(Part::Sandbox)?;
     let mut main = vec![
-        (".closegate.toml", Some(CONFIG)),
+        (".closegate.toml", Some(config)),
         ("src/calc.py", Some(CODE)),
         ("test_calc.py", Some(TEST)),
     ];
@@ -216,5 +229,43 @@ fn a_base_test_the_contract_expects_changed_is_a_warning() {
         return;
     };
     assert!(!findings(&r.1, "tests-weakened").is_empty(), "{}", r.1);
+    assert_eq!(verdict(&r), "PENDING_REVIEW", "{}", r.1);
+}
+
+/// SPEC §27.1: `tests-pass-on-base` never holds a return unless asked; asked (`fail_to_pass`),
+/// a return whose new test also passes on the base's code needs a human.
+#[test]
+fn new_tests_that_pass_on_the_base_hold_a_return_only_when_asked() {
+    let test = TEST.replace(
+        "        self.assertEqual(add(2, 2), 4)\n",
+        "        self.assertEqual(add(2, 2), 4)\n        self.assertEqual(add(5, 5), 10)\n",
+    );
+    let Some(r) = returned(CODE, &test, None) else {
+        return;
+    };
+    assert_eq!(
+        r.1["integrity"]["new_tests_on_base"],
+        Value::Null,
+        "{}",
+        r.1
+    );
+    assert!(findings(&r.1, "tests-pass-on-base").is_empty(), "{}", r.1);
+    assert_eq!(verdict(&r), "VERIFIED", "{}", r.1);
+    let Some(r) = returned_under(CONFIG_F2P, CODE, &test, None) else {
+        return;
+    };
+    assert_eq!(r.1["integrity"]["new_tests_on_base"], "pass", "{}", r.1);
+    let found = findings(&r.1, "tests-pass-on-base");
+    assert_eq!(found.len(), 1, "{}", r.1);
+    assert_eq!(found[0]["severity"], "review");
+    assert_eq!(verdict(&r), "PENDING_REVIEW", "{}", r.1);
+    // The contract may ask for it too.
+    let Some(r) = returned(
+        CODE,
+        &test,
+        Some("branch = \"agent/x\"\nfail_to_pass = true\n"),
+    ) else {
+        return;
+    };
     assert_eq!(verdict(&r), "PENDING_REVIEW", "{}", r.1);
 }

@@ -23,6 +23,8 @@ pub struct Edits {
     /// The base test ids the contract expects changed, that the overlay showed changed: an edit
     /// of one of those tests is the task's, not a weakening.
     pub expected: Vec<String>,
+    /// Census ids gone from the commit's own run while the overlay ran them (SPEC §27.1).
+    pub census_dropped: Vec<String>,
 }
 
 /// A path with its bytes at the merge base and at the commit.
@@ -114,18 +116,15 @@ impl Edits {
     }
 
     /// Add a test the census shows gone from the commit's own run while the overlay ran every
-    /// base test: a dropped test for (b).
+    /// base test: a dropped test for (b), reported by the census's own `tests-weakened-edit`.
     pub fn drop_census_id(&mut self, id: &str) {
-        self.edits.push(Edit {
-            path: Vec::new(),
-            test: id.to_string(),
-            kind: Kind::Dropped,
-            detail: "it passed on the base and no longer runs on the commit".to_string(),
-        });
+        self.census_dropped.push(id.to_string());
     }
 
-    /// The report's `integrity.edits` and one `tests-weakened-edit` per weakening edit.
-    pub fn report(&self, report: &mut Report) {
+    /// The report's `integrity.edits` and one `tests-weakened-edit` per weakening edit of a path
+    /// on a surface under policy `integrity` (`judged`): under `all` and `modify` every such edit
+    /// already needs a human, and the edits are listed for them.
+    pub fn report(&self, report: &mut Report, judged: impl Fn(&[u8]) -> bool) {
         let mut findings = Vec::new();
         for edit in &self.edits {
             let path = String::from_utf8_lossy(&edit.path).into_owned();
@@ -135,7 +134,7 @@ impl Edits {
                 kind: edit.kind.as_str().to_string(),
                 detail: edit.detail.clone(),
             });
-            if self.holds(edit) {
+            if self.holds(edit) && judged(&edit.path) {
                 let at = if path.is_empty() {
                     "the census"
                 } else {
@@ -148,12 +147,16 @@ impl Edits {
                     edit.kind.as_str(),
                     edit.detail
                 );
-                let finding = Finding::new(Code::TestsWeakenedEdit, msg);
-                findings.push(match path.is_empty() {
-                    true => finding,
-                    false => finding.at_path(&path),
-                });
+                findings.push(Finding::new(Code::TestsWeakenedEdit, msg).at_path(&path));
             }
+        }
+        for id in &self.census_dropped {
+            report.integrity.edits.push(TestEdit {
+                path: String::new(),
+                test: id.clone(),
+                kind: Kind::Dropped.as_str().to_string(),
+                detail: "it passed on the base and no longer runs on the commit".to_string(),
+            });
         }
         report.add_gate(Gate::Protected, findings);
     }
