@@ -182,18 +182,17 @@ fn record_reused(judged: &Judged, target: Target) {
 }
 
 /// The harnesses `agent doctor` looks at: `target`, else each one closegate's hook is installed
-/// for in `here`, else both.
+/// for in `here`, else every one.
 pub fn doctor_targets(target: Option<Target>, here: &Path) -> Vec<Target> {
     if let Some(t) = target {
         return vec![t];
     }
-    let both = [Target::ClaudeCode, Target::Codex];
-    let installed: Vec<Target> = both
+    let installed: Vec<Target> = Target::ALL
         .into_iter()
         .filter(|t| super::doctor::is_installed(*t, here))
         .collect();
     if installed.is_empty() {
-        both.to_vec()
+        Target::ALL.to_vec()
     } else {
         installed
     }

@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Result;
 
+use super::clients::{Root, Trust};
 use super::install::{self, HARNESS_MARGIN, Scope};
 use super::settings::{self, Ours};
 use super::{Target, codex};
@@ -37,21 +38,26 @@ fn inactive(msg: String) -> Finding {
 /// (which harnesses `doctor` without `--target`, and `validate`, look at).
 pub fn is_installed(target: Target, cwd: &Path) -> bool {
     let mut files = candidates(target, cwd);
-    if let (Target::Codex, Ok(repo)) = (target, Repo::discover(cwd))
-        && let Some(root) = repo.workdir()
-    {
-        files.push(root.join(".codex/hooks.json"));
-    }
+    files.extend(own_project_file(target, cwd));
     files.into_iter().any(|f| installed(f).is_some())
+}
+
+/// For a client that reads project hooks from the main checkout, the worktree's own project file
+/// (which it never reads); `None` for one that reads the worktree's.
+fn own_project_file(target: Target, cwd: &Path) -> Option<PathBuf> {
+    let files = &target.row().files;
+    if files.project_root != Root::MainCheckout {
+        return None;
+    }
+    Repo::discover(cwd)
+        .ok()
+        .and_then(|r| r.workdir())
+        .map(|root| root.join(files.project))
 }
 
 /// The files `target` reads for the worktree around `cwd`, in the order the scopes are listed.
 fn candidates(target: Target, cwd: &Path) -> Vec<PathBuf> {
-    let scopes = match target {
-        Target::ClaudeCode => &[Scope::Project, Scope::Local, Scope::User][..],
-        Target::Codex => &[Scope::Project, Scope::User][..],
-    };
-    scopes
+    [Scope::Project, Scope::Local, Scope::User]
         .iter()
         .filter_map(|s| install::settings_path(target, *s, cwd).ok())
         .collect()
@@ -70,7 +76,7 @@ pub fn check(target: Target, cwd: &Path) -> Result<Vec<Finding>> {
     }
     let needed = install::time_limit(cwd);
     for one in &found {
-        for event in settings::EVENTS {
+        for &event in target.row().events {
             if !one.ours.iter().any(|o| o.event == event) {
                 findings.push(inactive(format!(
                     "{} has closegate's hook for {} but not for {event}: run `closegate agent \
@@ -87,8 +93,9 @@ pub fn check(target: Target, cwd: &Path) -> Result<Vec<Finding>> {
             findings.extend(path_problem(&one.file, hook));
         }
     }
-    if target == Target::Codex {
-        findings.extend(codex_problems(cwd, &found)?);
+    match target.row().trust {
+        Trust::Codex => findings.extend(codex_problems(cwd, &found)?),
+        Trust::None => {}
     }
     Ok(findings)
 }
@@ -108,17 +115,15 @@ fn not_installed(target: Target, cwd: &Path) -> Finding {
         .iter()
         .map(|f| f.display().to_string())
         .collect();
-    let own = Repo::discover(cwd)
-        .ok()
-        .and_then(|r| r.workdir())
-        .map(|root| root.join(".codex/hooks.json"))
-        .filter(|f| target == Target::Codex && installed(f.clone()).is_some());
+    let own = own_project_file(target, cwd).filter(|f| installed(f.clone()).is_some());
     let msg = match own {
         Some(own) => format!(
-            "{} has closegate's hook, but Codex reads a worktree's hooks from the main checkout \
-             ({}): run `closegate agent install --target codex`",
+            "{} has closegate's hook, but {} reads a worktree's hooks from the main checkout \
+             ({}): run `closegate agent install --target {}`",
             own.display(),
-            files.join(", ")
+            name(target),
+            files.join(", "),
+            target.as_str()
         ),
         None => format!(
             "no closegate stop hook where {} reads it for this worktree ({}): run `closegate \
@@ -132,17 +137,14 @@ fn not_installed(target: Target, cwd: &Path) -> Finding {
 }
 
 fn name(target: Target) -> &'static str {
-    match target {
-        Target::ClaudeCode => "Claude Code",
-        Target::Codex => "Codex",
-    }
+    target.row().display
 }
 
 /// A harness timeout that does not leave the hook its time limit plus the margin: the harness
 /// would give up first and let the stop through unjudged.
 fn timeout_problem(target: Target, file: &Path, hook: &Ours) -> Option<Finding> {
     let limit = settings::time_limit_of(&hook.command);
-    let timeout = hook.timeout.unwrap_or(codex::DEFAULT_TIMEOUT);
+    let timeout = hook.timeout.unwrap_or(target.row().default_timeout);
     let needed = install::harness_timeout(limit);
     (timeout < needed).then(|| {
         inactive(format!(

@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 use git2::Oid;
 
 use super::Target;
+use super::clients::Committed;
 use super::settings::{self, Ours};
 use crate::repo::Repo;
 
@@ -70,11 +71,11 @@ fn source(
     target: Target,
     base: Option<&(String, Oid)>,
 ) -> Option<Source> {
-    match target {
-        Target::Codex => {
+    let rel = target.row().files.project;
+    match target.row().committed {
+        Committed::BaseTip => {
             let main = super::install::main_checkout(repo).ok()?;
             let (name, tip) = base?;
-            let rel = ".codex/hooks.json";
             Some(Source {
                 file: main.join(rel),
                 rel,
@@ -87,8 +88,7 @@ fn source(
                 ),
             })
         }
-        Target::ClaudeCode => {
-            let rel = ".claude/settings.json";
+        Committed::Head => {
             let head = repo.worktree_head(root)?;
             Some(Source {
                 file: root.join(rel),

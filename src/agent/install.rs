@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
 
+use super::clients::{Home, Root, Trust};
 use super::session::Mode;
 use super::{Target, codex, settings};
 use crate::config::Config;
@@ -102,33 +103,42 @@ pub fn main_checkout(repo: &Repo) -> Result<PathBuf> {
     }
 }
 
-/// The settings file a harness reads at a scope, for the worktree around `cwd`.
+/// The settings file a harness reads at a scope, for the worktree around `cwd` (the client's row
+/// says which file, under which folder).
 pub fn settings_path(target: Target, scope: Scope, cwd: &Path) -> Result<PathBuf> {
-    let home = || -> Result<PathBuf> {
-        std::env::var_os("HOME")
-            .filter(|h| !h.is_empty())
-            .map(PathBuf::from)
-            .context("HOME is not set: cannot find the user's settings")
-    };
+    let files = &target.row().files;
     let repo = Repo::discover(cwd).ok();
-    let project = || {
+    let worktree = || {
         repo.as_ref()
             .and_then(Repo::workdir)
             .unwrap_or(cwd.to_path_buf())
     };
-    Ok(match (target, scope) {
-        (Target::ClaudeCode, Scope::Project) => project().join(".claude/settings.json"),
-        (Target::ClaudeCode, Scope::Local) => project().join(".claude/settings.local.json"),
-        (Target::ClaudeCode, Scope::User) => home()?.join(".claude/settings.json"),
-        (Target::Codex, Scope::Project) => match &repo {
-            Some(repo) => main_checkout(repo)?.join(".codex/hooks.json"),
-            None => cwd.join(".codex/hooks.json"),
+    Ok(match scope {
+        Scope::Project => match (files.project_root, &repo) {
+            (Root::Worktree, _) => worktree().join(files.project),
+            (Root::MainCheckout, Some(repo)) => main_checkout(repo)?.join(files.project),
+            (Root::MainCheckout, None) => cwd.join(files.project),
         },
-        (Target::Codex, Scope::User) => codex::home()?.join("hooks.json"),
-        (Target::Codex, Scope::Local) => {
-            bail!("--scope local: Codex has no local settings file; use project or user")
-        }
+        Scope::Local => match files.local {
+            Some(local) => worktree().join(local),
+            None => bail!(
+                "--scope local: {} has no local settings file; use project or user",
+                target.row().display
+            ),
+        },
+        Scope::User => match files.user_root {
+            Home::Home => home()?.join(files.user),
+            Home::CodexHome => codex::home()?.join(files.user),
+        },
     })
+}
+
+/// `$HOME`, or an error saying the user's settings cannot be found.
+fn home() -> Result<PathBuf> {
+    std::env::var_os("HOME")
+        .filter(|h| !h.is_empty())
+        .map(PathBuf::from)
+        .context("HOME is not set: cannot find the user's settings")
 }
 
 /// What `install` or `uninstall` did.
@@ -162,15 +172,15 @@ pub fn run(target: Target, scope: Scope, mode: Option<Mode>, cwd: &Path) -> Resu
     if let Some(text) = &written {
         crate::fsutil::write_atomic(&path, text.as_bytes())?;
     }
-    let trust = match target {
-        Target::Codex => {
+    let trust = match target.row().trust {
+        Trust::Codex => {
             let after = written.as_deref().unwrap_or(&before);
             let project = (scope == Scope::Project && mode.is_some())
                 .then(|| path.parent().and_then(Path::parent).map(Path::to_path_buf))
                 .flatten();
             Some(trust_codex(&path, &before, after, project)?)
         }
-        Target::ClaudeCode => None,
+        Trust::None => None,
     };
     Ok(Outcome {
         file: path,

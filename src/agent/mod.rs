@@ -1,10 +1,12 @@
 //! The harnesses agents run in (SPEC §18, §26.3): their Stop / SubagentStop hook input, their
 //! transcripts, the stop hook's judgement (`stop`), and where and how each harness reads its
-//! hooks (`settings`, `install`, `codex`, `doctor`).
+//! hooks (`settings`, `install`, `codex`, `doctor`); what each client is, one row per client
+//! (`clients`).
 
 pub mod answer;
 pub mod blocks;
 pub mod bounded;
+pub mod clients;
 pub mod codex;
 pub mod decided;
 pub mod doctor;
@@ -19,50 +21,11 @@ use std::path::PathBuf;
 
 use serde_json::Value;
 
-/// The harness a hook runs under (`--target`: `cmd::values` lets clap read it).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Target {
-    ClaudeCode,
-    Codex,
-}
-
-impl Target {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Target::ClaudeCode => "claude-code",
-            Target::Codex => "codex",
-        }
-    }
-
-    /// The command the harness runs.
-    pub fn command(self) -> String {
-        format!("closegate agent stop-hook --target {}", self.as_str())
-    }
-
-    /// The command `install` writes: the mode and the time limit the harness gives the hook.
-    pub fn command_with(self, mode: session::Mode, time_limit: u64) -> String {
-        format!(
-            "{} --mode {} --time-limit {time_limit}",
-            self.command(),
-            mode.as_str()
-        )
-    }
-
-    /// What the hook prints when it lets the stop through: nothing, or `{}` for Codex.
-    pub fn accept_output(self) -> &'static str {
-        match self {
-            Target::ClaudeCode => "",
-            Target::Codex => "{}\n",
-        }
-    }
-}
+pub use clients::Target;
 
 /// The paragraph for `AGENTS.md` / `CLAUDE.md` that tells the agent the protocol (SPEC §18).
 pub fn instructions(target: Target) -> String {
-    let file = match target {
-        Target::ClaudeCode => "CLAUDE.md",
-        Target::Codex => "AGENTS.md",
-    };
+    let file = target.row().instructions;
     format!(
         "<!-- closegate: paste into {file} -->\n\
          ## Finishing work (closegate)\n\

@@ -133,8 +133,8 @@ pub fn run(args: Args, _color: bool) -> Result<i32> {
             target: None,
             scope,
         } => {
-            for target in [Target::ClaudeCode, Target::Codex] {
-                if target == Target::Codex && scope == Scope::Local {
+            for target in Target::ALL {
+                if scope == Scope::Local && target.row().files.local.is_none() {
                     continue;
                 }
                 install(target, scope, None)?;

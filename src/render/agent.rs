@@ -10,6 +10,7 @@ use serde::{Deserialize, Serialize};
 use super::escape;
 use crate::agent::Target;
 use crate::agent::answer::{Answer, Note};
+use crate::agent::clients::Root;
 use crate::agent::install::{self, Outcome, Scope};
 
 /// The stop hook's answer: the harness's line on `out` (accept output, or the block decision),
@@ -142,10 +143,14 @@ fn install_notes(
     )?;
     if scope == Scope::Project {
         let shown = path.display();
-        let also = if target == Target::Codex {
-            " (Codex reads it from the main checkout for every worktree that has a .codex/ folder)"
-        } else {
-            ""
+        let row = target.row();
+        let also = match row.files.project_root {
+            Root::MainCheckout => format!(
+                " ({} reads it from the main checkout for every worktree that has a {}/ folder)",
+                row.display,
+                project_folder(row.files.project)
+            ),
+            Root::Worktree => String::new(),
         };
         writeln!(
             out,
@@ -158,13 +163,14 @@ fn install_notes(
         "tell the agent the protocol: `closegate agent instructions --target {}` prints the \
          paragraph for {}; `closegate agent doctor` says whether the hook would run",
         target.as_str(),
-        if target == Target::Codex {
-            "AGENTS.md"
-        } else {
-            "CLAUDE.md"
-        }
+        target.row().instructions
     )?;
     Ok(())
+}
+
+/// The folder a project hooks file sits in (`.codex` of `.codex/hooks.json`).
+fn project_folder(file: &str) -> &str {
+    file.split_once('/').map_or(file, |(folder, _)| folder)
 }
 
 #[cfg(test)]

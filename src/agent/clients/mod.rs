@@ -1,0 +1,143 @@
+//! One row per agent client (issue 46): everything closegate knows about a client — its
+//! `--target` word, the files it reads hooks from, the events it stops at, what the stop hook
+//! prints to let a stop through, whom it asks for trust, what an installed hook is compared with —
+//! lives in that client's one file (`claude_code.rs`, `codex.rs`). Every command asks the row;
+//! `Target::row` is an exhaustive `match`, so a new client is a compile error until it has one.
+
+pub mod claude_code;
+pub mod codex;
+
+/// The client a hook runs under (`--target`: `cmd::values` lets clap read it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Target {
+    ClaudeCode,
+    Codex,
+}
+
+impl Target {
+    /// Every client, in the order `--help` lists them and `doctor` looks at them.
+    pub const ALL: [Target; 2] = [Target::ClaudeCode, Target::Codex];
+
+    /// The client's row.
+    pub fn row(self) -> &'static Client {
+        match self {
+            Target::ClaudeCode => &claude_code::ROW,
+            Target::Codex => &codex::ROW,
+        }
+    }
+
+    /// The word `--target` takes.
+    pub fn as_str(self) -> &'static str {
+        self.row().name
+    }
+
+    /// The command the client runs.
+    pub fn command(self) -> String {
+        format!("closegate agent stop-hook --target {}", self.as_str())
+    }
+
+    /// The command `install` writes: the mode and the time limit the client gives the hook.
+    pub fn command_with(self, mode: super::session::Mode, time_limit: u64) -> String {
+        format!(
+            "{} --mode {} --time-limit {time_limit}",
+            self.command(),
+            mode.as_str()
+        )
+    }
+
+    /// What the hook prints when it lets the stop through.
+    pub fn accept_output(self) -> &'static str {
+        self.row().accept
+    }
+}
+
+/// What closegate knows about one client.
+#[derive(Debug)]
+pub struct Client {
+    /// The word `--target` takes.
+    pub name: &'static str,
+    /// The client's name in messages.
+    pub display: &'static str,
+    /// The instructions file the agent reads (`agent instructions`).
+    pub instructions: &'static str,
+    /// The hook events closegate installs into.
+    pub events: &'static [&'static str],
+    /// What the stop hook prints to let a stop through.
+    pub accept: &'static str,
+    /// The files the client reads hooks from, by scope.
+    pub files: Files,
+    /// The client's timeout for a hook that names none, in seconds.
+    pub default_timeout: u64,
+    /// What the client requires before it runs a hook.
+    pub trust: Trust,
+    /// What the hook as installed is compared with (SPEC §26.3).
+    pub committed: Committed,
+}
+
+/// The hooks files a client reads for a worktree, by `--scope`.
+#[derive(Debug)]
+pub struct Files {
+    /// `--scope project`: the file, relative to the folder `project_root` names.
+    pub project: &'static str,
+    pub project_root: Root,
+    /// `--scope local`: relative to the worktree; `None` when the client has no such file.
+    pub local: Option<&'static str>,
+    /// `--scope user`: relative to the folder `user_root` names.
+    pub user: &'static str,
+    pub user_root: Home,
+}
+
+/// Which folder a project file is read from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Root {
+    /// The worktree the session runs in.
+    Worktree,
+    /// The repository's main checkout, for every worktree (Codex).
+    MainCheckout,
+}
+
+/// Which folder a user file is read from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Home {
+    /// `$HOME`.
+    Home,
+    /// `$CODEX_HOME`, else `~/.codex`.
+    CodexHome,
+}
+
+/// What a client requires before it runs a hook.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Trust {
+    /// Nothing: the hook in the file runs.
+    None,
+    /// Codex's trusted project and per-hook trust hash (`agent::codex`).
+    Codex,
+}
+
+/// What the stop hook compares the installed entry with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Committed {
+    /// The worktree's own file at its HEAD (the file lives in the worktree).
+    Head,
+    /// The base tip's file (the file lives in the main checkout, shared by every worktree).
+    BaseTip,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every variant is in `ALL` once, and the names are distinct: adding a client without
+    /// listing it here is a compile error (the match has no wildcard).
+    #[test]
+    fn all_lists_every_client_once() {
+        for t in Target::ALL {
+            match t {
+                Target::ClaudeCode | Target::Codex => {}
+            }
+            assert_eq!(Target::ALL.iter().filter(|o| **o == t).count(), 1);
+            let same = Target::ALL.iter().filter(|o| o.as_str() == t.as_str());
+            assert_eq!(same.count(), 1, "{}", t.as_str());
+        }
+    }
+}
