@@ -70,6 +70,9 @@ pub fn answer(
 /// give-up or an acceptance on a reused verdict.
 fn decide(judged: &Judged, max_blocks: u32, active: bool, how: &How<'_>) -> Answer {
     let target = how.target;
+    // An installed hook that is not the committed one is judged under the committed hook's
+    // loop guard, never its own (SPEC §27.3).
+    let max_blocks = judged.max_blocks.unwrap_or(max_blocks);
     let counter = judged
         .common
         .as_ref()

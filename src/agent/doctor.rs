@@ -8,10 +8,10 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Result;
 
+use super::Target;
 use super::clients::{Root, Trust};
 use super::install::{self, HARNESS_MARGIN, Scope};
 use super::settings::{self, Ours};
-use super::{Target, codex};
 use crate::catalog::Code;
 use crate::finding::Finding;
 use crate::repo::Repo;
@@ -69,7 +69,7 @@ pub fn check(target: Target, cwd: &Path) -> Result<Vec<Finding>> {
         .into_iter()
         .filter_map(installed)
         .collect();
-    let mut findings = Vec::new();
+    let mut findings = super::switches::off(target, cwd);
     if found.is_empty() {
         findings.push(not_installed(target, cwd));
         return Ok(findings);
@@ -94,9 +94,10 @@ pub fn check(target: Target, cwd: &Path) -> Result<Vec<Finding>> {
         }
     }
     match target.row().trust {
-        Trust::Codex => findings.extend(codex_problems(cwd, &found)?),
+        Trust::Codex => findings.extend(codex_problems(&found)),
         Trust::None => {}
     }
+    findings.extend(drift_problem(target, cwd));
     Ok(findings)
 }
 
@@ -138,6 +139,20 @@ fn not_installed(target: Target, cwd: &Path) -> Finding {
 
 fn name(target: Target) -> &'static str {
     target.row().display
+}
+
+/// The hook as installed differs from the committed one (SPEC §27.3): the base tip's for a file
+/// every worktree shares, HEAD's for the worktree's own.
+fn drift_problem(target: Target, cwd: &Path) -> Option<Finding> {
+    let repo = Repo::discover(cwd).ok()?;
+    let root = repo.workdir()?;
+    let trusted = crate::inputs::trusted_config(&repo, None, None).ok();
+    let tip = trusted.as_ref().and_then(|t| t.tip.as_ref());
+    let found = super::drift::drift(&repo, &root, target, tip)?;
+    Some(inactive(format!(
+        "the stop hook as installed is not the committed one: {}; {}",
+        found.difference, found.fix
+    )))
 }
 
 /// A harness timeout that does not leave the hook its time limit plus the margin: the harness
@@ -201,28 +216,11 @@ fn is_executable(path: &Path) -> bool {
     std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
 }
 
-/// Codex's own conditions: a worktree without `.codex/` loads no project layer, an untrusted
-/// project loads no project hook, an untrusted or changed hook is skipped, and a hooks file with
-/// root keys other than `description` and `hooks` is refused whole.
-fn codex_problems(cwd: &Path, found: &[Installed]) -> Result<Vec<Finding>> {
+/// Codex refuses a hooks file with root keys other than `description` and `hooks` whole (its
+/// trust and the `.codex/` folder are `switches`).
+fn codex_problems(found: &[Installed]) -> Vec<Finding> {
     let mut findings = Vec::new();
-    let config_path = codex::home()?.join("config.toml");
-    let config = codex::parse_config(&codex::read_config(&config_path)?, &config_path)?;
-    let repo = Repo::discover(cwd).ok();
-    let root = repo.as_ref().and_then(Repo::workdir);
-    let main = repo.as_ref().and_then(|r| install::main_checkout(r).ok());
     for one in found {
-        let project = main
-            .as_ref()
-            .is_some_and(|m| one.file == m.join(".codex/hooks.json"));
-        if project {
-            findings.extend(project_problems(
-                &config,
-                &config_path,
-                root.as_deref(),
-                main.as_deref(),
-            ));
-        }
         if let Ok(serde_json::Value::Object(map)) = serde_json::from_str(&one.text) {
             let extra: Vec<&String> = map
                 .keys()
@@ -236,62 +234,6 @@ fn codex_problems(cwd: &Path, found: &[Installed]) -> Result<Vec<Finding>> {
                 )));
             }
         }
-        for entry in codex::entries(&one.file, &one.text) {
-            let why = match codex::trust_of(&config, &entry) {
-                codex::Trust::Trusted => continue,
-                codex::Trust::Untrusted => "has no trust entry",
-                codex::Trust::Stale => "is trusted only as an older version of itself",
-            };
-            findings.push(inactive(format!(
-                "Codex skips the {} hook in {} without a word: it {why} in {} (`[hooks.state.\"{}\"]`); \
-                 run `closegate agent install --target codex` again",
-                entry.event,
-                one.file.display(),
-                config_path.display(),
-                entry.key
-            )));
-        }
-    }
-    Ok(findings)
-}
-
-/// For the main checkout's hooks file: the worktree's `.codex/` folder and the project's trust.
-fn project_problems(
-    config: &toml::Table,
-    config_path: &Path,
-    root: Option<&Path>,
-    main: Option<&Path>,
-) -> Vec<Finding> {
-    let mut findings = Vec::new();
-    if let (Some(root), Some(main)) = (root, main)
-        && root != main
-        && !root.join(".codex").is_dir()
-    {
-        findings.push(inactive(format!(
-            "{} has no .codex/ folder, so Codex loads no project hooks for it: commit \
-             .codex/hooks.json to the base branch (worktrees made from it have the folder)",
-            root.display()
-        )));
-    }
-    let Some(main) = main else { return findings };
-    let levels: Vec<String> = [Some(main), root]
-        .into_iter()
-        .flatten()
-        .filter_map(|p| codex::project_trust(config, p))
-        .collect();
-    if !levels.iter().any(|l| l == "trusted") {
-        let said = if levels.iter().any(|l| l == "untrusted") {
-            "is marked untrusted"
-        } else {
-            "is not trusted"
-        };
-        findings.push(inactive(format!(
-            "the project {} {said} in {}, so Codex loads none of its hooks: set `[projects.\"{}\"] \
-             trust_level = \"trusted\"` (or run `closegate agent install --target codex`)",
-            main.display(),
-            config_path.display(),
-            main.display()
-        )));
     }
     findings
 }

@@ -18,6 +18,9 @@ pub struct Drift {
     pub difference: String,
     /// How to put the committed hook back.
     pub fix: String,
+    /// The committed hook's `--max-blocks`: the loop guard obeys it, never the installed
+    /// entry's (an agent that appends `--max-blocks 0` would otherwise be let through first).
+    pub max_blocks: u32,
 }
 
 /// The drift of the hook `target` reads for the worktree `root`; `None` when the committed file
@@ -48,9 +51,15 @@ pub fn drift(
         source.against,
         describe(&committed)
     );
+    let max_blocks = committed
+        .iter()
+        .map(|(_, command, _)| settings::max_blocks_of(command))
+        .min()
+        .unwrap_or(settings::DEFAULT_MAX_BLOCKS);
     Some(Drift {
         difference,
         fix: source.fix,
+        max_blocks,
     })
 }
 

@@ -150,6 +150,9 @@ pub struct Outcome {
     pub limit: u64,
     /// Codex: the configuration file that holds its trust, and what was done there.
     pub trust: Option<(PathBuf, codex::Done)>,
+    /// The folder made in the worktree the install ran in, for a client that reads the main
+    /// checkout's hooks only for a worktree that has that folder (Codex's `.codex/`).
+    pub made: Option<PathBuf>,
 }
 
 /// Install (`mode` given) or uninstall (`None`) closegate's entries for `target` at `scope`, seen
@@ -182,12 +185,55 @@ pub fn run(target: Target, scope: Scope, mode: Option<Mode>, cwd: &Path) -> Resu
         }
         Trust::None => None,
     };
+    let made = match (mode, scope) {
+        (Some(_), Scope::Project) => worktree_folder(target, cwd)?,
+        _ => None,
+    };
     Ok(Outcome {
         file: path,
         changed: written.is_some(),
         limit,
         trust,
+        made,
     })
+}
+
+/// For a client that reads the main checkout's hooks file only for a worktree that has the
+/// file's folder (SPEC §27.3: Codex's `.codex/`), make that folder in the linked worktree around
+/// `cwd`; the folder made, or `None` (the main checkout, a folder already there). Something else
+/// standing at that name is an error naming it.
+fn worktree_folder(target: Target, cwd: &Path) -> Result<Option<PathBuf>> {
+    let files = &target.row().files;
+    if files.project_root != Root::MainCheckout {
+        return Ok(None);
+    }
+    let Ok(repo) = Repo::discover(cwd) else {
+        return Ok(None);
+    };
+    let (Some(root), Ok(main)) = (repo.workdir(), main_checkout(&repo)) else {
+        return Ok(None);
+    };
+    let Some((folder, _)) = files.project.split_once('/') else {
+        return Ok(None);
+    };
+    if root == main {
+        return Ok(None);
+    }
+    let dir = root.join(folder);
+    match std::fs::symlink_metadata(&dir) {
+        Ok(meta) if meta.is_dir() => Ok(None),
+        Ok(_) => bail!(
+            "{} is not a folder, and {} loads the project's hooks in this worktree only when it \
+             is one: remove it and run the install again",
+            dir.display(),
+            target.row().display
+        ),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            std::fs::create_dir(&dir).with_context(|| format!("cannot make {}", dir.display()))?;
+            Ok(Some(dir))
+        }
+        Err(e) => Err(e).with_context(|| format!("cannot read {}", dir.display())),
+    }
 }
 
 /// A settings file that is a symlink (dotfiles) is edited where it points.

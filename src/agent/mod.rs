@@ -16,6 +16,7 @@ pub mod place;
 pub mod session;
 pub mod settings;
 pub mod stop;
+pub mod switches;
 
 use std::path::PathBuf;
 

@@ -67,6 +67,31 @@ pub fn time_limit_of(command: &str) -> u64 {
     600
 }
 
+/// The `--max-blocks` a hook command passes (the hook's default, 3, when it passes none or a
+/// value that is not a count).
+pub fn max_blocks_of(command: &str) -> u32 {
+    flag_of(command, "--max-blocks")
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(DEFAULT_MAX_BLOCKS)
+}
+
+/// The stop hook's `--max-blocks` when none is given (SPEC §18).
+pub const DEFAULT_MAX_BLOCKS: u32 = 3;
+
+/// The value of `flag` in a hook command (`--flag V` or `--flag=V`), the first one.
+fn flag_of<'c>(command: &'c str, flag: &str) -> Option<&'c str> {
+    let mut words = command.split_whitespace();
+    while let Some(word) = words.next() {
+        if word == flag {
+            return words.next();
+        }
+        if let Some(v) = word.strip_prefix(flag).and_then(|r| r.strip_prefix('=')) {
+            return Some(v);
+        }
+    }
+    None
+}
+
 /// One hook group: `{"hooks": [{"command": …, "timeout": …, "type": "command"}]}`; `timeout`
 /// in seconds, as both harnesses read it. The fields are in the order the files have always had.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]

@@ -121,6 +121,14 @@ pub fn installed(
             )?;
         }
     }
+    if let Some(dir) = &outcome.made {
+        writeln!(
+            out,
+            "made {} so {} loads the project's hooks in this worktree",
+            dir.display(),
+            target.row().display
+        )?;
+    }
     if add {
         install_notes(out, target, scope, &outcome.file, outcome.limit)?;
     }

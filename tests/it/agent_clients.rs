@@ -294,6 +294,60 @@ fn the_hook_file_emptied_mid_session_is_blocked_until_put_back(c: &Client) {
     );
 }
 
+/// The switch that turns every hook of `c` off, as a shell command run in the worktree, and the
+/// words naming it (SPEC §27.3): Claude Code's `disableAllHooks` in the untracked local settings,
+/// Codex's `[features] hooks = false` in the worktree's own `config.toml`.
+fn off_switch(c: &Client) -> (&'static str, &'static str, &'static str) {
+    match c.kind {
+        Kind::ClaudeCode => (
+            "printf '{\"disableAllHooks\": true}\\n' > .claude/settings.local.json",
+            "rm .claude/settings.local.json",
+            "disableAllHooks",
+        ),
+        Kind::Codex => (
+            "printf '[features]\\nhooks = false\\n' > .codex/config.toml",
+            "rm .codex/config.toml",
+            "[features] hooks = false",
+        ),
+    }
+}
+
+/// Attack: the agent turns every hook off mid-session. The session keeps running its hook, which
+/// blocks (naming the switch) until the switch is cleared; cleared, the stop passes.
+fn an_off_switch_written_mid_session_is_blocked_until_cleared(c: &Client) {
+    let (set, clear, named) = off_switch(c);
+    let steps = vec![run(set), say(QUESTION), run(clear), say(QUESTION)];
+    let a = Agent::new(c, &script(steps), PASSING_CONFIG, Some(&[]));
+    ran_steps(&a, &a.run(), &[0, 1, 2, 3]);
+    let fed = a.server.input("scene:main", 2);
+    assert!(
+        fed.contains("agent-hook-inactive") && fed.contains(named),
+        "{fed}"
+    );
+}
+
+/// With the switch set before a session starts, the client runs no hook at all (a false "done"
+/// passes with no extra turn), and `doctor` says the hook is inactive, naming the switch.
+fn an_off_switch_keeps_the_next_session_from_running_the_hook_and_doctor_says_so(c: &Client) {
+    let (set, _, named) = off_switch(c);
+    let a = Agent::new(c, &script(vec![say(FALSE_DONE)]), PASSING_CONFIG, Some(&[]));
+    let (code, doctor, _) = a.closegate(&a.s.wt, &["agent", "doctor"]);
+    assert_eq!(code, 0, "{doctor}");
+    let made = std::process::Command::new("sh")
+        .args(["-c", set])
+        .current_dir(&a.s.wt)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let (code, doctor, _) = a.closegate(&a.s.wt, &["agent", "doctor"]);
+    assert_eq!(code, 1, "{doctor}");
+    assert!(
+        doctor.contains("agent-hook-inactive") && doctor.contains(named),
+        "{doctor}"
+    );
+    ran_steps(&a, &a.run(), &[0]);
+}
+
 macro_rules! scenes {
     ($module:ident, $kind:expr, $version:expr) => {
         mod $module {
@@ -358,14 +412,28 @@ macro_rules! scenes {
                     super::the_hook_file_emptied_mid_session_is_blocked_until_put_back(&c);
                 }
             }
+
+            #[test]
+            fn an_off_switch_written_mid_session_is_blocked_until_cleared() {
+                if let Some(c) = client() {
+                    super::an_off_switch_written_mid_session_is_blocked_until_cleared(&c);
+                }
+            }
+
+            #[test]
+            fn an_off_switch_keeps_the_next_session_from_running_the_hook_and_doctor_says_so() {
+                if let Some(c) = client() {
+                    super::an_off_switch_keeps_the_next_session_from_running_the_hook_and_doctor_says_so(&c);
+                }
+            }
         }
     };
 }
 
-/// Codex: `agent install` run from inside a worktree writes the file Codex reads (the main
-/// checkout's) and its trust; committed on the base, a worktree made from it runs the hook. The
-/// worktree made before has no `.codex/` folder, so Codex loads no project hook there, and
-/// `doctor` says so.
+/// Codex: `agent install` run from inside an existing worktree writes the file Codex reads (the
+/// main checkout's) and its trust, and makes that worktree's `.codex/` folder (Codex loads no
+/// project hook without it, SPEC §27.3): the hook runs there at once. A worktree made from the
+/// base after the hook is committed runs it too.
 fn an_install_from_inside_a_worktree_is_the_one_codex_runs(c: &Client) {
     let mut a = Agent::new(
         c,
@@ -386,12 +454,7 @@ fn an_install_from_inside_a_worktree_is_the_one_codex_runs(c: &Client) {
         ),
         "{out}"
     );
-    let (code, doctor, _) = a.closegate(&a.s.wt, &["agent", "doctor", "--target", "codex"]);
-    assert_eq!(code, 1);
-    assert!(doctor.contains("has no .codex/ folder"), "{doctor}");
-    a.commit_on_main(&[".codex/hooks.json"], "the stop hook");
-    git(&a.s.root(), &["branch", "agent/y", "main"]);
-    a.s.wt = a.s.fx.worktree("y", "agent/y");
+    assert!(a.s.wt.join(".codex").is_dir(), "{out}");
     let (code, doctor, _) = a.closegate(&a.s.wt, &["agent", "doctor", "--target", "codex"]);
     assert_eq!(code, 0, "{doctor}");
     ran_steps(&a, &a.run(), &[0, 1]);
@@ -400,6 +463,11 @@ fn an_install_from_inside_a_worktree_is_the_one_codex_runs(c: &Client) {
             .input("scene:main", 1)
             .contains("closegate refused this stop")
     );
+    a.commit_on_main(&[".codex/hooks.json"], "the stop hook");
+    git(&a.s.root(), &["branch", "agent/y", "main"]);
+    a.s.wt = a.s.fx.worktree("y", "agent/y");
+    let (code, doctor, _) = a.closegate(&a.s.wt, &["agent", "doctor", "--target", "codex"]);
+    assert_eq!(code, 0, "{doctor}");
 }
 
 /// Codex: reinstalling with a new time limit rewrites the entry and its trust (a stale trust
@@ -451,6 +519,44 @@ fn the_main_checkouts_hooks_file_edited_by_the_agent_is_blocked(c: &Client) {
     assert!(fed.contains("the base tip main holds"), "{fed}");
 }
 
+/// Codex: the agent appends `--max-blocks 0` to the hook in the main checkout's hooks file and
+/// recomputes its trust hash, so the next session runs the edited hook. It compares the entry
+/// with the base tip's before anything else and blocks the false "done" under the committed
+/// hook's loop guard; put back, the next stop passes.
+fn an_edited_max_blocks_zero_is_never_obeyed_first(c: &Client) {
+    let main = "\"$(git rev-parse --path-format=absolute --git-common-dir)/..\"";
+    let restore = format!("git -C {main} checkout main -- .codex/hooks.json");
+    let steps = vec![say(FALSE_DONE), run(&restore), say(QUESTION)];
+    let a = Agent::new(c, &script(steps), PASSING_CONFIG, Some(&[]));
+    let file = a.s.root().canonicalize().unwrap().join(".codex/hooks.json");
+    let committed = std::fs::read_to_string(&file).unwrap();
+    let hooks: Value = serde_json::from_str(&committed).unwrap();
+    let config_path = a.codex_home.join("config.toml");
+    let mut config = std::fs::read_to_string(&config_path).unwrap();
+    for (event, label) in [("Stop", "stop"), ("SubagentStop", "subagent_stop")] {
+        let hook = &hooks["hooks"][event][0]["hooks"][0];
+        let (command, timeout) = (
+            hook["command"].as_str().unwrap(),
+            hook["timeout"].as_u64().unwrap(),
+        );
+        let edited = format!("{command} --max-blocks 0");
+        let old = crate::agent_install::codex_hash(label, command, timeout);
+        let new = crate::agent_install::codex_hash(label, &edited, timeout);
+        assert!(config.contains(&old), "{config}");
+        config = config.replace(&old, &new);
+    }
+    std::fs::write(&config_path, config).unwrap();
+    let edited = committed.replace("--time-limit 600\"", "--time-limit 600 --max-blocks 0\"");
+    assert_ne!(edited, committed);
+    std::fs::write(&file, edited).unwrap();
+    ran_steps(&a, &a.run(), &[0, 1, 2]);
+    let fed = a.server.input("scene:main", 1);
+    assert!(
+        fed.contains("agent-hook-inactive") && fed.contains("--max-blocks 0"),
+        "{fed}"
+    );
+}
+
 macro_rules! codex_scenes {
     ($module:ident, $version:expr) => {
         mod $module {
@@ -478,6 +584,13 @@ macro_rules! codex_scenes {
             fn the_main_checkouts_hooks_file_edited_by_the_agent_is_blocked() {
                 if let Some(c) = client() {
                     super::the_main_checkouts_hooks_file_edited_by_the_agent_is_blocked(&c);
+                }
+            }
+
+            #[test]
+            fn an_edited_max_blocks_zero_is_never_obeyed_first() {
+                if let Some(c) = client() {
+                    super::an_edited_max_blocks_zero_is_never_obeyed_first(&c);
                 }
             }
         }

@@ -4,6 +4,7 @@ mod agent;
 mod agent_clients;
 mod agent_hook;
 mod agent_install;
+mod agent_switches;
 mod approve;
 mod attest;
 mod board;

@@ -3,7 +3,7 @@
 //! SubagentStop; `{"decision": "block", "reason": …}` to block, `{}` to let a stop through;
 //! timeouts in seconds; every hook trusted in `config.toml` (`agent::codex`).
 
-use super::{Client, Committed, Files, Home, Root, Trust};
+use super::{Client, Committed, Files, Home, Off, Root, Trust};
 
 pub const ROW: Client = Client {
     name: "codex",
@@ -21,4 +21,10 @@ pub const ROW: Client = Client {
     default_timeout: crate::agent::codex::DEFAULT_TIMEOUT,
     trust: Trust::Codex,
     committed: Committed::BaseTip,
+    off: Off::ConfigFalse {
+        table: "features",
+        key: "hooks",
+        user: "config.toml",
+        project: ".codex/config.toml",
+    },
 };

@@ -72,6 +72,8 @@ pub struct Client {
     pub trust: Trust,
     /// What the hook as installed is compared with (SPEC §26.3).
     pub committed: Committed,
+    /// The switches that keep the client from running any hook (SPEC §27.3).
+    pub off: Off,
 }
 
 /// The hooks files a client reads for a worktree, by `--scope`.
@@ -121,6 +123,28 @@ pub enum Committed {
     Head,
     /// The base tip's file (the file lives in the main checkout, shared by every worktree).
     BaseTip,
+}
+
+/// The switches that keep a client from running closegate's hook, as data `agent::switches`
+/// reads (SPEC §27.3).
+#[derive(Debug)]
+pub enum Off {
+    /// JSON settings keys: each of `every_file` set to `true` in any settings file the client
+    /// reads turns its hooks off; each of `managed_only` counts only in the managed file at
+    /// `managed` (the client reads it nowhere else).
+    SettingsKeys {
+        managed: &'static str,
+        every_file: &'static [&'static str],
+        managed_only: &'static [&'static str],
+    },
+    /// `[table] key = false` in the user's configuration (`user`, under the user folder) or the
+    /// project's (`project`, under the worktree) turns hooks off.
+    ConfigFalse {
+        table: &'static str,
+        key: &'static str,
+        user: &'static str,
+        project: &'static str,
+    },
 }
 
 #[cfg(test)]
