@@ -163,6 +163,12 @@ pub struct Done {
     pub trusted_project: bool,
     /// The project is marked `untrusted`: left so, and Codex loads no project hook.
     pub untrusted_project: bool,
+    /// Who trusted the hooks: `Some(name)` Codex itself (its app-server, listed again to
+    /// verify), `None` closegate's computed hash (no `codex` binary on the PATH).
+    pub by_codex: Option<String>,
+    /// Codex's hash of a hook differs from closegate's formula (which the stop hook's own trust
+    /// check uses): the events concerned.
+    pub formula_differs: Vec<&'static str>,
 }
 
 /// Apply `edit` to the text of `config.toml` named `name`; every other byte is kept.

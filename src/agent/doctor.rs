@@ -8,10 +8,10 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Result;
 
-use super::Target;
 use super::clients::{Root, Trust};
 use super::install::{self, HARNESS_MARGIN, Scope};
 use super::settings::{self, Ours};
+use super::{Target, codex_app};
 use crate::catalog::Code;
 use crate::finding::Finding;
 use crate::repo::Repo;
@@ -63,13 +63,29 @@ fn candidates(target: Target, cwd: &Path) -> Vec<PathBuf> {
         .collect()
 }
 
+/// How doctor judged Codex's trust (SPEC §27.3), in words.
+pub fn trust_source(target: Target) -> Option<String> {
+    (target.row().trust == Trust::Codex).then(|| match codex_app::binary() {
+        Some(bin) => format!(
+            "Codex's trust is Codex's own answer (`{} app-server`, hooks/list)",
+            bin.display()
+        ),
+        None => "Codex's trust is judged by the hash closegate computes: no `codex` binary on \
+                 the PATH"
+            .to_string(),
+    })
+}
+
 /// Every reason the hook of `target` would not run for the worktree around `cwd`.
 pub fn check(target: Target, cwd: &Path) -> Result<Vec<Finding>> {
     let found: Vec<Installed> = candidates(target, cwd)
         .into_iter()
         .filter_map(installed)
         .collect();
-    let mut findings = super::switches::off(target, cwd);
+    let binary = (target.row().trust == Trust::Codex)
+        .then(codex_app::binary)
+        .flatten();
+    let mut findings = super::switches::off(target, cwd, binary.is_none());
     if found.is_empty() {
         findings.push(not_installed(target, cwd));
         return Ok(findings);
@@ -96,6 +112,9 @@ pub fn check(target: Target, cwd: &Path) -> Result<Vec<Finding>> {
     match target.row().trust {
         Trust::Codex => findings.extend(codex_problems(&found)),
         Trust::None => {}
+    }
+    if let Some(bin) = &binary {
+        findings.extend(codex_listed(bin, cwd, &found));
     }
     findings.extend(drift_problem(target, cwd));
     Ok(findings)
@@ -139,6 +158,35 @@ fn not_installed(target: Target, cwd: &Path) -> Finding {
 
 fn name(target: Target) -> &'static str {
     target.row().display
+}
+
+/// Codex's own listing of closegate's hooks for a session in `cwd`: each one it would not run
+/// (untrusted, or trusted as another version of itself), or a Codex that cannot be asked.
+fn codex_listed(bin: &Path, cwd: &Path, found: &[Installed]) -> Vec<Finding> {
+    let listed =
+        codex_app::Session::start(bin).and_then(|mut s| Ok((s.list(cwd)?, s.name.clone())));
+    let (listed, name) = match listed {
+        Ok(listed) => listed,
+        Err(e) => {
+            return vec![inactive(format!(
+                "cannot ask Codex whether it trusts closegate's hooks: {e:#}"
+            ))];
+        }
+    };
+    let mut findings = Vec::new();
+    for one in found {
+        for hook in codex_app::ours(&listed, &one.file) {
+            if hook.trust_status == "trusted" || hook.trust_status == "managed" {
+                continue;
+            }
+            findings.push(inactive(format!(
+                "Codex skips the hook {} without a word: {name} lists it as {}; run `closegate \
+                 agent install --target codex` again",
+                hook.key, hook.trust_status
+            )));
+        }
+    }
+    findings
 }
 
 /// The hook as installed differs from the committed one (SPEC §27.3): the base tip's for a file

@@ -8,6 +8,7 @@ pub mod blocks;
 pub mod bounded;
 pub mod clients;
 pub mod codex;
+pub mod codex_app;
 pub mod decided;
 pub mod doctor;
 pub mod drift;

@@ -122,7 +122,9 @@ fn judge_here(
     }
     // A switch set now keeps every later session from running this hook: this session, which
     // still runs it, is held until it is cleared (SPEC §27.3).
-    let off = super::switches::off(how.target, &root);
+    // Trust by closegate's computed hash: asking Codex (a process of its own) costs more than a
+    // whole accepted stop.
+    let off = super::switches::off(how.target, &root, true);
     if !off.is_empty() {
         for finding in off {
             let msg = format!(

@@ -28,8 +28,10 @@ fn inactive(msg: String) -> Finding {
     Finding::new(Code::AgentHookInactive, msg)
 }
 
-/// Every switch that keeps `target` from running closegate's hook for the worktree around `cwd`.
-pub fn off(target: Target, cwd: &Path) -> Vec<Finding> {
+/// Every switch that keeps `target` from running closegate's hook for the worktree around `cwd`;
+/// Codex's hook trust is judged by closegate's computed hash only when `computed_trust` (doctor
+/// asks Codex itself when it can: `codex_app`).
+pub fn off(target: Target, cwd: &Path, computed_trust: bool) -> Vec<Finding> {
     let repo = Repo::discover(cwd).ok();
     let root = repo.as_ref().and_then(Repo::workdir);
     let root = root.as_deref().unwrap_or(cwd);
@@ -47,7 +49,7 @@ pub fn off(target: Target, cwd: &Path) -> Vec<Finding> {
         } => config_false(target, root, (table, key), user, project),
     };
     if target.row().trust == Trust::Codex {
-        found.extend(codex_trust(cwd, repo.as_ref()));
+        found.extend(codex_trust(cwd, repo.as_ref(), computed_trust));
     }
     found
 }
@@ -156,7 +158,7 @@ fn config_false(
 /// Codex's own conditions on closegate's hooks where Codex reads them (the main checkout's
 /// `.codex/hooks.json`, `$CODEX_HOME/hooks.json`): a worktree without `.codex/` loads no project
 /// layer, an untrusted project loads no project hook, an untrusted or changed hook is skipped.
-fn codex_trust(cwd: &Path, repo: Option<&Repo>) -> Vec<Finding> {
+fn codex_trust(cwd: &Path, repo: Option<&Repo>, computed_trust: bool) -> Vec<Finding> {
     let Ok(home) = codex::home() else {
         return Vec::new();
     };
@@ -187,7 +189,8 @@ fn codex_trust(cwd: &Path, repo: Option<&Repo>) -> Vec<Finding> {
             needs_folder,
         ));
     }
-    for (file, text) in project.iter().chain(user.iter()) {
+    let computed = project.iter().chain(user.iter()).filter(|_| computed_trust);
+    for (file, text) in computed {
         for entry in codex::entries(file, text) {
             let why = match codex::trust_of(&config, &entry) {
                 codex::Trust::Trusted => continue,

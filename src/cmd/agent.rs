@@ -178,7 +178,10 @@ fn doctor(target: Option<Target>, json: bool) -> Result<i32> {
             findings.push((*t, f));
         }
     }
-    let doctor = crate::render::doctor::Doctor::of(&targets, &findings);
+    let notes = (targets.iter())
+        .filter_map(|t| agent::doctor::trust_source(*t))
+        .collect();
+    let doctor = crate::render::doctor::Doctor::of(&targets, &findings, notes);
     let ok = doctor.ok;
     if json {
         crate::render::doctor::json(&doctor, &mut crate::term::stdout())?;

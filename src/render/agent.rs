@@ -96,9 +96,23 @@ pub fn installed(
             } else {
                 "dropped the trust of closegate's hooks"
             };
+            let by = match &done.by_codex {
+                Some(name) => format!("by Codex itself ({name}), listed again to verify"),
+                None => {
+                    "by the hash closegate computes (no `codex` binary on the PATH)".to_string()
+                }
+            };
             writeln!(
                 out,
-                "{what} in {shown} (Codex skips an untrusted or changed hook without a word)"
+                "{what} in {shown}, {by} (Codex skips an untrusted or changed hook without a word)"
+            )?;
+        }
+        for event in &done.formula_differs {
+            writeln!(
+                out,
+                "warning agent-hook-inactive: Codex's hash of the {event} hook is not the one \
+                 closegate computes, and the stop hook checks trust with closegate's: update \
+                 closegate"
             )?;
         }
         if done.trusted_project {

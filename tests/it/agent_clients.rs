@@ -6,6 +6,8 @@
 //! Without the clients installed these tests say so in one line and pass (fail under
 //! `CLOSEGATE_REQUIRE_CLIENTS=1`).
 
+use std::path::Path;
+
 use serde_json::{Value, json};
 
 use crate::clients::{
@@ -557,6 +559,86 @@ fn an_edited_max_blocks_zero_is_never_obeyed_first(c: &Client) {
     );
 }
 
+/// `closegate ARGS` in `cwd` with the client's own `codex` first on the PATH (so closegate asks
+/// Codex itself for trust, SPEC §27.3).
+fn with_codex(a: &Agent, cwd: &Path, args: &[&str]) -> (i32, String, String) {
+    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_closegate"));
+    cmd.args(args).current_dir(cwd);
+    crate::fixture::hermetic(&mut cmd, &a.home);
+    let dirs = [
+        a.client.bin.parent().unwrap(),
+        &a.s.fx.tmp.path().join("bin"),
+    ];
+    let path = std::env::join_paths(dirs.iter().map(|d| d.to_path_buf()).chain(
+        std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default()),
+    ))
+    .unwrap();
+    cmd.env("PATH", path).env("CODEX_HOME", &a.codex_home);
+    crate::fixture::parts(&cmd.output().unwrap())
+}
+
+/// Codex: with a `codex` binary on the PATH, `install` has Codex itself trust the hooks (its
+/// app-server's `hooks/list` and `config/batchWrite`, listed again to verify) and says so; the
+/// trust written is the hash Codex computes; `doctor` asks Codex too and says which it used;
+/// the session runs the hook. Attacks: the trust entry dropped, and the hook edited so its trust
+/// is for another version: doctor names each as Codex lists it.
+fn trust_comes_from_codex_itself_when_its_binary_is_present(c: &Client) {
+    let a = Agent::new(
+        c,
+        &script(vec![say(FALSE_DONE), say(QUESTION)]),
+        PASSING_CONFIG,
+        None,
+    );
+    let root = a.s.root();
+    let (code, out, err) = with_codex(&a, &root, &["agent", "install", "--target", "codex"]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(
+        out.contains("by Codex itself (codex ") && out.contains("listed again to verify"),
+        "{out}"
+    );
+    assert!(!out.contains("warning"), "{out}");
+    let file = root.canonicalize().unwrap().join(".codex/hooks.json");
+    let hooks: Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    let config = std::fs::read_to_string(a.codex_home.join("config.toml")).unwrap();
+    for (event, label) in [("Stop", "stop"), ("SubagentStop", "subagent_stop")] {
+        let hook = &hooks["hooks"][event][0]["hooks"][0];
+        let hash = crate::agent_install::codex_hash(
+            label,
+            hook["command"].as_str().unwrap(),
+            hook["timeout"].as_u64().unwrap(),
+        );
+        assert!(config.contains(&hash), "{label}: {config}");
+    }
+    a.commit_on_main(&[".codex/hooks.json"], "the stop hook");
+    git(&a.s.wt, &["merge", "-q", "--ff-only", "main"]);
+    let (code, doctor, _) = with_codex(&a, &a.s.wt, &["agent", "doctor", "--target", "codex"]);
+    assert_eq!(code, 0, "{doctor}");
+    assert!(doctor.contains("Codex's own answer"), "{doctor}");
+    ran_steps(&a, &a.run(), &[0, 1]);
+    assert!(
+        a.server
+            .input("scene:main", 1)
+            .contains("closegate refused this stop")
+    );
+
+    let trusted = std::fs::read_to_string(a.codex_home.join("config.toml")).unwrap();
+    let mut dropped: toml::Table = trusted.parse().unwrap();
+    let hooks = dropped.get_mut("hooks").and_then(|h| h.as_table_mut());
+    assert!(hooks.and_then(|h| h.remove("state")).is_some(), "{trusted}");
+    std::fs::write(a.codex_home.join("config.toml"), dropped.to_string()).unwrap();
+    let (code, doctor, _) = with_codex(&a, &a.s.wt, &["agent", "doctor", "--target", "codex"]);
+    assert_eq!(code, 1, "{doctor}");
+    assert!(doctor.contains("lists it as untrusted"), "{doctor}");
+    std::fs::write(a.codex_home.join("config.toml"), &trusted).unwrap();
+    let committed = std::fs::read_to_string(&file).unwrap();
+    let edited = committed.replacen("\"timeout\":630", "\"timeout\":631", 1);
+    assert_ne!(edited, committed);
+    std::fs::write(&file, edited).unwrap();
+    let (code, doctor, _) = with_codex(&a, &a.s.wt, &["agent", "doctor", "--target", "codex"]);
+    assert_eq!(code, 1, "{doctor}");
+    assert!(doctor.contains("lists it as modified"), "{doctor}");
+}
+
 macro_rules! codex_scenes {
     ($module:ident, $version:expr) => {
         mod $module {
@@ -591,6 +673,13 @@ macro_rules! codex_scenes {
             fn an_edited_max_blocks_zero_is_never_obeyed_first() {
                 if let Some(c) = client() {
                     super::an_edited_max_blocks_zero_is_never_obeyed_first(&c);
+                }
+            }
+
+            #[test]
+            fn trust_comes_from_codex_itself_when_its_binary_is_present() {
+                if let Some(c) = client() {
+                    super::trust_comes_from_codex_itself_when_its_binary_is_present(&c);
                 }
             }
         }

@@ -292,7 +292,7 @@ fn an_edited_max_blocks_zero_is_never_obeyed_first() {
 }
 
 /// SPEC §27.3: `install --target codex` inside an existing worktree makes its `.codex/`; a file
-/// standing at that name is an exit-2 error naming it, and nothing is half-done silently.
+/// standing at that name is an exit-2 error naming it, before anything is written.
 #[test]
 fn install_inside_a_worktree_makes_its_codex_folder_or_names_what_stands_there() {
     let s = Scene::returned(Some(PASSING_CONFIG)).own_home();
@@ -300,6 +300,10 @@ fn install_inside_a_worktree_makes_its_codex_folder_or_names_what_stands_there()
     let (code, out, err) = run(&s, &s.wt, &["agent", "install", "--target", "codex"], None);
     assert_eq!(code, 2, "{out}{err}");
     assert!(err.contains(".codex is not a folder"), "{err}");
+    assert!(
+        !s.root().join(".codex").exists(),
+        "nothing written before the refusal"
+    );
     std::fs::remove_file(s.wt.join(".codex")).unwrap();
     let (code, out, err) = run(&s, &s.wt, &["agent", "install", "--target", "codex"], None);
     assert_eq!(code, 0, "{err}");
@@ -308,5 +312,40 @@ fn install_inside_a_worktree_makes_its_codex_folder_or_names_what_stands_there()
         out.contains("made ") && out.contains(".codex so Codex loads"),
         "{out}"
     );
+    assert!(
+        out.contains("by the hash closegate computes (no `codex` binary on the PATH)"),
+        "{out}"
+    );
     assert_eq!(doctor(&s, &s.wt, "codex"), (0, Vec::new()));
+    let (_, out, _) = run(&s, &s.wt, &["agent", "doctor", "--target", "codex"], None);
+    assert!(
+        out.contains("note: Codex's trust is judged by the hash closegate computes"),
+        "{out}"
+    );
+}
+
+/// Attack: a `codex` on the PATH that is not Codex's app-server (it answers nothing and ends).
+/// `install` is an exit-2 error naming it, never a trust it could not verify; doctor says it
+/// cannot ask Codex.
+#[test]
+fn a_codex_on_the_path_that_does_not_answer_is_an_error_never_a_guess() {
+    let s = Scene::returned(Some(PASSING_CONFIG)).own_home();
+    let fake = s.home.path().join("fake-codex");
+    std::fs::create_dir_all(&fake).unwrap();
+    let script = fake.join("codex");
+    std::fs::write(&script, "#!/bin/sh\necho 'not json'\nexit 0\n").unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let path = format!("{}:{}:/usr/bin:/bin", fake.display(), bin_dir(&s).display());
+    let mut cmd = s.bin(&s.root(), &["agent", "install", "--target", "codex"]);
+    let (code, out, err) = parts(&cmd.env("PATH", &path).output().unwrap());
+    assert_eq!(code, 2, "{out}{err}");
+    assert!(
+        err.contains("app-server ended before it answered `initialize`"),
+        "{err}"
+    );
+    let mut cmd = s.bin(&s.root(), &["agent", "doctor", "--target", "codex"]);
+    let (code, out, _) = parts(&cmd.env("PATH", &path).output().unwrap());
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("cannot ask Codex whether it trusts"), "{out}");
 }
