@@ -99,12 +99,18 @@ impl Session {
         Ok(session)
     }
 
+    /// Write one message. The error carries no `io::Error`: a broken pipe here is the server's
+    /// end, never closegate's own stdout closed (which `main` takes as a quiet, successful end).
     fn send(&mut self, message: &Value) -> Result<()> {
         let line = format!("{message}\n");
-        self.stdin
-            .write_all(line.as_bytes())
-            .and_then(|()| self.stdin.flush())
-            .with_context(|| format!("cannot write to {}", self.name))
+        let written = (self.stdin.write_all(line.as_bytes())).and_then(|()| self.stdin.flush());
+        match written {
+            Ok(()) => Ok(()),
+            Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {
+                bail!("{} ended before it was asked anything", self.name)
+            }
+            Err(e) => bail!("cannot write to {}: {e}", self.name),
+        }
     }
 
     /// Send one request and wait for its answer (notifications in between are skipped).
