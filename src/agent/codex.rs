@@ -21,7 +21,7 @@ use serde_json::Value;
 use super::settings;
 
 /// Codex's timeout for a hook that names none (seconds).
-pub const DEFAULT_TIMEOUT: u64 = 600;
+pub const DEFAULT_TIMEOUT: u64 = super::clients::codex::ROW.default_timeout;
 
 /// The label Codex writes for an event in trust keys and hashes.
 fn label(event: &str) -> &'static str {
@@ -61,7 +61,7 @@ pub struct Entry {
 
 /// closegate's hooks in the Codex hooks file at `file` whose text is `text` (unreadable JSON: none).
 pub fn entries(file: &Path, text: &str) -> Vec<Entry> {
-    settings::ours(text)
+    settings::ours(text, &super::Target::Codex.row().shape)
         .into_iter()
         .map(|o| {
             let timeout = o.timeout.unwrap_or(DEFAULT_TIMEOUT).max(1);

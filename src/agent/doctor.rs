@@ -23,10 +23,10 @@ struct Installed {
     ours: Vec<Ours>,
 }
 
-fn installed(file: PathBuf) -> Option<Installed> {
+fn installed(target: Target, file: PathBuf) -> Option<Installed> {
     let bytes = crate::input_file::read(&file).ok()?;
     let text = String::from_utf8(bytes).ok()?;
-    let ours = settings::ours(&text);
+    let ours = settings::ours(&text, &target.row().shape);
     (!ours.is_empty()).then_some(Installed { file, text, ours })
 }
 
@@ -39,7 +39,7 @@ fn inactive(msg: String) -> Finding {
 pub fn is_installed(target: Target, cwd: &Path) -> bool {
     let mut files = candidates(target, cwd);
     files.extend(own_project_file(target, cwd));
-    files.into_iter().any(|f| installed(f).is_some())
+    files.into_iter().any(|f| installed(target, f).is_some())
 }
 
 /// For a client that reads project hooks from the main checkout, the worktree's own project file
@@ -80,7 +80,7 @@ pub fn trust_source(target: Target) -> Option<String> {
 pub fn check(target: Target, cwd: &Path) -> Result<Vec<Finding>> {
     let found: Vec<Installed> = candidates(target, cwd)
         .into_iter()
-        .filter_map(installed)
+        .filter_map(|f| installed(target, f))
         .collect();
     let binary = (target.row().trust == Trust::Codex)
         .then(codex_app::binary)
@@ -92,13 +92,14 @@ pub fn check(target: Target, cwd: &Path) -> Result<Vec<Finding>> {
     }
     let needed = install::time_limit(cwd);
     for one in &found {
-        for &event in target.row().events {
+        for &event in target.row().shape.events {
             if !one.ours.iter().any(|o| o.event == event) {
+                let has: Vec<&str> = one.ours.iter().map(|o| o.event).collect();
                 findings.push(inactive(format!(
                     "{} has closegate's hook for {} but not for {event}: run `closegate agent \
                      install --target {}`",
                     one.file.display(),
-                    other(event),
+                    has.join(" and "),
                     target.as_str()
                 )));
             }
@@ -120,14 +121,6 @@ pub fn check(target: Target, cwd: &Path) -> Result<Vec<Finding>> {
     Ok(findings)
 }
 
-fn other(event: &str) -> &'static str {
-    if event == "Stop" {
-        "SubagentStop"
-    } else {
-        "Stop"
-    }
-}
-
 /// Not installed anywhere the harness reads; for Codex, a hooks file in the worktree itself is
 /// named (Codex never reads it).
 fn not_installed(target: Target, cwd: &Path) -> Finding {
@@ -135,7 +128,7 @@ fn not_installed(target: Target, cwd: &Path) -> Finding {
         .iter()
         .map(|f| f.display().to_string())
         .collect();
-    let own = own_project_file(target, cwd).filter(|f| installed(f.clone()).is_some());
+    let own = own_project_file(target, cwd).filter(|f| installed(target, f.clone()).is_some());
     let msg = match own {
         Some(own) => format!(
             "{} has closegate's hook, but {} reads a worktree's hooks from the main checkout \

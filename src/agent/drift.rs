@@ -32,12 +32,13 @@ pub fn drift(
     base: Option<&(String, Oid)>,
 ) -> Option<Drift> {
     let source = source(repo, root, target, base)?;
-    let committed = entries(&String::from_utf8_lossy(&source.committed?));
+    let shape = &target.row().shape;
+    let committed = entries(&String::from_utf8_lossy(&source.committed?), shape);
     if committed.is_empty() {
         return None;
     }
     let installed = match crate::input_file::read(&source.file) {
-        Ok(bytes) => entries(&String::from_utf8_lossy(&bytes)),
+        Ok(bytes) => entries(&String::from_utf8_lossy(&bytes), shape),
         Err(_) => Vec::new(),
     };
     if installed == committed {
@@ -114,8 +115,8 @@ fn source(
 }
 
 /// (event, command, timeout) of each of closegate's hooks, in order.
-fn entries(text: &str) -> Vec<(&'static str, String, Option<u64>)> {
-    settings::ours(text)
+fn entries(text: &str, shape: &settings::Shape) -> Vec<(&'static str, String, Option<u64>)> {
+    settings::ours(text, shape)
         .into_iter()
         .map(
             |Ours {

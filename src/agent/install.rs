@@ -172,9 +172,10 @@ pub fn run(target: Target, scope: Scope, mode: Option<Mode>, cwd: &Path) -> Resu
         (Some(mode), text) => {
             let command = target.command_with(mode, limit);
             let text = text.as_deref().unwrap_or("");
-            settings::install(text, &name, &command, harness_timeout(limit))?
+            let shape = &target.row().shape;
+            settings::install(text, &name, shape, &command, harness_timeout(limit))?
         }
-        (None, Some(text)) => settings::uninstall(text, &name)?,
+        (None, Some(text)) => settings::uninstall(text, &name, &target.row().shape)?,
         (None, None) => None,
     };
     if let Some(text) = &written {

@@ -77,7 +77,12 @@ pub fn parse_input(bytes: &[u8]) -> Result<StopInput, String> {
             Some(_) => Err(format!("the hook input's `{key}` is not a string")),
         }
     };
-    let Some(cwd) = text("cwd")? else {
+    // Cursor names no `cwd`: its workspace roots, the first one.
+    let root = match map.get("workspace_roots") {
+        Some(Value::Array(roots)) => roots.first().and_then(Value::as_str).map(str::to_string),
+        _ => None,
+    };
+    let Some(cwd) = text("cwd")?.or(root) else {
         return Err("the hook input has no `cwd`".into());
     };
     let stop_hook_active = match map.get("stop_hook_active") {
@@ -85,12 +90,22 @@ pub fn parse_input(bytes: &[u8]) -> Result<StopInput, String> {
         Some(Value::Bool(b)) => *b,
         Some(_) => return Err("the hook input's `stop_hook_active` is not a boolean".into()),
     };
+    // Cursor counts the follow-ups of this loop instead.
+    let looped = match map.get("loop_count") {
+        None | Some(Value::Null) => false,
+        Some(Value::Number(n)) => n.as_u64().is_some_and(|n| n > 0),
+        Some(_) => return Err("the hook input's `loop_count` is not a count".into()),
+    };
     Ok(StopInput {
         cwd: PathBuf::from(cwd),
         event: text("hook_event_name")?,
-        stop_hook_active,
-        last_assistant_message: text("last_assistant_message")?,
-        transcript_path: text("transcript_path")?.map(PathBuf::from),
+        stop_hook_active: stop_hook_active || looped,
+        // Gemini CLI's AfterAgent sends the final text as `prompt_response`.
+        last_assistant_message: text("last_assistant_message")?.or(text("prompt_response")?),
+        // Copilot CLI's camelCase input.
+        transcript_path: text("transcript_path")?
+            .or(text("transcriptPath")?)
+            .map(PathBuf::from),
         agent_transcript_path: text("agent_transcript_path")?.map(PathBuf::from),
     })
 }

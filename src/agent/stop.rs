@@ -111,31 +111,15 @@ fn judge_here(
     let mut judged = Judged::new(root.clone(), Some(repo.common_dir()));
     let trusted = crate::inputs::trusted_config(&repo, None, None).ok();
     let tip = trusted.as_ref().and_then(|t| t.tip.as_ref());
-    if let Some(found) = drift::drift(&repo, &root, how.target, tip) {
-        let msg = format!(
-            "the stop hook as installed is not the committed one: {}; {}",
-            found.difference, found.fix
-        );
-        judged.refuse(Finding::new(Code::AgentHookInactive, msg));
-        judged.max_blocks = Some(found.max_blocks);
+    if refused_as_installed(&repo, &root, tip, how, &mut judged) {
         return Ok(judged);
     }
-    // A switch set now keeps every later session from running this hook: this session, which
-    // still runs it, is held until it is cleared (SPEC §27.3).
-    // Trust by closegate's computed hash: asking Codex (a process of its own) costs more than a
-    // whole accepted stop.
-    let off = super::switches::off(how.target, &root, true);
-    if !off.is_empty() {
-        for finding in off {
-            let msg = format!(
-                "later sessions will not run the stop hook: {}",
-                finding.message
-            );
-            judged.refuse(Finding::new(finding.code, msg));
-        }
-        return Ok(judged);
-    }
-    let message = final_message(input)?;
+    // A client that sends no final message (Cursor, Copilot CLI without a readable transcript)
+    // is judged on the status document alone: an empty message claims nothing.
+    let message = match final_message(input) {
+        Err(_) if !how.target.row().sends_message => String::new(),
+        other => other?,
+    };
     let claims = session::message_claims(&message);
     if how.mode == Mode::Claims && !claims && !doc_claims(&repo, &root, trusted.as_ref()) {
         return Ok(judged);
@@ -166,6 +150,38 @@ fn judge_here(
         }
     }
     Ok(judged)
+}
+
+/// The hook as installed, before anything else (SPEC §27.3): an entry that is not the committed
+/// one, or a switch that keeps later sessions from running it, refuses the stop; whether one did.
+fn refused_as_installed(
+    repo: &Repo,
+    root: &Path,
+    tip: Option<&(String, Oid)>,
+    how: &How<'_>,
+    judged: &mut Judged,
+) -> bool {
+    if let Some(found) = drift::drift(repo, root, how.target, tip) {
+        let msg = format!(
+            "the stop hook as installed is not the committed one: {}; {}",
+            found.difference, found.fix
+        );
+        judged.refuse(Finding::new(Code::AgentHookInactive, msg));
+        judged.max_blocks = Some(found.max_blocks);
+        return true;
+    }
+    // A switch set now keeps every later session from running this hook: this session, which
+    // still runs it, is held until it is cleared. Trust by closegate's computed hash: asking
+    // Codex (a process of its own) costs more than a whole accepted stop.
+    let off = super::switches::off(how.target, root, true);
+    for finding in &off {
+        let msg = format!(
+            "later sessions will not run the stop hook: {}",
+            finding.message
+        );
+        judged.refuse(Finding::new(finding.code, msg));
+    }
+    !off.is_empty()
 }
 
 /// The worktree's status document, as the gate would read it: its bytes and parse.

@@ -47,6 +47,7 @@ pub fn off(target: Target, cwd: &Path, computed_trust: bool) -> Vec<Finding> {
             user,
             project,
         } => config_false(target, root, (table, key), user, project),
+        Off::None => Vec::new(),
     };
     if target.row().trust == Trust::Codex {
         found.extend(codex_trust(cwd, repo.as_ref(), computed_trust));
@@ -88,7 +89,7 @@ fn settings_keys(
     let mut found = Vec::new();
     let managed = managed_file(managed);
     if let Some((text, value)) = json_of(&managed) {
-        let ours = !settings::ours(&text).is_empty();
+        let ours = !settings::ours(&text, &target.row().shape).is_empty();
         for key in every_file.iter().chain(managed_only) {
             if !set(&value[key]) || (ours && every_file.iter().all(|k| k != key)) {
                 continue;
@@ -176,8 +177,9 @@ fn codex_trust(cwd: &Path, repo: Option<&Repo>, computed_trust: bool) -> Vec<Fin
         let text = String::from_utf8(crate::input_file::read(&file).ok()?).ok()?;
         Some((file, text))
     };
-    let project = read(Scope::Project).filter(|(_, t)| !settings::ours(t).is_empty());
-    let user = read(Scope::User).filter(|(_, t)| !settings::ours(t).is_empty());
+    let shape = &Target::Codex.row().shape;
+    let project = read(Scope::Project).filter(|(_, t)| !settings::ours(t, shape).is_empty());
+    let user = read(Scope::User).filter(|(_, t)| !settings::ours(t, shape).is_empty());
     let mut found = Vec::new();
     if project.is_some() {
         let needs_folder = user.is_none();

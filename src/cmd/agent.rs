@@ -14,7 +14,7 @@ use crate::agent::session::Mode;
 use crate::agent::stop::How;
 use crate::agent::{self, Target, settings};
 
-/// Plug closegate into the stop hooks of Claude Code and Codex
+/// Plug closegate into the stop hooks of Claude Code, Codex, Gemini CLI, Cursor and Copilot CLI
 #[derive(Debug, clap::Args)]
 pub struct Args {
     #[command(subcommand)]
@@ -26,7 +26,8 @@ pub enum AgentCommand {
     /// Judge the agent's final message as the harness's Stop / SubagentStop hook (JSON on stdin):
     /// block a stop whose claim does not hold, with the reason fed back to the agent
     StopHook {
-        /// The harness (decides the output on acceptance: nothing, or `{}` for codex)
+        /// The harness (decides the output: its own block shape, and nothing or `{}` on
+        /// acceptance)
         #[arg(long, value_enum, default_value_t = Target::ClaudeCode)]
         target: Target,
         /// Consecutive blocks for one worktree after which the stop is let through
@@ -68,7 +69,7 @@ pub enum AgentCommand {
         mode: Mode,
     },
     /// Remove closegate's entries (and only those) from the harness's settings file (without
-    /// --target: from both harnesses' files at the scope)
+    /// --target: from every harness's file at the scope)
     Uninstall {
         #[arg(long, value_enum)]
         target: Option<Target>,
@@ -115,7 +116,8 @@ pub fn run(args: Args, _color: bool) -> Result<i32> {
         AgentCommand::Hooks { target } => {
             let limit = install::time_limit(&cwd()?);
             let command = target.command_with(Mode::Claims, limit);
-            let snippet = settings::snippet(&command, install::harness_timeout(limit));
+            let shape = &target.row().shape;
+            let snippet = settings::snippet(shape, &command, install::harness_timeout(limit));
             let text = serde_json::to_string_pretty(&snippet)?;
             writeln!(crate::term::stdout(), "{text}")?;
             Ok(0)

@@ -5,6 +5,7 @@ mod agent_clients;
 mod agent_hook;
 mod agent_install;
 mod agent_switches;
+mod agent_targets;
 mod approve;
 mod attest;
 mod board;

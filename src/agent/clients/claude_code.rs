@@ -2,14 +2,24 @@
 //! (local) and `~/.claude/settings.json` (user); Stop and SubagentStop; `{"decision": "block",
 //! "reason": …}` to block, nothing to let a stop through; timeouts in seconds.
 
-use super::{Client, Committed, Files, Home, Off, Root, Trust};
+use super::{Block, Client, Committed, Files, Home, Off, Root, Shape, Trust};
 
 pub const ROW: Client = Client {
     name: "claude-code",
     display: "Claude Code",
     instructions: "CLAUDE.md",
-    events: &crate::agent::settings::EVENTS,
+    shape: Shape {
+        events: &["Stop", "SubagentStop"],
+        grouped: true,
+        command_key: "command",
+        timeout_key: "timeout",
+        timeout_ms: false,
+        extra: &[("type", "\"command\"")],
+        preamble: "",
+    },
     accept: "",
+    block: Block::Decision,
+    sends_message: true,
     files: Files {
         project: ".claude/settings.json",
         project_root: Root::Worktree,

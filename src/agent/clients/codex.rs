@@ -3,14 +3,24 @@
 //! SubagentStop; `{"decision": "block", "reason": …}` to block, `{}` to let a stop through;
 //! timeouts in seconds; every hook trusted in `config.toml` (`agent::codex`).
 
-use super::{Client, Committed, Files, Home, Off, Root, Trust};
+use super::{Block, Client, Committed, Files, Home, Off, Root, Shape, Trust};
 
 pub const ROW: Client = Client {
     name: "codex",
     display: "Codex",
     instructions: "AGENTS.md",
-    events: &crate::agent::settings::EVENTS,
+    shape: Shape {
+        events: &["Stop", "SubagentStop"],
+        grouped: true,
+        command_key: "command",
+        timeout_key: "timeout",
+        timeout_ms: false,
+        extra: &[("type", "\"command\"")],
+        preamble: "",
+    },
     accept: "{}\n",
+    block: Block::Decision,
+    sends_message: true,
     files: Files {
         project: ".codex/hooks.json",
         project_root: Root::MainCheckout,
@@ -18,7 +28,7 @@ pub const ROW: Client = Client {
         user: "hooks.json",
         user_root: Home::CodexHome,
     },
-    default_timeout: crate::agent::codex::DEFAULT_TIMEOUT,
+    default_timeout: 600,
     trust: Trust::Codex,
     committed: Committed::BaseTip,
     off: Off::ConfigFalse {

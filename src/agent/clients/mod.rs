@@ -1,28 +1,44 @@
 //! One row per agent client (issue 46): everything closegate knows about a client — its
 //! `--target` word, the files it reads hooks from, the events it stops at, what the stop hook
 //! prints to let a stop through, whom it asks for trust, what an installed hook is compared with —
-//! lives in that client's one file (`claude_code.rs`, `codex.rs`). Every command asks the row;
+//! lives in that client's one file (`claude_code.rs`, `codex.rs`,
+//! `gemini.rs`, `cursor.rs`, `copilot.rs`). Every command asks the row;
 //! `Target::row` is an exhaustive `match`, so a new client is a compile error until it has one.
 
 pub mod claude_code;
 pub mod codex;
+pub mod copilot;
+pub mod cursor;
+pub mod gemini;
 
 /// The client a hook runs under (`--target`: `cmd::values` lets clap read it).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Target {
     ClaudeCode,
     Codex,
+    Gemini,
+    Cursor,
+    Copilot,
 }
 
 impl Target {
     /// Every client, in the order `--help` lists them and `doctor` looks at them.
-    pub const ALL: [Target; 2] = [Target::ClaudeCode, Target::Codex];
+    pub const ALL: [Target; 5] = [
+        Target::ClaudeCode,
+        Target::Codex,
+        Target::Gemini,
+        Target::Cursor,
+        Target::Copilot,
+    ];
 
     /// The client's row.
     pub fn row(self) -> &'static Client {
         match self {
             Target::ClaudeCode => &claude_code::ROW,
             Target::Codex => &codex::ROW,
+            Target::Gemini => &gemini::ROW,
+            Target::Cursor => &cursor::ROW,
+            Target::Copilot => &copilot::ROW,
         }
     }
 
@@ -60,10 +76,16 @@ pub struct Client {
     pub display: &'static str,
     /// The instructions file the agent reads (`agent instructions`).
     pub instructions: &'static str,
-    /// The hook events closegate installs into.
-    pub events: &'static [&'static str],
+    /// The shape of its hooks file: events, entries, keys, units.
+    pub shape: Shape,
     /// What the stop hook prints to let a stop through.
     pub accept: &'static str,
+    /// How the stop hook says "do not stop yet".
+    pub block: Block,
+    /// Whether the client sends the final message (or a transcript holding it) with every stop:
+    /// when it does not, a stop without one is judged on the status document alone, never
+    /// "malformed input".
+    pub sends_message: bool,
     /// The files the client reads hooks from, by scope.
     pub files: Files,
     /// The client's timeout for a hook that names none, in seconds.
@@ -74,6 +96,39 @@ pub struct Client {
     pub committed: Committed,
     /// The switches that keep the client from running any hook (SPEC §27.3).
     pub off: Off,
+}
+
+/// The shape of a client's hooks file: `{"hooks": {EVENT: [item, …]}}`, where an item is a group
+/// `{"hooks": [entry, …]}` or, for a client without groups, the entry itself; an entry holds the
+/// command and the timeout under the client's keys, and the `extra` members.
+#[derive(Debug)]
+pub struct Shape {
+    /// The hook events closegate installs into.
+    pub events: &'static [&'static str],
+    /// Items are groups (`{"hooks": [entry]}`), else entries.
+    pub grouped: bool,
+    /// The entry's key for the command (`command`; Copilot CLI: `bash`).
+    pub command_key: &'static str,
+    /// The entry's key for the timeout (`timeout`; Copilot CLI: `timeoutSec`).
+    pub timeout_key: &'static str,
+    /// The timeout is in milliseconds (Gemini CLI), else seconds.
+    pub timeout_ms: bool,
+    /// The entry's other members closegate writes, as (key, JSON text).
+    pub extra: &'static [(&'static str, &'static str)],
+    /// Members a new file starts with besides `hooks`, as JSON text (`"version": 1`).
+    pub preamble: &'static str,
+}
+
+/// How the stop hook says "do not stop yet" in a client's protocol (the reason is fed back to
+/// the agent).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Block {
+    /// `{"decision": "block", "reason": …}` (Claude Code, Codex, Copilot CLI).
+    Decision,
+    /// `{"decision": "deny", "reason": …}` (Gemini CLI's AfterAgent: a retry with the reason).
+    Deny,
+    /// `{"followup_message": …}` (Cursor's stop: submitted as the next user message).
+    Followup,
 }
 
 /// The hooks files a client reads for a worktree, by `--scope`.
@@ -137,6 +192,8 @@ pub enum Off {
         every_file: &'static [&'static str],
         managed_only: &'static [&'static str],
     },
+    /// No switch is known (none documented).
+    None,
     /// `[table] key = false` in the user's configuration (`user`, under the user folder) or the
     /// project's (`project`, under the worktree) turns hooks off.
     ConfigFalse {
@@ -157,7 +214,11 @@ mod tests {
     fn all_lists_every_client_once() {
         for t in Target::ALL {
             match t {
-                Target::ClaudeCode | Target::Codex => {}
+                Target::ClaudeCode
+                | Target::Codex
+                | Target::Gemini
+                | Target::Cursor
+                | Target::Copilot => {}
             }
             assert_eq!(Target::ALL.iter().filter(|o| **o == t).count(), 1);
             let same = Target::ALL.iter().filter(|o| o.as_str() == t.as_str());
