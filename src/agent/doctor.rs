@@ -39,7 +39,11 @@ fn inactive(msg: String) -> Finding {
 pub fn is_installed(target: Target, cwd: &Path) -> bool {
     let mut files = candidates(target, cwd);
     files.extend(own_project_file(target, cwd));
-    files.into_iter().any(|f| installed(target, f).is_some())
+    let plugin = matches!(
+        super::switches::plugin(target, cwd),
+        Some(super::switches::Plugin::Enabled(_))
+    );
+    plugin || files.into_iter().any(|f| installed(target, f).is_some())
 }
 
 /// For a client that reads project hooks from the main checkout, the worktree's own project file
@@ -61,6 +65,18 @@ fn candidates(target: Target, cwd: &Path) -> Vec<PathBuf> {
         .iter()
         .filter_map(|s| install::settings_path(target, *s, cwd).ok())
         .collect()
+}
+
+/// closegate installed as the client's plugin, in words (`agent doctor`'s note).
+pub fn plugin_note(target: Target, cwd: &Path) -> Option<String> {
+    let id = target.row().plugin.as_ref()?.id;
+    match super::switches::plugin(target, cwd)? {
+        super::switches::Plugin::Enabled(file) => Some(format!(
+            "closegate's hook is installed as the plugin {id} (enabled in {})",
+            file.display()
+        )),
+        super::switches::Plugin::Disabled(_) => None,
+    }
 }
 
 /// How doctor judged Codex's trust (SPEC §27.3), in words.
@@ -86,6 +102,11 @@ pub fn check(target: Target, cwd: &Path) -> Result<Vec<Finding>> {
         .then(codex_app::binary)
         .flatten();
     let mut findings = super::switches::off(target, cwd, binary.is_none());
+    let plugin = super::switches::plugin(target, cwd);
+    if found.is_empty() && matches!(plugin, Some(super::switches::Plugin::Enabled(_))) {
+        // Installed as the client's plugin: the plugin's own hooks file, versioned with closegate.
+        return Ok(findings);
+    }
     if found.is_empty() {
         findings.push(not_installed(target, cwd));
         return Ok(findings);

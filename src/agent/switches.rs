@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use super::clients::{Home, Off, Trust};
+use super::clients::{Enabled, Home, Off, Trust};
 use super::install::{self, Scope};
 use super::{Target, codex, settings};
 use crate::catalog::Code;
@@ -52,7 +52,71 @@ pub fn off(target: Target, cwd: &Path, computed_trust: bool) -> Vec<Finding> {
     if target.row().trust == Trust::Codex {
         found.extend(codex_trust(cwd, repo.as_ref(), computed_trust));
     }
+    if let (Some(Plugin::Disabled(file)), false) = (plugin(target, root), in_settings(target, root))
+    {
+        let id = target.row().plugin.as_ref().map_or("", |p| p.id);
+        found.push(inactive(format!(
+            "{} disables the plugin {id}, and closegate's hook is installed only as that plugin: \
+             enable it again (or run `closegate agent install --target {}`)",
+            file.display(),
+            target.as_str()
+        )));
+    }
     found
+}
+
+/// closegate's plugin as the client sees it: enabled or disabled, by the file that decides.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Plugin {
+    Enabled(PathBuf),
+    Disabled(PathBuf),
+}
+
+/// Whether closegate's plugin is enabled for the worktree `root`, and by which file (`None`: no
+/// file names it).
+pub fn plugin(target: Target, root: &Path) -> Option<Plugin> {
+    let plugin = target.row().plugin.as_ref()?;
+    let mut decided = None;
+    match plugin.enabled {
+        Enabled::SettingsKey(key) => {
+            let mut files: Vec<PathBuf> = [Scope::User, Scope::Project, Scope::Local]
+                .into_iter()
+                .filter_map(|s| install::settings_path(target, s, root).ok())
+                .collect();
+            if let Off::SettingsKeys { managed, .. } = &target.row().off {
+                files.push(managed_file(managed));
+            }
+            for file in files {
+                let Some((_, value)) = json_of(&file) else {
+                    continue;
+                };
+                match value[key][plugin.id].as_bool() {
+                    Some(true) => decided = Some(Plugin::Enabled(file)),
+                    Some(false) => decided = Some(Plugin::Disabled(file)),
+                    None => {}
+                }
+            }
+        }
+        Enabled::ConfigTable(table) => {
+            let file = codex::home().ok()?.join("config.toml");
+            let config = codex::parse_config(&codex::read_config(&file).ok()?, &file).ok()?;
+            let entry = config.get(table)?.get(plugin.id)?;
+            decided = match entry.get("enabled").and_then(toml::Value::as_bool) {
+                Some(false) => Some(Plugin::Disabled(file)),
+                _ => Some(Plugin::Enabled(file)),
+            };
+        }
+    }
+    decided
+}
+
+/// Whether closegate's hook is in a settings file the client reads for `root` (not as a plugin).
+fn in_settings(target: Target, root: &Path) -> bool {
+    [Scope::Project, Scope::Local, Scope::User]
+        .into_iter()
+        .filter_map(|s| install::settings_path(target, s, root).ok())
+        .filter_map(|f| json_of(&f))
+        .any(|(text, _)| !settings::ours(&text, &target.row().shape).is_empty())
 }
 
 /// The managed settings file (`managed`, or the test switch's file in a debug build).

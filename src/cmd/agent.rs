@@ -67,6 +67,10 @@ pub enum AgentCommand {
         /// The hook's mode: `claims` (default) or `always`
         #[arg(long, value_enum, default_value_t = Mode::Claims)]
         mode: Mode,
+        /// Print the commands that add closegate's plugin marketplace and install its plugin
+        /// instead (Claude Code, Codex); nothing is written
+        #[arg(long)]
+        plugin: bool,
     },
     /// Remove closegate's entries (and only those) from the harness's settings file (without
     /// --target: from every harness's file at the scope)
@@ -124,8 +128,17 @@ pub fn run(args: Args, _color: bool) -> Result<i32> {
         }
         AgentCommand::Install {
             target,
+            plugin: true,
+            ..
+        } => {
+            crate::render::agent::plugin_commands(target, &mut crate::term::stdout())?;
+            Ok(0)
+        }
+        AgentCommand::Install {
+            target,
             scope,
             mode,
+            plugin: false,
         } => install(target, scope, Some(mode)),
         AgentCommand::Uninstall {
             target: Some(target),
@@ -134,17 +147,20 @@ pub fn run(args: Args, _color: bool) -> Result<i32> {
         AgentCommand::Uninstall {
             target: None,
             scope,
-        } => {
-            for target in Target::ALL {
-                if scope == Scope::Local && target.row().files.local.is_none() {
-                    continue;
-                }
-                install(target, scope, None)?;
-            }
-            Ok(0)
-        }
+        } => uninstall_all(scope),
         AgentCommand::Doctor { target, json } => doctor(target, json),
     }
+}
+
+/// `uninstall` without `--target`: from every client's file at the scope (one it has).
+fn uninstall_all(scope: Scope) -> Result<i32> {
+    for target in Target::ALL {
+        if scope == Scope::Local && target.row().files.local.is_none() {
+            continue;
+        }
+        install(target, scope, None)?;
+    }
+    Ok(0)
 }
 
 fn cwd() -> Result<std::path::PathBuf> {
@@ -181,7 +197,10 @@ fn doctor(target: Option<Target>, json: bool) -> Result<i32> {
         }
     }
     let notes = (targets.iter())
-        .filter_map(|t| agent::doctor::trust_source(*t))
+        .flat_map(|t| {
+            let plugin = agent::doctor::plugin_note(*t, &here);
+            plugin.into_iter().chain(agent::doctor::trust_source(*t))
+        })
         .collect();
     let doctor = crate::render::doctor::Doctor::of(&targets, &findings, notes);
     let ok = doctor.ok;

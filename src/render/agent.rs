@@ -178,6 +178,32 @@ fn trust_lines(
     Ok(())
 }
 
+/// `agent install --plugin` (SPEC §27.3): the commands that add closegate's marketplace (this
+/// repository) and install its plugin; an error for a client without plugins.
+pub fn plugin_commands(target: Target, out: &mut dyn Write) -> Result<()> {
+    let Some(plugin) = &target.row().plugin else {
+        anyhow::bail!(
+            "--plugin: {} has no plugins; `closegate agent install --target {}` writes the hook",
+            target.row().display,
+            target.as_str()
+        );
+    };
+    writeln!(
+        out,
+        "# closegate's repository is the marketplace: SOURCE is a clone of it, or its git URL"
+    )?;
+    for command in plugin.add {
+        writeln!(out, "{}", command.replace("{source}", "SOURCE"))?;
+    }
+    writeln!(
+        out,
+        "# the plugin's hook runs `closegate` from the PATH with a 600 s time limit; checks that \
+         run longer need `closegate agent install --target {}` instead",
+        target.as_str()
+    )?;
+    Ok(())
+}
+
 /// SPEC §18, §26.3: what `install` tells the user besides what it wrote.
 fn install_notes(
     out: &mut dyn Write,

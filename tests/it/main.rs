@@ -4,6 +4,7 @@ mod agent;
 mod agent_clients;
 mod agent_hook;
 mod agent_install;
+mod agent_plugins;
 mod agent_switches;
 mod agent_targets;
 mod approve;

@@ -2,7 +2,7 @@
 //! (local) and `~/.claude/settings.json` (user); Stop and SubagentStop; `{"decision": "block",
 //! "reason": …}` to block, nothing to let a stop through; timeouts in seconds.
 
-use super::{Block, Client, Committed, Files, Home, Off, Root, Shape, Trust};
+use super::{Block, Client, Committed, Enabled, Files, Home, Off, Plugin, Root, Shape, Trust};
 
 pub const ROW: Client = Client {
     name: "claude-code",
@@ -38,4 +38,12 @@ pub const ROW: Client = Client {
         every_file: &["disableAllHooks"],
         managed_only: &["allowManagedHooksOnly", "strictPluginOnlyCustomization"],
     },
+    plugin: Some(Plugin {
+        id: "closegate@closegate",
+        add: &[
+            "claude plugin marketplace add {source}",
+            "claude plugin install closegate@closegate",
+        ],
+        enabled: Enabled::SettingsKey("enabledPlugins"),
+    }),
 };

@@ -3,7 +3,7 @@
 //! SubagentStop; `{"decision": "block", "reason": …}` to block, `{}` to let a stop through;
 //! timeouts in seconds; every hook trusted in `config.toml` (`agent::codex`).
 
-use super::{Block, Client, Committed, Files, Home, Off, Root, Shape, Trust};
+use super::{Block, Client, Committed, Enabled, Files, Home, Off, Plugin, Root, Shape, Trust};
 
 pub const ROW: Client = Client {
     name: "codex",
@@ -37,4 +37,12 @@ pub const ROW: Client = Client {
         user: "config.toml",
         project: ".codex/config.toml",
     },
+    plugin: Some(Plugin {
+        id: "closegate@closegate",
+        add: &[
+            "codex plugin marketplace add {source}",
+            "codex plugin add closegate@closegate",
+        ],
+        enabled: Enabled::ConfigTable("plugins"),
+    }),
 };

@@ -34,4 +34,5 @@ pub const ROW: Client = Client {
     trust: Trust::None,
     committed: Committed::Head,
     off: Off::None,
+    plugin: None,
 };

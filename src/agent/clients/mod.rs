@@ -96,6 +96,30 @@ pub struct Client {
     pub committed: Committed,
     /// The switches that keep the client from running any hook (SPEC §27.3).
     pub off: Off,
+    /// closegate as the client's plugin (this repository is its marketplace), when it has them.
+    pub plugin: Option<Plugin>,
+}
+
+/// closegate installed as a client's plugin (SPEC §27.3).
+#[derive(Debug)]
+pub struct Plugin {
+    /// The plugin's id as the client enables it (`<plugin>@<marketplace>`).
+    pub id: &'static str,
+    /// The commands that add the marketplace and install the plugin; `{source}` stands for the
+    /// marketplace (a clone of closegate's repository, or its git URL).
+    pub add: &'static [&'static str],
+    /// Where the client keeps the plugin enabled or not.
+    pub enabled: Enabled,
+}
+
+/// Where a client keeps its plugins enabled.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Enabled {
+    /// A JSON object of `id: bool` under this key, in every settings file (Claude Code's
+    /// `enabledPlugins`); the file read last wins (user, project, local, managed).
+    SettingsKey(&'static str),
+    /// `[<table>."<id>"] enabled = bool` in the user's configuration (Codex's `plugins`).
+    ConfigTable(&'static str),
 }
 
 /// The shape of a client's hooks file: `{"hooks": {EVENT: [item, …]}}`, where an item is a group
