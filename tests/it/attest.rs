@@ -999,3 +999,150 @@ fn b64(bytes: &[u8]) -> String {
     }
     out
 }
+
+/// The in-toto Statement v1 and the test-result predicate v0.1 as their specifications state
+/// their required fields (in-toto/attestation `spec/v1/statement.md`,
+/// `spec/v1/resource_descriptor.md`, `spec/predicates/test-result.md`), as a JSON schema.
+const IN_TOTO_TEST_RESULT_SCHEMA: &str = r##"{
+  "$schema": "http://json-schema.org/draft-07/schema#",
+  "definitions": {
+    "digestSet": {"type": "object", "minProperties": 1,
+                  "additionalProperties": {"type": "string", "pattern": "^[0-9a-f]+$"}},
+    "resourceDescriptor": {
+      "type": "object",
+      "properties": {"name": {"type": "string"}, "uri": {"type": "string"},
+                     "digest": {"$ref": "#/definitions/digestSet"}},
+      "anyOf": [{"required": ["uri"]}, {"required": ["digest"]}, {"required": ["content"]}]
+    },
+    "names": {"type": "array", "items": {"type": "string"}}
+  },
+  "type": "object",
+  "required": ["_type", "subject", "predicateType", "predicate"],
+  "properties": {
+    "_type": {"const": "https://in-toto.io/Statement/v1"},
+    "subject": {"type": "array", "minItems": 1,
+                "items": {"allOf": [{"$ref": "#/definitions/resourceDescriptor"},
+                                    {"required": ["digest"]}]}},
+    "predicateType": {"const": "https://in-toto.io/attestation/test-result/v0.1"},
+    "predicate": {
+      "type": "object",
+      "required": ["result", "configuration"],
+      "properties": {
+        "result": {"enum": ["PASSED", "WARNED", "FAILED"]},
+        "configuration": {"type": "array", "items": {"$ref": "#/definitions/resourceDescriptor"}},
+        "url": {"type": "string"},
+        "passedTests": {"$ref": "#/definitions/names"},
+        "warnedTests": {"$ref": "#/definitions/names"},
+        "failedTests": {"$ref": "#/definitions/names"}
+      }
+    }
+  }
+}"##;
+
+fn in_toto_errors(statement: &Value) -> Vec<String> {
+    let schema: Value = serde_json::from_str(IN_TOTO_TEST_RESULT_SCHEMA).unwrap();
+    let mut schemas = boon::Schemas::new();
+    let mut compiler = boon::Compiler::new();
+    compiler.add_resource("in-toto.json", schema).unwrap();
+    let index = compiler.compile("in-toto.json", &mut schemas).unwrap();
+    match schemas.validate(statement, index) {
+        Ok(()) => Vec::new(),
+        Err(error) => vec![format!("{error:#}")],
+    }
+}
+
+/// SPEC §27.3: `check --attest --format in-toto` writes an in-toto Statement v1 with the
+/// test-result predicate: subject the commit (`gitCommit`), `result` from the verdict (its exit
+/// code), `configuration` the configuration's blob (`gitBlob`), the checks in
+/// `passedTests`/`failedTests`. It validates against the specification's required fields and
+/// reads back as its type. Attacks: `--format in-toto` without `--attest` (exit 2 naming it); a
+/// failing check (FAILED, the check in failedTests).
+#[test]
+fn check_attest_format_in_toto_is_a_statement_v1_with_the_test_result_predicate() {
+    let in_toto = |s: &Signed| {
+        let key = s.ci.key_arg();
+        let args = [
+            "check",
+            "--rev",
+            "agent/x",
+            "--no-worktree",
+            "--attest",
+            "--key",
+            &key,
+            "--format",
+            "in-toto",
+        ];
+        let (code, out, err) = parts(&s.bin(&s.root(), &args).output().unwrap());
+        let value: Value =
+            serde_json::from_str(out.trim()).unwrap_or_else(|e| panic!("{e}: {out}{err}"));
+        (code, value)
+    };
+    let s = Signed::new();
+    let (code, statement) = in_toto(&s);
+    assert_eq!(
+        in_toto_errors(&statement),
+        Vec::<String>::new(),
+        "{statement:#}"
+    );
+    let expected = match code {
+        0 => "PASSED",
+        1 => "FAILED",
+        3 | 4 => "WARNED",
+        other => panic!("exit {other}: {statement}"),
+    };
+    let predicate = &statement["predicate"];
+    assert_eq!(predicate["result"], expected, "{statement:#}");
+    assert_eq!(
+        statement["subject"][0]["digest"]["gitCommit"],
+        s.work.to_string(),
+        "{statement:#}"
+    );
+    let blob = git(&s.root(), &["rev-parse", "main:.closegate.toml"]);
+    assert_eq!(
+        predicate["configuration"][0]["digest"]["gitBlob"],
+        blob.trim()
+    );
+    if code == 0 {
+        assert_eq!(predicate["passedTests"], serde_json::json!(["smoke"]));
+    }
+    // The schema has teeth: a result or a subject outside the specification is refused.
+    let mut bad = statement.clone();
+    bad["predicate"]["result"] = serde_json::json!("OK");
+    assert!(!in_toto_errors(&bad).is_empty());
+    let mut bad = statement.clone();
+    bad["subject"] = serde_json::json!([{"name": "agent/x"}]);
+    assert!(!in_toto_errors(&bad).is_empty());
+    let typed: closegate::attest::intoto::Statement =
+        serde_json::from_value(statement.clone()).unwrap();
+    assert_eq!(
+        serde_json::to_value(&typed).unwrap(),
+        statement,
+        "round trip"
+    );
+
+    let failing = "[[checks]]\nname = \"smoke\"\nrun = \"false\"\ntimeout_s = 60\n";
+    let s = Signed::with_config(failing);
+    let (code, statement) = in_toto(&s);
+    assert_eq!(code, 1, "{statement:#}");
+    assert_eq!(in_toto_errors(&statement), Vec::<String>::new());
+    assert_eq!(statement["predicate"]["result"], "FAILED");
+    assert_eq!(
+        statement["predicate"]["failedTests"],
+        serde_json::json!(["smoke"])
+    );
+
+    let args = [
+        "check",
+        "--rev",
+        "agent/x",
+        "--no-worktree",
+        "--format",
+        "in-toto",
+    ];
+    let (code, _, err) = parts(&s.bin(&s.root(), &args).output().unwrap());
+    assert_eq!(code, 2);
+    assert!(
+        err.contains("--format in-toto") && err.contains("--attest"),
+        "{err}"
+    );
+}
