@@ -1146,3 +1146,129 @@ fn check_attest_format_in_toto_is_a_statement_v1_with_the_test_result_predicate(
         "{err}"
     );
 }
+
+/// `scripts/ci/closegate-ci.sh merge-group BASE HEAD` in `dir`, this build's closegate first on
+/// the PATH.
+fn merge_group_script(dir: &Path, base: &str, head: &str) -> (i32, String, String) {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/ci/closegate-ci.sh");
+    let bin = Path::new(env!("CARGO_BIN_EXE_closegate")).parent().unwrap();
+    let path = format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let mut cmd = std::process::Command::new("sh");
+    cmd.arg(&script)
+        .args(["merge-group", base, head])
+        .current_dir(dir);
+    crate::fixture::hermetic(&mut cmd, dir);
+    cmd.env("PATH", path);
+    parts(&cmd.output().unwrap())
+}
+
+/// SPEC §27.3: the CI recipe on GitHub's `merge_group` event, on a local bare repository playing
+/// the queue. A group head that brings in an attested agent branch and a person's commit passes;
+/// one that also brings in an agent branch nobody attested fails, naming it, so a required
+/// closegate check reports on every group and never stalls the queue. Attack: an unattested agent
+/// branch queued behind an attested one.
+#[test]
+fn the_merge_group_recipe_passes_only_when_every_agent_commit_is_attested() {
+    let config = "sandbox = \"off\"\n[[checks]]\nname = \"smoke\"\nrun = \"test -f src/lib.rs\"\ntimeout_s = 60\n";
+    let s = Signed::with_config(config);
+    s.attest_with(&s.ci);
+    agent_branch(&s.fx, "y");
+    let tmp = s.fx.tmp.path().to_path_buf();
+    let origin = tmp.join("origin.git");
+    let root = s.root();
+    git(
+        &tmp,
+        &[
+            "clone",
+            "-q",
+            "--bare",
+            &root.display().to_string(),
+            "origin.git",
+        ],
+    );
+    git(
+        &root,
+        &[
+            "push",
+            "-q",
+            &origin.display().to_string(),
+            "refs/notes/closegate:refs/notes/closegate",
+        ],
+    );
+    git(
+        &tmp,
+        &["clone", "-q", &origin.display().to_string(), "queue"],
+    );
+    let queue = tmp.join("queue");
+    git(&queue, &["config", "user.name", "GitHub"]);
+    git(&queue, &["config", "user.email", "queue@example.com"]);
+    let base = git(&queue, &["rev-parse", "HEAD"]).trim().to_string();
+    // Group 1: agent/x (attested) and a person's commit to the docs.
+    git(
+        &queue,
+        &[
+            "merge",
+            "-q",
+            "--no-ff",
+            "-m",
+            "Merge agent/x",
+            "origin/agent/x",
+        ],
+    );
+    std::fs::write(queue.join("NOTES.md"), "release notes\n").unwrap();
+    git(&queue, &["add", "NOTES.md"]);
+    git(&queue, &["commit", "-qm", "notes"]);
+    let first = git(&queue, &["rev-parse", "HEAD"]).trim().to_string();
+    git(
+        &queue,
+        &[
+            "push",
+            "-q",
+            "origin",
+            "HEAD:refs/heads/gh-readonly-queue/main/pr-1",
+        ],
+    );
+    // Group 2: the same, then agent/y, which nobody attested.
+    git(
+        &queue,
+        &[
+            "merge",
+            "-q",
+            "--no-ff",
+            "-X",
+            "theirs",
+            "-m",
+            "Merge agent/y",
+            "origin/agent/y",
+        ],
+    );
+    let second = git(&queue, &["rev-parse", "HEAD"]).trim().to_string();
+    git(
+        &queue,
+        &[
+            "push",
+            "-q",
+            "origin",
+            "HEAD:refs/heads/gh-readonly-queue/main/pr-2",
+        ],
+    );
+
+    let ci = tmp.join("ci");
+    git(&tmp, &["clone", "-q", &origin.display().to_string(), "ci"]);
+    let (code, out, err) = merge_group_script(&ci, &base, &first);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(
+        err.contains("agent/x"),
+        "the attested branch is judged, not skipped: {err}"
+    );
+    let (code, out, err) = merge_group_script(&ci, &base, &second);
+    assert_ne!(code, 0, "{out}{err}");
+    assert!(
+        err.contains("agent/y") && err.contains("attestation-missing"),
+        "{err}"
+    );
+}
