@@ -639,6 +639,52 @@ fn trust_comes_from_codex_itself_when_its_binary_is_present(c: &Client) {
     assert!(doctor.contains("lists it as modified"), "{doctor}");
 }
 
+/// Claude Code: closegate installed as a plugin from this repository's marketplace (`claude
+/// plugin marketplace add`, `claude plugin install closegate@closegate`, the commands `agent
+/// install --plugin` prints), nothing in any settings file but `enabledPlugins`: doctor
+/// recognises it, and the plugin's hook blocks a false "done".
+fn a_plugin_installed_hook_runs_and_doctor_recognises_it(c: &Client) {
+    let a = Agent::new(
+        c,
+        &script(vec![say(FALSE_DONE), say(QUESTION)]),
+        PASSING_CONFIG,
+        None,
+    );
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR")).display().to_string();
+    for args in [
+        vec!["plugin", "marketplace", "add", repo.as_str()],
+        vec!["plugin", "install", "closegate@closegate"],
+    ] {
+        let mut cmd = std::process::Command::new(&c.bin);
+        cmd.args(&args).current_dir(&a.s.wt);
+        crate::fixture::hermetic(&mut cmd, &a.home);
+        cmd.env("DISABLE_AUTOUPDATER", "1").env("IS_SANDBOX", "1");
+        let (code, out, err) = crate::fixture::parts(&cmd.output().unwrap());
+        assert_eq!(code, 0, "{args:?}: {out}{err}");
+    }
+    let settings = std::fs::read_to_string(a.home.join(".claude/settings.json")).unwrap();
+    assert!(!settings.contains("agent stop-hook"), "{settings}");
+    let (code, doctor, _) = a.closegate(&a.s.wt, &["agent", "doctor", "--target", "claude-code"]);
+    assert_eq!(code, 0, "{doctor}");
+    assert!(
+        doctor.contains("installed as the plugin closegate@closegate"),
+        "{doctor}"
+    );
+    ran_steps(&a, &a.run(), &[0, 1]);
+    assert!(
+        a.server
+            .input("scene:main", 1)
+            .contains("closegate refused this stop")
+    );
+}
+
+#[test]
+fn claude_code_a_plugin_installed_hook_runs_and_doctor_recognises_it() {
+    if let Some(c) = require(Kind::ClaudeCode, CLAUDE_CODE) {
+        a_plugin_installed_hook_runs_and_doctor_recognises_it(&c);
+    }
+}
+
 macro_rules! codex_scenes {
     ($module:ident, $version:expr) => {
         mod $module {
