@@ -106,15 +106,21 @@ pub fn main_checkout(repo: &Repo) -> Result<PathBuf> {
 /// The settings file a harness reads at a scope, for the worktree around `cwd` (the client's row
 /// says which file, under which folder).
 pub fn settings_path(target: Target, scope: Scope, cwd: &Path) -> Result<PathBuf> {
+    settings_path_in(target, scope, cwd, Repo::discover(cwd).ok().as_ref())
+}
+
+/// [`settings_path`] with the repository around `cwd` already opened (`None`: there is none):
+/// the stop hook asks for several files and opens the repository once.
+pub fn settings_path_in(
+    target: Target,
+    scope: Scope,
+    cwd: &Path,
+    repo: Option<&Repo>,
+) -> Result<PathBuf> {
     let files = &target.row().files;
-    let repo = Repo::discover(cwd).ok();
-    let worktree = || {
-        repo.as_ref()
-            .and_then(Repo::workdir)
-            .unwrap_or(cwd.to_path_buf())
-    };
+    let worktree = || repo.and_then(Repo::workdir).unwrap_or(cwd.to_path_buf());
     Ok(match scope {
-        Scope::Project => match (files.project_root, &repo) {
+        Scope::Project => match (files.project_root, repo) {
             (Root::Worktree, _) => worktree().join(files.project),
             (Root::MainCheckout, Some(repo)) => main_checkout(repo)?.join(files.project),
             (Root::MainCheckout, None) => cwd.join(files.project),

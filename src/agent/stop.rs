@@ -173,7 +173,7 @@ fn refused_as_installed(
     // A switch set now keeps every later session from running this hook: this session, which
     // still runs it, is held until it is cleared. Trust by closegate's computed hash: asking
     // Codex (a process of its own) costs more than a whole accepted stop.
-    let off = super::switches::off(how.target, root, true);
+    let off = super::switches::off_in(how.target, root, Some(repo), true);
     for finding in &off {
         let msg = format!(
             "later sessions will not run the stop hook: {}",

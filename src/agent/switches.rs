@@ -32,15 +32,29 @@ fn inactive(msg: String) -> Finding {
 /// Codex's hook trust is judged by closegate's computed hash only when `computed_trust` (doctor
 /// asks Codex itself when it can: `codex_app`).
 pub fn off(target: Target, cwd: &Path, computed_trust: bool) -> Vec<Finding> {
-    let repo = Repo::discover(cwd).ok();
-    let root = repo.as_ref().and_then(Repo::workdir);
+    off_in(
+        target,
+        cwd,
+        Repo::discover(cwd).ok().as_ref(),
+        computed_trust,
+    )
+}
+
+/// [`off`] with the repository around `cwd` already opened (the stop hook's, opened once).
+pub fn off_in(
+    target: Target,
+    cwd: &Path,
+    repo: Option<&Repo>,
+    computed_trust: bool,
+) -> Vec<Finding> {
+    let root = repo.and_then(Repo::workdir);
     let root = root.as_deref().unwrap_or(cwd);
     let mut found = match &target.row().off {
         Off::SettingsKeys {
             managed,
             every_file,
             managed_only,
-        } => settings_keys(target, root, managed, every_file, managed_only),
+        } => settings_keys(target, root, repo, (managed, every_file, managed_only)),
         Off::ConfigFalse {
             table,
             key,
@@ -50,10 +64,12 @@ pub fn off(target: Target, cwd: &Path, computed_trust: bool) -> Vec<Finding> {
         Off::None => Vec::new(),
     };
     if target.row().trust == Trust::Codex {
-        found.extend(codex_trust(cwd, repo.as_ref(), computed_trust));
+        found.extend(codex_trust(cwd, repo, computed_trust));
     }
-    if let (Some(Plugin::Disabled(file)), false) = (plugin(target, root), in_settings(target, root))
-    {
+    // Whether the plugin is disabled matters only for a hook installed as the plugin alone.
+    let plugin_only = target.row().plugin.is_some() && !in_settings(target, root, repo);
+    let disabled = plugin_only.then(|| plugin_in(target, root, repo)).flatten();
+    if let Some(Plugin::Disabled(file)) = disabled {
         let id = target.row().plugin.as_ref().map_or("", |p| p.id);
         found.push(inactive(format!(
             "{} disables the plugin {id}, and closegate's hook is installed only as that plugin: \
@@ -75,13 +91,17 @@ pub enum Plugin {
 /// Whether closegate's plugin is enabled for the worktree `root`, and by which file (`None`: no
 /// file names it).
 pub fn plugin(target: Target, root: &Path) -> Option<Plugin> {
+    plugin_in(target, root, Repo::discover(root).ok().as_ref())
+}
+
+fn plugin_in(target: Target, root: &Path, repo: Option<&Repo>) -> Option<Plugin> {
     let plugin = target.row().plugin.as_ref()?;
     let mut decided = None;
     match plugin.enabled {
         Enabled::SettingsKey(key) => {
             let mut files: Vec<PathBuf> = [Scope::User, Scope::Project, Scope::Local]
                 .into_iter()
-                .filter_map(|s| install::settings_path(target, s, root).ok())
+                .filter_map(|s| install::settings_path_in(target, s, root, repo).ok())
                 .collect();
             if let Off::SettingsKeys { managed, .. } = &target.row().off {
                 files.push(managed_file(managed));
@@ -111,10 +131,10 @@ pub fn plugin(target: Target, root: &Path) -> Option<Plugin> {
 }
 
 /// Whether closegate's hook is in a settings file the client reads for `root` (not as a plugin).
-fn in_settings(target: Target, root: &Path) -> bool {
+fn in_settings(target: Target, root: &Path, repo: Option<&Repo>) -> bool {
     [Scope::Project, Scope::Local, Scope::User]
         .into_iter()
-        .filter_map(|s| install::settings_path(target, s, root).ok())
+        .filter_map(|s| install::settings_path_in(target, s, root, repo).ok())
         .filter_map(|f| json_of(&f))
         .any(|(text, _)| !settings::ours(&text, &target.row().shape).is_empty())
 }
@@ -142,12 +162,14 @@ fn set(value: &Value) -> bool {
     }
 }
 
+/// The JSON settings switches: (managed file, keys in every file, keys in managed settings only).
+type Keys<'k> = (&'k str, &'k [&'k str], &'k [&'k str]);
+
 fn settings_keys(
     target: Target,
     root: &Path,
-    managed: &str,
-    every_file: &[&str],
-    managed_only: &[&str],
+    repo: Option<&Repo>,
+    (managed, every_file, managed_only): Keys<'_>,
 ) -> Vec<Finding> {
     let name = target.row().display;
     let mut found = Vec::new();
@@ -169,7 +191,7 @@ fn settings_keys(
         }
     }
     for scope in [Scope::User, Scope::Project, Scope::Local] {
-        let Ok(path) = install::settings_path(target, scope, root) else {
+        let Ok(path) = install::settings_path_in(target, scope, root, repo) else {
             continue;
         };
         let Some((_, value)) = json_of(&path) else {
@@ -237,7 +259,7 @@ fn codex_trust(cwd: &Path, repo: Option<&Repo>, computed_trust: bool) -> Vec<Fin
     let root = repo.and_then(Repo::workdir);
     let main = repo.and_then(|r| install::main_checkout(r).ok());
     let read = |scope| {
-        let file = install::settings_path(Target::Codex, scope, cwd).ok()?;
+        let file = install::settings_path_in(Target::Codex, scope, cwd, repo).ok()?;
         let text = String::from_utf8(crate::input_file::read(&file).ok()?).ok()?;
         Some((file, text))
     };
