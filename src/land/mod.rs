@@ -705,7 +705,7 @@ fn check_failed(t: &Target, v: &verify::Verified) -> Finding {
     let msg = format!(
         "`{}` passes alone but a check fails once composed with the current base: {}",
         t.branch,
-        lines.join("\n")
+        lines.join(" | ")
     );
     Finding::new(Code::LandCheckFailed, msg)
 }
