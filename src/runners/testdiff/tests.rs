@@ -291,3 +291,66 @@ fn cost_of_a_thousand_line_diff() {
     let ms = start.elapsed().as_secs_f64() * 1000.0 / f64::from(runs);
     println!("test-diff reader: {ms:.2} ms for a 1,000-line diff (both sides, 100 tests)");
 }
+
+/// The weakening edits `scripts/real-projects.sh` plays on the corpus, each read as it is
+/// written there: every one is `weakened` or `dropped`, so none can pass under `integrity`
+/// whatever the overlay says.
+#[test]
+fn the_corpus_weakenings_are_each_caught_by_the_reader() {
+    let held = |path: &str, old: &str, new: &str| {
+        let got = edits(path, Some(old), Some(new));
+        assert!(
+            got.iter()
+                .any(|(_, k, _)| matches!(*k, "weakened" | "dropped")),
+            "{path}: {got:?}"
+        );
+    };
+    // itoa, termtree: `#[test]` → `#[allow(dead_code)]` (the test is no test any more).
+    held(
+        "tests/test.rs",
+        "#[test]\nfn test_u64() {\n    assert_eq!(itoa(1), \"1\");\n}\n",
+        "#[allow(dead_code)]\nfn test_u64() {\n    assert_eq!(itoa(1), \"1\");\n}\n",
+    );
+    // itsdangerous: an assertion line deleted.
+    held(
+        "tests/test_encoding.py",
+        "def test_base64(value):\n    enc = encode(value)\n    dec = decode(enc)\n    assert dec == want_bytes(value)\n",
+        "def test_base64(value):\n    enc = encode(value)\n    dec = decode(enc)\n",
+    );
+    // idna: `def test…` → `def off…`.
+    held(
+        "tests/test_idna_codec.py",
+        "class IDNACodecTests(unittest.TestCase):\n    def testCodec(self):\n        self.assertEqual(f(1), 2)\n",
+        "class IDNACodecTests(unittest.TestCase):\n    def offCodec(self):\n        self.assertEqual(f(1), 2)\n",
+    );
+    // is-number: `assert(isNumber(num)` → `assert(true || isNumber(num)`.
+    held(
+        "test.js",
+        "describe('isNumber', function() {\n  it('should return true', function() {\n    fixtures.forEach(function(num) {\n      assert(isNumber(num), JSON.stringify(num));\n    });\n  });\n});\n",
+        "describe('isNumber', function() {\n  it('should return true', function() {\n    fixtures.forEach(function(num) {\n      assert(true || isNumber(num), JSON.stringify(num));\n    });\n  });\n});\n",
+    );
+    // dataloader: `it(` → `it.skip(`.
+    held(
+        "src/__tests__/abuse.test.js",
+        "describe('Provides', () => {\n  it('requires a function', () => {\n    expect(() => x()).toThrow();\n  });\n});\n",
+        "describe('Provides', () => {\n  it.skip('requires a function', () => {\n    expect(() => x()).toThrow();\n  });\n});\n",
+    );
+    // uuid: `func Test…` → `func off…`.
+    held(
+        "uuid_test.go",
+        "package uuid\n\nfunc TestUUID(t *testing.T) {\n\tif New() == Nil {\n\t\tt.Error(\"nil\")\n\t}\n}\n",
+        "package uuid\n\nfunc offUUID(t *testing.T) {\n\tif New() == Nil {\n\t\tt.Error(\"nil\")\n\t}\n}\n",
+    );
+    // jsmn: the harness's `check(` → `(void)(`.
+    held(
+        "test/tests.c",
+        "int test_empty(void) {\n  check(parse(\"{}\", 1, 1, JSMN_OBJECT, 0, 2, 0));\n  return 0;\n}\n",
+        "int test_empty(void) {\n  (void)(parse(\"{}\", 1, 1, JSMN_OBJECT, 0, 2, 0));\n  return 0;\n}\n",
+    );
+    // commander: `test(` → `test.skip(`.
+    held(
+        "tests/a.test.js",
+        "test('parses', () => {\n  assert.equal(parse('-x'), 1);\n});\n",
+        "test.skip('parses', () => {\n  assert.equal(parse('-x'), 1);\n});\n",
+    );
+}
