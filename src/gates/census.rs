@@ -72,11 +72,7 @@ pub fn judge(
             run.census_note = Some("the merge base's run shows no test runner closegate reads");
             continue;
         };
-        set_aside(&mut c, |id| moved(&evidence.moved, id));
-        if c.missing.iter().any(|id| may_be_unstable(id)) {
-            let unstable = (evidence.unstable)(i);
-            set_aside(&mut c, |id| unstable.contains(id));
-        }
+        set_aside_moved_and_unstable(&mut c, evidence, i);
         run.census = Some(Census {
             runner: c.runner(),
             base: c.base,
@@ -108,6 +104,16 @@ pub fn judge(
     report.add_gate(Gate::Checks, findings);
     report.add_gate(Gate::Protected, edits);
     dropped
+}
+
+/// Set aside the missing ids of check `i` that name a test the diff shows moved, or that a
+/// second run of the base does not pass again.
+fn set_aside_moved_and_unstable(c: &mut Compared, evidence: &Evidence<'_>, i: usize) {
+    set_aside(c, |id| moved(&evidence.moved, id));
+    if c.missing.iter().any(|id| may_be_unstable(id)) {
+        let unstable = (evidence.unstable)(i);
+        set_aside(c, |id| unstable.contains(id));
+    }
 }
 
 /// Take the missing ids `keep_out` holds out of the comparison.

@@ -504,6 +504,10 @@ class TestMath(unittest.TestCase):
                 "{what}: {got:?}"
             );
         }
+    }
+
+    #[test]
+    fn a_skip_on_the_class_weakens_its_tests() {
         let class_skip = edit("class TestMath", "@unittest.skip(\"all\")\nclass TestMath");
         let got = kinds("t.py", BASE, &class_skip);
         assert!(
