@@ -1003,6 +1003,30 @@ catalog! {
         cause: "the base branch's configuration requires a task contract for every return, and there is neither `.closegate/contracts/<slug>.toml` for the claimed slug nor a contract whose `branch` is the checked branch (nor a `--contract` file)",
         fix: "commit a contract for the task to the base branch (`.closegate/contracts/<slug>.toml`, ideally with `branch = \"<the agent's branch>\"`) before dispatch, or pass `--contract FILE`",
     },
+    CodeInfo {
+        code: TestsWeakenedEdit = "tests-weakened-edit",
+        severity: Severity::Review,
+        gate: Gate::Protected,
+        summary: "an edit to a test removes, skips, loosens or drops what it checked, even though the overlay passes",
+        cause: "read from the diff of the test file: the edit removes an assertion found nowhere else in the commit's tests, adds a skip, ignore, `only`, `xfail`, early return or exit, `|| true` or a catch-all around an assertion, loosens a comparison (exact to a bound or truthiness, a wider tolerance), or drops a test, case, parametrize or table row that does not reappear; a test neutered today lets the next agent's broken code through, whatever the overlay says now",
+        fix: "restore what the test checked (or move it, unchanged, where the commit's tests still run it) and close on the new tip; a human who judges the weakening right runs `closegate approve` on a terminal (an agent never runs it)",
+    },
+    CodeInfo {
+        code: TestsChangedAsExpected = "tests-changed-as-expected",
+        severity: Severity::Warning,
+        gate: Gate::Checks,
+        summary: "a base test the contract's `expect_changed` names fails in the overlay and passes in its new form",
+        cause: "the task contract names the base tests the task is expected to change (`expect_changed`); this one fails with the commit's code under the base's version of it (the overlay) and passes in the commit's own version: the behaviour changed as the task said it would",
+        fix: "nothing to do when the change is the task's; if it is not, narrow `expect_changed` in the contract on the base branch",
+    },
+    CodeInfo {
+        code: CheckFlaky = "check-flaky",
+        severity: Severity::Gap,
+        gate: Gate::Checks,
+        summary: "a result rests on a test that both passed and failed on one tree",
+        cause: "a run failed, and rerunning it (`flaky_retries`) or rerunning its failing tests on the same tree passed: a test that both passes and fails on one tree says nothing about the agent's code, so the verdict cannot rest on it",
+        fix: "make the named tests deterministic (time, order, network, shared state) on the base branch, or raise `flaky_retries`; then run `closegate check` again",
+    },
 }
 
 /// The catalog entry for `code`, if it exists.
@@ -1134,6 +1158,9 @@ mod tests {
         "agent-hook-inactive",
         "restore-unrecorded",
         "tests-missing",
+        "tests-weakened-edit",
+        "tests-changed-as-expected",
+        "check-flaky",
     ];
 
     #[test]
@@ -1246,9 +1273,15 @@ mod tests {
         }
     }
 
+    /// Gates follow the code's prefix, but for `tests-weakened-edit`, which SPEC §25's table puts
+    /// on gate `protected` (it reads the edit, as the protected gate does, not a run).
     #[test]
     fn gates_follow_the_code_prefix() {
         for info in CODES {
+            if info.code == Code::TestsWeakenedEdit {
+                assert_eq!(info.gate, Gate::Protected);
+                continue;
+            }
             let expected = match info.code.as_str().split('-').next().unwrap() {
                 "doc" => Gate::Doc,
                 "state" => Gate::State,
@@ -1306,6 +1339,9 @@ mod tests {
             ("land-base-busy", Severity::Gap),
             ("agent-hook-inactive", Severity::Warning),
             ("tests-missing", Severity::Review),
+            ("tests-weakened-edit", Severity::Review),
+            ("tests-changed-as-expected", Severity::Warning),
+            ("check-flaky", Severity::Gap),
         ];
         for info in CODES {
             let expected = not_refusal

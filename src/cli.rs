@@ -123,12 +123,7 @@ pub fn parse(mut args: Vec<OsString>) -> Cli {
     let mut matches = command
         .try_get_matches_from_mut(args)
         .unwrap_or_else(|e| e.exit());
-    let cli =
-        Cli::from_arg_matches_mut(&mut matches).unwrap_or_else(|e| e.format(&mut command).exit());
-    // The process ends soon after: freeing clap's tree would cost and buy nothing.
-    std::mem::forget(matches);
-    std::mem::forget(command);
-    cli
+    Cli::from_arg_matches_mut(&mut matches).unwrap_or_else(|e| e.format(&mut command).exit())
 }
 
 /// The fast path of [`parse`]: `None` unless the words before the subcommand are only global
@@ -136,10 +131,7 @@ pub fn parse(mut args: Vec<OsString>) -> Cli {
 pub fn parse_fast(args: &[OsString]) -> Option<Cli> {
     let mut command = reduced(subcommand_named(args)?)?;
     let mut matches = command.try_get_matches_from_mut(args).ok()?;
-    let cli = Cli::from_arg_matches_mut(&mut matches).ok();
-    std::mem::forget(matches);
-    std::mem::forget(command);
-    cli
+    Cli::from_arg_matches_mut(&mut matches).ok()
 }
 
 /// The direct server hook's `#!<closegate> hook run pre-receive` line (`hook::script`): Linux

@@ -28,6 +28,8 @@ pub const DEFAULT_ESCROW_DAYS: u32 = 30;
 pub const MAX_JOBS: u64 = 64;
 /// Every key of a `[[checks]]` table (kept in step with the README like [`TOP_KEYS`]).
 pub const CHECK_KEYS: &str = "name, run, timeout_s, writable, network, keep, env, reuse, census";
+/// The keys of `[protected.integrity]` that are not surfaces (SPEC §27.1).
+pub const INTEGRITY_KEYS: &str = "fail_to_pass";
 /// Every key of a `[sandbox]` table (kept in step with the README like [`TOP_KEYS`]).
 pub const SANDBOX_KEYS: &str = "mode, hide";
 /// The values of `[protected.policy]`: which changes on a surface need review.
@@ -292,6 +294,9 @@ pub struct Config {
     /// Surfaces marked `[protected.integrity] <surface> = true`: run on the overlays of SPEC §23
     /// beside `tests` (and every surface whose policy is `integrity`).
     pub integrity: Vec<String>,
+    /// `[protected.integrity] fail_to_pass = true`: run the reverse overlay (the new tests on the
+    /// base's code) and hold a return none of whose new tests fails there (SPEC §27.1).
+    pub fail_to_pass: bool,
 }
 
 impl Default for Config {
@@ -317,6 +322,7 @@ impl Default for Config {
             wiring: Globs::paths(&wiring_names()).expect("built-in globs are valid"),
             folds_case: false,
             integrity: Vec::new(),
+            fail_to_pass: false,
         }
     }
 }
@@ -551,7 +557,8 @@ impl Config {
         }
     }
 
-    /// `[protected.integrity]`: `<surface> = true | false`, each naming a known surface.
+    /// `[protected.integrity]`: `<surface> = true | false`, each naming a known surface, and
+    /// `fail_to_pass = true | false` (SPEC §27.1).
     fn set_integrity(
         &mut self,
         value: &Value,
@@ -566,6 +573,12 @@ impl Config {
         })?;
         for (name, on) in table {
             let key = format!("protected.integrity.{name}");
+            if name == INTEGRITY_KEYS {
+                self.fail_to_pass = on
+                    .as_bool()
+                    .ok_or_else(|| wrong_type(&key, "true or false", on))?;
+                continue;
+            }
             if !index.contains_key(name) {
                 bail!("unknown key `{key}`: no protected surface `{name}`");
             }

@@ -26,7 +26,7 @@ pub const DIR: &str = ".closegate/contracts";
 /// Every key a contract may hold, as error messages list them (the README's reference names
 /// each; a test keeps the two in step).
 pub const KEYS: &str = "goal, branch, scope, prohibited, required_artifacts, required_checks, \
-                    approval, max_changed_files, max_commits";
+                    approval, max_changed_files, max_commits, expect_changed, fail_to_pass";
 
 /// The contract file of `slug` inside the base tip's tree.
 pub fn path_for(slug: &str) -> String {
@@ -60,6 +60,31 @@ pub struct Contract {
     pub approval: ApprovalPolicy,
     pub max_changed_files: Option<u64>,
     pub max_commits: Option<u64>,
+    /// The base tests the task is expected to change (SPEC §27.1): test ids or globs over ids
+    /// (`*` matches any text, `/` and spaces included).
+    pub expect_changed: Vec<String>,
+    /// Run the reverse overlay (the new tests on the base's code) and hold a return whose new
+    /// tests all pass there (SPEC §27.1).
+    pub fail_to_pass: bool,
+}
+
+impl Contract {
+    /// Whether the base test `id` is one the task is expected to change.
+    pub fn expects_changed(&self, id: &str) -> bool {
+        self.expect_changed
+            .iter()
+            .any(|p| id_glob(p).is_some_and(|g| g.is_match(id)))
+    }
+}
+
+/// A glob over test ids: `*` matches any text (ids hold `/`, `::` and spaces alike).
+fn id_glob(pattern: &str) -> Option<globset::GlobMatcher> {
+    globset::GlobBuilder::new(pattern)
+        .literal_separator(false)
+        .backslash_escape(true)
+        .build()
+        .ok()
+        .map(|g| g.compile_matcher())
 }
 
 impl Contract {
@@ -237,6 +262,12 @@ pub fn parse(bytes: &[u8]) -> Result<Contract, String> {
             "approval" => contract.approval = approval(value)?,
             "max_changed_files" => contract.max_changed_files = Some(count(value, key)?),
             "max_commits" => contract.max_commits = Some(count(value, key)?),
+            "expect_changed" => contract.expect_changed = id_globs(value, key)?,
+            "fail_to_pass" => {
+                contract.fail_to_pass = value
+                    .as_bool()
+                    .ok_or_else(|| wrong_type(key, "true or false", value))?;
+            }
             _ => return Err(format!("unknown key `{key}` (expected one of {KEYS})")),
         }
     }
@@ -263,6 +294,20 @@ fn string(value: &Value, key: &str) -> Result<String, String> {
 /// Globs where `*` does not cross `/`; the error names the key and the bad glob.
 fn globs(value: &Value, key: &str) -> Result<Globs, String> {
     Globs::paths(&strings(value, key)?).map_err(|e| format!("`{key}`: {e}"))
+}
+
+/// Test ids or globs over them; the error names the key and the bad glob.
+fn id_globs(value: &Value, key: &str) -> Result<Vec<String>, String> {
+    let patterns = strings(value, key)?;
+    for pattern in &patterns {
+        if pattern.is_empty() || id_glob(pattern).is_none() {
+            return Err(format!(
+                "`{key}`: `{}` is not a test id or a glob",
+                pattern.escape_debug()
+            ));
+        }
+    }
+    Ok(patterns)
 }
 
 /// Repository-relative paths, with the same rules as the manifest's entries.
@@ -305,6 +350,22 @@ mod tests {
 
     fn err(text: &str) -> String {
         parse(text.as_bytes()).unwrap_err()
+    }
+
+    /// SPEC §27.1: `expect_changed` names base test ids or globs over them (`*` crosses `/` and
+    /// spaces, as ids hold them); `fail_to_pass` is a boolean. A bad value names the key.
+    #[test]
+    fn expect_changed_and_fail_to_pass_parse_and_match_test_ids() {
+        let c = parse(b"expect_changed = [\"tests/t.py::test_*\", \"crate::tests::exact\"]\nfail_to_pass = true\n").unwrap();
+        assert!(c.fail_to_pass);
+        assert!(c.expects_changed("tests/t.py::test_old[1-2]"));
+        assert!(c.expects_changed("crate::tests::exact"));
+        assert!(!c.expects_changed("crate::tests::exactly"));
+        assert!(!c.expects_changed("tests/u.py::test_old"));
+        assert!(err("expect_changed = [\"\"]").contains("`expect_changed`"));
+        assert!(err("expect_changed = [\"a[\"]").contains("`expect_changed`"));
+        assert!(err("fail_to_pass = \"yes\"").contains("fail_to_pass"));
+        assert!(!parse(b"").unwrap().fail_to_pass);
     }
 
     #[test]

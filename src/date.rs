@@ -17,8 +17,14 @@
 //! (what git and a person on the command line write): `sep` is also `t` or a space, spaces may
 //! stand before the zone, and `z` is `Z`. No zone is UTC. A fraction of a second is read and
 //! dropped: every instant here is in whole seconds.
+//!
+//! And the one way a length of time is written for people ([`duration`]): jiff's friendly
+//! format (`850ms`, `12.3s`, `2d`), at the grain the reader needs.
 
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use jiff::fmt::friendly::{FractionalUnit, SpanPrinter};
+use jiff::{RoundMode, Span, SpanRound, Unit};
 
 /// Which form of the grammar to read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -104,6 +110,53 @@ pub fn rfc3339(unix_secs: i64) -> String {
     at.strftime("%Y-%m-%dT%H:%M:%SZ").to_string()
 }
 
+/// How finely [`duration`] writes a length of time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Grain {
+    /// Milliseconds below a second, else seconds to the tenth (half a tenth rounds up): `850ms`,
+    /// `12.3s`, `75.0s`. How long a check ran.
+    Tenths,
+    /// The largest unit that is not zero, up to days, the rest cut off: `42s`, `5m`, `3h`, `2d`.
+    /// How long something has been idle, how long ago.
+    Largest,
+}
+
+/// The longest span jiff holds, in seconds (about 20,000 years): anything longer is shown as it.
+const MOST_SECONDS: u64 = 631_107_417_600;
+
+/// `d` for people, in jiff's friendly format (compact designators) at `grain`.
+pub fn duration(d: Duration, grain: Grain) -> String {
+    let secs = d.as_secs().min(MOST_SECONDS);
+    match grain {
+        Grain::Tenths if secs == 0 => {
+            static MILLIS: SpanPrinter = SpanPrinter::new().zero_unit(Unit::Millisecond);
+            MILLIS.span_to_string(&Span::new().milliseconds(d.subsec_millis()))
+        }
+        Grain::Tenths => {
+            static TENTHS: SpanPrinter = SpanPrinter::new()
+                .fractional(Some(FractionalUnit::Second))
+                .precision(Some(1));
+            let ms = (secs * 1000 + u64::from(d.subsec_millis())).min(MOST_SECONDS * 1000);
+            let span = Span::new().milliseconds(ms as i64);
+            let tenths = SpanRound::new().smallest(Unit::Millisecond).increment(100);
+            TENTHS.span_to_string(&span.round(tenths).unwrap_or(span))
+        }
+        Grain::Largest => {
+            let span = Span::new().seconds(secs as i64);
+            let cut = |unit| {
+                let round = SpanRound::new().largest(unit).smallest(unit);
+                span.round(round.mode(RoundMode::Trunc).days_are_24_hours())
+                    .ok()
+            };
+            let largest = [Unit::Day, Unit::Hour, Unit::Minute]
+                .into_iter()
+                .filter_map(cut)
+                .find(|cut| !cut.is_zero());
+            SpanPrinter::new().span_to_string(&largest.unwrap_or(span))
+        }
+    }
+}
+
 /// The number written in ASCII digits `b` (at least one).
 fn digits(b: &[u8]) -> Option<i64> {
     if b.is_empty() || b.len() > 9 || !b.iter().all(u8::is_ascii_digit) {
@@ -169,6 +222,42 @@ fn zone(b: &[u8], form: Form) -> Option<i32> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_check_s_duration_is_milliseconds_below_a_second_else_tenths_of_seconds() {
+        let ms = |n| duration(Duration::from_millis(n), Grain::Tenths);
+        assert_eq!(ms(0), "0ms");
+        assert_eq!(ms(850), "850ms");
+        assert_eq!(ms(999), "999ms");
+        assert_eq!(ms(1000), "1.0s");
+        assert_eq!(ms(1234), "1.2s");
+        assert_eq!(ms(1249), "1.2s");
+        assert_eq!(ms(1250), "1.3s");
+        assert_eq!(ms(9960), "10.0s");
+        assert_eq!(ms(75_000), "75.0s", "seconds stay the largest unit");
+        assert_eq!(ms(3_700_040), "3700.0s");
+        let most = duration(Duration::MAX, Grain::Tenths);
+        assert_eq!(most, format!("{MOST_SECONDS}.0s"));
+    }
+
+    #[test]
+    fn an_idle_time_is_its_largest_unit_cut_down() {
+        let secs = |n| duration(Duration::from_secs(n), Grain::Largest);
+        assert_eq!(secs(0), "0s");
+        assert_eq!(secs(59), "59s");
+        assert_eq!(secs(60), "1m");
+        assert_eq!(secs(3599), "59m");
+        assert_eq!(secs(3600), "1h");
+        assert_eq!(secs(7300), "2h");
+        assert_eq!(secs(86_399), "23h");
+        assert_eq!(secs(86_400), "1d");
+        assert_eq!(secs(3 * 86_400 + 5000), "3d");
+        assert_eq!(secs(40 * 86_400), "40d", "days are the largest unit");
+        let sub = duration(Duration::from_millis(59_999), Grain::Largest);
+        assert_eq!(sub, "59s", "a fraction of a second is cut off");
+        let most = duration(Duration::MAX, Grain::Largest);
+        assert_eq!(most, format!("{}d", MOST_SECONDS / 86_400));
+    }
 
     fn strict(text: &str) -> bool {
         parse(text, Form::Strict).is_some()

@@ -63,7 +63,7 @@ pub(crate) mod inherited;
 #[forbid(unsafe_code)]
 pub(crate) mod input_file;
 #[forbid(unsafe_code)]
-pub mod inputs;
+pub(crate) mod inputs;
 #[forbid(unsafe_code)]
 pub(crate) mod land;
 #[forbid(unsafe_code)]

@@ -98,6 +98,24 @@ pub struct Integrity {
     #[serde(deserialize_with = "words::outcome")]
     pub new_tests_on_base: Option<Word>,
     pub checks: Vec<IntegrityRun>,
+    /// Every edited test as the test-diff reader classified it (SPEC §27.1).
+    #[serde(default)]
+    pub edits: Vec<TestEdit>,
+    /// The base tests the contract's `expect_changed` let fail in the overlay (SPEC §27.1).
+    #[serde(default)]
+    pub expect_changed: Vec<String>,
+}
+
+/// One edited test (SPEC §27.1): its file, its name, and what the edit did to it (`added`,
+/// `strengthened`, `reworded`, `moved`, `fixture`, `weakened`, `dropped`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
+pub struct TestEdit {
+    pub path: String,
+    pub test: String,
+    pub kind: String,
+    /// What the reader saw, in words (`removed \`assert_eq!(a, 2)\``); human output only.
+    #[serde(skip)]
+    pub detail: String,
 }
 
 /// One check's run on a tree that is not the claimed commit's (SPEC §19, §23).

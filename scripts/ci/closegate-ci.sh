@@ -3,6 +3,10 @@
 #
 #   closegate-ci.sh check  BRANCH   run the gate (checks included), write SARIF; exit = verdict
 #   closegate-ci.sh attest BRANCH   sign the VERIFIED verdict and push refs/notes/closegate
+#   closegate-ci.sh merge-group BASE_SHA HEAD_SHA
+#                                   GitHub's merge queue: pass when every agent commit the group
+#                                   brings in has a passing, attested verdict (the server gate's
+#                                   rule); runs no check, needs no key
 #
 # Run the two modes as two CI steps, and give only the second the signing key: the checks run
 # the branch's code, and whatever the first step's environment holds, that code can read. The
@@ -16,8 +20,8 @@
 # branch's copy is the agent's to edit.
 set -eu
 
-mode=${1:?usage: closegate-ci.sh check|attest BRANCH}
-branch=${2:?usage: closegate-ci.sh check|attest BRANCH}
+mode=${1:?usage: closegate-ci.sh check|attest BRANCH, or merge-group BASE_SHA HEAD_SHA}
+branch=${2:?usage: closegate-ci.sh check|attest BRANCH, or merge-group BASE_SHA HEAD_SHA}
 remote=${CLOSEGATE_REMOTE:-origin}
 base=${CLOSEGATE_BASE:-main}
 sarif=${CLOSEGATE_SARIF:-closegate.sarif}
@@ -66,8 +70,25 @@ case $mode in
     echo "closegate-ci.sh: could not push refs/notes/closegate" >&2
     exit 2
     ;;
+  merge-group)
+    # The queue tests the group's head (the base with every queued pull request merged in, on
+    # refs/heads/gh-readonly-queue/...) before it moves the base there. Judge that move as the
+    # server gate judges a push to the base: every agent commit brought in needs a valid
+    # attestation (or a signed approval) in refs/notes/closegate, read with the allowed signers
+    # of the base tip. A required check that never reports on merge_group stalls the queue.
+    base_sha=$branch
+    head_sha=${3:?usage: closegate-ci.sh merge-group BASE_SHA HEAD_SHA}
+    # Every branch as a local branch: the gate finds the agent branches the group merges among
+    # them (the queue's pull requests come from agent/* branches of this repository).
+    git checkout -q --detach
+    git fetch -q "$remote" "+refs/heads/*:refs/heads/*" "$head_sha"
+    git fetch -q "$remote" "+refs/notes/closegate:refs/notes/closegate" 2>/dev/null || true
+    # The base as the queue found it: the gate reads its configuration and signers there.
+    git update-ref "refs/heads/$base" "$base_sha"
+    printf '%s %s refs/heads/%s\n' "$base_sha" "$head_sha" "$base" | closegate hook run pre-receive
+    ;;
   *)
-    echo "closegate-ci.sh: unknown mode $mode (check or attest)" >&2
+    echo "closegate-ci.sh: unknown mode $mode (check, attest or merge-group)" >&2
     exit 2
     ;;
 esac

@@ -70,6 +70,9 @@ pub fn answer(
 /// give-up or an acceptance on a reused verdict.
 fn decide(judged: &Judged, max_blocks: u32, active: bool, how: &How<'_>) -> Answer {
     let target = how.target;
+    // An installed hook that is not the committed one is judged under the committed hook's
+    // loop guard, never its own (SPEC §27.3).
+    let max_blocks = judged.max_blocks.unwrap_or(max_blocks);
     let counter = judged
         .common
         .as_ref()
@@ -182,18 +185,17 @@ fn record_reused(judged: &Judged, target: Target) {
 }
 
 /// The harnesses `agent doctor` looks at: `target`, else each one closegate's hook is installed
-/// for in `here`, else both.
+/// for in `here`, else every one.
 pub fn doctor_targets(target: Option<Target>, here: &Path) -> Vec<Target> {
     if let Some(t) = target {
         return vec![t];
     }
-    let both = [Target::ClaudeCode, Target::Codex];
-    let installed: Vec<Target> = both
+    let installed: Vec<Target> = Target::ALL
         .into_iter()
         .filter(|t| super::doctor::is_installed(*t, here))
         .collect();
     if installed.is_empty() {
-        both.to_vec()
+        Target::ALL.to_vec()
     } else {
         installed
     }

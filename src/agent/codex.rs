@@ -21,7 +21,7 @@ use serde_json::Value;
 use super::settings;
 
 /// Codex's timeout for a hook that names none (seconds).
-pub const DEFAULT_TIMEOUT: u64 = 600;
+pub const DEFAULT_TIMEOUT: u64 = super::clients::codex::ROW.default_timeout;
 
 /// The label Codex writes for an event in trust keys and hashes.
 fn label(event: &str) -> &'static str {
@@ -61,7 +61,7 @@ pub struct Entry {
 
 /// closegate's hooks in the Codex hooks file at `file` whose text is `text` (unreadable JSON: none).
 pub fn entries(file: &Path, text: &str) -> Vec<Entry> {
-    settings::ours(text)
+    settings::ours(text, &super::Target::Codex.row().shape)
         .into_iter()
         .map(|o| {
             let timeout = o.timeout.unwrap_or(DEFAULT_TIMEOUT).max(1);
@@ -163,6 +163,12 @@ pub struct Done {
     pub trusted_project: bool,
     /// The project is marked `untrusted`: left so, and Codex loads no project hook.
     pub untrusted_project: bool,
+    /// Who trusted the hooks: `Some(name)` Codex itself (its app-server, listed again to
+    /// verify), `None` closegate's computed hash (no `codex` binary on the PATH).
+    pub by_codex: Option<String>,
+    /// Codex's hash of a hook differs from closegate's formula (which the stop hook's own trust
+    /// check uses): the events concerned.
+    pub formula_differs: Vec<&'static str>,
 }
 
 /// Apply `edit` to the text of `config.toml` named `name`; every other byte is kept.

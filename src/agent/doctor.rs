@@ -8,9 +8,10 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Result;
 
+use super::clients::{Root, Trust};
 use super::install::{self, HARNESS_MARGIN, Scope};
 use super::settings::{self, Ours};
-use super::{Target, codex};
+use super::{Target, codex_app};
 use crate::catalog::Code;
 use crate::finding::Finding;
 use crate::repo::Repo;
@@ -22,10 +23,10 @@ struct Installed {
     ours: Vec<Ours>,
 }
 
-fn installed(file: PathBuf) -> Option<Installed> {
+fn installed(target: Target, file: PathBuf) -> Option<Installed> {
     let bytes = crate::input_file::read(&file).ok()?;
     let text = String::from_utf8(bytes).ok()?;
-    let ours = settings::ours(&text);
+    let ours = settings::ours(&text, &target.row().shape);
     (!ours.is_empty()).then_some(Installed { file, text, ours })
 }
 
@@ -37,46 +38,89 @@ fn inactive(msg: String) -> Finding {
 /// (which harnesses `doctor` without `--target`, and `validate`, look at).
 pub fn is_installed(target: Target, cwd: &Path) -> bool {
     let mut files = candidates(target, cwd);
-    if let (Target::Codex, Ok(repo)) = (target, Repo::discover(cwd))
-        && let Some(root) = repo.workdir()
-    {
-        files.push(root.join(".codex/hooks.json"));
+    files.extend(own_project_file(target, cwd));
+    let plugin = matches!(
+        super::switches::plugin(target, cwd),
+        Some(super::switches::Plugin::Enabled(_))
+    );
+    plugin || files.into_iter().any(|f| installed(target, f).is_some())
+}
+
+/// For a client that reads project hooks from the main checkout, the worktree's own project file
+/// (which it never reads); `None` for one that reads the worktree's.
+fn own_project_file(target: Target, cwd: &Path) -> Option<PathBuf> {
+    let files = &target.row().files;
+    if files.project_root != Root::MainCheckout {
+        return None;
     }
-    files.into_iter().any(|f| installed(f).is_some())
+    Repo::discover(cwd)
+        .ok()
+        .and_then(|r| r.workdir())
+        .map(|root| root.join(files.project))
 }
 
 /// The files `target` reads for the worktree around `cwd`, in the order the scopes are listed.
 fn candidates(target: Target, cwd: &Path) -> Vec<PathBuf> {
-    let scopes = match target {
-        Target::ClaudeCode => &[Scope::Project, Scope::Local, Scope::User][..],
-        Target::Codex => &[Scope::Project, Scope::User][..],
-    };
-    scopes
+    [Scope::Project, Scope::Local, Scope::User]
         .iter()
         .filter_map(|s| install::settings_path(target, *s, cwd).ok())
         .collect()
+}
+
+/// closegate installed as the client's plugin, in words (`agent doctor`'s note).
+pub fn plugin_note(target: Target, cwd: &Path) -> Option<String> {
+    let id = target.row().plugin.as_ref()?.id;
+    match super::switches::plugin(target, cwd)? {
+        super::switches::Plugin::Enabled(file) => Some(format!(
+            "closegate's hook is installed as the plugin {id} (enabled in {})",
+            file.display()
+        )),
+        super::switches::Plugin::Disabled(_) => None,
+    }
+}
+
+/// How doctor judged Codex's trust (SPEC §27.3), in words.
+pub fn trust_source(target: Target) -> Option<String> {
+    (target.row().trust == Trust::Codex).then(|| match codex_app::binary() {
+        Some(bin) => format!(
+            "Codex's trust is Codex's own answer (`{} app-server`, hooks/list)",
+            bin.display()
+        ),
+        None => "Codex's trust is judged by the hash closegate computes: no `codex` binary on \
+                 the PATH"
+            .to_string(),
+    })
 }
 
 /// Every reason the hook of `target` would not run for the worktree around `cwd`.
 pub fn check(target: Target, cwd: &Path) -> Result<Vec<Finding>> {
     let found: Vec<Installed> = candidates(target, cwd)
         .into_iter()
-        .filter_map(installed)
+        .filter_map(|f| installed(target, f))
         .collect();
-    let mut findings = Vec::new();
+    let binary = (target.row().trust == Trust::Codex)
+        .then(codex_app::binary)
+        .flatten();
+    let mut findings = super::switches::off(target, cwd, binary.is_none());
+    let plugin = super::switches::plugin(target, cwd);
+    if found.is_empty() && matches!(plugin, Some(super::switches::Plugin::Enabled(_))) {
+        // Installed as the client's plugin: the plugin's own hooks file, versioned with closegate.
+        return Ok(findings);
+    }
     if found.is_empty() {
         findings.push(not_installed(target, cwd));
         return Ok(findings);
     }
     let needed = install::time_limit(cwd);
     for one in &found {
-        for event in settings::EVENTS {
+        for &event in target.row().shape.events {
             if !one.ours.iter().any(|o| o.event == event) {
+                let has: Vec<&str> = one.ours.iter().map(|o| o.event).collect();
                 findings.push(inactive(format!(
                     "{} has closegate's hook for {} but not for {event}: run `closegate agent \
                      install --target {}`",
                     one.file.display(),
-                    other(event),
+                    has.join(" and "),
                     target.as_str()
                 )));
             }
@@ -87,18 +131,15 @@ pub fn check(target: Target, cwd: &Path) -> Result<Vec<Finding>> {
             findings.extend(path_problem(&one.file, hook));
         }
     }
-    if target == Target::Codex {
-        findings.extend(codex_problems(cwd, &found)?);
+    match target.row().trust {
+        Trust::Codex => findings.extend(codex_problems(&found)),
+        Trust::None => {}
     }
+    if let Some(bin) = &binary {
+        findings.extend(codex_listed(bin, cwd, &found));
+    }
+    findings.extend(drift_problem(target, cwd));
     Ok(findings)
-}
-
-fn other(event: &str) -> &'static str {
-    if event == "Stop" {
-        "SubagentStop"
-    } else {
-        "Stop"
-    }
 }
 
 /// Not installed anywhere the harness reads; for Codex, a hooks file in the worktree itself is
@@ -108,17 +149,15 @@ fn not_installed(target: Target, cwd: &Path) -> Finding {
         .iter()
         .map(|f| f.display().to_string())
         .collect();
-    let own = Repo::discover(cwd)
-        .ok()
-        .and_then(|r| r.workdir())
-        .map(|root| root.join(".codex/hooks.json"))
-        .filter(|f| target == Target::Codex && installed(f.clone()).is_some());
+    let own = own_project_file(target, cwd).filter(|f| installed(target, f.clone()).is_some());
     let msg = match own {
         Some(own) => format!(
-            "{} has closegate's hook, but Codex reads a worktree's hooks from the main checkout \
-             ({}): run `closegate agent install --target codex`",
+            "{} has closegate's hook, but {} reads a worktree's hooks from the main checkout \
+             ({}): run `closegate agent install --target {}`",
             own.display(),
-            files.join(", ")
+            name(target),
+            files.join(", "),
+            target.as_str()
         ),
         None => format!(
             "no closegate stop hook where {} reads it for this worktree ({}): run `closegate \
@@ -132,17 +171,57 @@ fn not_installed(target: Target, cwd: &Path) -> Finding {
 }
 
 fn name(target: Target) -> &'static str {
-    match target {
-        Target::ClaudeCode => "Claude Code",
-        Target::Codex => "Codex",
+    target.row().display
+}
+
+/// Codex's own listing of closegate's hooks for a session in `cwd`: each one it would not run
+/// (untrusted, or trusted as another version of itself), or a Codex that cannot be asked.
+fn codex_listed(bin: &Path, cwd: &Path, found: &[Installed]) -> Vec<Finding> {
+    let listed =
+        codex_app::Session::start(bin).and_then(|mut s| Ok((s.list(cwd)?, s.name.clone())));
+    let (listed, name) = match listed {
+        Ok(listed) => listed,
+        Err(e) => {
+            return vec![inactive(format!(
+                "cannot ask Codex whether it trusts closegate's hooks: {e:#}"
+            ))];
+        }
+    };
+    let mut findings = Vec::new();
+    for one in found {
+        for hook in codex_app::ours(&listed, &one.file) {
+            if hook.trust_status == "trusted" || hook.trust_status == "managed" {
+                continue;
+            }
+            findings.push(inactive(format!(
+                "Codex skips the hook {} without a word: {name} lists it as {}; run `closegate \
+                 agent install --target codex` again",
+                hook.key, hook.trust_status
+            )));
+        }
     }
+    findings
+}
+
+/// The hook as installed differs from the committed one (SPEC §27.3): the base tip's for a file
+/// every worktree shares, HEAD's for the worktree's own.
+fn drift_problem(target: Target, cwd: &Path) -> Option<Finding> {
+    let repo = Repo::discover(cwd).ok()?;
+    let root = repo.workdir()?;
+    let trusted = crate::inputs::trusted_config(&repo, None, None).ok();
+    let tip = trusted.as_ref().and_then(|t| t.tip.as_ref());
+    let found = super::drift::drift(&repo, &root, target, tip)?;
+    Some(inactive(format!(
+        "the stop hook as installed is not the committed one: {}; {}",
+        found.difference, found.fix
+    )))
 }
 
 /// A harness timeout that does not leave the hook its time limit plus the margin: the harness
 /// would give up first and let the stop through unjudged.
 fn timeout_problem(target: Target, file: &Path, hook: &Ours) -> Option<Finding> {
     let limit = settings::time_limit_of(&hook.command);
-    let timeout = hook.timeout.unwrap_or(codex::DEFAULT_TIMEOUT);
+    let timeout = hook.timeout.unwrap_or(target.row().default_timeout);
     let needed = install::harness_timeout(limit);
     (timeout < needed).then(|| {
         inactive(format!(
@@ -199,28 +278,11 @@ fn is_executable(path: &Path) -> bool {
     std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
 }
 
-/// Codex's own conditions: a worktree without `.codex/` loads no project layer, an untrusted
-/// project loads no project hook, an untrusted or changed hook is skipped, and a hooks file with
-/// root keys other than `description` and `hooks` is refused whole.
-fn codex_problems(cwd: &Path, found: &[Installed]) -> Result<Vec<Finding>> {
+/// Codex refuses a hooks file with root keys other than `description` and `hooks` whole (its
+/// trust and the `.codex/` folder are `switches`).
+fn codex_problems(found: &[Installed]) -> Vec<Finding> {
     let mut findings = Vec::new();
-    let config_path = codex::home()?.join("config.toml");
-    let config = codex::parse_config(&codex::read_config(&config_path)?, &config_path)?;
-    let repo = Repo::discover(cwd).ok();
-    let root = repo.as_ref().and_then(Repo::workdir);
-    let main = repo.as_ref().and_then(|r| install::main_checkout(r).ok());
     for one in found {
-        let project = main
-            .as_ref()
-            .is_some_and(|m| one.file == m.join(".codex/hooks.json"));
-        if project {
-            findings.extend(project_problems(
-                &config,
-                &config_path,
-                root.as_deref(),
-                main.as_deref(),
-            ));
-        }
         if let Ok(serde_json::Value::Object(map)) = serde_json::from_str(&one.text) {
             let extra: Vec<&String> = map
                 .keys()
@@ -234,62 +296,6 @@ fn codex_problems(cwd: &Path, found: &[Installed]) -> Result<Vec<Finding>> {
                 )));
             }
         }
-        for entry in codex::entries(&one.file, &one.text) {
-            let why = match codex::trust_of(&config, &entry) {
-                codex::Trust::Trusted => continue,
-                codex::Trust::Untrusted => "has no trust entry",
-                codex::Trust::Stale => "is trusted only as an older version of itself",
-            };
-            findings.push(inactive(format!(
-                "Codex skips the {} hook in {} without a word: it {why} in {} (`[hooks.state.\"{}\"]`); \
-                 run `closegate agent install --target codex` again",
-                entry.event,
-                one.file.display(),
-                config_path.display(),
-                entry.key
-            )));
-        }
-    }
-    Ok(findings)
-}
-
-/// For the main checkout's hooks file: the worktree's `.codex/` folder and the project's trust.
-fn project_problems(
-    config: &toml::Table,
-    config_path: &Path,
-    root: Option<&Path>,
-    main: Option<&Path>,
-) -> Vec<Finding> {
-    let mut findings = Vec::new();
-    if let (Some(root), Some(main)) = (root, main)
-        && root != main
-        && !root.join(".codex").is_dir()
-    {
-        findings.push(inactive(format!(
-            "{} has no .codex/ folder, so Codex loads no project hooks for it: commit \
-             .codex/hooks.json to the base branch (worktrees made from it have the folder)",
-            root.display()
-        )));
-    }
-    let Some(main) = main else { return findings };
-    let levels: Vec<String> = [Some(main), root]
-        .into_iter()
-        .flatten()
-        .filter_map(|p| codex::project_trust(config, p))
-        .collect();
-    if !levels.iter().any(|l| l == "trusted") {
-        let said = if levels.iter().any(|l| l == "untrusted") {
-            "is marked untrusted"
-        } else {
-            "is not trusted"
-        };
-        findings.push(inactive(format!(
-            "the project {} {said} in {}, so Codex loads none of its hooks: set `[projects.\"{}\"] \
-             trust_level = \"trusted\"` (or run `closegate agent install --target codex`)",
-            main.display(),
-            config_path.display(),
-            main.display()
-        )));
     }
     findings
 }

@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 use git2::Oid;
 
 use super::Target;
+use super::clients::Committed;
 use super::settings::{self, Ours};
 use crate::repo::Repo;
 
@@ -17,6 +18,9 @@ pub struct Drift {
     pub difference: String,
     /// How to put the committed hook back.
     pub fix: String,
+    /// The committed hook's `--max-blocks`: the loop guard obeys it, never the installed
+    /// entry's (an agent that appends `--max-blocks 0` would otherwise be let through first).
+    pub max_blocks: u32,
 }
 
 /// The drift of the hook `target` reads for the worktree `root`; `None` when the committed file
@@ -28,12 +32,13 @@ pub fn drift(
     base: Option<&(String, Oid)>,
 ) -> Option<Drift> {
     let source = source(repo, root, target, base)?;
-    let committed = entries(&String::from_utf8_lossy(&source.committed?));
+    let shape = &target.row().shape;
+    let committed = entries(&String::from_utf8_lossy(&source.committed?), shape);
     if committed.is_empty() {
         return None;
     }
     let installed = match crate::input_file::read(&source.file) {
-        Ok(bytes) => entries(&String::from_utf8_lossy(&bytes)),
+        Ok(bytes) => entries(&String::from_utf8_lossy(&bytes), shape),
         Err(_) => Vec::new(),
     };
     if installed == committed {
@@ -47,9 +52,15 @@ pub fn drift(
         source.against,
         describe(&committed)
     );
+    let max_blocks = committed
+        .iter()
+        .map(|(_, command, _)| settings::max_blocks_of(command))
+        .min()
+        .unwrap_or(settings::DEFAULT_MAX_BLOCKS);
     Some(Drift {
         difference,
         fix: source.fix,
+        max_blocks,
     })
 }
 
@@ -70,11 +81,11 @@ fn source(
     target: Target,
     base: Option<&(String, Oid)>,
 ) -> Option<Source> {
-    match target {
-        Target::Codex => {
+    let rel = target.row().files.project;
+    match target.row().committed {
+        Committed::BaseTip => {
             let main = super::install::main_checkout(repo).ok()?;
             let (name, tip) = base?;
-            let rel = ".codex/hooks.json";
             Some(Source {
                 file: main.join(rel),
                 rel,
@@ -87,8 +98,7 @@ fn source(
                 ),
             })
         }
-        Target::ClaudeCode => {
-            let rel = ".claude/settings.json";
+        Committed::Head => {
             let head = repo.worktree_head(root)?;
             Some(Source {
                 file: root.join(rel),
@@ -105,8 +115,8 @@ fn source(
 }
 
 /// (event, command, timeout) of each of closegate's hooks, in order.
-fn entries(text: &str) -> Vec<(&'static str, String, Option<u64>)> {
-    settings::ours(text)
+fn entries(text: &str, shape: &settings::Shape) -> Vec<(&'static str, String, Option<u64>)> {
+    settings::ours(text, shape)
         .into_iter()
         .map(
             |Ours {

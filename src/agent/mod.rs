@@ -1,11 +1,14 @@
 //! The harnesses agents run in (SPEC §18, §26.3): their Stop / SubagentStop hook input, their
 //! transcripts, the stop hook's judgement (`stop`), and where and how each harness reads its
-//! hooks (`settings`, `install`, `codex`, `doctor`).
+//! hooks (`settings`, `install`, `codex`, `doctor`); what each client is, one row per client
+//! (`clients`).
 
 pub mod answer;
 pub mod blocks;
 pub mod bounded;
+pub mod clients;
 pub mod codex;
+pub mod codex_app;
 pub mod decided;
 pub mod doctor;
 pub mod drift;
@@ -14,55 +17,17 @@ pub mod place;
 pub mod session;
 pub mod settings;
 pub mod stop;
+pub mod switches;
 
 use std::path::PathBuf;
 
 use serde_json::Value;
 
-/// The harness a hook runs under (`--target`: `cmd::values` lets clap read it).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Target {
-    ClaudeCode,
-    Codex,
-}
-
-impl Target {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Target::ClaudeCode => "claude-code",
-            Target::Codex => "codex",
-        }
-    }
-
-    /// The command the harness runs.
-    pub fn command(self) -> String {
-        format!("closegate agent stop-hook --target {}", self.as_str())
-    }
-
-    /// The command `install` writes: the mode and the time limit the harness gives the hook.
-    pub fn command_with(self, mode: session::Mode, time_limit: u64) -> String {
-        format!(
-            "{} --mode {} --time-limit {time_limit}",
-            self.command(),
-            mode.as_str()
-        )
-    }
-
-    /// What the hook prints when it lets the stop through: nothing, or `{}` for Codex.
-    pub fn accept_output(self) -> &'static str {
-        match self {
-            Target::ClaudeCode => "",
-            Target::Codex => "{}\n",
-        }
-    }
-}
+pub use clients::Target;
 
 /// The paragraph for `AGENTS.md` / `CLAUDE.md` that tells the agent the protocol (SPEC §18).
 pub fn instructions(target: Target) -> String {
-    let file = match target {
-        Target::ClaudeCode => "CLAUDE.md",
-        Target::Codex => "AGENTS.md",
-    };
+    let file = target.row().instructions;
     format!(
         "<!-- closegate: paste into {file} -->\n\
          ## Finishing work (closegate)\n\
@@ -112,7 +77,12 @@ pub fn parse_input(bytes: &[u8]) -> Result<StopInput, String> {
             Some(_) => Err(format!("the hook input's `{key}` is not a string")),
         }
     };
-    let Some(cwd) = text("cwd")? else {
+    // Cursor names no `cwd`: its workspace roots, the first one.
+    let root = match map.get("workspace_roots") {
+        Some(Value::Array(roots)) => roots.first().and_then(Value::as_str).map(str::to_string),
+        _ => None,
+    };
+    let Some(cwd) = text("cwd")?.or(root) else {
         return Err("the hook input has no `cwd`".into());
     };
     let stop_hook_active = match map.get("stop_hook_active") {
@@ -120,12 +90,22 @@ pub fn parse_input(bytes: &[u8]) -> Result<StopInput, String> {
         Some(Value::Bool(b)) => *b,
         Some(_) => return Err("the hook input's `stop_hook_active` is not a boolean".into()),
     };
+    // Cursor counts the follow-ups of this loop instead.
+    let looped = match map.get("loop_count") {
+        None | Some(Value::Null) => false,
+        Some(Value::Number(n)) => n.as_u64().is_some_and(|n| n > 0),
+        Some(_) => return Err("the hook input's `loop_count` is not a count".into()),
+    };
     Ok(StopInput {
         cwd: PathBuf::from(cwd),
         event: text("hook_event_name")?,
-        stop_hook_active,
-        last_assistant_message: text("last_assistant_message")?,
-        transcript_path: text("transcript_path")?.map(PathBuf::from),
+        stop_hook_active: stop_hook_active || looped,
+        // Gemini CLI's AfterAgent sends the final text as `prompt_response`.
+        last_assistant_message: text("last_assistant_message")?.or(text("prompt_response")?),
+        // Copilot CLI's camelCase input.
+        transcript_path: text("transcript_path")?
+            .or(text("transcriptPath")?)
+            .map(PathBuf::from),
         agent_transcript_path: text("agent_transcript_path")?.map(PathBuf::from),
     })
 }

@@ -1,5 +1,5 @@
-//! Editing a harness's JSON settings file in place (SPEC §18): our Stop and SubagentStop entries
-//! are inserted or removed as text, so every other byte of the file — other hooks, unknown keys,
+//! Editing a harness's JSON settings file in place (SPEC §18, §27.3): our entries for the
+//! client's stop events (its row's [`Shape`]) are inserted or removed as text, so every other byte of the file — other hooks, unknown keys,
 //! the user's formatting — stays exactly as it was. The file is parsed with serde_json first
 //! (anything that is not a JSON object is refused), then a small scanner finds the byte spans of
 //! the values to edit.
@@ -7,8 +7,7 @@
 use anyhow::{Result, bail};
 use serde_json::Value;
 
-/// The hook events closegate installs into.
-pub const EVENTS: [&str; 2] = ["Stop", "SubagentStop"];
+pub use super::clients::Shape;
 
 /// Whether a hook command is one of ours.
 pub fn is_ours(command: &str) -> bool {
@@ -27,22 +26,29 @@ pub struct Ours {
     pub handler: usize,
 }
 
-/// closegate's Stop and SubagentStop hooks in a settings file's text (none when it is not JSON).
-pub fn ours(text: &str) -> Vec<Ours> {
+/// closegate's hooks for the events of `shape` in a settings file's text (none when it is not
+/// JSON).
+pub fn ours(text: &str, shape: &Shape) -> Vec<Ours> {
     let Ok(value) = serde_json::from_str::<Value>(text) else {
         return Vec::new();
     };
     let mut found = Vec::new();
-    for event in EVENTS {
-        let groups = value["hooks"][event].as_array().into_iter().flatten();
-        for (group, g) in groups.enumerate() {
-            let hooks = g["hooks"].as_array().into_iter().flatten();
-            for (handler, hook) in hooks.enumerate() {
-                if let Some(command) = hook["command"].as_str().filter(|c| is_ours(c)) {
+    for &event in shape.events {
+        let items = value["hooks"][event].as_array().into_iter().flatten();
+        for (group, item) in items.enumerate() {
+            let entries: Vec<&Value> = if shape.grouped {
+                item["hooks"].as_array().into_iter().flatten().collect()
+            } else {
+                vec![item]
+            };
+            for (handler, hook) in entries.into_iter().enumerate() {
+                let command = hook[shape.command_key].as_str().filter(|c| is_ours(c));
+                if let Some(command) = command {
+                    let timeout = hook[shape.timeout_key].as_u64();
                     found.push(Ours {
                         event,
                         command: command.to_string(),
-                        timeout: hook["timeout"].as_u64(),
+                        timeout: timeout.map(|t| if shape.timeout_ms { t / 1000 } else { t }),
                         group,
                         handler,
                     });
@@ -67,47 +73,72 @@ pub fn time_limit_of(command: &str) -> u64 {
     600
 }
 
-/// One hook group: `{"hooks": [{"command": …, "timeout": …, "type": "command"}]}`; `timeout`
-/// in seconds, as both harnesses read it. The fields are in the order the files have always had.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct Group {
-    pub hooks: Vec<HookCommand>,
+/// The `--max-blocks` a hook command passes (the hook's default, 3, when it passes none or a
+/// value that is not a count).
+pub fn max_blocks_of(command: &str) -> u32 {
+    flag_of(command, "--max-blocks")
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(DEFAULT_MAX_BLOCKS)
 }
 
-/// One hook entry of a [`Group`].
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct HookCommand {
-    pub command: String,
-    pub timeout: u64,
-    /// Always `command`.
-    #[serde(rename = "type")]
-    pub kind: String,
+/// The stop hook's `--max-blocks` when none is given (SPEC §18).
+pub const DEFAULT_MAX_BLOCKS: u32 = 3;
+
+/// The value of `flag` in a hook command (`--flag V` or `--flag=V`), the first one.
+fn flag_of<'c>(command: &'c str, flag: &str) -> Option<&'c str> {
+    let mut words = command.split_whitespace();
+    while let Some(word) = words.next() {
+        if word == flag {
+            return words.next();
+        }
+        if let Some(v) = word.strip_prefix(flag).and_then(|r| r.strip_prefix('=')) {
+            return Some(v);
+        }
+    }
+    None
 }
 
-/// Our one group for `command` with `timeout` seconds.
-pub fn group(command: &str, timeout: u64) -> Group {
-    Group {
-        hooks: vec![HookCommand {
-            command: command.to_string(),
-            timeout,
-            kind: "command".to_string(),
-        }],
+/// closegate's entry: the command and the timeout (`timeout` seconds, written in the client's
+/// unit) under the client's keys, and the shape's other members; keys in sorted order, which for
+/// Claude Code and Codex is the order their files have always had.
+pub fn entry(shape: &Shape, command: &str, timeout: u64) -> Value {
+    let mut map = serde_json::Map::new();
+    map.insert(shape.command_key.to_string(), Value::from(command));
+    let unit = if shape.timeout_ms { 1000 } else { 1 };
+    map.insert(shape.timeout_key.to_string(), Value::from(timeout * unit));
+    for (key, json) in shape.extra {
+        let value = serde_json::from_str(json).expect("a row's extra member is JSON");
+        map.insert(key.to_string(), value);
+    }
+    Value::Object(map)
+}
+
+/// One item of an event's list: a group `{"hooks": [entry]}`, or the entry itself.
+pub fn item(shape: &Shape, command: &str, timeout: u64) -> Value {
+    let entry = entry(shape, command, timeout);
+    if shape.grouped {
+        serde_json::json!({ "hooks": [entry] })
+    } else {
+        entry
     }
 }
 
-/// The whole snippet for a fresh file: `{"hooks": {EVENT: [group], …}}`.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct Snippet {
-    pub hooks: std::collections::BTreeMap<String, Vec<Group>>,
-}
-
-/// The whole snippet for a fresh file.
-pub fn snippet(command: &str, timeout: u64) -> Snippet {
-    let hooks = EVENTS
+/// The whole snippet for a fresh file: `{"hooks": {EVENT: [item], …}}` and the preamble.
+pub fn snippet(shape: &Shape, command: &str, timeout: u64) -> Value {
+    let hooks: serde_json::Map<String, Value> = shape
+        .events
         .iter()
-        .map(|event| (event.to_string(), vec![group(command, timeout)]))
+        .map(|event| {
+            (
+                event.to_string(),
+                Value::Array(vec![item(shape, command, timeout)]),
+            )
+        })
         .collect();
-    Snippet { hooks }
+    let mut whole: serde_json::Map<String, Value> =
+        serde_json::from_str(&format!("{{{}}}", shape.preamble)).expect("a row's preamble is JSON");
+    whole.insert("hooks".to_string(), Value::Object(hooks));
+    Value::Object(whole)
 }
 
 /// A JSON value's span and, for containers, its members.
@@ -278,7 +309,7 @@ fn member<'n>(node: &'n Node, key: &str) -> Option<(usize, &'n Node)> {
 
 /// Parse and check the shape: an object whose `hooks` (if any) is an object whose events (if
 /// any) are arrays.
-fn checked(text: &str, name: &str) -> Result<Node> {
+fn checked(text: &str, name: &str, shape: &Shape) -> Result<Node> {
     let text_trim = text.trim_start_matches('\u{feff}');
     if text_trim.len() != text.len() {
         bail!("{name} starts with a byte order mark; JSON settings files must not");
@@ -296,7 +327,7 @@ fn checked(text: &str, name: &str) -> Result<Node> {
         if !matches!(hooks.kind, Kind::Object(_)) {
             bail!("{name}: `hooks` is not an object");
         }
-        for event in EVENTS {
+        for event in shape.events {
             if let Some((_, list)) = member(hooks, event)
                 && !matches!(list.kind, Kind::Array(_))
             {
@@ -308,61 +339,73 @@ fn checked(text: &str, name: &str) -> Result<Node> {
 }
 
 /// Whether the event's list already holds one of our hooks.
-fn has_ours(text: &str, list: &Node) -> bool {
+fn has_ours(text: &str, list: &Node, shape: &Shape) -> bool {
     let Kind::Array(groups) = &list.kind else {
         return false;
     };
-    groups.iter().any(|g| !ours_in_group(text, g).is_empty())
+    groups
+        .iter()
+        .any(|g| !ours_in_group(text, g, shape).is_empty())
 }
 
-/// Our hook objects inside one group (`{"hooks": [...]}`).
-fn ours_in_group<'n>(text: &str, group: &'n Node) -> Vec<&'n Node> {
+/// Our entries inside one item of an event's list: a group's (`{"hooks": [...]}`), or the item
+/// itself when the client has no groups.
+fn ours_in_group<'n>(text: &str, group: &'n Node, shape: &Shape) -> Vec<&'n Node> {
+    let is_ours_entry = |h: &&Node| {
+        member(h, shape.command_key)
+            .and_then(|(_, c)| serde_json::from_str::<String>(&text[c.start..c.end]).ok())
+            .is_some_and(|c| is_ours(&c))
+    };
+    if !shape.grouped {
+        return std::iter::once(group).filter(is_ours_entry).collect();
+    }
     let Some((_, hooks)) = member(group, "hooks") else {
         return Vec::new();
     };
     let Kind::Array(items) = &hooks.kind else {
         return Vec::new();
     };
-    items
-        .iter()
-        .filter(|h| {
-            member(h, "command")
-                .and_then(|(_, c)| serde_json::from_str::<String>(&text[c.start..c.end]).ok())
-                .is_some_and(|c| is_ours(&c))
-        })
-        .collect()
+    items.iter().filter(is_ours_entry).collect()
 }
 
 /// Insert our entries, or rewrite them in place when their command or timeout differs (a
 /// reinstall with another mode or time limit); `None` when they are all there as given (nothing
 /// to write).
-pub fn install(text: &str, name: &str, command: &str, timeout: u64) -> Result<Option<String>> {
-    // A new (or empty) file starts as `{}`, edited like any other, so uninstall gives `{}` back.
+pub fn install(
+    text: &str,
+    name: &str,
+    shape: &Shape,
+    command: &str,
+    timeout: u64,
+) -> Result<Option<String>> {
+    // A new (or empty) file starts as `{}` (with the shape's preamble), edited like any other, so
+    // uninstall gives that back.
     let mut out = if text.trim().is_empty() {
-        "{}\n".to_string()
+        format!("{{{}}}\n", shape.preamble)
     } else {
         text.to_string()
     };
     let mut changed = false;
-    let hook = serde_json::to_string(&group(command, timeout).hooks[0])?;
-    for event in EVENTS {
+    let hook = serde_json::to_string(&entry(shape, command, timeout))?;
+    let item = serde_json::to_string(&item(shape, command, timeout))?;
+    for event in shape.events {
         // One edit at a time, rescanning after each: spans shift.
         loop {
-            let root = checked(&out, name)?;
-            let entry = serde_json::to_string(&group(command, timeout))?;
+            let root = checked(&out, name, shape)?;
             let edit = match member(&root, "hooks") {
                 None => {
-                    let value = format!("{{\"{event}\": [{entry}]}}");
+                    let value = format!("{{\"{event}\": [{item}]}}");
                     insert_member(&root, "hooks", &value).map(|(at, t)| (at..at, t))
                 }
                 Some((_, hooks)) => match member(hooks, event) {
-                    None => insert_member(hooks, event, &format!("[{entry}]"))
-                        .map(|(at, t)| (at..at, t)),
-                    Some((_, list)) if has_ours(&out, list) => {
-                        stale_ours(&out, list, command, timeout).map(|span| (span, hook.clone()))
+                    None => {
+                        insert_member(hooks, event, &format!("[{item}]")).map(|(at, t)| (at..at, t))
+                    }
+                    Some((_, list)) if has_ours(&out, list, shape) => {
+                        stale_ours(&out, list, shape, &hook).map(|span| (span, hook.clone()))
                     }
                     Some((_, list)) => {
-                        let (at, t) = insert_item(list, &entry);
+                        let (at, t) = insert_item(list, &item);
                         Some((at..at, t))
                     }
                 },
@@ -374,28 +417,30 @@ pub fn install(text: &str, name: &str, command: &str, timeout: u64) -> Result<Op
             changed = true;
         }
     }
-    checked(&out, name)?;
+    checked(&out, name, shape)?;
     Ok(changed.then_some(out))
 }
 
-/// The span of the first of our hook objects in an event's list whose command or timeout is not
-/// the one given.
+/// The span of the first of our entries in an event's list that is not `hook` (another command
+/// or timeout).
 fn stale_ours(
     text: &str,
     list: &Node,
-    command: &str,
-    timeout: u64,
+    shape: &Shape,
+    hook: &str,
 ) -> Option<std::ops::Range<usize>> {
     let Kind::Array(groups) = &list.kind else {
         return None;
     };
+    let wanted: Value = serde_json::from_str(hook).ok()?;
     groups
         .iter()
-        .flat_map(|g| ours_in_group(text, g))
-        .find_map(|hook| {
-            let value: Value = serde_json::from_str(&text[hook.start..hook.end]).ok()?;
-            let same = value["command"] == command && value["timeout"] == timeout;
-            (!same).then_some(hook.start..hook.end)
+        .flat_map(|g| ours_in_group(text, g, shape))
+        .find_map(|found| {
+            let value: Value = serde_json::from_str(&text[found.start..found.end]).ok()?;
+            let same = value[shape.command_key] == wanted[shape.command_key]
+                && value[shape.timeout_key] == wanted[shape.timeout_key];
+            (!same).then_some(found.start..found.end)
         })
 }
 
@@ -424,13 +469,13 @@ fn insert_item(array: &Node, item: &str) -> (usize, String) {
 /// Remove our entries; `None` when there are none. A group left with no hook is removed, an
 /// event left with no group is removed, and `hooks` left empty is removed, so install then
 /// uninstall gives back the original bytes.
-pub fn uninstall(text: &str, name: &str) -> Result<Option<String>> {
+pub fn uninstall(text: &str, name: &str, shape: &Shape) -> Result<Option<String>> {
     let mut out = text.to_string();
     let mut changed = false;
     // One removal at a time, rescanning after each: spans shift.
     loop {
-        let root = checked(&out, name)?;
-        let Some(range) = next_removal(&out, &root) else {
+        let root = checked(&out, name, shape)?;
+        let Some(range) = next_removal(&out, &root, shape) else {
             break;
         };
         out.replace_range(range, "");
@@ -440,9 +485,9 @@ pub fn uninstall(text: &str, name: &str) -> Result<Option<String>> {
 }
 
 /// The byte range of the next piece of ours to remove.
-fn next_removal(text: &str, root: &Node) -> Option<std::ops::Range<usize>> {
+fn next_removal(text: &str, root: &Node, shape: &Shape) -> Option<std::ops::Range<usize>> {
     let (_, hooks) = member(root, "hooks")?;
-    for event in EVENTS {
+    for event in shape.events {
         let Some((key_at, list)) = member(hooks, event) else {
             continue;
         };
@@ -453,17 +498,19 @@ fn next_removal(text: &str, root: &Node) -> Option<std::ops::Range<usize>> {
             continue;
         }
         for (gi, group) in groups.iter().enumerate() {
-            let ours = ours_in_group(text, group);
+            let ours = ours_in_group(text, group, shape);
             if ours.is_empty() {
                 continue;
             }
-            let (_, inner) = member(group, "hooks")?;
-            let Kind::Array(items) = &inner.kind else {
-                continue;
-            };
-            if ours.len() < items.len() {
-                let idx = items.iter().position(|i| i.start == ours[0].start)?;
-                return Some(item_range(items, idx));
+            if shape.grouped {
+                let (_, inner) = member(group, "hooks")?;
+                let Kind::Array(items) = &inner.kind else {
+                    continue;
+                };
+                if ours.len() < items.len() {
+                    let idx = items.iter().position(|i| i.start == ours[0].start)?;
+                    return Some(item_range(items, idx));
+                }
             }
             if groups.len() > 1 {
                 return Some(item_range(groups, gi));
@@ -515,6 +562,8 @@ mod tests {
     use super::*;
 
     const CMD: &str = "closegate agent stop-hook --target claude-code";
+    const SHAPE: &Shape = &crate::agent::clients::claude_code::ROW.shape;
+    const EVENTS: &[&str] = SHAPE.events;
 
     #[test]
     fn install_then_uninstall_gives_back_the_original_bytes() {
@@ -525,7 +574,7 @@ mod tests {
             "{\n    \"hooks\" : {\"Stop\":[ {\"hooks\":[{\"type\":\"command\",\"command\":\"say done\"}]} ]},\n \"x\": [1,2]\n}\n",
             "{\"hooks\": {\"PreToolUse\": [{\"matcher\": \"Bash\", \"hooks\": []}]}, \"z\": null}",
         ] {
-            let installed = install(original, "f", CMD, 600).unwrap().unwrap();
+            let installed = install(original, "f", SHAPE, CMD, 600).unwrap().unwrap();
             let value: Value = serde_json::from_str(&installed).unwrap();
             for event in EVENTS {
                 let list = value["hooks"][event].as_array().unwrap();
@@ -535,16 +584,16 @@ mod tests {
                 );
             }
             assert_eq!(
-                install(&installed, "f", CMD, 600).unwrap(),
+                install(&installed, "f", SHAPE, CMD, 600).unwrap(),
                 None,
                 "idempotent"
             );
-            let removed = uninstall(&installed, "f").unwrap().unwrap();
+            let removed = uninstall(&installed, "f", SHAPE).unwrap().unwrap();
             assert_eq!(
                 removed, original,
                 "round trip of {original:?} via {installed}"
             );
-            assert_eq!(uninstall(original, "f").unwrap(), None);
+            assert_eq!(uninstall(original, "f", SHAPE).unwrap(), None);
         }
     }
 
@@ -553,9 +602,9 @@ mod tests {
     #[test]
     fn reinstall_rewrites_our_entry_in_place() {
         let original = "{\"hooks\": {\"Stop\": [{\"hooks\": [{\"type\": \"command\", \"command\": \"say\"}]}]}, \"z\": 1}";
-        let first = install(original, "f", CMD, 630).unwrap().unwrap();
+        let first = install(original, "f", SHAPE, CMD, 630).unwrap().unwrap();
         let other = "closegate agent stop-hook --target claude-code --mode always";
-        let second = install(&first, "f", other, 990).unwrap().unwrap();
+        let second = install(&first, "f", SHAPE, other, 990).unwrap().unwrap();
         let value: Value = serde_json::from_str(&second).unwrap();
         for event in EVENTS {
             let groups = value["hooks"][event].as_array().unwrap();
@@ -571,8 +620,8 @@ mod tests {
             );
         }
         assert_eq!(value["hooks"]["Stop"][0]["hooks"][0]["command"], "say");
-        assert_eq!(install(&second, "f", other, 990).unwrap(), None);
-        assert_eq!(uninstall(&second, "f").unwrap().unwrap(), original);
+        assert_eq!(install(&second, "f", SHAPE, other, 990).unwrap(), None);
+        assert_eq!(uninstall(&second, "f", SHAPE).unwrap().unwrap(), original);
     }
 
     #[test]
@@ -584,7 +633,7 @@ mod tests {
             "{\"hooks\": {\"Stop\": {}}}",
             "nul",
         ] {
-            assert!(install(bad, "f", CMD, 600).is_err(), "{bad}");
+            assert!(install(bad, "f", SHAPE, CMD, 600).is_err(), "{bad}");
         }
     }
 }

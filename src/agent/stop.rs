@@ -50,6 +50,9 @@ pub struct Judged {
     /// The last lines of each failing check's output, by check name.
     pub outputs: Vec<(String, Vec<String>)>,
     pub reused: Option<Reused>,
+    /// The committed hook's `--max-blocks` when the installed hook is not the committed one: the
+    /// loop guard obeys it instead of the command line it was started with (SPEC §27.3).
+    pub max_blocks: Option<u32>,
 }
 
 impl Judged {
@@ -60,6 +63,7 @@ impl Judged {
             refused: Vec::new(),
             outputs: Vec::new(),
             reused: None,
+            max_blocks: None,
         }
     }
 
@@ -69,17 +73,18 @@ impl Judged {
     }
 }
 
-/// Judge the stop. `Err` is a one-line reason the input could not be judged at all.
+/// Judge the stop. `Err` is a one-line reason the input could not be judged at all. The installed
+/// hook is compared with the committed one before anything else is decided (SPEC §27.3).
 pub fn judge(input: &StopInput, how: &How<'_>) -> Result<Judged, String> {
     let start = input
         .transcript()
         .and_then(|t| session::start_cwd(t))
         .unwrap_or_else(|| input.cwd.clone());
-    let message = final_message(input)?;
-    let claims = session::message_claims(&message);
     match place::locate(&start)? {
-        Place::Here { repo, root } => judge_here(*repo, root, &message, claims, how),
+        Place::Here { repo, root } => judge_here(*repo, root, input, how),
         Place::Gone { start } => {
+            let message = final_message(input)?;
+            let claims = session::message_claims(&message);
             let common = place::any_repo(&input.cwd, &start).map(|r| r.common_dir());
             let mut judged = Judged::new(start.clone(), common);
             if how.mode == Mode::Always || claims {
@@ -95,28 +100,31 @@ pub fn judge(input: &StopInput, how: &How<'_>) -> Result<Judged, String> {
     }
 }
 
-/// Judge the stop in the worktree at `root`.
+/// Judge the stop in the worktree at `root`: first whether the hook as installed is the
+/// committed one and would run in later sessions, then the message.
 fn judge_here(
     repo: Repo,
     root: PathBuf,
-    message: &str,
-    claims: bool,
+    input: &StopInput,
     how: &How<'_>,
 ) -> Result<Judged, String> {
     let mut judged = Judged::new(root.clone(), Some(repo.common_dir()));
     let trusted = crate::inputs::trusted_config(&repo, None, None).ok();
     let tip = trusted.as_ref().and_then(|t| t.tip.as_ref());
-    if let Some(found) = drift::drift(&repo, &root, how.target, tip) {
-        let msg = format!(
-            "the stop hook as installed is not the committed one: {}; {}",
-            found.difference, found.fix
-        );
-        judged.refuse(Finding::new(Code::AgentHookInactive, msg));
+    if refused_as_installed(&repo, &root, tip, how, &mut judged) {
         return Ok(judged);
     }
+    // A client that sends no final message (Cursor, Copilot CLI without a readable transcript)
+    // is judged on the status document alone: an empty message claims nothing.
+    let message = match final_message(input) {
+        Err(_) if !how.target.row().sends_message => String::new(),
+        other => other?,
+    };
+    let claims = session::message_claims(&message);
     if how.mode == Mode::Claims && !claims && !doc_claims(&repo, &root, trusted.as_ref()) {
         return Ok(judged);
     }
+    let message = message.as_str();
     let rerun = how.flags.contains(&"--rerun");
     if let Some(t) = trusted.as_ref().filter(|_| !rerun) {
         judged.reused = reused(&repo, &root, message, t);
@@ -142,6 +150,38 @@ fn judge_here(
         }
     }
     Ok(judged)
+}
+
+/// The hook as installed, before anything else (SPEC §27.3): an entry that is not the committed
+/// one, or a switch that keeps later sessions from running it, refuses the stop; whether one did.
+fn refused_as_installed(
+    repo: &Repo,
+    root: &Path,
+    tip: Option<&(String, Oid)>,
+    how: &How<'_>,
+    judged: &mut Judged,
+) -> bool {
+    if let Some(found) = drift::drift(repo, root, how.target, tip) {
+        let msg = format!(
+            "the stop hook as installed is not the committed one: {}; {}",
+            found.difference, found.fix
+        );
+        judged.refuse(Finding::new(Code::AgentHookInactive, msg));
+        judged.max_blocks = Some(found.max_blocks);
+        return true;
+    }
+    // A switch set now keeps every later session from running this hook: this session, which
+    // still runs it, is held until it is cleared. Trust by closegate's computed hash: asking
+    // Codex (a process of its own) costs more than a whole accepted stop.
+    let off = super::switches::off_in(how.target, root, Some(repo), true);
+    for finding in &off {
+        let msg = format!(
+            "later sessions will not run the stop hook: {}",
+            finding.message
+        );
+        judged.refuse(Finding::new(finding.code, msg));
+    }
+    !off.is_empty()
 }
 
 /// The worktree's status document, as the gate would read it: its bytes and parse.

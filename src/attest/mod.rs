@@ -12,6 +12,7 @@
 //! signed it for exactly this commit, tree, configuration blob and contract blob. An entry that
 //! is unsigned, garbled or signed for anything else is invalid, never a pass.
 
+pub mod intoto;
 pub mod ssh;
 pub mod sshsig;
 pub mod statement;

@@ -14,7 +14,7 @@ use crate::agent::session::Mode;
 use crate::agent::stop::How;
 use crate::agent::{self, Target, settings};
 
-/// Plug closegate into the stop hooks of Claude Code and Codex
+/// Plug closegate into the stop hooks of Claude Code, Codex, Gemini CLI, Cursor and Copilot CLI
 #[derive(Debug, clap::Args)]
 pub struct Args {
     #[command(subcommand)]
@@ -26,7 +26,8 @@ pub enum AgentCommand {
     /// Judge the agent's final message as the harness's Stop / SubagentStop hook (JSON on stdin):
     /// block a stop whose claim does not hold, with the reason fed back to the agent
     StopHook {
-        /// The harness (decides the output on acceptance: nothing, or `{}` for codex)
+        /// The harness (decides the output: its own block shape, and nothing or `{}` on
+        /// acceptance)
         #[arg(long, value_enum, default_value_t = Target::ClaudeCode)]
         target: Target,
         /// Consecutive blocks for one worktree after which the stop is let through
@@ -66,9 +67,13 @@ pub enum AgentCommand {
         /// The hook's mode: `claims` (default) or `always`
         #[arg(long, value_enum, default_value_t = Mode::Claims)]
         mode: Mode,
+        /// Print the commands that add closegate's plugin marketplace and install its plugin
+        /// instead (Claude Code, Codex); nothing is written
+        #[arg(long)]
+        plugin: bool,
     },
     /// Remove closegate's entries (and only those) from the harness's settings file (without
-    /// --target: from both harnesses' files at the scope)
+    /// --target: from every harness's file at the scope)
     Uninstall {
         #[arg(long, value_enum)]
         target: Option<Target>,
@@ -115,15 +120,25 @@ pub fn run(args: Args, _color: bool) -> Result<i32> {
         AgentCommand::Hooks { target } => {
             let limit = install::time_limit(&cwd()?);
             let command = target.command_with(Mode::Claims, limit);
-            let snippet = settings::snippet(&command, install::harness_timeout(limit));
+            let shape = &target.row().shape;
+            let snippet = settings::snippet(shape, &command, install::harness_timeout(limit));
             let text = serde_json::to_string_pretty(&snippet)?;
             writeln!(crate::term::stdout(), "{text}")?;
             Ok(0)
         }
         AgentCommand::Install {
             target,
+            plugin: true,
+            ..
+        } => {
+            crate::render::agent::plugin_commands(target, &mut crate::term::stdout())?;
+            Ok(0)
+        }
+        AgentCommand::Install {
+            target,
             scope,
             mode,
+            plugin: false,
         } => install(target, scope, Some(mode)),
         AgentCommand::Uninstall {
             target: Some(target),
@@ -132,17 +147,20 @@ pub fn run(args: Args, _color: bool) -> Result<i32> {
         AgentCommand::Uninstall {
             target: None,
             scope,
-        } => {
-            for target in [Target::ClaudeCode, Target::Codex] {
-                if target == Target::Codex && scope == Scope::Local {
-                    continue;
-                }
-                install(target, scope, None)?;
-            }
-            Ok(0)
-        }
+        } => uninstall_all(scope),
         AgentCommand::Doctor { target, json } => doctor(target, json),
     }
+}
+
+/// `uninstall` without `--target`: from every client's file at the scope (one it has).
+fn uninstall_all(scope: Scope) -> Result<i32> {
+    for target in Target::ALL {
+        if scope == Scope::Local && target.row().files.local.is_none() {
+            continue;
+        }
+        install(target, scope, None)?;
+    }
+    Ok(0)
 }
 
 fn cwd() -> Result<std::path::PathBuf> {
@@ -178,7 +196,13 @@ fn doctor(target: Option<Target>, json: bool) -> Result<i32> {
             findings.push((*t, f));
         }
     }
-    let doctor = crate::render::doctor::Doctor::of(&targets, &findings);
+    let notes = (targets.iter())
+        .flat_map(|t| {
+            let plugin = agent::doctor::plugin_note(*t, &here);
+            plugin.into_iter().chain(agent::doctor::trust_source(*t))
+        })
+        .collect();
+    let doctor = crate::render::doctor::Doctor::of(&targets, &findings, notes);
     let ok = doctor.ok;
     if json {
         crate::render::doctor::json(&doctor, &mut crate::term::stdout())?;

@@ -13,7 +13,7 @@ use crate::render::Format;
 
 impl ValueEnum for Target {
     fn value_variants<'a>() -> &'a [Self] {
-        &[Target::ClaudeCode, Target::Codex]
+        &Target::ALL
     }
 
     fn to_possible_value(&self) -> Option<PossibleValue> {

@@ -4,8 +4,10 @@
 //!
 //! The base's runs are the ones `gates/integrity.rs` makes on the merge base's own tree (keyed
 //! like every run, so one run per base commit and configuration serves every agent, SPEC §19);
-//! the censuses themselves are read by `crate::census` from each run's whole output and kept in
+//! the censuses themselves are read by `crate::runners::census` from each run's whole output and kept in
 //! the record with the result.
+
+use std::collections::BTreeSet;
 
 use git2::Oid;
 
@@ -26,14 +28,32 @@ pub fn wanted(config: &Config, report: &Report, i: usize) -> bool {
     on && report.checks.get(i).is_some_and(|r| !r.timed_out)
 }
 
+/// What decides whether a base test missing from the commit's run is gone (SPEC §27.1).
+pub struct Evidence<'a> {
+    /// The names of the tests the diff shows moved or renamed with their body: a missing id
+    /// ending in one of them is the same test.
+    pub moved: Vec<String>,
+    /// The base ids of check `i` that a second run of the base's own tree does not pass again
+    /// (asked only when an id is missing): they name no test that stays.
+    pub unstable: &'a dyn Fn(usize) -> BTreeSet<String>,
+    /// Test paths changed and the overlay passed every base test: a test missing from the
+    /// commit's own run is a dropped test for the edit rule, not `tests-missing`.
+    pub dropped_instead: bool,
+}
+
 /// Compare each check's census with its run on the merge base (`base_runs`: the runs made there,
-/// by the check's index), fill the report's `census` entries and add `tests-missing`.
+/// by the check's index), fill the report's `census` entries and add `tests-missing` — or, with
+/// [`Evidence::dropped_instead`], return the missing ids as dropped tests. Ids are paired by
+/// identity or by a move the diff shows, never by their shape.
 pub fn judge(
     config: &Config,
     merge_base: Oid,
     base_runs: &[(usize, CheckRun)],
+    evidence: &Evidence<'_>,
     report: &mut Report,
-) {
+) -> Vec<String> {
+    let mut dropped = Vec::new();
+    let mut edits = Vec::new();
     let short = &merge_base.to_string()[..12];
     let mut findings = Vec::new();
     for (i, spec) in config.checks.iter().enumerate() {
@@ -48,10 +68,11 @@ pub fn judge(
                 continue;
             }
         };
-        let Some(c) = crate::runners::census::compare(&spec.census, b, c) else {
+        let Some(mut c) = crate::runners::census::compare(&spec.census, b, c) else {
             run.census_note = Some("the merge base's run shows no test runner closegate reads");
             continue;
         };
+        set_aside_moved_and_unstable(&mut c, evidence, i);
         run.census = Some(Census {
             runner: c.runner(),
             base: c.base,
@@ -63,14 +84,86 @@ pub fn judge(
                 .cloned()
                 .collect(),
         });
-        if c.missing_count > 0 {
-            findings.push(Finding::new(
-                Code::TestsMissing,
-                message(&spec.name, short, &c),
-            ));
+        if c.missing_count == 0 {
+            continue;
+        }
+        let msg = message(&spec.name, short, &c);
+        if evidence.dropped_instead && !c.missing.is_empty() {
+            // SPEC §27.1: test paths changed and the overlay passed every base test, so these
+            // tests were dropped by the edit, not lost by the code: rule (b)'s finding.
+            dropped.extend(c.missing.iter().cloned());
+            let msg = format!(
+                "dropped by the edit (the overlay ran every one of them, the commit's own tests no \
+                 longer do): {msg}"
+            );
+            edits.push(Finding::new(Code::TestsWeakenedEdit, msg));
+        } else {
+            findings.push(Finding::new(Code::TestsMissing, msg));
         }
     }
     report.add_gate(Gate::Checks, findings);
+    report.add_gate(Gate::Protected, edits);
+    dropped
+}
+
+/// Set aside the missing ids of check `i` that name a test the diff shows moved, or that a
+/// second run of the base does not pass again.
+fn set_aside_moved_and_unstable(c: &mut Compared, evidence: &Evidence<'_>, i: usize) {
+    set_aside(c, |id| moved(&evidence.moved, id));
+    if c.missing.iter().any(|id| may_be_unstable(id)) {
+        let unstable = (evidence.unstable)(i);
+        set_aside(c, |id| unstable.contains(id));
+    }
+}
+
+/// Take the missing ids `keep_out` holds out of the comparison.
+fn set_aside(c: &mut Compared, keep_out: impl Fn(&str) -> bool) {
+    let before = c.missing.len();
+    c.missing.retain(|id| !keep_out(id));
+    let gone = u64::try_from(before - c.missing.len()).unwrap_or(u64::MAX);
+    c.missing_count = c.missing_count.saturating_sub(gone);
+}
+
+/// Whether a missing id is worth a second run of the base to learn whether it stays (SPEC §27.1):
+/// it holds a number that may change each run — one with a fraction (`0.5159`, the seconds of
+/// `11:47:14.138Z`) or a run of six digits or more (`Date.now()`, a seed). This decides only
+/// whether to spend that run; the id is set aside only when the run does not pass it again, so
+/// a stable `TestIssue1234567` is never paired away.
+pub fn may_be_unstable(id: &str) -> bool {
+    let bytes = id.as_bytes();
+    let mut run = 0;
+    for (i, b) in bytes.iter().enumerate() {
+        if b.is_ascii_digit() {
+            run += 1;
+            if run >= 6 {
+                return true;
+            }
+        } else {
+            if *b == b'.' && run > 0 && bytes.get(i + 1).is_some_and(u8::is_ascii_digit) {
+                return true;
+            }
+            run = 0;
+        }
+    }
+    false
+}
+
+/// Whether census id `id` names a test the diff shows moved.
+fn moved(moved: &[String], id: &str) -> bool {
+    moved.iter().any(|name| names(id, name))
+}
+
+/// Whether census id `id` names the test called `test`: it is the id, or ends in it after a
+/// separator (`tests/t.py::test_a`, `crate::tests::a`, `suite > adds`).
+/// The reader writes a method `Class::method`; unittest's ids write it `module.Class.method`.
+pub fn names(id: &str, test: &str) -> bool {
+    let ends = |test: &str| {
+        !test.is_empty()
+            && id.strip_suffix(test).is_some_and(|head| {
+                head.is_empty() || head.ends_with([':', '.', '/', ' ', '>', '#'])
+            })
+    };
+    ends(test) || (test.contains("::") && ends(&test.replace("::", ".")))
 }
 
 /// The censuses of the base's run and the commit's, or why there is no comparison.

@@ -587,7 +587,7 @@ fn last_lines(bytes: &[u8], n: usize, cut: bool) -> Vec<String> {
     let skip = lines.len().saturating_sub(n);
     lines[skip..]
         .iter()
-        .map(|line| line.strip_suffix('\r').unwrap_or(line).to_string())
+        .map(|line| crate::runners::census::visible(line.as_bytes()).into_owned())
         .collect()
 }
 
@@ -633,5 +633,14 @@ mod tests {
             ["whole"]
         );
         assert_eq!(last_lines(b"\xff\n", 40, false), ["\u{fffd}"]);
+        // SPEC §27.4: no terminal escape from a check's output reaches a message.
+        assert_eq!(
+            last_lines(
+                b"\x1b[32m\xe2\x9c\x93\x1b[39m adds\n 50%\r100%\n",
+                40,
+                false
+            ),
+            ["\u{2713} adds", "100%"]
+        );
     }
 }

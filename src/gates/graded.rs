@@ -70,9 +70,18 @@ pub fn run(
             let (keys, why) = match set.first_match(bytes) {
                 Some(glob) => {
                     let why = files.iter().find(|(g, _)| *g == glob).map(|(_, w)| *w);
-                    (vec![String::new()], why.unwrap_or(RUNNER_CONFIG))
+                    (
+                        vec![String::new()],
+                        why.unwrap_or(RUNNER_CONFIG).to_string(),
+                    )
                 }
-                None => (changed_keys(repo, runners, bytes, from, to)?, RUNNER_CONFIG),
+                None => match changed_keys(repo, runners, bytes, from, to)? {
+                    keys if !keys.is_empty() => (keys, RUNNER_CONFIG.to_string()),
+                    _ => match redefines(repo, bytes, from, to)? {
+                        Some(why) => (vec![String::new()], why),
+                        None => continue,
+                    },
+                },
             };
             for key in keys {
                 let what = if key.is_empty() {
@@ -93,6 +102,24 @@ pub fn run(
         }
     }
     Ok((hits, findings))
+}
+
+/// Why a changed source file is graded because it redefines what a test means (SPEC §27.1): the
+/// line it adds, quoted; `None` when it adds none.
+fn redefines(repo: &Repo, path: &[u8], from: Oid, to: Oid) -> Result<Option<String>> {
+    if crate::runners::Language::of_path(path).is_none() {
+        return Ok(None);
+    }
+    let Some(new) = repo.read_file(to, path)? else {
+        return Ok(None);
+    };
+    let old = repo.read_file(from, path)?;
+    Ok(
+        crate::runners::redefinition(path, old.as_deref(), &new).map(|line| {
+            let line: String = line.chars().take(120).collect();
+            format!("it redefines what a test means (`{line}`), so the tests there check nothing")
+        }),
+    )
 }
 
 /// The graded keys of `path` that differ between `from` and `to` (every graded key when either

@@ -405,6 +405,25 @@ fn run_contract(session: &Session, ctx: &contract::Ctx<'_>, report: &mut Report)
     Ok(())
 }
 
+/// The terms of the contract that binds this return (`expect_changed`, `fail_to_pass`: SPEC
+/// §27.1), found as the contract gate finds it; `None` when none applies or it does not parse
+/// (the contract gate reports that).
+fn binding_contract(
+    session: &Session,
+    slug: &str,
+    branch: Option<&str>,
+) -> Option<crate::contract::Contract> {
+    let found = session
+        .contract()
+        .find(session.repo(), slug, branch)
+        .ok()??;
+    let mut parsed = crate::contract::parse(&found.source?.bytes).ok()?;
+    if session.repo().ignore_case() {
+        parsed.fold_case();
+    }
+    Some(parsed)
+}
+
 /// What the branch changed, for the test integrity runs (SPEC §23).
 struct Around<'a> {
     merge_base: Option<Oid>,
@@ -463,6 +482,7 @@ fn run_configured(
     report.sandbox = checked.sandbox.map(str::to_string);
     report.add_gate(Gate::Checks, checked.findings);
     if let (Some(merge_base), Some(changes)) = (around.merge_base, around.changes) {
+        let contract = binding_contract(session, &doc.slug, report.branch.as_deref());
         let ctx = integrity::Ctx {
             repo: session.repo(),
             config: session.config(),
@@ -470,6 +490,7 @@ fn run_configured(
             claimed,
             merge_base,
             changes,
+            contract: contract.as_ref(),
         };
         integrity::run(&ctx, report)?;
     } else {

@@ -18,7 +18,10 @@ use crate::attest::Trust;
 use crate::config::Config;
 use crate::contract::Lookup;
 use crate::finding::Finding;
-use crate::inputs::{self, GateOptions, Signs, Trusted};
+use crate::inputs::{self, Signs};
+/// What a session is built from, named where its constructors take them (`inputs` itself is
+/// the crate's own).
+pub use crate::inputs::{GateOptions, Trusted, trusted_config};
 use crate::repo::Repo;
 use crate::report::Provenance;
 use crate::sandbox::Shield;

@@ -27,7 +27,9 @@ use crate::finding::{Finding, Verdict};
 use crate::gates::Session;
 use crate::ledger::{Event, LandFields, Record};
 use crate::repo::Repo;
+use crate::repo::safety::BranchDeletion;
 use crate::report::{CheckRun, Report};
+use crate::teardown::Ending;
 use crate::verdict::{Book, Under};
 pub use compose::Strategy;
 use target::{Admitted, Target};
@@ -72,9 +74,37 @@ pub struct BranchResult {
     pub findings: Vec<Finding>,
     pub composed: Option<Oid>,
     pub checks: Vec<CheckRun>,
-    /// The teardown that followed: its codes when it refused, and what it did.
-    pub teardown: Vec<String>,
-    pub teardown_codes: Vec<String>,
+    /// What followed the move for a landed branch.
+    pub after: After,
+}
+
+/// What followed a landed branch's move (SPEC §22): data, worded by `render::land`.
+#[derive(Debug, Clone, Default)]
+pub struct After {
+    /// The move left a worktree that has the base checked out behind: how to bring it along.
+    pub base_stuck: Option<String>,
+    /// What became of the branch's worktree, or of the branch when it has none; `None` when
+    /// nothing was done to them (a dry run, `--push`, `--no-teardown`, or `--keep-branch` and
+    /// no worktree).
+    pub cleanup: Option<Cleanup>,
+}
+
+/// What became of a landed branch's worktree, or of the branch itself when it has none.
+#[derive(Debug, Clone)]
+pub enum Cleanup {
+    /// The worktree's teardown ran: every step, and the codes of its report when it did not
+    /// remove the worktree (refused, or stopped midway).
+    TornDown {
+        steps: Vec<crate::teardown::Step>,
+        refused: Vec<Code>,
+    },
+    /// The teardown could not run: the error, with its causes.
+    Failed(String),
+    /// No worktree: the branch was deleted at the landed tip (compare-and-delete).
+    BranchDeleted,
+    /// No worktree: the branch had moved since it was landed (to this commit, or away) and
+    /// was kept.
+    BranchMoved(Option<Oid>),
 }
 
 /// What a `land` did.
@@ -324,8 +354,7 @@ fn refused(t: &Target, findings: Vec<Finding>) -> BranchResult {
         findings,
         composed: None,
         checks: Vec::new(),
-        teardown: Vec::new(),
-        teardown_codes: Vec::new(),
+        after: After::default(),
     }
 }
 
@@ -551,7 +580,7 @@ fn after_move(
             for (step, (t, a)) in m.steps.iter().zip(group.iter()) {
                 record(ctx, round, t, a, step.composed, m.head, m.whole)?;
                 let mut r = landed(t, step.composed, &m.whole.runs);
-                r.teardown.extend(stuck.clone());
+                r.after.base_stuck = stuck.clone();
                 results.push(r);
             }
             return Ok(());
@@ -676,7 +705,7 @@ fn check_failed(t: &Target, v: &verify::Verified) -> Finding {
     let msg = format!(
         "`{}` passes alone but a check fails once composed with the current base: {}",
         t.branch,
-        lines.join("\n")
+        lines.join(" | ")
     );
     Finding::new(Code::LandCheckFailed, msg)
 }
@@ -756,28 +785,22 @@ fn teardowns(ctx: &Ctx, landing: &mut Landing) -> Result<()> {
                     && w.head_ref().as_deref() == Some(&format!("refs/heads/{}", b.branch))
             })
             .map(|w| w.path);
-        match worktree {
-            Some(dir) => teardown_one(ctx, b, dir)?,
-            None if !ctx.req.keep_branch => match ctx.repo.delete_branch_if_at(&b.branch, b.tip)? {
-                crate::repo::safety::BranchDeletion::Deleted => {
-                    b.teardown
-                        .push(format!("deleted branch {} (at {})", b.branch, b.tip));
-                }
-                crate::repo::safety::BranchDeletion::Moved(now) => {
-                    let now = now.map_or("nothing".to_string(), |n| n.to_string());
-                    b.teardown.push(format!(
-                        "kept branch {}: it moved to {now} after it was landed",
-                        b.branch
-                    ));
-                }
-            },
-            None => {}
-        }
+        b.after.cleanup = match worktree {
+            Some(dir) => Some(teardown_one(ctx, dir)),
+            None if !ctx.req.keep_branch => {
+                Some(match ctx.repo.delete_branch_if_at(&b.branch, b.tip)? {
+                    BranchDeletion::Deleted => Cleanup::BranchDeleted,
+                    BranchDeletion::Moved(now) => Cleanup::BranchMoved(now),
+                })
+            }
+            None => None,
+        };
     }
     Ok(())
 }
 
-fn teardown_one(ctx: &Ctx, b: &mut BranchResult, dir: std::path::PathBuf) -> Result<()> {
+/// The teardown of a landed branch's worktree `dir`, admitted on the branch's records.
+fn teardown_one(ctx: &Ctx, dir: std::path::PathBuf) -> Cleanup {
     let request = crate::teardown::Request {
         worktree: Some(dir),
         gate: crate::inputs::GateOptions {
@@ -793,20 +816,15 @@ fn teardown_one(ctx: &Ctx, b: &mut BranchResult, dir: std::path::PathBuf) -> Res
     };
     match crate::teardown::run(&request) {
         Ok(done) => {
-            for step in &done.steps {
-                b.teardown.push(format!("{} {}", step.verb, step.what));
-            }
-            if done.exit != 0
-                && let Some(report) = &done.report
-            {
-                b.teardown_codes = report
-                    .codes()
-                    .iter()
-                    .map(|c| c.as_str().to_string())
-                    .collect();
+            let refused = match (&done.report, done.ending()) {
+                (Some(report), Ending::Refused | Ending::Stopped) => report.codes(),
+                _ => Vec::new(),
+            };
+            Cleanup::TornDown {
+                steps: done.steps,
+                refused,
             }
         }
-        Err(e) => b.teardown.push(format!("teardown error: {e:#}")),
+        Err(e) => Cleanup::Failed(format!("{e:#}")),
     }
-    Ok(())
 }

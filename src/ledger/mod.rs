@@ -380,14 +380,6 @@ impl Log {
         let lines = self.read.records.iter().zip(&self.read.lines);
         lines.map(|(value, line)| (line, Record::parse(value)))
     }
-
-    /// The typed records that count (every one without a key; the authenticated ones with a
-    /// key), in log order; lines that are no record are left out.
-    pub fn counted_records(&self) -> impl Iterator<Item = Record> + '_ {
-        self.typed()
-            .filter(|((_, auth), _)| auth.counts())
-            .filter_map(|(_, record)| record.ok())
-    }
 }
 
 /// Read the whole audit log ([`Log`]); a missing file reads as empty.

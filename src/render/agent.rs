@@ -10,6 +10,7 @@ use serde::{Deserialize, Serialize};
 use super::escape;
 use crate::agent::Target;
 use crate::agent::answer::{Answer, Note};
+use crate::agent::clients::{Block as Shape, Root};
 use crate::agent::install::{self, Outcome, Scope};
 
 /// The stop hook's answer: the harness's line on `out` (accept output, or the block decision),
@@ -48,9 +49,14 @@ pub fn stop_answer(answer: &Answer, target: Target, out: &mut dyn Write, err: &m
             let _ = out.write_all(target.accept_output().as_bytes());
         }
         Some(reason) => {
-            let block = Block::new(reason);
-            let line = serde_json::to_string(&block).expect("two strings serialize");
-            let _ = writeln!(out, "{line}");
+            let line = match target.row().block {
+                Shape::Decision => serde_json::to_string(&Block::new(reason)),
+                Shape::Deny => serde_json::to_string(&Block::deny(reason)),
+                Shape::Followup => serde_json::to_string(&Followup {
+                    followup_message: reason.to_string(),
+                }),
+            };
+            let _ = writeln!(out, "{}", line.expect("strings serialize"));
         }
     }
     let _ = out.flush();
@@ -72,6 +78,20 @@ impl Block {
             reason: reason.to_string(),
         }
     }
+
+    /// Gemini CLI's AfterAgent: `deny` rejects the response and sends `reason` as a new prompt.
+    pub fn deny(reason: &str) -> Block {
+        Block {
+            decision: "deny".to_string(),
+            reason: reason.to_string(),
+        }
+    }
+}
+
+/// Cursor's stop output: `followup_message` is submitted as the next user message.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Followup {
+    pub followup_message: String,
 }
 
 /// What `install` (`add`) or `uninstall` did, and for `install` what the user does next.
@@ -88,41 +108,99 @@ pub fn installed(
         (true, false) => writeln!(out, "removed closegate's hooks from {name}")?,
     }
     if let Some((config, done)) = &outcome.trust {
-        let shown = config.display();
-        if done.changed {
-            let what = if add {
-                "trusted closegate's hooks"
-            } else {
-                "dropped the trust of closegate's hooks"
-            };
-            writeln!(
-                out,
-                "{what} in {shown} (Codex skips an untrusted or changed hook without a word)"
-            )?;
-        }
-        if done.trusted_project {
-            let root = outcome
-                .file
-                .parent()
-                .and_then(Path::parent)
-                .unwrap_or(Path::new("."));
-            writeln!(
-                out,
-                "trusted the project {} in {shown}: Codex loads no hook of an untrusted project",
-                root.display()
-            )?;
-        }
-        if done.untrusted_project {
-            writeln!(
-                out,
-                "warning agent-hook-inactive: the project is marked untrusted in {shown}, so Codex \
-                 loads none of its hooks: set its trust_level to \"trusted\""
-            )?;
-        }
+        trust_lines(outcome, config, done, add, out)?;
+    }
+    if let Some(dir) = &outcome.made {
+        writeln!(
+            out,
+            "made {} so {} loads the project's hooks in this worktree",
+            dir.display(),
+            target.row().display
+        )?;
     }
     if add {
         install_notes(out, target, scope, &outcome.file, outcome.limit)?;
     }
+    Ok(())
+}
+
+/// What `install` or `uninstall` did to Codex's trust, and who trusted the hooks.
+fn trust_lines(
+    outcome: &Outcome,
+    config: &Path,
+    done: &crate::agent::codex::Done,
+    add: bool,
+    out: &mut dyn Write,
+) -> Result<()> {
+    let shown = config.display();
+    if done.changed {
+        let what = if add {
+            "trusted closegate's hooks"
+        } else {
+            "dropped the trust of closegate's hooks"
+        };
+        let by = match &done.by_codex {
+            Some(name) => format!("by Codex itself ({name}), listed again to verify"),
+            None => "by the hash closegate computes (no `codex` binary on the PATH)".to_string(),
+        };
+        writeln!(
+            out,
+            "{what} in {shown}, {by} (Codex skips an untrusted or changed hook without a word)"
+        )?;
+    }
+    for event in &done.formula_differs {
+        writeln!(
+            out,
+            "warning agent-hook-inactive: Codex's hash of the {event} hook is not the one \
+             closegate computes, and the stop hook checks trust with closegate's: update \
+             closegate"
+        )?;
+    }
+    if done.trusted_project {
+        let root = outcome
+            .file
+            .parent()
+            .and_then(Path::parent)
+            .unwrap_or(Path::new("."));
+        writeln!(
+            out,
+            "trusted the project {} in {shown}: Codex loads no hook of an untrusted project",
+            root.display()
+        )?;
+    }
+    if done.untrusted_project {
+        writeln!(
+            out,
+            "warning agent-hook-inactive: the project is marked untrusted in {shown}, so Codex \
+             loads none of its hooks: set its trust_level to \"trusted\""
+        )?;
+    }
+    Ok(())
+}
+
+/// `agent install --plugin` (SPEC §27.3): the commands that add closegate's marketplace (this
+/// repository) and install its plugin; an error for a client without plugins.
+pub fn plugin_commands(target: Target, out: &mut dyn Write) -> Result<()> {
+    let Some(plugin) = &target.row().plugin else {
+        anyhow::bail!(
+            "--plugin: {} has no plugins; `closegate agent install --target {}` writes the hook",
+            target.row().display,
+            target.as_str()
+        );
+    };
+    writeln!(
+        out,
+        "# closegate's repository is the marketplace: SOURCE is a clone of it, or its git URL"
+    )?;
+    for command in plugin.add {
+        writeln!(out, "{}", command.replace("{source}", "SOURCE"))?;
+    }
+    writeln!(
+        out,
+        "# the plugin's hook runs `closegate` from the PATH with a 600 s time limit; checks that \
+         run longer need `closegate agent install --target {}` instead",
+        target.as_str()
+    )?;
     Ok(())
 }
 
@@ -142,10 +220,14 @@ fn install_notes(
     )?;
     if scope == Scope::Project {
         let shown = path.display();
-        let also = if target == Target::Codex {
-            " (Codex reads it from the main checkout for every worktree that has a .codex/ folder)"
-        } else {
-            ""
+        let row = target.row();
+        let also = match row.files.project_root {
+            Root::MainCheckout => format!(
+                " ({} reads it from the main checkout for every worktree that has a {}/ folder)",
+                row.display,
+                project_folder(row.files.project)
+            ),
+            Root::Worktree => String::new(),
         };
         writeln!(
             out,
@@ -158,13 +240,14 @@ fn install_notes(
         "tell the agent the protocol: `closegate agent instructions --target {}` prints the \
          paragraph for {}; `closegate agent doctor` says whether the hook would run",
         target.as_str(),
-        if target == Target::Codex {
-            "AGENTS.md"
-        } else {
-            "CLAUDE.md"
-        }
+        target.row().instructions
     )?;
     Ok(())
+}
+
+/// The folder a project hooks file sits in (`.codex` of `.codex/hooks.json`).
+fn project_folder(file: &str) -> &str {
+    file.split_once('/').map_or(file, |(folder, _)| folder)
 }
 
 #[cfg(test)]

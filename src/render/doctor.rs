@@ -19,6 +19,10 @@ pub struct Doctor {
     /// The harnesses looked at (`claude-code`, `codex`).
     pub targets: Vec<String>,
     pub findings: Vec<DoctorFinding>,
+    /// How each judgement was reached where there is a choice (SPEC §27.3: Codex's trust from
+    /// Codex itself, or from the hash closegate computes).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
 }
 
 /// One reason a target's hook would not run.
@@ -31,8 +35,9 @@ pub struct DoctorFinding {
 }
 
 impl Doctor {
-    pub fn of(targets: &[Target], findings: &[(Target, Finding)]) -> Doctor {
+    pub fn of(targets: &[Target], findings: &[(Target, Finding)], notes: Vec<String>) -> Doctor {
         Doctor {
+            notes,
             schema: crate::report::SCHEMA,
             ok: findings.is_empty(),
             targets: targets.iter().map(|t| t.as_str().to_string()).collect(),
@@ -64,6 +69,9 @@ pub fn human(doctor: &Doctor, out: &mut dyn Write) -> std::io::Result<()> {
             f.target,
             escape(&f.message)
         )?;
+    }
+    for note in &doctor.notes {
+        writeln!(out, "note: {}", escape(note))?;
     }
     if doctor.ok {
         writeln!(

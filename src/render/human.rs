@@ -4,11 +4,13 @@
 //! `escape`, so a status document cannot drive the terminal; colour is applied only around it.
 
 use std::io::Write;
+use std::time::Duration;
 
 use console::Style;
 
 use super::escape;
 use crate::catalog::Code;
+use crate::date::{self, Grain};
 use crate::finding::{Finding, Gate, Severity, Verdict};
 use crate::report::{CheckRun, IntegrityRun, Report};
 
@@ -233,7 +235,7 @@ fn write_checks(checks: &[CheckRun], paint: Paint, out: &mut dyn Write) -> std::
         writeln!(
             out,
             "  {name:<width$}  {outcome}  {}{reused}",
-            duration(check.duration_ms)
+            date::duration(Duration::from_millis(check.duration_ms), Grain::Tenths)
         )?;
         if let Some(line) = census_line(check) {
             writeln!(out, "  {:width$}  {line}", "")?;
@@ -270,10 +272,11 @@ fn census_line(check: &CheckRun) -> Option<String> {
 /// base's own tree, each with its checks' outcomes.
 fn write_integrity(report: &Report, out: &mut dyn Write) -> std::io::Result<()> {
     let runs = &report.integrity.checks;
-    if runs.is_empty() {
+    if runs.is_empty() && report.integrity.edits.is_empty() {
         return Ok(());
     }
     writeln!(out, "\nintegrity")?;
+    write_edits(report, out)?;
     let i = &report.integrity;
     let kinds = [
         ("overlay", "base_tests", i.base_tests),
@@ -316,6 +319,34 @@ fn write_integrity(report: &Report, out: &mut dyn Write) -> std::io::Result<()> 
     Ok(())
 }
 
+/// One line per edited test (SPEC §27.1): its kind, file and name, and what the reader saw; then
+/// the base tests the contract expected to change.
+fn write_edits(report: &Report, out: &mut dyn Write) -> std::io::Result<()> {
+    for edit in &report.integrity.edits {
+        let detail = match edit.detail.as_str() {
+            "" => String::new(),
+            d => format!(": {}", escape(d)),
+        };
+        writeln!(
+            out,
+            "  {:<16} {} {}{detail}",
+            edit.kind,
+            escape(&edit.path),
+            escape(&edit.test)
+        )?;
+    }
+    if !report.integrity.expect_changed.is_empty() {
+        let ids: Vec<String> = report
+            .integrity
+            .expect_changed
+            .iter()
+            .map(|i| escape(i))
+            .collect();
+        writeln!(out, "  expect_changed   {}", ids.join(", "))?;
+    }
+    Ok(())
+}
+
 /// What an integrity run's tree is, in words.
 fn integrity_what(on: &str) -> &'static str {
     match on {
@@ -348,15 +379,6 @@ fn write_sandbox(sandbox: Option<&str>, out: &mut dyn Write) -> std::io::Result<
         Some(_) => "sandbox: none (no sandbox could be set up)",
     };
     writeln!(out, "{line}")
-}
-
-/// `850ms` below a second, else `12.3s`.
-fn duration(ms: u64) -> String {
-    if ms < 1000 {
-        format!("{ms}ms")
-    } else {
-        format!("{:.1}s", ms as f64 / 1000.0)
-    }
 }
 
 /// The first seven characters of a commit id (escaped: the id may come from the agent).

@@ -7,7 +7,7 @@ use std::io::Write;
 use serde::{Deserialize, Serialize};
 
 use super::escape;
-use crate::land::{Landing, Outcome};
+use crate::land::{BranchResult, Cleanup, Landing, Outcome};
 use crate::report::CheckRun;
 
 /// `land --json`: every branch's outcome and the base's move.
@@ -73,8 +73,8 @@ impl LandJson {
                     .collect(),
                 composed: b.composed.map(|c| c.to_string()),
                 checks: b.checks.clone(),
-                teardown: b.teardown.clone(),
-                teardown_codes: b.teardown_codes.clone(),
+                teardown: teardown_lines(b),
+                teardown_codes: teardown_codes(b),
             })
             .collect();
         LandJson {
@@ -89,6 +89,40 @@ impl LandJson {
             checks_run: l.checks_run,
             branches,
         }
+    }
+}
+
+/// What followed a landed branch's move, a line each: the base's worktree left behind, then
+/// the teardown's steps (or why it could not run), or what became of a branch with no worktree.
+fn teardown_lines(b: &BranchResult) -> Vec<String> {
+    let mut lines: Vec<String> = b.after.base_stuck.iter().cloned().collect();
+    match &b.after.cleanup {
+        Some(Cleanup::TornDown { steps, .. }) => {
+            lines.extend(steps.iter().map(|s| format!("{} {}", s.verb, s.what)));
+        }
+        Some(Cleanup::Failed(error)) => lines.push(format!("teardown error: {error}")),
+        Some(Cleanup::BranchDeleted) => {
+            lines.push(format!("deleted branch {} (at {})", b.branch, b.tip));
+        }
+        Some(Cleanup::BranchMoved(now)) => {
+            let now = now.map_or("nothing".to_string(), |n| n.to_string());
+            let branch = &b.branch;
+            lines.push(format!(
+                "kept branch {branch}: it moved to {now} after it was landed"
+            ));
+        }
+        None => {}
+    }
+    lines
+}
+
+/// The codes the teardown of a landed branch's worktree did not remove it for.
+fn teardown_codes(b: &BranchResult) -> Vec<String> {
+    match &b.after.cleanup {
+        Some(Cleanup::TornDown { refused, .. }) => {
+            refused.iter().map(|c| c.as_str().to_string()).collect()
+        }
+        _ => Vec::new(),
     }
 }
 
@@ -126,14 +160,15 @@ pub fn human(l: &Landing, out: &mut dyn Write) -> std::io::Result<()> {
         for f in &b.findings {
             writeln!(out, "  {}: {}", f.code, escape(&f.message))?;
         }
-        for step in &b.teardown {
-            writeln!(out, "  teardown: {}", escape(step))?;
+        for step in teardown_lines(b) {
+            writeln!(out, "  teardown: {}", escape(&step))?;
         }
-        if !b.teardown_codes.is_empty() {
+        let codes = teardown_codes(b);
+        if !codes.is_empty() {
             writeln!(
                 out,
                 "  teardown refused ({}): the worktree is left for `closegate sweep`",
-                b.teardown_codes.join(", ")
+                codes.join(", ")
             )?;
         }
     }

@@ -9,7 +9,7 @@ use serde::Serialize;
 use super::{Format, escape, render, write_json};
 use crate::catalog::Code;
 use crate::finding::Verdict;
-use crate::teardown::{self, Done};
+use crate::teardown::{self, Done, Ending};
 
 /// The `--json` object.
 #[derive(Serialize)]
@@ -68,11 +68,11 @@ pub fn human(done: &Done, color: bool) -> Result<i32> {
 
 /// `--json`: the outcome, the steps and the report (exit code as without it).
 pub fn json(done: &Done) -> Result<i32> {
-    let outcome = done.outcome();
+    let ending = done.ending();
     let shown = Shown {
         schema: crate::report::SCHEMA,
-        outcome,
-        removed: outcome == "removed",
+        outcome: ending.as_str(),
+        removed: ending == Ending::Removed,
         verdict: done.report.as_ref().map(teardown::work_verdict),
         dry_run: done.dry_run,
         refused: if done.exit == 1 {

@@ -1,6 +1,6 @@
 //! Entry points into the two parsers private to `repo`, the index file and raw trees, for the
 //! cargo-fuzz targets (`fuzz/`) and the tests that compare them with real git. Nothing in
-//! closegate itself calls them.
+//! closegate itself calls them, and only the `fuzzing` feature builds them (Cargo.toml).
 
 use std::path::Path;
 

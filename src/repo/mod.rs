@@ -9,7 +9,7 @@ pub mod compose;
 pub mod config_file;
 mod diff;
 pub mod escrow;
-#[doc(hidden)]
+#[cfg(feature = "fuzzing")]
 pub mod fuzzing;
 pub mod git_cli;
 mod hooks;
@@ -20,7 +20,7 @@ pub mod notes;
 mod objects;
 mod overlay;
 pub mod quarantine;
-#[doc(hidden)]
+#[cfg(feature = "fuzzing")]
 pub mod reset_fuzz;
 pub mod safety;
 mod scan;

@@ -243,15 +243,6 @@ impl super::Repo {
         dirs
     }
 
-    /// Drop this run's quarantine now (it is dropped with the handle otherwise): for a command
-    /// that leaves its handle to the process's exit instead of dropping it. Nothing written
-    /// into the quarantine is readable afterwards.
-    pub fn close_quarantine(&self) {
-        if let Some(q) = self.quarantine.get() {
-            q.close();
-        }
-    }
-
     /// What another handle of this run (a thread's) opens to see this handle's quarantine.
     pub fn share(&self) -> Shared {
         Shared {

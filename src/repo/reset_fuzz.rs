@@ -1,6 +1,7 @@
 //! One hostile warm-workspace scenario from arbitrary bytes, for the `workspace_reset` cargo-fuzz
 //! target and the proptest in `cargo test` (SPEC §19: the reset never writes outside the
-//! workspace). Nothing in closegate itself calls it.
+//! workspace). Nothing in closegate itself calls it, and only the `fuzzing` feature builds it
+//! (Cargo.toml).
 //!
 //! The bytes choose up to three commits (trees with hostile names — `..`, `.`, `.git` in any
 //! case, `\`, `/` — files, executables, links pointing out, submodules, nesting), the kept paths,

@@ -107,96 +107,113 @@ enum Token {
 /// Cut shell text into words and operators: quotes and backslashes as a shell reads them,
 /// `#` comments dropped, `$(`/backquotes read as a subshell's parentheses.
 fn tokens(text: &str) -> Vec<Token> {
-    let mut out = Vec::new();
-    let mut word = String::new();
-    let mut in_word = false;
+    let mut lexer = Lexer::default();
     let mut chars = text.chars().peekable();
-    let end = |word: &mut String, in_word: &mut bool, out: &mut Vec<Token>| {
-        if *in_word {
-            out.push(Token::Word(std::mem::take(word)));
-            *in_word = false;
-        }
-    };
     while let Some(c) = chars.next() {
         match c {
             '\'' => {
-                in_word = true;
-                for c in chars.by_ref() {
-                    if c == '\'' {
-                        break;
-                    }
-                    word.push(c);
-                }
+                lexer.in_word = true;
+                lexer.word.extend(chars.by_ref().take_while(|c| *c != '\''));
             }
-            '"' => {
-                in_word = true;
-                while let Some(c) = chars.next() {
-                    match c {
-                        '"' => break,
-                        '\\' if chars.peek().is_some_and(|n| "\"\\$`\n".contains(*n)) => {
-                            word.extend(chars.next());
-                        }
-                        _ => word.push(c),
-                    }
-                }
-            }
+            '"' => lexer.double_quoted(&mut chars),
             '\\' => match chars.next() {
                 Some('\n') | None => {}
                 Some(n) => {
-                    in_word = true;
-                    word.push(n);
+                    lexer.in_word = true;
+                    lexer.word.push(n);
                 }
             },
-            '#' if !in_word => {
-                for c in chars.by_ref() {
-                    if c == '\n' {
-                        out.push(Token::Break);
-                        break;
-                    }
+            '#' if !lexer.in_word => {
+                if chars.by_ref().any(|c| c == '\n') {
+                    lexer.out.push(Token::Break);
                 }
             }
             '$' if chars.peek() == Some(&'(') => {
                 chars.next();
-                end(&mut word, &mut in_word, &mut out);
-                out.push(Token::Break);
+                lexer.operator(Token::Break);
             }
-            ';' | '&' | '|' | '\n' | '(' | ')' | '`' => {
-                end(&mut word, &mut in_word, &mut out);
-                if c == '&' && chars.peek() == Some(&'>') {
-                    chars.next();
-                    chars.next_if_eq(&'>');
-                    out.push(Token::Redirect);
-                    continue;
-                }
-                if matches!(c, '&' | '|') {
-                    chars.next_if_eq(&c);
-                }
-                out.push(Token::Break);
-            }
-            '<' | '>' => {
-                // A file descriptor number just read (`2>`) belongs to the operator.
-                if in_word && word.bytes().all(|b| b.is_ascii_digit()) {
-                    word.clear();
-                    in_word = false;
-                }
-                end(&mut word, &mut in_word, &mut out);
-                chars.next_if(|n| *n == c || *n == '|');
-                if chars.next_if_eq(&'&').is_some() {
-                    // `>&2`, `2>&1`: a descriptor, not a file.
-                    while chars.next_if(|n| n.is_ascii_digit() || *n == '-').is_some() {}
-                    continue;
-                }
-                out.push(Token::Redirect);
-            }
-            c if c.is_whitespace() => end(&mut word, &mut in_word, &mut out),
+            ';' | '&' | '|' | '\n' | '(' | ')' | '`' => lexer.control(c, &mut chars),
+            '<' | '>' => lexer.redirect(c, &mut chars),
+            c if c.is_whitespace() => lexer.end(),
             _ => {
-                in_word = true;
-                word.push(c);
+                lexer.in_word = true;
+                lexer.word.push(c);
             }
         }
     }
-    end(&mut word, &mut in_word, &mut out);
-    out
+    lexer.end();
+    lexer.out
+}
+
+type Chars<'a> = std::iter::Peekable<std::str::Chars<'a>>;
+
+/// The tokens read so far and the word being read.
+#[derive(Default)]
+struct Lexer {
+    out: Vec<Token>,
+    word: String,
+    /// A word has begun (`''` is an empty word).
+    in_word: bool,
+}
+
+impl Lexer {
+    /// End the word being read, if any.
+    fn end(&mut self) {
+        if self.in_word {
+            self.out.push(Token::Word(std::mem::take(&mut self.word)));
+            self.in_word = false;
+        }
+    }
+
+    /// End the word, then push `token`.
+    fn operator(&mut self, token: Token) {
+        self.end();
+        self.out.push(token);
+    }
+
+    /// A `"…"` string: `\` escapes only `"`, `\`, `$`, a backquote and a newline.
+    fn double_quoted(&mut self, chars: &mut Chars<'_>) {
+        self.in_word = true;
+        while let Some(c) = chars.next() {
+            match c {
+                '"' => break,
+                '\\' if chars.peek().is_some_and(|n| "\"\\$`\n".contains(*n)) => {
+                    self.word.extend(chars.next());
+                }
+                _ => self.word.push(c),
+            }
+        }
+    }
+
+    /// `;`, `&`, `|`, `&&`, `||`, a newline, a parenthesis or a backquote; `&>` redirects.
+    fn control(&mut self, c: char, chars: &mut Chars<'_>) {
+        if c == '&' && chars.peek() == Some(&'>') {
+            chars.next();
+            chars.next_if_eq(&'>');
+            self.operator(Token::Redirect);
+            return;
+        }
+        if matches!(c, '&' | '|') {
+            chars.next_if_eq(&c);
+        }
+        self.operator(Token::Break);
+    }
+
+    /// `<`, `>`, `>>`, `>|`, `2>`; `>&2` and `2>&1` name a descriptor, not a file.
+    fn redirect(&mut self, c: char, chars: &mut Chars<'_>) {
+        // A file descriptor number just read (`2>`) belongs to the operator.
+        if self.in_word && self.word.bytes().all(|b| b.is_ascii_digit()) {
+            self.word.clear();
+            self.in_word = false;
+        }
+        self.end();
+        chars.next_if(|n| *n == c || *n == '|');
+        if chars.next_if_eq(&'&').is_some() {
+            while chars.next_if(|n| n.is_ascii_digit() || *n == '-').is_some() {}
+            return;
+        }
+        self.out.push(Token::Redirect);
+    }
 }
 
 /// Read `text`'s commands into `out`; `dir` is the folder a `cd` moved to so far.
@@ -354,14 +371,7 @@ fn unwrap(invocation: &Invocation) -> Option<Inner> {
         "npx" | "bunx" | "pnpx" => npx(args),
         "uvx" => command(rest(skip_options(args, &UV_VALUES))),
         "uv" | "poetry" | "pdm" | "pipenv" | "rye" | "hatch" | "conda" | "mamba" | "pixi" => {
-            let at = skip_options(args, &UV_VALUES);
-            let sub = args.get(at).map(String::as_str);
-            let run_at = match sub {
-                Some("run") => at + 1,
-                Some("tool") if args.get(at + 1).is_some_and(|w| w == "run") => at + 2,
-                _ => return None,
-            };
-            command(rest(run_at + skip_options(&args[run_at..], &UV_VALUES)))
+            environment_run(args)
         }
         "pnpm" | "yarn" | "npm" | "bun" => package_manager(invocation.program(), args),
         "nyc" | "c8" => command(rest(skip_options(args, &[]))),
@@ -373,6 +383,19 @@ fn unwrap(invocation: &Invocation) -> Option<Inner> {
         p if is_python(p) => python_like(args),
         _ => None,
     }
+}
+
+/// `uv run …`, `poetry run …`, `uv tool run …`: the command run in the project's environment.
+fn environment_run(args: &[String]) -> Option<Inner> {
+    let at = skip_options(args, &UV_VALUES);
+    let run_at = match args.get(at).map(String::as_str) {
+        Some("run") => at + 1,
+        Some("tool") if args.get(at + 1).is_some_and(|w| w == "run") => at + 2,
+        _ => return None,
+    };
+    let from = run_at + skip_options(&args[run_at..], &UV_VALUES);
+    let words = args.get(from..)?.to_vec();
+    (!words.is_empty()).then_some(Inner::Command(words))
 }
 
 /// Options of `uv`, `poetry`, … that take a value as the next word.

@@ -21,8 +21,10 @@ mod node;
 mod npm;
 mod prove;
 mod pytest;
+mod redefine;
 mod tap;
 mod task;
+pub mod testdiff;
 mod unittest;
 mod vitest;
 
@@ -31,6 +33,7 @@ use std::collections::BTreeSet;
 use serde_json::Value as Json;
 
 pub use command::{Invocation, invocations, run_words};
+pub use redefine::redefinition;
 
 /// A test runner (or a program that runs a project's tests for it: make, npm scripts).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -233,6 +236,9 @@ pub struct Census {
     pub names_tests: Option<&'static str>,
 }
 
+/// The arguments that run only the named tests (their census ids).
+pub type Only = fn(&[&str]) -> Vec<String>;
+
 /// One runner: everything closegate knows about it, in one place.
 pub struct Row {
     pub runner: Runner,
@@ -258,7 +264,7 @@ pub struct Row {
     pub under_test: &'static [&'static str],
     /// The arguments that make it run only the named tests (its census ids), added after its
     /// own arguments; `None` when it cannot (the reruns of SPEC §27.2 then rerun the whole run).
-    pub only: Option<fn(&[&str]) -> Vec<String>>,
+    pub only: Option<Only>,
 }
 
 /// What a set of checks invokes: the runners, the npm scripts and the test globs.
@@ -377,11 +383,10 @@ pub fn census_mode(run: &str) -> census::Mode {
     for invocation in invocations(run) {
         for runner in Runner::ALL {
             match (runner.row().recognise)(&invocation).map(|h| h.census) {
-                Some(Reading::Named) if runner.has_census() => {
-                    if !named.contains(&runner) {
-                        named.push(runner);
-                    }
+                Some(Reading::Named) if runner.has_census() && !named.contains(&runner) => {
+                    named.push(runner);
                 }
+                Some(Reading::Named) if runner.has_census() => {}
                 Some(Reading::Named | Reading::Auto) => wrapped = true,
                 _ => {}
             }

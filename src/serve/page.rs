@@ -3,10 +3,12 @@
 //! diffs) and goes through [`esc`] (`markup`) exactly once, here, where it is written into markup.
 
 use std::fmt::Write;
+use std::time::Duration;
 
 use super::chart;
 use super::markup::esc;
 use super::view::{LastCheck, Moment, View, Worktree};
+use crate::date::{self, Grain};
 
 const STYLE: &str = "body{font:14px/1.4 system-ui,sans-serif;margin:0 1.5em;color:#1a202c}\
 h1{font-size:1.3em;margin:.6em 0 .2em}h2{font-size:1.1em;margin:1.2em 0 .4em}\
@@ -158,15 +160,10 @@ fn row(html: &mut String, wt: &Worktree, now: i64) {
     html.push_str("</details></td></tr>");
 }
 
-/// `42s`, `5m`, `3h`, `2d`.
+/// `42s`, `5m`, `3h`, `2d` (a time in the future reads as `0s`).
 fn age(secs: i64) -> String {
-    let secs = secs.max(0);
-    match secs {
-        0..60 => format!("{secs}s"),
-        60..3600 => format!("{}m", secs / 60),
-        3600..86400 => format!("{}h", secs / 3600),
-        _ => format!("{}d", secs / 86400),
-    }
+    let since = Duration::from_secs(u64::try_from(secs).unwrap_or(0));
+    date::duration(since, Grain::Largest)
 }
 
 fn last_check(html: &mut String, c: &LastCheck) {

@@ -26,11 +26,7 @@ pub fn starter(guessed: Option<&guess::Guess>, branch: Option<&str>) -> String {
         let globs: Vec<String> = surface.globs.iter().map(|g| toml_string(g)).collect();
         out.push_str(&format!("# {} = [{}]\n", surface.name, globs.join(", ")));
     }
-    out.push_str(
-        "\n# An agent that adds a new test needs no review; changing, deleting or renaming an\n\
-         # existing one (or adding a conftest.py, __init__.py, runner set-up) still does.\n\
-         [protected.policy]\ntests = \"modify\"\n",
-    );
+    out.push_str(policy(guessed));
     out.push_str(
         "\n# The checks closegate runs itself, sandboxed, in a checkout of the agent's exact\n\
          # commit. `keep`: the installed tree and the tool caches (.closegate-cache/), kept in\n\
@@ -64,6 +60,30 @@ pub fn starter(guessed: Option<&guess::Guess>, branch: Option<&str>) -> String {
     out
 }
 
+/// `[protected.policy]` (SPEC §27.1): `tests = "integrity"` when the guessed check runs a runner
+/// whose output closegate reads (the census), with what it lets through; `modify` otherwise.
+fn policy(guessed: Option<&guess::Guess>) -> &'static str {
+    let census = guessed.is_some_and(|g| {
+        matches!(
+            crate::runners::census_mode(&g.run),
+            crate::runners::census::Mode::Named(_)
+        )
+    });
+    if census {
+        "\n# `integrity`: an edit to the tests needs no human when the base's own tests still pass\n\
+         # on the agent's code (every test id of the base run, in the overlay) and no edit\n\
+         # weakens a test (a removed or loosened assertion, a skip, a dropped case). It lets\n\
+         # through added tests, added assertions, reworded messages, moved tests and fixture\n\
+         # changes the base's tests agree with; runner wiring (conftest.py, __init__.py, runner\n\
+         # set-up) and graded inputs always need a human. `modify` sends every edit to a human.\n\
+         [protected.policy]\ntests = \"integrity\"\n"
+    } else {
+        "\n# An agent that adds a new test needs no review; changing, deleting or renaming an\n\
+         # existing one (or adding a conftest.py, __init__.py, runner set-up) still does.\n\
+         [protected.policy]\ntests = \"modify\"\n"
+    }
+}
+
 /// A task contract with every key of SPEC §12 commented.
 pub fn contract(slug: &str) -> String {
     format!(
@@ -77,7 +97,9 @@ pub fn contract(slug: &str) -> String {
          # required_checks = [\"test\"]         # names from [[checks]] that must run and pass\n\
          # approval = \"protected\"             # \"always\" | \"protected\" (default) | \"never\"\n\
          # max_changed_files = 40\n\
-         # max_commits = 20\n"
+         # max_commits = 20\n\
+         # expect_changed = [\"tests/test_api.py::test_old_behaviour\"] # base tests the task changes\n\
+         # fail_to_pass = false                # true: a new test must fail on the base's code\n"
     )
 }
 

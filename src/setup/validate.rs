@@ -153,7 +153,7 @@ fn readiness_notes(
 /// would not run as installed (what `closegate agent doctor` reports).
 fn hook_inactive(root: &Path) -> Vec<String> {
     use crate::agent::{Target, doctor};
-    [Target::ClaudeCode, Target::Codex]
+    Target::ALL
         .into_iter()
         .filter(|t| doctor::is_installed(*t, root))
         .flat_map(|t| doctor::check(t, root).unwrap_or_default())

@@ -15,6 +15,7 @@ use std::time::{Duration, SystemTime};
 use anyhow::{Context, Result, bail};
 
 use crate::board::{self, Row, Stage};
+use crate::date::{self, Grain};
 use crate::repo::Repo;
 
 /// A sweep as asked.
@@ -151,7 +152,7 @@ fn sweep_one(repo: &Repo, row: &Row, req: &Request) -> Result<Swept> {
                 swept.reason = format!(
                     "stage {}, idle for {} (no commit, no file modified)",
                     row.stage.as_str(),
-                    human_duration(idle)
+                    date::duration(idle, Grain::Largest)
                 );
             }
         }
@@ -244,16 +245,6 @@ pub fn parse_duration(text: &str) -> Result<Duration> {
         _ => bail!("--older-than {text}: unknown unit `{unit}` (s, m, h, d, w)"),
     };
     Ok(Duration::from_secs(n.saturating_mul(secs)))
-}
-
-fn human_duration(d: Duration) -> String {
-    let s = d.as_secs();
-    match s {
-        s if s >= 86_400 => format!("{}d", s / 86_400),
-        s if s >= 3600 => format!("{}h", s / 3600),
-        s if s >= 60 => format!("{}m", s / 60),
-        s => format!("{s}s"),
-    }
 }
 
 #[cfg(test)]

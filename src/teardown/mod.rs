@@ -2,7 +2,7 @@
 //! document, record, then remove the worktree and (on request) its branch.
 //!
 //! `safety` holds every reason to refuse, `remove` the destructive steps. This module decides
-//! and returns what happened as data (`outcome` reads it: the outcome word, the refused codes);
+//! and returns what happened as data (`outcome` reads it: how it ended, the refused codes);
 //! `cmd::teardown` prints it.
 
 mod background;
@@ -16,7 +16,7 @@ pub mod remove;
 mod resume;
 pub mod safety;
 
-pub use outcome::work_verdict;
+pub use outcome::{Ending, work_verdict};
 
 use std::path::{Path, PathBuf};
 

@@ -1,4 +1,4 @@
-//! What a finished teardown came to, as rules over its `Done`: the outcome word, the verdict on
+//! What a finished teardown came to, as rules over its `Done`: how it ended, the verdict on
 //! the work itself and the codes it was refused for (SPEC §7, §21). The human lines and the
 //! `--json` object of `cmd::teardown` both read these, so they cannot disagree.
 
@@ -7,21 +7,46 @@ use crate::catalog::{Code, Severity};
 use crate::finding::{Gate, Verdict};
 use crate::report::Report;
 
+/// How a teardown ended: `--json`'s `outcome` (SPEC §21).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Ending {
+    /// Nothing to tear down (it was torn down already).
+    Nothing,
+    /// Refused (exit 1): nothing was removed.
+    Refused,
+    /// The removal stopped midway (exit 2): the teardown says what is left.
+    Stopped,
+    /// A dry run that would remove.
+    Planned,
+    Removed,
+}
+
+impl Ending {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Ending::Nothing => "nothing",
+            Ending::Refused => "refused",
+            Ending::Stopped => "stopped",
+            Ending::Planned => "planned",
+            Ending::Removed => "removed",
+        }
+    }
+}
+
 impl Done {
     /// Whether every step found nothing to do (nothing to tear down).
     pub fn nothing(&self) -> bool {
         !self.steps.is_empty() && self.steps.iter().all(|s| s.verb == Verb::Nothing)
     }
 
-    /// `removed`, `planned` (a dry run that would remove), `refused`, `stopped` (midway, exit 2)
-    /// or `nothing` (nothing to tear down).
-    pub fn outcome(&self) -> &'static str {
+    /// How the teardown ended, from its steps, exit code and dry run.
+    pub fn ending(&self) -> Ending {
         match (self.exit, self.dry_run) {
-            _ if self.nothing() => "nothing",
-            (1, _) => "refused",
-            (2, _) => "stopped",
-            (_, true) => "planned",
-            (_, false) => "removed",
+            _ if self.nothing() => Ending::Nothing,
+            (1, _) => Ending::Refused,
+            (2, _) => Ending::Stopped,
+            (_, true) => Ending::Planned,
+            (_, false) => Ending::Removed,
         }
     }
 

@@ -6,6 +6,8 @@
 //! Without the clients installed these tests say so in one line and pass (fail under
 //! `CLOSEGATE_REQUIRE_CLIENTS=1`).
 
+use std::path::Path;
+
 use serde_json::{Value, json};
 
 use crate::clients::{
@@ -294,6 +296,60 @@ fn the_hook_file_emptied_mid_session_is_blocked_until_put_back(c: &Client) {
     );
 }
 
+/// The switch that turns every hook of `c` off, as a shell command run in the worktree, and the
+/// words naming it (SPEC §27.3): Claude Code's `disableAllHooks` in the untracked local settings,
+/// Codex's `[features] hooks = false` in the worktree's own `config.toml`.
+fn off_switch(c: &Client) -> (&'static str, &'static str, &'static str) {
+    match c.kind {
+        Kind::ClaudeCode => (
+            "printf '{\"disableAllHooks\": true}\\n' > .claude/settings.local.json",
+            "rm .claude/settings.local.json",
+            "disableAllHooks",
+        ),
+        Kind::Codex => (
+            "printf '[features]\\nhooks = false\\n' > .codex/config.toml",
+            "rm .codex/config.toml",
+            "[features] hooks = false",
+        ),
+    }
+}
+
+/// Attack: the agent turns every hook off mid-session. The session keeps running its hook, which
+/// blocks (naming the switch) until the switch is cleared; cleared, the stop passes.
+fn an_off_switch_written_mid_session_is_blocked_until_cleared(c: &Client) {
+    let (set, clear, named) = off_switch(c);
+    let steps = vec![run(set), say(QUESTION), run(clear), say(QUESTION)];
+    let a = Agent::new(c, &script(steps), PASSING_CONFIG, Some(&[]));
+    ran_steps(&a, &a.run(), &[0, 1, 2, 3]);
+    let fed = a.server.input("scene:main", 2);
+    assert!(
+        fed.contains("agent-hook-inactive") && fed.contains(named),
+        "{fed}"
+    );
+}
+
+/// With the switch set before a session starts, the client runs no hook at all (a false "done"
+/// passes with no extra turn), and `doctor` says the hook is inactive, naming the switch.
+fn an_off_switch_keeps_the_next_session_from_running_the_hook_and_doctor_says_so(c: &Client) {
+    let (set, _, named) = off_switch(c);
+    let a = Agent::new(c, &script(vec![say(FALSE_DONE)]), PASSING_CONFIG, Some(&[]));
+    let (code, doctor, _) = a.closegate(&a.s.wt, &["agent", "doctor"]);
+    assert_eq!(code, 0, "{doctor}");
+    let made = std::process::Command::new("sh")
+        .args(["-c", set])
+        .current_dir(&a.s.wt)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let (code, doctor, _) = a.closegate(&a.s.wt, &["agent", "doctor"]);
+    assert_eq!(code, 1, "{doctor}");
+    assert!(
+        doctor.contains("agent-hook-inactive") && doctor.contains(named),
+        "{doctor}"
+    );
+    ran_steps(&a, &a.run(), &[0]);
+}
+
 macro_rules! scenes {
     ($module:ident, $kind:expr, $version:expr) => {
         mod $module {
@@ -358,14 +414,28 @@ macro_rules! scenes {
                     super::the_hook_file_emptied_mid_session_is_blocked_until_put_back(&c);
                 }
             }
+
+            #[test]
+            fn an_off_switch_written_mid_session_is_blocked_until_cleared() {
+                if let Some(c) = client() {
+                    super::an_off_switch_written_mid_session_is_blocked_until_cleared(&c);
+                }
+            }
+
+            #[test]
+            fn an_off_switch_keeps_the_next_session_from_running_the_hook_and_doctor_says_so() {
+                if let Some(c) = client() {
+                    super::an_off_switch_keeps_the_next_session_from_running_the_hook_and_doctor_says_so(&c);
+                }
+            }
         }
     };
 }
 
-/// Codex: `agent install` run from inside a worktree writes the file Codex reads (the main
-/// checkout's) and its trust; committed on the base, a worktree made from it runs the hook. The
-/// worktree made before has no `.codex/` folder, so Codex loads no project hook there, and
-/// `doctor` says so.
+/// Codex: `agent install` run from inside an existing worktree writes the file Codex reads (the
+/// main checkout's) and its trust, and makes that worktree's `.codex/` folder (Codex loads no
+/// project hook without it, SPEC §27.3): the hook runs there at once. A worktree made from the
+/// base after the hook is committed runs it too.
 fn an_install_from_inside_a_worktree_is_the_one_codex_runs(c: &Client) {
     let mut a = Agent::new(
         c,
@@ -386,12 +456,7 @@ fn an_install_from_inside_a_worktree_is_the_one_codex_runs(c: &Client) {
         ),
         "{out}"
     );
-    let (code, doctor, _) = a.closegate(&a.s.wt, &["agent", "doctor", "--target", "codex"]);
-    assert_eq!(code, 1);
-    assert!(doctor.contains("has no .codex/ folder"), "{doctor}");
-    a.commit_on_main(&[".codex/hooks.json"], "the stop hook");
-    git(&a.s.root(), &["branch", "agent/y", "main"]);
-    a.s.wt = a.s.fx.worktree("y", "agent/y");
+    assert!(a.s.wt.join(".codex").is_dir(), "{out}");
     let (code, doctor, _) = a.closegate(&a.s.wt, &["agent", "doctor", "--target", "codex"]);
     assert_eq!(code, 0, "{doctor}");
     ran_steps(&a, &a.run(), &[0, 1]);
@@ -400,6 +465,11 @@ fn an_install_from_inside_a_worktree_is_the_one_codex_runs(c: &Client) {
             .input("scene:main", 1)
             .contains("closegate refused this stop")
     );
+    a.commit_on_main(&[".codex/hooks.json"], "the stop hook");
+    git(&a.s.root(), &["branch", "agent/y", "main"]);
+    a.s.wt = a.s.fx.worktree("y", "agent/y");
+    let (code, doctor, _) = a.closegate(&a.s.wt, &["agent", "doctor", "--target", "codex"]);
+    assert_eq!(code, 0, "{doctor}");
 }
 
 /// Codex: reinstalling with a new time limit rewrites the entry and its trust (a stale trust
@@ -451,6 +521,170 @@ fn the_main_checkouts_hooks_file_edited_by_the_agent_is_blocked(c: &Client) {
     assert!(fed.contains("the base tip main holds"), "{fed}");
 }
 
+/// Codex: the agent appends `--max-blocks 0` to the hook in the main checkout's hooks file and
+/// recomputes its trust hash, so the next session runs the edited hook. It compares the entry
+/// with the base tip's before anything else and blocks the false "done" under the committed
+/// hook's loop guard; put back, the next stop passes.
+fn an_edited_max_blocks_zero_is_never_obeyed_first(c: &Client) {
+    let main = "\"$(git rev-parse --path-format=absolute --git-common-dir)/..\"";
+    let restore = format!("git -C {main} checkout main -- .codex/hooks.json");
+    let steps = vec![say(FALSE_DONE), run(&restore), say(QUESTION)];
+    let a = Agent::new(c, &script(steps), PASSING_CONFIG, Some(&[]));
+    let file = a.s.root().canonicalize().unwrap().join(".codex/hooks.json");
+    let committed = std::fs::read_to_string(&file).unwrap();
+    let hooks: Value = serde_json::from_str(&committed).unwrap();
+    let config_path = a.codex_home.join("config.toml");
+    let mut config = std::fs::read_to_string(&config_path).unwrap();
+    for (event, label) in [("Stop", "stop"), ("SubagentStop", "subagent_stop")] {
+        let hook = &hooks["hooks"][event][0]["hooks"][0];
+        let (command, timeout) = (
+            hook["command"].as_str().unwrap(),
+            hook["timeout"].as_u64().unwrap(),
+        );
+        let edited = format!("{command} --max-blocks 0");
+        let old = crate::agent_install::codex_hash(label, command, timeout);
+        let new = crate::agent_install::codex_hash(label, &edited, timeout);
+        assert!(config.contains(&old), "{config}");
+        config = config.replace(&old, &new);
+    }
+    std::fs::write(&config_path, config).unwrap();
+    let edited = committed.replace("--time-limit 600\"", "--time-limit 600 --max-blocks 0\"");
+    assert_ne!(edited, committed);
+    std::fs::write(&file, edited).unwrap();
+    ran_steps(&a, &a.run(), &[0, 1, 2]);
+    let fed = a.server.input("scene:main", 1);
+    assert!(
+        fed.contains("agent-hook-inactive") && fed.contains("--max-blocks 0"),
+        "{fed}"
+    );
+}
+
+/// `closegate ARGS` in `cwd` with the client's own `codex` first on the PATH (so closegate asks
+/// Codex itself for trust, SPEC §27.3).
+fn with_codex(a: &Agent, cwd: &Path, args: &[&str]) -> (i32, String, String) {
+    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_closegate"));
+    cmd.args(args).current_dir(cwd);
+    crate::fixture::hermetic(&mut cmd, &a.home);
+    let dirs = [
+        a.client.bin.parent().unwrap(),
+        &a.s.fx.tmp.path().join("bin"),
+    ];
+    let path = std::env::join_paths(dirs.iter().map(|d| d.to_path_buf()).chain(
+        std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default()),
+    ))
+    .unwrap();
+    cmd.env("PATH", path).env("CODEX_HOME", &a.codex_home);
+    crate::fixture::parts(&cmd.output().unwrap())
+}
+
+/// Codex: with a `codex` binary on the PATH, `install` has Codex itself trust the hooks (its
+/// app-server's `hooks/list` and `config/batchWrite`, listed again to verify) and says so; the
+/// trust written is the hash Codex computes; `doctor` asks Codex too and says which it used;
+/// the session runs the hook. Attacks: the trust entry dropped, and the hook edited so its trust
+/// is for another version: doctor names each as Codex lists it.
+fn trust_comes_from_codex_itself_when_its_binary_is_present(c: &Client) {
+    let a = Agent::new(
+        c,
+        &script(vec![say(FALSE_DONE), say(QUESTION)]),
+        PASSING_CONFIG,
+        None,
+    );
+    let root = a.s.root();
+    let (code, out, err) = with_codex(&a, &root, &["agent", "install", "--target", "codex"]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(
+        out.contains("by Codex itself (codex ") && out.contains("listed again to verify"),
+        "{out}"
+    );
+    assert!(!out.contains("warning"), "{out}");
+    let file = root.canonicalize().unwrap().join(".codex/hooks.json");
+    let hooks: Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    let config = std::fs::read_to_string(a.codex_home.join("config.toml")).unwrap();
+    for (event, label) in [("Stop", "stop"), ("SubagentStop", "subagent_stop")] {
+        let hook = &hooks["hooks"][event][0]["hooks"][0];
+        let hash = crate::agent_install::codex_hash(
+            label,
+            hook["command"].as_str().unwrap(),
+            hook["timeout"].as_u64().unwrap(),
+        );
+        assert!(config.contains(&hash), "{label}: {config}");
+    }
+    a.commit_on_main(&[".codex/hooks.json"], "the stop hook");
+    git(&a.s.wt, &["merge", "-q", "--ff-only", "main"]);
+    let (code, doctor, _) = with_codex(&a, &a.s.wt, &["agent", "doctor", "--target", "codex"]);
+    assert_eq!(code, 0, "{doctor}");
+    assert!(doctor.contains("Codex's own answer"), "{doctor}");
+    ran_steps(&a, &a.run(), &[0, 1]);
+    assert!(
+        a.server
+            .input("scene:main", 1)
+            .contains("closegate refused this stop")
+    );
+
+    let trusted = std::fs::read_to_string(a.codex_home.join("config.toml")).unwrap();
+    let mut dropped: toml::Table = trusted.parse().unwrap();
+    let hooks = dropped.get_mut("hooks").and_then(|h| h.as_table_mut());
+    assert!(hooks.and_then(|h| h.remove("state")).is_some(), "{trusted}");
+    std::fs::write(a.codex_home.join("config.toml"), dropped.to_string()).unwrap();
+    let (code, doctor, _) = with_codex(&a, &a.s.wt, &["agent", "doctor", "--target", "codex"]);
+    assert_eq!(code, 1, "{doctor}");
+    assert!(doctor.contains("lists it as untrusted"), "{doctor}");
+    std::fs::write(a.codex_home.join("config.toml"), &trusted).unwrap();
+    let committed = std::fs::read_to_string(&file).unwrap();
+    let edited = committed.replacen("\"timeout\":630", "\"timeout\":631", 1);
+    assert_ne!(edited, committed);
+    std::fs::write(&file, edited).unwrap();
+    let (code, doctor, _) = with_codex(&a, &a.s.wt, &["agent", "doctor", "--target", "codex"]);
+    assert_eq!(code, 1, "{doctor}");
+    assert!(doctor.contains("lists it as modified"), "{doctor}");
+}
+
+/// Claude Code: closegate installed as a plugin from this repository's marketplace (`claude
+/// plugin marketplace add`, `claude plugin install closegate@closegate`, the commands `agent
+/// install --plugin` prints), nothing in any settings file but `enabledPlugins`: doctor
+/// recognises it, and the plugin's hook blocks a false "done".
+fn a_plugin_installed_hook_runs_and_doctor_recognises_it(c: &Client) {
+    let a = Agent::new(
+        c,
+        &script(vec![say(FALSE_DONE), say(QUESTION)]),
+        PASSING_CONFIG,
+        None,
+    );
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR")).display().to_string();
+    for args in [
+        vec!["plugin", "marketplace", "add", repo.as_str()],
+        vec!["plugin", "install", "closegate@closegate"],
+    ] {
+        let mut cmd = std::process::Command::new(&c.bin);
+        cmd.args(&args).current_dir(&a.s.wt);
+        crate::fixture::hermetic(&mut cmd, &a.home);
+        cmd.env("DISABLE_AUTOUPDATER", "1").env("IS_SANDBOX", "1");
+        let (code, out, err) = crate::fixture::parts(&cmd.output().unwrap());
+        assert_eq!(code, 0, "{args:?}: {out}{err}");
+    }
+    let settings = std::fs::read_to_string(a.home.join(".claude/settings.json")).unwrap();
+    assert!(!settings.contains("agent stop-hook"), "{settings}");
+    let (code, doctor, _) = a.closegate(&a.s.wt, &["agent", "doctor", "--target", "claude-code"]);
+    assert_eq!(code, 0, "{doctor}");
+    assert!(
+        doctor.contains("installed as the plugin closegate@closegate"),
+        "{doctor}"
+    );
+    ran_steps(&a, &a.run(), &[0, 1]);
+    assert!(
+        a.server
+            .input("scene:main", 1)
+            .contains("closegate refused this stop")
+    );
+}
+
+#[test]
+fn claude_code_a_plugin_installed_hook_runs_and_doctor_recognises_it() {
+    if let Some(c) = require(Kind::ClaudeCode, CLAUDE_CODE) {
+        a_plugin_installed_hook_runs_and_doctor_recognises_it(&c);
+    }
+}
+
 macro_rules! codex_scenes {
     ($module:ident, $version:expr) => {
         mod $module {
@@ -478,6 +712,20 @@ macro_rules! codex_scenes {
             fn the_main_checkouts_hooks_file_edited_by_the_agent_is_blocked() {
                 if let Some(c) = client() {
                     super::the_main_checkouts_hooks_file_edited_by_the_agent_is_blocked(&c);
+                }
+            }
+
+            #[test]
+            fn an_edited_max_blocks_zero_is_never_obeyed_first() {
+                if let Some(c) = client() {
+                    super::an_edited_max_blocks_zero_is_never_obeyed_first(&c);
+                }
+            }
+
+            #[test]
+            fn trust_comes_from_codex_itself_when_its_binary_is_present() {
+                if let Some(c) = client() {
+                    super::trust_comes_from_codex_itself_when_its_binary_is_present(&c);
                 }
             }
         }

@@ -14,7 +14,7 @@ use crate::fixture::{git, parts};
 use crate::scene::Scene;
 
 /// A folder holding `closegate` (the test build), to be the PATH the harness gives hooks.
-fn bin_dir(s: &Scene) -> PathBuf {
+pub fn bin_dir(s: &Scene) -> PathBuf {
     let dir = s.home.path().join("bin");
     if !dir.join("closegate").exists() {
         std::fs::create_dir_all(&dir).unwrap();
@@ -24,7 +24,7 @@ fn bin_dir(s: &Scene) -> PathBuf {
 }
 
 /// `closegate ARGS` in `cwd` with the scene's home and `closegate` on the PATH.
-fn run(s: &Scene, cwd: &Path, args: &[&str], stdin: Option<&[u8]>) -> (i32, String, String) {
+pub fn run(s: &Scene, cwd: &Path, args: &[&str], stdin: Option<&[u8]>) -> (i32, String, String) {
     let mut cmd = s.bin(cwd, args);
     let path = format!("{}:/usr/bin:/bin", bin_dir(s).display());
     cmd.env("PATH", path);
@@ -63,7 +63,7 @@ fn trusted_hash(config: &toml::Table, key: &str) -> Option<String> {
         .map(str::to_string)
 }
 
-fn doctor(s: &Scene, cwd: &Path, target: &str) -> (i32, Vec<String>) {
+pub fn doctor(s: &Scene, cwd: &Path, target: &str) -> (i32, Vec<String>) {
     let (code, out, err) = run(s, cwd, &["agent", "doctor", "--target", target], None);
     assert!(code == 0 || code == 1, "{out}{err}");
     let lines = out
@@ -74,7 +74,7 @@ fn doctor(s: &Scene, cwd: &Path, target: &str) -> (i32, Vec<String>) {
     (code, lines)
 }
 
-fn commit_on_main(s: &Scene, paths: &[&str], msg: &str) {
+pub fn commit_on_main(s: &Scene, paths: &[&str], msg: &str) {
     let root = s.root();
     let mut add = vec!["add", "-f"];
     add.extend_from_slice(paths);
@@ -120,8 +120,16 @@ fn codex_install_from_a_worktree_writes_what_codex_reads_and_trusts_it() {
     let project = &config["projects"][&*main.display().to_string()]["trust_level"];
     assert_eq!(project.as_str(), Some("trusted"));
 
-    // This worktree was made before `.codex/` was on the base: Codex loads no project layer here.
+    // This worktree was made before `.codex/` was on the base, and Codex loads no project layer
+    // without it: the install made it (SPEC §27.3), so the hook runs here now.
+    assert!(out.contains("made "), "{out}");
+    assert!(s.wt.join(".codex").is_dir());
     let (code, warnings) = doctor(&s, &s.wt, "codex");
+    assert_eq!((code, warnings.len()), (0, 0), "{warnings:?}");
+    // Another worktree made before, where nothing was installed, still lacks it.
+    git(&s.root(), &["branch", "-f", "agent/before", "main"]);
+    let before = s.fx.worktree("before", "agent/before");
+    let (code, warnings) = doctor(&s, &before, "codex");
     assert_eq!(code, 1);
     assert!(
         warnings.iter().any(|w| w.contains("has no .codex/ folder")),
@@ -164,6 +172,18 @@ fn codex_install_from_a_worktree_writes_what_codex_reads_and_trusts_it() {
     assert_eq!(
         trusted_hash(&config, &key),
         Some(codex_hash("stop", slow_command, 990))
+    );
+    // Until the reinstalled hook is committed, it is not the base tip's (SPEC §27.3).
+    let (code, warnings) = doctor(&s, &s.root(), "codex");
+    assert_eq!(code, 1);
+    assert!(
+        warnings.len() == 1 && warnings[0].contains("not the committed one"),
+        "{warnings:?}"
+    );
+    commit_on_main(
+        &s,
+        &[".closegate.toml", ".codex/hooks.json"],
+        "slower checks",
     );
     let (code, warnings) = doctor(&s, &s.root(), "codex");
     assert_eq!((code, warnings.len()), (0, 0), "{warnings:?}");
@@ -392,6 +412,9 @@ fn the_stop_hook_blocks_when_the_main_checkouts_hooks_file_was_edited() {
     );
     assert_eq!(code, 0, "{err}");
     commit_on_main(&s, &[".codex/hooks.json"], "codex stop hook");
+    // The worktree was made before the hook was committed: Codex runs it there only with the
+    // worktree's own `.codex/` folder (which `install` run in it makes).
+    std::fs::create_dir_all(s.wt.join(".codex")).unwrap();
     let file = s.root().join(".codex/hooks.json");
     let committed = std::fs::read_to_string(&file).unwrap();
     let question = codex_stop(&s.wt, Some(QUESTION)).to_string();

@@ -999,3 +999,276 @@ fn b64(bytes: &[u8]) -> String {
     }
     out
 }
+
+/// The in-toto Statement v1 and the test-result predicate v0.1 as their specifications state
+/// their required fields (in-toto/attestation `spec/v1/statement.md`,
+/// `spec/v1/resource_descriptor.md`, `spec/predicates/test-result.md`), as a JSON schema.
+const IN_TOTO_TEST_RESULT_SCHEMA: &str = r##"{
+  "$schema": "http://json-schema.org/draft-07/schema#",
+  "definitions": {
+    "digestSet": {"type": "object", "minProperties": 1,
+                  "additionalProperties": {"type": "string", "pattern": "^[0-9a-f]+$"}},
+    "resourceDescriptor": {
+      "type": "object",
+      "properties": {"name": {"type": "string"}, "uri": {"type": "string"},
+                     "digest": {"$ref": "#/definitions/digestSet"}},
+      "anyOf": [{"required": ["uri"]}, {"required": ["digest"]}, {"required": ["content"]}]
+    },
+    "names": {"type": "array", "items": {"type": "string"}}
+  },
+  "type": "object",
+  "required": ["_type", "subject", "predicateType", "predicate"],
+  "properties": {
+    "_type": {"const": "https://in-toto.io/Statement/v1"},
+    "subject": {"type": "array", "minItems": 1,
+                "items": {"allOf": [{"$ref": "#/definitions/resourceDescriptor"},
+                                    {"required": ["digest"]}]}},
+    "predicateType": {"const": "https://in-toto.io/attestation/test-result/v0.1"},
+    "predicate": {
+      "type": "object",
+      "required": ["result", "configuration"],
+      "properties": {
+        "result": {"enum": ["PASSED", "WARNED", "FAILED"]},
+        "configuration": {"type": "array", "items": {"$ref": "#/definitions/resourceDescriptor"}},
+        "url": {"type": "string"},
+        "passedTests": {"$ref": "#/definitions/names"},
+        "warnedTests": {"$ref": "#/definitions/names"},
+        "failedTests": {"$ref": "#/definitions/names"}
+      }
+    }
+  }
+}"##;
+
+fn in_toto_errors(statement: &Value) -> Vec<String> {
+    let schema: Value = serde_json::from_str(IN_TOTO_TEST_RESULT_SCHEMA).unwrap();
+    let mut schemas = boon::Schemas::new();
+    let mut compiler = boon::Compiler::new();
+    compiler.add_resource("in-toto.json", schema).unwrap();
+    let index = compiler.compile("in-toto.json", &mut schemas).unwrap();
+    match schemas.validate(statement, index) {
+        Ok(()) => Vec::new(),
+        Err(error) => vec![format!("{error:#}")],
+    }
+}
+
+/// SPEC §27.3: `check --attest --format in-toto` writes an in-toto Statement v1 with the
+/// test-result predicate: subject the commit (`gitCommit`), `result` from the verdict (its exit
+/// code), `configuration` the configuration's blob (`gitBlob`), the checks in
+/// `passedTests`/`failedTests`. It validates against the specification's required fields and
+/// reads back as its type. Attacks: `--format in-toto` without `--attest` (exit 2 naming it); a
+/// failing check (FAILED, the check in failedTests).
+#[test]
+fn check_attest_format_in_toto_is_a_statement_v1_with_the_test_result_predicate() {
+    let in_toto = |s: &Signed| {
+        let key = s.ci.key_arg();
+        let args = [
+            "check",
+            "--rev",
+            "agent/x",
+            "--no-worktree",
+            "--attest",
+            "--key",
+            &key,
+            "--format",
+            "in-toto",
+        ];
+        let (code, out, err) = parts(&s.bin(&s.root(), &args).output().unwrap());
+        let value: Value =
+            serde_json::from_str(out.trim()).unwrap_or_else(|e| panic!("{e}: {out}{err}"));
+        (code, value)
+    };
+    let s = Signed::new();
+    let (code, statement) = in_toto(&s);
+    assert_eq!(
+        in_toto_errors(&statement),
+        Vec::<String>::new(),
+        "{statement:#}"
+    );
+    let expected = match code {
+        0 => "PASSED",
+        1 => "FAILED",
+        3 | 4 => "WARNED",
+        other => panic!("exit {other}: {statement}"),
+    };
+    let predicate = &statement["predicate"];
+    assert_eq!(predicate["result"], expected, "{statement:#}");
+    assert_eq!(
+        statement["subject"][0]["digest"]["gitCommit"],
+        s.work.to_string(),
+        "{statement:#}"
+    );
+    let blob = git(&s.root(), &["rev-parse", "main:.closegate.toml"]);
+    assert_eq!(
+        predicate["configuration"][0]["digest"]["gitBlob"],
+        blob.trim()
+    );
+    if code == 0 {
+        assert_eq!(predicate["passedTests"], serde_json::json!(["smoke"]));
+    }
+    // The schema has teeth: a result or a subject outside the specification is refused.
+    let mut bad = statement.clone();
+    bad["predicate"]["result"] = serde_json::json!("OK");
+    assert!(!in_toto_errors(&bad).is_empty());
+    let mut bad = statement.clone();
+    bad["subject"] = serde_json::json!([{"name": "agent/x"}]);
+    assert!(!in_toto_errors(&bad).is_empty());
+    let typed: closegate::attest::intoto::Statement =
+        serde_json::from_value(statement.clone()).unwrap();
+    assert_eq!(
+        serde_json::to_value(&typed).unwrap(),
+        statement,
+        "round trip"
+    );
+
+    let failing = "[[checks]]\nname = \"smoke\"\nrun = \"false\"\ntimeout_s = 60\n";
+    let s = Signed::with_config(failing);
+    let (code, statement) = in_toto(&s);
+    assert_eq!(code, 1, "{statement:#}");
+    assert_eq!(in_toto_errors(&statement), Vec::<String>::new());
+    assert_eq!(statement["predicate"]["result"], "FAILED");
+    assert_eq!(
+        statement["predicate"]["failedTests"],
+        serde_json::json!(["smoke"])
+    );
+
+    let args = [
+        "check",
+        "--rev",
+        "agent/x",
+        "--no-worktree",
+        "--format",
+        "in-toto",
+    ];
+    let (code, _, err) = parts(&s.bin(&s.root(), &args).output().unwrap());
+    assert_eq!(code, 2);
+    assert!(
+        err.contains("--format in-toto") && err.contains("--attest"),
+        "{err}"
+    );
+}
+
+/// `scripts/ci/closegate-ci.sh merge-group BASE HEAD` in `dir`, this build's closegate first on
+/// the PATH.
+fn merge_group_script(dir: &Path, base: &str, head: &str) -> (i32, String, String) {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/ci/closegate-ci.sh");
+    let bin = Path::new(env!("CARGO_BIN_EXE_closegate")).parent().unwrap();
+    let path = format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let mut cmd = std::process::Command::new("sh");
+    cmd.arg(&script)
+        .args(["merge-group", base, head])
+        .current_dir(dir);
+    crate::fixture::hermetic(&mut cmd, dir);
+    cmd.env("PATH", path);
+    parts(&cmd.output().unwrap())
+}
+
+/// SPEC §27.3: the CI recipe on GitHub's `merge_group` event, on a local bare repository playing
+/// the queue. A group head that brings in an attested agent branch and a person's commit passes;
+/// one that also brings in an agent branch nobody attested fails, naming it, so a required
+/// closegate check reports on every group and never stalls the queue. Attack: an unattested agent
+/// branch queued behind an attested one.
+#[test]
+fn the_merge_group_recipe_passes_only_when_every_agent_commit_is_attested() {
+    let config = "sandbox = \"off\"\n[[checks]]\nname = \"smoke\"\nrun = \"test -f src/lib.rs\"\ntimeout_s = 60\n";
+    let s = Signed::with_config(config);
+    s.attest_with(&s.ci);
+    agent_branch(&s.fx, "y");
+    let tmp = s.fx.tmp.path().to_path_buf();
+    let origin = tmp.join("origin.git");
+    let root = s.root();
+    git(
+        &tmp,
+        &[
+            "clone",
+            "-q",
+            "--bare",
+            &root.display().to_string(),
+            "origin.git",
+        ],
+    );
+    git(
+        &root,
+        &[
+            "push",
+            "-q",
+            &origin.display().to_string(),
+            "refs/notes/closegate:refs/notes/closegate",
+        ],
+    );
+    git(
+        &tmp,
+        &["clone", "-q", &origin.display().to_string(), "queue"],
+    );
+    let queue = tmp.join("queue");
+    git(&queue, &["config", "user.name", "GitHub"]);
+    git(&queue, &["config", "user.email", "queue@example.com"]);
+    let base = git(&queue, &["rev-parse", "HEAD"]).trim().to_string();
+    // Group 1: agent/x (attested) and a person's commit to the docs.
+    git(
+        &queue,
+        &[
+            "merge",
+            "-q",
+            "--no-ff",
+            "-m",
+            "Merge agent/x",
+            "origin/agent/x",
+        ],
+    );
+    std::fs::write(queue.join("NOTES.md"), "release notes\n").unwrap();
+    git(&queue, &["add", "NOTES.md"]);
+    git(&queue, &["commit", "-qm", "notes"]);
+    let first = git(&queue, &["rev-parse", "HEAD"]).trim().to_string();
+    git(
+        &queue,
+        &[
+            "push",
+            "-q",
+            "origin",
+            "HEAD:refs/heads/gh-readonly-queue/main/pr-1",
+        ],
+    );
+    // Group 2: the same, then agent/y, which nobody attested.
+    git(
+        &queue,
+        &[
+            "merge",
+            "-q",
+            "--no-ff",
+            "-X",
+            "theirs",
+            "-m",
+            "Merge agent/y",
+            "origin/agent/y",
+        ],
+    );
+    let second = git(&queue, &["rev-parse", "HEAD"]).trim().to_string();
+    git(
+        &queue,
+        &[
+            "push",
+            "-q",
+            "origin",
+            "HEAD:refs/heads/gh-readonly-queue/main/pr-2",
+        ],
+    );
+
+    let ci = tmp.join("ci");
+    git(&tmp, &["clone", "-q", &origin.display().to_string(), "ci"]);
+    let (code, out, err) = merge_group_script(&ci, &base, &first);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(
+        err.contains("agent/x"),
+        "the attested branch is judged, not skipped: {err}"
+    );
+    let (code, out, err) = merge_group_script(&ci, &base, &second);
+    assert_ne!(code, 0, "{out}{err}");
+    assert!(
+        err.contains("agent/y") && err.contains("attestation-missing"),
+        "{err}"
+    );
+}

@@ -89,16 +89,27 @@ fn codes(report: &Value) -> Vec<String> {
     crate::fixture::report_codes(report)
 }
 
+/// The census's one finding: `tests-missing` (gate `checks`), or — where the return changed test
+/// paths and the overlay ran every base test — `tests-weakened-edit` (gate `protected`), since
+/// SPEC §27.1 makes a test gone from the commit's own run a dropped test then. (Before §27.1 every
+/// such test expected `tests-missing`; the message is the census's either way.)
 fn missing_message(report: &Value) -> String {
     let found: Vec<&Value> = report["findings"]
         .as_array()
         .unwrap()
         .iter()
-        .filter(|f| f["code"] == "tests-missing")
+        .filter(|f| {
+            f["code"] == "tests-missing"
+                || (f["code"] == "tests-weakened-edit" && f["path"].is_null())
+        })
         .collect();
     assert_eq!(found.len(), 1, "{report}");
     assert_eq!(found[0]["severity"], "review");
-    assert_eq!(found[0]["gate"], "checks");
+    let gate = match found[0]["code"].as_str() {
+        Some("tests-missing") => "checks",
+        _ => "protected",
+    };
+    assert_eq!(found[0]["gate"], gate);
     found[0]["message"].as_str().unwrap().to_string()
 }
 
@@ -656,4 +667,47 @@ fn node_test_a_deleted_test_is_tests_missing() {
     assert_eq!(report["checks"][0]["exit_code"], 0, "{report}");
     expect_census(&report, "node", 2, 1, &["adds zero"]);
     missing_message(&report);
+}
+
+/// SPEC §27.1: ids are never paired by shape. A title holding a random value is set aside only
+/// because a second run of the base's own tree does not pass it again; a stable
+/// `TestIssue1234567` that the agent's code makes disappear is missing however alike the new
+/// `TestIssue7654321` looks (before §27.1 the two were paired and the return was VERIFIED).
+#[test]
+fn ids_are_paired_by_identity_a_random_title_by_a_second_base_run() {
+    let script = "echo 'TAP version 13'\necho \"ok 1 - random 0.$(od -An -N4 -tu4 /dev/urandom | tr -d ' ')\"\n\
+                  if [ -f src/skip ]; then echo 'ok 2 - TestIssue7654321'; else echo 'ok 2 - TestIssue1234567'; fi\n\
+                  echo '1..2'\n";
+    let suite = Suite::new(
+        TAP_CONFIG,
+        &[
+            ("t.sh", Some(script)),
+            ("src/lib.rs", Some("pub fn x() {}\n")),
+        ],
+    );
+    // Honest: the random title differs every run, and nothing else is gone.
+    let (wt, _) = suite.agent(
+        "x",
+        &[("src/lib.rs", Some("pub fn x() -> u8 { 1 }\n"))],
+        "src/lib.rs",
+    );
+    let (_, report) = suite.check(&wt, &["--no-record"]);
+    assert!(
+        !codes(&report).contains(&"tests-missing".to_string()),
+        "{report}"
+    );
+    assert_eq!(report["verdict"], "VERIFIED", "{report}");
+    // The attack: the code swaps a stable test for one of the same shape.
+    let (wt, _) = suite.agent(
+        "y",
+        &[
+            ("src/lib.rs", Some("pub fn x() -> u8 { 2 }\n")),
+            ("src/skip", Some("")),
+        ],
+        "src/lib.rs",
+    );
+    let (_, report) = suite.check(&wt, &["--no-record"]);
+    let msg = missing_message(&report);
+    assert!(msg.ends_with(": TestIssue1234567"), "{msg}");
+    assert_ne!(report["verdict"], "VERIFIED", "{report}");
 }

@@ -7,7 +7,7 @@ use closegate::config::{CheckSpec, Config};
 use closegate::gates::Session;
 use closegate::gates::checks::Checked;
 use closegate::gates::runner::{Claimed, Target};
-use closegate::inputs::Trusted;
+use closegate::gates::session::Trusted;
 use closegate::report::CheckRun;
 use git2::Oid;
 

@@ -6,8 +6,9 @@
 //! replays a fixed conversation, so the client runs real tools and fires its real Stop and
 //! SubagentStop hooks, which run the test build of closegate.
 //!
-//! A client that is not installed is skipped with one line on stderr; with
-//! `CLOSEGATE_REQUIRE_CLIENTS=1` (as `.ci/run` sets it) a missing client fails the test instead.
+//! A client that is not installed is skipped with one line, `skipped <test>: <why>`, written past
+//! the test harness's capture (as `fixture::require` writes it); with `CLOSEGATE_REQUIRE_CLIENTS=1`
+//! or `CLOSEGATE_TESTS_REQUIRE_ALL=1` (as `.ci/run` sets them) a missing client fails the test.
 #![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
@@ -88,8 +89,8 @@ pub fn clients_dir() -> PathBuf {
     cache.join("closegate-ci/clients")
 }
 
-/// The client at `version`, or `None` (after one line on stderr) when it is not installed; a
-/// failure instead under `CLOSEGATE_REQUIRE_CLIENTS=1`.
+/// The client at `version`, or `None` (after the `skipped` line) when it is not installed; a
+/// failure instead under `CLOSEGATE_REQUIRE_CLIENTS=1` or `CLOSEGATE_TESTS_REQUIRE_ALL=1`.
 pub fn require(kind: Kind, version: &'static str) -> Option<Client> {
     let dir = clients_dir().join(format!("{}-{version}", kind.package()));
     let bin = dir.join("node_modules/.bin").join(kind.bin());
@@ -106,10 +107,16 @@ pub fn require(kind: Kind, version: &'static str) -> Option<Client> {
         ),
         (true, false) => "python3 (the scripted model server) is not installed".to_string(),
     };
-    if std::env::var("CLOSEGATE_REQUIRE_CLIENTS").is_ok_and(|v| v == "1") {
-        panic!("{missing}, and CLOSEGATE_REQUIRE_CLIENTS=1");
+    let test = std::thread::current().name().unwrap_or("?").to_string();
+    for switch in ["CLOSEGATE_REQUIRE_CLIENTS", crate::fixture::REQUIRE_ALL] {
+        if std::env::var(switch).is_ok_and(|v| v == "1") {
+            panic!("{test}: {missing}, and {switch}=1 forbids skipping it");
+        }
     }
-    eprintln!("skipped: {missing}");
+    // Written past the test harness's capture (`eprintln!` is swallowed), as `fixture::require`
+    // does: the skip shows in `cargo test` output and `.ci/run` fails on it.
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr(), "skipped {test}: {missing}");
     None
 }
 

@@ -511,3 +511,15 @@ fn protected_policy_names_surfaces_and_policy_is_a_reserved_name() {
         &["`protected.policy.nope`"],
     );
 }
+
+/// SPEC §27.1: `[protected.integrity] fail_to_pass = true` asks for the reverse overlay; it is a
+/// boolean, never a surface name.
+#[test]
+fn fail_to_pass_is_a_boolean_of_protected_integrity() {
+    let c = Config::parse("[protected.integrity]\nfail_to_pass = true\n", ORIGIN).unwrap();
+    assert!(c.fail_to_pass);
+    assert!(!c.integrity.contains(&"fail_to_pass".to_string()));
+    assert!(!Config::parse("", ORIGIN).unwrap().fail_to_pass);
+    let e = err("[protected.integrity]\nfail_to_pass = \"yes\"\n");
+    assert!(e.contains("protected.integrity.fail_to_pass"), "{e}");
+}

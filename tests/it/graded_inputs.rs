@@ -10,7 +10,8 @@
 //! `rust-toolchain`, `rust-toolchain.toml`; a new `build.rs`, `[package] build`, `[lib] path`;
 //! `sitecustomize.py`, `usercustomize.py`, a `.pth` file; `package.json` `main`, `exports`,
 //! `module`, `type`, `imports`; babel configuration when Jest runs; the test globs given to
-//! tape/ava/nyc on `tests`, not `ci`.
+//! tape/ava/nyc on `tests`, not `ci`; source that redefines an assertion (`macro_rules!
+//! assert_eq`, `unittest.TestCase.assertEqual = …`, `globalThis.it = …`).
 
 use serde_json::Value;
 
@@ -243,6 +244,40 @@ fn a_wrapped_runner_still_grades_its_configuration() {
     }
     // Control: the same wrapped check with a code-only change.
     passes(returned("true || timeout 600 pytest", &[], &[]));
+}
+
+/// SPEC §27.1: source outside the test surfaces that redefines what a test means is graded
+/// input — a `macro_rules! assert_eq` in a crate's library code turns its untouched unit tests
+/// into no-ops, a package `__init__.py` that patches `unittest` does the same in Python, and a
+/// module that reassigns `globalThis.it` in JavaScript.
+#[test]
+fn source_that_redefines_an_assertion_is_graded() {
+    let noop = "pub fn x() {}\n#[macro_export]\nmacro_rules! assert_eq { ($($t:tt)*) => {}; }\n";
+    caught(
+        returned("true || cargo test", &[], &[("src/lib.rs", Some(noop))]),
+        "src/lib.rs",
+    );
+    let patch = "import unittest\nunittest.TestCase.assertEqual = lambda *a, **k: None\n";
+    caught(
+        returned(
+            "true || python3 -m unittest",
+            &[],
+            &[("pkg/__init__.py", Some(patch))],
+        ),
+        "pkg/__init__.py",
+    );
+    let it = "globalThis.it = (name, fn) => {};\n";
+    caught(
+        returned("true || npx jest", &[], &[("lib/setup.js", Some(it))]),
+        "lib/setup.js",
+    );
+    // Control: a macro of the crate's own, named like no assertion.
+    let own = "pub fn x() {}\nmacro_rules! square { ($x:expr) => { $x * $x }; }\n";
+    passes(returned(
+        "true || cargo test",
+        &[],
+        &[("src/lib.rs", Some(own))],
+    ));
 }
 
 #[test]

@@ -342,9 +342,10 @@ fn init_guesses_work_in_a_pristine_checkout() {
         "{}",
         check.run
     );
-    // An honest agent adds a test without review; changing an existing one still needs it.
+    // SPEC §27.1: the check runs a census runner (cargo's libtest), so `init` writes
+    // `tests = "integrity"`: the evidence decides a test edit; wiring still needs a human.
     let tests = config.surfaces.iter().find(|s| s.name == "tests").unwrap();
-    assert_eq!(tests.policy, closegate::config::SurfacePolicy::Modify);
+    assert_eq!(tests.policy, closegate::config::SurfacePolicy::Integrity);
     assert!(config.addition_needs_review("tests/conftest.py"));
 
     git(&root, &["add", "-f", "Cargo.toml", "Cargo.lock"]);

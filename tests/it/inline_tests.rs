@@ -283,7 +283,19 @@ fn a_unit_test_only_added_inside_the_module_goes_through_under_integrity() {
         &[("src/lib.rs", Some(agent.as_str()))],
     );
     assert_eq!(report["integrity"]["base_tests"], "pass", "{report}");
-    assert_eq!(report["integrity"]["new_tests_on_base"], "fail", "{report}");
+    // SPEC §27.1: the reverse overlay runs only when asked; the reader names the new test.
+    assert_eq!(
+        report["integrity"]["new_tests_on_base"],
+        Value::Null,
+        "{report}"
+    );
+    let added = report["integrity"]["edits"].as_array().unwrap().iter();
+    assert!(
+        added
+            .clone()
+            .any(|e| e["kind"] == "added" && e["test"] == "tests::subs"),
+        "{report}"
+    );
     let hits = on(&report, "src/lib.rs");
     assert_eq!(hits[0].0, "warning", "{report}");
     assert_eq!(

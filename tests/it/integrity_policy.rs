@@ -1,13 +1,18 @@
-//! `[protected.policy] tests = "integrity"` (SPEC §23, §26.4) lets through only (a) an added
-//! test file that is not runner wiring and (b) a modification that only adds lines to the base's
-//! version, and only when the overlays vouch (the base's tests pass on the commit, the new tests
-//! fail on the base). In every test below the overlays do vouch — the code change is real and
-//! the suite is honest — so only the rule itself stands between each change and VERIFIED.
+//! `[protected.policy] tests = "integrity"` (SPEC §27.1): a test edit goes through when (a) the
+//! base's tests pass on the commit's code, (b) the test-diff reader finds no weakening edit, and
+//! (c) nothing that decides what runs changed. In every test below the overlay does vouch — the
+//! code change is real and the suite is honest — so only rules (b) and (c) stand between each
+//! change and VERIFIED. The suite here is shell scripts, a language the test-diff reader does not
+//! read: an added file goes through (nothing existing can be weakened by it), and any edit of an
+//! existing one needs a human, saying the reader could not read it (SPEC §27.1: judged
+//! conservatively). Under SPEC §26.4 a shell test with lines only added went through; §27.1
+//! replaced that rule (an added `exit 0` line is an early exit), and the test below says so.
 //!
-//! Refusals, each a test: a removed line, a changed line, a deleted test file, an added wiring
-//! file by name (`tests/conftest.py`, `tests/__init__.py`, `__mocks__/`, `pytest.toml`), a Go
-//! `_test.go` declaring `TestMain` (added, or added to by only added lines), a file a runner
-//! configuration names (Jest `setupFiles`, a mocha `--require`), a mode change, a symlink.
+//! Refusals, each a test: lines added, a removed line, a changed line, a deleted test file, an
+//! added wiring file by name (`tests/conftest.py`, `tests/__init__.py`, `__mocks__/`,
+//! `pytest.toml`), a Go `_test.go` declaring `TestMain` (added, or added to by only added lines),
+//! a file a runner configuration names (Jest `setupFiles`, a mocha `--require`), a mode change, a
+//! symlink.
 
 use std::path::Path;
 
@@ -52,7 +57,12 @@ fn severity(report: &Value, path: &str) -> String {
 fn refused(attack: (i32, Value), path: &str) {
     let (code, report) = attack;
     assert_eq!(report["integrity"]["base_tests"], "pass", "{report}");
-    assert_eq!(report["integrity"]["new_tests_on_base"], "fail", "{report}");
+    // SPEC §27.1: the reverse overlay runs only when asked (`fail_to_pass`).
+    assert_eq!(
+        report["integrity"]["new_tests_on_base"],
+        Value::Null,
+        "{report}"
+    );
     assert_eq!(severity(&report, path), "review", "{path}: {report}");
     assert_eq!(
         severity(&report, "tests/sub_test.sh"),
@@ -77,19 +87,20 @@ fn a_an_added_test_file_that_is_not_wiring_goes_through() {
     );
 }
 
+/// SPEC §27.1 replaced §26.4's "lines only added" rule: an added line can be an early exit. A
+/// shell test, which the reader does not read, needs a human, and the finding says why.
 #[test]
-fn b_lines_only_added_to_an_existing_test_go_through() {
-    let (code, report) = policy_return(&[], &[(b"tests/add_test.sh", Some(ADD_TEST_MORE))]);
-    assert_eq!(
-        severity(&report, "tests/add_test.sh"),
-        "warning",
-        "{report}"
-    );
-    assert_eq!(
-        (code, report["verdict"].as_str()),
-        (0, Some("VERIFIED")),
-        "{report}"
-    );
+fn b_lines_added_to_a_test_the_reader_cannot_read_need_a_human() {
+    let attack = policy_return(&[], &[(b"tests/add_test.sh", Some(ADD_TEST_MORE))]);
+    let (_, report) = &attack;
+    let found = findings(report, "protected-surface");
+    let message = found
+        .iter()
+        .find(|f| f["path"] == "tests/add_test.sh")
+        .and_then(|f| f["message"].as_str())
+        .unwrap_or("");
+    assert!(message.contains("could not read it"), "{report}");
+    refused(attack, "tests/add_test.sh");
 }
 
 #[test]
@@ -216,7 +227,11 @@ fn a_mode_change_or_a_symlink_needs_a_human() {
     claim(&s.wt, id);
     let (code, report) = check(&s.wt);
     assert_eq!(report["integrity"]["base_tests"], "pass", "{report}");
-    assert_eq!(report["integrity"]["new_tests_on_base"], "fail", "{report}");
+    assert_eq!(
+        report["integrity"]["new_tests_on_base"],
+        Value::Null,
+        "{report}"
+    );
     assert_eq!(severity(&report, "tests/add_test.sh"), "review", "{report}");
     assert_eq!(
         severity(&report, "tests/link_test.sh"),

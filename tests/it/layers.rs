@@ -112,8 +112,8 @@ const CRATES: &[(&str, &[&str])] = &[
 /// the binary, the integration tests and the fuzz targets name. Every other module is
 /// `pub(crate)`, so the compiler says when code nothing calls is left behind.
 const API: &[&str] = &[
-    "attest", "catalog", "cli", "config", "contract", "doc", "finding", "gates", "globs", "inputs",
-    "ledger", "record", "render", "repo", "report", "runners", "sandbox", "term", "verdict",
+    "attest", "catalog", "cli", "config", "contract", "doc", "finding", "gates", "globs", "ledger",
+    "record", "render", "repo", "report", "runners", "sandbox", "term", "verdict",
 ];
 
 const START: &str = "<!-- layers:start -->\n";

@@ -6,7 +6,7 @@
 use std::collections::BTreeSet;
 use std::path::Path;
 
-use closegate::config::{CHECK_KEYS, Config, SANDBOX_KEYS, TOP_KEYS};
+use closegate::config::{CHECK_KEYS, Config, INTEGRITY_KEYS, SANDBOX_KEYS, TOP_KEYS};
 
 use crate::fixture::{closegate_stdin, parts};
 
@@ -108,6 +108,7 @@ fn config_reference_names_every_key_the_parser_accepts() {
     accepted.insert("protected.<surface>".into());
     accepted.insert("protected.policy.<surface>".into());
     accepted.insert("protected.integrity.<surface>".into());
+    accepted.extend(list(INTEGRITY_KEYS).map(|k| format!("protected.integrity.{k}")));
     assert_eq!(
         documented, accepted,
         "README's configuration reference and src/config.rs differ"

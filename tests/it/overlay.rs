@@ -26,7 +26,17 @@ const SUB_TEST: &str =
 const RUN: &str =
     r#"for t in tests/*_test.sh; do [ -f "$t" ] || continue; sh "$t" || exit 1; done"#;
 
+/// Asks for the reverse overlay (SPEC §27.1: it runs only when asked).
+const ASK_REVERSE: &str = "[protected.integrity]\nfail_to_pass = true\n";
+
+/// The suite as the one check, plus `extra`, with the reverse overlay asked for: SPEC §27.1 runs
+/// it only when asked (`fail_to_pass`), and these tests are about both overlays (SPEC §23).
 fn config(extra: &str) -> String {
+    format!("{}{ASK_REVERSE}", config_as_is(extra))
+}
+
+/// The suite as the one check, plus `extra`, as written.
+fn config_as_is(extra: &str) -> String {
     format!("[[checks]]\nname = \"suite\"\nrun = '{RUN}'\ntimeout_s = 60\n{extra}")
 }
 
@@ -353,7 +363,8 @@ fn a_test_that_passes_on_the_old_code_is_tests_pass_on_base() {
     assert_eq!(report["integrity"]["new_tests_on_base"], "pass", "{report}");
     let warned = findings(&report, "tests-pass-on-base");
     assert_eq!(warned.len(), 1, "{report}");
-    assert_eq!(warned[0]["severity"], "warning");
+    // SPEC §27.1: asked for (`fail_to_pass`), it holds the return; unasked it never runs.
+    assert_eq!(warned[0]["severity"], "review");
     assert_eq!(warned[0]["gate"], "checks");
     assert!(warned[0]["message"].as_str().unwrap().contains("`suite`"));
 }
@@ -426,7 +437,7 @@ fn nothing_extra_runs_when_no_test_path_changed_and_the_checks_pass() {
 fn overlay_and_base_runs_get_the_closegate_values_of_what_they_stand_for() {
     // The suite prints the values, and fails on the base's red test and on the weakened one.
     let run = format!("echo \"C=$CLOSEGATE_COMMIT B=$CLOSEGATE_BRANCH S=$CLOSEGATE_SLUG\"; {RUN}");
-    let cfg = format!("[[checks]]\nname = \"suite\"\nrun = '{run}'\ntimeout_s = 60\n");
+    let cfg = format!("[[checks]]\nname = \"suite\"\nrun = '{run}'\ntimeout_s = 60\n{ASK_REVERSE}");
     let s = scene(
         &cfg,
         &[],
@@ -555,7 +566,7 @@ fn bad_integrity_configuration_is_an_exit_2_naming_the_key() {
             "protected.policy.ci",
         ),
     ] {
-        let s = scene(&config(extra), &[], &[]);
+        let s = scene(&config_as_is(extra), &[], &[]);
         let out = closegate(&s.wt, &["check", "--no-record"]);
         let (code, _, stderr) = parts(&out);
         assert_eq!(code, 2, "{extra}: {stderr}");
@@ -733,8 +744,9 @@ fn span_scene(extra: &str, top: &str) -> Scene {
 /// [`span_scene`] with `pre` run before the span.
 fn timed_scene(pre: &str, extra: &str, top: &str) -> Scene {
     let run = format!("{pre}sh span.sh; {RUN}");
-    let config =
-        format!("{top}[[checks]]\nname = \"suite\"\nrun = '{run}'\ntimeout_s = 60\n{extra}");
+    let config = format!(
+        "{top}[[checks]]\nname = \"suite\"\nrun = '{run}'\ntimeout_s = 60\n{extra}{ASK_REVERSE}"
+    );
     scene(
         &config,
         &[("span.sh", Some(SPAN))],
@@ -961,7 +973,7 @@ fn links_planted_where_the_workspaces_live_are_replaced_not_followed() {
 fn the_base_tree_runs_in_the_base_workspace() {
     let run = format!("{WHERE}{RUN}");
     let config = format!(
-        "[[checks]]\nname = \"suite\"\nrun = '{run}'\ntimeout_s = 60\nkeep = [\"target/\"]\n"
+        "[[checks]]\nname = \"suite\"\nrun = '{run}'\ntimeout_s = 60\nkeep = [\"target/\"]\n{ASK_REVERSE}"
     );
     let red = "echo base is red; exit 1\n";
     let s = scene(&config, &[("tests/red_test.sh", Some(red))], &[]);

@@ -224,7 +224,10 @@ fn idna_a_real_test_for_a_real_change_passes_on_the_commit_and_fails_on_the_base
     }
     let Some(p) = Project::new(
         "idna",
-        &idna_config("[protected.policy]\ntests = \"integrity\"\n"),
+        // The reverse overlay too (SPEC §27.1 runs it only when asked): the README's example.
+        &idna_config(
+            "[protected.policy]\ntests = \"integrity\"\n[protected.integrity]\nfail_to_pass = true\n",
+        ),
     ) else {
         return;
     };
@@ -292,7 +295,8 @@ fn is_number_a_test_that_passes_on_the_old_code_is_tests_pass_on_base() {
     let modules = node_modules_for_is_number(&corpus, &npm);
     let config = format!(
         "[protected]\ntests = [\"test.js\"]\n\n[[checks]]\nname = \"npm-test\"\n\
-         run = \"ln -s '{}' node_modules && npm test\"\ntimeout_s = 300\nnetwork = false\n",
+         run = \"ln -s '{}' node_modules && npm test\"\ntimeout_s = 300\nnetwork = false\n\
+         [protected.integrity]\nfail_to_pass = true\n",
         modules.display()
     );
     let Some(p) = Project::new("is-number", &config) else {
@@ -309,7 +313,8 @@ fn is_number_a_test_that_passes_on_the_old_code_is_tests_pass_on_base() {
     assert_eq!(report["integrity"]["base_tests"], "pass", "{report}");
     assert_eq!(report["integrity"]["new_tests_on_base"], "pass", "{report}");
     let warned = finding(&report, "tests-pass-on-base");
-    assert_eq!(warned["severity"], "warning");
+    // SPEC §27.1: asked for (`fail_to_pass`), a new test that passes on the old code holds it.
+    assert_eq!(warned["severity"], "review");
     assert!(warned["message"].as_str().unwrap().contains("`npm-test`"));
 }
 

@@ -48,8 +48,10 @@ fn in_store(cwd: &Path, id: &str) -> bool {
 
 /// A check that passes when git inside the check reads the tree of the commit it runs on (on
 /// an overlay, the quarantined stand-in commit), and prints it.
-const CONFIG: &str =
-    "[[checks]]\nname = \"smoke\"\nrun = \"git rev-parse -q --verify 'HEAD^{tree}'\"\n";
+/// The reverse overlay is asked for (SPEC §27.1 runs it only when asked): both overlays' stand-in
+/// commits must stay out of the store.
+const CONFIG: &str = "[[checks]]\nname = \"smoke\"\nrun = \"git rev-parse -q --verify 'HEAD^{tree}'\"\n\
+     [protected.integrity]\nfail_to_pass = true\n";
 
 /// An agent that changes the base's test and adds `src/lib.rs`: `check` runs the overlay and
 /// the reverse overlay.

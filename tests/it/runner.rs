@@ -19,7 +19,8 @@ use closegate::config::CheckSpec;
 use closegate::gates::Session;
 use closegate::gates::reuse::{self, Key};
 use closegate::gates::runner::{Claimed, Target};
-use closegate::inputs::{self, GateOptions, Trusted};
+use closegate::gates::session::{GateOptions, Trusted, trusted_config};
+use closegate::repo::Repo;
 use closegate::report::CheckRun;
 use git2::Oid;
 use serde_json::Value;
@@ -74,7 +75,7 @@ fn open(dir: &Path, opts: &GateOptions) -> Session {
 
 /// A session on `configuration` held by the command (`validate`'s file, `init`'s starter).
 fn given(w: &World, configuration: &str, blob: Option<&str>) -> Session {
-    let (repo, root) = inputs::open(Some(&w.fx.root())).unwrap();
+    let (repo, root) = open_repo(&w.fx.root());
     let config = closegate::config::Config::parse(configuration, ".closegate.toml").unwrap();
     Session::on_base(repo, root, Trusted::given(config, blob.map(str::to_string))).unwrap()
 }
@@ -447,7 +448,14 @@ fn land_and_check_judge_a_test_module_removed_inside_a_source_file_alike() {
 
 /// A session on the base alone, with the base's configuration read as `land` reads it.
 fn on_base_of(root: &Path) -> Session {
-    let (repo, root) = inputs::open(Some(root)).unwrap();
-    let trusted = inputs::trusted_config(&repo, None, None).unwrap();
+    let (repo, root) = open_repo(root);
+    let trusted = trusted_config(&repo, None, None).unwrap();
     Session::on_base(repo, root, trusted).unwrap()
+}
+
+/// The repository around `dir` and its worktree's root, as a command opens them.
+fn open_repo(dir: &Path) -> (Repo, PathBuf) {
+    let repo = Repo::discover(dir).unwrap();
+    let root = repo.workdir().expect("not bare");
+    (repo, root)
 }

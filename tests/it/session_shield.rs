@@ -189,7 +189,13 @@ fn the_overlays_hide_the_signing_key_and_hidden_files() {
     }
     let secrets = Secrets::new();
     let files = [("tests/t.rs", Some("#[test] fn t() {}\n"))];
-    let s = scene(&secrets, "", false, &files);
+    // Both overlays (SPEC §27.1 runs the reverse one only when asked).
+    let s = scene(
+        &secrets,
+        "[protected.integrity]\nfail_to_pass = true\n",
+        false,
+        &files,
+    );
     let (_, report) = s.check(&[]);
     assert_sealed(&report);
     let runs = report["integrity"]["checks"].as_array().unwrap();

@@ -474,7 +474,7 @@ fn an_integrity_verdict_lands_as_it_is() {
     // The check also runs every test script: the new test fails on the base's code.
     let run_tests = "[[checks]]\nname = \"tests\"\nrun = 'for t in tests/*.sh; do [ -e \"$t\" ] || continue; sh \"$t\" || exit 1; done'\ntimeout_s = 60\n";
     let config = format!(
-        "[protected.policy]\ntests = \"integrity\"\n{}{run_tests}",
+        "[protected.policy]\ntests = \"integrity\"\n[protected.integrity]\nfail_to_pass = true\n{}{run_tests}",
         crate::land::config(l.probe.path())
     );
     l.fx.commit("main", &[(".closegate.toml", Some(&config))], "tests check");

@@ -1,8 +1,6 @@
 //! A commit's census against the merge base's: which tests that passed on the base did not pass
 //! on the commit.
 
-use std::collections::HashMap;
-
 use super::{Count, Mode, Runner, Tally};
 
 /// The census of one check: the runners compared, the tests that passed on each side, and the
@@ -58,7 +56,9 @@ pub fn compare(mode: &Mode, base: &Tally, commit: &Tally) -> Option<Compared> {
         let c_ids = c.and_then(|c| c.ids.as_deref());
         match (b_ids, c_ids) {
             (Some(b_ids), Some(c_ids)) => {
-                let gone = unmatched(difference(b_ids, c_ids), &difference(c_ids, b_ids));
+                // Paired by identity only, never by shape (SPEC §27.1): a base
+                // `TestIssue1234567` the code makes skip is missing whatever new ids appear.
+                let gone = difference(b_ids, c_ids);
                 out.missing_count = out.missing_count.saturating_add(len(&gone));
                 out.missing.extend(gone);
             }
@@ -84,77 +84,6 @@ fn passed(count: Option<&Count>) -> u64 {
 
 fn len<T>(items: &[T]) -> u64 {
     u64::try_from(items.len()).unwrap_or(u64::MAX)
-}
-
-/// The ids of `gone` left when each new id of the commit takes the place of one gone id of the
-/// same shape ([`shape`]): a test whose name holds a random value or the time of the run
-/// (`is a number > 0.5159… should be a number`) has another id each run, and is the same test.
-/// Only ids holding such a value ([`volatile`]) are matched: a test renamed from `t2` to `t3`
-/// is one test gone and another added.
-fn unmatched(gone: Vec<String>, new: &[String]) -> Vec<String> {
-    if gone.is_empty() || new.is_empty() {
-        return gone;
-    }
-    let mut free: HashMap<String, usize> = HashMap::new();
-    for id in new.iter().filter(|id| volatile(id)) {
-        *free.entry(shape(id)).or_default() += 1;
-    }
-    if free.is_empty() {
-        return gone;
-    }
-    gone.into_iter()
-        .filter(|id| {
-            if !volatile(id) {
-                return true;
-            }
-            match free.get_mut(&shape(id)) {
-                Some(n) if *n > 0 => {
-                    *n -= 1;
-                    false
-                }
-                _ => true,
-            }
-        })
-        .collect()
-}
-
-/// Whether `id` holds a number that names no test: one with a fraction (`0.5159`, the seconds
-/// of `11:47:14.138Z`) or a run of six digits or more (`Date.now()`, a seed).
-fn volatile(id: &str) -> bool {
-    let bytes = id.as_bytes();
-    let mut run = 0;
-    for (i, b) in bytes.iter().enumerate() {
-        if b.is_ascii_digit() {
-            run += 1;
-            if run >= 6 {
-                return true;
-            }
-        } else {
-            if *b == b'.' && run > 0 && bytes.get(i + 1).is_some_and(u8::is_ascii_digit) {
-                return true;
-            }
-            run = 0;
-        }
-    }
-    false
-}
-
-/// An id with each run of ASCII digits written `#`.
-fn shape(id: &str) -> String {
-    let mut out = String::with_capacity(id.len());
-    let mut in_digits = false;
-    for c in id.chars() {
-        if c.is_ascii_digit() {
-            if !in_digits {
-                out.push('#');
-            }
-            in_digits = true;
-        } else {
-            out.push(c);
-            in_digits = false;
-        }
-    }
-    out
 }
 
 /// The ids of sorted `base` that sorted `commit` lacks.

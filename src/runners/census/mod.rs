@@ -355,5 +355,12 @@ fn fold(runner: Runner, found: impl Iterator<Item = Found>) -> Count {
 
 pub use store::{Stored, decode, encode};
 
+/// A line of a check's output as a terminal shows it: terminal escapes removed, only what
+/// follows the last carriage return (SPEC §27.4: no message prints a terminal escape from a
+/// check's output). The census reads every line this way; the kept excerpt is cut the same way.
+pub fn visible(line: &[u8]) -> std::borrow::Cow<'_, str> {
+    text::visible(line)
+}
+
 #[cfg(test)]
 mod tests;

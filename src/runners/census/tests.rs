@@ -355,40 +355,32 @@ fn comparison_names_the_missing_and_counts_where_unnamed() {
     assert_eq!((c.commit, c.missing_count), (0, 3));
 }
 
+/// SPEC §27.1: ids are paired by identity only, never by their shape. A name whose numbers
+/// change each run (is-number's `Math.random()` titles) is missing here; the checks gate sets
+/// such ids aside only when a second run of the base's own tree does not pass them again
+/// (`gates::census::Evidence::unstable`). This test was `a_name_whose_numbers_change_each_run_is_
+/// the_same_test`, which asserted the shape pairing SPEC §27.1 now forbids.
 #[test]
-fn a_name_whose_numbers_change_each_run_is_the_same_test() {
-    // is-number's titles hold Math.random() and the date of the run.
+fn ids_are_paired_by_identity_never_by_shape() {
     let mode = named(Runner::Mocha);
     let base = tally(vec![count(
         Runner::Mocha,
-        Some(&[
-            "a > 0.5159 should be a number",
-            "b > \"2026-12-03T11:47:14.138Z\" is a date",
-            "c",
-        ]),
+        Some(&["TestIssue1234567", "a > 0.5159 should be a number", "c"]),
         3,
     )]);
     let commit = tally(vec![count(
         Runner::Mocha,
-        Some(&[
-            "a > 0.2406 should be a number",
-            "b > \"2026-12-03T11:48:28.746Z\" is a date",
-            "c",
-        ]),
+        Some(&["TestIssue7654321", "a > 0.2406 should be a number", "c"]),
         3,
     )]);
-    assert_eq!(compare(&mode, &base, &commit).unwrap().missing_count, 0);
-    // A new id stands for one gone id only: a second one of that shape is missing.
-    let base = tally(vec![count(Runner::Mocha, Some(&["r 0.11", "r 0.22"]), 2)]);
-    let commit = tally(vec![count(Runner::Mocha, Some(&["r 0.33"]), 1)]);
     let c = compare(&mode, &base, &commit).unwrap();
-    assert_eq!((c.missing_count, c.missing.len()), (1, 1));
-    // A test renamed from t2 to t3 (no value that changes by itself) is a test gone.
+    assert_eq!(
+        c.missing,
+        ["TestIssue1234567", "a > 0.5159 should be a number"]
+    );
+    // A test renamed from t2 to t3 is a test gone (the diff, not the census, shows a rename).
     let base = tally(vec![count(Runner::Mocha, Some(&["t1", "t2"]), 2)]);
     let commit = tally(vec![count(Runner::Mocha, Some(&["t1", "t3"]), 2)]);
-    assert_eq!(compare(&mode, &base, &commit).unwrap().missing, ["t2"]);
-    // Another shape is another test.
-    let commit = tally(vec![count(Runner::Mocha, Some(&["t1", "u2"]), 2)]);
     assert_eq!(compare(&mode, &base, &commit).unwrap().missing, ["t2"]);
 }
 
