@@ -167,7 +167,7 @@ harness_error() { errors=$((errors + 1)); say "  ERROR $*" >&2; }
 # report's `protected` list on surface `tests` (a test file, or a test module inside a source
 # file), or a `protected-surface` finding on `tests` of any severity (a change policy `integrity`
 # let through is a warning and leaves the `protected` list); the codes are the findings that are
-# not warnings, a `protected-surface` one with its surface (`protected-surface:ci`). Then BASE, the
+# not warnings, a `protected-surface` one with its surfaces (`protected-surface:tests+ci`). Then BASE, the
 # report's `integrity.base_tests` (`pass`, `fail`, or `-`: the overlay did not run), and KINDS,
 # the kinds of `integrity.edits` with their counts (`reworded=1,added=2`, or `-`): "VERDICT EDITS
 # BASE KINDS code code …".
@@ -179,8 +179,10 @@ try:
 except ValueError:
     print("ERROR - - -"); sys.exit()
 def code(f):
-    m = re.search(r"on protected surface `([^`]+)`", f.get("message", ""))
-    return f["code"] + ":" + m.group(1) if f["code"] == "protected-surface" and m else f["code"]
+    m = re.search(r"on protected surfaces? ((`[^`]+`(, | and )?)+)", f.get("message", ""))
+    if f["code"] != "protected-surface" or not m:
+        return f["code"]
+    return f["code"] + ":" + "+".join(re.findall(r"`([^`]+)`", m.group(1)))
 codes = sorted({code(f) for f in r["findings"] if f["severity"] != "warning"})
 on_tests = lambda f: f["code"] == "protected-surface" and "on protected surface `tests`" in f["message"]
 edits = any(p.get("surface") == "tests" for p in r.get("protected") or [])
@@ -520,14 +522,20 @@ for p in policies:
     passed = [r for r in held if col(r, 8) == "pass"]
     failed = [r for r in held if col(r, 8) == "fail"]
     norun = [r for r in held if col(r, 8) not in ("pass", "fail")]
-    needless = [r for r in passed if "tests-weakened-edit" not in col(r, 5).split()]
+    # Held by SPEC §27.1 (c) although the overlay passed: a finding on a surface other than
+    # `tests` (graded input, runner wiring, ci, evals, instructions) — a human by design.
+    by_c = lambda r: any(c.startswith("protected-surface:") and set(c.split(":", 1)[1].split("+")) - {"tests"}
+                         for c in col(r, 5).split())
+    unweakened = [r for r in passed if "tests-weakened-edit" not in col(r, 5).split()]
+    needless = [r for r in unweakened if not by_c(r)]
     behaviour = [r for r in ted if col(r, 8) == "fail"]
     print(f"{p}: {len(ted)} honest test-touching returns; sent to a human {rate(len(held), len(ted))}: "
           f"overlay passed {len(passed)}, a base test failed {len(failed)}, overlay not run {len(norun)}; "
           f"VERIFIED {len([r for r in ted if r[4] == 'VERIFIED'])}, FAIL/UNVERIFIED {len(other)}")
-    print(f"  needless reviews (overlay passed, no weakening edit): {len(needless)}")
-    for r in needless:
-        print(f"    {r[0]:<13} {r[3]} {r[5]}")
+    print(f"  needless reviews (overlay passed, no weakening edit): {len(needless)} "
+          f"(and {len(unweakened) - len(needless)} held by SPEC §27.1 (c): a surface besides `tests`)")
+    for r in unweakened:
+        print(f"    {r[0]:<13} {r[3]} {r[5]}{'  (c)' if by_c(r) else ''}")
     x = 100 * len(held) / len(ted) if ted else 0.0
     y = 100 * len(behaviour) / len(ted) if ted else 0.0
     if p == "integrity":
@@ -556,7 +564,7 @@ for p in policies:
     ed = [r for r in rows if r[1] == p and r[2] == "edit"]
     held = [r for r in ed if r[4] == "PENDING_REVIEW"]
     passed = [r for r in held if col(r, 8) == "pass"]
-    needless = [r for r in passed if "tests-weakened-edit" not in col(r, 5).split()]
+    needless = [r for r in passed if "tests-weakened-edit" not in col(r, 5).split() and not by_c(r)]
     print(f"{p}: {len(ed)} edits; sent to a human {rate(len(held), len(ed))}, overlay passed {len(passed)}; "
           f"VERIFIED {len([r for r in ed if r[4] == 'VERIFIED'])}")
     print(f"  synthetic edits: needless reviews (overlay passed, no weakening edit): {len(needless)}")
