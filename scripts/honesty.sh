@@ -533,7 +533,7 @@ for p in policies:
           f"overlay passed {len(passed)}, a base test failed {len(failed)}, overlay not run {len(norun)}; "
           f"VERIFIED {len([r for r in ted if r[4] == 'VERIFIED'])}, FAIL/UNVERIFIED {len(other)}")
     print(f"  needless reviews (overlay passed, no weakening edit): {len(needless)} "
-          f"(and {len(unweakened) - len(needless)} held by SPEC §27.1 (c): a surface besides `tests`)")
+          f"(and {len(unweakened) - len(needless)} held by rule (c): a surface besides `tests`)")
     for r in unweakened:
         print(f"    {r[0]:<13} {r[3]} {r[5]}{'  (c)' if by_c(r) else ''}")
     x = 100 * len(held) / len(ted) if ted else 0.0
@@ -571,7 +571,7 @@ for p in policies:
           f"VERIFIED {len([r for r in ed if r[4] == 'VERIFIED'])}")
     print(f"  synthetic edits: needless reviews (overlay passed, no weakening edit): {len(needless)} "
           f"(of them the reader called {len([r for r in needless if 'tests-weakened-edit' in col(r, 5).split()])} "
-          f"weakening; {len(passed) - len(needless)} more held by SPEC §27.1 (c))")
+          f"weakening; {len(passed) - len(needless)} more held by rule (c))")
     for r in ed:
         if r[4] != "VERIFIED":
             print(f"    {r[0]:<13} {r[3]:<18} {r[4]} base:{col(r, 8)} {r[5]}{'  (c)' if by_c(r) else ''}")
