@@ -6,7 +6,16 @@
 #![forbid(unsafe_code)]
 
 fn main() {
-    let cli = closegate::cli::parse(std::env::args_os().collect());
+    let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    // The mount helper a check with `keep` starts through (SPEC §27.2): no command line of its
+    // own, never a user's command.
+    if args
+        .get(1)
+        .is_some_and(|a| a == closegate::sandbox::mount::HELPER)
+    {
+        std::process::exit(closegate::sandbox::mount::helper_main(&args[2..]));
+    }
+    let cli = closegate::cli::parse(args);
     let code = match closegate::run(cli) {
         Ok(code) => code,
         // Every write to stdout goes through `term`, which ends quietly at a closed pipe; one that

@@ -17,7 +17,7 @@ use std::ffi::OsStr;
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};
 use std::os::unix::process::{CommandExt, ExitStatusExt};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
@@ -28,7 +28,7 @@ use crate::catalog::Code;
 use crate::config::{CheckSpec, SandboxMode};
 use crate::finding::Finding;
 use crate::gates::reuse::{self, Key, Recorded};
-use crate::gates::workspace::{Slot, Workspace};
+use crate::gates::workspace::{Cache, Warm, snapshot_id};
 use crate::repo::Repo;
 use crate::report::CheckRun;
 use crate::sandbox::scratch::{self, Scratch};
@@ -84,9 +84,21 @@ pub(super) struct Plan<'a> {
     pub fail_fast: bool,
     /// Shown before each check's name in the terminal's progress line.
     pub label: Option<&'a str>,
-    /// Which of its two warm workspaces a check with `keep` runs in: [`Slot::Base`] for runs on
-    /// the base's code (SPEC §23), else [`Slot::Main`].
-    pub slot: Slot,
+    /// Where a check with `keep` starts from (SPEC §27.2).
+    pub warmth: Warmth<'a>,
+}
+
+/// Where the runs of checks with `keep` start from (SPEC §27.2).
+#[derive(Debug, Clone, Copy)]
+pub struct Warmth<'a> {
+    /// The run is on the base's own code (trusted, SPEC §16): it builds the base snapshot of
+    /// the commit it checks, unless that is complete.
+    pub trusted: bool,
+    /// The base tip whose snapshot a run on an agent's code starts from; without one, or
+    /// without its snapshot, the run is cold (a pristine checkout).
+    pub base: Option<Oid>,
+    /// The configuration's blob id (part of a snapshot's id).
+    pub config: Option<&'a str>,
 }
 
 /// Check out `commit`'s tree into a fresh scratch directory outside every worktree (or the
@@ -194,24 +206,37 @@ fn run_pending(
     let vars = env.bounded(repo);
     let sandboxed = matches!(confinement, Confinement::Bwrap(_));
     let mut scratches: Vec<Scratch> = Vec::new();
-    let mut workspaces: Vec<Workspace> = Vec::new();
+    let mut warms: Vec<Warm> = Vec::new();
+    let mut failures: Vec<PathBuf> = Vec::new();
     let mut cmds = Vec::with_capacity(pending.len());
     for &i in pending {
         let spec = &specs[i];
-        let place = if spec.keep.is_empty() {
-            scratch_place(repo, commit, &mut scratches)?
-        } else {
-            workspace_place(repo, commit, spec, plan.slot, &mut workspaces)?
+        let warm = match spec.keep.is_empty() {
+            true => None,
+            false => warm_place(repo, commit, spec, &plan.warmth, &mut warms)?,
         };
-        let policy = policy(repo, &place, spec, plan.shield)?;
-        let cmd = command(confinement, &policy, plan.shield, spec, &vars, &place.root)?;
-        cmds.push((i, cmd));
+        let place = match warm {
+            Some(place) => place,
+            None => scratch_place(repo, commit, &mut scratches)?,
+        };
+        let job = job(repo, commit, confinement, plan.shield, spec, &vars, &place)?;
+        failures.extend(place.mount.as_ref().map(|m| m.failure.clone()));
+        cmds.push((i, job));
     }
     let ran = run_all(cmds, specs, plan, sandboxed)?;
     for scratch in scratches {
         scratch.remove()?;
     }
-    drop(workspaces);
+    // A checkout the mount helper could not prepare is closegate's error, not the check's.
+    let failure = failures
+        .iter()
+        .find_map(|f| std::fs::read_to_string(f).ok());
+    for warm in warms {
+        warm.finish(!interrupt::requested() && failure.is_none())?;
+    }
+    if let Some(failure) = failure {
+        anyhow::bail!("{}", failure.trim_end());
+    }
     if interrupt::requested() {
         anyhow::bail!("interrupted by a signal while the checks ran");
     }
@@ -231,27 +256,47 @@ fn scratch_place(repo: &Repo, commit: Oid, scratches: &mut Vec<Scratch>) -> Resu
         checkout: scratch.checkout(),
         tmp: scratch.tmp(),
         empty: scratch.empty(),
+        mount: None,
+        snapshot: None,
+        locks: None,
     })
 }
 
-/// The check's persistent workspace (it keeps paths between runs), reset to `commit`.
-fn workspace_place(
+/// The place of a check with `keep` (SPEC §27.2): on the base's code, the base snapshot it
+/// builds; on an agent's, its own layer over the base tip's snapshot — `None` (a cold, pristine
+/// checkout) when there is no base or no complete snapshot of it.
+fn warm_place(
     repo: &Repo,
     commit: Oid,
     spec: &CheckSpec,
-    slot: Slot,
-    workspaces: &mut Vec<Workspace>,
-) -> Result<Place> {
-    let ws = Workspace::open(&repo.common_dir(), &spec.name, slot, &interrupt::requested)?;
-    repo.reset_workspace(commit, &ws.checkout(), &spec.keep)?;
-    let place = Place {
-        root: ws.root().to_path_buf(),
-        checkout: ws.checkout(),
-        tmp: ws.tmp(),
-        empty: ws.empty(),
+    warmth: &Warmth<'_>,
+    warms: &mut Vec<Warm>,
+) -> Result<Option<Place>> {
+    let cache = Cache::of(&repo.common_dir())?;
+    let stop = &interrupt::requested;
+    let warm = if warmth.trusted {
+        cache.build(repo, spec, commit, warmth.config, stop)?
+    } else {
+        let Some(base) = warmth.base else {
+            return Ok(None);
+        };
+        let id = snapshot_id(base, &spec.name, warmth.config);
+        let Some(snap) = cache.snapshot(&spec.name, &id) else {
+            return Ok(None);
+        };
+        cache.layer(repo, spec, commit, &snap, stop)?
     };
-    workspaces.push(ws);
-    Ok(place)
+    let place = Place {
+        root: warm.root.clone(),
+        checkout: warm.checkout.clone(),
+        tmp: warm.tmp.clone(),
+        empty: warm.empty.clone(),
+        mount: warm.mount.clone(),
+        snapshot: Some(warm.snapshot.clone()),
+        locks: warm.locks.clone(),
+    };
+    warms.push(warm);
+    Ok(Some(place))
 }
 
 /// Fold the runs (each with the sandbox word it was obtained under) into `checked`, in the
@@ -293,20 +338,20 @@ type Ran = (CheckRun, Option<Finding>);
 /// back with the index of their check. Each worker thread waits for the checks it started, so
 /// `PR_SET_PDEATHSIG` (tied to the forking thread) only fires if closegate itself dies.
 fn run_all(
-    cmds: Vec<(usize, Command)>,
+    cmds: Vec<(usize, Job)>,
     specs: &[CheckSpec],
     plan: &Plan<'_>,
     sandboxed: bool,
 ) -> Result<Vec<(usize, Ran)>> {
     let jobs = plan.jobs;
     let progress = crate::term::progress::Progress::new();
-    let run = |i: usize, cmd: Command| {
+    let run = |i: usize, job: Job| {
         let name = match plan.label {
             Some(label) => format!("{label}: {}", specs[i].name),
             None => specs[i].name.clone(),
         };
         let _line = progress.start(&name);
-        run_one(cmd, &specs[i], sandboxed, plan.shield)
+        run_job(job, &specs[i], sandboxed, plan.shield)
     };
     if jobs <= 1 || cmds.len() <= 1 || plan.fail_fast {
         let mut out = Vec::with_capacity(cmds.len());
@@ -371,13 +416,21 @@ impl CheckEnv {
     }
 }
 
-/// Where a check runs: a pristine scratch checkout, or its warm workspace (SPEC §19).
+/// Where a check runs: a pristine scratch checkout, or its warm place (SPEC §19, §27.2).
+#[derive(Clone)]
 struct Place {
     /// The directory holding the checkout (`GIT_CEILING_DIRECTORIES`).
     root: PathBuf,
     checkout: PathBuf,
     tmp: PathBuf,
     empty: PathBuf,
+    /// What the mount helper puts at `checkout` before the check starts.
+    mount: Option<crate::sandbox::mount::Mount>,
+    /// The base snapshot the run starts from or builds.
+    snapshot: Option<String>,
+    /// The digest of the lock files the place's dependencies were fetched for (its snapshot's);
+    /// `None`: fetched for none (a cold checkout, a snapshot being built).
+    locks: Option<String>,
 }
 
 /// What `spec` may write and what stays read-only (SPEC §4.6); `writable` paths are created
@@ -395,6 +448,13 @@ fn policy(repo: &Repo, place: &Place, spec: &CheckSpec, shield: &Shield) -> Resu
         writable.push(std::fs::canonicalize(&path).with_context(fail)?);
     }
     let mut read_only = vec![repo.common_dir()];
+    // Every repository's base snapshots: read-only even under a `writable` path that holds
+    // them (SPEC §27.2); the check's own checkout and `TMPDIR` are bound writable after.
+    read_only.extend(
+        Cache::of(&repo.common_dir())
+            .ok()
+            .map(|c| c.every_repository()),
+    );
     read_only.extend(repo.worktrees().into_iter().map(|w| w.path));
     read_only.extend(repo.hooks_dir().ok());
     let read_only = read_only
@@ -411,6 +471,86 @@ fn policy(repo: &Repo, place: &Place, spec: &CheckSpec, shield: &Shield) -> Resu
         network: spec.network,
         private_tmp,
     })
+}
+
+/// One check's commands: its `prepare` (network on) when that must run, then its `run`.
+struct Job {
+    prepare: Option<Command>,
+    run: Command,
+}
+
+/// The commands of `spec` at `place` (SPEC §27.2): `prepare`, with network, runs when the
+/// check has one and the place lacks what it fetches — always in a cold checkout, and on a base
+/// snapshot only when the lock files differ from those the snapshot was built with; `run` then
+/// runs as configured (without network when `network = false`). On a mount, `prepare` mounts and
+/// resets and `run` goes on in the same layer.
+fn job(
+    repo: &Repo,
+    commit: Oid,
+    confinement: &Confinement,
+    shield: &Shield,
+    spec: &CheckSpec,
+    vars: &[(&'static str, String)],
+    place: &Place,
+) -> Result<Job> {
+    let policy = policy(repo, place, spec, shield)?;
+    let Some(prepare_run) = spec.prepare.as_deref() else {
+        return Ok(Job {
+            prepare: None,
+            run: command(confinement, &policy, shield, spec, vars, place)?,
+        });
+    };
+    let locks = crate::gates::workspace::lock_digest(repo, commit, prepare_run)?;
+    if place.locks.as_deref() == Some(locks.as_str()) {
+        return Ok(Job {
+            prepare: None,
+            run: command(confinement, &policy, shield, spec, vars, place)?,
+        });
+    }
+    let prep_spec = prepare_spec(spec, prepare_run);
+    let prep_policy = Policy {
+        network: true,
+        ..policy.clone()
+    };
+    let prepare = command(confinement, &prep_policy, shield, &prep_spec, vars, place)?;
+    let mut after = place.clone();
+    if let Some(mount) = after.mount.as_mut() {
+        mount.reset = None;
+    }
+    let run = command(confinement, &policy, shield, spec, vars, &after)?;
+    Ok(Job {
+        prepare: Some(prepare),
+        run,
+    })
+}
+
+/// `spec` as its `prepare` step: the same name and timeout, `prepare` for `run`, network on,
+/// no census.
+fn prepare_spec(spec: &CheckSpec, prepare: &str) -> CheckSpec {
+    CheckSpec {
+        run: prepare.to_string(),
+        network: true,
+        census: crate::runners::census::Mode::Off,
+        ..spec.clone()
+    }
+}
+
+/// Run `job`: its `prepare`, and when that passed its `run`. A failed `prepare` is the check's
+/// `check-failed` naming `prepare`, with its output's excerpt (SPEC §27.2).
+fn run_job(job: Job, spec: &CheckSpec, sandboxed: bool, shield: &Shield) -> Result<Ran> {
+    if let Some(prepare) = job.prepare {
+        let prep_spec = prepare_spec(spec, spec.prepare.as_deref().unwrap_or_default());
+        let (mut run, finding) = run_one(prepare, &prep_spec, sandboxed, shield)?;
+        if let Some(finding) = finding {
+            let own = format!("check `{}`", spec.name);
+            let message = finding
+                .message
+                .replacen(&own, &format!("{own}: its `prepare`"), 1);
+            run.command = spec.run.clone();
+            return Ok((run, Some(Finding::new(finding.code, message))));
+        }
+    }
+    run_one(job.run, spec, sandboxed, shield)
 }
 
 /// Run one check to completion or timeout; the finding is `None` when it passed.
@@ -466,7 +606,7 @@ fn command(
     shield: &Shield,
     spec: &CheckSpec,
     vars: &[(&'static str, String)],
-    ceiling: &Path,
+    place: &Place,
 ) -> Result<Command> {
     let args = [OsStr::new("-c"), OsStr::new(&spec.run)];
     let mut cmd = match confinement {
@@ -477,6 +617,10 @@ fn command(
             cmd
         }
     };
+    if let Some(mount) = &place.mount {
+        cmd = mount.wrap(&cmd)?;
+    }
+    let ceiling = &place.root;
     cmd.current_dir(&policy.checkout)
         .stdin(Stdio::null())
         .process_group(0);

@@ -13,9 +13,9 @@ use git2::Oid;
 
 use crate::config::CheckSpec;
 use crate::gates::Session;
-use crate::gates::checks::{self, CheckEnv, Checked, Plan};
+use crate::gates::checks::{self, CheckEnv, Checked, Plan, Warmth};
 use crate::gates::reuse::{Key, Recorded};
-use crate::gates::workspace::Slot;
+use crate::gates::workspace::{Cache, snapshot_id};
 use crate::repo::Repo;
 use crate::sandbox::Shield;
 
@@ -74,7 +74,14 @@ pub struct Prepared<'s> {
     /// `check --fail-fast` and the progress label apply to the claimed commit's own run only.
     fail_fast: bool,
     label: Option<&'s str>,
-    slot: Slot,
+    /// The run is on the base's own code (it builds base snapshots, SPEC §27.2).
+    trusted: bool,
+    /// The base tip whose snapshots a run on an agent's code starts from.
+    base: Option<Oid>,
+    config: Option<String>,
+    /// The record entries of the base runs that built the snapshots this run starts from: one
+    /// base run serves every agent (SPEC §27.2).
+    base_entries: Vec<crate::report::CheckEntry>,
 }
 
 impl<'s> Runner<'s> {
@@ -143,6 +150,12 @@ impl<'s> Runner<'s> {
         let recorded = Recorded::load(&common, &key, fresh || self.session.rerun())?;
         let session = self.session;
         let own = matches!(target, Target::Commit(_));
+        let trusted = trusted(target);
+        let base = self.snapshot_base(target);
+        let base_entries = match (trusted, base) {
+            (false, Some(tip)) => self.ensure_snapshots(tip, specs)?,
+            _ => Vec::new(),
+        };
         Ok(Prepared {
             env: self.env(target),
             key,
@@ -154,8 +167,49 @@ impl<'s> Runner<'s> {
             shield: session.shield(),
             fail_fast: own && session.fail_fast(),
             label: own.then(|| session.progress_label()).flatten(),
-            slot: slot(target),
+            trusted,
+            base,
+            config: session.config_blob().map(str::to_string),
+            base_entries,
         })
+    }
+
+    /// The base tip whose snapshots a run on `target` starts from: the tip a composed tree was
+    /// composed on, else the session's base.
+    fn snapshot_base(&self, target: &Target<'_>) -> Option<Oid> {
+        match target {
+            Target::Composed { base_tip, .. } => Some(*base_tip),
+            _ => self.session.base().map(|(_, id)| *id),
+        }
+    }
+
+    /// Build, by running them on the base tip `tip` (trusted code), the snapshots of the checks
+    /// with `keep` that have none yet; the record entries of those runs. A build another check
+    /// has under way is waited for, not taken again.
+    fn ensure_snapshots(
+        &self,
+        tip: Oid,
+        specs: &[CheckSpec],
+    ) -> Result<Vec<crate::report::CheckEntry>> {
+        let repo = self.session.repo();
+        let config = self.session.config_blob();
+        let cache = Cache::of(&repo.common_dir())?;
+        let missing: Vec<CheckSpec> = specs
+            .iter()
+            .filter(|s| !s.keep.is_empty())
+            .filter(|s| {
+                cache
+                    .snapshot(&s.name, &snapshot_id(tip, &s.name, config))
+                    .is_none()
+            })
+            .cloned()
+            .collect();
+        if missing.is_empty() {
+            return Ok(Vec::new());
+        }
+        let name = self.base_name();
+        let target = Target::BaseTip { tip, base: &name };
+        Ok(self.run(&target, &missing, true)?.entries)
     }
 
     /// [`Runner::prepare`] and [`Prepared::run`] in one, on the session's repository.
@@ -210,9 +264,15 @@ impl Prepared<'_> {
             shield: self.shield,
             fail_fast: self.fail_fast,
             label: self.label,
-            slot: self.slot,
+            warmth: Warmth {
+                trusted: self.trusted,
+                base: self.base,
+                config: self.config.as_deref(),
+            },
         };
-        checks::run_reusing(repo, self.checkout, &self.specs, &self.env, &plan)
+        let mut checked = checks::run_reusing(repo, self.checkout, &self.specs, &self.env, &plan)?;
+        checked.entries.extend(self.base_entries.iter().cloned());
+        Ok(checked)
     }
 }
 
@@ -226,14 +286,7 @@ fn checkout(target: &Target<'_>) -> Oid {
     }
 }
 
-/// The warm workspace a check with `keep` runs in: the base's for a run on the base's code.
-fn slot(target: &Target<'_>) -> Slot {
-    match target {
-        Target::Commit(_) | Target::Composed { .. } => Slot::Main,
-        Target::Overlay { reverse, .. } => match reverse {
-            true => Slot::Base,
-            false => Slot::Main,
-        },
-        Target::MergeBase(_) | Target::BaseTip { .. } => Slot::Base,
-    }
+/// Whether `target` is the base's own code (trusted, SPEC §16): its runs build base snapshots.
+fn trusted(target: &Target<'_>) -> bool {
+    matches!(target, Target::MergeBase(_) | Target::BaseTip { .. })
 }

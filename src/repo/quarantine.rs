@@ -311,7 +311,7 @@ impl super::Repo {
 
 /// What a second handle of one run needs to see the first one's quarantine (`Send`, unlike a
 /// [`super::Repo`]).
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Shared {
     common: PathBuf,
     quarantine: Option<PathBuf>,

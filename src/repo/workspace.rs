@@ -175,9 +175,21 @@ impl Repo {
     /// `/`) as they are unless the commit tracks them. The tree the reset wrote is remembered in
     /// `<dir>.tree` (beside `dir`, outside the check's reach).
     pub fn reset_workspace(&self, commit: Oid, dir: &Path, keep: &[String]) -> Result<()> {
+        self.reset_workspace_memo(commit, dir, keep, &memo_path(dir))
+    }
+
+    /// [`Repo::reset_workspace`], the tree id remembered in `memo` (a run on an overlay keeps
+    /// its own, seeded from its snapshot's, SPEC §27.2).
+    pub fn reset_workspace_memo(
+        &self,
+        commit: Oid,
+        dir: &Path,
+        keep: &[String],
+        memo: &Path,
+    ) -> Result<()> {
         let (tree_id, tree) = self.read_tree(commit)?;
         let fail = || format!("resetting the workspace {} to {commit}", dir.display());
-        let memo = memo_path(dir);
+        let memo = memo.to_path_buf();
         let prev = std::fs::read_to_string(&memo)
             .ok()
             .and_then(|t| Oid::from_str(t.trim()).ok())
@@ -230,7 +242,7 @@ impl Repo {
 }
 
 /// Where the tree id of the last reset of `dir` is kept: `<dir>.tree`, beside it.
-fn memo_path(dir: &Path) -> std::path::PathBuf {
+pub fn memo_path(dir: &Path) -> std::path::PathBuf {
     let mut name = dir.file_name().unwrap_or_default().to_os_string();
     name.push(".tree");
     dir.with_file_name(name)

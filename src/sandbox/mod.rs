@@ -32,6 +32,7 @@ use crate::config::SandboxMode;
 use crate::finding::{Finding, Severity};
 
 pub mod git_config;
+pub mod mount;
 pub mod private_tmp;
 pub mod scratch;
 pub mod shared_caches;

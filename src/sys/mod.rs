@@ -15,6 +15,7 @@
 pub mod env;
 pub mod fs;
 pub mod interrupt;
+pub mod ns;
 pub mod process;
 
 pub use env::test_switch;

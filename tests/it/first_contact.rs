@@ -538,9 +538,8 @@ fn pytest_cargo_and_make_configuration_is_graded_input() {
     assert!(messages.is_empty(), "{messages:?}");
 }
 
-/// `validate --run` runs the base's own tree, so a check with `keep` runs in the workspace that
-/// holds the base's code (`work/_base-<check>/`, as test integrity's runs on the merge base), and
-/// the main one, where agents' commits run, is not reset to the base for it.
+/// `validate --run` runs the base's own tree (trusted code), so a check with `keep` builds the
+/// base snapshot there (SPEC §27.2), at the check's one path, outside the common directory.
 #[test]
 fn validate_run_uses_the_base_workspace_of_a_kept_check() {
     let config = "[[checks]]\nname = \"warm\"\nrun = \"mkdir -p target && pwd > target/where\"\n\
@@ -548,12 +547,13 @@ fn validate_run_uses_the_base_workspace_of_a_kept_check() {
     let fx = base_with(config, &[]);
     let (code, out, err) = parts(&closegate(&fx.root(), &["validate", "--run"]));
     assert_eq!(code, 0, "{out}{err}");
-    let work = fx.git_dir().join("closegate/work");
-    let base = work.join("_base-warm/checkout");
-    let said = std::fs::read_to_string(base.join("target/where")).unwrap();
+    let cache = crate::fixture::cache_root(&fx.git_dir());
+    let snaps = crate::fixture::snapshots(&cache, "warm");
+    assert_eq!(snaps.len(), 1, "{snaps:?}");
+    let said = std::fs::read_to_string(snaps[0].join("checkout/target/where")).unwrap();
     assert_eq!(
         said.trim(),
-        base.canonicalize().unwrap().display().to_string()
+        cache.join("checks/warm/checkout").display().to_string()
     );
-    assert!(!work.join("warm").exists(), "the main workspace was used");
+    assert!(!fx.git_dir().join("closegate/work").exists());
 }

@@ -207,6 +207,7 @@ pub fn hermetic(cmd: &mut Command, home: &Path) {
     }
     cmd.env("HOME", home)
         .env("XDG_CONFIG_HOME", home)
+        .env("XDG_CACHE_HOME", cache_home())
         .env("GIT_CONFIG_NOSYSTEM", "1")
         .env("GIT_AUTHOR_NAME", "Tester")
         .env("GIT_AUTHOR_EMAIL", "tester@example.com")
@@ -215,6 +216,19 @@ pub fn hermetic(cmd: &mut Command, home: &Path) {
         .env("TZ", "UTC")
         .env("LC_ALL", "C")
         .env("NO_COLOR", "1");
+}
+
+/// The `$XDG_CACHE_HOME` every closegate a test starts is given: one per test process, so the
+/// checks' base snapshots (kept per repository under it) never land in a worktree, whatever
+/// directory a test starts closegate in.
+pub fn cache_home() -> PathBuf {
+    static DIR: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    DIR.get_or_init(|| {
+        let dir = std::env::temp_dir().join(format!("closegate-it-cache-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        dir
+    })
+    .clone()
 }
 
 /// Run the `git` CLI hermetically in `cwd`; panics with its stderr on failure.
@@ -442,4 +456,31 @@ fn on_path(name: &str) -> Option<PathBuf> {
     std::env::split_paths(&path)
         .map(|d| d.join(name))
         .find(|p| p.is_file())
+}
+
+/// Where closegate keeps the checks' warm state for the repository whose common directory is
+/// `common_dir`, as every closegate a test starts sees it (`$XDG_CACHE_HOME/closegate/<id>`,
+/// the id the first 16 hex digits of the git blob id of the canonical path).
+pub fn cache_root(common_dir: &Path) -> PathBuf {
+    use std::os::unix::ffi::OsStrExt;
+    let canonical = std::fs::canonicalize(common_dir).unwrap();
+    let id = git2::Oid::hash_object(git2::ObjectType::Blob, canonical.as_os_str().as_bytes())
+        .unwrap()
+        .to_string();
+    cache_home().join("closegate").join(&id[..16])
+}
+
+/// The complete base snapshots of `check` under `cache_root` (their directories).
+pub fn snapshots(cache_root: &Path, check: &str) -> Vec<PathBuf> {
+    let dir = cache_root.join("checks").join(check).join("snapshots");
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut found: Vec<PathBuf> = entries
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.join("complete").is_file())
+        .collect();
+    found.sort();
+    found
 }

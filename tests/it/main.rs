@@ -84,6 +84,7 @@ mod serve_slow;
 mod server;
 mod session_shield;
 mod signal;
+mod snapshot;
 mod snapshots;
 mod squash;
 mod stale;

@@ -873,10 +873,10 @@ fn line_of(report: &Value, on: &str, prefix: &str) -> String {
         .to_string()
 }
 
-/// Where the scene's warm workspaces live: `<common dir>/closegate/work`, resolved.
-fn work_dir(s: &Scene) -> std::path::PathBuf {
-    let work = s.fx.git_dir().join("closegate/work");
-    work.canonicalize().unwrap()
+/// The fixed path every run of the scene's check `suite` sees its checkout at (SPEC §27.2).
+fn check_path(s: &Scene) -> std::path::PathBuf {
+    let cache = crate::fixture::cache_root(&s.fx.git_dir());
+    cache.join("checks/suite/checkout")
 }
 
 /// [`span_scene`] with a warm workspace: the check keeps `target/` and says where it runs.
@@ -884,10 +884,11 @@ fn kept_scene(top: &str) -> Scene {
     timed_scene(WHERE, "network = false\nkeep = [\"target/\"]\n", top)
 }
 
-/// A check with a warm workspace (`keep`) has two (SPEC §19, §23): the overlay (the commit's
-/// code) runs in `work/<check>/checkout`, the reverse overlay (the base's code) in
-/// `work/_base-<check>/checkout`. With `jobs = 1` they run side by side, each in its own
-/// workspace and `/tmp`; the verdict is the one they give one after the other.
+/// A check with a warm workspace (`keep`) starts every run on an agent's code from the base
+/// snapshot (SPEC §27.2): the overlay and the reverse overlay, side by side, each see the
+/// checkout at the check's one path, each on a layer of its own over the snapshot — neither sees
+/// what the commit's run or the other wrote — and the verdict is the one they give one after the
+/// other.
 #[test]
 fn kept_overlays_run_side_by_side_each_in_its_own_workspace() {
     if crate::fixture::require(crate::fixture::Part::Sandbox).is_none() {
@@ -895,31 +896,27 @@ fn kept_overlays_run_side_by_side_each_in_its_own_workspace() {
     }
     let s = kept_scene("");
     let report = checked_side_by_side(&s);
-    let work = work_dir(&s);
-    assert_eq!(
-        line_of(&report, "overlay", "ws "),
-        work.join("suite/checkout").display().to_string()
-    );
-    assert_eq!(
-        line_of(&report, "reverse-overlay", "ws "),
-        work.join("_base-suite/checkout").display().to_string()
-    );
-    // The main workspace kept the commit's run and then the overlay's (the commit's code, with
-    // `sub.sh`); the base one only the reverse overlay's (the base's code: no `sub.sh`).
-    assert_eq!(line_of(&report, "overlay", "kept "), "add.sh lib.rs sub.sh");
-    assert_eq!(line_of(&report, "reverse-overlay", "kept "), "");
-    let base_ran = std::fs::read_to_string(work.join("_base-suite/checkout/target/ran")).unwrap();
+    let at = check_path(&s).display().to_string();
+    assert_eq!(line_of(&report, "overlay", "ws "), at);
+    assert_eq!(line_of(&report, "reverse-overlay", "ws "), at);
+    // Both start from what the base's own run left (the base's code: no `sub.sh`), and from
+    // nothing any run on the agent's code wrote.
+    assert_eq!(line_of(&report, "overlay", "kept "), "add.sh");
+    assert_eq!(line_of(&report, "reverse-overlay", "kept "), "add.sh");
+    let snaps = crate::fixture::snapshots(&crate::fixture::cache_root(&s.fx.git_dir()), "suite");
+    assert_eq!(snaps.len(), 1, "{snaps:?}");
+    let base_ran = std::fs::read_to_string(snaps[0].join("checkout/target/ran")).unwrap();
     assert_eq!(base_ran, "add.sh\n");
 }
 
-/// Attack on the two workspaces: the agent (who can write the common dir) plants symbolic
-/// links where they live — `work/` itself, the check's workspace, the base one, their locks —
-/// pointing at a directory or file of the operator's. Every link is replaced by a real
-/// directory or file, never followed: nothing outside is reset away or written, and the verdict
-/// is what it would be.
+/// Attack on where warm state once lived: the agent (who can write the common dir) plants
+/// symbolic links at `closegate/work/…` pointing at a directory or file of the operator's.
+/// Nothing reads or writes there any more (SPEC §27.2: nothing read as warm state lies in the
+/// common directory): the verdict is what it would be, nothing outside is reset away or
+/// written, and `gc` removes the link itself, never what it points at.
 #[test]
 fn links_planted_where_the_workspaces_live_are_replaced_not_followed() {
-    for plant in ["", "suite", "_base-suite", "suite.lock", "_base-suite.lock"] {
+    for plant in ["", "suite", "_base-suite", "suite.lock"] {
         let s = kept_scene("");
         let outside = tempfile::tempdir().unwrap();
         for dir in ["checkout", "suite/checkout", "_base-suite/checkout"] {
@@ -943,12 +940,14 @@ fn links_planted_where_the_workspaces_live_are_replaced_not_followed() {
             (3, Some("PENDING_REVIEW")),
             "{plant:?}: {report}"
         );
+        let (code, out, err) = parts(&closegate(&s.fx.root(), &["gc"]));
+        assert_eq!(code, 0, "{plant:?}: {out}{err}");
         for dir in ["checkout", "suite/checkout", "_base-suite/checkout"] {
             let victim = outside.path().join(dir).join("victim");
             assert_eq!(
                 std::fs::read_to_string(&victim).ok().as_deref(),
                 Some("mine\n"),
-                "{plant:?}: the reset followed the link into {}",
+                "{plant:?}: the reset or gc followed the link into {}",
                 victim.display()
             );
             let ran = outside.path().join(dir).join("target");
@@ -958,17 +957,16 @@ fn links_planted_where_the_workspaces_live_are_replaced_not_followed() {
             std::fs::read_to_string(outside.path().join("lock")).unwrap(),
             "mine\n"
         );
-        let meta = std::fs::symlink_metadata(&link).unwrap();
-        assert!(!meta.file_type().is_symlink(), "{plant:?}: still a link");
-        for slot in ["suite", "_base-suite"] {
-            let ran = work.join(slot).join("checkout/target/ran");
-            assert!(ran.is_file(), "{plant:?}: {}", ran.display());
-        }
+        assert!(
+            std::fs::symlink_metadata(&work).is_err(),
+            "{plant:?}: gc left the old workspaces' directory"
+        );
     }
 }
 
-/// A check failing on the commit runs on the merge base's own tree in the base workspace, so
-/// the main one stays at the commit's code.
+/// A check failing on the commit runs on the merge base's own tree, the base's code: a run that
+/// starts from the base snapshot like any other, at the check's one path; what the commit's run
+/// wrote never reaches the snapshot.
 #[test]
 fn the_base_tree_runs_in_the_base_workspace() {
     let run = format!("{WHERE}{RUN}");
@@ -980,45 +978,44 @@ fn the_base_tree_runs_in_the_base_workspace() {
     let (code, report) = s.check(&["--no-record"]);
     assert_eq!((code, report["verdict"].as_str()), (1, Some("FAIL")));
     assert_eq!(report["checks"][0]["red_on_base"], true, "{report}");
-    let work = work_dir(&s);
     assert_eq!(
         line_of(&report, "base", "ws "),
-        work.join("_base-suite/checkout").display().to_string()
+        check_path(&s).display().to_string()
     );
-    let main_ran = std::fs::read_to_string(work.join("suite/checkout/target/ran")).unwrap();
-    assert_eq!(main_ran, "add.sh lib.rs\n", "only the commit's run");
+    assert_eq!(line_of(&report, "base", "kept "), "add.sh");
+    let snaps = crate::fixture::snapshots(&crate::fixture::cache_root(&s.fx.git_dir()), "suite");
+    assert_eq!(snaps.len(), 1, "{snaps:?}");
+    let base_ran = std::fs::read_to_string(snaps[0].join("checkout/target/ran")).unwrap();
+    assert_eq!(base_ran, "add.sh\n", "only the base's own run");
 }
 
-/// `gc` drops each workspace unless a run holds its lock: the base one in use is kept, the main
-/// one goes; once free, the base one goes too. The lock files stay (a run waiting on one must
-/// not end up holding a removed file while another locks a new one).
+/// `gc` removes a run's layer that a killed closegate left (its lock free) and keeps one a run
+/// holds, and keeps the snapshot of the base's tip (SPEC §27.2: only bases no branch is near
+/// go).
 #[test]
 fn gc_keeps_a_base_workspace_in_use_and_never_removes_a_lock() {
     let s = kept_scene("");
     let (code, report) = s.check(&["--no-record"]);
     assert_eq!(code, 3, "{report}");
-    let work = s.fx.git_dir().join("closegate/work");
-    let lock = std::fs::File::options()
-        .write(true)
-        .open(work.join("_base-suite.lock"))
-        .unwrap();
+    let cache = crate::fixture::cache_root(&s.fx.git_dir());
+    let runs = cache.join("runs");
+    for left in ["run-left", "run-held"] {
+        std::fs::create_dir_all(runs.join(left).join("upper/target")).unwrap();
+    }
+    let lock = std::fs::File::create(runs.join("run-held.lock")).unwrap();
     rustix::fs::flock(&lock, rustix::fs::FlockOperation::LockExclusive).unwrap();
     let root = s.fx.root();
     let (code, out, err) = parts(&closegate(&root, &["gc"]));
     assert_eq!(code, 0, "{out}{err}");
     assert!(
-        out.contains("in use, kept") && out.contains("_base-suite"),
+        out.contains("in use, kept") && out.contains("run-held"),
         "{out}"
     );
-    assert!(work.join("_base-suite/checkout/target/ran").is_file());
-    assert!(!work.join("suite").exists(), "{out}");
+    assert!(runs.join("run-held/upper/target").is_dir());
+    assert!(!runs.join("run-left").exists(), "{out}");
+    assert_eq!(crate::fixture::snapshots(&cache, "suite").len(), 1, "{out}");
     drop(lock);
     let (code, out, err) = parts(&closegate(&root, &["gc"]));
     assert_eq!(code, 0, "{out}{err}");
-    assert!(out.contains("removed"), "{out}");
-    assert!(
-        !work.join("_base-suite").exists(),
-        "gc left the base workspace"
-    );
-    assert!(work.join("suite.lock").is_file() && work.join("_base-suite.lock").is_file());
+    assert!(!runs.join("run-held").exists(), "{out}");
 }

@@ -915,13 +915,18 @@ fn a_kept_path_linked_to_the_servers_hooks_never_becomes_a_hook() {
         !marker.exists(),
         "the agent's script ran as the server's hook"
     );
-    // The workspaces live outside the repository directory.
+    // The warm state lives outside the repository directory (SPEC §27.2: in the cache).
     assert!(!srv.bare.join("closegate/work").exists());
-    let beside = srv.bare.with_file_name("server.git.closegate-work");
+    assert!(
+        !srv.bare
+            .with_file_name("server.git.closegate-work")
+            .exists()
+    );
+    let cache = crate::fixture::cache_root(&srv.bare);
     let log = std::fs::read_to_string(srv.bare.join("closegate/audit.jsonl")).unwrap_or_default();
     assert!(
-        beside.join("warm/checkout").is_dir(),
+        !crate::fixture::snapshots(&cache, "warm").is_empty(),
         "{}\n{log}",
-        beside.display()
+        cache.display()
     );
 }

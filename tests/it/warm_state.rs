@@ -375,6 +375,10 @@ fn a_poisoned_cargo_registry_never_makes_broken_code_verified() {
         );
         let (code, out, err) = p.run(&p.s.root(), &["gc"]);
         assert_eq!(code, 0, "{out}{err}");
+        // A clean start, as on a new machine: no base snapshot (gc keeps the newest of each
+        // check), so B's check first rebuilds one on the base from whatever cache it reads.
+        let cache = crate::fixture::cache_root(&p.s.fx.git_dir());
+        std::fs::remove_dir_all(&cache).unwrap();
         let broken = PROJ_LIB.replace("n * 2", "n * 2 + 1");
         let b = p.agent("b", &[("src/lib.rs", &broken)]);
         let (code, report) = p.check(&b, &["--rerun"]);
@@ -489,16 +493,23 @@ fn extension_scene(config: Option<&str>) {
         (".gitignore", "build/\n*.egg-info/\n*.so\n"),
     ];
     let p = Project::new(Project::scene(), &files, config, Vec::new());
-    // An honest agent first: its check builds the extension in the workspace and passes.
+    // An honest agent first: today's check builds the extension in its own run and passes.
+    // Under the old configuration the base's run built it (into the base snapshot, SPEC
+    // §27.2), but the reset of every later run removes the untracked build and the stamp skips
+    // the install: the compiled part's test is skipped in every run on the snapshot, the
+    // census's base run included.
     let c = p.agent("c", &[("src/cdemo/extra.py", "X = 1\n")]);
     let (code, report) = p.check(&c, &[]);
-    assert_eq!(code, 0, "honest C: {report:#}");
-    assert!(
-        report["checks"][0]["output"]
-            .to_string()
-            .contains("2 passed"),
-        "{report:#}"
-    );
+    let output = report["checks"][0]["output"].to_string();
+    if config.is_none() {
+        assert_eq!(code, 0, "honest C: {report:#}");
+        assert!(output.contains("2 passed"), "{report:#}");
+    } else {
+        assert!(
+            output.contains("1 passed, 1 skipped"),
+            "control C: {output}"
+        );
+    }
     let broken = SPEED_C.replace("a + b);", "a - b);");
     let b = p.agent("b", &[("src/cdemo/_speed.c", &broken)]);
     let (code, report) = p.check(&b, &[]);
@@ -522,26 +533,13 @@ fn extension_scene(config: Option<&str>) {
         return;
     }
     // The old configuration skips the build: B's own check passes with the compiled part's
-    // test skipped. The test census (SPEC §26.4) sees that test, passed on the base, missing.
+    // test skipped (the control: why `init` no longer writes it), and `validate --run`, on the
+    // base whose run skips that test the same way, says so.
     assert_eq!(
         report["checks"][0]["exit_code"], 0,
         "control: B's check passed with its extension unbuilt: {report:#}"
     );
     assert!(output.contains("1 passed, 1 skipped"), "{output}");
-    let codes: Vec<&str> = report["findings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter_map(|f| f["code"].as_str())
-        .collect();
-    assert_eq!(codes, ["tests-missing"], "control: {report:#}");
-    assert_ne!(code, 0, "control: {report:#}");
-    assert_eq!(report["verdict"], "PENDING_REVIEW", "control: {report:#}");
-    // The base's run builds the extension once; after the base moves (the extension untouched)
-    // its run skips the compiled part's test, and `validate --run` says so.
-    let (code, out, err) = p.run(&p.s.root(), &["validate", "--run"]);
-    assert_eq!(code, 0, "{out}{err}");
-    assert!(!out.contains("skipped"), "{out}");
     p.s.fx
         .commit("main", &[("README.md", Some("moved\n"))], "move");
     let (code, out, err) = p.run(&p.s.root(), &["validate", "--run"]);

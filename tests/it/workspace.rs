@@ -1,6 +1,8 @@
-//! Warm workspaces (SPEC §19): a check with `keep` runs in
-//! `<common dir>/closegate/work/<name>/checkout`, reset exactly to each commit — tracked files
-//! the commit's (content, mode, symlinks), everything else gone but the kept paths.
+//! Warm workspaces (SPEC §19, §27.2): a check with `keep` runs at
+//! `$XDG_CACHE_HOME/closegate/<repository id>/checks/<name>/checkout`, reset exactly to each
+//! commit — tracked files the commit's (content, mode, symlinks), everything else gone but the
+//! kept paths, which hold what the base's own run (the base snapshot) left and nothing an
+//! earlier run on an agent's code wrote.
 
 use std::path::Path;
 
@@ -18,7 +20,7 @@ fn config(dir: &Path) -> String {
         "[[checks]]\nname = \"warm\"\nkeep = [\"target/\"]\ntimeout_s = 60\nwritable = ['{d}']\n\
          run = '''\nn=$(ls '{d}' | grep -c '^seen-'); n=$((n+1))\n\
          {{ find . -path ./.git -prune -o -print | LC_ALL=C sort; stat -c '%n %a' data.txt run.sh; \
-         readlink link; cat data.txt; cat target/built 2>/dev/null; git status --porcelain; }} > '{d}/seen-'$n\n\
+         readlink link; cat data.txt; echo \"built:$(tr '\\n' , < target/built 2>/dev/null)\"; git status --porcelain; }} > '{d}/seen-'$n\n\
          echo junk > junk.txt; echo evil > data.txt; chmod 755 data.txt; chmod 611 run.sh\n\
          rm link; ln -s /etc link; mkdir -p target; echo $n >> target/built\n'''\n"
     )
@@ -53,21 +55,34 @@ fn the_workspace_is_reset_exactly_and_keeps_only_the_kept_paths() {
     write_status(&s.wt, "x", "close-ok", a, "exec and link");
     let (code, out, err) = parts(&closegate(&s.wt, &["check", "--format", "json"]));
     assert!(code == 0 || code == 1, "{out}{err}");
-    let one = seen(dir.path(), 1);
+    // The first check of the base: the base's own run builds the snapshot (seen-1), then the
+    // agent's commit runs on it (seen-2).
+    let base = seen(dir.path(), 1);
+    assert!(
+        base.contains("built:\n"),
+        "the base run starts empty:\n{base}"
+    );
+    let one = seen(dir.path(), 2);
     assert!(one.contains("./gone.txt"), "{one}");
     assert!(
         one.contains("data.txt 644") && one.contains("run.sh 755"),
         "{one}"
     );
+    assert!(
+        one.contains("built:1,"),
+        "the base snapshot's target/:\n{one}"
+    );
 
-    // The next commit drops gone.txt; the check must see exactly that commit plus target/.
+    // The next commit drops gone.txt; the check must see exactly that commit plus target/ as the
+    // base's run left it: the agent's earlier run wrote its own layer, which is gone.
     crate::fixture::git(&s.wt, &["rm", "-q", "gone.txt"]);
     crate::fixture::git(&s.wt, &["commit", "-q", "-m", "drop gone"]);
     let b = s.fx.repo.revparse_single("agent/x").unwrap().id();
     write_status(&s.wt, "x", "close-ok", b, "drop gone");
     let (code, out, err) = parts(&closegate(&s.wt, &["check", "--format", "json"]));
     assert!(code == 0 || code == 1, "{out}{err}");
-    let two = seen(dir.path(), 2);
+    assert!(!dir.path().join("seen-4").exists(), "the base ran twice");
+    let two = seen(dir.path(), 3);
     assert!(!two.contains("gone.txt"), "a dropped file survived:\n{two}");
     assert!(
         !two.contains("junk.txt"),
@@ -79,8 +94,8 @@ fn the_workspace_is_reset_exactly_and_keeps_only_the_kept_paths() {
         "symlink or content:\n{two}"
     );
     assert!(
-        two.contains("\n1\n"),
-        "the kept target/ did not survive:\n{two}"
+        two.contains("built:1,\n"),
+        "target/ is not the base snapshot's alone:\n{two}"
     );
     assert!(!two.contains("evil"), "{two}");
     // The workspace's git sees the commit, clean but for the kept target/.
@@ -89,24 +104,22 @@ fn the_workspace_is_reset_exactly_and_keeps_only_the_kept_paths() {
         .filter(|l| l.starts_with("?? ") || l.starts_with(" M"))
         .collect();
     assert!(status.iter().all(|l| l.contains("target")), "{status:?}");
-    let ws = s.fx.git_dir().join("closegate/work/warm/checkout");
-    assert!(ws.join("target/built").exists());
+    // The snapshot holds the base's build alone; nothing of it lies in the common directory.
+    let cache = crate::fixture::cache_root(&s.fx.git_dir());
+    let snaps = crate::fixture::snapshots(&cache, "warm");
+    assert_eq!(snaps.len(), 1, "{snaps:?}");
+    let built = snaps[0].join("checkout/target/built");
+    assert_eq!(std::fs::read_to_string(&built).unwrap(), "1\n");
+    assert!(!s.fx.git_dir().join("closegate/work").exists());
 
-    // Teardown leaves the workspace; gc lists and drops it.
+    // Teardown leaves the snapshot; gc keeps it while its base is the base's tip.
     let (code, out, err) = s.teardown(&[]);
     assert_eq!(code, 0, "{out}{err}");
-    assert!(
-        ws.join("target/built").exists(),
-        "teardown removed the workspace"
-    );
+    assert!(built.exists(), "teardown removed the snapshot");
     let root = s.fx.root();
-    let (code, out, err) = parts(&closegate(&root, &["gc", "--dry-run"]));
-    assert_eq!(code, 0, "{out}{err}");
-    assert!(out.contains("warm"), "{out}");
-    assert!(ws.exists());
     let (code, out, err) = parts(&closegate(&root, &["gc"]));
     assert_eq!(code, 0, "{out}{err}");
-    assert!(!ws.exists(), "gc left the workspace");
+    assert!(built.exists(), "gc removed the snapshot of the base's tip");
 }
 
 /// `keep` names paths inside the checkout only: nothing a check could use to make the reset
