@@ -152,7 +152,7 @@ pub(super) fn run_reusing(
         pending.clear();
     }
     if !pending.is_empty() {
-        let ran = run_pending(repo, commit, specs, env, plan, &confinement, &pending)?;
+        let ran = run_settled(repo, commit, specs, env, plan, &confinement, &pending)?;
         for (i, ran) in ran {
             results[i] = Some((ran, label));
         }
@@ -176,6 +176,22 @@ fn fill_recorded(
                 .map(|ran| (ran, label));
         }
     }
+}
+
+/// [`run_pending`], then each failing run again from a fresh place on the same tree, up to its
+/// check's `flaky_retries` times (SPEC §27.2, `gates::flaky`).
+fn run_settled(
+    repo: &Repo,
+    commit: Oid,
+    specs: &[CheckSpec],
+    env: &CheckEnv,
+    plan: &Plan<'_>,
+    confinement: &Confinement,
+    pending: &[usize],
+) -> Result<Vec<(usize, Ran)>> {
+    let ran = run_pending(repo, commit, specs, env, plan, confinement, pending)?;
+    let rerun = |again: &[usize]| run_pending(repo, commit, specs, env, plan, confinement, again);
+    crate::gates::flaky::settle(ran, specs, rerun, interrupt::requested)
 }
 
 /// Run the checks at `pending` (indexes into `specs`) under `confinement`, each in a place of its
@@ -449,6 +465,11 @@ fn run_one(
         census: None,
         tally,
         census_note: None,
+        snapshot: None,
+        parallel: false,
+        retries: 0,
+        flaky: Vec::new(),
+        rerun_passed: false,
     };
     Ok((run, finding(spec, ended, timed_out)))
 }
