@@ -21,14 +21,18 @@ pub const DEFAULT_STATUS_FILE: &str = "_EXEC_STATUS.md";
 /// Every top-level key, as error messages list them (the manual's configuration reference,
 /// docs/configuration.md, names each; a test keeps the two in step).
 pub const TOP_KEYS: &str = "base, status_file, agent_branches, protected, checks, require_contract, sandbox, jobs, \
-     allowed_signers, require_signed_approvals, server_checks, escrow_days";
+     allowed_signers, require_signed_approvals, server_checks, escrow_days, flaky_retries";
 /// How long escrows live by default (SPEC §24).
 pub const DEFAULT_ESCROW_DAYS: u32 = 30;
 /// The most checks `jobs` may run at once.
 pub const MAX_JOBS: u64 = 64;
 /// Every key of a `[[checks]]` table (kept in step with the README like [`TOP_KEYS`]).
 pub const CHECK_KEYS: &str =
-    "name, run, prepare, timeout_s, writable, network, keep, env, reuse, census";
+    "name, run, prepare, timeout_s, writable, network, keep, env, reuse, census, flaky_retries";
+/// How many times a failing run is run again by default (SPEC §27.2 `flaky_retries`).
+pub const DEFAULT_FLAKY_RETRIES: u32 = 2;
+/// The most reruns `flaky_retries` may ask for.
+pub const MAX_FLAKY_RETRIES: u32 = 10;
 /// The keys of `[protected.integrity]` that are not surfaces (SPEC §27.1).
 pub const INTEGRITY_KEYS: &str = "fail_to_pass";
 /// Every key of a `[sandbox]` table (kept in step with the README like [`TOP_KEYS`]).
@@ -148,6 +152,9 @@ pub struct CheckSpec {
     /// Which test runners' output the census reads (SPEC §26.4): `census = …`, else what `run`
     /// names ([`crate::runners::census::Mode::infer`]).
     pub census: crate::runners::census::Mode,
+    /// How many times a failing run of the check is run again on the same tree (SPEC §27.2):
+    /// its own `flaky_retries`, else the top-level one, else [`DEFAULT_FLAKY_RETRIES`].
+    pub flaky_retries: u32,
 }
 
 impl CheckSpec {
@@ -165,6 +172,7 @@ impl CheckSpec {
             keep: Vec::new(),
             env: Vec::new(),
             reuse_commit: false,
+            flaky_retries: DEFAULT_FLAKY_RETRIES,
         }
     }
 }
@@ -302,6 +310,8 @@ pub struct Config {
     /// `[protected.integrity] fail_to_pass = true`: run the reverse overlay (the new tests on the
     /// base's code) and hold a return none of whose new tests fails there (SPEC §27.1).
     pub fail_to_pass: bool,
+    /// The top-level `flaky_retries` (SPEC §27.2): each check's default.
+    pub flaky_retries: u32,
 }
 
 impl Default for Config {
@@ -328,6 +338,7 @@ impl Default for Config {
             folds_case: false,
             integrity: Vec::new(),
             fail_to_pass: false,
+            flaky_retries: DEFAULT_FLAKY_RETRIES,
         }
     }
 }
@@ -448,13 +459,15 @@ impl Config {
 
     fn from_table(table: Table) -> Result<Config> {
         let mut config = Config::default();
+        // The checks are read last: their `flaky_retries` defaults to the top-level one.
+        let mut checks_value = None;
         for (key, value) in table {
             match key.as_str() {
                 "base" => config.base = Some(non_empty_string(&value, "base")?),
                 "status_file" => config.status_file = status_file(&value)?,
                 "agent_branches" => config.set_agent_branches(&value)?,
                 "protected" => config.set_protected(&value)?,
-                "checks" => config.checks = checks(&value)?,
+                "checks" => checks_value = Some(value),
                 "sandbox" if value.is_table() => config.set_sandbox(&value)?,
                 "sandbox" => config.sandbox = sandbox_mode(&value, "sandbox")?,
                 "require_contract" => {
@@ -473,8 +486,12 @@ impl Config {
                 }
                 "server_checks" => config.server_checks_run = server_checks(&value)?,
                 "escrow_days" => config.escrow_days = escrow_days(&value)?,
+                "flaky_retries" => config.flaky_retries = flaky_retries(&value, "flaky_retries")?,
                 _ => bail!("unknown key `{key}` (expected one of {TOP_KEYS})"),
             }
+        }
+        if let Some(value) = checks_value {
+            config.checks = checks(&value, config.flaky_retries)?;
         }
         Ok(config)
     }
@@ -708,14 +725,19 @@ fn default_surfaces() -> Vec<Surface> {
         .collect()
 }
 
-/// `[[checks]]`: an array of tables with unique non-empty names.
-fn checks(value: &Value) -> Result<Vec<CheckSpec>> {
+/// `[[checks]]`: an array of tables with unique non-empty names; `flaky_retries` is the
+/// top-level default (`retries`) of their own `flaky_retries`.
+fn checks(value: &Value, retries: u32) -> Result<Vec<CheckSpec>> {
     let items = value
         .as_array()
         .ok_or_else(|| wrong_type("checks", "an array of tables ([[checks]])", value))?;
     let mut specs: Vec<CheckSpec> = Vec::new();
     for (i, item) in items.iter().enumerate() {
-        let spec = check(item, &format!("checks[{i}]"))?;
+        let mut spec = check(item, &format!("checks[{i}]"))?;
+        spec.flaky_retries = match item.get("flaky_retries") {
+            Some(value) => flaky_retries(value, &format!("checks[{i}].flaky_retries"))?,
+            None => retries,
+        };
         if specs.iter().any(|s| s.name == spec.name) {
             bail!("`checks[{i}].name`: duplicate check name `{}`", spec.name);
         }
@@ -747,6 +769,8 @@ fn check(value: &Value, at: &str) -> Result<CheckSpec> {
             "env" => env = env_names(value, &path)?,
             "reuse" => reuse_commit = reuse_mode(value, &path)?,
             "census" => census = Some(census_mode(value, &path)?),
+            // Read by `checks`, which knows the top-level default.
+            "flaky_retries" => {}
             "network" => {
                 network = value
                     .as_bool()
@@ -769,6 +793,7 @@ fn check(value: &Value, at: &str) -> Result<CheckSpec> {
         env,
         reuse_commit,
         census,
+        flaky_retries: DEFAULT_FLAKY_RETRIES,
     })
 }
 
@@ -870,6 +895,18 @@ fn escrow_days(value: &Value) -> Result<u32> {
     match u32::try_from(n) {
         Ok(n @ 0..=36_500) => Ok(n),
         _ => bail!("`escrow_days` must be from 0 to 36500, found {n}"),
+    }
+}
+
+/// `flaky_retries` (top-level or a check's, named `key`): an integer from 0 (no reruns) to
+/// [`MAX_FLAKY_RETRIES`].
+fn flaky_retries(value: &Value, key: &str) -> Result<u32> {
+    let n = value
+        .as_integer()
+        .ok_or_else(|| wrong_type(key, "an integer", value))?;
+    match u32::try_from(n) {
+        Ok(n) if n <= MAX_FLAKY_RETRIES => Ok(n),
+        _ => bail!("`{key}` must be from 0 to {MAX_FLAKY_RETRIES}, found {n}"),
     }
 }
 

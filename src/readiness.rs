@@ -305,6 +305,11 @@ mod tests {
             census: None,
             tally: None,
             census_note: None,
+            snapshot: None,
+            parallel: false,
+            retries: 0,
+            flaky: Vec::new(),
+            rerun_passed: false,
         };
         let built = "setup.py names `Extension`";
         let out = "SKIPPED [44] tests/conftest.py:30: speedups unavailable\n\

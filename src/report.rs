@@ -48,6 +48,15 @@ pub struct CheckRun {
     /// The `ts` of the `check` record whose result stands for this run (SPEC §19); null when the
     /// check ran now.
     pub reused: Option<String>,
+    /// The base snapshot the run started from (SPEC §27.2); null when it started from none.
+    #[serde(default)]
+    pub snapshot: Option<String>,
+    /// Whether the run ran side by side with another run of the same check (SPEC §27.2).
+    #[serde(default)]
+    pub parallel: bool,
+    /// How many times a failing run was run again on the same tree (`flaky_retries`, SPEC §27.2).
+    #[serde(default)]
+    pub retries: u32,
     /// For a check that failed on the commit: whether it also fails on the merge base's own
     /// tree (SPEC §23); omitted when that run was not made.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -62,6 +71,13 @@ pub struct CheckRun {
     /// Why `census` is null, in words, when a census was asked of this run.
     #[serde(skip)]
     pub census_note: Option<&'static str>,
+    /// The test ids that both passed and failed across this run and its reruns on the same tree
+    /// (SPEC §27.2); empty when none did or the runs name no ids.
+    #[serde(skip)]
+    pub flaky: Vec<String>,
+    /// This run failed and one of its reruns on the same tree passed (SPEC §27.2).
+    #[serde(skip)]
+    pub rerun_passed: bool,
 }
 
 /// A check's test census in the report (SPEC §26.4).
@@ -420,6 +436,11 @@ mod tests {
             census: None,
             tally: None,
             census_note: None,
+            snapshot: None,
+            parallel: false,
+            retries: 0,
+            flaky: Vec::new(),
+            rerun_passed: false,
         };
         let mut report = Report {
             state: Some(State::CloseOk),

@@ -314,6 +314,11 @@ fn attest_matches(statement: &str, expect: &Expect<'_>) -> Result<Vec<CheckRun>,
             census: None,
             tally: None,
             census_note: None,
+            snapshot: None,
+            parallel: false,
+            retries: 0,
+            flaky: Vec::new(),
+            rerun_passed: false,
         });
     }
     Ok(runs)

@@ -33,12 +33,23 @@ pub struct Evidence<'a> {
     /// The names of the tests the diff shows moved or renamed with their body: a missing id
     /// ending in one of them is the same test.
     pub moved: Vec<String>,
-    /// The base ids of check `i` that a second run of the base's own tree does not pass again
-    /// (asked only when an id is missing): they name no test that stays.
-    pub unstable: &'a dyn Fn(usize) -> BTreeSet<String>,
+    /// What a second run of the base's own tree says of check `i`'s base ids (asked only when
+    /// an id is missing that may be named after a changing value, or a run of the check flaked).
+    pub unstable: &'a dyn Fn(usize) -> Again,
     /// Test paths changed and the overlay passed every base test: a test missing from the
     /// commit's own run is a dropped test for the edit rule, not `tests-missing`.
     pub dropped_instead: bool,
+}
+
+/// What a second run of the merge base's own tree says of a check's base ids (SPEC §27.1, §27.2).
+#[derive(Debug, Clone, Default)]
+pub struct Again {
+    /// Ids it did not pass again while every run of the base passed: each was named after a
+    /// value that changes every run; they name no test that stays.
+    pub renamed: BTreeSet<String>,
+    /// Ids that passed in one run of the base and not in another while one of those runs
+    /// failed: flaky, so no judgement rests on them.
+    pub flaked: BTreeSet<String>,
 }
 
 /// Compare each check's census with its run on the merge base (`base_runs`: the runs made there,
@@ -72,18 +83,9 @@ pub fn judge(
             run.census_note = Some("the merge base's run shows no test runner closegate reads");
             continue;
         };
-        set_aside_moved_and_unstable(&mut c, evidence, i);
-        run.census = Some(Census {
-            runner: c.runner(),
-            base: c.base,
-            commit: c.commit,
-            missing: c
-                .missing
-                .iter()
-                .take(Census::MISSING_MAX)
-                .cloned()
-                .collect(),
-        });
+        let flaked = set_aside_moved_and_unstable(&mut c, evidence, i, run, base);
+        findings.extend(flaky_finding(&spec.name, short, &flaked));
+        run.census = Some(entry(&c));
         if c.missing_count == 0 {
             continue;
         }
@@ -106,14 +108,70 @@ pub fn judge(
     dropped
 }
 
-/// Set aside the missing ids of check `i` that name a test the diff shows moved, or that a
-/// second run of the base does not pass again.
-fn set_aside_moved_and_unstable(c: &mut Compared, evidence: &Evidence<'_>, i: usize) {
+/// Set aside the missing ids of check `i` that name a test the diff shows moved, that a second
+/// run of the base does not pass again, or that flaked (SPEC §27.2: passed and failed across
+/// runs of one tree, the commit's `run` or the base's); the flaked ones not already named by the
+/// commit's own `check-flaky` are returned.
+fn set_aside_moved_and_unstable(
+    c: &mut Compared,
+    evidence: &Evidence<'_>,
+    i: usize,
+    run: &CheckRun,
+    base: Option<&CheckRun>,
+) -> Vec<String> {
     set_aside(c, |id| moved(&evidence.moved, id));
-    if c.missing.iter().any(|id| may_be_unstable(id)) {
-        let unstable = (evidence.unstable)(i);
-        set_aside(c, |id| unstable.contains(id));
+    let runs = std::iter::once(run).chain(base);
+    let mut flaky: BTreeSet<String> = runs.clone().flat_map(|r| r.flaky.clone()).collect();
+    let flaked_run = runs.clone().any(|r| r.rerun_passed || !r.flaky.is_empty());
+    let volatile = c.missing.iter().any(|id| may_be_unstable(id));
+    if volatile || (flaked_run && !c.missing.is_empty()) {
+        let again = (evidence.unstable)(i);
+        set_aside(c, |id| again.renamed.contains(id));
+        flaky.extend(again.flaked);
     }
+    let flaked: Vec<String> = c
+        .missing
+        .iter()
+        .filter(|id| flaky.contains(*id))
+        .filter(|id| !(run.rerun_passed && run.flaky.contains(*id)))
+        .cloned()
+        .collect();
+    set_aside(c, |id| flaky.contains(id));
+    if c.missing.is_empty() && runs.clone().any(|r| r.rerun_passed) {
+        // Counts alone: a shortfall of a run that flaked rests on the flaky run.
+        c.missing_count = 0;
+    }
+    flaked
+}
+
+/// The report's `census` entry of a comparison.
+fn entry(c: &Compared) -> Census {
+    Census {
+        runner: c.runner(),
+        base: c.base,
+        commit: c.commit,
+        missing: c
+            .missing
+            .iter()
+            .take(Census::MISSING_MAX)
+            .cloned()
+            .collect(),
+    }
+}
+
+/// `check-flaky` for base tests missing on the commit that flaked (none when `flaked` is
+/// empty): `tests-missing` cannot rest on them (SPEC §27.2).
+fn flaky_finding(name: &str, short: &str, flaked: &[String]) -> Option<Finding> {
+    if flaked.is_empty() {
+        return None;
+    }
+    let msg = format!(
+        "check `{name}`: tests that passed on the merge base ({short}) did not pass on the \
+         commit, but each of them both passed and failed across runs of one tree, so \
+         `tests-missing` cannot rest on them; flaky tests: {}",
+        crate::gates::flaky::named(flaked)
+    );
+    Some(Finding::new(Code::CheckFlaky, msg))
 }
 
 /// Take the missing ids `keep_out` holds out of the comparison.

@@ -164,7 +164,7 @@ pub(super) fn run_reusing(
         pending.clear();
     }
     if !pending.is_empty() {
-        let ran = run_pending(repo, commit, specs, env, plan, &confinement, &pending)?;
+        let ran = run_settled(repo, commit, specs, env, plan, &confinement, &pending)?;
         for (i, ran) in ran {
             results[i] = Some((ran, label));
         }
@@ -190,6 +190,22 @@ fn fill_recorded(
     }
 }
 
+/// [`run_pending`], then each failing run again from a fresh place on the same tree, up to its
+/// check's `flaky_retries` times (SPEC §27.2, `gates::flaky`).
+fn run_settled(
+    repo: &Repo,
+    commit: Oid,
+    specs: &[CheckSpec],
+    env: &CheckEnv,
+    plan: &Plan<'_>,
+    confinement: &Confinement,
+    pending: &[usize],
+) -> Result<Vec<(usize, Ran)>> {
+    let ran = run_pending(repo, commit, specs, env, plan, confinement, pending)?;
+    let rerun = |again: &[usize]| run_pending(repo, commit, specs, env, plan, confinement, again);
+    crate::gates::flaky::settle(ran, specs, rerun, interrupt::requested)
+}
+
 /// Run the checks at `pending` (indexes into `specs`) under `confinement`, each in a place of its
 /// own when they run at once, and remove the scratch checkouts after; the runs with their index.
 fn run_pending(
@@ -208,6 +224,7 @@ fn run_pending(
     let mut scratches: Vec<Scratch> = Vec::new();
     let mut warms: Vec<Warm> = Vec::new();
     let mut failures: Vec<PathBuf> = Vec::new();
+    let mut snapshots: Vec<(usize, Option<String>)> = Vec::new();
     let mut cmds = Vec::with_capacity(pending.len());
     for &i in pending {
         let spec = &specs[i];
@@ -221,9 +238,16 @@ fn run_pending(
         };
         let job = job(repo, commit, confinement, plan.shield, spec, &vars, &place)?;
         failures.extend(place.mount.as_ref().map(|m| m.failure.clone()));
+        snapshots.push((i, place.snapshot.clone()));
         cmds.push((i, job));
     }
-    let ran = run_all(cmds, specs, plan, sandboxed)?;
+    let mut ran = run_all(cmds, specs, plan, sandboxed)?;
+    for (i, (run, _)) in &mut ran {
+        run.snapshot = snapshots
+            .iter()
+            .find(|(j, _)| j == i)
+            .and_then(|(_, s)| s.clone());
+    }
     for scratch in scratches {
         scratch.remove()?;
     }
@@ -589,6 +613,11 @@ fn run_one(
         census: None,
         tally,
         census_note: None,
+        snapshot: None,
+        parallel: false,
+        retries: 0,
+        flaky: Vec::new(),
+        rerun_passed: false,
     };
     Ok((run, finding(spec, ended, timed_out)))
 }

@@ -37,6 +37,7 @@ use crate::contract::Contract;
 use crate::finding::{Finding, Severity};
 use crate::gates::census;
 use crate::gates::checks::Checked;
+use crate::gates::flaky;
 use crate::gates::runner::{Claimed, Prepared, Runner, Target};
 use crate::repo::{Change, ChangeKind};
 use crate::report::{CheckRun, IntegrityRun, Report};
@@ -140,14 +141,8 @@ fn overlays(
     };
     let commit_tree = ctx.repo.tree_of(commit);
     let reverse_runs = reverse.as_ref().filter(|t| Some(t.tree) != commit_tree);
-    let (over_checked, reverse_checked) = match reverse_runs {
-        Some(rev) if side_by_side(ctx, passed) => both(ctx, passed, &over, rev)?,
-        Some(rev) => (
-            run_on(ctx, passed, &over.target(ctx, false))?,
-            run_on(ctx, passed, &rev.target(ctx, true))?,
-        ),
-        None => (run_on(ctx, passed, &over.target(ctx, false))?, None),
-    };
+    let (over_checked, reverse_checked) =
+        run_overlays(ctx, passed, &over, reverse_runs, base_runs)?;
     let mut every_base_test = false;
     if let Some(checked) = over_checked {
         let failing = checked.runs.iter().any(|run| !self::passed(run));
@@ -198,13 +193,14 @@ fn reverse_part(
     reverse_overlay(ctx, passed, &runs, red, report);
 }
 
-/// The base ids each check's census cannot hold to (SPEC §27.1, §27.2): those a second run of
-/// the merge base's own tree does not pass again — a test named after a random value or the
-/// time has another id each run. Taken only when asked, once per check.
+/// What a second run of the merge base's own tree says of each check's base ids (SPEC §27.1,
+/// §27.2): the ids it does not pass again — a test named after a random value or the time has
+/// another id each run ([`census::Again::renamed`]), or a test that passed in one run of the base
+/// and failed in another ([`census::Again::flaked`]). Taken only when asked, once per check.
 pub struct Unstable<'c, 'r> {
     ctx: &'c Ctx<'c>,
     base_runs: &'r [(usize, CheckRun)],
-    found: RefCell<BTreeMap<usize, BTreeSet<String>>>,
+    found: RefCell<BTreeMap<usize, census::Again>>,
 }
 
 impl<'c, 'r> Unstable<'c, 'r> {
@@ -216,31 +212,36 @@ impl<'c, 'r> Unstable<'c, 'r> {
         }
     }
 
-    /// The base ids of check `i` that a fresh run of the merge base does not pass again.
-    fn ids(&self, i: usize) -> BTreeSet<String> {
-        if let Some(ids) = self.found.borrow().get(&i) {
-            return ids.clone();
+    /// What a fresh run of the merge base says of check `i`'s base ids.
+    fn ids(&self, i: usize) -> census::Again {
+        if let Some(again) = self.found.borrow().get(&i) {
+            return again.clone();
         }
-        let ids = self.rerun(i).unwrap_or_default();
-        self.found.borrow_mut().insert(i, ids.clone());
-        ids
+        let again = self.rerun(i).unwrap_or_default();
+        self.found.borrow_mut().insert(i, again.clone());
+        again
     }
 
-    fn rerun(&self, i: usize) -> Option<BTreeSet<String>> {
+    fn rerun(&self, i: usize) -> Option<census::Again> {
         let (_, first) = self.base_runs.iter().find(|(j, _)| *j == i)?;
-        let first = first.tally.as_ref()?;
         let target = Target::MergeBase(self.ctx.merge_base);
         let prepared = prepare_fresh(self.ctx, &[i], &target, true).ok()?;
         let checked = prepared.run(self.ctx.repo).ok()?;
-        let again = checked.runs.first()?.tally.clone()?;
-        let mut gone = BTreeSet::new();
-        for count in &first.counts {
-            let Some(ids) = &count.ids else { continue };
-            let now = again.get(count.runner).and_then(|c| c.ids.as_deref());
-            let now: BTreeSet<&String> = now.into_iter().flatten().collect();
-            gone.extend(ids.iter().filter(|id| !now.contains(id)).cloned());
+        let second = checked.runs.first()?;
+        let ids = flaky::passing_ids(first)?;
+        let now = flaky::passing_ids(second).unwrap_or_default();
+        let gone = ids.into_iter().filter(|id| !now.contains(id)).cloned();
+        let mut again = census::Again::default();
+        // Only where every run of the base passed is an id that did not pass again renamed.
+        if passed(first) && passed(second) {
+            again.renamed.extend(gone);
+        } else {
+            again.flaked.extend(gone);
         }
-        Some(gone)
+        again
+            .flaked
+            .extend(first.flaky.iter().chain(&second.flaky).cloned());
+        Some(again)
     }
 }
 
@@ -290,6 +291,51 @@ impl Tree {
 
 type Pair = (Option<Checked>, Option<Checked>);
 
+/// Run the overlay and the reverse overlay (when it is not the commit's own tree), side by side
+/// when they may be. An overlay whose tree is the merge base's own is not run again: its runs
+/// are the base's (SPEC §27.2: two runs of one tree are never reported as different trees).
+fn run_overlays(
+    ctx: &Ctx<'_>,
+    passed: &[usize],
+    over: &Tree,
+    reverse: Option<&Tree>,
+    base_runs: &[(usize, CheckRun)],
+) -> Result<Pair> {
+    let same_as_base = ctx.repo.tree_of(ctx.merge_base) == Some(over.tree);
+    let from_base = match same_as_base {
+        true => base_checked(passed, base_runs),
+        false => None,
+    };
+    Ok(match (from_base, reverse) {
+        (Some(over), Some(rev)) => (Some(over), run_on(ctx, passed, &rev.target(ctx, true))?),
+        (Some(over), None) => (Some(over), None),
+        (None, Some(rev)) if side_by_side(ctx, passed) => both(ctx, passed, over, rev)?,
+        (None, Some(rev)) => (
+            run_on(ctx, passed, &over.target(ctx, false))?,
+            run_on(ctx, passed, &rev.target(ctx, true))?,
+        ),
+        (None, None) => (run_on(ctx, passed, &over.target(ctx, false))?, None),
+    })
+}
+
+/// The base's runs of every check at `passed`, as one run of those checks; `None` when one of
+/// them did not run on the base.
+fn base_checked(passed: &[usize], base_runs: &[(usize, CheckRun)]) -> Option<Checked> {
+    let runs: Option<Vec<CheckRun>> = passed
+        .iter()
+        .map(|i| {
+            base_runs
+                .iter()
+                .find(|(j, _)| j == i)
+                .map(|(_, r)| r.clone())
+        })
+        .collect();
+    Some(Checked {
+        runs: runs?,
+        ..Checked::default()
+    })
+}
+
 /// The overlay and the reverse overlay at once ([`side_by_side`]): both planned here, the
 /// reverse overlay run in a thread with a repository handle of its own.
 fn both(ctx: &Ctx<'_>, passed: &[usize], over: &Tree, rev: &Tree) -> Result<Pair> {
@@ -311,14 +357,24 @@ fn both(ctx: &Ctx<'_>, passed: &[usize], over: &Tree, rev: &Tree) -> Result<Pair
         let rev = handle
             .join()
             .unwrap_or_else(|_| Err(anyhow::anyhow!("the reverse overlay's thread panicked")));
-        Ok((over?, rev?))
+        Ok((side_by_side_runs(over?), side_by_side_runs(rev?)))
+    })
+}
+
+/// The runs of `checked`, marked as run side by side (the report's `parallel`, SPEC §27.2).
+fn side_by_side_runs(checked: Option<Checked>) -> Option<Checked> {
+    checked.map(|mut checked| {
+        for run in &mut checked.runs {
+            run.parallel = true;
+        }
+        checked
     })
 }
 
 /// Whether the overlay and the reverse overlay run at once: only when the two runs cannot reach
 /// each other, so running them side by side cannot change what either finds — every check they
-/// run is [`isolated`], the checks run in the sandbox (each run then has its own checkout or warm
-/// workspace — the overlay the check's main one, the reverse overlay its base one — `TMPDIR`,
+/// run is [`isolated`], the checks run in the sandbox (each run then has its own checkout, or its
+/// own layer over the base snapshot (SPEC §27.2), `TMPDIR`,
 /// `/tmp`, network, PID and IPC namespaces) — and there is room: `jobs` above 1, or two cores.
 /// `jobs` alone is not enough (SPEC §19 runs *independent* runs in parallel): the reverse
 /// overlay runs the agent's tests, the overlay the agent's code under the base's tests, and two
@@ -335,8 +391,8 @@ fn side_by_side(ctx: &Ctx<'_>, passed: &[usize]) -> bool {
 
 /// A check two runs of which share nothing they could both write or reach: no `writable`
 /// path, no network (each run has its own loopback), no variable passed in (`env` may name a
-/// service both would use). A warm workspace (`keep`) is no bar: the overlay and the reverse
-/// overlay run in different ones ([`crate::gates::workspace::Slot`]), each locked by its run.
+/// service both would use). A warm workspace (`keep`) is no bar: each run writes only its own
+/// layer over the base snapshot (`crate::gates::workspace`).
 fn isolated(spec: &CheckSpec) -> bool {
     !spec.network && spec.writable.is_empty() && spec.env.is_empty()
 }
@@ -425,13 +481,19 @@ fn on_base_tree(
         if !failed.contains(&i) {
             continue;
         }
+        let name = &ctx.config.checks[i].name;
+        if run.rerun_passed {
+            // SPEC §27.2: whether the base is red would rest on a flaky result.
+            report.checks[i].red_on_base = Some(false);
+            report.add_gate(crate::finding::Gate::Checks, [base_flaky(name, short, run)]);
+            continue;
+        }
         let fails = !passed(run);
         red |= fails;
         report.checks[i].red_on_base = Some(fails);
         if !fails {
             continue;
         }
-        let name = &ctx.config.checks[i].name;
         let prefix = format!("check `{name}` ");
         for finding in &mut report.findings {
             if finding.code == Code::CheckFailed && finding.message.starts_with(&prefix) {
@@ -440,6 +502,20 @@ fn on_base_tree(
         }
     }
     Ok((red, picked.iter().copied().zip(runs).collect()))
+}
+
+/// `check-flaky` for a check whose run on the merge base's own tree failed and then passed.
+fn base_flaky(name: &str, short: &str, run: &CheckRun) -> Finding {
+    let tests = match run.flaky.is_empty() {
+        true => format!("the check `{name}` itself"),
+        false => flaky::named(&run.flaky),
+    };
+    let msg = format!(
+        "check `{name}` failed on the commit; on the merge base's own tree ({short}) it failed and \
+         then passed when run again, so whether the base is red rests on a flaky result; flaky \
+         tests: {tests}"
+    );
+    Finding::new(Code::CheckFlaky, msg)
 }
 
 /// The commit's code under the base's own tests (PASS_TO_PASS, SPEC §27.1 (a)): for each check
@@ -468,13 +544,13 @@ fn overlay(
         policy::keep_for_a_human(changed, report);
         return false;
     }
-    let mut weakened = false;
+    let (mut weakened, mut flaked) = (false, false);
     for (&i, run) in passed.iter().zip(&over_runs) {
         let judged = judge_overlay(ctx, i, run, &report.checks[i], runs);
+        let name = &ctx.config.checks[i].name;
         if !judged.expected.is_empty() {
             let msg = format!(
-                "check `{}`: base tests the contract expects changed fail with the commit's code                  under their base version and pass in the commit's: {}",
-                ctx.config.checks[i].name,
+                "check `{name}`: base tests the contract expects changed fail with the commit's code                  under their base version and pass in the commit's: {}",
                 judged.expected.join(", ")
             );
             report.add_gate(
@@ -482,6 +558,10 @@ fn overlay(
                 [Finding::new(Code::TestsChangedAsExpected, msg)],
             );
             report.integrity.expect_changed.extend(judged.expected);
+        }
+        if let Some(ids) = judged.flaky {
+            flaked = true;
+            report.add_gate(crate::finding::Gate::Checks, [overlay_flaky(name, &ids)]);
         }
         if !judged.failing {
             continue;
@@ -493,18 +573,49 @@ fn overlay(
             report.add_gate(crate::finding::Gate::Checks, [finding]);
         }
     }
+    if flaked && !weakened {
+        // SPEC §27.2: neither `pass` nor `fail` rests on a flaky result.
+        report.integrity.base_tests = None;
+        report.integrity.base_tests_inconclusive =
+            Some("a base test flaked on the overlay or on the base (check-flaky)".to_string());
+        return false;
+    }
     report.integrity.base_tests = Some(if weakened { "fail" } else { "pass" });
     !weakened
 }
 
+/// `check-flaky` for an overlay whose failure rests on a flaky result (SPEC §27.2).
+fn overlay_flaky(name: &str, ids: &[String]) -> Finding {
+    let head = format!(
+        "check `{name}` failed on the overlay (the commit's code with the base's own tests)"
+    );
+    let msg = match ids.is_empty() {
+        true => format!(
+            "{head} and then passed when run again on the same tree: `tests-weakened` cannot \
+             rest on a flaky result"
+        ),
+        false => format!(
+            "{head}, but each base test it did not pass both passed and failed across runs of \
+             one tree, so `tests-weakened` cannot rest on them; flaky tests: {}",
+            flaky::named(ids)
+        ),
+    };
+    Finding::new(Code::CheckFlaky, msg)
+}
+
 /// One check's overlay run judged against its base run.
 struct OverlayJudged {
-    /// The overlay fails the base's tests (beyond what the contract expects changed).
+    /// The overlay fails the base's tests (beyond what the contract expects changed and what
+    /// flaked).
     failing: bool,
     /// The base test ids that failed there unexpectedly.
     ids: Vec<String>,
     /// The base test ids that failed there as the contract expects.
     expected: Vec<String>,
+    /// The judgement would rest on a flaky result (SPEC §27.2): the base test ids that failed
+    /// there but both passed and failed across runs of one tree, or, with none named, the
+    /// overlay's own run failed and then passed on a rerun.
+    flaky: Option<Vec<String>>,
 }
 
 /// Check `i`'s overlay `run` against its run on the base (its census) and the commit's `own`.
@@ -522,10 +633,7 @@ fn judge_overlay(
         _ => None,
     };
     let mut missing = compared.map(|c| c.missing).unwrap_or_default();
-    if missing.iter().any(|id| census::may_be_unstable(id)) {
-        let unstable = runs.unstable.ids(i);
-        missing.retain(|id| !unstable.contains(id));
-    }
+    let flaked = set_aside_flaky(&mut missing, run, base, runs.unstable, i);
     let passes_own = |id: &String| {
         let ids = own
             .tally
@@ -536,13 +644,48 @@ fn judge_overlay(
     let (expected, ids): (Vec<String>, Vec<String>) = missing
         .into_iter()
         .partition(|id| ctx.contract.is_some_and(|c| c.expects_changed(id)) && passes_own(id));
-    let run_failed = !passed(run);
+    // A failing exit rests on a flaky result when a rerun passed, or when every base test it
+    // did not pass flaked.
+    let exit_flaky = run.rerun_passed || !flaked.is_empty();
+    let run_failed = !passed(run) && !exit_flaky;
     let failing = !ids.is_empty() || (run_failed && expected.is_empty());
+    let flaky = match (failing, flaked.is_empty(), !passed(run) && run.rerun_passed) {
+        (false, false, _) => Some(flaked),
+        (false, true, true) => Some(Vec::new()),
+        _ => None,
+    };
     OverlayJudged {
         failing,
         ids,
         expected,
+        flaky,
     }
+}
+
+/// Take out of `missing` the base test ids of check `i` that a second run of the base does not
+/// pass again because they are renamed each run, and those that flaked (in the overlay's runs,
+/// the base's, or that second run); the flaked ones are returned. The second run is asked for
+/// whenever an id is missing: a base test the overlay fails is rerun on the base before it
+/// decides anything (SPEC §27.2).
+fn set_aside_flaky(
+    missing: &mut Vec<String>,
+    run: &CheckRun,
+    base: Option<&CheckRun>,
+    unstable: &Unstable<'_, '_>,
+    i: usize,
+) -> Vec<String> {
+    if missing.is_empty() {
+        return Vec::new();
+    }
+    let again = unstable.ids(i);
+    missing.retain(|id| !again.renamed.contains(id));
+    let runs = std::iter::once(run).chain(base);
+    let mut flaky: BTreeSet<&String> = runs.flat_map(|r| r.flaky.iter()).collect();
+    flaky.extend(again.flaked.iter());
+    let (flaked, kept): (Vec<String>, Vec<String>) =
+        missing.drain(..).partition(|id| flaky.contains(id));
+    *missing = kept;
+    flaked
 }
 
 fn weakened_message(name: &str, changed: &[Changed], run: &CheckRun, ids: &[String]) -> String {

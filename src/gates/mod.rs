@@ -10,6 +10,7 @@ pub mod checks;
 pub mod close;
 pub mod contract;
 pub mod doc;
+pub mod flaky;
 pub mod graded;
 pub mod integrity;
 pub mod manifest;

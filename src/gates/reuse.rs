@@ -123,6 +123,11 @@ fn result(e: &CheckEntry, spec: &CheckSpec, ts: String) -> Option<(CheckRun, Opt
         census: None,
         tally: e.census.as_ref().map(crate::runners::census::Stored::tally),
         census_note: None,
+        snapshot: None,
+        parallel: false,
+        retries: 0,
+        flaky: Vec::new(),
+        rerun_passed: false,
     };
     Some((run, finding))
 }

@@ -202,6 +202,11 @@ fn rewrite_attest(text: &str) -> String {
             census: None,
             tally: None,
             census_note: None,
+            snapshot: None,
+            parallel: false,
+            retries: 0,
+            flaky: Vec::new(),
+            rerun_passed: false,
         })
         .collect();
     attest::attest_statement(&expect, &runs, &s.verdict)

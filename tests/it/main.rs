@@ -28,6 +28,7 @@ mod evidence;
 mod explain;
 mod first_contact;
 mod fixture;
+mod flaky;
 mod git_config_secrets;
 mod git_runner;
 mod graded_corpus;

@@ -82,6 +82,11 @@ fn check(name: &str, exit_code: Option<i32>, output: Vec<String>) -> CheckRun {
         census: None,
         tally: None,
         census_note: None,
+        snapshot: None,
+        parallel: false,
+        retries: 0,
+        flaky: Vec::new(),
+        rerun_passed: false,
     }
 }
 

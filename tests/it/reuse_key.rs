@@ -57,11 +57,12 @@ fn a_pass_under_a_decoy_slug_is_not_reused_under_the_real_slug() {
     // The real slug: the check runs again (its result under `decoy` says nothing) and fails.
     std::fs::write(s.wt.join("_EXEC_STATUS.md"), &real).unwrap();
     let (code, second) = check(&s.wt);
-    // A second run on the commit (the run on the merge base's own tree that its failure
-    // brings, SPEC §23, has an empty slug and is not counted by `runs`).
+    // A second run on the commit, with the two reruns of its failure (SPEC §27.2; the run on
+    // the merge base's own tree that its failure brings, SPEC §23, has an empty slug and is not
+    // counted by `runs`).
     assert_eq!(
         runs(dir.path()).len(),
-        2,
+        4,
         "the decoy's pass was reused: {second}"
     );
     assert!(second["checks"][0]["reused"].is_null(), "{second}");
@@ -76,7 +77,7 @@ fn a_pass_under_a_decoy_slug_is_not_reused_under_the_real_slug() {
     assert!(last["checks"][0].get("commit").is_none(), "{last}");
     // Unchanged, the same slug's result is reused (the honest side).
     let (_, third) = check(&s.wt);
-    assert_eq!(runs(dir.path()).len(), 2, "{third}");
+    assert_eq!(runs(dir.path()).len(), 4, "{third}");
     assert!(third["checks"][0]["reused"].is_string(), "{third}");
 }
 

@@ -110,6 +110,11 @@ fn stands(then: &Key, then_spec: &CheckSpec, now: &Key, now_spec: &CheckSpec) ->
         census: None,
         tally: None,
         census_note: None,
+        snapshot: None,
+        parallel: false,
+        retries: 0,
+        flaky: Vec::new(),
+        rerun_passed: false,
     };
     let entry = reuse::entry(then, then_spec, "bwrap", &run, None);
     reuse::matches(&entry, now, now_spec, "bwrap")
