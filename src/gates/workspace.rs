@@ -297,6 +297,27 @@ enum From {
     Snapshot(Snapshot),
 }
 
+impl From {
+    /// What is mounted for a run whose directory is `run_dir`, where its reset's memo lives, and
+    /// the lock digest the layer below was fetched for.
+    fn layer(self, run_dir: &Path) -> (Layer, PathBuf, Option<String>) {
+        match self {
+            From::Build { part } => {
+                let source = part.join("checkout");
+                (Layer::Bind { source }, part.join("checkout.tree"), None)
+            }
+            From::Snapshot(snap) => {
+                let memo = run_dir.join("checkout.tree");
+                let _ = fs::copy(snap.dir.join("checkout.tree"), &memo);
+                let (upper, work) = (run_dir.join("upper"), run_dir.join("work"));
+                let lower = snap.checkout();
+                let fetched = snap.locks();
+                (Layer::Overlay { lower, upper, work }, memo, fetched)
+            }
+        }
+    }
+}
+
 impl Cache {
     /// The reset the helper (or, without an overlay, closegate) makes at the check's path.
     fn reset(&self, repo: &Repo, spec: &CheckSpec, commit: Oid, memo: PathBuf) -> Reset {
@@ -333,23 +354,7 @@ impl Cache {
         };
         make_dirs(&target).with_context(fail)?;
         let run = RunDir::create(&self.root).with_context(fail)?;
-        let fetched = match &from {
-            From::Snapshot(snap) => snap.locks(),
-            From::Build { .. } => None,
-        };
-        let (layer, memo) = match from {
-            From::Build { part } => {
-                let source = part.join("checkout");
-                (Layer::Bind { source }, part.join("checkout.tree"))
-            }
-            From::Snapshot(snap) => {
-                let memo = run.dir.join("checkout.tree");
-                let _ = fs::copy(snap.dir.join("checkout.tree"), &memo);
-                let (upper, work) = (run.dir.join("upper"), run.dir.join("work"));
-                let lower = snap.checkout();
-                (Layer::Overlay { lower, upper, work }, memo)
-            }
-        };
+        let (layer, memo, fetched) = from.layer(&run.dir);
         let reset = self.reset(repo, spec, commit, memo);
         locks.push(run.lock);
         let mut warm = Warm {
@@ -377,22 +382,7 @@ impl Cache {
             });
             return Ok(warm);
         }
-        let check_lock = open_lock(&root.with_extension("lock")).with_context(fail)?;
-        lock_unless(&check_lock, Hold::Exclusive, true, stop).with_context(fail)?;
-        warm._locks.push(check_lock);
-        remove_if_present(&target).with_context(fail)?;
-        match layer {
-            Layer::Bind { source } => {
-                fs::rename(&source, &target).with_context(fail)?;
-                warm.move_back = Some(source);
-            }
-            Layer::Overlay { lower, .. } => {
-                copy_tree(&lower, &target).with_context(fail)?;
-                warm.remove_copy = true;
-            }
-        }
-        warm.copied = true;
-        repo.reset_workspace_memo(commit, &target, &reset.keep, &reset.memo)?;
+        copy_in(repo, &mut warm, layer, &reset, stop).with_context(fail)?;
         Ok(warm)
     }
 
@@ -433,6 +423,34 @@ impl Warm {
         let _ = fs::remove_file(self.run_dir.with_extension("lock"));
         Ok(())
     }
+}
+
+/// Without an overlay: one run of the check at a time (`checks/<check>.lock`), the snapshot moved
+/// (a build) or copied (a run on it) to the check's path, and reset there.
+fn copy_in(
+    repo: &Repo,
+    warm: &mut Warm,
+    layer: Layer,
+    reset: &Reset,
+    stop: &dyn Fn() -> bool,
+) -> Result<()> {
+    let check_lock = open_lock(&warm.root.with_extension("lock"))?;
+    lock_unless(&check_lock, Hold::Exclusive, true, stop)?;
+    warm._locks.push(check_lock);
+    remove_if_present(&warm.checkout)?;
+    match layer {
+        Layer::Bind { source } => {
+            fs::rename(&source, &warm.checkout)?;
+            warm.move_back = Some(source);
+        }
+        Layer::Overlay { lower, .. } => {
+            copy_tree(&lower, &warm.checkout)?;
+            warm.remove_copy = true;
+        }
+    }
+    warm.copied = true;
+    let commit = Oid::from_str(&reset.commit)?;
+    repo.reset_workspace_memo(commit, &warm.checkout, &reset.keep, &reset.memo)
 }
 
 /// Mark `p.part` complete and move it into place.
