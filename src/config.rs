@@ -27,7 +27,8 @@ pub const DEFAULT_ESCROW_DAYS: u32 = 30;
 /// The most checks `jobs` may run at once.
 pub const MAX_JOBS: u64 = 64;
 /// Every key of a `[[checks]]` table (kept in step with the README like [`TOP_KEYS`]).
-pub const CHECK_KEYS: &str = "name, run, timeout_s, writable, network, keep, env, reuse, census";
+pub const CHECK_KEYS: &str =
+    "name, run, prepare, timeout_s, writable, network, keep, env, reuse, census";
 /// The keys of `[protected.integrity]` that are not surfaces (SPEC §27.1).
 pub const INTEGRITY_KEYS: &str = "fail_to_pass";
 /// Every key of a `[sandbox]` table (kept in step with the README like [`TOP_KEYS`]).
@@ -127,6 +128,9 @@ const ALWAYS_CI: [&str; 3] = [FILE_NAME, "**/.gitattributes", ".gitmodules"];
 pub struct CheckSpec {
     pub name: String,
     pub run: String,
+    /// `prepare` (SPEC §27.2): a command run with network, before `run` and in the same
+    /// checkout, that fetches the dependencies without running the project's own code.
+    pub prepare: Option<String>,
     pub timeout_s: u64,
     /// Paths outside its checkout the check may write (`writable`, SPEC §4.6): absolute, or
     /// `~` / `~/…` for the user's home, expanded when the check runs.
@@ -154,6 +158,7 @@ impl CheckSpec {
             name: name.into(),
             census: crate::runners::census::Mode::infer(&run),
             run,
+            prepare: None,
             timeout_s,
             writable: Vec::new(),
             network: true,
@@ -725,6 +730,7 @@ fn check(value: &Value, at: &str) -> Result<CheckSpec> {
         .as_table()
         .ok_or_else(|| wrong_type(at, "a table", value))?;
     let (mut name, mut run, mut timeout_s) = (None, None, DEFAULT_TIMEOUT_S);
+    let mut prepare = None;
     let (mut writable, mut network, mut keep) = (Vec::new(), true, Vec::new());
     let mut env = Vec::new();
     let mut reuse_commit = false;
@@ -734,6 +740,7 @@ fn check(value: &Value, at: &str) -> Result<CheckSpec> {
         match key.as_str() {
             "name" => name = Some(non_empty_string(value, &path)?),
             "run" => run = Some(non_empty_string(value, &path)?),
+            "prepare" => prepare = Some(non_empty_string(value, &path)?),
             "timeout_s" => timeout_s = timeout(value, &path)?,
             "writable" => writable = writable_paths(value, &path)?,
             "keep" => keep = keep_paths(value, &path)?,
@@ -754,6 +761,7 @@ fn check(value: &Value, at: &str) -> Result<CheckSpec> {
     Ok(CheckSpec {
         name,
         run,
+        prepare,
         timeout_s,
         writable,
         network,

@@ -361,13 +361,16 @@ fn same_as_configured(repo: &Repo, flag: &str, tip: Option<(String, Oid)>) -> bo
     configured.is_some() && refname(flag) == configured && default_blob == tip_blob
 }
 
-/// The repository paths named as words of the checks' `run` strings that exist in the base tip
+/// The repository paths named as words of the checks' `run` (and `prepare`) strings that exist in the base tip
 /// `id` (SPEC §4.5: `sh scripts/check.sh` puts `scripts/check.sh` on surface `ci`, `pytest tests`
 /// everything under `tests/`). `.`, `..` and paths leaving the repository name no path here.
 fn run_paths(repo: &Repo, id: Oid, checks: &[config::CheckSpec]) -> Result<Vec<String>> {
     let mut found = Vec::new();
     for check in checks {
-        for word in crate::runners::run_words(&check.run) {
+        let words = [Some(&check.run), check.prepare.as_ref()]
+            .into_iter()
+            .flatten();
+        for word in words.flat_map(|command| crate::runners::run_words(command)) {
             if found.contains(&word) {
                 continue;
             }

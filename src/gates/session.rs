@@ -146,7 +146,7 @@ impl Session {
             worktree: root,
             status: None,
             message: None,
-            config: trusted.config,
+            config: prepare_inline(trusted.config),
             base: trusted.base,
             findings: trusted.findings,
             rev: None,
@@ -367,4 +367,19 @@ impl Session {
     pub fn fail_fast(&self) -> bool {
         self.opts.fail_fast
     }
+}
+
+/// INTERIM, until the runner runs `prepare` itself (SPEC §27.2: with network, before `run`, in
+/// the same checkout): a check with `prepare` runs `prepare`, then `run`, as one command with the
+/// network on (`prepare` in a subshell: what it exports is not `run`'s), so the checks `init`
+/// writes pass today. Delete this function (and its one call in
+/// [`Session::build`]) when the runner runs `prepare`.
+fn prepare_inline(mut config: Config) -> Config {
+    for check in &mut config.checks {
+        if let Some(prepare) = check.prepare.take() {
+            check.run = format!("(\n{prepare}\n) || exit $?\n{}", check.run);
+            check.network = true;
+        }
+    }
+    config
 }

@@ -523,3 +523,50 @@ fn fail_to_pass_is_a_boolean_of_protected_integrity() {
     let e = err("[protected.integrity]\nfail_to_pass = \"yes\"\n");
     assert!(e.contains("protected.integrity.fail_to_pass"), "{e}");
 }
+
+/// SPEC §27.2: `prepare` is the command run with network before `run` (fetching, running none
+/// of the project's code); optional, a non-empty string.
+#[test]
+fn prepare_is_an_optional_command_string() {
+    let c = Config::parse(
+        "[[checks]]\nname = \"t\"\nrun = \"cargo test --offline\"\nprepare = \"cargo fetch\"\nnetwork = false\n\
+         [[checks]]\nname = \"u\"\nrun = \"true\"\n",
+        ORIGIN,
+    )
+    .unwrap();
+    assert_eq!(c.checks[0].prepare.as_deref(), Some("cargo fetch"));
+    assert!(!c.checks[0].network);
+    assert_eq!(c.checks[1].prepare, None);
+    let check = "[[checks]]\nname = \"t\"\nrun = \"true\"\n";
+    assert_err(
+        &format!("{check}prepare = 1\n"),
+        &["`checks[0].prepare`", "a string"],
+    );
+    assert_err(
+        &format!("{check}prepare = [\"cargo\", \"fetch\"]\n"),
+        &["`checks[0].prepare`", "a string"],
+    );
+    assert_err(
+        &format!("{check}prepare = \" \"\n"),
+        &["`checks[0].prepare`", "must not be empty"],
+    );
+}
+
+/// A `prepare` that is not a string is an error reaching no verdict: `check` exits 2 naming the
+/// key (SPEC §1.3), as for every malformed key.
+#[test]
+fn a_prepare_that_is_not_a_string_is_an_exit_2_naming_the_key() {
+    let config = "[[checks]]\nname = \"t\"\nrun = \"true\"\nprepare = 7\n";
+    let (fx, _) = crate::fixture::Fixture::with_agent(Some(config));
+    let root = fx.root();
+    let wt = fx.worktree("x", "agent/x");
+    let (code, out, err) = crate::fixture::parts(&crate::fixture::closegate(&root, &["validate"]));
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(
+        format!("{out}{err}").contains("`checks[0].prepare`"),
+        "{out}{err}"
+    );
+    let (code, _, err) = crate::fixture::parts(&crate::fixture::closegate(&wt, &["check"]));
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("`checks[0].prepare`"), "{err}");
+}
