@@ -47,6 +47,7 @@ pub fn go(project: &Project<'_>) -> Guess {
         )),
         network: false,
         writable: Vec::new(),
+        env: Vec::new(),
         keep: keep_with_private(None),
     }
 }

@@ -51,6 +51,8 @@ pub struct Guess {
     pub network: bool,
     /// `writable` entries (`~/…` or absolute).
     pub writable: Vec<String>,
+    /// `env`: closegate's environment variables handed to the check beyond the allow-list.
+    pub env: Vec<&'static str>,
     /// `keep` entries, with a trailing `/`.
     pub keep: Vec<String>,
 }
@@ -117,6 +119,7 @@ pub fn guess(project: &Project<'_>) -> Option<Guess> {
             prepare: None,
             network: true,
             writable: Vec::new(),
+            env: Vec::new(),
             keep: Vec::new(),
         });
     }
@@ -155,6 +158,7 @@ fn cargo(project: &Project<'_>) -> Guess {
         prepare: Some(format!("{home} cargo fetch{locked}")),
         network: false,
         writable: Vec::new(),
+        env: Vec::new(),
         keep: keep_with_private(Some("target/")),
     }
 }
@@ -213,6 +217,7 @@ fn python(project: &Project<'_>) -> Guess {
         prepare: None,
         network: true,
         writable: Vec::new(),
+        env: Vec::new(),
         keep: keep_with_private(Some(".venv/")),
     }
 }

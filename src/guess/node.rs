@@ -61,6 +61,11 @@ fn package_json(path: &Path) -> serde_json::Value {
         .unwrap_or_default()
 }
 
+/// What corepack's downloads need from closegate's environment: the extra certificate authority
+/// Node trusts behind a TLS-inspecting proxy (npm reads its own `cafile`; corepack has only this).
+/// Nothing is handed where it is unset.
+const COREPACK_ENV: [&str; 1] = ["NODE_EXTRA_CA_CERTS"];
+
 /// corepack runs the version `packageManager` pins (or its own default), kept private to the
 /// workspace; it never asks before downloading and never writes a pin into `package.json`.
 fn corepack() -> String {
@@ -101,6 +106,7 @@ fn pnpm(project: &Project<'_>) -> Guess {
         prepare,
         network,
         writable: Vec::new(),
+        env: COREPACK_ENV.to_vec(),
         keep: keep_with_private(Some("node_modules/")),
     }
 }
@@ -125,6 +131,7 @@ fn yarn(project: &Project<'_>) -> Guess {
         )),
         network: false,
         writable: Vec::new(),
+        env: COREPACK_ENV.to_vec(),
         keep: keep_with_private(Some("node_modules/")),
     }
 }
@@ -148,6 +155,7 @@ fn berry(project: &Project<'_>) -> Guess {
         )),
         network: false,
         writable: Vec::new(),
+        env: COREPACK_ENV.to_vec(),
         keep: keep_with_private(Some("node_modules/")),
     }
 }
@@ -216,6 +224,7 @@ fn npm(project: &Project<'_>) -> Guess {
             prepare: None,
             network: true,
             writable,
+            env: Vec::new(),
             keep,
         };
     }
@@ -232,6 +241,7 @@ fn npm(project: &Project<'_>) -> Guess {
         )),
         network: false,
         writable,
+        env: Vec::new(),
         keep,
     }
 }

@@ -72,6 +72,10 @@ fn check_block(g: &guess::Guess) -> String {
     if !g.keep.is_empty() {
         out.push_str(&format!("keep = {}\n", list(&g.keep)));
     }
+    if !g.env.is_empty() {
+        let env: Vec<String> = g.env.iter().map(|e| e.to_string()).collect();
+        out.push_str(&format!("env = {}\n", list(&env)));
+    }
     out
 }
 

@@ -104,6 +104,8 @@ fn a_pnpm_workspace_is_installed_by_pnpm_never_npm() {
             check.writable
         );
         assert_eq!(check.keep, ["node_modules", ".closegate-cache"], "{what}");
+        // corepack's downloads trust the extra CA a TLS-inspecting proxy needs (npm has `cafile`).
+        assert_eq!(check.env, ["NODE_EXTRA_CA_CERTS"], "{what}");
     }
     // Without a lock file pnpm must resolve: the install keeps the network.
     let (check, _) = guessed(&[("package.json", &root_json)]);
