@@ -13,13 +13,15 @@
 # checks, in `claims` mode, that a false stop is blocked and a real one and a question pass.
 # Ends with one line: `real projects: N passed, M failed` (exit 1 when M > 0).
 #
-#   scripts/real-projects.sh [NAME...]   (default: every project but commander, whose suite takes
-#                                         a minute; REAL_PROJECTS_ALL=1 adds it)
+#   scripts/real-projects.sh [NAME...]   (default: every project but tsconfck, idx, immutables)
+# tsconfck (pnpm workspace), idx (yarn workspace), immutables (Python C extension), logr (Go, a
+# nested module `./...` never reaches) and commander (npm, package-lock.json) are played as a
+# first contact (issue 50): init right first try, an honest return VERIFIED, land, teardown.
 # dataloader's `npm test` runs `flow check`, and flow writes straight into /tmp
 # (daemon_param*.bin, /tmp/flow): it passes because each sandboxed check has its own empty,
 # writable /tmp (docs/sandbox.md).
-# Needs network access to the package registries (crates.io, PyPI, npm), node/npm, python3, cargo,
-# go, make, cc, bwrap. CLOSEGATE names the binary (default target/debug/closegate).
+# Needs network access to the package registries (crates.io, PyPI, npm), node/npm with corepack
+# (pnpm and yarn come through it), python3, cargo, go, make, cc, bwrap. CLOSEGATE names the binary (default target/debug/closegate).
 set -uo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 corpus=${CORPUS:-}
@@ -126,6 +128,18 @@ JS
       printf '\n/* Checked by closegate. */\n' >> jsmn.h
       # Not under test/: `make test` names that folder, which puts all of it on `ci`.
       printf '#include "jsmn.h"\nint main(void) { jsmn_parser p; jsmn_init(&p); return 0; }\n' > extra_test.c ;;
+    tsconfck)
+      printf '\n// Checked by closegate.\n' >> packages/tsconfck/src/util.js
+      printf "import { describe, it, expect } from 'vitest';\nimport { parse } from '../src/index.js';\n\ndescribe('extra', () => {\n\tit('parse is a function', () => {\n\t\texpect(typeof parse).toBe('function');\n\t});\n});\n" > packages/tsconfck/tests/extra.js ;;
+    idx)
+      printf '\n// Checked by closegate.\n' >> packages/babel-plugin-idx/src/babel-plugin-idx.js
+      printf "test('extra', () => {\n  expect(typeof require('./babel-plugin-idx')).toBe('function');\n});\n" > packages/babel-plugin-idx/src/extra.test.js ;;
+    immutables)
+      printf '\n# Checked by closegate.\n' >> immutables/__init__.py
+      printf 'import immutables\n\n\ndef test_extra():\n    assert immutables.Map(a=1)["a"] == 1\n' > tests/test_extra.py ;;
+    logr)
+      printf '\n// Checked by closegate.\n' >> logr.go
+      printf 'package logr\n\nimport "testing"\n\nfunc TestExtraDiscard(t *testing.T) {\n\tif Discard().GetSink() != nil {\n\t\tt.Fatal("sink")\n\t}\n}\n' > extra_test.go ;;
     commander)
       printf '\n// Checked by closegate.\n' >> index.js
       printf "const { test } = require('node:test');\nconst assert = require('node:assert');\ntest('extra', () => { assert.ok(require('../index.js').Command); });\n" > tests/extra.test.cjs ;;
@@ -253,11 +267,47 @@ sys.exit(0 if r["returns"] == n and abs(r["rate"] - want) < 1e-9 else 1)' "$want
   case $project in is-number | jsmn) stop_hooks ;; esac
 }
 
+# First contact (issue 50): a layout `init` must get right first try — its own try passes and
+# says so, with no `--force` and no edit — then an honest return is VERIFIED, `land` run from the
+# main checkout (as the quick start does) brings it in, and the worktree is torn down.
+first_contact() {
+  project=$1
+  echo "== $project (first contact)"
+  repo=$work/$project
+  if ! "$corpus/unpack.sh" "$project" "$repo" >/dev/null; then bad "$project: unpack"; return; fi
+  local init_out
+  if init_out=$(cd "$repo" && "$cg" init 2>&1) && [[ $init_out == *"try: \`test\` passed on"* ]]; then
+    ok "$project: init right first try ($(printf '%s' "$init_out" | grep -o 'passed on .*' | head -1))"
+  else
+    bad "$project: init's first try failed"; printf '%s\n' "$init_out" | tail -25 >&2; return
+  fi
+  printf '%s\n' "$init_out" | grep '^note: ' | sed 's/^/       /'
+  git -C "$repo" add .closegate.toml && git -C "$repo" commit -qm "closegate: configuration"
+  local wt
+  wt=$(agent honest); (cd "$wt" && honest) && commit_all "$wt" "honest: a change with a new test"
+  close "$wt" "a change with a new test"; expect "$project/honest" "$wt" VERIFIED ""
+  if (cd "$repo" && "$cg" land agent/honest >/dev/null 2>&1); then
+    ok "$project: land"
+  else
+    bad "$project: land refused"; (cd "$repo" && "$cg" land agent/honest 2>&1 | tail -15) >&2
+  fi
+  [ ! -e "$wt" ] && ok "$project: the worktree was torn down" || bad "$project: the worktree is still there"
+  git -C "$repo" merge-base --is-ancestor agent/honest main 2>/dev/null || [ -z "$(git -C "$repo" branch --list agent/honest)" ] ||
+    bad "$project: the landed branch is not in main"
+}
+
 projects=("$@")
 if [ ${#projects[@]} -eq 0 ]; then
-  projects=(itoa termtree itsdangerous idna is-number dataloader uuid jsmn)
-  [ "${REAL_PROJECTS_ALL:-0}" = 1 ] && projects+=(commander)
+  # tsconfck and idx (corepack cannot verify the pinned pnpm/yarn through this workplace's
+  # registry mirror: "No compatible signature found") and immutables (its base is red: today's
+  # mypy against its pinned expected output) do not pass here yet; run them by name.
+  projects=(itoa termtree itsdangerous idna is-number dataloader uuid jsmn logr commander)
 fi
-for p in "${projects[@]}"; do play "$p"; done
+for p in "${projects[@]}"; do
+  case $p in
+    tsconfck | idx | immutables | logr | commander) first_contact "$p" ;;
+    *) play "$p" ;;
+  esac
+done
 echo "real projects: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -301,6 +301,8 @@ pub struct Config {
     /// Paths on surface `ci` whatever `[protected]` says: [`ALWAYS_CI`] and the repository paths
     /// the checks' `run` strings name ([`Config::protect_always`]).
     always_ci: Globs,
+    /// The paths the checks' commands name (the word as written, the check's name), in order.
+    run_named: Vec<(String, String)>,
     /// [`wiring_names`]: additions that still need review under policy `modify`.
     wiring: Globs,
     folds_case: bool,
@@ -335,6 +337,7 @@ impl Default for Config {
             always_ci: Globs::paths(&ALWAYS_CI.map(String::from))
                 .expect("built-in globs are valid"),
             wiring: Globs::paths(&wiring_names()).expect("built-in globs are valid"),
+            run_named: Vec::new(),
             folds_case: false,
             integrity: Vec::new(),
             fail_to_pass: false,
@@ -396,6 +399,18 @@ impl Config {
         on.iter().any(|s| s.policy != SurfacePolicy::Modify) || self.wiring.is_match(path)
     }
 
+    /// Why `path` is on `ci` when a check's command made it so (SPEC §4.5): the check and the
+    /// word naming the path or a folder above it.
+    pub fn why_ci(&self, path: &str) -> Option<String> {
+        let (word, check) = self.run_named.iter().find(|(word, _)| {
+            let under = path.strip_prefix(word.as_str());
+            under.is_some_and(|rest| rest.is_empty() || rest.starts_with('/'))
+        })?;
+        Some(format!(
+            "on `ci` because check `{check}`'s command names `{word}`: what a check runs is graded input"
+        ))
+    }
+
     /// Whether `path`'s name alone makes it runner wiring ([`wiring_names`], SPEC §26.4).
     pub fn is_wiring_name(&self, path: impl AsRef<[u8]>) -> bool {
         self.wiring.is_match(path)
@@ -403,12 +418,15 @@ impl Config {
 
     /// Put repository paths (files, or folders: everything under them) on surface `ci` whatever
     /// `[protected]` says: the paths the checks' `run` strings name (SPEC §4.5).
-    pub fn protect_always(&mut self, paths: &[String]) {
+    /// Each path comes with the name of the check whose command names it: [`Config::why_ci`].
+    pub fn protect_always(&mut self, paths: &[(String, String)]) {
         let mut all: Vec<String> = self.always_ci.patterns().to_vec();
         // Literal paths: escape what globset would read as glob syntax; a folder covers
         // everything under it.
-        for path in paths {
-            let path = globset::escape(path.trim_end_matches('/'));
+        for (path, check) in paths {
+            let word = path.trim_end_matches('/');
+            let path = globset::escape(word);
+            self.run_named.push((word.to_string(), check.clone()));
             all.push(format!("{path}/**"));
             all.push(path);
         }

@@ -361,21 +361,23 @@ fn same_as_configured(repo: &Repo, flag: &str, tip: Option<(String, Oid)>) -> bo
     configured.is_some() && refname(flag) == configured && default_blob == tip_blob
 }
 
-/// The repository paths named as words of the checks' `run` (and `prepare`) strings that exist in the base tip
-/// `id` (SPEC §4.5: `sh scripts/check.sh` puts `scripts/check.sh` on surface `ci`, `pytest tests`
-/// everything under `tests/`). `.`, `..` and paths leaving the repository name no path here.
-fn run_paths(repo: &Repo, id: Oid, checks: &[config::CheckSpec]) -> Result<Vec<String>> {
-    let mut found = Vec::new();
+/// The repository paths named as words of the checks' `run` (and `prepare`) strings that exist
+/// in the base tip `id` (SPEC §4.5: `sh scripts/check.sh` puts `scripts/check.sh` on surface
+/// `ci`, `pytest tests` everything under `tests/`). `.`, `..` and paths leaving the repository
+/// name no path here. Each comes with the check whose command names it first, so a finding can
+/// say why.
+fn run_paths(repo: &Repo, id: Oid, checks: &[config::CheckSpec]) -> Result<Vec<(String, String)>> {
+    let mut found: Vec<(String, String)> = Vec::new();
     for check in checks {
         let words = [Some(&check.run), check.prepare.as_ref()]
             .into_iter()
             .flatten();
         for word in words.flat_map(|command| crate::runners::run_words(command)) {
-            if found.contains(&word) {
+            if found.iter().any(|(w, _)| *w == word) {
                 continue;
             }
             if repo.try_tree_entry(id, &word)?.is_some() {
-                found.push(word);
+                found.push((word, check.name.clone()));
             }
         }
     }
@@ -387,7 +389,7 @@ fn run_paths(repo: &Repo, id: Oid, checks: &[config::CheckSpec]) -> Result<Vec<S
 fn protect_run_words(repo: &Repo, id: Oid, config: &mut Config) -> Result<()> {
     let tests = runner_test_globs(repo, id, &config.checks)?;
     let mut named = run_paths(repo, id, &config.checks)?;
-    named.retain(|path| !tests.contains(path));
+    named.retain(|(path, _)| !tests.contains(path));
     config.protect_always(&named);
     config.add_test_globs(&tests);
     Ok(())

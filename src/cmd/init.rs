@@ -41,6 +41,7 @@ pub fn run(args: Args) -> Result<i32> {
         root: &root,
         tracked: &tracked,
         cache: guess::cache_dir(&repo.common_dir()),
+        files: guess::layout::walk(&root),
     };
     let guessed = guess::guess(&project);
     let (rel, text) = match &args.contract {
@@ -73,7 +74,7 @@ pub fn run(args: Args) -> Result<i32> {
     if args.contract.is_none()
         && let Some(guessed) = &guessed
     {
-        writeln!(out, "check `{}`: {}", guessed.name, guessed.run)?;
+        show_guess(guessed, &project.files, &root, &mut out)?;
         if !args.no_try {
             // The try runs the project's code: its shield comes from a session on the
             // configuration just written, as every command's does.
@@ -115,4 +116,29 @@ fn try_check(
     let built = guess::compiled_python(&|path| session.repo().read_blob(head, path));
     let base = branch.unwrap_or("the base");
     shown::tried(&spec[0], &checked, (short, base), built, out)
+}
+
+/// The guessed check, its `prepare`, and each module or workspace package it leaves out (SPEC
+/// §27.4).
+fn show_guess(
+    guessed: &guess::Guess,
+    files: &[String],
+    root: &std::path::Path,
+    out: &mut impl Write,
+) -> Result<()> {
+    writeln!(out, "check `{}`: {}", guessed.name, guessed.run)?;
+    if let Some(prepare) = &guessed.prepare {
+        writeln!(out, "prepare (with network, before `run`): {prepare}")?;
+    }
+    let runs = [Some(guessed.run.as_str()), guessed.prepare.as_deref()];
+    let runs: Vec<&str> = runs.into_iter().flatten().collect();
+    for line in guess::layout::left_out(files, &|p| project_file(root, p), &runs) {
+        writeln!(out, "note: {line}")?;
+    }
+    Ok(())
+}
+
+/// A file of the project being guessed, by its root-relative path.
+fn project_file(root: &std::path::Path, rel: &str) -> Option<Vec<u8>> {
+    crate::input_file::read(&root.join(rel)).ok()
 }

@@ -41,10 +41,17 @@ pub fn run_with(
                 continue;
             };
             let kind = change.kind.as_str();
-            let on = format!(
+            let mut on = format!(
                 "{kind} `{path}` on protected surface `{}`",
                 surfaces.join("`, `")
             );
+            // SPEC §4.5: a path the checks' commands name is on `ci` whatever `[protected]`
+            // says; the finding names the check and the word that made it so.
+            if surfaces.iter().any(|s| s == "ci")
+                && let Some(why) = config.why_ci(path)
+            {
+                on.push_str(&format!(" ({why})"));
+            }
             let added = change.kind == ChangeKind::Added;
             // What the trees say is read only for an addition the names alone would pass.
             if added && !(config.addition_needs_review(bytes) || rewires(bytes)) {

@@ -1,38 +1,41 @@
 //! The check `closegate init` guesses from a project (SPEC §17), written so it works in a pristine
 //! sandboxed checkout and not only in the user's clone, and so warm state cannot lie (§26.4).
 //!
-//! - Dependencies are installed inside the checkout, from the lock file the project has (`npm ci`
-//!   with `package-lock.json`, else `npm install`; a virtual environment `.venv` in the checkout
-//!   for Python, the project installed into it with its test dependencies); never an editable
-//!   install outside the checkout, which would import the user's own clone.
+//! - Dependencies are installed inside the checkout, from the lock file the project has (npm,
+//!   pnpm and yarn: [`node`]; a virtual environment `.venv` in the checkout for Python, the
+//!   project installed into it with its test dependencies); never an editable install outside
+//!   the checkout, which would import the user's own clone.
+//! - **The network fetches; it never runs the project's code** (SPEC §27.2). Where the ecosystem
+//!   can fetch without running code — `cargo fetch`, `go mod download` ([`go`]), `npm ci
+//!   --ignore-scripts`, `pnpm fetch`, yarn's install without scripts — that is the check's
+//!   `prepare` and `run` has `network = false`. Python keeps the network: pip learns a
+//!   project's dependencies only by running its build backend.
 //! - `cargo test --locked` only when `Cargo.lock` is tracked: `--locked` cannot create one.
 //! - **A cache shared between agents' checks holds only what the tool verifies on every use.**
 //!   Extracted sources and build outputs live in the check's own workspace, in the kept path
 //!   [`PRIVATE`] (`CARGO_HOME`, Go's `GOPATH` and `GOCACHE`, pip's cache, npm's cache without a
-//!   lock file), never in a `writable` directory another agent's check can write: cargo does not
-//!   verify a cached `.crate` archive or an extracted `registry/src` when it uses them, Go does
-//!   not verify its module cache on use (and `go mod verify` checks it only against hash files
-//!   kept beside it), pip trusts its cached index pages and built wheels. Only npm's content
-//!   cache is shared, and only with `npm ci`: every tarball is fetched by the lock file's
-//!   integrity and checked against it on every read. The shared cache lives in a
-//!   closegate-owned directory per repository, `$XDG_CACHE_HOME/closegate/<repository id>/npm`
-//!   (SPEC §4.6), listed in `writable`, so an agent's code can never change what the operator's
-//!   own builds compile. Go also verifies its private module cache before the tests (`go mod
-//!   verify`) and downloads it again when that fails.
+//!   lock file, corepack's, pnpm's store, yarn's cache), never in a `writable` directory another
+//!   agent's check can write. Only npm's content cache is shared, and only with `npm ci`: every
+//!   tarball is fetched by the lock file's integrity and checked against it on every read. It
+//!   lives in a closegate-owned directory per repository,
+//!   `$XDG_CACHE_HOME/closegate/<repository id>/npm` (SPEC §4.6), listed in `writable`.
 //! - **A kept path never lets a changed source skip its build.** Installs are skipped when the
-//!   dependency manifests did not change (a stamp inside the kept tree), but a project's own
-//!   build step runs in every check: a Python project with compiled extensions is built again
-//!   (`pip install --no-deps -e .`) and each extension it names must import; npm runs the root
-//!   package's own lifecycle scripts (`prepare`, `install`, …), or the whole install when a
-//!   `binding.gyp` needs node-gyp.
+//!   dependency manifests did not change (a stamp), but a project's own build step runs in every
+//!   check: a Python project with compiled extensions is built again (`pip install --no-deps -e
+//!   .`) and each extension it names must import; npm runs the root package's own lifecycle
+//!   scripts in every check.
 //! - The installed tree (`target/`, `node_modules/`, `.venv/`) and [`PRIVATE`] are in `keep`, so
 //!   the second check is incremental.
+//! - Every module of the repository is tested, or named ([`layout`]).
 
 use std::path::{Path, PathBuf};
 
 use crate::shell::shell_word;
 
 mod compiled;
+mod go;
+pub mod layout;
+mod node;
 
 pub use compiled::compiled_python;
 use compiled::{extension_modules, python_build_requires};
@@ -42,8 +45,14 @@ use compiled::{extension_modules, python_build_requires};
 pub struct Guess {
     pub name: &'static str,
     pub run: String,
+    /// `prepare` (SPEC §27.2): the fetch, with network, running none of the project's code.
+    pub prepare: Option<String>,
+    /// `false` when `prepare` fetches everything `run` needs.
+    pub network: bool,
     /// `writable` entries (`~/…` or absolute).
     pub writable: Vec<String>,
+    /// `env`: closegate's environment variables handed to the check beyond the allow-list.
+    pub env: Vec<&'static str>,
     /// `keep` entries, with a trailing `/`.
     pub keep: Vec<String>,
 }
@@ -57,20 +66,22 @@ pub struct Project<'a> {
     pub tracked: &'a dyn Fn(&str) -> bool,
     /// `$XDG_CACHE_HOME/closegate/<repository id>`, written as `~/…` when under `$HOME`.
     pub cache: String,
+    /// The project's files, root-relative ([`layout::walk`]): where nested modules are found.
+    pub files: Vec<String>,
 }
 
 impl Project<'_> {
-    fn has(&self, name: &str) -> bool {
+    pub(super) fn has(&self, name: &str) -> bool {
         self.root.join(name).is_file()
     }
 
     /// A file at the project root, as bytes (`None`: absent or unreadable).
-    fn read(&self, name: &str) -> Option<Vec<u8>> {
+    pub(super) fn read(&self, name: &str) -> Option<Vec<u8>> {
         crate::input_file::read(&self.root.join(name)).ok()
     }
 
     /// The cache directory of one tool, as a `writable` entry and as a shell word for `run`.
-    fn cache_of(&self, tool: &str) -> (String, String) {
+    pub(super) fn cache_of(&self, tool: &str) -> (String, String) {
         let entry = format!("{}/{tool}", self.cache);
         let word = match entry.strip_prefix("~/") {
             Some(rest) => format!("\"$HOME\"/{}", shell_word(rest)),
@@ -86,7 +97,7 @@ pub fn guess(project: &Project<'_>) -> Option<Guess> {
         return Some(cargo(project));
     }
     if project.has("package.json") && package_has_test(&project.root.join("package.json")) {
-        return Some(npm(project));
+        return Some(node::node(project));
     }
     if ["pyproject.toml", "setup.cfg", "pytest.ini", "setup.py"]
         .iter()
@@ -94,8 +105,8 @@ pub fn guess(project: &Project<'_>) -> Option<Guess> {
     {
         return Some(python(project));
     }
-    if project.has("go.mod") {
-        return Some(go(project));
+    if project.has("go.mod") || project.has("go.work") {
+        return Some(go::go(project));
     }
     let makefile = ["GNUmakefile", "makefile", "Makefile"]
         .iter()
@@ -105,7 +116,10 @@ pub fn guess(project: &Project<'_>) -> Option<Guess> {
         return Some(Guess {
             name: "test",
             run: "make test".to_string(),
+            prepare: None,
+            network: true,
             writable: Vec::new(),
+            env: Vec::new(),
             keep: Vec::new(),
         });
     }
@@ -117,122 +131,35 @@ pub const PRIVATE: &str = ".closegate-cache";
 
 /// A tool's private cache as a shell word (`"$PWD"/.closegate-cache/<tool>`): absolute, since
 /// tools resolve a relative cache path against their own working directory.
-fn private_cache(tool: &str) -> String {
+pub(super) fn private_cache(tool: &str) -> String {
     format!("\"$PWD\"/{PRIVATE}/{tool}")
 }
 
 /// The `keep` entries of a guess whose installed tree is `tree` (with a trailing `/`).
-fn keep_with_private(tree: Option<&str>) -> Vec<String> {
+pub(super) fn keep_with_private(tree: Option<&str>) -> Vec<String> {
     let mut keep: Vec<String> = tree.into_iter().map(str::to_string).collect();
     keep.push(format!("{PRIVATE}/"));
     keep
 }
 
 /// `cargo test`, its `CARGO_HOME` private to the workspace: cargo verifies neither a cached
-/// `.crate` nor an extracted `registry/src` or `git/checkouts` when it uses them.
+/// `.crate` nor an extracted `registry/src` or `git/checkouts` when it uses them. `cargo fetch`
+/// runs no build script: it is the check's `prepare`, and the tests run `--offline`.
 fn cargo(project: &Project<'_>) -> Guess {
     let locked = if (project.tracked)("Cargo.lock") {
         " --locked"
     } else {
         ""
     };
+    let home = format!("CARGO_HOME={}", private_cache("cargo"));
     Guess {
         name: "test",
-        run: format!("CARGO_HOME={} cargo test{locked}", private_cache("cargo")),
+        run: format!("{home} cargo test{locked} --offline"),
+        prepare: Some(format!("{home} cargo fetch{locked}")),
+        network: false,
         writable: Vec::new(),
+        env: Vec::new(),
         keep: keep_with_private(Some("target/")),
-    }
-}
-
-/// The root package's own lifecycle scripts that `npm install` and `npm ci` run, in their order.
-const NPM_ROOT_SCRIPTS: [&str; 7] = [
-    "preinstall",
-    "install",
-    "postinstall",
-    "prepublish",
-    "preprepare",
-    "prepare",
-    "postprepare",
-];
-
-fn npm(project: &Project<'_>) -> Guess {
-    let package = project.root.join("package.json");
-    let locked = (project.tracked)("package-lock.json");
-    let (install, cache, writable) = if locked {
-        let (entry, word) = project.cache_of("npm");
-        ("npm ci", word, vec![entry])
-    } else {
-        ("npm install", private_cache("npm"), Vec::new())
-    };
-    // Flow keeps its server state in /tmp/flow: point it at the check's private TMPDIR, so it
-    // also works unsandboxed, where /tmp is shared (in the sandbox /tmp is the check's own too).
-    let census = census_flags(&package);
-    let flow = if package_mentions(&package, "flow-bin") {
-        " FLOW_TEMP_DIR=\"$TMPDIR\"/flow"
-    } else {
-        ""
-    };
-    let installed = format!(
-        "{install} --no-audit --no-fund && \
-         mv node_modules/.closegate-deps.new node_modules/.closegate-deps"
-    );
-    // The root's own build runs in every check, an install or not: its outputs are untracked, so
-    // the reset removed them. A native addon (`binding.gyp`, built by npm's implicit
-    // `node-gyp rebuild`) has no script to run: the install itself runs every time.
-    let scripts = package_scripts(&package);
-    let build: Vec<String> = NPM_ROOT_SCRIPTS
-        .iter()
-        .filter(|s| scripts.iter().any(|d| d == *s))
-        .map(|s| format!("npm run --ignore-scripts {s}"))
-        .collect();
-    let gyp =
-        project.has("binding.gyp") && !scripts.iter().any(|d| d == "install" || d == "preinstall");
-    let step = match (gyp, build.is_empty()) {
-        (true, _) => format!("{{ {installed}; }}"),
-        (false, true) => format!(
-            "cmp -s node_modules/.closegate-deps.new node_modules/.closegate-deps || {{ {installed}; }}"
-        ),
-        (false, false) => format!(
-            "if cmp -s node_modules/.closegate-deps.new node_modules/.closegate-deps; then {}; else {installed}; fi",
-            build.join(" && ")
-        ),
-    };
-    Guess {
-        name: "test",
-        // Installed again only when package.json or the lock file changed (a stamp inside the
-        // kept node_modules/): the files are named by pattern, since a word naming a repository
-        // path would put the whole file on surface `ci`.
-        run: format!(
-            "export npm_config_cache={cache}{flow}; mkdir -p node_modules; \
-             cat package*.json > node_modules/.closegate-deps.new; {step} && npm test{census}"
-        ),
-        writable,
-        keep: if locked {
-            vec!["node_modules/".to_string()]
-        } else {
-            keep_with_private(Some("node_modules/"))
-        },
-    }
-}
-
-/// `go test`, with the module cache and the build cache private to the workspace (Go verifies
-/// neither on use). `go mod verify` checks the module cache against the hashes Go recorded when
-/// it downloaded it; when that fails, the cache is cleaned and downloaded again. The tests always
-/// run (`-count=1`): a test result kept from an earlier run — possibly another agent's, in this
-/// workspace — is a verdict that run could have forged.
-fn go(_project: &Project<'_>) -> Guess {
-    let home = private_cache("go");
-    Guess {
-        name: "test",
-        // `-json`: the test census reads each test's result (SPEC §26.4); plain `go test`
-        // names packages only.
-        run: format!(
-            "export GOPATH={home} GOCACHE={home}/build; \
-             go mod verify >/dev/null 2>&1 || go clean -modcache; \
-             GOFLAGS=\"-count=1 $GOFLAGS\" go test -json ./..."
-        ),
-        writable: Vec::new(),
-        keep: keep_with_private(None),
     }
 }
 
@@ -281,10 +208,16 @@ fn python(project: &Project<'_>) -> Guess {
          {probe}.venv/bin/python -m pytest -v -rs -p no:cacheprovider",
         private_cache("pip")
     );
+    // No `prepare`: pip learns a project's dependencies only by running its build backend
+    // (`setup.py`, the metadata hook), which is the project's own code; the install keeps the
+    // network.
     Guess {
         name: "test",
         run,
+        prepare: None,
+        network: true,
         writable: Vec::new(),
+        env: Vec::new(),
         keep: keep_with_private(Some(".venv/")),
     }
 }
@@ -336,7 +269,7 @@ fn python_requirements(project: &Project<'_>) -> (Vec<String>, bool) {
 /// when `scripts.test` is that runner alone: the runners table's option (jest's `--verbose`,
 /// vitest's verbose reporter). A chain (`eslint . && jest`) gets nothing: npm would hand the
 /// option to its last command only.
-fn census_flags(path: &Path) -> String {
+pub(super) fn census_flags(path: &Path) -> String {
     let Ok(bytes) = crate::input_file::read(path) else {
         return String::new();
     };
@@ -427,7 +360,7 @@ fn pyproject(root: &Path) -> Option<toml::Table> {
 }
 
 /// Whether `package.json` names `package` among its dependencies of any kind.
-fn package_mentions(path: &Path, package: &str) -> bool {
+pub(super) fn package_mentions(path: &Path, package: &str) -> bool {
     let Ok(bytes) = crate::input_file::read(path) else {
         return false;
     };
@@ -440,7 +373,7 @@ fn package_mentions(path: &Path, package: &str) -> bool {
 }
 
 /// The names of `package.json`'s `scripts`.
-fn package_scripts(path: &Path) -> Vec<String> {
+pub(super) fn package_scripts(path: &Path) -> Vec<String> {
     let Ok(bytes) = crate::input_file::read(path) else {
         return Vec::new();
     };

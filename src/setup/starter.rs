@@ -35,27 +35,46 @@ pub fn starter(guessed: Option<&guess::Guess>, branch: Option<&str>) -> String {
          # for what the tool verifies on every use (npm's, with a committed package-lock.json).\n",
     );
     match guessed {
-        Some(g) => {
-            let list = |items: &[String]| -> String {
-                let items: Vec<String> = items.iter().map(|i| toml_string(i)).collect();
-                format!("[{}]", items.join(", "))
-            };
-            out.push_str(&format!(
-                "[[checks]]\nname = {}\nrun = {}\ntimeout_s = 900\n",
-                toml_string(g.name),
-                toml_string(&g.run)
-            ));
-            if !g.writable.is_empty() {
-                out.push_str(&format!("writable = {}\n", list(&g.writable)));
-            }
-            if !g.keep.is_empty() {
-                out.push_str(&format!("keep = {}\n", list(&g.keep)));
-            }
-        }
+        Some(g) => out.push_str(&check_block(g)),
         None => out.push_str(
             "# No project type recognised: write the command that tests this project.\n\
              # [[checks]]\n# name = \"test\"\n# run = \"make test\"\n# timeout_s = 600\n",
         ),
+    }
+    out
+}
+
+/// The guessed `[[checks]]` entry, with `prepare` and `network = false` when it has them (SPEC
+/// §27.2).
+fn check_block(g: &guess::Guess) -> String {
+    let list = |items: &[String]| -> String {
+        let items: Vec<String> = items.iter().map(|i| toml_string(i)).collect();
+        format!("[{}]", items.join(", "))
+    };
+    let mut out = format!(
+        "[[checks]]\nname = {}\nrun = {}\ntimeout_s = 900\n",
+        toml_string(g.name),
+        toml_string(&g.run)
+    );
+    if let Some(prepare) = &g.prepare {
+        out.push_str(&format!(
+            "# `prepare` fetches the dependencies with network and runs none of the\n\
+             # project's code; `run` then has no network.\nprepare = {}\n",
+            toml_string(prepare)
+        ));
+    }
+    if !g.network {
+        out.push_str("network = false\n");
+    }
+    if !g.writable.is_empty() {
+        out.push_str(&format!("writable = {}\n", list(&g.writable)));
+    }
+    if !g.keep.is_empty() {
+        out.push_str(&format!("keep = {}\n", list(&g.keep)));
+    }
+    if !g.env.is_empty() {
+        let env: Vec<String> = g.env.iter().map(|e| e.to_string()).collect();
+        out.push_str(&format!("env = {}\n", list(&env)));
     }
     out
 }

@@ -111,6 +111,7 @@ fn readiness_notes(
         if let Some(f) = readiness::unprotected_tests(repo, config, *id)? {
             notes.push(format!("warning {}: {}", f.code, escape(&f.message)));
         }
+        notes.extend(left_out(repo, config, *id)?);
         if let Some(root) = repo.workdir() {
             notes.extend(readiness::hook_not_on_base(repo, &root, name, *id));
             notes.extend(hook_inactive(&root));
@@ -147,6 +148,27 @@ fn readiness_notes(
         }
     }
     Ok(notes)
+}
+
+/// SPEC §27.4: every Go module and workspace package of the base tip `id` that no check tests,
+/// named (the repository's paths are agent text: escaped).
+fn left_out(repo: &Repo, config: &Config, id: Oid) -> Result<Vec<String>> {
+    let mut files: Vec<String> = Vec::new();
+    for change in repo.changes(None, id)? {
+        files.push(change.new_path.clone());
+    }
+    let runs: Vec<&str> = config
+        .checks
+        .iter()
+        .flat_map(|c| [Some(c.run.as_str()), c.prepare.as_deref()])
+        .flatten()
+        .collect();
+    let read = |path: &str| repo.read_blob(id, path);
+    let lines = crate::guess::layout::left_out(&files, &read, &runs);
+    Ok(lines
+        .iter()
+        .map(|l| format!("warning: {}", escape(l)))
+        .collect())
 }
 
 /// SPEC §26.3: `agent-hook-inactive` for each harness whose stop hook is installed here and

@@ -557,3 +557,43 @@ fn validate_run_uses_the_base_workspace_of_a_kept_check() {
     );
     assert!(!fx.git_dir().join("closegate/work").exists());
 }
+
+/// SPEC §4.5 (issue 50): a folder a check's command names (`--dir tests`) is on `ci`, so a new
+/// test file there waits for a human; the finding says which check and which word made it so.
+#[test]
+fn a_test_folder_named_by_run_says_which_word_put_it_on_ci() {
+    let cfg = "[[checks]]\nname = \"unit\"\nrun = \"npx vitest run --dir tests\"\n\
+               [protected.policy]\ntests = \"modify\"\n";
+    let fx = Fixture::new();
+    fx.commit(
+        "main",
+        &[
+            (".closegate.toml", Some(cfg)),
+            ("tests/a.test.js", Some("test('a', () => {});\n")),
+        ],
+        "configure",
+    );
+    fx.checkout(&fx.root());
+    fx.commit(
+        "agent/x",
+        &[("tests/b.test.js", Some("test('b', () => {});\n"))],
+        "a new test",
+    );
+    let wt = fx.worktree("x", "agent/x");
+    let (_, report) = close_and_check(&wt, &["--no-checks", "--no-record"]);
+    let finding = report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["code"] == "protected-surface")
+        .unwrap_or_else(|| panic!("{report}"));
+    let msg = finding["message"].as_str().unwrap();
+    assert_eq!(finding["severity"], "review", "{report}");
+    assert!(
+        msg.contains("on `ci` because check `unit`'s command names `tests`"),
+        "{msg}"
+    );
+    // A path no command names says nothing of the kind.
+    let cfg = closegate::config::Config::parse(cfg, "x").unwrap();
+    assert_eq!(cfg.why_ci("tests/b.test.js"), None);
+}

@@ -43,7 +43,7 @@ fn projects() -> Vec<Project> {
                 ("test.js", "process.exit(0)\n"),
             ],
             Some(
-                "npm install --no-audit --no-fund && mv node_modules/.closegate-deps.new node_modules/.closegate-deps; } && npm test",
+                "npm rebuild --no-audit --no-fund && cp node_modules/.closegate-deps node_modules/.closegate-rebuilt; } && npm test",
             ),
         ),
         (
@@ -354,10 +354,18 @@ fn init_guesses_work_in_a_pristine_checkout() {
     assert_eq!(code, 0, "{err}");
     let text = std::fs::read_to_string(root.join(".closegate.toml")).unwrap();
     let config = Config::parse(&text, "x").unwrap();
+    // SPEC §27.2: the fetch is `prepare`; the tests run offline.
     assert!(
-        config.checks[0].run.ends_with("cargo test --locked"),
+        config.checks[0]
+            .run
+            .ends_with("cargo test --locked --offline"),
         "{text}"
     );
+    assert_eq!(
+        config.checks[0].prepare.as_deref(),
+        Some("CARGO_HOME=\"$PWD\"/.closegate-cache/cargo cargo fetch --locked")
+    );
+    assert!(!config.checks[0].network, "{text}");
 
     // npm: `npm ci` with a committed package-lock.json, else `npm install`; cache writable.
     let fx = Fixture::new();
@@ -373,11 +381,13 @@ fn init_guesses_work_in_a_pristine_checkout() {
     init(&root, &["--no-try"]);
     let text = std::fs::read_to_string(root.join(".closegate.toml")).unwrap();
     let check = &Config::parse(&text, "x").unwrap().checks[0];
+    // SPEC §27.2: `npm ci --ignore-scripts` fetches (no code runs) in `prepare`.
+    let prepare = check.prepare.as_deref().unwrap();
     assert!(
-        check.run.contains("npm ci ") && check.run.contains("npm_config_cache="),
-        "{}",
-        check.run
+        prepare.contains("npm ci --ignore-scripts ") && check.run.contains("npm_config_cache="),
+        "{prepare}"
     );
+    assert!(!check.network);
     assert_eq!(check.keep, ["node_modules"]);
     assert!(check.writable[0].ends_with("/npm"), "{:?}", check.writable);
 
@@ -444,12 +454,20 @@ fn init_keeps_unverified_caches_private_to_the_workspace() {
 
     let go = guessed(&[("go.mod", "module example.com/demo\n\ngo 1.19\n")]);
     assert!(go.writable.is_empty(), "{:?}", go.writable);
+    // SPEC §27.2: verified and downloaded in `prepare`; the tests run with no network.
+    assert_eq!(
+        go.prepare.as_deref(),
+        Some(
+            "export GOPATH=\"$PWD\"/.closegate-cache/go GOCACHE=\"$PWD\"/.closegate-cache/go/build; \
+             go mod verify >/dev/null 2>&1 || go clean -modcache; go mod download"
+        )
+    );
     assert_eq!(
         go.run,
-        "export GOPATH=\"$PWD\"/.closegate-cache/go GOCACHE=\"$PWD\"/.closegate-cache/go/build; \
-         go mod verify >/dev/null 2>&1 || go clean -modcache; GOFLAGS=\"-count=1 $GOFLAGS\" \
-         go test -json ./..."
+        "export GOPATH=\"$PWD\"/.closegate-cache/go GOCACHE=\"$PWD\"/.closegate-cache/go/build \
+         GOPROXY=off GOFLAGS=\"-count=1 $GOFLAGS\"; go test -json ./..."
     );
+    assert!(!go.network);
     assert_eq!(go.keep, [".closegate-cache"]);
 }
 
@@ -544,12 +562,21 @@ fn init_rebuilds_what_a_kept_tree_cannot_vouch_for() {
 
     let prepare = "{\"scripts\": {\"test\": \"node t.js\", \"prepare\": \"tsc\", \"postinstall\": \"node gen.js\"}}\n";
     let npm = guessed(&[("package.json", prepare)]);
+    // The root's scripts run in every check, offline, after the fetch ran none (SPEC §27.2).
     assert!(
         npm.run.contains(
-            "then npm run --ignore-scripts postinstall && npm run --ignore-scripts prepare; else npm install"
+            " && npm run --ignore-scripts postinstall && npm run --ignore-scripts prepare && npm test"
         ),
         "{}",
         npm.run
+    );
+    assert!(
+        npm.prepare
+            .as_deref()
+            .unwrap()
+            .contains("npm install --ignore-scripts"),
+        "{:?}",
+        npm.prepare
     );
     let addon = "{\"scripts\": {\"test\": \"node t.js\"}}\n";
     let npm = guessed(&[
@@ -562,13 +589,21 @@ fn init_rebuilds_what_a_kept_tree_cannot_vouch_for() {
         npm.run
     );
     assert!(npm.run.contains("{ npm install --no-audit"), "{}", npm.run);
+    assert!(
+        npm.network && npm.prepare.is_none(),
+        "node-gyp downloads headers"
+    );
+    // SPEC §27.4: the stamp is made outside node_modules/ (which `npm ci` empties) and copied
+    // in once the install has finished.
     let plain = guessed(&[("package.json", addon)]);
     assert!(
         plain
-            .run
-            .contains("cmp -s node_modules/.closegate-deps.new node_modules/.closegate-deps || {"),
-        "{}",
-        plain.run
+            .prepare
+            .as_deref()
+            .unwrap()
+            .contains("cmp -s \"$TMPDIR\"/closegate-deps node_modules/.closegate-deps || {"),
+        "{:?}",
+        plain.prepare
     );
 }
 

@@ -41,6 +41,7 @@ mod hook_names;
 mod hook_next;
 mod hook_recreate;
 mod init;
+mod init_layouts;
 mod inline_tests;
 mod inputs;
 mod integrity;

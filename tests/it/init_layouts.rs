@@ -1,0 +1,329 @@
+//! `init` and `validate` on common layouts (SPEC §27.4, §27.2): npm with a committed lock file,
+//! pnpm and yarn workspaces and the `packageManager` pin, Go repositories with nested modules or
+//! `go.work`; the fetch in `prepare` and `network = false` where the ecosystem fetches without
+//! running code.
+
+use closegate::config::{CheckSpec, Config};
+
+use crate::fixture::{Fixture, Part, closegate, git, parts};
+
+/// `init` (with `args`) in a fresh repository holding `files`, committed: (exit code, stdout and
+/// stderr, the check written).
+fn init_on(files: &[(&str, &str)], args: &[&str]) -> (i32, String, Option<CheckSpec>, Fixture) {
+    let fx = Fixture::new();
+    let root = fx.root();
+    for (path, text) in files {
+        fx.write(&root, path, text);
+        git(&root, &["add", path]);
+    }
+    git(&root, &["commit", "-qm", "project"]);
+    let mut all = vec!["init"];
+    all.extend_from_slice(args);
+    let (code, out, err) = parts(&closegate(&root, &all));
+    let text = std::fs::read_to_string(root.join(".closegate.toml")).unwrap_or_default();
+    let check = Config::parse(&text, "x")
+        .ok()
+        .and_then(|mut c| match c.checks.is_empty() {
+            true => None,
+            false => Some(c.checks.remove(0)),
+        });
+    (code, format!("{out}{err}"), check, fx)
+}
+
+fn guessed(files: &[(&str, &str)]) -> (CheckSpec, String) {
+    let (code, out, check, _fx) = init_on(files, &["--no-try"]);
+    assert_eq!(code, 0, "{out}");
+    (check.expect("a check is guessed"), out)
+}
+
+const TEST_SCRIPT: &str = "\"scripts\": {\"test\": \"vitest run\"}";
+
+/// SPEC §27.4: a pnpm workspace (its `catalog:` and `workspace:` protocols, which npm refuses)
+/// is pnpm's, however it is recognised; the `packageManager` pin runs through corepack; with a
+/// lock file the store is filled by `pnpm fetch` in `prepare` and the install is offline.
+#[test]
+fn a_pnpm_workspace_is_installed_by_pnpm_never_npm() {
+    let root_json = format!(
+        "{{\"private\": true, {TEST_SCRIPT}, \"devDependencies\": {{\"vitest\": \"catalog:\"}}, \
+         \"packageManager\": \"pnpm@10.17.1\"}}\n"
+    );
+    let package = "{\"name\": \"a\", \"dependencies\": {\"b\": \"workspace:^\"}}\n";
+    let cases: [(&str, Vec<(&str, &str)>); 2] = [
+        (
+            "workspace file and lock",
+            vec![
+                (
+                    "pnpm-workspace.yaml",
+                    "packages:\n  - packages/*\ncatalog:\n  vitest: ^3\n",
+                ),
+                ("pnpm-lock.yaml", "lockfileVersion: '9.0'\n"),
+            ],
+        ),
+        (
+            "lock alone",
+            vec![("pnpm-lock.yaml", "lockfileVersion: '9.0'\n")],
+        ),
+    ];
+    for (what, extra) in cases {
+        let mut files = vec![
+            ("package.json", root_json.as_str()),
+            ("packages/a/package.json", package),
+        ];
+        files.extend(extra);
+        let (check, _) = guessed(&files);
+        assert!(
+            !check.run.split_whitespace().any(|w| w == "npm"),
+            "{what}: {}",
+            check.run
+        );
+        assert!(
+            check.run.contains("corepack pnpm install --offline --frozen-lockfile --store-dir \"$PWD\"/.closegate-cache/pnpm-store"),
+            "{what}: {}",
+            check.run
+        );
+        assert!(
+            check
+                .run
+                .ends_with("&& corepack pnpm test -- --reporter=verbose"),
+            "{what}: {}",
+            check.run
+        );
+        let prepare = check.prepare.as_deref().unwrap_or_default();
+        assert!(
+            prepare.contains("corepack pnpm fetch --store-dir"),
+            "{what}: {prepare}"
+        );
+        assert!(
+            prepare.contains("COREPACK_HOME=\"$PWD\"/.closegate-cache/corepack"),
+            "{what}: {prepare}"
+        );
+        assert!(!check.network, "{what}");
+        assert!(
+            check.writable.is_empty(),
+            "{what}: the store is private: {:?}",
+            check.writable
+        );
+        assert_eq!(check.keep, ["node_modules", ".closegate-cache"], "{what}");
+        // corepack's downloads trust the extra CA a TLS-inspecting proxy needs (npm has `cafile`).
+        assert_eq!(check.env, ["NODE_EXTRA_CA_CERTS"], "{what}");
+    }
+    // Without a lock file pnpm must resolve: the install keeps the network.
+    let (check, _) = guessed(&[("package.json", &root_json)]);
+    assert!(
+        check.run.contains("corepack pnpm install --store-dir"),
+        "{}",
+        check.run
+    );
+    assert!(check.network && check.prepare.is_none(), "{check:?}");
+}
+
+/// SPEC §27.4: a yarn workspace (`yarn.lock` and `workspaces`) is yarn's: yarn 1 installs with
+/// no script in `prepare`, then offline; yarn 2 and later (`.yarnrc.yml`, or the pin) skip the
+/// builds in `prepare` and install with the network off.
+#[test]
+fn a_yarn_workspace_is_installed_by_yarn() {
+    let root_json = "{\"private\": true, \"workspaces\": [\"packages/*\"], \"scripts\": {\"test\": \"lerna run test\"}}\n";
+    let (check, _) = guessed(&[
+        ("package.json", root_json),
+        ("yarn.lock", "# yarn lockfile v1\n"),
+    ]);
+    let prepare = check.prepare.as_deref().unwrap();
+    assert!(
+        prepare.contains("corepack yarn install --frozen-lockfile --ignore-scripts"),
+        "{prepare}"
+    );
+    assert!(
+        check
+            .run
+            .contains("corepack yarn install --frozen-lockfile --offline")
+            && check.run.ends_with("&& corepack yarn test"),
+        "{}",
+        check.run
+    );
+    assert!(!check.network);
+    let berry = root_json.replace(
+        "{\"private\"",
+        "{\"packageManager\": \"yarn@4.5.0\", \"private\"",
+    );
+    let (check, _) = guessed(&[("package.json", &berry), ("yarn.lock", "__metadata:\n")]);
+    assert!(check.prepare.unwrap().contains("--mode=skip-build"));
+    assert!(check.run.contains("YARN_ENABLE_NETWORK=0"), "{}", check.run);
+    // A yarn.lock without workspaces stays npm's (as before): `npm install` reads package.json.
+    let single = "{\"scripts\": {\"test\": \"jest\"}}\n";
+    let (check, _) = guessed(&[
+        ("package.json", single),
+        ("yarn.lock", "# yarn lockfile v1\n"),
+    ]);
+    assert!(
+        check
+            .prepare
+            .unwrap()
+            .contains("npm install --ignore-scripts")
+    );
+}
+
+/// SPEC §27.4 (issue 50): `npm ci` empties `node_modules/`, so the guess's stamp is never made
+/// there before it: with a committed `package-lock.json` `init`'s own try passes.
+#[test]
+fn npm_with_a_committed_lock_file_passes_its_own_try() {
+    if crate::fixture::require(Part::Tool("npm")).is_none() {
+        return;
+    }
+    let package =
+        "{\"name\": \"demo\", \"version\": \"1.0.0\", \"scripts\": {\"test\": \"node t.js\"}}\n";
+    let lock = "{\"name\": \"demo\", \"version\": \"1.0.0\", \"lockfileVersion\": 3, \"requires\": true, \
+                \"packages\": {\"\": {\"name\": \"demo\", \"version\": \"1.0.0\"}}}\n";
+    let files = [
+        ("package.json", package),
+        ("package-lock.json", lock),
+        ("t.js", "console.log('tested-ok');\n"),
+    ];
+    let (code, out, check, _fx) = init_on(&files, &[]);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("try: `test` passed on"), "{out}");
+    let check = check.unwrap();
+    assert!(
+        !check.run.contains(".closegate-deps.new")
+            && !check
+                .prepare
+                .unwrap()
+                .contains("node_modules/.closegate-deps.new")
+    );
+}
+
+const GO_MOD: &str = "module example.com/demo\n\ngo 1.19\n";
+
+/// SPEC §27.4: a nested module `./...` never reaches is tested with its own `go test ./...`;
+/// one in a folder the go tool skips is named by `init`, unless `go.work` uses it.
+#[test]
+fn go_nested_modules_are_tested_or_named() {
+    let files = [
+        ("go.mod", GO_MOD),
+        ("demo.go", "package demo\n"),
+        ("sub/go.mod", "module example.com/demo/sub\n\ngo 1.19\n"),
+        (
+            "_tools/go.mod",
+            "module example.com/demo/_tools\n\ngo 1.19\n",
+        ),
+        ("testdata/fixture/go.mod", "module fixture\n"),
+    ];
+    let (check, out) = guessed(&files);
+    assert!(
+        check
+            .run
+            .ends_with("go test -json ./... && (cd sub && go test -json ./...)"),
+        "{}",
+        check.run
+    );
+    assert!(
+        check
+            .prepare
+            .unwrap()
+            .ends_with("go mod download && (cd sub && go mod download)")
+    );
+    assert!(
+        !check.run.contains("_tools") && !check.run.contains("testdata"),
+        "{}",
+        check.run
+    );
+    assert!(
+        out.contains("note: Go module `_tools` (_tools/go.mod) is tested by no check"),
+        "{out}"
+    );
+    assert!(!out.contains("`sub`"), "{out}");
+
+    let mut with_work = files.to_vec();
+    with_work.push(("go.work", "go 1.22\n\nuse (\n\t.\n\t./sub\n\t./_tools\n)\n"));
+    let (check, out) = guessed(&with_work);
+    assert!(
+        check.run.contains("(cd _tools && go test -json ./...)"),
+        "{}",
+        check.run
+    );
+    assert!(!out.contains("note: Go module"), "{out}");
+}
+
+/// The try on a Go repository with a nested module passes with no network for the tests.
+#[test]
+fn go_nested_module_try_passes() {
+    if crate::fixture::require(Part::Tool("go")).is_none() {
+        return;
+    }
+    let test = "package demo\n\nimport \"testing\"\n\nfunc TestOne(t *testing.T) {}\n";
+    let files = [
+        ("go.mod", GO_MOD),
+        ("demo_test.go", test),
+        ("sub/go.mod", "module example.com/demo/sub\n\ngo 1.19\n"),
+        ("sub/demo_test.go", test),
+    ];
+    let (code, out, _, _fx) = init_on(&files, &[]);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("try: `test` passed on"), "{out}");
+}
+
+/// `validate` in `root` with the configuration `config` committed beside `files`: its output.
+fn validate_on(config: &str, files: &[(&str, &str)]) -> String {
+    let fx = Fixture::new();
+    let root = fx.root();
+    let mut all: Vec<(&str, Option<&str>)> = files.iter().map(|(p, t)| (*p, Some(*t))).collect();
+    all.push((".closegate.toml", Some(config)));
+    fx.commit("main", &all, "project");
+    fx.checkout(&root);
+    let (code, out, err) = parts(&closegate(&root, &["validate"]));
+    assert_eq!(code, 0, "warnings only: {out}{err}");
+    format!("{out}{err}")
+}
+
+/// SPEC §27.4: `validate` names every module and workspace package no check tests.
+#[test]
+fn validate_names_each_module_or_package_a_check_leaves_out() {
+    let go = "[[checks]]\nname = \"test\"\nrun = \"go test ./...\"\n";
+    let files = [
+        ("go.mod", GO_MOD),
+        ("sub/go.mod", "module x/sub\n"),
+        ("_tools/go.mod", "module x/t\n"),
+    ];
+    let out = validate_on(go, &files);
+    assert!(
+        out.contains("Go module `sub` (sub/go.mod) is tested by no check: `go test ./...` stops"),
+        "{out}"
+    );
+    assert!(
+        out.contains("Go module `_tools` (_tools/go.mod) is tested by no check: the go tool skips"),
+        "{out}"
+    );
+    let covered =
+        "[[checks]]\nname = \"test\"\nrun = \"go test ./... && (cd sub && go test ./...)\"\n";
+    let out = validate_on(covered, &files);
+    assert!(!out.contains("`sub`") && out.contains("`_tools`"), "{out}");
+
+    let npm = "[[checks]]\nname = \"test\"\nrun = \"npm test\"\n";
+    let package = "{\"name\": \"a\", \"scripts\": {\"test\": \"jest\"}}\n";
+    let untested = "{\"name\": \"c\", \"scripts\": {\"build\": \"tsc\"}}\n";
+    let root_json = |test: &str| {
+        format!(
+            "{{\"workspaces\": [\"packages/*\", \"!packages/skip\"], \"scripts\": {{\"test\": \"{test}\"}}}}\n"
+        )
+    };
+    let single = root_json("jest");
+    let files = [
+        ("package.json", single.as_str()),
+        ("packages/a/package.json", package),
+        ("packages/c/package.json", untested),
+        ("packages/skip/package.json", package),
+    ];
+    let out = validate_on(npm, &files);
+    assert!(
+        out.contains("workspace package `packages/a` has a test script no check runs"),
+        "{out}"
+    );
+    assert!(
+        !out.contains("packages/c") && !out.contains("packages/skip"),
+        "{out}"
+    );
+    let every = root_json("npm test --workspaces");
+    let mut files = files.to_vec();
+    files[0].1 = every.as_str();
+    let out = validate_on(npm, &files);
+    assert!(!out.contains("workspace package"), "{out}");
+}
