@@ -476,8 +476,8 @@ fn policy(repo: &Repo, place: &Place, spec: &CheckSpec, shield: &Shield) -> Resu
     // them (SPEC §27.2); the check's own checkout and `TMPDIR` are bound writable after.
     read_only.extend(
         Cache::of(&repo.common_dir())
-            .ok()
-            .map(|c| c.every_repository()),
+            .map(|c| c.every_repository())
+            .unwrap_or_default(),
     );
     read_only.extend(repo.worktrees().into_iter().map(|w| w.path));
     read_only.extend(repo.hooks_dir().ok());

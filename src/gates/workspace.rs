@@ -100,9 +100,19 @@ impl Cache {
         &self.root
     }
 
-    /// `$XDG_CACHE_HOME/closegate`: the warm state of every repository of this user.
-    pub fn every_repository(&self) -> PathBuf {
-        self.root.parent().unwrap_or(&self.root).to_path_buf()
+    /// The snapshots and run layers of every repository of this user
+    /// (`$XDG_CACHE_HOME/closegate/*/{checks,runs}`): what no check may write. The caches `init`
+    /// shares beside them (npm's, verified on every read) stay as `writable` lists them.
+    pub fn every_repository(&self) -> Vec<PathBuf> {
+        let all = self.root.parent().unwrap_or(&self.root);
+        let mut dirs: Vec<PathBuf> = subdirs(all)
+            .into_iter()
+            .flat_map(|repo| ["checks", "runs"].map(|d| all.join(&repo).join(d)))
+            .collect();
+        dirs.extend(["checks", "runs"].map(|d| self.root.join(d)));
+        dirs.sort();
+        dirs.dedup();
+        dirs
     }
 
     /// `checks/<check>`: the check's directory (its runs' `GIT_CEILING_DIRECTORIES`).
