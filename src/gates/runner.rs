@@ -156,10 +156,16 @@ impl<'s> Runner<'s> {
             (false, Some(tip)) => self.ensure_snapshots(tip, specs)?,
             _ => Vec::new(),
         };
+        // A composed tree of `land` is not run again when it fails: SPEC §22 bounds a batch's
+        // runs, and a tree that fails once never moves the base (the branch is retried alone).
+        let mut specs = specs.to_vec();
+        if matches!(target, Target::Composed { .. }) {
+            specs.iter_mut().for_each(|s| s.flaky_retries = 0);
+        }
         Ok(Prepared {
             env: self.env(target),
             key,
-            specs: specs.to_vec(),
+            specs,
             recorded,
             checkout: checkout(target),
             mode: session.config().sandbox,
