@@ -223,6 +223,8 @@ fn run_pending(
     let sandboxed = matches!(confinement, Confinement::Bwrap(_));
     let mut scratches: Vec<Scratch> = Vec::new();
     let mut warms: Vec<Warm> = Vec::new();
+    // The check each warm place is for.
+    let mut warm_of: Vec<usize> = Vec::new();
     let mut failures: Vec<PathBuf> = Vec::new();
     let mut snapshots: Vec<(usize, Option<String>)> = Vec::new();
     let mut cmds = Vec::with_capacity(pending.len());
@@ -232,6 +234,9 @@ fn run_pending(
             true => None,
             false => warm_place(repo, commit, spec, &plan.warmth, &mut warms)?,
         };
+        if warm_of.len() < warms.len() {
+            warm_of.push(i);
+        }
         let place = match warm {
             Some(place) => place,
             None => scratch_place(repo, commit, &mut scratches)?,
@@ -251,13 +256,7 @@ fn run_pending(
     for scratch in scratches {
         scratch.remove()?;
     }
-    // A checkout the mount helper could not prepare is closegate's error, not the check's.
-    let failure = failures
-        .iter()
-        .find_map(|f| std::fs::read_to_string(f).ok());
-    for warm in warms {
-        warm.finish(!interrupt::requested() && failure.is_none())?;
-    }
+    let failure = finish_warm(warms, &warm_of, &failures, &ran)?;
     if let Some(failure) = failure {
         anyhow::bail!("{}", failure.trim_end());
     }
@@ -265,6 +264,31 @@ fn run_pending(
         anyhow::bail!("interrupted by a signal while the checks ran");
     }
     Ok(ran)
+}
+
+/// End the warm places: a snapshot is kept unless the run was interrupted, the mount helper
+/// failed or the check's `prepare` failed (it would claim dependencies it lacks). Returns why
+/// the helper failed, if it did: closegate's error, not the check's.
+fn finish_warm(
+    warms: Vec<Warm>,
+    warm_of: &[usize],
+    failures: &[PathBuf],
+    ran: &[(usize, Ran)],
+) -> Result<Option<String>> {
+    let failure = failures
+        .iter()
+        .find_map(|f| std::fs::read_to_string(f).ok());
+    let prepare_failed = |i: usize| {
+        ran.iter().any(|(j, (_, f))| {
+            *j == i
+                && f.as_ref()
+                    .is_some_and(|f| f.message.contains(PREPARE_FAILED))
+        })
+    };
+    for (warm, &i) in warms.into_iter().zip(warm_of) {
+        warm.finish(!interrupt::requested() && failure.is_none() && !prepare_failed(i))?;
+    }
+    Ok(failure)
 }
 
 /// A pristine checkout of `commit` for a check without `keep`, with its own `TMPDIR`: a new one
@@ -497,6 +521,9 @@ fn policy(repo: &Repo, place: &Place, spec: &CheckSpec, shield: &Shield) -> Resu
     })
 }
 
+/// What the message of a failed `prepare` says after the check's name.
+const PREPARE_FAILED: &str = ": its `prepare`";
+
 /// One check's commands: its `prepare` (network on) when that must run, then its `run`.
 struct Job {
     prepare: Option<Command>,
@@ -569,7 +596,7 @@ fn run_job(job: Job, spec: &CheckSpec, sandboxed: bool, shield: &Shield) -> Resu
             let own = format!("check `{}`", spec.name);
             let message = finding
                 .message
-                .replacen(&own, &format!("{own}: its `prepare`"), 1);
+                .replacen(&own, &format!("{own}{PREPARE_FAILED}"), 1);
             run.command = spec.run.clone();
             return Ok((run, Some(Finding::new(finding.code, message))));
         }
