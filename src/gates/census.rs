@@ -17,6 +17,11 @@ use crate::finding::{Finding, Gate};
 use crate::report::{Census, CheckRun, Report};
 use crate::runners::census::{Compared, Tally};
 
+mod moved;
+
+pub use moved::{Moved, names_at};
+use moved::{Ran, moved_and_ran};
+
 /// How many missing ids a `tests-missing` message names before "and N more".
 const NAMED_IDS: usize = 20;
 
@@ -30,9 +35,9 @@ pub fn wanted(config: &Config, report: &Report, i: usize) -> bool {
 
 /// What decides whether a base test missing from the commit's run is gone (SPEC §27.1).
 pub struct Evidence<'a> {
-    /// The names of the tests the diff shows moved or renamed with their body: a missing id
-    /// ending in one of them is the same test.
-    pub moved: Vec<String>,
+    /// The tests the diff shows moved or renamed with their body: a missing id is the same test
+    /// when the commit's run passed it under its new name ([`moved_and_ran`]).
+    pub moved: Vec<Moved>,
     /// The base ids of check `i` that a second run of the base's own tree does not pass again
     /// (asked only when an id is missing): they name no test that stays.
     pub unstable: &'a dyn Fn(usize) -> BTreeSet<String>,
@@ -61,18 +66,18 @@ pub fn judge(
             continue;
         };
         let base = base_runs.iter().find(|(j, _)| *j == i).map(|(_, r)| r);
-        let (b, c) = match tallies(spec.census.is_on(), run, base) {
+        let (b, t) = match tallies(spec.census.is_on(), run, base) {
             Ok(tallies) => tallies,
             Err(note) => {
                 run.census_note = Some(note);
                 continue;
             }
         };
-        let Some(mut c) = crate::runners::census::compare(&spec.census, b, c) else {
+        let Some(mut c) = crate::runners::census::compare(&spec.census, b, t) else {
             run.census_note = Some("the merge base's run shows no test runner closegate reads");
             continue;
         };
-        set_aside_moved_and_unstable(&mut c, evidence, i);
+        set_aside_moved_and_unstable(&mut c, evidence, &Ran::of(b, t), i);
         run.census = Some(Census {
             runner: c.runner(),
             base: c.base,
@@ -106,10 +111,17 @@ pub fn judge(
     dropped
 }
 
-/// Set aside the missing ids of check `i` that name a test the diff shows moved, or that a
-/// second run of the base does not pass again.
-fn set_aside_moved_and_unstable(c: &mut Compared, evidence: &Evidence<'_>, i: usize) {
-    set_aside(c, |id| moved(&evidence.moved, id));
+/// Set aside the missing ids of check `i` that name a test the diff shows moved and that ran
+/// where it went, or that a second run of the base does not pass again.
+fn set_aside_moved_and_unstable(
+    c: &mut Compared,
+    evidence: &Evidence<'_>,
+    ran: &Ran<'_>,
+    i: usize,
+) {
+    set_aside(c, |id| {
+        evidence.moved.iter().any(|m| moved_and_ran(m, id, ran))
+    });
     if c.missing.iter().any(|id| may_be_unstable(id)) {
         let unstable = (evidence.unstable)(i);
         set_aside(c, |id| unstable.contains(id));
@@ -146,11 +158,6 @@ pub fn may_be_unstable(id: &str) -> bool {
         }
     }
     false
-}
-
-/// Whether census id `id` names a test the diff shows moved.
-fn moved(moved: &[String], id: &str) -> bool {
-    moved.iter().any(|name| names(id, name))
 }
 
 /// Whether census id `id` names the test called `test`: it is the id, or ends in it after a
