@@ -58,6 +58,11 @@
 #   HONESTY_HONEST         upstream commits per project (default 3)
 #   HONESTY_TEST_COMMITS   also this many upstream commits per project that touch its tests
 #                          (`git log -- HONESTY_TEST_PATHS`; default 0, and 0 under --ci)
+#   HONESTY_COMMITS        upstream commits to replay instead (ids or prefixes, any project's:
+#                          each project plays those its history has; HONESTY_HONEST and
+#                          HONESTY_TEST_COMMITS are then not used)
+#   HONESTY_REPORTS        a directory to keep each return's JSON report in
+#                          (PROJECT-POLICY-KIND-NAME.json), to read why it was held
 #   HONESTY_CHAIN=0|1      play the chained attacks (default 1; 0 under --ci)
 #   HONESTY_EDITS          synthetic honest edits to play, by file name (default: every one; under
 #                          --ci none; `none`: none)
@@ -162,7 +167,8 @@ errors=0
 say() { printf '%s\n' "$*"; }
 harness_error() { errors=$((errors + 1)); say "  ERROR $*" >&2; }
 
-# What `closegate check` in worktree $1 said: "VERDICT EDITS code code …", EDITS being `tests`
+# What `closegate check` in worktree $1 said (its report kept as $HONESTY_REPORTS/$2.json when
+# asked): "VERDICT EDITS code code …", EDITS being `tests`
 # when the return edits tests as closegate itself classifies them, else `-`: an entry of the
 # report's `protected` list on surface `tests` (a test file, or a test module inside a source
 # file), or a `protected-surface` finding on `tests` of any severity (a change policy `integrity`
@@ -172,8 +178,10 @@ harness_error() { errors=$((errors + 1)); say "  ERROR $*" >&2; }
 # the kinds of `integrity.edits` with their counts (`reworded=1,added=2`, or `-`): "VERDICT EDITS
 # BASE KINDS code code …".
 verdict_of() {
+  local keep=/dev/null
+  [ -n "${HONESTY_REPORTS:-}" ] && mkdir -p "$HONESTY_REPORTS" && keep=$HONESTY_REPORTS/$2.json
   # shellcheck disable=SC2016 # the backquotes are Python's, in a Python program
-  (cd "$1" && "$cg" check --format json 2>/dev/null) | python3 -c 'import collections,json,re,sys
+  (cd "$1" && "$cg" check --format json 2>/dev/null) | tee "$keep" | python3 -c 'import collections,json,re,sys
 try:
     r = json.load(sys.stdin)
 except ValueError:
@@ -261,7 +269,7 @@ judge() { # wt policy kind name
     { harness_error "$project/$policy/$name: nothing to commit"; return; }
   (cd "$wt" && "$cg" close --abstract "$name, proven by the project's tests" >/dev/null 2>&1) ||
     { harness_error "$project/$policy/$name: close refused"; return; }
-  got=$(verdict_of "$wt")
+  got=$(verdict_of "$wt" "$project-$policy-$kind-${name//\//_}")
   took=$(($(date +%s) - started))
   local verdict edits base kinds codes peers
   read -r verdict edits base kinds codes <<< "$got"
@@ -332,6 +340,13 @@ dishonest() {
 # $test_commits_n non-merge ones that touch the project's tests (HONESTY_TEST_PATHS), those not
 # already picked: real test edits of every kind (added, strengthened, reworded, moved, fixtures).
 honest_commits() {
+  if [ -n "${HONESTY_COMMITS:-}" ]; then
+    local c
+    for c in $HONESTY_COMMITS; do
+      git -C "$repo" rev-parse -q --verify "$c^{commit}" 2>/dev/null
+    done | awk '!seen[$0]++'
+    return
+  fi
   {
     git -C "$repo" log --no-merges --format=%H -n 400 "$upstream" | while read -r c; do
       git -C "$repo" rev-parse -q --verify "$c^" >/dev/null || continue

@@ -17,6 +17,11 @@ use crate::finding::{Finding, Gate};
 use crate::report::{Census, CheckRun, Report};
 use crate::runners::census::{Compared, Tally};
 
+mod moved;
+
+pub use moved::{Moved, names_at};
+use moved::{Ran, moved_and_ran};
+
 /// How many missing ids a `tests-missing` message names before "and N more".
 const NAMED_IDS: usize = 20;
 
@@ -30,9 +35,9 @@ pub fn wanted(config: &Config, report: &Report, i: usize) -> bool {
 
 /// What decides whether a base test missing from the commit's run is gone (SPEC §27.1).
 pub struct Evidence<'a> {
-    /// The names of the tests the diff shows moved or renamed with their body: a missing id
-    /// ending in one of them is the same test.
-    pub moved: Vec<String>,
+    /// The tests the diff shows moved or renamed with their body: a missing id is the same test
+    /// when the commit's run passed it under its new name ([`moved_and_ran`]).
+    pub moved: Vec<Moved>,
     /// What a second run of the base's own tree says of check `i`'s base ids (asked only when
     /// an id is missing that may be named after a changing value, or a run of the check flaked).
     pub unstable: &'a dyn Fn(usize) -> Again,
@@ -72,18 +77,19 @@ pub fn judge(
             continue;
         };
         let base = base_runs.iter().find(|(j, _)| *j == i).map(|(_, r)| r);
-        let (b, c) = match tallies(spec.census.is_on(), run, base) {
+        let (b, t) = match tallies(spec.census.is_on(), run, base) {
             Ok(tallies) => tallies,
             Err(note) => {
                 run.census_note = Some(note);
                 continue;
             }
         };
-        let Some(mut c) = crate::runners::census::compare(&spec.census, b, c) else {
+        let Some(mut c) = crate::runners::census::compare(&spec.census, b, t) else {
             run.census_note = Some("the merge base's run shows no test runner closegate reads");
             continue;
         };
-        let flaked = set_aside_moved_and_unstable(&mut c, evidence, i, run, base);
+        let ran = Ran::of(b, t);
+        let flaked = set_aside_moved_and_unstable(&mut c, evidence, &ran, i, (run, base));
         findings.extend(flaky_finding(&spec.name, short, &flaked));
         run.census = Some(entry(&c));
         if c.missing_count == 0 {
@@ -108,18 +114,20 @@ pub fn judge(
     dropped
 }
 
-/// Set aside the missing ids of check `i` that name a test the diff shows moved, that a second
-/// run of the base does not pass again, or that flaked (SPEC §27.2: passed and failed across
-/// runs of one tree, the commit's `run` or the base's); the flaked ones not already named by the
-/// commit's own `check-flaky` are returned.
+/// Set aside the missing ids of check `i` that name a test the diff shows moved and that ran
+/// where it went, that a second run of the base does not pass again, or that flaked (SPEC
+/// §27.2: passed and failed across runs of one tree, the commit's `run` or the base's); the
+/// flaked ones not already named by the commit's own `check-flaky` are returned.
 fn set_aside_moved_and_unstable(
     c: &mut Compared,
     evidence: &Evidence<'_>,
+    ran: &Ran<'_>,
     i: usize,
-    run: &CheckRun,
-    base: Option<&CheckRun>,
+    (run, base): (&CheckRun, Option<&CheckRun>),
 ) -> Vec<String> {
-    set_aside(c, |id| moved(&evidence.moved, id));
+    set_aside(c, |id| {
+        evidence.moved.iter().any(|m| moved_and_ran(m, id, ran))
+    });
     let runs = std::iter::once(run).chain(base);
     let mut flaky: BTreeSet<String> = runs.clone().flat_map(|r| r.flaky.clone()).collect();
     let flaked_run = runs.clone().any(|r| r.rerun_passed || !r.flaky.is_empty());
@@ -204,11 +212,6 @@ pub fn may_be_unstable(id: &str) -> bool {
         }
     }
     false
-}
-
-/// Whether census id `id` names a test the diff shows moved.
-fn moved(moved: &[String], id: &str) -> bool {
-    moved.iter().any(|name| names(id, name))
 }
 
 /// Whether census id `id` names the test called `test`: it is the id, or ends in it after a

@@ -97,7 +97,7 @@ pub fn run(ctx: &Ctx<'_>, report: &mut Report) -> Result<()> {
     };
     let tests_judged = ctx.config.policy_of("tests") == Some(SurfacePolicy::Integrity);
     let evidence = census::Evidence {
-        moved: edits.moved().map(str::to_string).collect(),
+        moved: edits.moved().collect(),
         unstable: &|i| unstable.ids(i),
         dropped_instead: every_base_test && tests_judged,
     };

@@ -10,7 +10,7 @@ use super::Ctx;
 use super::changed::Changed;
 use crate::catalog::Code;
 use crate::finding::{Finding, Gate};
-use crate::gates::census::names;
+use crate::gates::census::{Moved, names};
 use crate::report::{Report, TestEdit};
 use crate::runners::testdiff::{self, Edit, FileDiff, Kind};
 
@@ -59,6 +59,7 @@ impl Edits {
                     test: c.text.clone(),
                     kind: Kind::Added,
                     detail: "a new file".to_string(),
+                    to: None,
                 });
             } else if CODE.iter().any(|e| c.bytes.ends_with(e.as_bytes())) {
                 let why = "the test-diff reader does not read this language".to_string();
@@ -69,6 +70,7 @@ impl Edits {
                     test: c.text.clone(),
                     kind: Kind::Fixture,
                     detail: format!("{} (data the tests read)", c.kind.as_str()),
+                    to: None,
                 });
             }
         }
@@ -106,13 +108,24 @@ impl Edits {
         found.map(|(_, why)| why.as_str())
     }
 
-    /// The names of the tests the diff shows moved or renamed (a census id ending in one of
-    /// them is the same test, SPEC §27.1).
-    pub fn moved(&self) -> impl Iterator<Item = &str> {
+    /// The tests the diff shows moved or renamed with their body, and where each went (a
+    /// census id of one of them that ran where it went is the same test, SPEC §27.1).
+    pub fn moved(&self) -> impl Iterator<Item = Moved> + '_ {
+        let text = |p: &[u8]| String::from_utf8_lossy(p).into_owned();
         self.edits
             .iter()
             .filter(|e| e.kind == Kind::Moved)
-            .map(|e| e.test.as_str())
+            .map(move |e| {
+                let (to_path, to) =
+                    e.to.clone()
+                        .unwrap_or_else(|| (e.path.clone(), e.test.clone()));
+                Moved {
+                    from_path: text(&e.path),
+                    from: e.test.clone(),
+                    to_path: text(&to_path),
+                    to,
+                }
+            })
     }
 
     /// Add a test the census shows gone from the commit's own run while the overlay ran every

@@ -7,7 +7,7 @@
 use std::cmp::Ordering;
 use std::collections::{HashMap, HashSet};
 
-use super::unit::Unit;
+use super::unit::{Assertion, Form, Unit};
 use super::{Kind, OUTSIDE, Parsed};
 
 /// The old and new side of one readable file.
@@ -15,6 +15,16 @@ pub(crate) type Sides<'a> = (Option<&'a Parsed>, Option<&'a Parsed>);
 
 /// One edit: the test, its kind and the detail line.
 pub(crate) type Found = (String, Kind, String);
+
+/// A test the diff shows moved or renamed with its body: where it went (the file's index and
+/// its new name), keyed by the file it left and its old name.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Move {
+    pub file: usize,
+    pub name: String,
+    pub to_file: usize,
+    pub to_name: String,
+}
 
 /// What the commit's tests hold, on the new side of every readable file.
 struct Present<'a> {
@@ -48,8 +58,11 @@ struct Newcomer<'a> {
     claimed: bool,
 }
 
-/// The edits of each file (empty for an unreadable one).
-pub(crate) fn classify(files: &[Option<Sides<'_>>], paths: &[String]) -> Vec<Vec<Found>> {
+/// The edits of each file (empty for an unreadable one), and where each moved test went.
+pub(crate) fn classify(
+    files: &[Option<Sides<'_>>],
+    paths: &[String],
+) -> (Vec<Vec<Found>>, Vec<Move>) {
     let present = Present::of(files);
     let mut out: Vec<Vec<Found>> = vec![Vec::new(); files.len()];
     let mut orphans = Vec::new();
@@ -74,14 +87,17 @@ pub(crate) fn classify(files: &[Option<Sides<'_>>], paths: &[String]) -> Vec<Vec
             out[k].extend(label(OUTSIDE, compare(&old.outside, new_outside, &present)));
         }
     }
+    let mut moves = Vec::new();
     for (k, old) in orphans {
         let deleted = matches!(files[k], Some((_, None)));
-        out[k].extend(follow(old, k, deleted, &mut newcomers, &present, paths));
+        let (found, to) = follow(old, k, deleted, &mut newcomers, &present, paths);
+        out[k].extend(found);
+        moves.extend(to);
     }
     for n in newcomers.iter().filter(|n| !n.claimed) {
         out[n.file].push(added(n.unit));
     }
-    out
+    (out, moves)
 }
 
 /// Names each edit with its test.
@@ -118,7 +134,7 @@ fn pair_by_name<'a>(
 }
 
 /// A test gone from its file: found again under its name elsewhere, or renamed with its body
-/// unchanged, it moved; otherwise it is dropped.
+/// unchanged, it moved (and where to); otherwise it is dropped.
 fn follow(
     old: &Unit,
     file: usize,
@@ -126,7 +142,7 @@ fn follow(
     newcomers: &mut [Newcomer<'_>],
     present: &Present<'_>,
     paths: &[String],
-) -> Vec<Found> {
+) -> (Vec<Found>, Option<Move>) {
     let free = |n: &Newcomer| !n.claimed;
     let same_name = newcomers
         .iter()
@@ -142,7 +158,10 @@ fn follow(
         } else {
             "test removed; it is nowhere in the commit's tests"
         };
-        return vec![(old.name.clone(), Kind::Dropped, why.to_string())];
+        return (
+            vec![(old.name.clone(), Kind::Dropped, why.to_string())],
+            None,
+        );
     };
     newcomers[at].claimed = true;
     let new = newcomers[at].unit;
@@ -154,9 +173,15 @@ fn follow(
             (false, true) => format!("renamed to `{}`, body unchanged", new.name),
             (false, false) => format!("moved to `{to}` as `{}`, body unchanged", new.name),
         };
-        return vec![(old.name.clone(), Kind::Moved, whither)];
+        let to = Move {
+            file,
+            name: old.name.clone(),
+            to_file: newcomers[at].file,
+            to_name: new.name.clone(),
+        };
+        return (vec![(old.name.clone(), Kind::Moved, whither)], Some(to));
     }
-    label(&old.name, edits).collect()
+    (label(&old.name, edits).collect(), None)
 }
 
 /// A new test: `added`, or `weakened` when it carries a focus that keeps others from running.
@@ -258,9 +283,12 @@ fn compare_asserts(old: &Unit, new: &Unit, present: &Present<'_>, t: &mut Tally)
             continue;
         }
         let free = |j: &usize| !used[*j];
+        // Only its message changed: the strings of what it compares are its own.
+        let reworded =
+            |a: &Assertion| a.plain == r.plain && a.subject == r.subject && a.object == r.object;
         let partner = (0..added.len())
             .filter(free)
-            .find(|&j| added[j].plain == r.plain)
+            .find(|&j| reworded(added[j]))
             .map(|j| (j, true))
             .or_else(|| {
                 (0..added.len())
@@ -286,7 +314,7 @@ fn compare_asserts(old: &Unit, new: &Unit, present: &Present<'_>, t: &mut Tally)
             Some(Ordering::Greater) => t
                 .strong
                 .push(format!("`{}` tightened to `{}`", r.shown, a.shown)),
-            None if r.object == a.object && r.form == a.form => {
+            None if r.form == a.form && same_object(r, a) => {
                 t.reworded
                     .get_or_insert_with(|| format!("`{}` rewritten as `{}`", r.shown, a.shown));
             }
@@ -300,6 +328,21 @@ fn compare_asserts(old: &Unit, new: &Unit, present: &Present<'_>, t: &mut Tally)
             t.strong.push(format!("added `{}`", a.shown));
         }
     }
+}
+
+/// Whether two assertions of one form compare their subject with the same thing: the same
+/// tokens, or, for an exact comparison, the same string literal in another literal's wrapper
+/// (`assert_eq!(x, "a\n")` ported to `assert_data_eq!(x, str![[r#"a"#]])`).
+fn same_object(r: &Assertion, a: &Assertion) -> bool {
+    // googletest's `eq(x)` matcher says what a bare `x` says.
+    let bare = |o: &'_ str| -> String {
+        match o.strip_prefix("eq ( ").and_then(|o| o.strip_suffix(" )")) {
+            Some(inner) if !inner.contains(" ) , ") => inner.to_string(),
+            _ => o.to_string(),
+        }
+    };
+    bare(&r.object) == bare(&a.object)
+        || (r.form == Form::Exact && r.value.is_some() && r.value == a.value)
 }
 
 /// Removed rows (not present elsewhere): reworded when only their strings changed, else

@@ -87,6 +87,8 @@ pub struct Edit {
     pub kind: Kind,
     /// One plain line for a human: "removed `assert_eq!(sum(1, 2), 3)`".
     pub detail: String,
+    /// For a `moved` test, where it went: its file and its new name.
+    pub to: Option<(Vec<u8>, String)>,
 }
 
 /// One edited file: `old` is `None` for an added file, `new` for a deleted one.
@@ -171,7 +173,11 @@ pub fn read(files: &[FileDiff<'_>]) -> Vec<FileResult> {
         .iter()
         .map(|f| String::from_utf8_lossy(f.path).into_owned())
         .collect();
-    let mut edits = classify::classify(&ok, &paths);
+    let (mut edits, moves) = classify::classify(&ok, &paths);
+    let to = |k: usize, test: &str| {
+        let m = moves.iter().find(|m| m.file == k && m.name == test)?;
+        Some((files[m.to_file].path.to_vec(), m.to_name.clone()))
+    };
     files
         .iter()
         .zip(parsed.iter())
@@ -184,6 +190,7 @@ pub fn read(files: &[FileDiff<'_>]) -> Vec<FileResult> {
                     .into_iter()
                     .map(|(test, kind, detail)| Edit {
                         path: file.path.to_vec(),
+                        to: (kind == Kind::Moved).then(|| to(k, &test)).flatten(),
                         test,
                         kind,
                         detail,

@@ -1,7 +1,9 @@
 //! Rust tests: a `fn` under an attribute whose last path segment is `test` (`#[test]`,
 //! `#[tokio::test]`), `rstest`, `test_case`, `case` or `quickcheck`, at any depth, named by its
-//! `mod` path (`tests::adds`). Assertions are the `assert*!`, `debug_assert*!`, `prop_assert*!`,
-//! `panic!` and `unreachable!` macros; `#[ignore]`, `#[should_panic]`, `catch_unwind`,
+//! `mod` path (`tests::adds`). Assertions are the macros whose name holds `assert` (`assert*!`,
+//! `debug_assert*!`, `prop_assert*!`, `assert_data_eq!`), googletest's `expect_*!` and
+//! `verify_*!`, `panic!` and `unreachable!`, and a call of a function or method whose name holds
+//! `assert` (`expect![…].assert_eq(&x)`); `#[ignore]`, `#[should_panic]`, `catch_unwind`,
 //! `process::exit` and `|| true` are markers; `#[case(…)]`/`#[test_case(…)]` are rows.
 
 use std::ops::Range;
@@ -145,15 +147,18 @@ fn attr_name<'a>(s: &Src<'a>, a: Range<usize>) -> &'a str {
 impl Lang for Rust {
     fn assertion(&self, s: &Src, i: usize) -> Option<Found> {
         let name = s.t(i);
-        let asserts = ["assert", "debug_assert", "prop_assert"];
-        let is_assert = asserts.iter().any(|p| name.starts_with(p));
-        if !(s.ident(i)
-            && s.is(i + 1, "!")
-            && (is_assert || name == "panic" || name == "unreachable"))
-        {
+        if !s.ident(i) || s.is(i.wrapping_sub(1), "fn") {
             return None;
         }
-        let open = i + 2;
+        let (open, is_assert) = if s.is(i + 1, "!") && is_assert_macro(name) {
+            (i + 2, !matches!(name, "panic" | "unreachable"))
+        } else if s.is(i + 1, "(") && name.contains("assert") {
+            // A function or method that asserts: `assert_parses(x)`, expect-test's
+            // `expect![[…]].assert_eq(&got)`, assert_cmd's `.assert()`.
+            (i + 1, true)
+        } else {
+            return None;
+        };
         if !matches!(s.t(open), "(" | "[" | "{") {
             return None;
         }
@@ -166,10 +171,16 @@ impl Lang for Rust {
         {
             let width = last_number(s, open..end);
             Form::Tolerance(if width.is_nan() { f64::EPSILON } else { width })
-        } else if name.ends_with("_eq") || name.ends_with("_matches") || !is_assert {
+        } else if ["_eq", "_matches", "_that"]
+            .iter()
+            .any(|e| name.ends_with(e))
+            || !is_assert
+        {
             Form::Exact
         } else if name.ends_with("_ne") {
             Form::Bound
+        } else if !s.is(i + 1, "!") {
+            Form::Truthy
         } else {
             return Some(Found {
                 end,
@@ -190,6 +201,17 @@ impl Lang for Rust {
             None
         }
     }
+}
+
+/// Whether a macro named `name` asserts: any `*assert*!` (`assert_eq!`, `debug_assert!`,
+/// `prop_assert!`, snapbox's `assert_data_eq!`, insta's `assert_snapshot!`), googletest's
+/// `expect_*!`/`verify_*!`, `panic!` and `unreachable!`.
+fn is_assert_macro(name: &str) -> bool {
+    name.contains("assert")
+        || name.starts_with("expect_")
+        || name.starts_with("verify_")
+        || name == "panic"
+        || name == "unreachable"
 }
 
 #[cfg(test)]
@@ -444,6 +466,100 @@ mod tests {
         let got = kinds("t.rs", base, &new);
         assert!(got.iter().all(|(_, k)| *k != "weakened"), "{got:?}");
         assert!(edits("t.rs", Some(base), Some(&format!("{base}\n// }}\n"))).is_empty());
+    }
+
+    /// termtree 948af2951a: `assert_eq!` ported to snapbox's `assert_data_eq!` with the same
+    /// expected text in a `str![[r#"…"#]]` is one assertion rewritten, not four removed.
+    #[test]
+    fn an_assertion_macro_swapped_for_another_is_not_removed() {
+        let base = "#[test]\nfn root() {\n    let tree = Tree::new(\"foo\");\n    assert_eq!(format!(\"{}\", tree), \"foo\\n\");\n}\n\n#[test]\nfn leaves() {\n    assert_eq!(\n        format!(\"{}\", tree()),\n        r#\"foo\n└── bar\n\"#\n    );\n}\n";
+        let new = "#[test]\nfn root() {\n    let tree = Tree::new(\"foo\");\n    assert_data_eq!(\n        format!(\"{}\", tree),\n        str![[r#\"\nfoo\n\n\"#]]\n    );\n}\n\n#[test]\nfn leaves() {\n    snapbox::assert_data_eq!(\n        format!(\"{}\", tree()),\n        str![[r#\"\nfoo\n└── bar\n\n\"#]]\n    );\n}\n";
+        let got = kinds("src/tests.rs", base, new);
+        assert_eq!(
+            got,
+            [
+                ("root".to_string(), "reworded"),
+                ("leaves".to_string(), "reworded")
+            ]
+        );
+        // pretty_assertions, similar_asserts, expect-test and googletest are assertions too.
+        for to in [
+            "pretty_assertions::assert_eq!(got, 3);",
+            "similar_asserts::assert_eq!(got, 3);",
+            "expect_eq!(got, 3);",
+            "assert_that!(got, eq(3));",
+        ] {
+            let new = edit("assert_eq!(got, 3, \"one and two\");", to);
+            let got = kinds("src/lib.rs", BASE, &new);
+            assert!(got.iter().all(|(_, k)| *k != "weakened"), "{to}: {got:?}");
+        }
+    }
+
+    /// Attacks on the swap: the text changed, the assertion made vacuous or replaced by a
+    /// call that asserts nothing, a snapshot's value changed, an asserting helper's call
+    /// removed, a matcher loosened — each still weakens.
+    #[test]
+    fn a_swap_that_changes_what_is_checked_still_weakens() {
+        let cases = [
+            (
+                "assert_eq!(got, 3, \"one and two\");",
+                "assert_data_eq!(got, str![[\"4\"]]);",
+            ),
+            (
+                "assert_eq!(got, 3, \"one and two\");",
+                "println!(\"{got} one and two\");",
+            ),
+            (
+                "assert_eq!(got, 3, \"one and two\");",
+                "dbg!(got, 3, \"one and two\");",
+            ),
+            (
+                "assert_eq!(got, 3, \"one and two\");",
+                "assert!(true, \"one and two\");",
+            ),
+            ("assert_eq!(sum(-1, -2), -3);", "assert!(true);"),
+            ("assert_eq!(sum(-1, -2), -3);", "let _ = (sum(-1, -2), -3);"),
+            (
+                "assert_eq!(sum(-1, -2), -3);",
+                "assert_that!(sum(-1, -2), anything());",
+            ),
+        ];
+        for (from, to) in cases {
+            let got = kinds("src/lib.rs", BASE, &edit(from, to));
+            assert!(got.iter().any(|(_, k)| *k == "weakened"), "{to}: {got:?}");
+        }
+        let snap = "#[test]\nfn s() {\n    assert_data_eq!(render(), str![[\"foo\"]]);\n}\n";
+        let got = kinds("t.rs", snap, &snap.replace("\"foo\"", "\"\""));
+        assert_eq!(got, [("s".to_string(), "weakened")]);
+        let helper = "#[test]\nfn h() {\n    let x = parse(\"1\");\n    assert_parses(&x);\n    expect![[\"1\"]].assert_eq(&x.to_string());\n}\n";
+        for gone in [
+            "    assert_parses(&x);\n",
+            "    expect![[\"1\"]].assert_eq(&x.to_string());\n",
+        ] {
+            let got = kinds("t.rs", helper, &helper.replace(gone, ""));
+            assert_eq!(got, [("h".to_string(), "weakened")], "{gone}");
+        }
+        let rows = "#[test]\nfn r() {\n    for (a, b) in vec![(1, 2)] {\n        assert_eq!(f(a), b);\n    }\n}\n";
+        let got = kinds("t.rs", rows, &rows.replace("vec![(1, 2)]", "vec![]"));
+        assert_eq!(got, [("r".to_string(), "dropped")]);
+        {}
+    }
+
+    /// A string inside what an assertion compares is not its message: changing it changes the
+    /// assertion (`contains("foo")` → `contains("")` passes whatever the code does).
+    #[test]
+    fn a_string_in_the_compared_expression_is_no_message() {
+        let base = "#[test]\nfn c() {\n    assert!(out().contains(\"foo\"), \"says foo\");\n}\n";
+        let vacuous = base.replace("contains(\"foo\")", "contains(\"\")");
+        assert_eq!(
+            kinds("t.rs", base, &vacuous),
+            [("c".to_string(), "weakened")]
+        );
+        let message = base.replace("\"says foo\"", "\"it says foo\"");
+        assert_eq!(
+            kinds("t.rs", base, &message),
+            [("c".to_string(), "reworded")]
+        );
     }
 
     #[test]

@@ -354,3 +354,51 @@ fn the_corpus_weakenings_are_each_caught_by_the_reader() {
         "test.skip('parses', () => {\n  assert.equal(parse('-x'), 1);\n});\n",
     );
 }
+
+/// Attack: a test dropped and another renamed in the same diff — the rename is `moved` (with
+/// where it went), the drop still `dropped`; two tests of one body renamed into one are one
+/// move and one drop.
+#[test]
+fn a_drop_hides_behind_no_rename() {
+    let old = "package p\n\nimport \"testing\"\n\nfunc TestA(t *testing.T) {\n\tif f() != 1 {\n\t\tt.Error(\"a\")\n\t}\n}\n\nfunc TestB(t *testing.T) {\n\tif g() != 2 {\n\t\tt.Error(\"b\")\n\t}\n}\n";
+    let new = "package p\n\nimport \"testing\"\n\nfunc TestRenamed(t *testing.T) {\n\tif f() != 1 {\n\t\tt.Error(\"a\")\n\t}\n}\n";
+    let got = read(&[file("p/a_test.go", Some(old), Some(new))]);
+    let edits = got[0].outcome.clone().unwrap();
+    let k: Vec<_> = edits.iter().map(|e| (e.test.as_str(), e.kind)).collect();
+    assert_eq!(k, [("TestA", Kind::Moved), ("TestB", Kind::Dropped)]);
+    assert_eq!(
+        edits[0].to,
+        Some((b"p/a_test.go".to_vec(), "TestRenamed".to_string()))
+    );
+    assert_eq!(edits[1].to, None);
+    let twins = old
+        .replace("g() != 2", "f() != 1")
+        .replace("\"b\"", "\"a\"");
+    let got = read(&[file("p/a_test.go", Some(&twins), Some(new))]);
+    let kinds: Vec<_> = got[0]
+        .outcome
+        .clone()
+        .unwrap()
+        .iter()
+        .map(|e| e.kind)
+        .collect();
+    assert_eq!(kinds, [Kind::Moved, Kind::Dropped]);
+}
+
+/// A test moved to another file says where it went (the census pairs its ids by that).
+#[test]
+fn a_move_to_another_file_names_the_file_and_the_name() {
+    let old = "def test_a():\n    assert f() == 1\n\n\ndef test_b():\n    assert g() == 2\n";
+    let kept = "def test_a():\n    assert f() == 1\n";
+    let moved = "def test_b_elsewhere():\n    assert g() == 2\n";
+    let got = read(&[
+        file("tests/test_x.py", Some(old), Some(kept)),
+        file("tests/test_y.py", None, Some(moved)),
+    ]);
+    let edits = got[0].outcome.clone().unwrap();
+    assert_eq!(edits[0].kind, Kind::Moved, "{edits:?}");
+    assert_eq!(
+        edits[0].to,
+        Some((b"tests/test_y.py".to_vec(), "test_b_elsewhere".to_string()))
+    );
+}

@@ -59,6 +59,10 @@ pub(crate) struct Assertion {
     pub subject: String,
     /// What the subject is compared with.
     pub object: String,
+    /// The object's text when it is a string literal, bare or in a literal's wrapper (snapbox's
+    /// `str![[r#"…"#]]`, `indoc!`, `.to_string()`): unescaped, each line's trailing blanks
+    /// and the text's leading and trailing blank lines dropped, as those wrappers compare.
+    pub value: Option<String>,
     pub form: Form,
 }
 
@@ -231,8 +235,76 @@ fn assertion(s: &Src, r: Range<usize>, found: &Found) -> Assertion {
         shown: s.shown(r),
         subject: s.norm(found.subject.clone()),
         object: s.norm(found.object.clone()),
+        value: literal_value(s, found.object.clone()),
         form: found.form,
     }
+}
+
+/// Words that wrap a string literal without changing what it says.
+const WRAPPERS: [&str; 12] = [
+    "str",
+    "snapbox",
+    "indoc",
+    "formatdoc",
+    "dedent",
+    "textwrap",
+    "String",
+    "from",
+    "to_string",
+    "to_owned",
+    "into",
+    "as_str",
+];
+
+/// The text of the string literal `r` holds, if it holds one and only wrappers around it.
+fn literal_value(s: &Src, r: Range<usize>) -> Option<String> {
+    let mut text = None;
+    for i in r {
+        let t = s.toks[i];
+        match t.kind {
+            Tk::Str if text.is_none() => text = Some(unquote(t.text)?),
+            Tk::Punct if matches!(t.text, "!" | "[" | "]" | "(" | ")" | "&" | "." | "::") => {}
+            Tk::Ident if WRAPPERS.contains(&t.text) => {}
+            _ => return None,
+        }
+    }
+    let text = text?;
+    let lines: Vec<&str> = text.lines().map(str::trim_end).collect();
+    Some(lines.join("\n").trim_matches('\n').to_string())
+}
+
+/// The content of a string literal token: its prefix (`r`, `b`, `f`, `u`), hashes and quotes
+/// taken off, a non-raw one's escapes read. `None` for what is not a plain string literal.
+fn unquote(tok: &str) -> Option<String> {
+    let body = tok.trim_start_matches(|c: char| c.is_ascii_alphabetic());
+    let raw = tok[..tok.len() - body.len()].contains(['r', 'R']);
+    let hashes = body.len() - body.trim_start_matches('#').len();
+    let body = body.get(hashes..body.len().checked_sub(hashes)?)?;
+    let q = ["\"\"\"", "'''", "\"", "'", "`"]
+        .into_iter()
+        .find(|q| body.len() >= 2 * q.len() && body.starts_with(q) && body.ends_with(q))?;
+    let inner = &body[q.len()..body.len() - q.len()];
+    if raw {
+        return Some(inner.to_string());
+    }
+    let mut out = String::new();
+    let mut chars = inner.chars();
+    while let Some(c) = chars.next() {
+        if c != '\\' {
+            out.push(c);
+            continue;
+        }
+        match chars.next()? {
+            'n' => out.push('\n'),
+            't' => out.push('\t'),
+            'r' => out.push('\r'),
+            '0' => out.push('\0'),
+            '\n' => chars = chars.as_str().trim_start().chars(),
+            c @ ('\\' | '"' | '\'' | '`') => out.push(c),
+            _ => return None,
+        }
+    }
+    Some(out)
 }
 
 fn row(s: &Src, r: Range<usize>) -> Row {
@@ -276,6 +348,9 @@ pub(crate) fn is_table(s: &Src, i: usize) -> bool {
         return false;
     }
     let elements = s.elements(i);
+    if inline_literal(s, i, &elements) {
+        return false;
+    }
     // A `{` block holding one bracketed expression is no table; one row with a trailing comma
     // (Go's and C's tables) is.
     let trailing = s.is(s.end_of(i).saturating_sub(1), ",");
@@ -290,6 +365,18 @@ pub(crate) fn is_table(s: &Src, i: usize) -> bool {
                 || matches!(s.t(first), "(" | "[" | "{") && s.toks[first].kind == Tk::Punct
                 || s.ident(first) && s.is(first + 1, "{")
         })
+}
+
+/// Whether the `[` at `i` is a macro's inline literal, `str![["…"]]` or `expect![["…"]]`: one
+/// bracketed string, no case of a table.
+fn inline_literal(s: &Src, i: usize, elements: &[Range<usize>]) -> bool {
+    let [only] = elements else {
+        return false;
+    };
+    s.is(i.wrapping_sub(1), "!")
+        && s.is(only.start, "[")
+        && s.end_of(only.start) + 1 == only.end
+        && (only.start + 1..only.end - 1).all(|k| s.toks[k].kind == Tk::Str)
 }
 
 /// The form of a comparison expression over `r`, its subject and object. `negated`: the
