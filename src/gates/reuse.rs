@@ -42,6 +42,9 @@ pub struct Key {
 #[derive(Debug, Default)]
 pub struct Recorded {
     records: Vec<Record>,
+    /// Entries of runs made earlier in this same command (the base runs that built base
+    /// snapshots): they stand for a run of the same key, as the run it is.
+    now: Vec<CheckEntry>,
 }
 
 impl Recorded {
@@ -57,7 +60,16 @@ impl Recorded {
             .filter(|r| r.checks().is_some() && r.is_trusted())
             .collect();
         records.reverse();
-        Ok(Recorded { records })
+        Ok(Recorded {
+            records,
+            now: Vec::new(),
+        })
+    }
+
+    /// These records, and `entries` of runs this command made itself.
+    pub fn with_runs_made_now(mut self, entries: Vec<CheckEntry>) -> Recorded {
+        self.now = entries;
+        self
     }
 
     /// The newest recorded result of `spec` under exactly this key and sandbox word, as the run
@@ -68,6 +80,13 @@ impl Recorded {
         spec: &CheckSpec,
         sandbox: &str,
     ) -> Option<(CheckRun, Option<Finding>)> {
+        if let Some(e) = self.now.iter().find(|e| matches(e, key, spec, sandbox)) {
+            let (mut run, finding) = result(e, spec, String::new())?;
+            run.reused = None;
+            let finding =
+                finding.map(|f| Finding::new(f.code, e.message.clone().unwrap_or_default()));
+            return Some((run, finding));
+        }
         self.records.iter().find_map(|r| {
             let checks = r.checks()?;
             let entry = checks.iter().find(|e| matches(e, key, spec, sandbox))?;

@@ -147,7 +147,8 @@ impl<'s> Runner<'s> {
     ) -> Result<Prepared<'s>> {
         let key = self.key(target);
         let common = self.session.repo().common_dir();
-        let recorded = Recorded::load(&common, &key, fresh || self.session.rerun())?;
+        let recorded = Recorded::load(&common, &key, fresh || self.session.rerun())?
+            .with_runs_made_now(self.session.base_runs_now());
         let session = self.session;
         let own = matches!(target, Target::Commit(_));
         let trusted = trusted(target);
@@ -200,14 +201,20 @@ impl<'s> Runner<'s> {
         let repo = self.session.repo();
         let config = self.session.config_blob();
         let cache = Cache::of(&repo.common_dir())?;
-        let missing: Vec<CheckSpec> = specs
-            .iter()
-            .filter(|s| !s.keep.is_empty())
-            .filter(|s| {
-                cache
-                    .snapshot(&s.name, &snapshot_id(tip, &s.name, config))
-                    .is_none()
-            })
+        let id = |s: &CheckSpec| snapshot_id(tip, &s.name, config);
+        let mut kept: Vec<&CheckSpec> = specs.iter().filter(|s| !s.keep.is_empty()).collect();
+        kept.retain(|s| cache.snapshot(&s.name, &id(s)).is_none());
+        kept.sort_by_key(|s| id(s));
+        // Claimed in one order (no two closegates wait on each other), then asked again: a
+        // build another closegate finished while this one waited is not taken twice.
+        let mut claims = Vec::with_capacity(kept.len());
+        for spec in &kept {
+            let stop = &crate::sys::interrupt::requested;
+            claims.push(cache.claim_build(&spec.name, &id(spec), stop)?);
+        }
+        let missing: Vec<CheckSpec> = kept
+            .into_iter()
+            .filter(|s| cache.snapshot(&s.name, &id(s)).is_none())
             .cloned()
             .collect();
         if missing.is_empty() {
@@ -215,7 +222,10 @@ impl<'s> Runner<'s> {
         }
         let name = self.base_name();
         let target = Target::BaseTip { tip, base: &name };
-        Ok(self.run(&target, &missing, true)?.entries)
+        let entries = self.run(&target, &missing, true)?.entries;
+        drop(claims);
+        self.session.remember_base_runs(&entries);
+        Ok(entries)
     }
 
     /// [`Runner::prepare`] and [`Prepared::run`] in one, on the session's repository.

@@ -63,6 +63,9 @@ pub struct Session {
     admitted_base: Option<String>,
     /// What the checks must not see, made from the fields above when the first check runs.
     shield: OnceCell<Shield>,
+    /// The record entries of the base runs this session made (the runs that built base
+    /// snapshots): one base run serves the rest of the session too (SPEC §27.2).
+    ran_now: std::cell::RefCell<Vec<crate::report::CheckEntry>>,
 }
 
 impl Session {
@@ -160,6 +163,7 @@ impl Session {
             signing_key: None,
             admitted_base: None,
             shield: OnceCell::new(),
+            ran_now: std::cell::RefCell::new(Vec::new()),
         })
     }
 
@@ -299,6 +303,17 @@ impl Session {
     /// Where the task contract is read once the slug is known (SPEC §12).
     pub fn contract(&self) -> &Lookup {
         &self.contract
+    }
+
+    /// Keep the record entries of base runs this session made, so its later runs of the same
+    /// key take them (SPEC §27.2: the base runs once).
+    pub fn remember_base_runs(&self, entries: &[crate::report::CheckEntry]) {
+        self.ran_now.borrow_mut().extend(entries.iter().cloned());
+    }
+
+    /// The entries [`Session::remember_base_runs`] kept.
+    pub fn base_runs_now(&self) -> Vec<crate::report::CheckEntry> {
+        self.ran_now.borrow().clone()
     }
 
     /// The configuration's blob id; `None` for the built-in defaults (SPEC §5).

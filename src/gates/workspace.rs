@@ -134,6 +134,17 @@ impl Cache {
         self.snapshot_in(&dir_name(check), id)
     }
 
+    /// Hold the right to build the snapshot `id` of `check` (`<id>.ensure.lock`): a second
+    /// closegate that needs it waits here for the first one's build, then finds it complete,
+    /// instead of running the base again (SPEC §27.2).
+    pub fn claim_build(&self, check: &str, id: &str, stop: &dyn Fn() -> bool) -> Result<File> {
+        let snaps = self.snapshots(check);
+        make_dirs(&snaps)?;
+        let lock = open_lock(&snaps.join(format!("{id}.ensure.lock")))?;
+        lock_unless(&lock, Hold::Exclusive, true, stop)?;
+        Ok(lock)
+    }
+
     /// Every complete snapshot of `check`, newest first (by when it was completed).
     fn complete(&self, check_dir: &str) -> Vec<(Snapshot, std::time::SystemTime)> {
         let dir = self.root.join("checks").join(check_dir).join("snapshots");

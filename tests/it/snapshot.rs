@@ -202,3 +202,39 @@ fn gc_removes_snapshots_of_bases_no_branch_is_near() {
     assert_eq!(left.len(), 1, "{out}");
     assert!(!left.contains(&first[0]), "{out}");
 }
+
+/// The base runs once (SPEC §27.2): two agents checked at the same time on a base nobody has
+/// checked yet — one builds the base snapshot, the other waits for it instead of running the
+/// base again; within one check, the merge base's run is the run that built the snapshot.
+#[test]
+fn two_checks_at_once_take_the_base_run_once() {
+    let log =
+        crate::fixture::readable_by_checks().join(format!("base-runs-{}", std::process::id()));
+    let _ = std::fs::remove_file(&log);
+    let config = format!(
+        "[[checks]]\nname = \"warm\"\nkeep = [\"bin/\"]\nnetwork = false\nwritable = ['{}']\n\
+         run = 'echo \"$CLOSEGATE_COMMIT\" >> {}; sleep 1; sh test.sh'\n",
+        log.parent().unwrap().display(),
+        log.display()
+    );
+    let s = scene(&config);
+    let base = s.fx.repo.revparse_single("main").unwrap().id().to_string();
+    let a = agent(&s, "a", &[("a.txt", Some("a\n"))]);
+    let b = agent(&s, "b", &[("b.txt", Some("b\n"))]);
+    let spawn = |wt: &Path| s.bin(wt, &["check", "--format", "json"]).spawn().unwrap();
+    let (one, two) = (spawn(&a), spawn(&b));
+    for child in [one, two] {
+        let out = child.wait_with_output().unwrap();
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&out.stdout)
+        );
+    }
+    let runs = std::fs::read_to_string(&log).unwrap();
+    let on_base = runs.lines().filter(|l| *l == base).count();
+    assert_eq!(on_base, 1, "the base ran {on_base} times:\n{runs}");
+    assert_eq!(runs.lines().count(), 3, "{runs}");
+    let _ = std::fs::remove_file(&log);
+}
