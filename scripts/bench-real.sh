@@ -5,6 +5,10 @@
 #   warm   the second `closegate check`, of another one-file change
 #   own    the project's own test command, run incrementally in the agent's worktree after the
 #          same kind of one-file change (its dependencies installed there once, untimed)
+#   edit   a warm `closegate check` of a return that also edits a test file (test integrity's
+#          overlays run: target edit/own ≤ 1.6)
+#   fresh  the first check of a second agent's fresh worktree, on a base the first agent's
+#          check already took (the base snapshot is there: target fresh/own ≤ 1.5)
 # all in the same run, and prints warm / own (target: ≤ 1.3). The warm check and the own run are
 # repeated ROUNDS times (default 3), alternating, each after a fresh one-file change; the figures
 # are the medians (the machine is shared: only ratios measured side by side mean anything).
@@ -51,6 +55,20 @@ source_file() {
     jsmn) echo jsmn.h ;;
   esac
 }
+# A test file of the project, for a return that edits tests.
+test_file() {
+  case $1 in
+    itoa) echo tests/test.rs ;;
+    termtree) echo src/tests.rs ;;
+    itsdangerous) echo tests/test_itsdangerous/test_signer.py ;;
+    idna) echo tests/test_idna.py ;;
+    is-number) echo test.js ;;
+    dataloader) echo src/__tests__/dataloader.test.js ;;
+    commander) echo tests/command.name.test.js ;;
+    uuid) echo uuid_test.go ;;
+    jsmn) echo test/tests.c ;;
+  esac
+}
 # The line a one-file change appends. For Go it is code that reaches the test binary: go caches
 # a test's result by the binary, and a comment (or an unused function, which the linker drops)
 # leaves the binary as it was, so the own run would report the cached result and run nothing.
@@ -66,17 +84,21 @@ comment() {
 secs() { python3 -c 'import time; print(f"{time.monotonic():.3f}")'; }
 timed() { local t0 t1; t0=$(secs); "$@" >/dev/null 2>&1; local rc=$?; t1=$(secs); python3 -c "print(f'{$t1 - $t0:.1f}')"; return $rc; }
 
-change() { # worktree n: a one-file change, committed and closed
-  local file
+change() { # worktree n [test]: a one-file change (and a test file's), committed and closed
+  local file tfile
   file=$(source_file "$project")
   comment "$file" "$2" >> "$1/$file"
+  if [ "${3:-}" = test ]; then
+    tfile=$(test_file "$project")
+    case $tfile in *.go) echo "// bench $2" >> "$1/$tfile" ;; *) comment "$tfile" "$2" >> "$1/$tfile" ;; esac
+  fi
   git -C "$1" commit -qam "bench change $2"
   (cd "$1" && "$cg" close --abstract "bench change $2" >/dev/null)
 }
 
 rounds=${ROUNDS:-3}
 median() { python3 -c 'import statistics,sys; print(f"{statistics.median(map(float, sys.argv[1:])):.1f}")' "$@"; }
-printf '%-13s %8s %8s %8s %7s  %s\n' project cold_s warm_s own_s warm/own "rounds (warm/own)"
+printf '%-13s %8s %8s %8s %8s %8s %7s %7s %7s  %s\n' project cold_s warm_s edit_s fresh_s own_s warm/own edit/own fresh/own "rounds (warm/own)"
 projects=("$@")
 [ ${#projects[@]} -eq 0 ] && projects=(itoa termtree itsdangerous idna is-number dataloader uuid jsmn)
 for project in "${projects[@]}"; do
@@ -92,17 +114,27 @@ for project in "${projects[@]}"; do
   # command once (untimed, its own caches); then, each round, a one-file change and the warm
   # check, another one-file change and the own command.
   run=$(python3 -c 'import sys,tomllib; print(tomllib.load(open(sys.argv[1],"rb"))["checks"][0]["run"])' "$repo/.closegate.toml")
-  (cd "$wt" && sh -c "$run" >/dev/null 2>&1; sh -c "$(own_test "$project")" >/dev/null 2>&1)
-  warms=() owns=() pairs=""
+  prep=$(python3 -c 'import sys,tomllib; print(tomllib.load(open(sys.argv[1],"rb"))["checks"][0].get("prepare", "true"))' "$repo/.closegate.toml")
+  (cd "$wt" && sh -c "$prep" >/dev/null 2>&1; sh -c "$run" >/dev/null 2>&1; sh -c "$(own_test "$project")" >/dev/null 2>&1)
+  warms=() owns=() edits=() freshes=() pairs=""
   for round in $(seq 1 "$rounds"); do
     change "$wt" "w$round"
     warms+=("$(cd "$wt" && timed "$cg" check --no-record)")
     change "$wt" "o$round"
     owns+=("$(cd "$wt" && timed sh -c "$(own_test "$project")")")
     pairs+=" ${warms[-1]}/${owns[-1]}"
+    change "$wt" "e$round" test
+    edits+=("$(cd "$wt" && timed "$cg" check --no-record)")
+    fwt=$work/$project-fresh$round
+    git -C "$repo" worktree add -q -b "agent/fresh$round" "$fwt" main
+    change "$fwt" "f$round"
+    freshes+=("$(cd "$fwt" && timed "$cg" check --no-record)")
   done
   warm=$(median "${warms[@]}")
   own=$(median "${owns[@]}")
-  ratio=$(python3 -c "print(f'{$warm / max($own, 0.1):.2f}')")
-  printf '%-13s %8s %8s %8s %7s %s\n' "$project" "$cold" "$warm" "$own" "$ratio" "$pairs"
+  edit=$(median "${edits[@]}")
+  fresh=$(median "${freshes[@]}")
+  ratio() { python3 -c "print(f'{$1 / max($own, 0.1):.2f}')"; }
+  printf '%-13s %8s %8s %8s %8s %8s %7s %7s %7s %s\n' "$project" "$cold" "$warm" "$edit" "$fresh" "$own" \
+    "$(ratio "$warm")" "$(ratio "$edit")" "$(ratio "$fresh")" "$pairs"
 done
