@@ -9,7 +9,8 @@
 #          overlays run: target edit/own ≤ 1.6)
 #   fresh  the first check of a second agent's fresh worktree, on a base the first agent's
 #          check already took (the base snapshot is there: target fresh/own ≤ 1.5)
-# all in the same run, and prints warm / own (target: ≤ 1.3). The warm check and the own run are
+# all in the same run, and prints warm / own (target: ≤ 1.3). Every check is recorded, as in use:
+# the base's run (the base snapshot, the census's base run) is then taken once and reused. The warm check and the own run are
 # repeated ROUNDS times (default 3), alternating, each after a fresh one-file change; the figures
 # are the medians (the machine is shared: only ratios measured side by side mean anything).
 #
@@ -109,7 +110,7 @@ for project in "${projects[@]}"; do
   wt=$work/$project-agent
   git -C "$repo" worktree add -q -b agent/bench "$wt" main
   change "$wt" 1
-  cold=$(cd "$wt" && timed "$cg" check --no-record)
+  cold=$(cd "$wt" && timed "$cg" check)
   # The project's own incremental run: install as the check does and run the project's own
   # command once (untimed, its own caches); then, each round, a one-file change and the warm
   # check, another one-file change and the own command.
@@ -119,16 +120,16 @@ for project in "${projects[@]}"; do
   warms=() owns=() edits=() freshes=() pairs=""
   for round in $(seq 1 "$rounds"); do
     change "$wt" "w$round"
-    warms+=("$(cd "$wt" && timed "$cg" check --no-record)")
+    warms+=("$(cd "$wt" && timed "$cg" check)")
     change "$wt" "o$round"
     owns+=("$(cd "$wt" && timed sh -c "$(own_test "$project")")")
     pairs+=" ${warms[-1]}/${owns[-1]}"
     change "$wt" "e$round" test
-    edits+=("$(cd "$wt" && timed "$cg" check --no-record)")
+    edits+=("$(cd "$wt" && timed "$cg" check)")
     fwt=$work/$project-fresh$round
     git -C "$repo" worktree add -q -b "agent/fresh$round" "$fwt" main
     change "$fwt" "f$round"
-    freshes+=("$(cd "$fwt" && timed "$cg" check --no-record)")
+    freshes+=("$(cd "$fwt" && timed "$cg" check)")
   done
   warm=$(median "${warms[@]}")
   own=$(median "${owns[@]}")
