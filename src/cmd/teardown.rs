@@ -52,6 +52,7 @@ pub fn run(args: Args, color: bool) -> Result<i32> {
         allow_unverified: args.allow_unverified,
         force: args.force,
         reap: args.reap,
+        starters: teardown::busy::Starters::Exempt,
     };
     let done = teardown::run(&request)?;
     if args.json {

@@ -10,6 +10,7 @@
 //! failing batch is bisected by prefixes in landing order until the breaking branch is named.
 
 pub mod base;
+mod cleanup;
 pub mod compose;
 pub mod push;
 pub mod target;
@@ -27,9 +28,7 @@ use crate::finding::{Finding, Verdict};
 use crate::gates::Session;
 use crate::ledger::{Event, LandFields, Record};
 use crate::repo::Repo;
-use crate::repo::safety::BranchDeletion;
 use crate::report::{CheckRun, Report};
-use crate::teardown::Ending;
 use crate::verdict::{Book, Under};
 pub use compose::Strategy;
 use target::{Admitted, Target};
@@ -97,6 +96,11 @@ pub enum Cleanup {
     TornDown {
         steps: Vec<crate::teardown::Step>,
         refused: Vec<Code>,
+        /// The processes that kept the worktree (`teardown-busy`), the shell `land` was run
+        /// from among them when it stands inside (SPEC §27.4).
+        holders: Vec<crate::teardown::busy::Proc>,
+        /// The one command that finishes the teardown once they are gone, when they kept it.
+        finish: Option<String>,
     },
     /// The teardown could not run: the error, with its causes.
     Failed(String),
@@ -319,7 +323,7 @@ fn follow_up(ctx: &Ctx, landing: &mut Landing) -> Result<()> {
         }
         // The local base did not move: the worktrees wait for `git pull` and `sweep`.
         Some(_) => {}
-        None if !ctx.req.dry_run => teardowns(ctx, landing)?,
+        None if !ctx.req.dry_run => cleanup::teardowns(ctx, landing)?,
         None => {}
     }
     Ok(())
@@ -763,68 +767,4 @@ fn record(
     };
     let claimed = t.state.map(|s| s.as_str());
     Record::new(&report, claimed, Event::Land(fields)).append(&ctx.repo.common_dir())
-}
-
-/// Tear down every landed branch's worktree (no check run again: it is admitted on its records)
-/// and delete its branch (compare-and-delete), unless `--no-teardown` / `--keep-branch`.
-fn teardowns(ctx: &Ctx, landing: &mut Landing) -> Result<()> {
-    if ctx.req.no_teardown {
-        return Ok(());
-    }
-    for b in landing.branches.iter_mut() {
-        if b.outcome != Outcome::Landed {
-            continue;
-        }
-        let worktree = ctx
-            .repo
-            .worktrees()
-            .into_iter()
-            .find(|w| {
-                w.exists
-                    && !w.main
-                    && w.head_ref().as_deref() == Some(&format!("refs/heads/{}", b.branch))
-            })
-            .map(|w| w.path);
-        b.after.cleanup = match worktree {
-            Some(dir) => Some(teardown_one(ctx, dir)),
-            None if !ctx.req.keep_branch => {
-                Some(match ctx.repo.delete_branch_if_at(&b.branch, b.tip)? {
-                    BranchDeletion::Deleted => Cleanup::BranchDeleted,
-                    BranchDeletion::Moved(now) => Cleanup::BranchMoved(now),
-                })
-            }
-            None => None,
-        };
-    }
-    Ok(())
-}
-
-/// The teardown of a landed branch's worktree `dir`, admitted on the branch's records.
-fn teardown_one(ctx: &Ctx, dir: std::path::PathBuf) -> Cleanup {
-    let request = crate::teardown::Request {
-        worktree: Some(dir),
-        gate: crate::inputs::GateOptions {
-            base: ctx.req.base.clone(),
-            ..Default::default()
-        },
-        dry_run: false,
-        delete_branch: !ctx.req.keep_branch,
-        allow_unverified: false,
-        // Never overrides a refusal: the escrow is written, but what it names stays.
-        force: false,
-        reap: false,
-    };
-    match crate::teardown::run(&request) {
-        Ok(done) => {
-            let refused = match (&done.report, done.ending()) {
-                (Some(report), Ending::Refused | Ending::Stopped) => report.codes(),
-                _ => Vec::new(),
-            };
-            Cleanup::TornDown {
-                steps: done.steps,
-                refused,
-            }
-        }
-        Err(e) => Cleanup::Failed(format!("{e:#}")),
-    }
 }

@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 use super::escape;
 use crate::land::{BranchResult, Cleanup, Landing, Outcome};
 use crate::report::CheckRun;
+use crate::teardown::busy::Proc;
 
 /// `land --json`: every branch's outcome and the base's move.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -45,6 +46,23 @@ pub struct BranchJson {
     pub checks: Vec<CheckRun>,
     pub teardown: Vec<String>,
     pub teardown_codes: Vec<String>,
+    /// The processes that kept the worktree (`teardown-busy`).
+    #[serde(default)]
+    pub teardown_holders: Vec<HolderJson>,
+    /// The one command that finishes the teardown once they are gone.
+    #[serde(default)]
+    pub teardown_finish: Option<String>,
+}
+
+/// A process that kept a landed branch's worktree.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HolderJson {
+    pub pid: u32,
+    pub command: String,
+    /// How it is inside: `current directory`, `root`, `open file <path>`, `mapped file <path>`.
+    pub why: String,
+    /// It started this closegate (the shell `land` was run from).
+    pub starter: bool,
 }
 
 /// A finding as `land --json` names it.
@@ -75,6 +93,15 @@ impl LandJson {
                 checks: b.checks.clone(),
                 teardown: teardown_lines(b),
                 teardown_codes: teardown_codes(b),
+                teardown_holders: (holders(b).iter())
+                    .map(|p| HolderJson {
+                        pid: p.pid,
+                        command: p.command.clone(),
+                        why: p.why.clone(),
+                        starter: p.starter,
+                    })
+                    .collect(),
+                teardown_finish: finish(b).map(str::to_string),
             })
             .collect();
         LandJson {
@@ -126,6 +153,58 @@ fn teardown_codes(b: &BranchResult) -> Vec<String> {
     }
 }
 
+/// The processes that kept a landed branch's worktree.
+fn holders(b: &BranchResult) -> &[Proc] {
+    match &b.after.cleanup {
+        Some(Cleanup::TornDown { holders, .. }) => holders,
+        _ => &[],
+    }
+}
+
+/// The command that finishes a teardown processes kept from removing the worktree.
+fn finish(b: &BranchResult) -> Option<&str> {
+    match &b.after.cleanup {
+        Some(Cleanup::TornDown { finish, .. }) => finish.as_deref(),
+        _ => None,
+    }
+}
+
+/// When and where to run the finishing command: a starter (the shell `land` was run from)
+/// leaves the worktree by the command's own `cd`; any other process must end first.
+fn finish_when(holders: &[Proc]) -> &'static str {
+    let starters = holders.iter().filter(|p| p.starter).count();
+    match (starters, holders.len() - starters) {
+        (0, 1) => "once that process has ended, finish the teardown",
+        (0, _) => "once those processes have ended, finish the teardown",
+        (_, 0) => "finish the teardown from that shell (its `cd` leaves the worktree)",
+        _ => {
+            "once the other processes have ended, finish the teardown from that shell (its `cd` \
+               leaves the worktree)"
+        }
+    }
+}
+
+/// The teardown's refusal, the processes that kept the worktree and the command that finishes.
+fn teardown_refusal(b: &BranchResult, out: &mut dyn Write) -> std::io::Result<()> {
+    let codes = teardown_codes(b);
+    let holders = holders(b);
+    if !codes.is_empty() {
+        let left = if holders.is_empty() {
+            "the worktree is left for `closegate sweep`"
+        } else {
+            "the worktree is kept"
+        };
+        writeln!(out, "  teardown refused ({}): {left}", codes.join(", "))?;
+    }
+    for p in holders {
+        writeln!(out, "  teardown-busy: {}", escape(&p.holds()))?;
+    }
+    if let Some(command) = finish(b) {
+        writeln!(out, "  {}: {}", finish_when(holders), escape(command))?;
+    }
+    Ok(())
+}
+
 fn outcome_word(outcome: Outcome) -> &'static str {
     match outcome {
         Outcome::Landed => "landed",
@@ -163,14 +242,7 @@ pub fn human(l: &Landing, out: &mut dyn Write) -> std::io::Result<()> {
         for step in teardown_lines(b) {
             writeln!(out, "  teardown: {}", escape(&step))?;
         }
-        let codes = teardown_codes(b);
-        if !codes.is_empty() {
-            writeln!(
-                out,
-                "  teardown refused ({}): the worktree is left for `closegate sweep`",
-                codes.join(", ")
-            )?;
-        }
+        teardown_refusal(b, out)?;
     }
     let show = |c: Option<git2::Oid>| c.map_or("none".to_string(), |c| c.to_string());
     let moved = if l.before == l.after {

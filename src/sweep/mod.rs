@@ -172,6 +172,7 @@ fn teardown(row: &Row, dir: PathBuf, req: &Request, swept: &mut Swept) -> Result
         // Never overrides a refusal: the escrow is written, but what it names stays.
         force: false,
         reap: false,
+        starters: crate::teardown::busy::Starters::Exempt,
     };
     let done = crate::teardown::run(&request)?;
     if let Some(error) = &done.error {

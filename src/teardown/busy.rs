@@ -1,7 +1,9 @@
 //! Processes working inside a worktree (SPEC §24): read from `/proc` — each process's current
 //! directory, root, open files and memory-mapped files — and, with `--reap`, ended (SIGTERM, then
-//! SIGKILL after 5 s). closegate itself and its ancestors (the shell that started it from inside
-//! the worktree) are exempt and named apart.
+//! SIGKILL after 5 s). closegate itself is exempt; its ancestors (the shell that started it from
+//! inside the worktree) are exempt and named apart for `teardown`, and hold the worktree like any
+//! other process for `land`, whose teardown is a side effect (SPEC §27.4). An ancestor is never
+//! reaped.
 //!
 //! Processes of other users whose `/proc` entries cannot be read are not seen; a teardown run by
 //! the agent's own user sees the agent's processes, which is what matters.
@@ -19,6 +21,34 @@ pub struct Proc {
     pub command: String,
     /// What lies inside: `current directory`, `root`, `open file <path>`, `mapped file <path>`.
     pub why: String,
+    /// An ancestor of closegate: the shell (or harness) that started it.
+    pub starter: bool,
+}
+
+impl Proc {
+    /// What holds the worktree, as every message names it: pid, command and how.
+    pub fn holds(&self) -> String {
+        let starter = if self.starter {
+            ", which started this closegate"
+        } else {
+            ""
+        };
+        format!(
+            "process {} (`{}`{starter}) has its {} inside the worktree",
+            self.pid, self.command, self.why
+        )
+    }
+}
+
+/// What closegate's ancestors inside the worktree are to a teardown.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Starters {
+    /// Exempt, named in a warning: `teardown` run from inside the worktree it removes (SPEC §24).
+    #[default]
+    Exempt,
+    /// They hold the worktree: `land` never removes the directory the shell that ran it stands
+    /// in (SPEC §27.4); it names that shell and the command that finishes the teardown.
+    Hold,
 }
 
 /// What the scan found: processes that bar the teardown, and exempt ones.
@@ -28,9 +58,11 @@ pub struct Busy {
     pub exempt: Vec<Proc>,
 }
 
-/// Every process (but exempt ones) with something inside `dir`.
-pub fn scan(dir: &Path) -> Busy {
+/// Every process with something inside `dir`: closegate itself is exempt, and so are its
+/// ancestors unless `starters` is [`Starters::Hold`].
+pub fn scan(dir: &Path, starters: Starters) -> Busy {
     let dir = crate::repo::canonical(dir);
+    let me = std::process::id();
     let exempt = ancestors();
     let mut found = Busy::default();
     let Ok(entries) = std::fs::read_dir("/proc") else {
@@ -47,12 +79,14 @@ pub fn scan(dir: &Path) -> Busy {
         let Some(why) = inside(pid, &dir) else {
             continue;
         };
+        let starter = pid != me && exempt.contains(&pid);
         let proc = Proc {
             pid,
             command: command(pid),
             why,
+            starter,
         };
-        if exempt.contains(&pid) {
+        if pid == me || (starter && starters == Starters::Exempt) {
             found.exempt.push(proc);
         } else {
             found.busy.push(proc);
@@ -67,11 +101,12 @@ pub fn scan(dir: &Path) -> Busy {
 /// the same code as a warning, naming it (SPEC §24: "named in a warning instead").
 pub fn findings(busy: &Busy) -> Vec<Finding> {
     let bar = busy.busy.iter().map(|p| {
-        let msg = format!(
-            "process {} (`{}`) has its {} inside the worktree; end it, or pass --reap",
-            p.pid, p.command, p.why
-        );
-        Finding::new(Code::TeardownBusy, msg)
+        let fix = if p.starter {
+            "leave the worktree (`cd` out) first"
+        } else {
+            "end it, or pass --reap"
+        };
+        Finding::new(Code::TeardownBusy, format!("{}; {fix}", p.holds()))
     });
     let exempt = busy.exempt.iter().map(|p| {
         let msg = format!(
@@ -107,10 +142,12 @@ impl Reaped {
     }
 }
 
-/// End `procs`: SIGTERM to each, SIGKILL after `grace` to those still there.
+/// End `procs`: SIGTERM to each, SIGKILL after `grace` to those still there. An ancestor of
+/// closegate (the shell that started it) is never signalled: the rescan names it.
 pub fn reap(procs: &[Proc], grace: Duration) -> Vec<Reaped> {
     let mut out: Vec<Reaped> = procs
         .iter()
+        .filter(|p| !p.starter)
         .map(|p| {
             signal(p.pid, rustix::process::Signal::TERM);
             Reaped {

@@ -57,6 +57,7 @@ pub(super) fn run(
         branch: branch.as_deref(),
         base: session.base().map(|(_, id)| *id),
         delete_branch: branch.is_some(),
+        starters: req.starters,
     };
     let forced = req.force.then_some(written.commit);
     let probe = probe_forced(&ctx, plan.archive.as_deref(), forced, &mut done);

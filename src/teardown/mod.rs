@@ -44,6 +44,9 @@ pub struct Request {
     pub force: bool,
     /// End the processes working inside the worktree (SPEC §24).
     pub reap: bool,
+    /// What closegate's ancestors inside the worktree are: exempt (`teardown`, SPEC §24) or
+    /// holders (`land`, SPEC §27.4).
+    pub starters: busy::Starters,
 }
 
 /// Why the gate's verdict lets the teardown proceed (SPEC §7 step 1).
@@ -132,6 +135,8 @@ pub struct Done {
     pub steps: Vec<Step>,
     /// Set when the removal stopped midway: what to do about it.
     pub error: Option<String>,
+    /// The processes that hold the worktree (each a `teardown-busy` refusal), when it was kept.
+    pub holders: Vec<busy::Proc>,
     pub dry_run: bool,
     pub exit: i32,
 }
@@ -222,6 +227,7 @@ fn refuse_main(req: &Request, repo: &Repo, info: &WorktreeInfo) -> Result<Done> 
         branch: None,
         base: None,
         delete_branch: false,
+        starters: req.starters,
     };
     report.add_gate(Gate::Teardown, safety::run(&ctx)?);
     report.finish();
@@ -293,8 +299,10 @@ fn decide(
         branch: branch.as_deref(),
         base: session.base().map(|(_, id)| *id),
         delete_branch: req.delete_branch,
+        starters: req.starters,
     };
-    let (mut findings, status) = safety::run_first(&ctx, fresh_scan(session, outcome, info))?;
+    let probed = safety::run_first(&ctx, fresh_scan(session, outcome, info))?;
+    let (mut findings, status) = (probed.findings, probed.status);
     // `--force` and `--reap` take their codes out of the refusal; what they stand for happens
     // only once everything else admits the teardown (escrow first, SPEC §24).
     let forced = take(&mut findings, req.force, &escrow::FORCIBLE);
@@ -312,6 +320,7 @@ fn decide(
         let done = Done {
             barred: admission.clone().err(),
             dry_run: req.dry_run,
+            holders: probed.holders,
             ..Done::default()
         };
         return refuse(req, session, info, &plan, full, done);
@@ -427,7 +436,7 @@ fn reap(
     // A process may start another on its way out (a shell's next command): up to three rounds.
     let mut reaped = Vec::new();
     for _ in 0..3 {
-        let found = busy::scan(&info.path);
+        let found = busy::scan(&info.path, req.starters);
         if found.busy.is_empty() {
             break;
         }
@@ -438,7 +447,7 @@ fn reap(
         let what = format!("process {} (`{}`) with {}{how}", r.pid, r.command, r.signal);
         done.step(Verb::Ended, what);
     }
-    let again = busy::scan(&info.path);
+    let again = busy::scan(&info.path, req.starters);
     if again.busy.is_empty() {
         return Ok(Ok(reaped));
     }
@@ -449,6 +458,7 @@ fn reap(
     let mut refused = Done {
         dry_run: req.dry_run,
         steps: std::mem::take(&mut done.steps),
+        holders: again.busy,
         ..Done::default()
     };
     if !req.dry_run {

@@ -317,6 +317,7 @@ impl ProbeCtx<'_> {
             branch: None,
             base: None,
             delete_branch: false,
+            starters: super::busy::Starters::Exempt,
         }
     }
 }

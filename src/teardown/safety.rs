@@ -31,6 +31,8 @@ pub struct Ctx<'a> {
     /// The resolved base.
     pub base: Option<Oid>,
     pub delete_branch: bool,
+    /// What closegate's ancestors inside `dir` are: exempt (`teardown`) or holders (`land`).
+    pub starters: super::busy::Starters,
 }
 
 /// Run every check; the main worktree is refused with the checks that need no gate.
@@ -42,32 +44,37 @@ pub fn run(ctx: &Ctx) -> Result<Vec<Finding>> {
 /// [`run`], the nested repositories judged from `seen` (the last probe's walk of `ctx.dir`)
 /// instead of a second walk of the directory.
 pub fn run_seen(ctx: &Ctx, seen: Option<&Seen>) -> Result<Vec<Finding>> {
-    Ok(probe(ctx, seen, None)?.0)
+    Ok(probe(ctx, seen, None)?.findings)
+}
+
+/// What a probe found: every finding, the status it judged and the processes that hold the
+/// directory (each one a `teardown-busy` refusal among the findings).
+pub struct Probed {
+    pub findings: Vec<Finding>,
+    pub status: Option<WorktreeStatus>,
+    pub holders: Vec<super::busy::Proc>,
 }
 
 /// [`run`] as a teardown's first probe: the status of `ctx.dir` is `scanned` when given — the
 /// gate's scan of this directory, made after the last check that ran (no check ran after it,
 /// `teardown::fresh_scan`), so no younger than a scan made here — else read now. The status
 /// the probe judged is returned with the findings: the escrow written next holds what it names.
-pub fn run_first(
-    ctx: &Ctx,
-    scanned: Option<WorktreeStatus>,
-) -> Result<(Vec<Finding>, Option<WorktreeStatus>)> {
+pub fn run_first(ctx: &Ctx, scanned: Option<WorktreeStatus>) -> Result<Probed> {
     probe(ctx, None, scanned)
 }
 
-fn probe(
-    ctx: &Ctx,
-    seen: Option<&Seen>,
-    scanned: Option<WorktreeStatus>,
-) -> Result<(Vec<Finding>, Option<WorktreeStatus>)> {
+fn probe(ctx: &Ctx, seen: Option<&Seen>, scanned: Option<WorktreeStatus>) -> Result<Probed> {
     let info = ctx.info;
     if info.main {
         let msg = format!(
             "{} is the main worktree of the repository; closegate never removes it",
             info.path.display()
         );
-        return Ok((main_worktree(ctx, msg), None));
+        return Ok(Probed {
+            findings: main_worktree(ctx, msg),
+            status: None,
+            holders: Vec::new(),
+        });
     }
     let mut findings: Vec<Finding> = locked(info).into_iter().collect();
     findings.extend(operations(info));
@@ -102,8 +109,13 @@ fn probe(
         deleting,
         integrated,
     )?);
-    findings.extend(super::busy::findings(&super::busy::scan(ctx.dir)));
-    Ok((findings, Some(status)))
+    let busy = super::busy::scan(ctx.dir, ctx.starters);
+    findings.extend(super::busy::findings(&busy));
+    Ok(Probed {
+        findings,
+        status: Some(status),
+        holders: busy.busy,
+    })
 }
 
 /// The main worktree is never removed; the probes that need no gate report what else would bar it

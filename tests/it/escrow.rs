@@ -20,7 +20,7 @@ use crate::teardown::{Scene, agent, audit};
 const FAST: [&str; 2] = ["--no-checks", "--allow-unverified"];
 
 /// Every entry under `dir` but `.git`: a file as `mode:sha1-of-bytes`, a link as `link:target`.
-fn disk(dir: &Path) -> BTreeMap<String, String> {
+pub fn disk(dir: &Path) -> BTreeMap<String, String> {
     walkdir::WalkDir::new(dir)
         .into_iter()
         .filter_entry(|e| e.file_name() != ".git")

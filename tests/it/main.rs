@@ -49,6 +49,7 @@ mod integrity_policy;
 mod jobs;
 mod keyed;
 mod land;
+mod land_first_contact;
 mod layers;
 mod layouts;
 mod lint;
