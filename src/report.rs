@@ -43,7 +43,8 @@ pub struct CheckRun {
     pub exit_code: Option<i32>,
     pub timed_out: bool,
     pub duration_ms: u64,
-    /// The last 40 lines of combined output.
+    /// What is kept of its combined output: for a failed run of a test runner closegate reads,
+    /// its failing tests' own output (SPEC §27.2); else its last 40 lines.
     pub output: Vec<String>,
     /// The `ts` of the `check` record whose result stands for this run (SPEC §19); null when the
     /// check ran now.

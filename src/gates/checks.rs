@@ -623,11 +623,12 @@ fn run_one(
         .with_context(|| format!("waiting for check `{}`", spec.name))?;
     let duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
     let mut out = out;
-    let output = tail(&mut out, TAIL_LINES, shield)
+    let ended = Ended::from_status(status, sandboxed);
+    let failed = timed_out || ended.code != Some(0);
+    let output = excerpt(&mut out, spec, failed, shield)
         .with_context(|| format!("reading the output of check `{}`", spec.name))?;
     let tally = census(&mut out, spec, shield)
         .with_context(|| format!("reading the output of check `{}`", spec.name))?;
-    let ended = Ended::from_status(status, sandboxed);
     let run = CheckRun {
         name: spec.name.clone(),
         command: spec.run.clone(),
@@ -753,6 +754,26 @@ fn tail(file: &mut File, n: usize, shield: &Shield) -> std::io::Result<Vec<Strin
     file.read_to_end(&mut bytes)?;
     let text = shield.mask(&String::from_utf8_lossy(&bytes));
     Ok(last_lines(text.as_bytes(), n, start > 0))
+}
+
+/// What a run keeps of its output: for a failed run of a census runner, its failing tests' own
+/// output (SPEC §27.2, `runners::census::excerpt`), else (or when that finds none) its last
+/// [`TAIL_LINES`] lines; every secret value masked either way.
+fn excerpt(
+    file: &mut File,
+    spec: &CheckSpec,
+    failed: bool,
+    shield: &Shield,
+) -> std::io::Result<Vec<String>> {
+    if failed && spec.census.is_on() {
+        file.seek(SeekFrom::Start(0))?;
+        let reader = std::io::BufReader::new(&mut *file);
+        if let Some(lines) = crate::runners::census::excerpt(&spec.census, reader, TAIL_LINES)? {
+            let masked = shield.mask(&lines.join("\n"));
+            return Ok(masked.split('\n').map(str::to_string).collect());
+        }
+    }
+    tail(file, TAIL_LINES, shield)
 }
 
 /// The test census of the whole output file, read as a stream from its start (SPEC §26.4), every

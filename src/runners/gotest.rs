@@ -8,7 +8,10 @@
 
 use serde::Deserialize;
 
-use super::census::{Found, Parse};
+use std::borrow::Cow;
+use std::collections::{HashMap, HashSet};
+
+use super::census::{Block, Blocks, Failures, Found, Parse, visible};
 use super::{Census, Graded, Hit, Invocation, Language, RUNNER_CONFIG, Reading, Row, Runner, js};
 
 pub(super) const ROW: Row = Row {
@@ -24,6 +27,7 @@ pub(super) const ROW: Row = Row {
         parsers,
         id_format: "`PACKAGE::TEST`, subtests as go names them (`example.com/m::TestParse/two`)",
         names_tests: Some("-json"),
+        failures,
     }),
     under_test: &["testing.Testing()", "flag.Lookup(\"test.", "\".test\")"],
     only: Some(only),
@@ -63,6 +67,10 @@ fn only(ids: &[&str]) -> Vec<String> {
         }
     }
     vec!["-run".to_string(), format!("^({})$", names.join("|"))]
+}
+
+fn failures(_: Reading) -> Vec<Box<dyn Failures>> {
+    vec![Box::new(GoFailures::default())]
 }
 
 #[derive(Default)]
@@ -173,4 +181,237 @@ impl Parse for GoTest {
     fn finish(self: Box<Self>) -> Found {
         self.found.unwrap_or_else(|| Found::new(Runner::Go))
     }
+}
+
+/// A `go test -json` event as the excerpt reads it: its output too.
+#[derive(Deserialize)]
+struct OutputEvent<'a> {
+    #[serde(rename = "Action")]
+    action: &'a str,
+    #[serde(rename = "Package", default)]
+    package: Option<&'a str>,
+    #[serde(rename = "Test", default)]
+    test: Option<&'a str>,
+    #[serde(rename = "Output", default, borrow)]
+    output: Option<Cow<'a, str>>,
+}
+
+/// The most tests whose output is held while they run; later ones are shown without it.
+const RUNNING_MAX: usize = 1024;
+
+/// The failing tests' own output of `go test -json` (the `Output` of each failing test's
+/// events, by the event's `Test`, never by what the text says) or of its text report (a `---
+/// FAIL: TestX` line with its indented lines, and with `-v` what it printed since its `=== RUN`).
+/// A test with no `run` event never ran: go's text-to-JSON converter of old Go versions turns a
+/// line a test prints, `--- FAIL: TestOther`, into a failure of a test that never ran, and that
+/// is not shown. A package that failed with no failing test (it did not build, it panicked
+/// outside a test) shows its own output.
+#[derive(Default)]
+struct GoFailures {
+    /// The tests that ran and have no result yet, with their output.
+    running: HashMap<(String, String), Block>,
+    /// The tests that have a `run` event.
+    ran: HashSet<(String, String)>,
+    /// Each package's own output (events without a test).
+    packages: HashMap<String, Block>,
+    /// The packages where a test failed.
+    failed_in: HashSet<String>,
+    blocks: Blocks,
+    text: GoText,
+}
+
+impl GoFailures {
+    fn event(&mut self, event: OutputEvent<'_>) {
+        let Some(package) = event.package else {
+            return;
+        };
+        let Some(test) = event.test else {
+            return self.package_event(package, &event);
+        };
+        let key = (package.to_string(), test.to_string());
+        match event.action {
+            "run" => {
+                self.ran.insert(key.clone());
+                if self.running.len() < RUNNING_MAX {
+                    self.running
+                        .insert(key, Block::new(format!("{package}::{test}")));
+                }
+            }
+            "output" => {
+                if let (Some(block), Some(text)) = (self.running.get_mut(&key), &event.output) {
+                    push_output(block, text);
+                }
+            }
+            "fail" if self.ran.contains(&key) => {
+                let block = self.running.remove(&key);
+                self.failed_in.insert(key.0);
+                self.blocks
+                    .push(block.unwrap_or_else(|| Block::new(format!("{package}::{test}"))));
+            }
+            "pass" | "skip" => {
+                self.running.remove(&key);
+            }
+            _ => {}
+        }
+    }
+
+    fn package_event(&mut self, package: &str, event: &OutputEvent<'_>) {
+        match (event.action, &event.output) {
+            ("output", Some(text)) => {
+                let block = self
+                    .packages
+                    .entry(package.to_string())
+                    .or_insert_with(|| Block::new(package));
+                push_output(block, text);
+            }
+            ("fail", _) if !self.failed_in.contains(package) => {
+                if let Some(block) = self.packages.remove(package) {
+                    self.blocks.push(block);
+                }
+            }
+            ("fail" | "pass" | "skip", _) => {
+                self.packages.remove(package);
+            }
+            _ => {}
+        }
+    }
+}
+
+/// Add the lines of an event's `Output`, as a terminal shows them, leaving out go's framing
+/// (`=== RUN`, `=== PAUSE`, `=== CONT`, `=== NAME`).
+fn push_output(block: &mut Block, text: &str) {
+    for line in text.strip_suffix('\n').unwrap_or(text).split('\n') {
+        let line = visible(line.as_bytes());
+        let framing = ["=== RUN ", "=== PAUSE ", "=== CONT ", "=== NAME "];
+        if !framing.iter().any(|f| line.starts_with(f)) {
+            block.push(&line);
+        }
+    }
+}
+
+impl Failures for GoFailures {
+    fn line(&mut self, line: &str) {
+        if line.starts_with('{') && line.contains("\"Action\":") {
+            if let Ok(event) = serde_json::from_str::<OutputEvent<'_>>(line) {
+                self.event(event);
+            }
+            return;
+        }
+        self.text.line(line);
+    }
+
+    fn finish(self: Box<Self>) -> Blocks {
+        let mut blocks = self.blocks;
+        let text = self.text.finish();
+        let (kept, more) = text.into_parts();
+        for block in kept {
+            blocks.push(block);
+        }
+        for id in more {
+            blocks.push(Block::new(id));
+        }
+        without_bare_parents(blocks)
+    }
+}
+
+/// Without a failing test that printed nothing but its own `--- FAIL` line when one of its
+/// subtests failed (the subtest's block says why).
+fn without_bare_parents(mut blocks: Blocks) -> Blocks {
+    let ids: Vec<String> = blocks.kept_mut().iter().map(|b| b.id.clone()).collect();
+    blocks.kept_mut().retain(|b| {
+        let bare = b.lines().all(|l| l.trim_start().starts_with("--- FAIL: "));
+        let prefix = format!("{}/", b.id);
+        !(bare && ids.iter().any(|id| id.starts_with(&prefix)))
+    });
+    blocks
+}
+
+/// `go test`'s text report: a `--- FAIL: TestX (0.00s)` line, the lines indented under it (and
+/// an example's `got:`/`want:`), and with `-v` the lines since the test's `=== RUN`; the
+/// package, and so the id, comes with the package's `FAIL\tPACKAGE` line.
+#[derive(Default)]
+struct GoText {
+    /// `-v`: the test whose lines these are (`=== RUN`, `=== CONT`, `=== NAME`) and its lines.
+    current: Option<Block>,
+    /// The failing test being read and the indentation of its `--- FAIL` line.
+    open: Option<(Block, usize)>,
+    /// The failing tests of the package being read, without their package.
+    package: Vec<Block>,
+    blocks: Blocks,
+}
+
+impl GoText {
+    fn line(&mut self, line: &str) {
+        let content = line.trim_start();
+        let indent = line.len() - content.len();
+        if let Some((block, at)) = &mut self.open {
+            let example = block.id.starts_with("Example");
+            let framing = content.starts_with("--- ") || content.starts_with("=== ");
+            let example_line = example && indent == 0 && !matches!(content, "FAIL" | "PASS");
+            if !framing && (indent > *at || (example_line && is_package(line).is_none())) {
+                block.push(line);
+                return;
+            }
+            self.close();
+        }
+        if let Some(name) = framing_name(line) {
+            self.current = Some(Block::new(name));
+        } else if let Some(name) = fail_name(content) {
+            let mut block = Block::new(name);
+            if let Some(current) = self.current.take_if(|c| c.id == name) {
+                block = current;
+            }
+            block.push(line);
+            self.open = Some((block, indent));
+        } else if let Some(package) = is_package(line) {
+            for mut block in std::mem::take(&mut self.package) {
+                block.id = format!("{package}::{}", block.id);
+                self.blocks.push(block);
+            }
+            self.current = None;
+        } else if let Some(current) = &mut self.current
+            && !content.starts_with("--- ")
+        {
+            current.push(line);
+        }
+    }
+
+    fn close(&mut self) {
+        if let Some((block, _)) = self.open.take() {
+            self.package.push(block);
+        }
+    }
+
+    fn finish(mut self) -> Blocks {
+        self.close();
+        for block in std::mem::take(&mut self.package) {
+            self.blocks.push(block);
+        }
+        self.blocks
+    }
+}
+
+/// `=== RUN   TestX` (`CONT`, `NAME`): the test whose lines follow.
+fn framing_name(line: &str) -> Option<&str> {
+    let rest = ["=== RUN ", "=== CONT ", "=== NAME "]
+        .iter()
+        .find_map(|f| line.strip_prefix(f))?;
+    Some(rest.trim()).filter(|n| !n.is_empty())
+}
+
+/// `--- FAIL: TestX (0.00s)`: `TestX`.
+fn fail_name(content: &str) -> Option<&str> {
+    let rest = content.strip_prefix("--- FAIL: ")?;
+    let (name, _) = rest.rsplit_once(" (")?;
+    Some(name).filter(|n| !n.is_empty() && !n.contains(' '))
+}
+
+/// `FAIL\tPACKAGE\t0.01s` (or `ok  \tPACKAGE…`): the package.
+fn is_package(line: &str) -> Option<&str> {
+    let (status, rest) = line.split_once('\t')?;
+    if !matches!(status.trim_end(), "ok" | "FAIL") {
+        return None;
+    }
+    let package = rest.split('\t').next()?.trim();
+    Some(package).filter(|p| !p.is_empty() && !p.contains(' '))
 }

@@ -8,7 +8,7 @@
 //! details are not read. `Tests: … 4 passed, 7 total` gives the count, so a run without
 //! `--verbose` still gives a count.
 
-use super::census::{Found, Parse, Repeats};
+use super::census::{Block, Blocks, Failures, Found, Parse, Repeats};
 use super::node::without_duration;
 use super::{Census, Graded, Hit, Invocation, Language, RUNNER_CONFIG, Reading, Row, Runner, js};
 
@@ -37,6 +37,7 @@ pub(super) const ROW: Row = Row {
         parsers,
         id_format: "the file, describe blocks and test joined by ` > ` (`sum.test.js > sum > adds`)",
         names_tests: Some("--verbose"),
+        failures,
     }),
     under_test: &["JEST_WORKER_ID", "typeof jest"],
     only: Some(only),
@@ -69,6 +70,10 @@ fn parsers(_: Reading) -> Vec<Box<dyn Parse>> {
 }
 
 /// `--testNamePattern`: the tests' own names.
+fn failures(_: Reading) -> Vec<Box<dyn Failures>> {
+    vec![Box::new(JestFailures::default())]
+}
+
 fn only(ids: &[&str]) -> Vec<String> {
     vec!["--testNamePattern".to_string(), js::name_pattern(ids)]
 }
@@ -156,6 +161,63 @@ impl Parse for Jest {
 }
 
 /// The passed count of `Tests:       1 failed, 4 passed, 7 total`.
+/// The failing tests' own output of jest: each `● describe › test` block under a `FAIL path`
+/// line — the assertion, the expected and received values, the code frame — up to the next `●`
+/// at its indentation or the next line at the margin. The id is the file, the describe titles
+/// and the test's name joined by ` > `, as the census names tests; `● Test suite failed to run`
+/// is the file's.
+#[derive(Default)]
+struct JestFailures {
+    file: Option<String>,
+    open: Option<(Block, usize)>,
+    blocks: Blocks,
+}
+
+impl JestFailures {
+    fn close(&mut self) {
+        if let Some((block, _)) = self.open.take() {
+            self.blocks.push(block);
+        }
+    }
+}
+
+impl Failures for JestFailures {
+    fn line(&mut self, line: &str) {
+        let content = line.trim_start();
+        let indent = line.len() - content.len();
+        if let Some(title) = content.trim_end().strip_prefix("● ")
+            && indent > 0
+            && let Some(file) = self.file.clone()
+        {
+            self.close();
+            let id = match title {
+                "Test suite failed to run" => file,
+                _ => format!(
+                    "{file} > {}",
+                    title.split(" › ").collect::<Vec<_>>().join(" > ")
+                ),
+            };
+            self.open = Some((Block::new(id), indent));
+            return;
+        }
+        if indent == 0 && !content.is_empty() {
+            self.close();
+            self.file = content
+                .strip_prefix("FAIL ")
+                .map(|path| without_duration(path.trim()).to_string());
+            return;
+        }
+        if let Some((block, at)) = &mut self.open {
+            block.push(line.get(*at + 2..).unwrap_or(content));
+        }
+    }
+
+    fn finish(mut self: Box<Self>) -> Blocks {
+        self.close();
+        self.blocks
+    }
+}
+
 fn passed(rest: &str) -> u64 {
     rest.split(',')
         .filter_map(|item| item.trim().split_once(' '))

@@ -9,7 +9,7 @@
 //! with several examples numbers them in line order from the second on (`… - ITEM #2`).
 //! `cargo test -q` prints no names: then only the counts are compared.
 
-use super::census::{Found, Parse};
+use super::census::{Block, Blocks, Failures, Found, Parse};
 use super::{
     Census, Graded, Hit, Invocation, Invoked, Keys, Language, RUNNER_CONFIG, Reading, Row, Runner,
 };
@@ -27,6 +27,7 @@ pub(super) const ROW: Row = Row {
         parsers,
         id_format: "`BINARY::NAME` (`crate::tests::a`); a doc test `CRATE doc FILE - ITEM`",
         names_tests: None,
+        failures,
     }),
     under_test: &[
         "cfg!(test",
@@ -67,6 +68,10 @@ fn recognise(invocation: &Invocation) -> Option<Hit> {
 
 fn parsers(_: Reading) -> Vec<Box<dyn Parse>> {
     vec![Box::new(Libtest::default())]
+}
+
+fn failures(_: Reading) -> Vec<Box<dyn Failures>> {
+    vec![Box::new(LibtestFailures::default())]
 }
 
 /// `-- --exact NAME…`: libtest's filters, each the id without its binary.
@@ -241,6 +246,80 @@ impl Parse for Libtest {
         }
         found
     }
+}
+
+/// The failing tests' own output of `cargo test`: the `---- NAME stdout ----` block of each
+/// test libtest reported `FAILED` in the binary being read, up to the next block or the
+/// closing `failures:` list. A block header naming a test that did not fail in this binary (a
+/// failing test printing `---- other stdout ----`, a process writing past the capture) is one
+/// more line of the block it is in.
+#[derive(Default)]
+struct LibtestFailures {
+    unit: Option<String>,
+    /// The tests of this binary reported `FAILED`.
+    failed: Vec<String>,
+    open: Option<Block>,
+    blocks: Blocks,
+}
+
+impl LibtestFailures {
+    fn close(&mut self) {
+        if let Some(block) = self.open.take() {
+            self.blocks.push(block);
+        }
+    }
+
+    fn id(&self, name: &str) -> String {
+        match &self.unit {
+            Some(unit) => format!("{unit}::{name}"),
+            None => name.to_string(),
+        }
+    }
+}
+
+impl Failures for LibtestFailures {
+    fn line(&mut self, line: &str) {
+        if let Some(name) = block_header(line)
+            && self.failed.iter().any(|f| f == name)
+        {
+            self.close();
+            self.open = Some(Block::new(self.id(name)));
+            return;
+        }
+        let ends = line == "failures:" || line.starts_with("test result: ");
+        if let Some(block) = &mut self.open
+            && !ends
+        {
+            block.push(line);
+            return;
+        }
+        self.close();
+        if let Some((name, outcome)) = line
+            .strip_prefix("test ")
+            .and_then(|r| r.rsplit_once(" ... "))
+            && outcome == "FAILED"
+        {
+            self.failed.push(name.to_string());
+        } else if let Some(rest) = line.trim_start().strip_prefix("Running ") {
+            self.unit = Some(unit_name(rest));
+            self.failed.clear();
+        } else if let Some(krate) = line.trim_start().strip_prefix("Doc-tests ") {
+            self.unit = Some(format!("{} doc", krate.trim()));
+            self.failed.clear();
+        }
+    }
+
+    fn finish(mut self: Box<Self>) -> Blocks {
+        self.close();
+        self.blocks
+    }
+}
+
+/// `---- tests::a stdout ----` (or `stderr`): `tests::a`.
+fn block_header(line: &str) -> Option<&str> {
+    let rest = line.strip_prefix("---- ")?.strip_suffix(" ----")?;
+    rest.strip_suffix(" stdout")
+        .or_else(|| rest.strip_suffix(" stderr"))
 }
 
 /// The binary a `Running` line names: `unittests src/lib.rs (target/debug/deps/crate-hash)` is

@@ -6,7 +6,7 @@
 //! deep passes`), numbered from the second when one repeats. `N passing (12ms)` gives the count
 //! and ends the part that is read: the failure details after it quote the tests' own words.
 
-use super::census::{Found, Parse, Repeats};
+use super::census::{Block, Blocks, Failures, Found, Parse, Repeats};
 use super::node::without_duration;
 use super::{
     Census, Graded, Hit, Invocation, Language, RUNNER_CONFIG, Reading, Row, Runner, js, tap,
@@ -33,6 +33,7 @@ pub(super) const ROW: Row = Row {
         parsers,
         id_format: "the suite and test titles joined by ` > ` (`Array > #indexOf() > finds`)",
         names_tests: None,
+        failures,
     }),
     under_test: &[],
     only: Some(only),
@@ -65,6 +66,16 @@ fn parsers(reading: Reading) -> Vec<Box<dyn Parse>> {
 }
 
 /// `--grep`: the tests' own titles.
+fn failures(reading: Reading) -> Vec<Box<dyn Failures>> {
+    match reading {
+        Reading::Auto => vec![Box::new(MochaFailures::default())],
+        _ => vec![
+            Box::new(MochaFailures::default()),
+            Box::new(tap::TapFailures::new(Some(Runner::Mocha))),
+        ],
+    }
+}
+
 fn only(ids: &[&str]) -> Vec<String> {
     vec!["--grep".to_string(), js::name_pattern(ids)]
 }
@@ -133,6 +144,62 @@ impl Parse for Mocha {
 }
 
 /// `12 passing (33ms)`.
+/// The failing tests' own output of mocha's `spec` report: after `N failing`, each `N) suite`
+/// detail — its titles, one a line down to the test's, which ends in `:`, then the error and its
+/// stack — up to the next. The id is the titles joined by ` > `, as the census names tests.
+#[derive(Default)]
+struct MochaFailures {
+    /// `N failing` was read: the details follow.
+    details: bool,
+    /// The detail being read, and whether its titles are still being read.
+    open: Option<(Block, bool)>,
+    titles: Vec<String>,
+    blocks: Blocks,
+}
+
+impl MochaFailures {
+    fn close(&mut self) {
+        if let Some((mut block, _)) = self.open.take() {
+            block.id = std::mem::take(&mut self.titles).join(" > ");
+            self.blocks.push(block);
+        }
+    }
+}
+
+impl Failures for MochaFailures {
+    fn line(&mut self, line: &str) {
+        let content = line.trim();
+        if !self.details {
+            let failing = content.split_once(' ').is_some_and(|(n, rest)| {
+                rest == "failing" && n.bytes().all(|b| b.is_ascii_digit())
+            });
+            self.details = failing;
+            return;
+        }
+        if failed_mark(content) && line.starts_with("  ") && !line.starts_with("   ") {
+            self.close();
+            let title = content.split_once(") ").map_or("", |(_, t)| t);
+            self.titles.push(title.trim_end_matches(':').to_string());
+            self.open = Some((Block::new(""), !title.ends_with(':')));
+            return;
+        }
+        let Some((block, in_titles)) = &mut self.open else {
+            return;
+        };
+        if *in_titles {
+            *in_titles = !content.ends_with(':');
+            self.titles.push(content.trim_end_matches(':').to_string());
+        } else {
+            block.push(line.strip_prefix("  ").unwrap_or(line));
+        }
+    }
+
+    fn finish(mut self: Box<Self>) -> Blocks {
+        self.close();
+        self.blocks
+    }
+}
+
 fn passing(content: &str) -> Option<u64> {
     let (n, rest) = content.split_once(' ')?;
     if !rest.starts_with("passing (") || !rest.ends_with(')') {

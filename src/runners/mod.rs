@@ -234,6 +234,9 @@ pub struct Census {
     /// The option that makes it name every passing test (its census is then by id, not only a
     /// count), as `npm test -- OPTION` passes it; `None` when its default output names them.
     pub names_tests: Option<&'static str>,
+    /// The readers of its failing tests' own output, for the excerpt of a failed run (SPEC
+    /// §27.2): the formats its `parsers` read, each reader beside its parser.
+    pub failures: fn(Reading) -> Vec<Box<dyn census::Failures>>,
 }
 
 /// The arguments that run only the named tests (their census ids).

@@ -7,7 +7,7 @@
 //! (`nxt tests::b`, `nxt::it t1`). `Summary [ … ] 4 tests run: 3 passed, 1 failed` closes the
 //! run; the results it lists again after it are not read twice.
 
-use super::census::{Found, Parse};
+use super::census::{Block, Blocks, Failures, Found, Parse};
 use super::{Census, Hit, Invocation, Language, Reading, Row, Runner, libtest};
 
 pub(super) const ROW: Row = Row {
@@ -23,6 +23,7 @@ pub(super) const ROW: Row = Row {
         parsers,
         id_format: "the binary id and the test name (`crate tests::a`, `crate::it t1`)",
         names_tests: None,
+        failures,
     }),
     under_test: &["NEXTEST_RUN_ID", "NEXTEST_EXECUTION_MODE"],
     only: Some(only),
@@ -42,6 +43,10 @@ fn parsers(_: Reading) -> Vec<Box<dyn Parse>> {
 
 /// `-- --exact NAME…`: nextest hands libtest's filters on; each the test name without its
 /// binary id.
+fn failures(_: Reading) -> Vec<Box<dyn Failures>> {
+    vec![Box::new(NextestFailures::default())]
+}
+
 fn only(ids: &[&str]) -> Vec<String> {
     let mut args = vec!["--".to_string(), "--exact".to_string()];
     args.extend(
@@ -111,6 +116,92 @@ impl Parse for Nextest {
 }
 
 /// `3 tests run: 2 passed, 1 failed`: the passed count.
+/// The failing tests' own output of nextest: a failing result line (`FAIL`, `SIGSEGV`,
+/// `TIMEOUT`, `ABORT`, …) and the indented `stdout ───`/`stderr ───` sections after it, up to the
+/// next result line; libtest's own lines in them (`running 1 test`, `test x ... FAILED`, the
+/// `failures:` list, `test result:`) are left out. Nothing after `Summary` (its list repeats the
+/// failures without output) is read.
+#[derive(Default)]
+struct NextestFailures {
+    open: Option<(Block, String)>,
+    done: bool,
+    blocks: Blocks,
+}
+
+impl NextestFailures {
+    fn close(&mut self) {
+        if let Some((block, _)) = self.open.take() {
+            self.blocks.push(block);
+        }
+    }
+}
+
+impl Failures for NextestFailures {
+    fn line(&mut self, line: &str) {
+        if self.done {
+            return;
+        }
+        let content = line.trim();
+        if let Some((status, id)) = result_line(content) {
+            self.close();
+            if !matches!(
+                status,
+                "PASS" | "SKIP" | "SLOW" | "START" | "RETRY" | "FLAKY"
+            ) {
+                let name = id.split_once(' ').map_or(id, |(_, n)| n).to_string();
+                self.open = Some((Block::new(id), name));
+            }
+            return;
+        }
+        if content.starts_with("Summary [")
+            || content.starts_with("Cancelling")
+            || content.starts_with('─')
+        {
+            self.done = content.starts_with("Summary [");
+            self.close();
+            return;
+        }
+        let Some((block, name)) = &mut self.open else {
+            return;
+        };
+        let libtest = (content.starts_with("running ") && content.contains(" test"))
+            || (content.starts_with("test ") && content.contains(" ... "))
+            || content.starts_with("test result: ")
+            || content == "failures:"
+            || content == name.as_str();
+        if !libtest {
+            block.push(line.strip_prefix("    ").unwrap_or(line));
+        }
+    }
+
+    fn finish(mut self: Box<Self>) -> Blocks {
+        self.close();
+        self.blocks
+    }
+}
+
+/// `FAIL [   0.239s] (4/4) nxt tests::c` (`TRY 2 FAIL …`): the status and the id.
+fn result_line(content: &str) -> Option<(&str, &str)> {
+    let content = match content.strip_prefix("TRY ") {
+        Some(rest) => rest.split_once(' ')?.1.trim_start(),
+        None => content,
+    };
+    let (status, rest) = content.split_once(" [")?;
+    if status.is_empty() || !status.bytes().all(|b| b.is_ascii_uppercase()) {
+        return None;
+    }
+    let (time, rest) = rest.split_once(']')?;
+    if !time.trim().ends_with('s') {
+        return None;
+    }
+    let rest = rest.trim_start();
+    let id = match rest.strip_prefix('(') {
+        Some(counter) => counter.split_once(") ")?.1,
+        None => rest,
+    };
+    Some((status, id.trim())).filter(|(_, id)| id.contains(' '))
+}
+
 fn summary_passed(rest: &str) -> Option<u64> {
     let (_, counts) = rest.split_once(" run: ")?;
     counts.split(',').find_map(|part| {

@@ -6,7 +6,7 @@
 //! (`suite A > deeper > inner y`), numbered from the second when one repeats. `ℹ tests N` marks
 //! the report; nothing after `✖ failing tests:` (a repeat of the failures) is read.
 
-use super::census::{Found, Parse, Repeats};
+use super::census::{Block, Blocks, Failures, Found, Parse, Repeats};
 use super::{Census, Hit, Invocation, Language, Reading, Row, Runner, js, tap};
 
 pub(super) const ROW: Row = Row {
@@ -22,6 +22,7 @@ pub(super) const ROW: Row = Row {
         parsers,
         id_format: "the suite and test names joined by ` > ` (`math > adds`)",
         names_tests: None,
+        failures,
     }),
     under_test: &[],
     only: Some(only),
@@ -50,6 +51,16 @@ fn parsers(reading: Reading) -> Vec<Box<dyn Parse>> {
 }
 
 /// `--test-name-pattern`: the tests' own names.
+fn failures(reading: Reading) -> Vec<Box<dyn Failures>> {
+    match reading {
+        Reading::Auto => vec![Box::new(NodeFailures::default())],
+        _ => vec![
+            Box::new(tap::TapFailures::new(Some(Runner::Node))),
+            Box::new(NodeFailures::default()),
+        ],
+    }
+}
+
 fn only(ids: &[&str]) -> Vec<String> {
     vec![format!("--test-name-pattern={}", js::name_pattern(ids))]
 }
@@ -89,6 +100,12 @@ impl NodeSpec {
         if !passed || directive {
             return;
         }
+        let id = self.seen_ids.numbered(self.id(indent, name));
+        self.found.pass(&id);
+    }
+
+    /// The id of the test `name` at `indent`: the open suites' names and its own.
+    fn id(&self, indent: usize, name: &str) -> String {
         let mut parts: Vec<&str> = self
             .open
             .iter()
@@ -96,9 +113,53 @@ impl NodeSpec {
             .map(|(_, n)| n.as_str())
             .collect();
         parts.push(name);
-        let id = parts.join(" > ");
-        let id = self.seen_ids.numbered(id);
-        self.found.pass(&id);
+        parts.join(" > ")
+    }
+}
+
+/// The failing tests' own output of node's `spec` report: each `✖ NAME (…)` line of a test (not
+/// the line that closes a failing suite) and the lines indented under it (the error and its
+/// stack), up to `✖ failing tests:`, after which node repeats them.
+#[derive(Default)]
+struct NodeFailures {
+    spec: NodeSpec,
+    open: Option<(Block, usize)>,
+    blocks: Blocks,
+}
+
+impl Failures for NodeFailures {
+    fn line(&mut self, line: &str) {
+        if self.spec.done {
+            return;
+        }
+        let content = line.trim_start();
+        let indent = line.len() - content.len();
+        if let Some((block, at)) = &mut self.open {
+            if indent > *at || content.is_empty() {
+                block.push(&line[(*at).min(line.len())..]);
+                return;
+            }
+            if let Some((block, _)) = self.open.take() {
+                self.blocks.push(block);
+            }
+        }
+        let failing = content.trim_end().strip_prefix("✖ ").map(without_duration);
+        let closes = |name: &str| {
+            (self.spec.open.last()).is_some_and(|(i, open)| *i == indent && open == name)
+        };
+        if let Some(name) = failing.filter(|n| !closes(n) && *n != "failing tests:") {
+            let mut block = Block::new(self.spec.id(indent, name));
+            block.push(content);
+            self.open = Some((block, indent));
+        }
+        self.spec.line(line);
+    }
+
+    fn finish(mut self: Box<Self>) -> Blocks {
+        if let Some((block, _)) = self.open.take() {
+            self.blocks.push(block);
+        }
+        self.blocks
     }
 }
 

@@ -5,7 +5,7 @@
 //! passing assertion is an id too, `t/a.t > description` (read as TAP, `census/tap.rs`).
 //! `Files=2, Tests=5` and `All tests successful.` mark the report.
 
-use super::census::{Found, Parse};
+use super::census::{Block, Blocks, Failures, Found, KEEP, Parse};
 use super::tap::Tap;
 use super::{Census, Hit, Invocation, Language, Reading, Row, Runner};
 
@@ -22,6 +22,7 @@ pub(super) const ROW: Row = Row {
         parsers,
         id_format: "the test file and the TAP description (`t/a.t > parses`)",
         names_tests: Some("-v"),
+        failures,
     }),
     under_test: &[],
     only: Some(only),
@@ -36,6 +37,10 @@ fn parsers(_: Reading) -> Vec<Box<dyn Parse>> {
 }
 
 /// The test files of the ids: prove runs files, not single tests.
+fn failures(_: Reading) -> Vec<Box<dyn Failures>> {
+    vec![Box::new(ProveFailures::default())]
+}
+
 fn only(ids: &[&str]) -> Vec<String> {
     let mut files: Vec<String> = Vec::new();
     for id in ids {
@@ -114,6 +119,82 @@ impl Parse for Prove {
 }
 
 /// `t/a.t .. ok` (prove pads the name with dots): the file and the verdict after the dots.
+/// The failing tests' own output of prove: for each test file that did not pass, the
+/// diagnostics printed since the file before it ended (`#   Failed test 'adds'`, `got`,
+/// `expected`: Test::More writes them to stderr, so they come before the file's line), its `not
+/// ok` lines (`-v`), and prove's verdict (`Dubious, test returned 1`, `Failed 1/3 subtests`).
+/// The id is the file.
+#[derive(Default)]
+struct ProveFailures {
+    /// Diagnostics since the last file ended.
+    diagnostics: Vec<String>,
+    /// The file being read, and whether prove said it failed.
+    open: Option<(Block, bool)>,
+    blocks: Blocks,
+}
+
+impl ProveFailures {
+    fn close(&mut self) {
+        if let Some((block, true)) = self.open.take() {
+            self.blocks.push(block);
+        }
+        self.diagnostics.clear();
+    }
+}
+
+impl Failures for ProveFailures {
+    fn line(&mut self, line: &str) {
+        let content = line.trim_end();
+        if let Some((file, verdict)) = file_line(content) {
+            self.close_file(file, verdict);
+            return;
+        }
+        if content.starts_with('#') && self.diagnostics.len() < KEEP {
+            self.diagnostics.push(content.to_string());
+        }
+        let Some((block, failed)) = &mut self.open else {
+            return;
+        };
+        if content == "ok" {
+            self.open = None;
+            self.diagnostics.clear();
+        } else if content.starts_with("Dubious,") || content.starts_with("Failed ") {
+            block.push(content);
+            *failed = true;
+        } else if content.starts_with("not ok") || content.starts_with('#') {
+            block.push(content);
+        } else if content == "All tests successful." || content == "Test Summary Report" {
+            self.close();
+        }
+    }
+
+    fn finish(mut self: Box<Self>) -> Blocks {
+        self.close();
+        self.blocks
+    }
+}
+
+impl ProveFailures {
+    /// `t/a.t .. VERDICT`: the file before it ends, this one opens (or passed already).
+    fn close_file(&mut self, file: &str, verdict: &str) {
+        let diagnostics = std::mem::take(&mut self.diagnostics);
+        self.close();
+        let failed = ["Dubious", "Failed", "No subtests run", "Bailout"]
+            .iter()
+            .any(|v| verdict.starts_with(v));
+        let path = file.contains('/') || file.contains('.');
+        if !path || !(verdict.is_empty() || failed) {
+            return;
+        }
+        let mut block = Block::new(file);
+        diagnostics.iter().for_each(|d| block.push(d));
+        if !verdict.is_empty() {
+            block.push(verdict);
+        }
+        self.open = Some((block, failed));
+    }
+}
+
 fn file_line(content: &str) -> Option<(&str, &str)> {
     let (file, rest) = content.split_once(" ..")?;
     if file.is_empty() || file.contains(' ') || file.starts_with('#') {

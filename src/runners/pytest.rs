@@ -8,7 +8,7 @@
 //! `296 passed, 1 deselected in 2.1s`, `no tests ran in 0.01s`) gives the count, so `-q` (no
 //! names) still gives a count.
 
-use super::census::{Found, Parse};
+use super::census::{Block, Blocks, Failures, Found, Parse};
 use super::{
     Census, Graded, Hit, Invocation, Invoked, Keys, Language, RUNNER_CONFIG, Reading, Row, Runner,
 };
@@ -41,6 +41,7 @@ pub(super) const ROW: Row = Row {
         parsers,
         id_format: "pytest's node id (`tests/test_a.py::TestX::test_y[param]`)",
         names_tests: Some("-v"),
+        failures,
     }),
     under_test: &[
         "PYTEST_CURRENT_TEST",
@@ -87,6 +88,10 @@ fn parsers(_: Reading) -> Vec<Box<dyn Parse>> {
 }
 
 /// The node ids themselves: pytest runs exactly the ids it is given.
+fn failures(_: Reading) -> Vec<Box<dyn Failures>> {
+    vec![Box::new(PytestFailures::default())]
+}
+
 fn only(ids: &[&str]) -> Vec<String> {
     ids.iter().map(|id| (*id).to_string()).collect()
 }
@@ -197,6 +202,105 @@ impl Parse for Pytest {
 }
 
 /// The title of a section header line `==== title ====`.
+/// The failing tests' own output of pytest: each `____ test_x ____` section of its FAILURES and
+/// ERRORS reports — the test's code, the `E` lines, its captured output — up to the next. When
+/// the short test summary lists the failures (`FAILED tests/t.py::test_x - …`, pytest's default),
+/// a section is a test's only when that list names it, its id the node id listed; a title the
+/// list does not name is a line the test before it printed (`print("____ test_other ____")`) and
+/// stays in that test's lines.
+#[derive(Default)]
+struct PytestFailures {
+    reading: bool,
+    sections: Vec<Block>,
+    /// The node ids the short test summary lists as failed or in error.
+    failed: Vec<String>,
+    summary: bool,
+}
+
+impl Failures for PytestFailures {
+    fn line(&mut self, line: &str) {
+        if let Some(title) = header(line) {
+            self.reading = matches!(title, "FAILURES" | "ERRORS");
+            self.summary |= title == "short test summary info";
+            return;
+        }
+        if self.summary {
+            let listed = ["FAILED", "ERROR", "SUBFAILED"]
+                .iter()
+                .any(|w| line.starts_with(w));
+            let id = listed.then(|| line.split_once(' ').map_or("", |(_, id)| id));
+            if let Some(id) = id.map(|i| i.split_once(" - ").map_or(i, |(id, _)| id))
+                && self.failed.len() < 100_000
+            {
+                self.failed.push(id.trim().to_string());
+            }
+            return;
+        }
+        if !self.reading {
+            return;
+        }
+        match section_title(line) {
+            Some(title) if self.sections.len() < 10_000 => self.sections.push(Block::new(title)),
+            _ => {
+                if let Some(block) = self.sections.last_mut() {
+                    block.push(line);
+                }
+            }
+        }
+    }
+
+    fn finish(self: Box<Self>) -> Blocks {
+        let mut blocks = Blocks::default();
+        if !self.summary || self.failed.is_empty() {
+            self.sections.into_iter().for_each(|b| blocks.push(b));
+            return blocks;
+        }
+        let mut kept: Vec<Block> = Vec::new();
+        for section in self.sections {
+            let title = section.id.clone();
+            let title = title.strip_prefix("ERROR at setup of ").unwrap_or(&title);
+            let title = title.strip_prefix("ERROR at teardown of ").unwrap_or(title);
+            // A subtest's section: `B.test_sub (i=1)`.
+            let (title, sub) = match title.split_once(" (") {
+                Some((t, s)) if s.ends_with(')') => (t, Some(s)),
+                _ => (title, None),
+            };
+            let listed = self.failed.iter().find(|id| titled(id) == title);
+            match (listed, kept.last_mut()) {
+                (Some(id), _) => {
+                    let mut section = section;
+                    section.id = match sub {
+                        Some(sub) => format!("{id} ({sub}"),
+                        None => id.clone(),
+                    };
+                    kept.push(section);
+                }
+                (None, Some(before)) => {
+                    before.push(&format!("{0} {1} {0}", "_".repeat(10), section.id));
+                    section.lines().for_each(|l| before.push(l));
+                }
+                (None, None) => {}
+            }
+        }
+        kept.into_iter().for_each(|b| blocks.push(b));
+        blocks
+    }
+}
+
+/// `______ TestK.test_method ______`: `TestK.test_method`.
+fn section_title(line: &str) -> Option<&str> {
+    let inner = line.strip_prefix("___")?.strip_suffix("___")?;
+    let title = inner.trim_matches('_').trim();
+    (!title.is_empty() && inner.starts_with(['_', ' '])).then_some(title)
+}
+
+/// The section title pytest gives a node id: its parts after the file, joined by `.`.
+fn titled(id: &str) -> String {
+    id.split_once("::")
+        .map_or(id, |(_, rest)| rest)
+        .replace("::", ".")
+}
+
 fn header(line: &str) -> Option<&str> {
     let inner = line.strip_prefix("==")?.strip_suffix("==")?;
     Some(inner.trim_matches('=').trim())

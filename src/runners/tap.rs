@@ -13,7 +13,7 @@
 
 use std::collections::HashMap;
 
-use super::census::{Found, Parse};
+use super::census::{Block, Blocks, Failures, Found, Parse};
 use super::{Census, Hit, Invocation, Language, Reading, Row, Runner, js};
 
 pub(super) const ROW: Row = Row {
@@ -29,6 +29,7 @@ pub(super) const ROW: Row = Row {
         parsers,
         id_format: "the description under what encloses it, joined by ` > ` (`first test > should be equal`)",
         names_tests: None,
+        failures,
     }),
     under_test: &[],
     only: None,
@@ -71,6 +72,13 @@ fn parsers(reading: Reading) -> Vec<Box<dyn Parse>> {
     match reading {
         Reading::Auto => vec![Box::new(Tap::new(None))],
         _ => vec![Box::new(Tap::new(Some(Runner::Tap)))],
+    }
+}
+
+fn failures(reading: Reading) -> Vec<Box<dyn Failures>> {
+    match reading {
+        Reading::Auto => vec![Box::new(TapFailures::new(None))],
+        _ => vec![Box::new(TapFailures::new(Some(Runner::Tap)))],
     }
 }
 
@@ -277,6 +285,78 @@ impl Parse for Tap {
 }
 
 /// `ok …` or `not ok …`: whether it passed and the rest of the line.
+/// The failing tests' own output of TAP: each `not ok` line (not a `# TODO` or `# SKIP` one)
+/// and the lines indented under it (its YAML block: `error`, `expected`, `actual`, `stack`),
+/// its id as the census reads it. Only when the output has `TAP version` or a plan line at the
+/// margin (mocha prints its plan last), so a `not ok` line another report prints is not a result; a node suite that failed because a
+/// subtest did (`failureType: 'subtestsFailed'`) is left out, its subtest says why.
+pub(super) struct TapFailures {
+    tap: Tap,
+    on: bool,
+    open: Option<(Block, usize)>,
+    blocks: Blocks,
+}
+
+impl TapFailures {
+    pub(super) fn new(runner: Option<Runner>) -> TapFailures {
+        TapFailures {
+            tap: Tap::new(runner),
+            on: false,
+            open: None,
+            blocks: Blocks::default(),
+        }
+    }
+
+    fn close(&mut self) {
+        if let Some((block, _)) = self.open.take()
+            && !block
+                .lines()
+                .any(|l| l.contains("failureType: 'subtestsFailed'"))
+        {
+            self.blocks.push(block);
+        }
+    }
+}
+
+impl Failures for TapFailures {
+    fn line(&mut self, line: &str) {
+        let content = line.trim_start();
+        let indent = line.len() - content.len();
+        if let Some((block, at)) = &mut self.open {
+            if indent > *at || content.is_empty() {
+                block.push(&line[(*at).min(line.len())..]);
+                self.tap.line(line);
+                return;
+            }
+            self.close();
+        }
+        self.tap.line(line);
+        let content = content.trim_end();
+        if indent == 0 && (content.starts_with("TAP version ") || is_plan(content)) {
+            self.on = true;
+        }
+        let failing = result_parts(content).is_some_and(|(passed, rest)| {
+            let directive = split_directive(rest)
+                .1
+                .map(|d| d.trim_start().to_ascii_lowercase());
+            !passed && !directive.is_some_and(|d| d.starts_with("skip") || d.starts_with("todo"))
+        });
+        if let (true, Some((_, id, false))) = (failing, &self.tap.pending) {
+            let mut block = Block::new(id.clone());
+            block.push(content);
+            self.open = Some((block, indent));
+        }
+    }
+
+    fn finish(mut self: Box<Self>) -> Blocks {
+        self.close();
+        match self.on {
+            true => self.blocks,
+            false => Blocks::default(),
+        }
+    }
+}
+
 fn result_parts(content: &str) -> Option<(bool, &str)> {
     let (passed, rest) = if let Some(rest) = content.strip_prefix("not ok") {
         (false, rest)

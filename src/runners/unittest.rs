@@ -6,7 +6,7 @@
 //! `pkg.module.Class.test_x`. `Ran N tests in 0.002s` and `OK` / `FAILED (failures=1, …)` give the
 //! count, so a run without `-v` still gives a count.
 
-use super::census::{Found, Parse};
+use super::census::{Block, Blocks, Failures, Found, Parse};
 use super::{Census, Hit, Invocation, Language, Reading, Row, Runner};
 
 pub(super) const ROW: Row = Row {
@@ -22,6 +22,7 @@ pub(super) const ROW: Row = Row {
         parsers,
         id_format: "`module.Class.test_name` (`tests.test_a.TestA.test_b`)",
         names_tests: Some("-v"),
+        failures,
     }),
     under_test: &[],
     only: Some(only),
@@ -39,6 +40,10 @@ fn parsers(_: Reading) -> Vec<Box<dyn Parse>> {
 }
 
 /// The dotted ids themselves: `python -m unittest a.B.test_c` runs that test.
+fn failures(_: Reading) -> Vec<Box<dyn Failures>> {
+    vec![Box::new(UnittestFailures::default())]
+}
+
 fn only(ids: &[&str]) -> Vec<String> {
     ids.iter().map(|id| (*id).to_string()).collect()
 }
@@ -130,6 +135,49 @@ impl Parse for Unittest {
 }
 
 /// `Ran 5 tests in 0.002s`.
+/// The failing tests' own output of unittest: each `FAIL: test (module.Class.test)` or `ERROR:`
+/// block under a `=====` rule — the traceback — up to the next rule. The id is the census's.
+#[derive(Default)]
+struct UnittestFailures {
+    /// The last line was a `=====` rule: a block's header may follow.
+    ruled: bool,
+    open: Option<Block>,
+    /// The `-----` rule under the header was read: the traceback follows.
+    body: bool,
+    blocks: Blocks,
+}
+
+impl Failures for UnittestFailures {
+    fn line(&mut self, line: &str) {
+        let rule = |c: char| line.len() >= 20 && line.chars().all(|l| l == c);
+        if rule('=') || (rule('-') && self.body) || line.starts_with("Ran ") {
+            if let Some(block) = self.open.take() {
+                self.blocks.push(block);
+            }
+            self.ruled = rule('=');
+            self.body = false;
+            return;
+        }
+        let head = line.strip_prefix("FAIL: ").or(line.strip_prefix("ERROR: "));
+        if let (true, Some((id, None))) = (self.ruled, head.and_then(header)) {
+            self.open = Some(Block::new(id));
+        } else if let Some(block) = &mut self.open {
+            match self.body {
+                true => block.push(line),
+                false => self.body = rule('-'),
+            }
+        }
+        self.ruled = false;
+    }
+
+    fn finish(mut self: Box<Self>) -> Blocks {
+        if let Some(block) = self.open.take() {
+            self.blocks.push(block);
+        }
+        self.blocks
+    }
+}
+
 fn ran_line(line: &str) -> Option<u64> {
     let rest = line.strip_prefix("Ran ")?;
     let (n, rest) = rest.split_once(' ')?;

@@ -7,7 +7,7 @@
 
 use std::collections::HashMap;
 
-use super::census::{Found, Parse};
+use super::census::{Block, Blocks, Failures, Found, Parse};
 use super::{Census, Hit, Invocation, Language, Reading, Row, Runner, js, tap};
 
 pub(super) const ROW: Row = Row {
@@ -28,6 +28,7 @@ pub(super) const ROW: Row = Row {
         parsers,
         id_format: "the file, suites and test joined by ` > ` (`src/sum.test.ts > sum > adds`)",
         names_tests: Some("--reporter=verbose"),
+        failures,
     }),
     under_test: &["process.env.VITEST"],
     only: Some(only),
@@ -50,6 +51,16 @@ fn parsers(reading: Reading) -> Vec<Box<dyn Parse>> {
 }
 
 /// `-t`: the tests' own names.
+fn failures(reading: Reading) -> Vec<Box<dyn Failures>> {
+    match reading {
+        Reading::Auto => vec![Box::new(VitestFailures::default())],
+        _ => vec![
+            Box::new(VitestFailures::default()),
+            Box::new(tap::TapFailures::new(Some(Runner::Vitest))),
+        ],
+    }
+}
+
 fn only(ids: &[&str]) -> Vec<String> {
     vec!["-t".to_string(), js::name_pattern(ids)]
 }
@@ -99,6 +110,53 @@ impl Parse for Vitest {
 }
 
 /// `name 12ms` / `name 1.2s` without its time.
+/// The failing tests' own output of vitest: each ` FAIL  path > suite > test` line of its
+/// failures report and what follows it (the error, the diff, the code frame) up to the next
+/// `FAIL` line or a `⎯` rule; tests that failed alike are listed together and share those lines.
+/// The id is the `path > suite > test` the line names, as the census names tests.
+#[derive(Default)]
+struct VitestFailures {
+    /// The tests whose lines are being read; more than one when they share their error.
+    open: Vec<Block>,
+    blocks: Blocks,
+}
+
+impl VitestFailures {
+    fn close(&mut self) {
+        for block in std::mem::take(&mut self.open) {
+            self.blocks.push(block);
+        }
+    }
+}
+
+impl Failures for VitestFailures {
+    fn line(&mut self, line: &str) {
+        let content = line.trim();
+        if let Some(id) = content.strip_prefix("FAIL ").map(str::trim)
+            && id.contains(" > ")
+        {
+            if self.open.iter().any(|b| !b.is_empty()) {
+                self.close();
+            }
+            let id = id.strip_suffix(" [ suite ]").unwrap_or(id);
+            self.open.push(Block::new(id));
+            return;
+        }
+        if content.starts_with('⎯') || content.starts_with("Test Files ") {
+            self.close();
+            return;
+        }
+        for block in &mut self.open {
+            block.push(line);
+        }
+    }
+
+    fn finish(mut self: Box<Self>) -> Blocks {
+        self.close();
+        self.blocks
+    }
+}
+
 fn without_time(text: &str) -> &str {
     match text.rsplit_once(' ') {
         Some((head, tail)) => {

@@ -25,6 +25,7 @@ mod demo;
 mod doc;
 mod escrow;
 mod evidence;
+mod excerpt;
 mod explain;
 mod first_contact;
 mod fixture;

@@ -16,10 +16,12 @@
 //! written to lie.
 
 mod compare;
+mod excerpt;
 mod store;
 mod text;
 
 pub use compare::{Compared, compare};
+pub use excerpt::{Block, Blocks, Failures, KEEP, excerpt};
 
 use std::collections::BTreeSet;
 use std::io::Read;
@@ -207,14 +209,65 @@ impl Tally {
     }
 }
 
+/// Cuts a run's output into lines as it comes: each at most [`LINE_MAX`] bytes (the rest of a
+/// longer line dropped), as a terminal shows it ([`text::visible`]).
+#[derive(Default)]
+struct Splitter {
+    /// The bytes of the line being read (at most [`LINE_MAX`]).
+    line: Vec<u8>,
+}
+
+impl Splitter {
+    /// Feed the next bytes of the output; `each` gets every line they end.
+    fn feed(&mut self, mut bytes: &[u8], each: &mut impl FnMut(&str)) {
+        while let Some(i) = memchr::memchr(b'\n', bytes) {
+            self.take(&bytes[..i]);
+            self.end_line(each);
+            bytes = &bytes[i + 1..];
+        }
+        self.take(bytes);
+    }
+
+    fn take(&mut self, bytes: &[u8]) {
+        let room = LINE_MAX - self.line.len();
+        self.line.extend_from_slice(&bytes[..bytes.len().min(room)]);
+    }
+
+    fn end_line(&mut self, each: &mut impl FnMut(&str)) {
+        each(&text::visible(&self.line));
+        self.line.clear();
+    }
+
+    /// The output has ended: its last line, when it has no newline.
+    fn finish(&mut self, each: &mut impl FnMut(&str)) {
+        if !self.line.is_empty() {
+            self.end_line(each);
+        }
+    }
+}
+
+/// Every line of `from`, cut as the census reads it, to `each`.
+fn each_line(mut from: impl Read, mut each: impl FnMut(&str)) -> std::io::Result<()> {
+    let mut splitter = Splitter::default();
+    let mut buf = vec![0u8; 64 * 1024];
+    loop {
+        let n = match from.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        splitter.feed(&buf[..n], &mut each);
+    }
+    splitter.finish(&mut each);
+    Ok(())
+}
+
 /// Reads a run's output as it comes, for the parsers of one [`Mode`].
 pub struct Reader {
     mode: Mode,
     parsers: Vec<Box<dyn Parse>>,
-    /// The bytes of the line being read (at most [`LINE_MAX`]).
-    line: Vec<u8>,
-    /// The line being read was longer than [`LINE_MAX`]: the rest of it is dropped.
-    overlong: bool,
+    lines: Splitter,
 }
 
 impl Reader {
@@ -227,65 +280,47 @@ impl Reader {
         Some(Reader {
             mode: mode.clone(),
             parsers,
-            line: Vec::with_capacity(256),
-            overlong: false,
+            lines: Splitter {
+                line: Vec::with_capacity(256),
+            },
         })
     }
 
     /// Feed the next bytes of the output.
-    pub fn feed(&mut self, mut bytes: &[u8]) {
-        while let Some(i) = memchr::memchr(b'\n', bytes) {
-            self.take(&bytes[..i]);
-            self.end_line();
-            bytes = &bytes[i + 1..];
-        }
-        self.take(bytes);
-    }
-
-    fn take(&mut self, bytes: &[u8]) {
-        let room = LINE_MAX - self.line.len();
-        if bytes.len() > room {
-            self.overlong = true;
-        }
-        self.line.extend_from_slice(&bytes[..bytes.len().min(room)]);
-    }
-
-    fn end_line(&mut self) {
-        let line = text::visible(&self.line);
-        for parser in &mut self.parsers {
-            parser.line(&line);
-        }
-        drop(line);
-        self.line.clear();
-        self.overlong = false;
+    pub fn feed(&mut self, bytes: &[u8]) {
+        let parsers = &mut self.parsers;
+        self.lines.feed(bytes, &mut |line: &str| {
+            for parser in parsers.iter_mut() {
+                parser.line(line);
+            }
+        });
     }
 
     /// The census, once the output has ended.
     pub fn finish(mut self) -> Tally {
-        if !self.line.is_empty() {
-            self.end_line();
-        }
+        let parsers = &mut self.parsers;
+        self.lines.finish(&mut |line: &str| {
+            for parser in parsers.iter_mut() {
+                parser.line(line);
+            }
+        });
         let found: Vec<Found> = self.parsers.into_iter().map(|p| p.finish()).collect();
         tally(&self.mode, found)
     }
 }
 
 /// Read all of `from` for `mode`; `None` when the mode reads nothing.
-pub fn read(mode: &Mode, mut from: impl Read) -> std::io::Result<Option<Tally>> {
+pub fn read(mode: &Mode, from: impl Read) -> std::io::Result<Option<Tally>> {
     let Some(mut reader) = Reader::new(mode) else {
         return Ok(None);
     };
-    let mut buf = vec![0u8; 64 * 1024];
-    loop {
-        let n = match from.read(&mut buf) {
-            Ok(0) => break,
-            Ok(n) => n,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-            Err(e) => return Err(e),
-        };
-        reader.feed(&buf[..n]);
-    }
-    Ok(Some(reader.finish()))
+    each_line(from, |line| {
+        for parser in &mut reader.parsers {
+            parser.line(line);
+        }
+    })?;
+    let found: Vec<Found> = reader.parsers.into_iter().map(|p| p.finish()).collect();
+    Ok(Some(tally(&reader.mode, found)))
 }
 
 /// The parsers' findings folded into one [`Count`] per runner: under [`Mode::Auto`] only the
@@ -362,5 +397,7 @@ pub fn visible(line: &[u8]) -> std::borrow::Cow<'_, str> {
     text::visible(line)
 }
 
+#[cfg(test)]
+mod excerpt_tests;
 #[cfg(test)]
 mod tests;
