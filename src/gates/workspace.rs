@@ -347,6 +347,7 @@ impl Cache {
             commit: commit.to_string(),
             keep: spec.keep.clone(),
             memo,
+            snapshot_layer: false,
         }
     }
 
@@ -376,7 +377,8 @@ impl Cache {
         make_dirs(&target).with_context(fail)?;
         let run = RunDir::create(&self.root).with_context(fail)?;
         let (layer, memo, fetched) = from.layer(&run.dir);
-        let reset = self.reset(repo, spec, commit, memo);
+        let mut reset = self.reset(repo, spec, commit, memo);
+        reset.snapshot_layer = matches!(layer, Layer::Overlay { .. });
         locks.push(run.lock);
         let mut warm = Warm {
             root: root.clone(),
@@ -470,17 +472,44 @@ fn copy_in(
         }
     }
     warm.copied = true;
-    let commit = Oid::from_str(&reset.commit)?;
-    repo.reset_workspace_memo(commit, &warm.checkout, &reset.keep, &reset.memo)
+    reset.apply(repo, &warm.checkout)
 }
 
-/// Mark `p.part` complete and move it into place.
+/// Mark `p.part` complete and move it into place. Anything the base's run dated in the future
+/// is dated back to now first: runs on the snapshot do not walk its kept paths to do so.
 fn complete(p: &Publish) -> std::io::Result<()> {
+    date_back_future(&p.part.join("checkout"))?;
     let tmp = p.part.join("complete.new");
     fs::write(&tmp, &p.text)?;
     File::open(&tmp)?.sync_all()?;
     fs::rename(&tmp, p.part.join("complete"))?;
     fs::rename(&p.part, &p.done)
+}
+
+/// Date back to now every entry under `dir` dated later (never following a link).
+fn date_back_future(dir: &Path) -> std::io::Result<()> {
+    use rustix::fs::{AtFlags, CWD, Timespec, Timestamps, UTIME_OMIT};
+    let now = std::time::SystemTime::now();
+    let since = now
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default();
+    let times = Timestamps {
+        last_access: Timespec {
+            tv_sec: 0,
+            tv_nsec: UTIME_OMIT,
+        },
+        last_modification: Timespec {
+            tv_sec: since.as_secs() as _,
+            tv_nsec: since.subsec_nanos() as _,
+        },
+    };
+    for entry in walkdir::WalkDir::new(dir).into_iter().flatten() {
+        let later = entry.metadata().ok().and_then(|m| m.modified().ok()) > Some(now);
+        if later {
+            rustix::fs::utimensat(CWD, entry.path(), &times, AtFlags::SYMLINK_NOFOLLOW)?;
+        }
+    }
+    Ok(())
 }
 
 /// One run's directory under `runs/`, locked while the run lasts.

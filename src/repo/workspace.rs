@@ -187,6 +187,31 @@ impl Repo {
         keep: &[String],
         memo: &Path,
     ) -> Result<()> {
+        self.reset_dated(commit, dir, keep, memo, true)
+    }
+
+    /// [`Repo::reset_workspace_memo`] on a layer over a base snapshot: what the kept paths hold
+    /// was written by the base's run, which ended before this reset started (and was dated back
+    /// when the snapshot was completed), so they are not walked to date anything back — on a
+    /// build tree that walk opens every directory under `target/` or `node_modules/`.
+    pub fn reset_snapshot_layer(
+        &self,
+        commit: Oid,
+        dir: &Path,
+        keep: &[String],
+        memo: &Path,
+    ) -> Result<()> {
+        self.reset_dated(commit, dir, keep, memo, false)
+    }
+
+    fn reset_dated(
+        &self,
+        commit: Oid,
+        dir: &Path,
+        keep: &[String],
+        memo: &Path,
+        date_kept: bool,
+    ) -> Result<()> {
         let (tree_id, tree) = self.read_tree(commit)?;
         let fail = || format!("resetting the workspace {} to {commit}", dir.display());
         let memo = memo.to_path_buf();
@@ -214,6 +239,7 @@ impl Repo {
             keep: &keep,
             start,
             written: written_time(start),
+            date_kept,
         };
         let _ = std::fs::remove_file(&memo);
         reset
@@ -282,6 +308,8 @@ struct Reset<'a> {
     keep: &'a [Vec<u8>],
     start: Timespec,
     written: Timespec,
+    /// Date back what the kept paths hold that is newer than `start` (else they are known older).
+    date_kept: bool,
 }
 
 fn join(path: &[u8], name: &[u8]) -> Vec<u8> {
@@ -451,7 +479,8 @@ impl Reset<'_> {
                     }
                 }
                 Some(_) => remove(fd, name, full, 0),
-                None => self.date_back(fd, name, full, depth),
+                None if self.date_kept => self.date_back(fd, name, full, depth),
+                None => Ok(()),
             },
             None => {
                 // Holds a kept path: descend to it, removing everything else.

@@ -52,6 +52,21 @@ pub struct Reset {
     pub keep: Vec<String>,
     /// Where the reset's tree id is remembered.
     pub memo: PathBuf,
+    /// The kept paths come from a complete base snapshot (older than this run): not walked to
+    /// date anything back (`Repo::reset_snapshot_layer`).
+    #[serde(default)]
+    pub snapshot_layer: bool,
+}
+
+impl Reset {
+    /// Reset `dir` (the check's path, mounted) as this says, with `repo`.
+    pub fn apply(&self, repo: &crate::repo::Repo, dir: &Path) -> Result<()> {
+        let commit = git2::Oid::from_str(&self.commit).context("reading the commit id")?;
+        match self.snapshot_layer {
+            true => repo.reset_snapshot_layer(commit, dir, &self.keep, &self.memo),
+            false => repo.reset_workspace_memo(commit, dir, &self.keep, &self.memo),
+        }
+    }
 }
 
 /// One mount: what goes at `target` and how it is reset (`None`: as the previous helper left
@@ -138,9 +153,7 @@ fn run(mount: &Mount, command: &[OsString]) -> Result<std::convert::Infallible> 
     }
     .with_context(|| format!("mounting the checkout at {}", target.display()))?;
     if let Some(reset) = &mount.reset {
-        let repo = reset.repo.open()?;
-        let commit = git2::Oid::from_str(&reset.commit).context("reading the commit id")?;
-        repo.reset_workspace_memo(commit, target, &reset.keep, &reset.memo)?;
+        reset.apply(&reset.repo.open()?, target)?;
     }
     std::env::set_current_dir(target).with_context(|| format!("entering {}", target.display()))?;
     let err = Command::new(program).args(rest).exec();
