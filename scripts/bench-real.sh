@@ -117,6 +117,12 @@ for project in "${projects[@]}"; do
   run=$(python3 -c 'import sys,tomllib; print(tomllib.load(open(sys.argv[1],"rb"))["checks"][0]["run"])' "$repo/.closegate.toml")
   prep=$(python3 -c 'import sys,tomllib; print(tomllib.load(open(sys.argv[1],"rb"))["checks"][0].get("prepare", "true"))' "$repo/.closegate.toml")
   (cd "$wt" && sh -c "$prep" >/dev/null 2>&1; sh -c "$run" >/dev/null 2>&1; sh -c "$(own_test "$project")" >/dev/null 2>&1)
+  # Test-editing returns go to a worktree of their own: a branch's change is judged whole, so
+  # once it edited a test every later return on it would edit tests too.
+  ewt=$work/$project-edit
+  git -C "$repo" worktree add -q -b agent/edit "$ewt" main
+  change "$ewt" e0 test
+  (cd "$ewt" && "$cg" check >/dev/null 2>&1)
   warms=() owns=() edits=() freshes=() pairs=""
   for round in $(seq 1 "$rounds"); do
     change "$wt" "w$round"
@@ -124,8 +130,8 @@ for project in "${projects[@]}"; do
     change "$wt" "o$round"
     owns+=("$(cd "$wt" && timed sh -c "$(own_test "$project")")")
     pairs+=" ${warms[-1]}/${owns[-1]}"
-    change "$wt" "e$round" test
-    edits+=("$(cd "$wt" && timed "$cg" check)")
+    change "$ewt" "e$round" test
+    edits+=("$(cd "$ewt" && timed "$cg" check)")
     fwt=$work/$project-fresh$round
     git -C "$repo" worktree add -q -b "agent/fresh$round" "$fwt" main
     change "$fwt" "f$round"
