@@ -306,7 +306,7 @@ fn scratch_place(repo: &Repo, commit: Oid, scratches: &mut Vec<Scratch>) -> Resu
         empty: scratch.empty(),
         mount: None,
         snapshot: None,
-        locks: None,
+        prepared_on: None,
     })
 }
 
@@ -341,7 +341,7 @@ fn warm_place(
         empty: warm.empty.clone(),
         mount: warm.mount.clone(),
         snapshot: Some(warm.snapshot.clone()),
-        locks: warm.locks.clone(),
+        prepared_on: warm.prepared_on,
     };
     warms.push(warm);
     Ok(Some(place))
@@ -476,9 +476,9 @@ struct Place {
     mount: Option<crate::sandbox::mount::Mount>,
     /// The base snapshot the run starts from or builds.
     snapshot: Option<String>,
-    /// The digest of the lock files the place's dependencies were fetched for (its snapshot's);
-    /// `None`: fetched for none (a cold checkout, a snapshot being built).
-    locks: Option<String>,
+    /// The base commit the place's dependencies were fetched for (its snapshot's); `None`:
+    /// fetched for none (a cold checkout, a snapshot being built).
+    prepared_on: Option<Oid>,
 }
 
 /// What `spec` may write and what stays read-only (SPEC §4.6); `writable` paths are created
@@ -551,8 +551,11 @@ fn job(
             run: command(confinement, &policy, shield, spec, vars, place)?,
         });
     };
-    let locks = crate::gates::workspace::lock_digest(repo, commit, prepare_run)?;
-    if place.locks.as_deref() == Some(locks.as_str()) {
+    let fetched = match place.prepared_on {
+        Some(base) => !crate::gates::workspace::fetch_needed(repo, base, commit, prepare_run)?,
+        None => false,
+    };
+    if fetched {
         return Ok(Job {
             prepare: None,
             run: command(confinement, &policy, shield, spec, vars, place)?,

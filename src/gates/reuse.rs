@@ -81,17 +81,13 @@ impl Recorded {
         sandbox: &str,
     ) -> Option<(CheckRun, Option<Finding>)> {
         if let Some(e) = self.now.iter().find(|e| matches(e, key, spec, sandbox)) {
-            let (mut run, finding) = result(e, spec, String::new())?;
-            run.reused = None;
-            let finding =
-                finding.map(|f| Finding::new(f.code, e.message.clone().unwrap_or_default()));
-            return Some((run, finding));
+            return result(e, spec, None);
         }
         self.records.iter().find_map(|r| {
             let checks = r.checks()?;
             let entry = checks.iter().find(|e| matches(e, key, spec, sandbox))?;
             let ts = entry.reused.as_deref().unwrap_or(&r.ts).to_string();
-            result(entry, spec, ts)
+            result(entry, spec, Some(ts))
         })
     }
 }
@@ -114,19 +110,24 @@ pub fn matches(e: &CheckEntry, key: &Key, spec: &CheckSpec, sandbox: &str) -> bo
 }
 
 /// The recorded run and finding, when the entry is consistent: a passing exit has no finding,
-/// anything else has `check-failed` or `check-timeout`.
-fn result(e: &CheckEntry, spec: &CheckSpec, ts: String) -> Option<(CheckRun, Option<Finding>)> {
+/// anything else has `check-failed` or `check-timeout`. `ts`: the record it was reused from;
+/// `None` for a run this command made itself (its words as they were).
+fn result(
+    e: &CheckEntry,
+    spec: &CheckSpec,
+    ts: Option<String>,
+) -> Option<(CheckRun, Option<Finding>)> {
     let passed = !e.timed_out && e.exit_code == Some(0);
     let message = e.message.as_deref();
     let finding = match (e.finding.as_deref().and_then(Code::parse), passed) {
         (None, true) => None,
         (Some(Code::CheckTimeout), false) if e.timed_out => Some(Finding::new(
             Code::CheckTimeout,
-            reused_message(message?, &ts),
+            reused_message(message?, ts.as_deref()),
         )),
         (Some(Code::CheckFailed), false) if !e.timed_out => Some(Finding::new(
             Code::CheckFailed,
-            reused_message(message?, &ts),
+            reused_message(message?, ts.as_deref()),
         )),
         _ => return None,
     };
@@ -137,7 +138,7 @@ fn result(e: &CheckEntry, spec: &CheckSpec, ts: String) -> Option<(CheckRun, Opt
         timed_out: e.timed_out,
         duration_ms: e.duration_ms,
         output: e.output.clone(),
-        reused: Some(ts),
+        reused: ts,
         red_on_base: None,
         census: None,
         tally: e.census.as_ref().map(crate::runners::census::Stored::tally),
@@ -151,8 +152,11 @@ fn result(e: &CheckEntry, spec: &CheckSpec, ts: String) -> Option<(CheckRun, Opt
     Some((run, finding))
 }
 
-fn reused_message(message: &str, ts: &str) -> String {
-    format!("{message} (result recorded at {ts}, reused; --rerun runs it again)")
+fn reused_message(message: &str, ts: Option<&str>) -> String {
+    match ts {
+        Some(ts) => format!("{message} (result recorded at {ts}, reused; --rerun runs it again)"),
+        None => message.to_string(),
+    }
 }
 
 /// The record's entry for one check: its key, the sandbox word, and its result.

@@ -59,11 +59,14 @@ impl Snapshot {
         self.dir.join("checkout")
     }
 
-    /// The lock digest its `prepare` fetched for, as its `complete` file says.
-    fn locks(&self) -> Option<String> {
+    /// The base commit whose lock files its build's `prepare` fetched for; `None` when the
+    /// check had no `prepare` then.
+    fn prepared_on(&self) -> Option<Oid> {
         let text = fs::read_to_string(self.dir.join("complete")).ok()?;
-        let digest = text.lines().find_map(|l| l.strip_prefix("locks "))?;
-        Some(digest.to_string())
+        text.lines()
+            .any(|l| l == "prepared")
+            .then(|| base_of(self))
+            .flatten()
     }
 }
 
@@ -202,9 +205,10 @@ pub struct Warm {
     pub snapshot: String,
     /// No overlay here: the snapshot was copied to the check's path (said in the report).
     pub copied: bool,
-    /// The lock digest the snapshot's dependencies were fetched for ([`lock_digest`]); `None`
-    /// for a snapshot being built, or one built without `prepare`.
-    pub locks: Option<String>,
+    /// The base commit the snapshot's dependencies were fetched for by its `prepare`
+    /// ([`fetch_needed`] says when a run must fetch again); `None` for a snapshot being built,
+    /// or one built without `prepare`.
+    pub prepared_on: Option<Oid>,
     run_dir: PathBuf,
     publish: Option<Publish>,
     /// A build without an overlay: the checkout goes back into the snapshot after the run.
@@ -255,8 +259,8 @@ impl Cache {
         fs::create_dir(&part).with_context(fail)?;
         self.seed(&spec.name, &part).with_context(fail)?;
         let mut text = format!("{COMPLETE}{id}\nbase {commit}\ncheck {}\n", spec.name);
-        if let Some(prepare) = &spec.prepare {
-            text.push_str(&format!("locks {}\n", lock_digest(repo, commit, prepare)?));
+        if spec.prepare.is_some() {
+            text.push_str("prepared\n");
         }
         let publish = Publish {
             part: part.clone(),
@@ -320,8 +324,8 @@ enum From {
 
 impl From {
     /// What is mounted for a run whose directory is `run_dir`, where its reset's memo lives, and
-    /// the lock digest the layer below was fetched for.
-    fn layer(self, run_dir: &Path) -> (Layer, PathBuf, Option<String>) {
+    /// the base commit the layer below was fetched for.
+    fn layer(self, run_dir: &Path) -> (Layer, PathBuf, Option<Oid>) {
         match self {
             From::Build { part } => {
                 let source = part.join("checkout");
@@ -332,7 +336,7 @@ impl From {
                 let _ = fs::copy(snap.dir.join("checkout.tree"), &memo);
                 let (upper, work) = (run_dir.join("upper"), run_dir.join("work"));
                 let lower = snap.checkout();
-                let fetched = snap.locks();
+                let fetched = snap.prepared_on();
                 (Layer::Overlay { lower, upper, work }, memo, fetched)
             }
         }
@@ -386,7 +390,7 @@ impl Cache {
             tmp: run.dir.join("tmp"),
             empty: run.dir.join("empty"),
             mount: None,
-            locks: fetched,
+            prepared_on: fetched,
             snapshot,
             copied: false,
             run_dir: run.dir,
@@ -666,33 +670,23 @@ const LOCK_FILES: &[&str] = &[
     "setup.cfg",
 ];
 
-/// The digest the dependencies `prepare` fetches are keyed by (SPEC §27.2): the command itself,
-/// the lock files and manifests (by name, `requirements*.txt` too) at the root and in every
-/// folder a word of the command names, and every file a word names (`-r deps/dev.txt`).
-pub fn lock_digest(repo: &Repo, commit: Oid, prepare: &str) -> Result<String> {
-    let mut lines = vec![format!("prepare {prepare}")];
-    let mut dirs = vec![String::new()];
-    for word in prepare.split_whitespace() {
-        let word = word.trim_matches(['\'', '"']).trim_end_matches('/');
-        match repo.tree_entry(commit, word) {
-            Some((id, false)) => lines.push(format!("{word} {id}")),
-            Some((_, true)) => dirs.push(format!("{word}/")),
-            None => {}
-        }
-    }
-    for dir in dirs {
-        for (name, id, is_dir) in repo.list_dir(commit, &dir)? {
-            let lock = LOCK_FILES.contains(&name.as_str())
-                || (name.starts_with("requirements") && name.ends_with(".txt"));
-            if !is_dir && lock {
-                lines.push(format!("{dir}{name} {id}"));
-            }
-        }
-    }
-    lines.sort();
-    let text = lines.join("\n");
-    let id = Oid::hash_object(git2::ObjectType::Blob, text.as_bytes())?;
-    Ok(id.to_string())
+/// Whether a run of `commit` on a snapshot whose `prepare` fetched for `base` must fetch again
+/// (SPEC §27.2: the dependency cache is keyed by the lock files): a lock file or manifest (by
+/// name, in any folder; `requirements*.txt` too), or a file a word of the command names,
+/// differs between the two.
+pub fn fetch_needed(repo: &Repo, base: Oid, commit: Oid, prepare: &str) -> Result<bool> {
+    let named: Vec<&str> = prepare
+        .split_whitespace()
+        .map(|w| w.trim_matches(['\'', '"']).trim_end_matches('/'))
+        .collect();
+    let lock = |path: &str| {
+        let name = path.rsplit('/').next().unwrap_or(path);
+        LOCK_FILES.contains(&name)
+            || (name.starts_with("requirements") && name.ends_with(".txt"))
+            || named.contains(&path)
+    };
+    let changes = repo.changes(Some(base), commit)?;
+    Ok(changes.iter().any(|c| c.paths().into_iter().any(lock)))
 }
 
 /// What `gc` did, or would do, with one directory of the warm state.

@@ -35,7 +35,6 @@ use git2::{ErrorCode, ObjectType, Oid, Repository};
 
 pub use diff::{Change, ChangeKind};
 pub use quarantine::Shared;
-pub use workspace::memo_path as workspace_memo;
 pub use worktree::{WorktreeInfo, WorktreeStatus, path_text, status_of};
 
 /// An opened repository.
@@ -284,17 +283,10 @@ impl Repo {
         }
     }
 
-    /// The entries of the folder at `path` in `commit`'s tree (name, id, whether a folder; an
-    /// empty `path`: the root); empty when there is no folder there.
+    /// The entries of the folder at `path` in `commit`'s tree (name, id, whether a folder);
+    /// empty when there is no folder there.
     pub fn list_dir(&self, commit: Oid, path: &str) -> Result<Vec<(String, Oid, bool)>> {
-        let id = match path.trim_end_matches('/') {
-            "" => self.tree_of(commit),
-            _ => match self.try_tree_entry(commit, path)? {
-                Some((id, true)) => Some(id),
-                _ => None,
-            },
-        };
-        let Some(id) = id else {
+        let Some((id, true)) = self.try_tree_entry(commit, path)? else {
             return Ok(Vec::new());
         };
         let tree = self.trees.get(&self.git, id, self.trees.likely(commit))?;

@@ -175,36 +175,15 @@ impl Repo {
     /// `/`) as they are unless the commit tracks them. The tree the reset wrote is remembered in
     /// `<dir>.tree` (beside `dir`, outside the check's reach).
     pub fn reset_workspace(&self, commit: Oid, dir: &Path, keep: &[String]) -> Result<()> {
-        self.reset_workspace_memo(commit, dir, keep, &memo_path(dir))
+        self.reset_workspace_at(commit, dir, keep, &memo_path(dir), true)
     }
 
     /// [`Repo::reset_workspace`], the tree id remembered in `memo` (a run on an overlay keeps
-    /// its own, seeded from its snapshot's, SPEC §27.2).
-    pub fn reset_workspace_memo(
-        &self,
-        commit: Oid,
-        dir: &Path,
-        keep: &[String],
-        memo: &Path,
-    ) -> Result<()> {
-        self.reset_dated(commit, dir, keep, memo, true)
-    }
-
-    /// [`Repo::reset_workspace_memo`] on a layer over a base snapshot: what the kept paths hold
-    /// was written by the base's run, which ended before this reset started (and was dated back
-    /// when the snapshot was completed), so they are not walked to date anything back — on a
-    /// build tree that walk opens every directory under `target/` or `node_modules/`.
-    pub fn reset_snapshot_layer(
-        &self,
-        commit: Oid,
-        dir: &Path,
-        keep: &[String],
-        memo: &Path,
-    ) -> Result<()> {
-        self.reset_dated(commit, dir, keep, memo, false)
-    }
-
-    fn reset_dated(
+    /// its own, seeded from its snapshot's, SPEC §27.2). `date_kept: false` when the kept paths
+    /// come from a complete base snapshot, written by a run that ended before this reset started
+    /// and dated back when completed: they are not walked to date anything back (on a build
+    /// tree that walk opens every directory under `target/` or `node_modules/`).
+    pub fn reset_workspace_at(
         &self,
         commit: Oid,
         dir: &Path,
@@ -268,7 +247,7 @@ impl Repo {
 }
 
 /// Where the tree id of the last reset of `dir` is kept: `<dir>.tree`, beside it.
-pub fn memo_path(dir: &Path) -> std::path::PathBuf {
+fn memo_path(dir: &Path) -> std::path::PathBuf {
     let mut name = dir.file_name().unwrap_or_default().to_os_string();
     name.push(".tree");
     dir.with_file_name(name)

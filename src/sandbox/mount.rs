@@ -8,7 +8,7 @@
 //! (`sys::ns`), mounts the checkout at that path — an overlay whose lower layer is the base
 //! snapshot and whose upper layer is the run's own ([`Layer::Overlay`]), or a bind of a
 //! snapshot being built by a run on the base's code ([`Layer::Bind`]) — resets it to the
-//! commit (`Repo::reset_workspace_memo`), and replaces itself with the check (bwrap, or the
+//! commit (`Repo::reset_workspace_at`), and replaces itself with the check (bwrap, or the
 //! shell when unsandboxed). The mount is seen by the check alone and ends with it; another
 //! branch's check, running at the same path at the same time, sees its own.
 //!
@@ -53,7 +53,7 @@ pub struct Reset {
     /// Where the reset's tree id is remembered.
     pub memo: PathBuf,
     /// The kept paths come from a complete base snapshot (older than this run): not walked to
-    /// date anything back (`Repo::reset_snapshot_layer`).
+    /// date anything back (`Repo::reset_workspace_at`).
     #[serde(default)]
     pub snapshot_layer: bool,
 }
@@ -62,10 +62,7 @@ impl Reset {
     /// Reset `dir` (the check's path, mounted) as this says, with `repo`.
     pub fn apply(&self, repo: &crate::repo::Repo, dir: &Path) -> Result<()> {
         let commit = git2::Oid::from_str(&self.commit).context("reading the commit id")?;
-        match self.snapshot_layer {
-            true => repo.reset_snapshot_layer(commit, dir, &self.keep, &self.memo),
-            false => repo.reset_workspace_memo(commit, dir, &self.keep, &self.memo),
-        }
+        repo.reset_workspace_at(commit, dir, &self.keep, &self.memo, !self.snapshot_layer)
     }
 }
 

@@ -238,3 +238,43 @@ fn two_checks_at_once_take_the_base_run_once() {
     assert_eq!(runs.lines().count(), 3, "{runs}");
     let _ = std::fs::remove_file(&log);
 }
+
+/// `prepare` is keyed by the lock files (SPEC §27.2): on a base snapshot it is skipped while no
+/// lock file changed, and it runs when one did — in any folder, not only at the root (an agent
+/// that changes a nested `package-lock.json` must not be tested against the base's
+/// dependencies).
+#[test]
+fn prepare_runs_again_when_any_lock_file_changes_and_only_then() {
+    let dir = crate::fixture::readable_by_checks().join(format!("prepares-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let log = dir.join("log");
+    let config = format!(
+        "[[checks]]\nname = \"warm\"\nkeep = [\"deps/\"]\nnetwork = false\nwritable = ['{}']\n\
+         prepare = 'echo \"$CLOSEGATE_COMMIT\" >> {}; mkdir -p deps && cat sub/*lock* > deps/lib'\n\
+         run = 'cat sub/*lock* | cmp - deps/lib && sh test.sh'\n",
+        dir.display(),
+        log.display()
+    );
+    let s = Scene::new().on_main(
+        &[
+            (".closegate.toml", Some(&config)),
+            ("test.sh", Some("true\n")),
+            ("sub/package-lock.json", Some("v1\n")),
+        ],
+        "configure closegate",
+    );
+    let plain = agent(&s, "plain", &[("a.txt", Some("a\n"))]);
+    let (code, report) = check(&s, &plain, &[]);
+    assert_eq!(code, 0, "{report:#}");
+    let lines = || std::fs::read_to_string(&log).unwrap().lines().count();
+    assert_eq!(lines(), 1, "only the base's build fetched");
+    let locked = agent(&s, "locked", &[("sub/package-lock.json", Some("v2\n"))]);
+    let (code, report) = check(&s, &locked, &[]);
+    assert_eq!(
+        code, 0,
+        "the nested lock file's change was fetched: {report:#}"
+    );
+    assert_eq!(lines(), 2, "the agent's changed lock file fetched again");
+    let _ = std::fs::remove_dir_all(&dir);
+}
