@@ -147,8 +147,12 @@ impl<'s> Runner<'s> {
     ) -> Result<Prepared<'s>> {
         let key = self.key(target);
         let common = self.session.repo().common_dir();
-        let recorded = Recorded::load(&common, &key, fresh || self.session.rerun())?
-            .with_runs_made_now(self.session.base_runs_now());
+        let mut recorded = Recorded::load(&common, &key, fresh || self.session.rerun())?;
+        // A run asked for fresh (a second run of the base, to learn which ids it renames each
+        // run) takes nothing from this command's own earlier runs either.
+        if !fresh {
+            recorded = recorded.with_runs_made_now(self.session.base_runs_now());
+        }
         let session = self.session;
         let own = matches!(target, Target::Commit(_));
         let trusted = trusted(target);

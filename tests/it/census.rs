@@ -711,3 +711,56 @@ fn ids_are_paired_by_identity_a_random_title_by_a_second_base_run() {
     assert!(msg.ends_with(": TestIssue1234567"), "{msg}");
     assert_ne!(report["verdict"], "VERIFIED", "{report}");
 }
+
+/// The same with a base snapshot (a check that keeps state): the base's run that builds the
+/// snapshot is not the second run of the base — a fresh run is made — so a title renamed each
+/// run is set aside for a code-only return and for one that adds a test (the overlay), as with
+/// no snapshot; the stable id swapped by the code is still missing.
+#[test]
+fn a_random_title_is_set_aside_by_a_fresh_base_run_when_the_check_keeps_state() {
+    let config = "[[checks]]\nname = \"suite\"\nrun = \"sh t.sh\"\ncensus = \"tap\"\n\
+                  keep = [\"warm/\"]\nnetwork = false\ntimeout_s = 60\n";
+    let script = "mkdir -p warm\necho 'TAP version 13'\necho \"ok 1 - random 0.$(od -An -N4 -tu4 /dev/urandom | tr -d ' ')\"\n\
+                  if [ -f src/skip ]; then echo 'ok 2 - TestIssue7654321'; else echo 'ok 2 - TestIssue1234567'; fi\n\
+                  for t in tests/*.sh; do [ -f \"$t\" ] && echo \"ok 3 - $t\"; done\n\
+                  echo '1..3'\n";
+    let suite = Suite::new(
+        config,
+        &[
+            ("t.sh", Some(script)),
+            ("tests/a.sh", Some("true\n")),
+            ("src/lib.rs", Some("pub fn x() {}\n")),
+        ],
+    );
+    let honest: [&[(&str, Option<&str>)]; 2] = [
+        &[("src/lib.rs", Some("pub fn x() -> u8 { 1 }\n"))],
+        &[
+            ("src/lib.rs", Some("pub fn x() -> u8 { 1 }\n")),
+            ("tests/b.sh", Some("true\n")),
+        ],
+    ];
+    for (n, files) in honest.iter().enumerate() {
+        let (wt, _) = suite.agent(&format!("h{n}"), files, "src/lib.rs");
+        let (_, report) = suite.check(&wt, &["--no-record"]);
+        assert!(
+            !codes(&report).contains(&"tests-missing".to_string()),
+            "{report}"
+        );
+        assert!(
+            !codes(&report).contains(&"tests-weakened".to_string()),
+            "{report}"
+        );
+    }
+    let (wt, _) = suite.agent(
+        "y",
+        &[
+            ("src/lib.rs", Some("pub fn x() -> u8 { 2 }\n")),
+            ("src/skip", Some("")),
+        ],
+        "src/lib.rs",
+    );
+    let (_, report) = suite.check(&wt, &["--no-record"]);
+    let msg = missing_message(&report);
+    assert!(msg.ends_with(": TestIssue1234567"), "{msg}");
+    assert_ne!(report["verdict"], "VERIFIED", "{report}");
+}
