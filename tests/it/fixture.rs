@@ -224,11 +224,42 @@ pub fn hermetic(cmd: &mut Command, home: &Path) {
 pub fn cache_home() -> PathBuf {
     static DIR: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
     DIR.get_or_init(|| {
-        let dir = std::env::temp_dir().join(format!("closegate-it-cache-{}", std::process::id()));
+        let tmp = std::env::temp_dir();
+        remove_stale_cache_homes(&tmp);
+        let dir = tmp.join(format!("{CACHE_HOME_PREFIX}{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         dir
     })
     .clone()
+}
+
+const CACHE_HOME_PREFIX: &str = "closegate-it-cache-";
+
+/// Remove the cache homes of test processes that are gone: a test process cannot clean up
+/// after itself (the harness has no exit hook), and each leaves its snapshots behind (a
+/// gigabyte a run on the corpus).
+fn remove_stale_cache_homes(tmp: &Path) {
+    let Ok(entries) = std::fs::read_dir(tmp) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let pid = name
+            .to_str()
+            .and_then(|n| n.strip_prefix(CACHE_HOME_PREFIX));
+        let Some(pid) = pid.and_then(|p| p.parse::<u32>().ok()) else {
+            continue;
+        };
+        if !Path::new(&format!("/proc/{pid}")).exists() {
+            let path = entry.path();
+            // Snapshots are read-only trees: let them be written so they can be removed.
+            let _ = Command::new("chmod")
+                .args(["-R", "u+w"])
+                .arg(&path)
+                .status();
+            let _ = std::fs::remove_dir_all(&path);
+        }
+    }
 }
 
 /// Run the `git` CLI hermetically in `cwd`; panics with its stderr on failure.
