@@ -18,9 +18,12 @@
 //! and the values it stands for. Nothing extra runs when no overlaid path changed and every check
 //! passed, but a census's baseline.
 
+mod beside;
 mod changed;
 mod edits;
 mod policy;
+
+pub use self::beside::{Early, commit_and_overlay};
 
 use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet};
@@ -73,7 +76,9 @@ impl Ctx<'_> {
 /// Run the overlays and the base's own tree as SPEC §23 and §27.1 say, fill `report.integrity`,
 /// mark `red_on_base`, add `tests-weakened`, `tests-weakened-edit`, `tests-changed-as-expected`
 /// and `tests-pass-on-base`, judge the census, and apply policy `integrity`.
-pub fn run(ctx: &Ctx<'_>, report: &mut Report) -> Result<()> {
+/// `early`: what [`commit_and_overlay`] learned (the changed paths, the overlay's runs made
+/// beside the commit's).
+pub fn run(ctx: &Ctx<'_>, mut early: Early, report: &mut Report) -> Result<()> {
     let specs = &ctx.config.checks;
     if report.checks.len() != specs.len() {
         return Ok(());
@@ -86,14 +91,20 @@ pub fn run(ctx: &Ctx<'_>, report: &mut Report) -> Result<()> {
         .collect();
     let (red, base_runs) = on_base_tree(ctx, &on_base, &failed, report)?;
     let unstable = Unstable::new(ctx, &base_runs);
-    let changed = changed::changed(ctx)?;
+    let changed = std::mem::take(&mut early.changed);
     let mut edits = Edits::read(ctx, &changed)?;
     let passed: Vec<usize> = (0..specs.len())
         .filter(|&i| passed(&report.checks[i]))
         .collect();
     let every_base_test = match changed.is_empty() || passed.is_empty() {
         true => false,
-        false => overlays(ctx, &passed, &changed, &base_runs, &unstable, red, report)?,
+        false => {
+            let runs = Runs {
+                base: &base_runs,
+                unstable: &unstable,
+            };
+            overlays(ctx, &passed, &changed, &runs, early, red, report)?
+        }
     };
     let tests_judged = ctx.config.policy_of("tests") == Some(SurfacePolicy::Integrity);
     let evidence = census::Evidence {
@@ -125,8 +136,8 @@ fn overlays(
     ctx: &Ctx<'_>,
     passed: &[usize],
     changed: &[Changed],
-    base_runs: &[(usize, CheckRun)],
-    unstable: &Unstable<'_, '_>,
+    runs: &Runs<'_, '_, '_>,
+    early: Early,
     red: bool,
     report: &mut Report,
 ) -> Result<bool> {
@@ -141,18 +152,15 @@ fn overlays(
     };
     let commit_tree = ctx.repo.tree_of(commit);
     let reverse_runs = reverse.as_ref().filter(|t| Some(t.tree) != commit_tree);
+    let early = early.pick(over.tree, passed);
     let (over_checked, reverse_checked) =
-        run_overlays(ctx, passed, &over, reverse_runs, base_runs)?;
+        run_overlays(ctx, passed, &over, reverse_runs, runs.base, early)?;
     let mut every_base_test = false;
     if let Some(checked) = over_checked {
         let failing = checked.runs.iter().any(|run| !self::passed(run));
         let inconclusive = match failing {
             true => changed::dangling(ctx, changed, over.checkout)?,
             false => None,
-        };
-        let runs = Runs {
-            base: base_runs,
-            unstable,
         };
         every_base_test = overlay(
             ctx,
@@ -161,7 +169,7 @@ fn overlays(
             &over,
             checked,
             inconclusive,
-            &runs,
+            runs,
             report,
         );
     }
@@ -293,18 +301,20 @@ type Pair = (Option<Checked>, Option<Checked>);
 
 /// Run the overlay and the reverse overlay (when it is not the commit's own tree), side by side
 /// when they may be. An overlay whose tree is the merge base's own is not run again: its runs
-/// are the base's (SPEC §27.2: two runs of one tree are never reported as different trees).
+/// are the base's (SPEC §27.2: two runs of one tree are never reported as different trees);
+/// nor is one that ran beside the commit's checks (`early`).
 fn run_overlays(
     ctx: &Ctx<'_>,
     passed: &[usize],
     over: &Tree,
     reverse: Option<&Tree>,
     base_runs: &[(usize, CheckRun)],
+    early: Option<Checked>,
 ) -> Result<Pair> {
     let same_as_base = ctx.repo.tree_of(ctx.merge_base) == Some(over.tree);
     let from_base = match same_as_base {
         true => base_checked(passed, base_runs),
-        false => None,
+        false => early,
     };
     Ok(match (from_base, reverse) {
         (Some(over), Some(rev)) => (Some(over), run_on(ctx, passed, &rev.target(ctx, true))?),

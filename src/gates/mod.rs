@@ -475,29 +475,34 @@ fn run_configured(
         slug: &doc.slug,
     };
     let target = runner::Target::Commit(claimed);
-    let checked = session
-        .runner()
-        .run(&target, &session.config().checks, false)?;
+    let specs = &session.config().checks;
+    let Some((merge_base, changes)) = around.merge_base.zip(around.changes) else {
+        let checked = session.runner().run(&target, specs, false)?;
+        take_checked(report, checked);
+        census::no_base(session.config(), report);
+        return Ok(());
+    };
+    let contract = binding_contract(session, &doc.slug, report.branch.as_deref());
+    let ctx = integrity::Ctx {
+        repo: session.repo(),
+        config: session.config(),
+        runner: session.runner(),
+        claimed,
+        merge_base,
+        changes,
+        contract: contract.as_ref(),
+    };
+    let (checked, early) = integrity::commit_and_overlay(&ctx, &target, specs)?;
+    take_checked(report, checked);
+    integrity::run(&ctx, early, report)
+}
+
+/// The commit's own runs into the report.
+fn take_checked(report: &mut Report, checked: crate::gates::checks::Checked) {
     report.checks = checked.runs;
     report.check_entries = checked.entries;
     report.sandbox = checked.sandbox.map(str::to_string);
     report.add_gate(Gate::Checks, checked.findings);
-    if let (Some(merge_base), Some(changes)) = (around.merge_base, around.changes) {
-        let contract = binding_contract(session, &doc.slug, report.branch.as_deref());
-        let ctx = integrity::Ctx {
-            repo: session.repo(),
-            config: session.config(),
-            runner: session.runner(),
-            claimed,
-            merge_base,
-            changes,
-            contract: contract.as_ref(),
-        };
-        integrity::run(&ctx, report)?;
-    } else {
-        census::no_base(session.config(), report);
-    }
-    Ok(())
 }
 
 /// SPEC §20: the checks are not run; a valid attestation by an allowed signer for this commit,

@@ -1020,3 +1020,126 @@ fn gc_keeps_a_base_workspace_in_use_and_never_removes_a_lock() {
     assert_eq!(code, 0, "{out}{err}");
     assert!(!runs.join("run-held").exists(), "{out}");
 }
+
+/// `(start, end, marks seen)` of the span line in `run`'s output.
+fn span_of(run: &Value) -> (u128, u128, u32) {
+    let line = run["output"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(Value::as_str)
+        .find_map(|l| l.strip_prefix("span "))
+        .unwrap_or_else(|| panic!("no span line: {run}"));
+    let v: Vec<u128> = line.split(' ').map(|x| x.parse().unwrap()).collect();
+    (v[0], v[1], u32::try_from(v[2]).unwrap())
+}
+
+/// A return that changes code and its test, with the check timing itself (no reverse overlay
+/// asked for), under `extra` check lines and `top` lines.
+fn commit_span_scene(extra: &str, top: &str) -> Scene {
+    let run = format!("sh span.sh; {RUN}");
+    let config =
+        format!("{top}[[checks]]\nname = \"suite\"\nrun = '{run}'\ntimeout_s = 60\n{extra}");
+    scene(
+        &config,
+        &[("span.sh", Some(SPAN))],
+        &[
+            ("src/sub.sh", Some(SUB)),
+            ("tests/sub_test.sh", Some(SUB_TEST)),
+        ],
+    )
+}
+
+/// SPEC §27.2 side by side: the commit's own run and its overlay (the commit's code under the
+/// base's tests) run at once when the check shares nothing with another run of itself, each in
+/// its own `/tmp` (it sees only its own mark), and both say `parallel`.
+#[test]
+fn the_commit_and_its_overlay_run_side_by_side_each_in_its_own_tmp() {
+    if crate::fixture::require(crate::fixture::Part::Sandbox).is_none() {
+        return;
+    }
+    let s = commit_span_scene("network = false\n", "");
+    let (_, report) = s.check(&["--no-record"]);
+    assert_eq!(report["integrity"]["base_tests"], "pass", "{report}");
+    let own = &report["checks"][0];
+    let over = runs(&report, "overlay")[0];
+    let ((s1, e1, seen1), (s2, e2, seen2)) = (span_of(own), span_of(over));
+    assert_eq!((seen1, seen2), (1, 1), "a run saw another's /tmp: {report}");
+    if std::thread::available_parallelism().map_or(1, usize::from) > 1 {
+        assert!(s1 < e2 && s2 < e1, "the runs did not overlap: {report}");
+        assert_eq!(
+            (own["parallel"].clone(), over["parallel"].clone()),
+            (true.into(), true.into()),
+            "{report}"
+        );
+    }
+}
+
+/// Attacks on it: the commit's run executes the agent's tests while the overlay runs its code
+/// under the base's tests; if the two could reach each other (the host's network, a shared
+/// `writable` path, a service named in `env`, or no sandbox), a test of the agent could serve
+/// its code the answers the base's tests want. Those run one after the other, `parallel` false.
+#[test]
+fn a_commit_and_overlay_that_could_reach_each_other_run_one_after_the_other() {
+    let cache = tempfile::tempdir().unwrap();
+    let writable = format!(
+        "network = false\nwritable = ['{}']\n",
+        cache.path().display()
+    );
+    let cases = [
+        ("network on", String::new(), ""),
+        ("writable", writable, ""),
+        ("env", "network = false\nenv = [\"LANG\"]\n".to_string(), ""),
+        (
+            "sandbox off",
+            "network = false\n".to_string(),
+            "sandbox = \"off\"\n",
+        ),
+    ];
+    for (case, extra, top) in cases {
+        let s = commit_span_scene(&extra, top);
+        let (_, report) = s.check(&["--no-record"]);
+        assert_eq!(
+            report["integrity"]["base_tests"], "pass",
+            "{case}: {report}"
+        );
+        let own = &report["checks"][0];
+        let over = runs(&report, "overlay")[0];
+        let ((s1, e1, _), (s2, e2, _)) = (span_of(own), span_of(over));
+        assert!(
+            e1 <= s2 || e2 <= s1,
+            "{case}: the runs overlapped: {report}"
+        );
+        assert_eq!(own["parallel"], false, "{case}: {report}");
+        assert_eq!(over["parallel"], false, "{case}: {report}");
+    }
+}
+
+/// An attack on the head start: the overlay ran for every check beside the commit's run, but a
+/// check that fails on the commit is judged as before — its overlay run is not kept, and the
+/// return is not let through by it.
+#[test]
+fn an_overlay_run_early_counts_only_for_checks_that_passed_on_the_commit() {
+    if crate::fixture::require(crate::fixture::Part::Sandbox).is_none() {
+        return;
+    }
+    let broken = "sub() { echo 0; }\n";
+    let config =
+        format!("[[checks]]\nname = \"suite\"\nrun = '{RUN}'\ntimeout_s = 60\nnetwork = false\n");
+    let s = scene(
+        &config,
+        &[],
+        &[
+            ("src/sub.sh", Some(broken)),
+            ("tests/sub_test.sh", Some(SUB_TEST)),
+        ],
+    );
+    let (code, report) = s.check(&["--no-record"]);
+    assert_eq!(report["checks"][0]["exit_code"], 1, "{report}");
+    assert_eq!(
+        (code, report["verdict"].as_str()),
+        (1, Some("FAIL")),
+        "{report}"
+    );
+    assert!(runs(&report, "overlay").is_empty(), "{report}");
+}
