@@ -210,6 +210,9 @@ impl Tap {
     fn comment(&mut self, indent: usize, comment: &str) {
         if let Some(name) = comment.strip_prefix("Subtest: ") {
             self.node_seen = true;
+            // Node's results name no tape group: a comment before (a test's `console.log`,
+            // which node prints as a comment) names nothing.
+            self.group = None;
             self.subtests.retain(|(i, _)| *i < indent);
             self.subtests.push((indent, name.trim().to_string()));
             return;
@@ -228,7 +231,9 @@ impl Tap {
             "duration_ms",
             "time=",
         ];
-        if indent == 0 && !summary.contains(&key) && !comment.is_empty() && self.prefix.is_none() {
+        let node = self.node_seen || self.runner == Some(Runner::Node);
+        let group = !summary.contains(&key) && !comment.is_empty() && self.prefix.is_none();
+        if indent == 0 && group && !node {
             // tape: the name of the test whose assertions follow.
             self.group = Some(comment.to_string());
         }

@@ -559,3 +559,16 @@ fn a_repeated_id_is_numbered_from_its_second_occurrence() {
         .collect();
     assert_eq!(ids, ["a > t", "a > t #2", "a > u", "a > t #3"]);
 }
+
+/// A node test's `console.log` lines come out as TAP comments before its `# Subtest:` line
+/// (recorded with node 20, `--test-reporter=tap`); they name no tape group, so the ids are the
+/// tests' own names, the same run after run whatever the tests print.
+#[test]
+fn node_console_output_is_not_part_of_an_id() {
+    let bytes = recorded("node-tap-console.txt");
+    for mode in [named(Runner::Node), named(Runner::Tap), Mode::Auto] {
+        let tally = census(&mode, &bytes);
+        let runner = tally.counts[0].runner;
+        assert_eq!(ids(&tally, runner), strings(&["adds", "subs"]), "{mode:?}");
+    }
+}
