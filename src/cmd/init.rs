@@ -56,7 +56,11 @@ pub fn run(args: Args) -> Result<i32> {
         }
         None => (
             config::FILE_NAME.to_string(),
-            starter::starter(guessed.as_ref(), branch.as_deref()),
+            starter::starter(
+                guessed.as_ref(),
+                reads_census(&root, guessed.as_ref()),
+                branch.as_deref(),
+            ),
         ),
     };
     let path = root.join(&rel);
@@ -141,4 +145,16 @@ fn show_guess(
 /// A file of the project being guessed, by its root-relative path.
 fn project_file(root: &std::path::Path, rel: &str) -> Option<Vec<u8>> {
     crate::input_file::read(&root.join(rel)).ok()
+}
+
+/// Whether the guessed check runs a runner the census reads, following the root
+/// `package.json`'s scripts.
+fn reads_census(root: &std::path::Path, guessed: Option<&crate::guess::Guess>) -> bool {
+    let Some(guessed) = guessed else {
+        return false;
+    };
+    let package_json = std::fs::read(root.join("package.json"))
+        .ok()
+        .and_then(|bytes| serde_json::from_slice(&bytes).ok());
+    crate::runners::reads_census(&guessed.run, package_json.as_ref())
 }

@@ -406,6 +406,23 @@ pub fn census_mode(run: &str) -> census::Mode {
     }
 }
 
+/// Whether `run` invokes a runner the census reads by name (SPEC §26.4), directly or through
+/// the scripts of `package_json` it runs (`npm test` running `mocha`): what `init` asks before
+/// it writes `tests = "integrity"` (SPEC §27.1).
+pub fn reads_census(run: &str, package_json: Option<&Json>) -> bool {
+    if matches!(census_mode(run), census::Mode::Named(_)) {
+        return true;
+    }
+    let scripts = Invoked::of([run]).npm_scripts;
+    let Some(package_json) = package_json.filter(|_| !scripts.is_empty()) else {
+        return false;
+    };
+    js::followed_scripts(package_json, &scripts)
+        .iter()
+        .filter_map(|(_, text)| text.as_deref())
+        .any(|text| matches!(census_mode(text), census::Mode::Named(_)))
+}
+
 /// The names whose mere addition rewires a runner, of every row (SPEC §26.4).
 pub fn wiring_names() -> Vec<&'static str> {
     let mut out: Vec<&'static str> = Vec::new();

@@ -4,8 +4,9 @@
 use crate::config::Config;
 use crate::guess;
 
-/// The starter configuration.
-pub fn starter(guessed: Option<&guess::Guess>, branch: Option<&str>) -> String {
+/// The starter configuration; `census`: the guessed check runs a runner the census reads
+/// ([`crate::runners::reads_census`]).
+pub fn starter(guessed: Option<&guess::Guess>, census: bool, branch: Option<&str>) -> String {
     let mut out = String::from(
         "# closegate configuration. closegate reads it from the tip of the base branch,\n\
          # never from an agent's branch: commit it there.\n\n",
@@ -26,7 +27,7 @@ pub fn starter(guessed: Option<&guess::Guess>, branch: Option<&str>) -> String {
         let globs: Vec<String> = surface.globs.iter().map(|g| toml_string(g)).collect();
         out.push_str(&format!("# {} = [{}]\n", surface.name, globs.join(", ")));
     }
-    out.push_str(policy(guessed));
+    out.push_str(policy(guessed.is_some() && census));
     out.push_str(
         "\n# The checks closegate runs itself, sandboxed, in a checkout of the agent's exact\n\
          # commit. `keep`: the installed tree and the tool caches (.closegate-cache/), kept in\n\
@@ -81,13 +82,7 @@ fn check_block(g: &guess::Guess) -> String {
 
 /// `[protected.policy]` (SPEC §27.1): `tests = "integrity"` when the guessed check runs a runner
 /// whose output closegate reads (the census), with what it lets through; `modify` otherwise.
-fn policy(guessed: Option<&guess::Guess>) -> &'static str {
-    let census = guessed.is_some_and(|g| {
-        matches!(
-            crate::runners::census_mode(&g.run),
-            crate::runners::census::Mode::Named(_)
-        )
-    });
+fn policy(census: bool) -> &'static str {
     if census {
         "\n# `integrity`: an edit to the tests needs no human when the base's own tests still pass\n\
          # on the agent's code (every test id of the base run, in the overlay) and no edit\n\

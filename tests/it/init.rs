@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use closegate::config::Config;
+use closegate::config::{Config, SurfacePolicy};
 
 use crate::fixture::{Fixture, closegate, git, parts};
 
@@ -637,4 +637,37 @@ fn init_offers_signed_approvals_and_changes_nothing_for_it() {
     let (code, out, _) = init(&root, &["--contract", "c"]);
     assert_eq!(code, 0);
     assert!(!out.contains("signed approvals"), "{out}");
+}
+
+/// SPEC §27.1: `init` writes `tests = "integrity"` when its check runs a census runner — also
+/// through the project's scripts (`npm test` running `mocha`, or a `pretest` that runs jest) —
+/// and `modify` when the script runs nothing the census reads (`node check.js`): an edit there
+/// has no per-test evidence to decide it.
+#[test]
+fn init_writes_integrity_when_an_npm_script_runs_a_census_runner() {
+    let cases = [
+        (
+            "{\"scripts\": {\"test\": \"mocha\"}}\n",
+            SurfacePolicy::Integrity,
+        ),
+        (
+            "{\"scripts\": {\"test\": \"npm run unit\", \"unit\": \"jest --ci\"}}\n",
+            SurfacePolicy::Integrity,
+        ),
+        (
+            "{\"scripts\": {\"test\": \"node check.js\"}}\n",
+            SurfacePolicy::Modify,
+        ),
+    ];
+    for (package_json, want) in cases {
+        let fx = Fixture::new();
+        let root = fx.root();
+        fx.write(&root, "package.json", package_json);
+        let (code, _, err) = init(&root, &["--no-try"]);
+        assert_eq!(code, 0, "{err}");
+        let text = std::fs::read_to_string(root.join(".closegate.toml")).unwrap();
+        let config = Config::parse(&text, "x").unwrap();
+        let tests = config.surfaces.iter().find(|s| s.name == "tests").unwrap();
+        assert_eq!(tests.policy, want, "{package_json}\n{text}");
+    }
 }
