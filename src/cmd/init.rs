@@ -44,6 +44,7 @@ pub fn run(args: Args) -> Result<i32> {
         files: guess::layout::walk(&root),
     };
     let guessed = guess::guess(&project);
+    let census = reads_census(&root, guessed.as_ref());
     let (rel, text) = match &args.contract {
         Some(slug) => {
             if let Some(fault) = starter::slug_fault(slug) {
@@ -56,11 +57,7 @@ pub fn run(args: Args) -> Result<i32> {
         }
         None => (
             config::FILE_NAME.to_string(),
-            starter::starter(
-                guessed.as_ref(),
-                reads_census(&root, guessed.as_ref()),
-                branch.as_deref(),
-            ),
+            starter::starter(guessed.as_ref(), census, branch.as_deref()),
         ),
     };
     let path = root.join(&rel);

@@ -7,7 +7,7 @@
 use std::cmp::Ordering;
 use std::collections::{HashMap, HashSet};
 
-use super::unit::{Assertion, Form, Unit};
+use super::unit::{Assertion, Form, Row, Unit};
 use super::{Kind, OUTSIDE, Parsed};
 
 /// The old and new side of one readable file.
@@ -345,8 +345,9 @@ fn same_object(r: &Assertion, a: &Assertion) -> bool {
         || (r.form == Form::Exact && r.value.is_some() && r.value == a.value)
 }
 
-/// Removed rows (not present elsewhere): reworded when only their strings changed, else
-/// dropped; added rows strengthen.
+/// Removed rows (not present elsewhere): reworded when only their strings changed, extended
+/// when a new row holds every element of theirs plus named ones ([`extends`]), else dropped;
+/// added rows strengthen.
 fn compare_rows(old: &Unit, new: &Unit, present: &Present<'_>, t: &mut Tally) {
     let (removed, added) = diff(&old.rows, &new.rows, |r| &r.norm);
     let mut used = vec![false; added.len()];
@@ -361,7 +362,15 @@ fn compare_rows(old: &Unit, new: &Unit, present: &Present<'_>, t: &mut Tally) {
                     format!("case `{}` reworded to `{}`", r.shown, added[j].shown)
                 });
             }
-            None => t.dropped.push(format!("case `{}` dropped", r.shown)),
+            None => match (0..added.len()).find(|&j| !used[j] && extends(added[j], r)) {
+                Some(j) => {
+                    used[j] = true;
+                    let extra = extra_parts(added[j], r).join(", ");
+                    t.strong
+                        .push(format!("case `{}` extended with `{extra}`", r.shown));
+                }
+                None => t.dropped.push(format!("case `{}` dropped", r.shown)),
+            },
         }
     }
     for (j, a) in added.iter().enumerate() {
@@ -369,4 +378,51 @@ fn compare_rows(old: &Unit, new: &Unit, present: &Present<'_>, t: &mut Tally) {
             t.strong.push(format!("added case `{}`", a.shown));
         }
     }
+}
+
+/// Words that, in the name of a field a row gains, may turn the case off or invert what it
+/// expects (`skip: true`, `only`, `wantErr`, `shouldPanic`): such a row is no extension.
+const OFF_WORDS: [&str; 12] = [
+    "skip", "only", "xfail", "todo", "disable", "ignore", "pending", "flaky", "broken", "fail",
+    "err", "panic",
+];
+
+/// Whether the added row `a` is the removed row `r` with named fields added (Go's
+/// `line: line(),`, a JS object's new key): every element of `r` is in `a`, and each element
+/// `a` adds is `name: value` (or `name = value`) with a name none of [`OFF_WORDS`] is in. A
+/// positional element added is no extension: its meaning is the struct's, not the row's.
+fn extends(a: &Row, r: &Row) -> bool {
+    if r.parts.is_empty() || a.parts.len() <= r.parts.len() {
+        return false;
+    }
+    let mut left: Vec<&String> = a.parts.iter().collect();
+    for part in &r.parts {
+        let Some(k) = left.iter().position(|p| *p == part) else {
+            return false;
+        };
+        left.swap_remove(k);
+    }
+    left.iter().all(|p| {
+        let mut words = p.split(' ');
+        let (name, sep) = (words.next().unwrap_or(""), words.next().unwrap_or(""));
+        let named = matches!(sep, ":" | "=")
+            && name
+                .trim_matches(['"', '\''])
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'_')
+            && !name.is_empty();
+        let lower = name.to_ascii_lowercase();
+        named && !OFF_WORDS.iter().any(|w| lower.contains(w))
+    })
+}
+
+/// The elements `a` has beyond `r`'s.
+fn extra_parts<'a>(a: &'a Row, r: &Row) -> Vec<&'a str> {
+    let mut left: Vec<&str> = a.parts.iter().map(String::as_str).collect();
+    for part in &r.parts {
+        if let Some(k) = left.iter().position(|p| p == part) {
+            left.remove(k);
+        }
+    }
+    left
 }

@@ -294,6 +294,78 @@ func TestClose(t *testing.T) {
         }
     }
 
+    /// A `return` inside a function literal leaves that function only (logr's table rows built
+    /// by `func() any { …; return v }()`): no early return. One in a `t.Run` body with an
+    /// assertion after it in that body still stops the subtest (the attack): early.
+    #[test]
+    fn a_return_in_a_function_literal_is_early_only_within_it() {
+        let built = edit(
+            "		{2, 3, 5},
+",
+            "		{2, 3, 5},
+		{func() int { v := 1; return v }(), 1, 2},
+",
+        );
+        expect("s_test.go", BASE, &built, &[("TestTable", "strengthened")]);
+        let deferred = edit(
+            "	got := Sum(1, 2)
+",
+            "	defer func() {
+		if x := recover2(); x == nil {
+			return
+		}
+	}()
+	got := Sum(1, 2)
+",
+        );
+        let got = edits("s_test.go", Some(BASE), Some(&deferred));
+        assert!(
+            !got.iter().any(|(_, _, d)| d.contains("early `return`")),
+            "{got:?}"
+        );
+        let subtest = edit(
+            "	for _, c := range cases {
+		if got",
+            "	for _, c := range cases {
+		t.Run(\"c\", func(t *testing.T) {
+			if c.a > 0 {
+				return
+			}
+			assert.Equal(t, c.want, Sum(c.a, c.b))
+		})
+		if got",
+        );
+        let got = edits("s_test.go", Some(BASE), Some(&subtest));
+        assert!(
+            got.iter()
+                .any(|(_, k, d)| *k == "weakened" && d.contains("early `return`")),
+            "{got:?}"
+        );
+    }
+
+    /// A keyed row that gains a named field (logr's `line: line(),` in every case) is the same
+    /// case extended: strengthened, not dropped. The attacks stay dropped: a field whose name
+    /// turns the case off or inverts it (`skip`, `wantErr`), a positional element added (its
+    /// meaning is the struct's), and a row whose own value changed as it gained one.
+    #[test]
+    fn a_row_that_gains_a_named_field_is_extended_not_dropped() {
+        let base = "package x\nfunc TestT(t *testing.T) {\n\tcases := []struct {\n\t\tval  any\n\t\tline string\n\t}{{\n\t\tval: 1,\n\t}, {\n\t\tval: 2,\n\t}}\n\tfor _, c := range cases {\n\t\tassert.Equal(t, c.val, f(c.val))\n\t}\n}\n";
+        let with =
+            |field: &str| base.replace("\t\tval: 2,\n", &format!("\t\t{field}\n\t\tval: 2,\n"));
+        let d = expect(
+            "x_test.go",
+            base,
+            &with("line: line(),"),
+            &[("TestT", "strengthened")],
+        );
+        assert!(d[0].contains("extended with `line : line ( )`"), "{d:?}");
+        for attack in ["skip: true,", "wantErr: true,", "SkipOnCI: true,", "true,"] {
+            expect("x_test.go", base, &with(attack), &[("TestT", "dropped")]);
+        }
+        let changed = with("line: line(),").replace("val: 2,", "val: 3,");
+        expect("x_test.go", base, &changed, &[("TestT", "dropped")]);
+    }
+
     #[test]
     fn a_return_after_a_failure_report_is_no_early_return() {
         let base = "package x\nfunc TestA(t *testing.T) {\n\tv, err := f()\n\tif v != 1 {\n\t\tt.Error(v)\n\t}\n}\n";

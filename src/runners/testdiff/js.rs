@@ -286,6 +286,10 @@ impl Lang for Js {
         };
         Some(Marker::new(shown))
     }
+
+    fn arrows(&self) -> bool {
+        true
+    }
 }
 
 /// Whether the `catch` at `i` follows a `try` block that asserts and neither rethrows nor
@@ -415,6 +419,31 @@ describe("sum", () => {
         );
         let gone = edit("    expect(got).toBe(3);\n", "");
         expect("a.test.js", BASE, &gone, &[("sum > adds", "weakened")]);
+    }
+
+    /// A helper arrow inside a test that returns leaves the helper only: no early return; a
+    /// `return` in the test's own arrow before its `expect` is one (the attack, still held).
+    #[test]
+    fn a_return_in_a_helper_arrow_is_no_early_return() {
+        let helper = edit(
+            "    const got = sum(1, 2);\n",
+            "    const pick = (x) => {\n      if (x) { return x; }\n      return 0;\n    };\n    const got = sum(pick(1), 2);\n",
+        );
+        let got = edits("a.test.js", Some(BASE), Some(&helper));
+        assert!(
+            !got.iter().any(|(_, _, d)| d.contains("early `return`")),
+            "{got:?}"
+        );
+        let early = edit(
+            "    const got = sum(1, 2);\n",
+            "    const got = sum(1, 2);\n    if (got) { return; }\n",
+        );
+        let got = edits("a.test.js", Some(BASE), Some(&early));
+        assert!(
+            got.iter()
+                .any(|(_, k, d)| *k == "weakened" && d.contains("early `return`")),
+            "{got:?}"
+        );
     }
 
     #[test]

@@ -346,6 +346,27 @@ mod tests {
         assert_eq!(d, ["added early `return`"]);
     }
 
+    /// A `return` in a `match` arm's block (`=> {`) leaves the whole test (no arrow function in
+    /// Rust): early; one in a closure's body with no assertion after it in that body is not.
+    #[test]
+    fn a_return_in_a_match_arm_is_early_one_in_a_closure_is_not() {
+        let arm = edit(
+            "let got = sum(1, 2);",
+            "let got = sum(1, 2);\n        match got { 3 => { return; } _ => {} }",
+        );
+        let d = expect("src/lib.rs", BASE, &arm, &[("tests::adds", "weakened")]);
+        assert_eq!(d, ["added early `return`"]);
+        let closure = edit(
+            "let got = sum(1, 2);",
+            "let pick = |x: i32| { if x > 0 { return x; } 0 };\n        let got = sum(pick(1), 2);",
+        );
+        let got = edits("src/lib.rs", Some(BASE), Some(&closure));
+        assert!(
+            !got.iter().any(|(_, _, d)| d.contains("early `return`")),
+            "{got:?}"
+        );
+    }
+
     #[test]
     fn exit_or_true_and_catch_unwind_weaken() {
         let cases = [

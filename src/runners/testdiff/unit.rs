@@ -119,6 +119,8 @@ pub(crate) struct Row {
     pub norm: String,
     pub plain: String,
     pub shown: String,
+    /// The row's elements, each normalised, when it is one bracketed group (`{a: 1, b: 2}`).
+    pub parts: Vec<String>,
 }
 
 /// A test (or the code of a file outside its tests) as the classifier compares it.
@@ -140,6 +142,11 @@ pub(crate) trait Lang {
     fn assertion(&self, s: &Src, i: usize) -> Option<Found>;
     /// The weakening construct at token `i`; `asserts` are the unit's assertion starts.
     fn marker(&self, s: &Src, i: usize, asserts: &[usize]) -> Option<Marker>;
+    /// Whether `=> {` opens a function's body (JavaScript's arrow functions; in Rust it is a
+    /// `match` arm's block, which a `return` leaves with the whole test).
+    fn arrows(&self) -> bool {
+        false
+    }
 }
 
 /// A test's tokens: the spans it covers and the tokens (its name) left out of its text.
@@ -205,7 +212,7 @@ pub(crate) fn build(s: &Src, lang: &dyn Lang, parts: Parts) -> Unit {
     for i in spans.iter().flat_map(|r| r.clone()) {
         markers.extend(lang.marker(s, i, &starts));
         let inside = extents.iter().any(|e| e.contains(&i));
-        if s.is(i, "return") && !inside && early(s, i, &starts) {
+        if s.is(i, "return") && !inside && early(s, lang, i, &starts) {
             markers.push(Marker::new("early `return`"));
         }
         if is_table(s, i) {
@@ -308,7 +315,14 @@ fn unquote(tok: &str) -> Option<String> {
 }
 
 fn row(s: &Src, r: Range<usize>) -> Row {
+    let grouped =
+        ["{", "[", "("].iter().any(|b| s.is(r.start, b)) && s.end_of(r.start) + 1 == r.end;
+    let parts = match grouped {
+        true => s.elements(r.start).into_iter().map(|e| s.norm(e)).collect(),
+        false => Vec::new(),
+    };
     Row {
+        parts,
         norm: s.norm(r.clone()),
         plain: r.clone().map(|i| blank(s, i)).collect::<Vec<_>>().join(" "),
         shown: s.shown(r),
@@ -318,13 +332,66 @@ fn row(s: &Src, r: Range<usize>) -> Row {
 /// Whether the `return` at `i` stops a test before an assertion: one follows its statement,
 /// and none precedes it in its own block (a `return` after a failure report stops nothing, and
 /// neither does one inside an assertion: Go's `if err != nil { t.Error(err); return }`).
-fn early(s: &Src, i: usize, starts: &[usize]) -> bool {
+///
+/// A `return` inside a function literal within the test (Go's `func() any { …; return v }()`,
+/// a JS arrow or `function`, a Rust closure) leaves only that function: it is early only when
+/// an assertion follows it within that function's body (a `t.Run` subtest's body is one).
+fn early(s: &Src, lang: &dyn Lang, i: usize, starts: &[usize]) -> bool {
     let end = statement_end(s, i);
-    if !starts.iter().any(|&a| a >= end) {
+    let limit = enclosing_function(s, lang, i).map_or(usize::MAX, |b| s.end_of(b));
+    if !starts.iter().any(|&a| a >= end && a < limit) {
         return false;
     }
     let open = s.block_of(i).unwrap_or(0);
     !starts.iter().any(|&a| a > open && a < i)
+}
+
+/// The `{` of the innermost function literal's body around token `i`, if one is.
+fn enclosing_function(s: &Src, lang: &dyn Lang, i: usize) -> Option<usize> {
+    let mut at = i;
+    while let Some(b) = s.block_of(at) {
+        if function_body(s, lang, b) {
+            return Some(b);
+        }
+        at = b;
+    }
+    None
+}
+
+/// Whether the `{` at `b` opens a function literal's body: `func(…) T {`, `function f(…) {`,
+/// `(…) => {` (where [`Lang::arrows`]), `|…| {` (a few tokens of result type allowed between
+/// the parameters and `{`).
+fn function_body(s: &Src, lang: &dyn Lang, b: usize) -> bool {
+    let Some(mut j) = b.checked_sub(1) else {
+        return false;
+    };
+    if (lang.arrows() && s.is(j, "=>")) || s.is(j, "|") || s.is(j, "||") {
+        return true;
+    }
+    for _ in 0..8 {
+        match s.t(j) {
+            ")" => {
+                let Some(k) = s.start_of(j).checked_sub(1) else {
+                    return false;
+                };
+                let named = k > 0 && s.is(k - 1, "function") && s.ident(k);
+                if s.is(k, "func") || s.is(k, "function") || named {
+                    return true;
+                }
+                j = k;
+                continue;
+            }
+            "]" => j = s.start_of(j),
+            "*" | "." | "->" | "&" => {}
+            _ if s.ident(j) => {}
+            _ => return false,
+        }
+        let Some(k) = j.checked_sub(1) else {
+            return false;
+        };
+        j = k;
+    }
+    false
 }
 
 /// The end of the statement at `i`: its `;`, the `}` closing its block, or a line break not
