@@ -42,6 +42,7 @@ pub fn run(args: Args) -> Result<i32> {
         tracked: &tracked,
         cache: guess::cache_dir(&repo.common_dir()),
         files: guess::layout::walk(&root),
+        release: &guess::registry_release,
     };
     let guessed = guess::guess(&project);
     let (rel, text) = match &args.contract {

@@ -37,6 +37,8 @@ mod go;
 pub mod layout;
 mod node;
 
+pub use node::registry_release;
+
 pub use compiled::compiled_python;
 use compiled::{extension_modules, python_build_requires};
 
@@ -68,6 +70,9 @@ pub struct Project<'a> {
     pub cache: String,
     /// The project's files, root-relative ([`layout::walk`]): where nested modules are found.
     pub files: Vec<String>,
+    /// `version+sha512.<hex>` of a package's release on the npm registry (a version, or
+    /// `latest`): the package manager a Node check names ([`registry_release`]).
+    pub release: &'a dyn Fn(&str, &str) -> Option<String>,
 }
 
 impl Project<'_> {
