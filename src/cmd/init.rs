@@ -43,6 +43,7 @@ pub fn run(args: Args) -> Result<i32> {
         cache: guess::cache_dir(&repo.common_dir()),
         files: guess::layout::walk(&root),
         release: &guess::registry_release,
+        tip_time: head.and_then(|h| repo.commit_time(h)),
     };
     let guessed = guess::guess(&project);
     let (rel, text) = match &args.contract {

@@ -269,6 +269,55 @@ fn npm_with_a_committed_lock_file_passes_its_own_try() {
     );
 }
 
+/// SPEC §27.4 (issue 50): a Python project whose base tip has stood for over a year resolves its
+/// unpinned dependencies as of that tip's date (`pip install --uploaded-prior-to`, with a pip that
+/// knows it), the date in the stamp; one committed today resolves as before.
+#[test]
+fn a_dormant_python_project_resolves_as_of_its_base_tip() {
+    let pyproject = "[project]\nname = \"demo\"\nversion = \"0.1\"\n\n\
+                     [project.optional-dependencies]\ntest = [\"mypy~=1.4\"]\n";
+    let fx = Fixture::new();
+    let root = fx.root();
+    fx.write(&root, "pyproject.toml", pyproject);
+    git(&root, &["add", "pyproject.toml"]);
+    let mut commit = std::process::Command::new("git");
+    commit.args(["commit", "-qm", "project"]).current_dir(&root);
+    crate::fixture::hermetic(&mut commit, &root);
+    let old = "2024-10-10T00:45:06Z";
+    assert!(
+        commit
+            .env("GIT_COMMITTER_DATE", old)
+            .status()
+            .unwrap()
+            .success()
+    );
+    let (code, out, err) = parts(&closegate(&root, &["init", "--no-try"]));
+    assert_eq!(code, 0, "{out}{err}");
+    let text = std::fs::read_to_string(root.join(".closegate.toml")).unwrap();
+    let run = &Config::parse(&text, "x").unwrap().checks[0].run;
+    assert!(
+        run.contains(&format!(
+            "{{ echo {old}; cat pyproject.* setup.* requirements*.txt 2>/dev/null; }}"
+        )),
+        "{run}"
+    );
+    assert!(
+        run.contains(&format!(
+            "{{ python3 -m venv --clear .venv && .venv/bin/python -m pip install -q \
+             --disable-pip-version-check 'pip>=26' && .venv/bin/python -m pip install -q --disable-pip-version-check \
+             --uploaded-prior-to={old} -e '.[test]' pytest && cp"
+        )),
+        "{run}"
+    );
+    // Committed today: today's releases, as before.
+    let (check, _) = guessed(&[("pyproject.toml", pyproject)]);
+    assert!(
+        !check.run.contains("--uploaded-prior-to") && !check.run.contains("pip>=26"),
+        "{}",
+        check.run
+    );
+}
+
 const GO_MOD: &str = "module example.com/demo\n\ngo 1.19\n";
 
 /// SPEC §27.4: a nested module `./...` never reaches is tested with its own `go test ./...`;
