@@ -175,35 +175,7 @@ fn cargo(project: &Project<'_>) -> Guess {
 /// project with compiled extensions is built again in every check.
 fn python(project: &Project<'_>) -> Guess {
     let (reqs, compiled) = python_requirements(project);
-    let (newer_pip, as_of) = resolved_as_of(project);
-    // The stamp names the files by pattern: a word naming a repository path would put the
-    // whole file on surface `ci` (SPEC §4.5), and a dependency added is no graded input. The
-    // date dependencies are resolved as of is in it: a new date installs again.
-    let date = as_of
-        .strip_prefix(" --uploaded-prior-to=")
-        .map_or(String::new(), |d| format!("echo {d}; "));
-    let stamp = format!("{date}cat pyproject.* setup.* requirements*.txt 2>/dev/null");
-    let pip = format!(".venv/bin/python -m pip install -q --disable-pip-version-check{as_of}");
-    // A change of the stamp starts the environment afresh: a release left from an earlier
-    // install satisfies pip and is kept, however far past the date (or gone from the manifest).
-    let installed = format!(
-        "python3 -m venv --clear .venv && {newer_pip}{pip} {} && \
-         cp \"$TMPDIR\"/closegate-deps .venv/.closegate-deps",
-        reqs.join(" ")
-    );
-    let same = "cmp -s \"$TMPDIR\"/closegate-deps .venv/.closegate-deps";
-    let step = if compiled {
-        // The extension's sources are not in the stamp: it is built in every check, and the
-        // build it replaces was removed with the reset (it is untracked). Built with the build
-        // requirements installed beside the dependencies (no isolated environment downloaded
-        // each time); should that fail, as pip builds by default.
-        format!(
-            "if {same}; then {pip} --no-deps --no-build-isolation -e . || \
-             {pip} --no-deps -e .; else {installed}; fi"
-        )
-    } else {
-        format!("{same} || {{ {installed}; }}")
-    };
+    let (stamp, step) = python_install(project, &reqs, compiled);
     // Each extension the project names must import once built: an optional extension that
     // failed to compile falls back to pure code silently, and its tests would only be skipped.
     let modules = match compiled {
@@ -235,6 +207,41 @@ fn python(project: &Project<'_>) -> Guess {
         env: Vec::new(),
         keep: keep_with_private(Some(".venv/")),
     }
+}
+
+/// The stamp of the dependency manifests and the step that installs when it changed (a fresh
+/// environment), else, for a project with compiled extensions, builds it again.
+fn python_install(project: &Project<'_>, reqs: &[String], compiled: bool) -> (String, String) {
+    let (newer_pip, as_of) = resolved_as_of(project);
+    // The stamp names the files by pattern: a word naming a repository path would put the
+    // whole file on surface `ci` (SPEC §4.5), and a dependency added is no graded input. The
+    // date dependencies are resolved as of is in it: a new date installs again.
+    let date = as_of
+        .strip_prefix(" --uploaded-prior-to=")
+        .map_or(String::new(), |d| format!("echo {d}; "));
+    let stamp = format!("{date}cat pyproject.* setup.* requirements*.txt 2>/dev/null");
+    let pip = format!(".venv/bin/python -m pip install -q --disable-pip-version-check{as_of}");
+    // A change of the stamp starts the environment afresh: a release left from an earlier
+    // install satisfies pip and is kept, however far past the date (or gone from the manifest).
+    let installed = format!(
+        "python3 -m venv --clear .venv && {newer_pip}{pip} {} && \
+         cp \"$TMPDIR\"/closegate-deps .venv/.closegate-deps",
+        reqs.join(" ")
+    );
+    let same = "cmp -s \"$TMPDIR\"/closegate-deps .venv/.closegate-deps";
+    let step = if compiled {
+        // The extension's sources are not in the stamp: it is built in every check, and the
+        // build it replaces was removed with the reset (it is untracked). Built with the build
+        // requirements installed beside the dependencies (no isolated environment downloaded
+        // each time); should that fail, as pip builds by default.
+        format!(
+            "if {same}; then {pip} --no-deps --no-build-isolation -e . || \
+             {pip} --no-deps -e .; else {installed}; fi"
+        )
+    } else {
+        format!("{same} || {{ {installed}; }}")
+    };
+    (stamp, step)
 }
 
 /// How long a base tip may have stood before its unpinned dependencies are resolved as of its
