@@ -42,6 +42,8 @@ pub fn run(args: Args) -> Result<i32> {
         tracked: &tracked,
         cache: guess::cache_dir(&repo.common_dir()),
         files: guess::layout::walk(&root),
+        release: &guess::registry_release,
+        tip_time: head.and_then(|h| repo.commit_time(h)),
     };
     let guessed = guess::guess(&project);
     let census = reads_census(&root, guessed.as_ref());

@@ -37,6 +37,8 @@ mod go;
 pub mod layout;
 mod node;
 
+pub use node::registry_release;
+
 pub use compiled::compiled_python;
 use compiled::{extension_modules, python_build_requires};
 
@@ -68,6 +70,11 @@ pub struct Project<'a> {
     pub cache: String,
     /// The project's files, root-relative ([`layout::walk`]): where nested modules are found.
     pub files: Vec<String>,
+    /// `version+sha512.<hex>` of a package's release on the npm registry (a version, or
+    /// `latest`): the package manager a Node check names ([`registry_release`]).
+    pub release: &'a dyn Fn(&str, &str) -> Option<String>,
+    /// The base tip's committer time (seconds since the epoch), `None` before the first commit.
+    pub tip_time: Option<i64>,
 }
 
 impl Project<'_> {
@@ -168,27 +175,7 @@ fn cargo(project: &Project<'_>) -> Guess {
 /// project with compiled extensions is built again in every check.
 fn python(project: &Project<'_>) -> Guess {
     let (reqs, compiled) = python_requirements(project);
-    // The stamp names the files by pattern: a word naming a repository path would put the
-    // whole file on surface `ci` (SPEC §4.5), and a dependency added is no graded input.
-    let stamp = "cat pyproject.* setup.* requirements*.txt 2>/dev/null";
-    let pip = ".venv/bin/python -m pip install -q --disable-pip-version-check";
-    let installed = format!(
-        "{pip} {} && mv .venv/.closegate-deps.new .venv/.closegate-deps",
-        reqs.join(" ")
-    );
-    let same = "cmp -s .venv/.closegate-deps.new .venv/.closegate-deps";
-    let step = if compiled {
-        // The extension's sources are not in the stamp: it is built in every check, and the
-        // build it replaces was removed with the reset (it is untracked). Built with the build
-        // requirements installed beside the dependencies (no isolated environment downloaded
-        // each time); should that fail, as pip builds by default.
-        format!(
-            "if {same}; then {pip} --no-deps --no-build-isolation -e . || \
-             {pip} --no-deps -e .; else {installed}; fi"
-        )
-    } else {
-        format!("{same} || {{ {installed}; }}")
-    };
+    let (stamp, step) = python_install(project, &reqs, compiled);
     // Each extension the project names must import once built: an optional extension that
     // failed to compile falls back to pure code silently, and its tests would only be skipped.
     let modules = match compiled {
@@ -204,7 +191,7 @@ fn python(project: &Project<'_>) -> Guess {
     };
     let run = format!(
         "export PIP_CACHE_DIR={}; [ -x .venv/bin/python ] || python3 -m venv .venv; \
-         {{ {stamp}; }} > .venv/.closegate-deps.new; {step} && \
+         {{ {stamp}; }} > \"$TMPDIR\"/closegate-deps; {step} && \
          {probe}.venv/bin/python -m pytest -v -rs -p no:cacheprovider",
         private_cache("pip")
     );
@@ -219,6 +206,64 @@ fn python(project: &Project<'_>) -> Guess {
         writable: Vec::new(),
         env: Vec::new(),
         keep: keep_with_private(Some(".venv/")),
+    }
+}
+
+/// The stamp of the dependency manifests and the step that installs when it changed (a fresh
+/// environment), else, for a project with compiled extensions, builds it again.
+fn python_install(project: &Project<'_>, reqs: &[String], compiled: bool) -> (String, String) {
+    let (newer_pip, as_of) = resolved_as_of(project);
+    // The stamp names the files by pattern: a word naming a repository path would put the
+    // whole file on surface `ci` (SPEC §4.5), and a dependency added is no graded input. The
+    // date dependencies are resolved as of is in it: a new date installs again.
+    let date = as_of
+        .strip_prefix(" --uploaded-prior-to=")
+        .map_or(String::new(), |d| format!("echo {d}; "));
+    let stamp = format!("{date}cat pyproject.* setup.* requirements*.txt 2>/dev/null");
+    let pip = format!(".venv/bin/python -m pip install -q --disable-pip-version-check{as_of}");
+    // A change of the stamp starts the environment afresh: a release left from an earlier
+    // install satisfies pip and is kept, however far past the date (or gone from the manifest).
+    let installed = format!(
+        "python3 -m venv --clear .venv && {newer_pip}{pip} {} && \
+         cp \"$TMPDIR\"/closegate-deps .venv/.closegate-deps",
+        reqs.join(" ")
+    );
+    let same = "cmp -s \"$TMPDIR\"/closegate-deps .venv/.closegate-deps";
+    let step = if compiled {
+        // The extension's sources are not in the stamp: it is built in every check, and the
+        // build it replaces was removed with the reset (it is untracked). Built with the build
+        // requirements installed beside the dependencies (no isolated environment downloaded
+        // each time); should that fail, as pip builds by default.
+        format!(
+            "if {same}; then {pip} --no-deps --no-build-isolation -e . || \
+             {pip} --no-deps -e .; else {installed}; fi"
+        )
+    } else {
+        format!("{same} || {{ {installed}; }}")
+    };
+    (stamp, step)
+}
+
+/// How long a base tip may have stood before its unpinned dependencies are resolved as of its
+/// date: a year.
+const DORMANT_S: i64 = 365 * 24 * 3600;
+
+/// For a project whose base tip is older than [`DORMANT_S`] when `init` runs: the step that
+/// brings the virtual environment's pip to one that knows `--uploaded-prior-to` (26 and later),
+/// and that option with the tip's date, so its dependencies are the releases its authors last
+/// tested with and not whatever has been published since (a test extra asking `mypy~=1.4` gets
+/// today's mypy, whose messages its expected output predates). `("", "")` otherwise.
+fn resolved_as_of(project: &Project<'_>) -> (String, String) {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX));
+    match project.tip_time {
+        Some(tip) if now - tip > DORMANT_S => (
+            ".venv/bin/python -m pip install -q --disable-pip-version-check 'pip>=26' && "
+                .to_string(),
+            format!(" --uploaded-prior-to={}", crate::date::rfc3339(tip)),
+        ),
+        _ => (String::new(), String::new()),
     }
 }
 

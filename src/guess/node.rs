@@ -66,13 +66,100 @@ fn package_json(path: &Path) -> serde_json::Value {
 /// Nothing is handed where it is unset.
 const COREPACK_ENV: [&str; 1] = ["NODE_EXTRA_CA_CERTS"];
 
-/// corepack runs the version `packageManager` pins (or its own default), kept private to the
-/// workspace; it never asks before downloading and never writes a pin into `package.json`.
-fn corepack() -> String {
+/// corepack, kept private to the workspace, and on `PATH` the package manager's name running
+/// `release` (`pnpm@10.17.1+sha512.<hex>`): the project's own scripts call it by name (`pnpm -r
+/// test`, lerna's `yarn run test`), and corepack puts nothing there. corepack never asks before
+/// downloading, never writes a pin into `package.json`, and with no release named uses the one
+/// it ships pinned by hash.
+fn corepack(release: &str) -> String {
+    let name = release.split('@').next().unwrap_or(release);
+    let bin = private_cache("bin");
     format!(
-        "export COREPACK_HOME={} COREPACK_ENABLE_DOWNLOAD_PROMPT=0 COREPACK_ENABLE_AUTO_PIN=0",
+        "export COREPACK_HOME={} COREPACK_ENABLE_DOWNLOAD_PROMPT=0 COREPACK_ENABLE_AUTO_PIN=0 \
+         COREPACK_DEFAULT_TO_LATEST=0; mkdir -p {bin} && \
+         printf '#!/bin/sh\\nexec corepack {release} \"$@\"\\n' > {bin}/{name} && \
+         chmod +x {bin}/{name} && export PATH={bin}:\"$PATH\"",
         private_cache("corepack")
     )
+}
+
+/// The release `run` names to corepack (`corepack pnpm@10.17.1+sha512.<hex>`), written once by
+/// `init` so that no later edit of `package.json` chooses what is downloaded: the version the
+/// `packageManager` pin names, else the registry's latest; with the pin's own hash, else the
+/// hash of the registry's tarball as `init` read it ([`registry_release`]), which corepack checks
+/// every download against. A pin that is no plain `name@version[+algo.hex]` (a URL, a range) is
+/// not followed. Without the registry, the bare pin (corepack then wants the registry's
+/// signature) or the bare name.
+fn release(project: &Project<'_>, manager: Manager) -> String {
+    let (name, package) = match manager {
+        Manager::Pnpm => ("pnpm", "pnpm"),
+        Manager::Berry => ("yarn", "@yarnpkg/cli-dist"),
+        Manager::Yarn | Manager::Npm => ("yarn", "yarn"),
+    };
+    let json = package_json(&project.root.join("package.json"));
+    let pin = json["packageManager"].as_str().and_then(plain_pin);
+    match pin {
+        Some((pinned, version, Some(hash))) if pinned == name => format!("{name}@{version}+{hash}"),
+        Some((pinned, version, None)) if pinned == name => (project.release)(package, version)
+            .map_or(format!("{name}@{version}"), |r| format!("{name}@{r}")),
+        _ => {
+            (project.release)(package, "latest").map_or(name.to_string(), |r| format!("{name}@{r}"))
+        }
+    }
+}
+
+/// `name@version` with an optional `+algo.hex`, split; `None` for anything else.
+fn plain_pin(pin: &str) -> Option<(&str, &str, Option<&str>)> {
+    let (name, rest) = pin.split_once('@')?;
+    let (version, hash) = match rest.split_once('+') {
+        Some((v, h)) => (v, Some(h)),
+        None => (rest, None),
+    };
+    let hash_ok = hash.is_none_or(is_hash);
+    (!name.is_empty()
+        && name.bytes().all(|b| b.is_ascii_lowercase())
+        && is_version(version)
+        && hash_ok)
+        .then_some((name, version, hash))
+}
+
+/// A release version (`10.17.1`, `4.0.0-rc.1`): digits first, then the characters of semver.
+fn is_version(text: &str) -> bool {
+    text.starts_with(|c: char| c.is_ascii_digit())
+        && text.split('.').count() >= 3
+        && text
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'.' || b == b'-')
+}
+
+/// corepack's `algo.hex`.
+fn is_hash(text: &str) -> bool {
+    text.split_once('.').is_some_and(|(algo, hex)| {
+        ["sha1", "sha224", "sha256", "sha512"].contains(&algo)
+            && !hex.is_empty()
+            && hex
+                .bytes()
+                .all(|b| b.is_ascii_hexdigit() && !b.is_ascii_uppercase())
+    })
+}
+
+/// `version+sha512.<hex>` of a package's release (`wanted`: a version, or `latest`) on the npm
+/// registry the user configured, as `npm view` reads it (the user's mirror and credentials);
+/// `None` without npm or the registry.
+pub fn registry_release(package: &str, wanted: &str) -> Option<String> {
+    let out = std::process::Command::new("npm")
+        .args(["view", "--json", &format!("{package}@{wanted}")])
+        .args(["version", "dist.integrity"])
+        .stdin(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .output()
+        .ok()?;
+    let value: serde_json::Value = serde_json::from_slice(&out.stdout).ok()?;
+    let version = value["version"].as_str().filter(|v| is_version(v))?;
+    let integrity = value["dist.integrity"].as_str()?.strip_prefix("sha512-")?;
+    let digest = crate::attest::sshsig::base64(integrity.as_bytes())?;
+    let hex: String = digest.iter().map(|b| format!("{b:02x}")).collect();
+    Some(format!("{version}+sha512.{hex}"))
 }
 
 /// The check for a Node project whose `package.json` has a test script.
@@ -91,18 +178,24 @@ pub fn node(project: &Project<'_>) -> Guess {
 fn pnpm(project: &Project<'_>) -> Guess {
     let store = format!("--store-dir {}", private_cache("pnpm-store"));
     let census = census_flags(&project.root.join("package.json"));
-    let env = corepack();
+    let env = corepack(&release(project, Manager::Pnpm));
+    let pnpm = "pnpm";
+    // `pnpm fetch` runs the builds the project allows unless told not to: they run in `run`,
+    // offline (`rebuild --pending`).
     let (prepare, install, network) = match (project.tracked)("pnpm-lock.yaml") {
         true => (
-            Some(format!("{env}; corepack pnpm fetch {store}")),
-            format!("CI=true corepack pnpm install --offline --frozen-lockfile {store}"),
+            Some(format!("{env}; {pnpm} fetch --ignore-scripts {store}")),
+            format!(
+                "CI=true {pnpm} install --offline --frozen-lockfile {store} && \
+                 {pnpm} rebuild --pending {store}"
+            ),
             false,
         ),
-        false => (None, format!("CI=true corepack pnpm install {store}"), true),
+        false => (None, format!("CI=true {pnpm} install {store}"), true),
     };
     Guess {
         name: "test",
-        run: format!("{env}; {install} && corepack pnpm test{census}"),
+        run: format!("{env}; {install} && {pnpm} test{census}"),
         prepare,
         network,
         writable: Vec::new(),
@@ -120,14 +213,15 @@ fn yarn(project: &Project<'_>) -> Guess {
         private_cache("yarn")
     );
     let census = census_flags(&project.root.join("package.json"));
-    let env = corepack();
+    let env = corepack(&release(project, Manager::Yarn));
+    let yarn = "yarn";
     Guess {
         name: "test",
         run: format!(
-            "{env}; corepack yarn install --frozen-lockfile --offline {cache} && corepack yarn test{census}"
+            "{env}; {yarn} install --frozen-lockfile --offline {cache} && {yarn} test{census}"
         ),
         prepare: Some(format!(
-            "{env}; corepack yarn install --frozen-lockfile --ignore-scripts {cache}"
+            "{env}; {yarn} install --frozen-lockfile --ignore-scripts {cache}"
         )),
         network: false,
         writable: Vec::new(),
@@ -142,16 +236,17 @@ fn berry(project: &Project<'_>) -> Guess {
     let census = census_flags(&project.root.join("package.json"));
     let env = format!(
         "{} YARN_ENABLE_GLOBAL_CACHE=0 YARN_CACHE_FOLDER={} YARN_ENABLE_TELEMETRY=0",
-        corepack(),
+        corepack(&release(project, Manager::Berry)),
         private_cache("yarn")
     );
+    let yarn = "yarn";
     Guess {
         name: "test",
         run: format!(
-            "{env} YARN_ENABLE_NETWORK=0; corepack yarn install --immutable && corepack yarn test{census}"
+            "{env} YARN_ENABLE_NETWORK=0; {yarn} install --immutable && {yarn} test{census}"
         ),
         prepare: Some(format!(
-            "{env}; corepack yarn install --immutable --mode=skip-build"
+            "{env}; {yarn} install --immutable --mode=skip-build"
         )),
         network: false,
         writable: Vec::new(),

@@ -369,6 +369,7 @@ fn unwrap(invocation: &Invocation) -> Option<Inner> {
         }
         "sh" | "bash" | "dash" | "zsh" | "ksh" | "ash" => shell(args),
         "npx" | "bunx" | "pnpx" => npx(args),
+        "corepack" => corepack(args),
         "uvx" => command(rest(skip_options(args, &UV_VALUES))),
         "uv" | "poetry" | "pdm" | "pipenv" | "rye" | "hatch" | "conda" | "mamba" | "pixi" => {
             environment_run(args)
@@ -383,6 +384,19 @@ fn unwrap(invocation: &Invocation) -> Option<Inner> {
         p if is_python(p) => python_like(args),
         _ => None,
     }
+}
+
+/// `corepack pnpm@10.17.1+sha512.… test`: the package manager corepack runs, as itself (its
+/// release dropped); corepack's own commands (`enable`, `use`, `install`) wrap nothing.
+fn corepack(args: &[String]) -> Option<Inner> {
+    let (first, rest) = args.split_first()?;
+    let name = first
+        .split_once('@')
+        .map_or(first.as_str(), |(name, _)| name);
+    matches!(name, "npm" | "npx" | "pnpm" | "pnpx" | "yarn" | "yarnpkg").then_some(())?;
+    let mut words = vec![name.to_string()];
+    words.extend_from_slice(rest);
+    Some(Inner::Command(words))
 }
 
 /// `uv run …`, `poetry run …`, `uv tool run …`: the command run in the project's environment.
@@ -637,6 +651,9 @@ mod tests {
             ("pnpm exec vitest run", "vitest"),
             ("yarn run jest --ci", "jest"),
             ("yarn jest", "jest"),
+            ("corepack pnpm@10.17.1+sha512.ab12 test", "pnpm"),
+            ("corepack yarn jest --ci", "jest"),
+            ("corepack pnpm exec vitest run", "vitest"),
             ("bash -c 'cd sub && pytest -q'", "pytest"),
             ("sh -ec \"prove -r t\"", "prove"),
             ("bash -euo pipefail -c 'go test ./...'", "go"),

