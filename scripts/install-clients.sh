@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Install the real coding-agent clients the stop hook's tests drive (tests/it/agent_clients.rs,
-# issue 38) at the pinned versions, from the npm registry, into a cache keyed by version:
+# issue 38; tests/it/agent_gemini.rs, issue 49) at the pinned versions, from the npm registry, into a cache keyed by version:
 #   $CLOSEGATE_CLIENTS, else ${XDG_CACHE_HOME:-$HOME/.cache}/closegate-ci/clients,
 # one folder per client and version (`codex-0.171.0/node_modules/.bin/codex`). A version already
 # there whose binary answers `--version` with that version is reused, so a machine that keeps
@@ -37,3 +37,4 @@ install() {
 install claude-code 2.1.332 @anthropic-ai/claude-code@2.1.332 claude
 install codex 0.169.0 @openai/codex@0.169.0 codex
 install codex 0.171.0 @openai/codex@0.171.0 codex
+install gemini-cli 0.61.0 @google/gemini-cli@0.61.0 gemini

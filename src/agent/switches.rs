@@ -68,6 +68,7 @@ pub fn off_in(
             user,
             project,
         } => config_false(target, root, (table, key), user, project),
+        Off::GeminiSettings => super::gemini_switches::off(root),
         Off::None => Vec::new(),
     };
     if target.row().trust == Trust::Codex {
