@@ -150,9 +150,9 @@ fn assistant_text(value: &Value) -> Option<String> {
             &value["message"]["content"]
         } else if value["payload"]["type"] == "message" && value["payload"]["role"] == "assistant" {
             &value["payload"]["content"]
-        } else if value["type"] == "message" && value["role"] == "assistant" {
-            &value["content"]
-        } else if value["type"] == "gemini" {
+        } else if (value["type"] == "message" && value["role"] == "assistant")
+            || value["type"] == "gemini"
+        {
             &value["content"]
         } else {
             return None;

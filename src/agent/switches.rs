@@ -158,10 +158,13 @@ fn managed_file(managed: &str) -> PathBuf {
 /// The JSON settings files one look at the switches read, each read once (the stop hook asks
 /// for some of them three times: for the switches, for its own entry, for the plugin).
 #[derive(Default)]
-struct Files(std::cell::RefCell<Vec<(PathBuf, Option<(String, Value)>)>>);
+struct Files(std::cell::RefCell<Vec<(PathBuf, Option<Json>)>>);
+
+/// A settings file's text and its JSON value.
+type Json = (String, Value);
 
 impl Files {
-    fn json(&self, path: &Path) -> Option<(String, Value)> {
+    fn json(&self, path: &Path) -> Option<Json> {
         if let Some((_, read)) = self.0.borrow().iter().find(|(p, _)| p == path) {
             return read.clone();
         }
