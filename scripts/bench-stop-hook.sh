@@ -66,8 +66,18 @@ input 'Is the parser VERIFIED enough, or should I add fuzzing?' >"$work/question
 # The other clients' stop inputs, as their references document them (docs/agents.md).
 printf '{"session_id": "s", "turn_id": "t", "transcript_path": "%s", "cwd": "%s", "hook_event_name": "Stop", "model": "m", "stop_hook_active": false, "last_assistant_message": "%s"}' \
   "$transcript" "$wt" "$done" >"$work/codex.json"
+# Gemini CLI's own transcript: a session line, then its records (each turn and a `$set`), the
+# last one the final message.
+gemini_transcript=$work/gemini-session.jsonl
+{
+  printf '{"sessionId": "s", "projectHash": "h", "startTime": "2026-12-07T10:00:00Z", "kind": "main"}\n'
+  for i in $(seq 100); do
+    printf '{"id": "u%s", "type": "user", "content": [{"text": "step %s"}]}\n{"$set": {"lastUpdated": "2026-12-07T10:00:00Z"}}\n' "$i" "$i"
+  done
+  printf '{"id": "g", "type": "gemini", "content": "%s", "thoughts": [], "model": "m"}\n{"$set": {"lastUpdated": "2026-12-07T10:00:01Z"}}\n' "$done"
+} >"$gemini_transcript"
 printf '{"session_id": "s", "transcript_path": "%s", "cwd": "%s", "hook_event_name": "AfterAgent", "timestamp": "2026-12-07T10:00:00Z", "prompt": "add x", "prompt_response": "%s", "stop_hook_active": false}' \
-  "$work/none.jsonl" "$wt" "$done" >"$work/gemini.json"
+  "$gemini_transcript" "$wt" "$done" >"$work/gemini.json"
 printf '{"conversation_id": "c", "generation_id": "g", "hook_event_name": "stop", "workspace_roots": ["%s"], "status": "completed", "loop_count": 0}' \
   "$wt" >"$work/cursor.json"
 printf '{"timestamp": 1765101600000, "cwd": "%s", "sessionId": "s", "stopReason": "end_turn"}' \

@@ -73,7 +73,17 @@ pub fn off(root: &Path) -> Vec<Finding> {
             path.display()
         )));
     }
-    let names = our_names(&read);
+    // The hooks' names are worked out only when some file disables hooks by name.
+    let listing = |v: &Value| {
+        v["hooksConfig"]["disabled"]
+            .as_array()
+            .is_some_and(|l| !l.is_empty())
+    };
+    let names = if read.iter().any(|(_, _, v)| listing(v)) {
+        our_names(&read)
+    } else {
+        Vec::new()
+    };
     for (path, _, value) in &read {
         let listed = value["hooksConfig"]["disabled"].as_array().into_iter();
         for name in listed.flatten().filter_map(Value::as_str) {
