@@ -3,10 +3,13 @@
 # `closegate --version` timed in the same run (release build):
 #   accepted: a `VERIFIED … @signal done` stop whose verdict `closegate check` already recorded for
 #             this branch at this commit (accepted on it, no gate run)      target ≤ 1.5×
-#   question: a question after that verified return, in `claims` mode      target ≤ 1.2×
-# The three commands run in turns, round after round (the order rotating), not one after the
+#             — for each client (issue 49), each with its own input and `--target`: Claude Code,
+#             Codex, Gemini CLI (`prompt_response`, the worktree trusted as Gemini CLI needs),
+#             Cursor and Copilot CLI (no final message: the status document alone)
+#   question: a question after that verified return, in `claims` mode      target ≤ 1.5×
+# The commands run in turns, round after round (the order rotating), not one after the
 # other: a machine whose speed drifts during the run (another process, the CPU's clock) then
-# moves the three alike instead of moving a ratio. Each run is started directly (no shell, stdin
+# moves them alike instead of moving a ratio. Each run is started directly (no shell, stdin
 # from a file); its wall time is read around the spawn and its CPU time (user + system) from the
 # kernel's account of the child (wait4). Prints the median wall time and the mean CPU time of
 # each, with the ratios. BENCH_RUNS sets the number of rounds (default 300, after 10 not counted);
@@ -57,28 +60,55 @@ input() {
   printf '{"session_id": "s", "transcript_path": "%s", "cwd": "%s", "permission_mode": "default", "hook_event_name": "Stop", "stop_hook_active": false, "last_assistant_message": "%s", "background_tasks": []}' \
     "$transcript" "$wt" "$1"
 }
-input 'VERIFIED: x added, closegate check passed\n\n@signal done' >"$work/accepted.json"
+done='VERIFIED: x added, closegate check passed\n\n@signal done'
+input "$done" >"$work/accepted.json"
 input 'Is the parser VERIFIED enough, or should I add fuzzing?' >"$work/question.json"
-for case in accepted question; do
-  out=$(cd "$wt" && "$bin" agent stop-hook <"$work/$case.json")
-  [ -z "$out" ] || { echo "bench: the $case stop was not accepted: $out" >&2; exit 1; }
+# The other clients' stop inputs, as their references document them (docs/agents.md).
+printf '{"session_id": "s", "turn_id": "t", "transcript_path": "%s", "cwd": "%s", "hook_event_name": "Stop", "model": "m", "stop_hook_active": false, "last_assistant_message": "%s"}' \
+  "$transcript" "$wt" "$done" >"$work/codex.json"
+# Gemini CLI's own transcript: a session line, then its records (each turn and a `$set`), the
+# last one the final message.
+gemini_transcript=$work/gemini-session.jsonl
+{
+  printf '{"sessionId": "s", "projectHash": "h", "startTime": "2026-12-07T10:00:00Z", "kind": "main"}\n'
+  for i in $(seq 100); do
+    printf '{"id": "u%s", "type": "user", "content": [{"text": "step %s"}]}\n{"$set": {"lastUpdated": "2026-12-07T10:00:00Z"}}\n' "$i" "$i"
+  done
+  printf '{"id": "g", "type": "gemini", "content": "%s", "thoughts": [], "model": "m"}\n{"$set": {"lastUpdated": "2026-12-07T10:00:01Z"}}\n' "$done"
+} >"$gemini_transcript"
+printf '{"session_id": "s", "transcript_path": "%s", "cwd": "%s", "hook_event_name": "AfterAgent", "timestamp": "2026-12-07T10:00:00Z", "prompt": "add x", "prompt_response": "%s", "stop_hook_active": false}' \
+  "$gemini_transcript" "$wt" "$done" >"$work/gemini.json"
+printf '{"conversation_id": "c", "generation_id": "g", "hook_event_name": "stop", "workspace_roots": ["%s"], "status": "completed", "loop_count": 0}' \
+  "$wt" >"$work/cursor.json"
+printf '{"timestamp": 1765101600000, "cwd": "%s", "sessionId": "s", "stopReason": "end_turn"}' \
+  "$wt" >"$work/copilot.json"
+mkdir -p "$HOME/.gemini"
+printf '{"%s": "TRUST_FOLDER"}' "$wt" >"$HOME/.gemini/trustedFolders.json"
+for case in accepted:claude-code question:claude-code codex:codex gemini:gemini cursor:cursor copilot:copilot; do
+  out=$(cd "$wt" && "$bin" agent stop-hook --target "${case#*:}" <"$work/${case%:*}.json")
+  case $out in '' | '{}') ;; *) echo "bench: the ${case%:*} stop was not accepted: $out" >&2; exit 1 ;; esac
 done
 
 log=$repo/.git/closegate/audit.jsonl
 cp "$log" "$work/audit.jsonl"
 
-# Rounds of the three runs, timed by python3 (posix_spawn and wait4: no shell between).
+# Rounds of the runs, timed by python3 (posix_spawn and wait4: no shell between).
 (cd "$wt" && python3 - "$bin" "$work" "$log" "$runs" "$(cut -d' ' -f1 /proc/loadavg)") <<'PY'
 import os, statistics, sys, time
 
 binary, work, log, runs, load = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]), sys.argv[5]
 saved = open(f"{work}/audit.jsonl", "rb").read()
+hook = [binary, "agent", "stop-hook", "--target"]
 cases = [
     ("closegate --version", [binary, "--version"], None),
-    ("stop hook, accepted (reused)", [binary, "agent", "stop-hook"], f"{work}/accepted.json"),
-    ("stop hook, question (claims)", [binary, "agent", "stop-hook"], f"{work}/question.json"),
+    ("stop hook, accepted (reused)", hook + ["claude-code"], f"{work}/accepted.json"),
+    ("stop hook, question (claims)", hook + ["claude-code"], f"{work}/question.json"),
+    ("  accepted, Codex", hook + ["codex"], f"{work}/codex.json"),
+    ("  accepted, Gemini CLI", hook + ["gemini"], f"{work}/gemini.json"),
+    ("  accepted, Cursor", hook + ["cursor"], f"{work}/cursor.json"),
+    ("  accepted, Copilot CLI", hook + ["copilot"], f"{work}/copilot.json"),
 ]
-targets = [None, 1.5, 1.2]
+targets = [None, 1.5, 1.5, 1.5, 1.5, 1.5, 1.5]
 null = os.open(os.devnull, os.O_WRONLY)
 wall = [[] for _ in cases]
 cpu = [[] for _ in cases]
@@ -102,7 +132,7 @@ for round_ in range(runs + 10):
             cpu[i].append((usage.ru_utime + usage.ru_stime) * 1e3)
 walls = [statistics.median(w) for w in wall]
 cpus = [statistics.mean(c) for c in cpu]
-print(f"{runs} rounds of the three, in turns; load average {load} at the start")
+print(f"{runs} rounds of the {len(cases)}, in turns; load average {load} at the start")
 print(f"{'':32} {'wall (median)':>22} {'CPU (mean)':>22}")
 for (name, _, _), w, c, target in zip(cases, walls, cpus, targets):
     if target is None:

@@ -32,6 +32,17 @@ pub fn read(path: &Path) -> Result<Vec<u8>> {
     read_capped(file, &shown.to_string(), expected)
 }
 
+/// [`read`] for a file that may well be absent (a settings file a client may have): `Ok(None)`
+/// when nothing is at `path`, decided from its `lstat`/`stat` before any error value is made (an
+/// error captures a backtrace when `RUST_BACKTRACE` is set, and the stop hook asks for a dozen
+/// absent files on every stop).
+pub fn read_if_present(path: &Path) -> Result<Option<Vec<u8>>> {
+    match std::fs::metadata(path) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        _ => read(path).map(Some),
+    }
+}
+
 /// Open the regular file at `path` for reading, never blocking, and give its length: a FIFO, a
 /// device or a directory is refused (named in the error) before and after the open. What reads
 /// only part of a file an agent can write (the head or tail of a transcript) opens it here.

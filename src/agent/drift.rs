@@ -37,9 +37,9 @@ pub fn drift(
     if committed.is_empty() {
         return None;
     }
-    let installed = match crate::input_file::read(&source.file) {
-        Ok(bytes) => entries(&String::from_utf8_lossy(&bytes), shape),
-        Err(_) => Vec::new(),
+    let installed = match crate::input_file::read_if_present(&source.file) {
+        Ok(Some(bytes)) => entries(&String::from_utf8_lossy(&bytes), shape),
+        Ok(None) | Err(_) => Vec::new(),
     };
     if installed == committed {
         return None;

@@ -92,9 +92,8 @@ fn limit_for(config: &Config) -> u64 {
 /// The repository's main checkout (where Codex reads project hooks for every worktree); an error
 /// when the repository has none (bare).
 pub fn main_checkout(repo: &Repo) -> Result<PathBuf> {
-    let main = repo.worktrees().into_iter().find(|w| w.main);
-    match main {
-        Some(w) => Ok(w.path),
+    match repo.main_worktree_path() {
+        Some(path) => Ok(path),
         None => bail!(
             "the repository at {} has no main checkout, and Codex reads a worktree's hooks from \
              the main checkout's .codex/hooks.json: use --scope user",

@@ -12,6 +12,7 @@ pub mod codex_app;
 pub mod decided;
 pub mod doctor;
 pub mod drift;
+pub mod gemini_switches;
 pub mod install;
 pub mod place;
 pub mod session;
@@ -59,6 +60,9 @@ pub struct StopInput {
     pub event: Option<String>,
     pub stop_hook_active: bool,
     pub last_assistant_message: Option<String>,
+    /// Gemini CLI's `prompt_response`: the text of every model turn since the user's prompt,
+    /// joined by newlines (blocked turns included), not the final message alone.
+    pub prompt_response: Option<String>,
     pub transcript_path: Option<PathBuf>,
     pub agent_transcript_path: Option<PathBuf>,
 }
@@ -100,8 +104,8 @@ pub fn parse_input(bytes: &[u8]) -> Result<StopInput, String> {
         cwd: PathBuf::from(cwd),
         event: text("hook_event_name")?,
         stop_hook_active: stop_hook_active || looped,
-        // Gemini CLI's AfterAgent sends the final text as `prompt_response`.
-        last_assistant_message: text("last_assistant_message")?.or(text("prompt_response")?),
+        last_assistant_message: text("last_assistant_message")?,
+        prompt_response: text("prompt_response")?,
         // Copilot CLI's camelCase input.
         transcript_path: text("transcript_path")?
             .or(text("transcriptPath")?)
@@ -125,16 +129,30 @@ impl StopInput {
 /// The text of the last assistant message of a JSONL transcript: Claude Code's lines
 /// (`{"type": "assistant", "message": {"content": [{"type": "text", "text": …}, …]}}`) or
 /// Codex's (`{"type": "response_item", "payload": {"type": "message", "role": "assistant",
-/// "content": [{"type": "output_text", "text": …}]}}`). Lines that are not JSON are skipped.
+/// "content": [{"type": "output_text", "text": …}]}}`) or Gemini CLI's (`{"type": "gemini",
+/// "content": …}`, also inside a `{"$set": {"messages": […]}}` rewrite). Lines that are not JSON
+/// are skipped.
 pub fn last_assistant_text(jsonl: &[u8]) -> Option<String> {
     let text = String::from_utf8_lossy(jsonl);
     text.lines().rev().find_map(|line| {
         let value: Value = serde_json::from_str(line).ok()?;
+        if let Some(messages) = value["$set"]["messages"].as_array() {
+            return messages.iter().rev().find_map(assistant_text);
+        }
+        assistant_text(&value)
+    })
+}
+
+/// The text of one transcript record when it is an assistant message with text.
+fn assistant_text(value: &Value) -> Option<String> {
+    {
         let content = if value["type"] == "assistant" {
             &value["message"]["content"]
         } else if value["payload"]["type"] == "message" && value["payload"]["role"] == "assistant" {
             &value["payload"]["content"]
-        } else if value["type"] == "message" && value["role"] == "assistant" {
+        } else if (value["type"] == "message" && value["role"] == "assistant")
+            || value["type"] == "gemini"
+        {
             &value["content"]
         } else {
             return None;
@@ -152,7 +170,7 @@ pub fn last_assistant_text(jsonl: &[u8]) -> Option<String> {
             _ => return None,
         };
         (!text.trim().is_empty()).then_some(text)
-    })
+    }
 }
 
 #[cfg(test)]

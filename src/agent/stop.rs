@@ -305,6 +305,9 @@ fn final_message(input: &StopInput) -> Result<String, String> {
     if let Some(message) = &input.last_assistant_message {
         return Ok(message.clone());
     }
+    if let Some(cumulative) = &input.prompt_response {
+        return Ok(last_turn(input, cumulative));
+    }
     let Some(path) = input.transcript() else {
         return Err(
             "the hook input has neither `last_assistant_message` nor a transcript path".into(),
@@ -318,6 +321,22 @@ fn final_message(input: &StopInput) -> Result<String, String> {
             path.display()
         )
     })
+}
+
+/// Gemini CLI's final message: its `prompt_response` joins the text of every model turn since
+/// the prompt (a blocked "done" and the turns after it), so the last turn is read from the
+/// transcript — and taken only when `prompt_response` ends with it on a line of its own: a
+/// record the agent wrote there can only cut the text the model really sent, at a line, and the
+/// cut keeps its last line. Otherwise the whole `prompt_response` is the message.
+fn last_turn(input: &StopInput, cumulative: &str) -> String {
+    let last = input
+        .transcript()
+        .and_then(|path| session::read_tail(path, session::TRANSCRIPT_TAIL).ok())
+        .and_then(|bytes| super::last_assistant_text(&bytes));
+    match last {
+        Some(last) if cumulative == last || cumulative.ends_with(&format!("\n{last}")) => last,
+        _ => cumulative.to_string(),
+    }
 }
 
 /// Most characters of the reason fed back to the agent.

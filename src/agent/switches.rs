@@ -49,26 +49,36 @@ pub fn off_in(
 ) -> Vec<Finding> {
     let root = repo.and_then(Repo::workdir);
     let root = root.as_deref().unwrap_or(cwd);
+    let files = Files::default();
     let mut found = match &target.row().off {
         Off::SettingsKeys {
             managed,
             every_file,
             managed_only,
-        } => settings_keys(target, root, repo, (managed, every_file, managed_only)),
+        } => settings_keys(
+            target,
+            root,
+            repo,
+            &files,
+            (managed, every_file, managed_only),
+        ),
         Off::ConfigFalse {
             table,
             key,
             user,
             project,
         } => config_false(target, root, (table, key), user, project),
+        Off::GeminiSettings => super::gemini_switches::off(root),
         Off::None => Vec::new(),
     };
     if target.row().trust == Trust::Codex {
         found.extend(codex_trust(cwd, repo, computed_trust));
     }
     // Whether the plugin is disabled matters only for a hook installed as the plugin alone.
-    let plugin_only = target.row().plugin.is_some() && !in_settings(target, root, repo);
-    let disabled = plugin_only.then(|| plugin_in(target, root, repo)).flatten();
+    let plugin_only = target.row().plugin.is_some() && !in_settings(target, root, repo, &files);
+    let disabled = plugin_only
+        .then(|| plugin_in(target, root, repo, &files))
+        .flatten();
     if let Some(Plugin::Disabled(file)) = disabled {
         let id = target.row().plugin.as_ref().map_or("", |p| p.id);
         found.push(inactive(format!(
@@ -91,23 +101,24 @@ pub enum Plugin {
 /// Whether closegate's plugin is enabled for the worktree `root`, and by which file (`None`: no
 /// file names it).
 pub fn plugin(target: Target, root: &Path) -> Option<Plugin> {
-    plugin_in(target, root, Repo::discover(root).ok().as_ref())
+    let files = Files::default();
+    plugin_in(target, root, Repo::discover(root).ok().as_ref(), &files)
 }
 
-fn plugin_in(target: Target, root: &Path, repo: Option<&Repo>) -> Option<Plugin> {
+fn plugin_in(target: Target, root: &Path, repo: Option<&Repo>, files: &Files) -> Option<Plugin> {
     let plugin = target.row().plugin.as_ref()?;
     let mut decided = None;
     match plugin.enabled {
         Enabled::SettingsKey(key) => {
-            let mut files: Vec<PathBuf> = [Scope::User, Scope::Project, Scope::Local]
+            let mut paths: Vec<PathBuf> = [Scope::User, Scope::Project, Scope::Local]
                 .into_iter()
                 .filter_map(|s| install::settings_path_in(target, s, root, repo).ok())
                 .collect();
             if let Off::SettingsKeys { managed, .. } = &target.row().off {
-                files.push(managed_file(managed));
+                paths.push(managed_file(managed));
             }
-            for file in files {
-                let Some((_, value)) = json_of(&file) else {
+            for file in paths {
+                let Some((_, value)) = files.json(&file) else {
                     continue;
                 };
                 match value[key][plugin.id].as_bool() {
@@ -131,11 +142,11 @@ fn plugin_in(target: Target, root: &Path, repo: Option<&Repo>) -> Option<Plugin>
 }
 
 /// Whether closegate's hook is in a settings file the client reads for `root` (not as a plugin).
-fn in_settings(target: Target, root: &Path, repo: Option<&Repo>) -> bool {
+fn in_settings(target: Target, root: &Path, repo: Option<&Repo>, files: &Files) -> bool {
     [Scope::Project, Scope::Local, Scope::User]
         .into_iter()
         .filter_map(|s| install::settings_path_in(target, s, root, repo).ok())
-        .filter_map(|f| json_of(&f))
+        .filter_map(|f| files.json(&f))
         .any(|(text, _)| !settings::ours(&text, &target.row().shape).is_empty())
 }
 
@@ -144,10 +155,29 @@ fn managed_file(managed: &str) -> PathBuf {
     crate::sys::test_switch(MANAGED_SWITCH).map_or_else(|| PathBuf::from(managed), PathBuf::from)
 }
 
+/// The JSON settings files one look at the switches read, each read once (the stop hook asks
+/// for some of them three times: for the switches, for its own entry, for the plugin).
+#[derive(Default)]
+struct Files(std::cell::RefCell<Vec<(PathBuf, Option<Json>)>>);
+
+/// A settings file's text and its JSON value.
+type Json = (String, Value);
+
+impl Files {
+    fn json(&self, path: &Path) -> Option<Json> {
+        if let Some((_, read)) = self.0.borrow().iter().find(|(p, _)| p == path) {
+            return read.clone();
+        }
+        let read = json_of(path);
+        self.0.borrow_mut().push((path.to_path_buf(), read.clone()));
+        read
+    }
+}
+
 /// A JSON settings file's value; `None` when it is absent or not JSON (the client ignores it
 /// then, and so do we: `install` refuses to edit it).
 fn json_of(path: &Path) -> Option<(String, Value)> {
-    let bytes = crate::input_file::read(path).ok()?;
+    let bytes = crate::input_file::read_if_present(path).ok()??;
     let text = String::from_utf8(bytes).ok()?;
     let value = serde_json::from_str(&text).ok()?;
     Some((text, value))
@@ -169,12 +199,13 @@ fn settings_keys(
     target: Target,
     root: &Path,
     repo: Option<&Repo>,
+    files: &Files,
     (managed, every_file, managed_only): Keys<'_>,
 ) -> Vec<Finding> {
     let name = target.row().display;
     let mut found = Vec::new();
     let managed = managed_file(managed);
-    if let Some((text, value)) = json_of(&managed) {
+    if let Some((text, value)) = files.json(&managed) {
         let ours = !settings::ours(&text, &target.row().shape).is_empty();
         for key in every_file.iter().chain(managed_only) {
             if !set(&value[key]) || (ours && every_file.iter().all(|k| k != key)) {
@@ -194,7 +225,7 @@ fn settings_keys(
         let Ok(path) = install::settings_path_in(target, scope, root, repo) else {
             continue;
         };
-        let Some((_, value)) = json_of(&path) else {
+        let Some((_, value)) = files.json(&path) else {
             continue;
         };
         for key in every_file {
@@ -260,7 +291,7 @@ fn codex_trust(cwd: &Path, repo: Option<&Repo>, computed_trust: bool) -> Vec<Fin
     let main = repo.and_then(|r| install::main_checkout(r).ok());
     let read = |scope| {
         let file = install::settings_path_in(Target::Codex, scope, cwd, repo).ok()?;
-        let text = String::from_utf8(crate::input_file::read(&file).ok()?).ok()?;
+        let text = String::from_utf8(crate::input_file::read_if_present(&file).ok()??).ok()?;
         Some((file, text))
     };
     let shape = &Target::Codex.row().shape;

@@ -96,6 +96,13 @@ impl Repo {
         self.worktrees().into_iter().find(|w| w.path == wanted)
     }
 
+    /// The main worktree's folder (canonical), without opening the linked ones: what
+    /// [`Repo::worktrees`] lists first.
+    pub fn main_worktree_path(&self) -> Option<PathBuf> {
+        self.main_worktree(&canonical(&self.common_dir()))
+            .map(|w| w.path)
+    }
+
     fn main_worktree(&self, common: &Path) -> Option<WorktreeInfo> {
         let path = canonical(&self.main_workdir(common)?);
         Some(WorktreeInfo {

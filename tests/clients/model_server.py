@@ -2,8 +2,9 @@
 """A scripted model server for the real-client tests of the stop hook (issue 38).
 
 It replays a fixed conversation to a real coding-agent client, in the API that client speaks:
-the Anthropic Messages API with SSE streaming (`POST /v1/messages`, Claude Code) and the OpenAI
-Responses API with SSE streaming (`POST /v1/responses`, Codex). The client then runs real tools
+the Anthropic Messages API with SSE streaming (`POST /v1/messages`, Claude Code), the OpenAI
+Responses API with SSE streaming (`POST /v1/responses`, Codex) and Google's Gemini API
+(`POST /v1beta/models/M:streamGenerateContent?alt=sse` and `:generateContent`, Gemini CLI). The client then runs real tools
 and fires its real Stop / SubagentStop hooks, which run closegate.
 
 The script (JSON) names threads by a marker and gives each its steps:
@@ -193,6 +194,53 @@ def responses_events(step, n, tail):
     return b"".join(f"event: {e['type']}\ndata: {json.dumps(e)}\n\n".encode() for e in events)
 
 
+# ---- Gemini API (Gemini CLI) -----------------------------------------------------------------
+
+
+def gemini_view(body):
+    contents = body.get("contents") or []
+
+    def parts_text(parts):
+        out = []
+        for part in parts or []:
+            if isinstance(part.get("text"), str):
+                out.append(part["text"])
+            response = part.get("functionResponse")
+            if isinstance(response, dict):
+                out.append(json.dumps(response.get("response")))
+        return out
+
+    users = [t for c in contents if c.get("role") == "user" for t in parts_text(c.get("parts"))]
+    turns = sum(1 for c in contents if c.get("role") == "model")
+    tail = []
+    for c in reversed(contents):
+        if c.get("role") == "model":
+            break
+        tail[:0] = parts_text(c.get("parts"))
+    tools = {d.get("name") for t in body.get("tools") or []
+             for d in t.get("functionDeclarations") or []}
+    return thread_of(users), turns, "\n".join(tail), "run_shell_command" in tools
+
+
+def gemini_part(step):
+    if "say" in step:
+        return {"text": step["say"]}
+    return {"functionCall": {"name": "run_shell_command",
+                             "args": {"command": step["run"], "description": "scripted step"}}}
+
+
+def gemini_chunk(step):
+    return {"candidates": [{"content": {"role": "model", "parts": [gemini_part(step)]},
+                            "finishReason": "STOP", "index": 0}],
+            "usageMetadata": {"promptTokenCount": 1, "candidatesTokenCount": 1,
+                              "totalTokenCount": 2},
+            "modelVersion": "scripted"}
+
+
+def gemini_events(step, n, tail):
+    return f"data: {json.dumps(gemini_chunk(step))}\r\n\r\n".encode()
+
+
 # ---- the server -------------------------------------------------------------------------------
 
 
@@ -226,7 +274,15 @@ class Handler(http.server.BaseHTTPRequestHandler):
         path = self.path.split("?")[0]
         if path.endswith("/count_tokens"):
             return self.reply(200, b'{"input_tokens": 10}')
-        if path.endswith("/messages"):
+        if path.endswith(":countTokens"):
+            return self.reply(200, b'{"totalTokens": 10}')
+        stream = "text/event-stream"
+        if path.endswith(":generateContent") or path.endswith(":streamGenerateContent"):
+            api, view, render = "gemini", gemini_view, gemini_events
+            if path.endswith(":generateContent"):
+                stream = "application/json"
+                render = lambda step, n, tail: json.dumps(gemini_chunk(step)).encode()
+        elif path.endswith("/messages"):
             api, view, render = "anthropic", anthropic_view, anthropic_events
         elif path.endswith("/responses"):
             api, view, render = "responses", responses_view, responses_events
@@ -243,7 +299,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
             step, entry["overrun"] = {"say": "(script ended)"}, True
         entry["reply"] = step
         log(entry)
-        self.reply(200, render(step, n, tail), "text/event-stream")
+        self.reply(200, render(step, n, tail), stream)
 
 
 def main():

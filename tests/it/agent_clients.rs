@@ -159,6 +159,7 @@ fn a_subagents_false_claim_is_blocked_by_subagent_stop(c: &Client) {
     let main = match c.kind {
         Kind::ClaudeCode => vec![spawn, say(QUESTION)],
         Kind::Codex => vec![spawn, json!({"wait": true}), say(QUESTION)],
+        Kind::Gemini => unreachable!("Gemini CLI's scenes are in agent_gemini.rs"),
     };
     let sub = vec![
         say(FALSE_DONE),
@@ -276,10 +277,12 @@ fn the_hook_file_emptied_mid_session_is_blocked_until_put_back(c: &Client) {
             "\"$(git rev-parse --path-format=absolute --git-common-dir)/../.codex/hooks.json\""
                 .to_string()
         }
+        Kind::Gemini => unreachable!("Gemini CLI's scenes are in agent_gemini.rs"),
     };
     let restore = match c.kind {
         Kind::ClaudeCode => "git checkout HEAD -- .claude/settings.json".to_string(),
         Kind::Codex => "git -C \"$(git rev-parse --path-format=absolute --git-common-dir)/..\" checkout main -- .codex/hooks.json".to_string(),
+        Kind::Gemini => unreachable!("Gemini CLI's scenes are in agent_gemini.rs"),
     };
     let steps = vec![
         run(&format!("printf '{{}}\\n' > {file}")),
@@ -311,6 +314,7 @@ fn off_switch(c: &Client) -> (&'static str, &'static str, &'static str) {
             "rm .codex/config.toml",
             "[features] hooks = false",
         ),
+        Kind::Gemini => unreachable!("Gemini CLI's scenes are in agent_gemini.rs"),
     }
 }
 

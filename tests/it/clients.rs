@@ -24,6 +24,8 @@ use crate::scene::Scene;
 pub const CLAUDE_CODE: &str = "2.1.332";
 /// The Codex versions tested.
 pub const CODEX: [&str; 2] = ["0.169.0", "0.171.0"];
+/// The Gemini CLI version tested.
+pub const GEMINI: &str = "0.61.0";
 
 /// The longest one client run may take before the test kills it and fails.
 const RUN_LIMIT: Duration = Duration::from_secs(150);
@@ -33,6 +35,7 @@ const RUN_LIMIT: Duration = Duration::from_secs(150);
 pub enum Kind {
     ClaudeCode,
     Codex,
+    Gemini,
 }
 
 impl Kind {
@@ -40,6 +43,7 @@ impl Kind {
         match self {
             Kind::ClaudeCode => "claude-code",
             Kind::Codex => "codex",
+            Kind::Gemini => "gemini-cli",
         }
     }
 
@@ -47,6 +51,7 @@ impl Kind {
         match self {
             Kind::ClaudeCode => "claude",
             Kind::Codex => "codex",
+            Kind::Gemini => "gemini",
         }
     }
 
@@ -55,6 +60,7 @@ impl Kind {
         match self {
             Kind::ClaudeCode => "claude-code",
             Kind::Codex => "codex",
+            Kind::Gemini => "gemini",
         }
     }
 
@@ -63,6 +69,7 @@ impl Kind {
         match self {
             Kind::ClaudeCode => ".claude/settings.json",
             Kind::Codex => ".codex/hooks.json",
+            Kind::Gemini => ".gemini/settings.json",
         }
     }
 }
@@ -297,7 +304,20 @@ impl Agent {
         git(&agent.s.root(), &["branch", "agent/x", "main"]);
         let mut agent = agent;
         agent.s.wt = agent.s.fx.worktree("x", "agent/x");
+        agent.write_gemini_settings();
         agent
+    }
+
+    /// Gemini CLI's user settings: its API key as the way in (the key and the server's address
+    /// come from the environment), and the worktree trusted (it runs no hook in a folder it
+    /// does not trust).
+    fn write_gemini_settings(&self) {
+        let dir = self.home.join(".gemini");
+        std::fs::create_dir_all(&dir).unwrap();
+        let settings = json!({"security": {"auth": {"selectedType": "gemini-api-key"}}});
+        std::fs::write(dir.join("settings.json"), settings.to_string()).unwrap();
+        let trusted = json!({ self.s.wt.to_str().unwrap(): "TRUST_FOLDER" });
+        std::fs::write(dir.join("trustedFolders.json"), trusted.to_string()).unwrap();
     }
 
     /// Codex's configuration: the scripted server as its model provider.
@@ -374,6 +394,13 @@ impl Agent {
                     prompt,
                 ])
                 .env("SCRIPTED_API_KEY", "scripted");
+            }
+            Kind::Gemini => {
+                // Headless, every tool allowed; Google's API at the scripted server.
+                cmd.args(["-p", prompt, "--yolo", "-m", "scripted"])
+                    .args(["--output-format", "json"])
+                    .env("GEMINI_API_KEY", "scripted")
+                    .env("GOOGLE_GEMINI_BASE_URL", base);
             }
         }
         bounded(cmd)

@@ -2,6 +2,7 @@
 
 mod agent;
 mod agent_clients;
+mod agent_gemini;
 mod agent_hook;
 mod agent_install;
 mod agent_plugins;

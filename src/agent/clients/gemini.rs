@@ -32,6 +32,6 @@ pub const ROW: Client = Client {
     default_timeout: 60,
     trust: Trust::None,
     committed: Committed::Head,
-    off: Off::None,
+    off: Off::GeminiSettings,
     plugin: None,
 };

@@ -218,6 +218,9 @@ pub enum Off {
     },
     /// No switch is known (none documented).
     None,
+    /// Gemini CLI's: `hooksConfig.enabled: false`, `hooksConfig.disabled` naming the hook, and
+    /// folder trust (`agent::gemini_switches`).
+    GeminiSettings,
     /// `[table] key = false` in the user's configuration (`user`, under the user folder) or the
     /// project's (`project`, under the worktree) turns hooks off.
     ConfigFalse {
