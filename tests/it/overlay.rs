@@ -743,10 +743,21 @@ fn span_scene(extra: &str, top: &str) -> Scene {
 
 /// [`span_scene`] with `pre` run before the span.
 fn timed_scene(pre: &str, extra: &str, top: &str) -> Scene {
+    spanned(pre, &format!("{extra}{ASK_REVERSE}"), top)
+}
+
+/// A return that changes code and its test, with the check timing itself (no reverse overlay
+/// asked for), under `extra` check lines and `top` lines.
+fn commit_span_scene(extra: &str, top: &str) -> Scene {
+    spanned("", extra, top)
+}
+
+/// The scene of a real change with its test, the check's `run` timing itself with `span.sh`
+/// after `pre`, under `extra` (as written) and `top`.
+fn spanned(pre: &str, extra: &str, top: &str) -> Scene {
     let run = format!("{pre}sh span.sh; {RUN}");
-    let config = format!(
-        "{top}[[checks]]\nname = \"suite\"\nrun = '{run}'\ntimeout_s = 60\n{extra}{ASK_REVERSE}"
-    );
+    let config =
+        format!("{top}[[checks]]\nname = \"suite\"\nrun = '{run}'\ntimeout_s = 60\n{extra}");
     scene(
         &config,
         &[("span.sh", Some(SPAN))],
@@ -821,14 +832,11 @@ fn overlays_that_could_reach_each_other_run_one_after_the_other() {
     }
 }
 
-/// [`overlays_that_could_reach_each_other_run_one_after_the_other`] under `jobs` (a top line).
-fn reachable_overlays_one_after_the_other(jobs: &str) {
-    let cache = tempfile::tempdir().unwrap();
-    let writable = format!(
-        "network = false\nwritable = ['{}']\n",
-        cache.path().display()
-    );
-    let cases = [
+/// The checks two runs of which could reach each other, as `(case, check lines, top lines)`:
+/// the network on, a `writable` path (`cache`), a variable passed in, no sandbox.
+fn reachable_cases(cache: &Path) -> [(&'static str, String, &'static str); 4] {
+    let writable = format!("network = false\nwritable = ['{}']\n", cache.display());
+    [
         ("network on", String::new(), ""),
         ("writable", writable, ""),
         ("env", "network = false\nenv = [\"LANG\"]\n".to_string(), ""),
@@ -837,7 +845,13 @@ fn reachable_overlays_one_after_the_other(jobs: &str) {
             "network = false\n".to_string(),
             "sandbox = \"off\"\n",
         ),
-    ];
+    ]
+}
+
+/// [`overlays_that_could_reach_each_other_run_one_after_the_other`] under `jobs` (a top line).
+fn reachable_overlays_one_after_the_other(jobs: &str) {
+    let cache = tempfile::tempdir().unwrap();
+    let cases = reachable_cases(cache.path());
     for (case, extra, top) in cases {
         let s = span_scene(&extra, &format!("{jobs}{top}"));
         let (_, report) = s.check(&["--no-record"]);
@@ -1034,22 +1048,6 @@ fn span_of(run: &Value) -> (u128, u128, u32) {
     (v[0], v[1], u32::try_from(v[2]).unwrap())
 }
 
-/// A return that changes code and its test, with the check timing itself (no reverse overlay
-/// asked for), under `extra` check lines and `top` lines.
-fn commit_span_scene(extra: &str, top: &str) -> Scene {
-    let run = format!("sh span.sh; {RUN}");
-    let config =
-        format!("{top}[[checks]]\nname = \"suite\"\nrun = '{run}'\ntimeout_s = 60\n{extra}");
-    scene(
-        &config,
-        &[("span.sh", Some(SPAN))],
-        &[
-            ("src/sub.sh", Some(SUB)),
-            ("tests/sub_test.sh", Some(SUB_TEST)),
-        ],
-    )
-}
-
 /// SPEC §27.2 side by side: the commit's own run and its overlay (the commit's code under the
 /// base's tests) run at once when the check shares nothing with another run of itself, each in
 /// its own `/tmp` (it sees only its own mark), and both say `parallel`.
@@ -1082,20 +1080,7 @@ fn the_commit_and_its_overlay_run_side_by_side_each_in_its_own_tmp() {
 #[test]
 fn a_commit_and_overlay_that_could_reach_each_other_run_one_after_the_other() {
     let cache = tempfile::tempdir().unwrap();
-    let writable = format!(
-        "network = false\nwritable = ['{}']\n",
-        cache.path().display()
-    );
-    let cases = [
-        ("network on", String::new(), ""),
-        ("writable", writable, ""),
-        ("env", "network = false\nenv = [\"LANG\"]\n".to_string(), ""),
-        (
-            "sandbox off",
-            "network = false\n".to_string(),
-            "sandbox = \"off\"\n",
-        ),
-    ];
+    let cases = reachable_cases(cache.path());
     for (case, extra, top) in cases {
         let s = commit_span_scene(&extra, top);
         let (_, report) = s.check(&["--no-record"]);
