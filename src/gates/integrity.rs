@@ -142,7 +142,11 @@ fn overlays(
     report: &mut Report,
 ) -> Result<bool> {
     let (commit, merge_base) = (ctx.claimed.commit, ctx.merge_base);
-    let over = Tree::new(ctx, commit, merge_base, changed, false)?;
+    // The overlay that ran beside the commit's checks is that tree, built once.
+    let (over, early) = match early.overlay(passed) {
+        Some((over, checked)) => (over, checked),
+        None => (Tree::new(ctx, commit, merge_base, changed, false)?, None),
+    };
     // With test paths added or modified and the reverse overlay asked for, it too; when it is
     // the commit's own tree its runs are the commit's.
     let adds = changed.iter().any(|c| c.kind != ChangeKind::Deleted);
@@ -152,7 +156,6 @@ fn overlays(
     };
     let commit_tree = ctx.repo.tree_of(commit);
     let reverse_runs = reverse.as_ref().filter(|t| Some(t.tree) != commit_tree);
-    let early = early.pick(over.tree, passed);
     let (over_checked, reverse_checked) =
         run_overlays(ctx, passed, &over, reverse_runs, runs.base, early)?;
     let mut every_base_test = false;

@@ -697,19 +697,7 @@ fn ids_are_paired_by_identity_a_random_title_by_a_second_base_run() {
         "{report}"
     );
     assert_eq!(report["verdict"], "VERIFIED", "{report}");
-    // The attack: the code swaps a stable test for one of the same shape.
-    let (wt, _) = suite.agent(
-        "y",
-        &[
-            ("src/lib.rs", Some("pub fn x() -> u8 { 2 }\n")),
-            ("src/skip", Some("")),
-        ],
-        "src/lib.rs",
-    );
-    let (_, report) = suite.check(&wt, &["--no-record"]);
-    let msg = missing_message(&report);
-    assert!(msg.ends_with(": TestIssue1234567"), "{msg}");
-    assert_ne!(report["verdict"], "VERIFIED", "{report}");
+    stable_id_swapped_away_is_missing(&suite);
 }
 
 /// The same with a base snapshot (a check that keeps state): the base's run that builds the
@@ -751,6 +739,12 @@ fn a_random_title_is_set_aside_by_a_fresh_base_run_when_the_check_keeps_state() 
             "{report}"
         );
     }
+    stable_id_swapped_away_is_missing(&suite);
+}
+
+/// The attack on the random-title rule: the agent's code makes the stable `TestIssue1234567`
+/// give way to `TestIssue7654321`, the same shape; it is still missing, never VERIFIED.
+fn stable_id_swapped_away_is_missing(suite: &Suite) {
     let (wt, _) = suite.agent(
         "y",
         &[

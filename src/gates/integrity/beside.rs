@@ -9,7 +9,6 @@
 //! costs an overlay run nobody reads — in CPU, beside the commit's run, not in time.
 
 use anyhow::Result;
-use git2::Oid;
 
 use super::changed::{self, Changed};
 use super::{Ctx, Tree, complete, prepare, side_by_side};
@@ -18,21 +17,18 @@ use crate::gates::checks::Checked;
 use crate::gates::runner::Target;
 
 /// What [`commit_and_overlay`] learned before [`super::run`]: the changed paths of the overlaid
-/// surfaces and the overlay's runs made beside the commit's, for every check, with the tree
-/// they ran on.
+/// surfaces and, when it ran beside the commit's checks, the overlay (its tree, built once) with
+/// its runs of every check.
 pub struct Early {
     pub(super) changed: Vec<Changed>,
-    overlay: Option<(Oid, Checked)>,
+    overlay: Option<(Tree, Checked)>,
 }
 
 impl Early {
-    /// The overlay's runs of the checks at `picked`, when they ran on `tree` (the overlay
-    /// [`super::run`] builds) and every one of them is here.
-    pub(super) fn pick(self, tree: Oid, picked: &[usize]) -> Option<Checked> {
-        let (ran_on, checked) = self.overlay?;
-        if ran_on != tree {
-            return None;
-        }
+    /// The overlay's tree, when it was built here, and its runs of the checks at `picked` when
+    /// every one of them is there.
+    pub(super) fn overlay(self, picked: &[usize]) -> Option<(Tree, Option<Checked>)> {
+        let (tree, checked) = self.overlay?;
         let Checked {
             runs,
             findings,
@@ -40,17 +36,19 @@ impl Early {
             entries,
         } = checked;
         let runs: Option<Vec<_>> = picked.iter().map(|&i| runs.get(i).cloned()).collect();
-        let runs = runs?;
-        let entries = entries
-            .into_iter()
-            .filter(|e| runs.iter().any(|r| r.name == e.name))
-            .collect();
-        Some(Checked {
-            runs,
-            findings,
-            sandbox,
-            entries,
-        })
+        let checked = runs.map(|runs| {
+            let entries = entries
+                .into_iter()
+                .filter(|e| runs.iter().any(|r| r.name == e.name))
+                .collect();
+            Checked {
+                runs,
+                findings,
+                sandbox,
+                entries,
+            }
+        });
+        Some((tree, checked))
     }
 }
 
@@ -107,7 +105,7 @@ pub fn commit_and_overlay(
         mark_parallel(&mut commit);
         mark_parallel(over);
     }
-    let overlay = overlay.map(|checked| (over.tree, checked));
+    let overlay = overlay.map(|checked| (over, checked));
     Ok((commit, Early { changed, overlay }))
 }
 
