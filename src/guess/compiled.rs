@@ -45,10 +45,11 @@ pub fn compiled_python(read: &dyn Fn(&str) -> Option<Vec<u8>>) -> Option<String>
     None
 }
 
-/// `[build-system] requires`, or setuptools' default without one, and `wheel` beside setuptools
-/// (an editable build with setuptools before 70 needs it).
+/// `[build-system] requires`, or setuptools' default without one; `wheel` beside setuptools (an
+/// editable build with setuptools before 70 needs it) and `editables` beside hatchling (its
+/// editable build may ask for it): what an editable build needs with no isolated environment.
 pub(super) fn python_build_requires(root: &Path) -> Vec<String> {
-    let listed: Option<Vec<String>> = super::pyproject(root).and_then(|t| {
+    let listed: Option<Vec<String>> = super::python::pyproject(root).and_then(|t| {
         let requires = t.get("build-system")?.get("requires")?.as_array()?.clone();
         Some(
             requires
@@ -62,6 +63,10 @@ pub(super) fn python_build_requires(root: &Path) -> Vec<String> {
     if setuptools && !requires.iter().any(|r| requirement_name(r) == "wheel") {
         requires.push("wheel".to_string());
     }
+    let hatchling = requires.iter().any(|r| requirement_name(r) == "hatchling");
+    if hatchling && !requires.iter().any(|r| requirement_name(r) == "editables") {
+        requires.push("editables".to_string());
+    }
     requires
 }
 
@@ -73,12 +78,14 @@ const COMPILING_BACKENDS: [(&str, &[&str]); 4] = [
     ("maturin", &["maturin"]),
 ];
 
-/// The distribution name of a requirement string (`maturin>=1,<2` → `maturin`), lower-case.
-fn requirement_name(req: &str) -> String {
+/// The distribution name of a requirement string (`maturin>=1,<2` → `maturin`), normalized as
+/// the package index compares names: lower-case, `_` and `.` read as `-`.
+pub(super) fn requirement_name(req: &str) -> String {
+    let req = req.trim_start();
     let end = req
         .find(|c: char| !(c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.')))
         .unwrap_or(req.len());
-    req[..end].to_ascii_lowercase().replace('_', "-")
+    req[..end].to_ascii_lowercase().replace(['_', '.'], "-")
 }
 
 /// The extension modules a project names literally: `Extension("pkg._mod", …)` (any

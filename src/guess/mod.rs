@@ -7,9 +7,10 @@
 //!   the checkout, which would import the user's own clone.
 //! - **The network fetches; it never runs the project's code** (SPEC §27.2). Where the ecosystem
 //!   can fetch without running code — `cargo fetch`, `go mod download` ([`go`]), `npm ci
-//!   --ignore-scripts`, `pnpm fetch`, yarn's install without scripts — that is the check's
-//!   `prepare` and `run` has `network = false`. Python keeps the network: pip learns a
-//!   project's dependencies only by running its build backend.
+//!   --ignore-scripts`, `pnpm fetch`, yarn's install without scripts, pip's wheels of the
+//!   dependencies a `pyproject.toml` declares ([`python`]) — that is the check's `prepare` and
+//!   `run` has `network = false`. A Python project whose dependencies only its build backend
+//!   knows keeps the network.
 //! - `cargo test --locked` only when `Cargo.lock` is tracked: `--locked` cannot create one.
 //! - **A cache shared between agents' checks holds only what the tool verifies on every use.**
 //!   Extracted sources and build outputs live in the check's own workspace, in the kept path
@@ -36,11 +37,12 @@ mod compiled;
 mod go;
 pub mod layout;
 mod node;
+mod python;
 
 pub use node::registry_release;
 
 pub use compiled::compiled_python;
-use compiled::{extension_modules, python_build_requires};
+use python::python;
 
 /// One guessed `[[checks]]` entry.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -170,146 +172,6 @@ fn cargo(project: &Project<'_>) -> Guess {
     }
 }
 
-/// A virtual environment `.venv` in the checkout; the project and its test dependencies installed
-/// into it once per change of the files that name them (a stamp inside `.venv`), then pytest. A
-/// project with compiled extensions is built again in every check.
-fn python(project: &Project<'_>) -> Guess {
-    let (reqs, compiled) = python_requirements(project);
-    let (stamp, step) = python_install(project, &reqs, compiled);
-    // Each extension the project names must import once built: an optional extension that
-    // failed to compile falls back to pure code silently, and its tests would only be skipped.
-    let modules = match compiled {
-        true => extension_modules(&|name| project.read(name)),
-        false => Vec::new(),
-    };
-    let probe = match modules.as_slice() {
-        [] => String::new(),
-        names => format!(
-            ".venv/bin/python -c {} && ",
-            shell_word(&format!("import {}", names.join(", ")))
-        ),
-    };
-    let run = format!(
-        "export PIP_CACHE_DIR={}; [ -x .venv/bin/python ] || python3 -m venv .venv; \
-         {{ {stamp}; }} > \"$TMPDIR\"/closegate-deps; {step} && \
-         {probe}.venv/bin/python -m pytest -v -rs -p no:cacheprovider",
-        private_cache("pip")
-    );
-    // No `prepare`: pip learns a project's dependencies only by running its build backend
-    // (`setup.py`, the metadata hook), which is the project's own code; the install keeps the
-    // network.
-    Guess {
-        name: "test",
-        run,
-        prepare: None,
-        network: true,
-        writable: Vec::new(),
-        env: Vec::new(),
-        keep: keep_with_private(Some(".venv/")),
-    }
-}
-
-/// The stamp of the dependency manifests and the step that installs when it changed (a fresh
-/// environment), else, for a project with compiled extensions, builds it again.
-fn python_install(project: &Project<'_>, reqs: &[String], compiled: bool) -> (String, String) {
-    let (newer_pip, as_of) = resolved_as_of(project);
-    // The stamp names the files by pattern: a word naming a repository path would put the
-    // whole file on surface `ci` (SPEC §4.5), and a dependency added is no graded input. The
-    // date dependencies are resolved as of is in it: a new date installs again.
-    let date = as_of
-        .strip_prefix(" --uploaded-prior-to=")
-        .map_or(String::new(), |d| format!("echo {d}; "));
-    let stamp = format!("{date}cat pyproject.* setup.* requirements*.txt 2>/dev/null");
-    let pip = format!(".venv/bin/python -m pip install -q --disable-pip-version-check{as_of}");
-    // A change of the stamp starts the environment afresh: a release left from an earlier
-    // install satisfies pip and is kept, however far past the date (or gone from the manifest).
-    let installed = format!(
-        "python3 -m venv --clear .venv && {newer_pip}{pip} {} && \
-         cp \"$TMPDIR\"/closegate-deps .venv/.closegate-deps",
-        reqs.join(" ")
-    );
-    let same = "cmp -s \"$TMPDIR\"/closegate-deps .venv/.closegate-deps";
-    let step = if compiled {
-        // The extension's sources are not in the stamp: it is built in every check, and the
-        // build it replaces was removed with the reset (it is untracked). Built with the build
-        // requirements installed beside the dependencies (no isolated environment downloaded
-        // each time); should that fail, as pip builds by default.
-        format!(
-            "if {same}; then {pip} --no-deps --no-build-isolation -e . || \
-             {pip} --no-deps -e .; else {installed}; fi"
-        )
-    } else {
-        format!("{same} || {{ {installed}; }}")
-    };
-    (stamp, step)
-}
-
-/// How long a base tip may have stood before its unpinned dependencies are resolved as of its
-/// date: a year.
-const DORMANT_S: i64 = 365 * 24 * 3600;
-
-/// For a project whose base tip is older than [`DORMANT_S`] when `init` runs: the step that
-/// brings the virtual environment's pip to one that knows `--uploaded-prior-to` (26 and later),
-/// and that option with the tip's date, so its dependencies are the releases its authors last
-/// tested with and not whatever has been published since (a test extra asking `mypy~=1.4` gets
-/// today's mypy, whose messages its expected output predates). `("", "")` otherwise.
-fn resolved_as_of(project: &Project<'_>) -> (String, String) {
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX));
-    match project.tip_time {
-        Some(tip) if now - tip > DORMANT_S => (
-            ".venv/bin/python -m pip install -q --disable-pip-version-check 'pip>=26' && "
-                .to_string(),
-            format!(" --uploaded-prior-to={}", crate::date::rfc3339(tip)),
-        ),
-        _ => (String::new(), String::new()),
-    }
-}
-
-/// What the install step installs (the project with its test extras, test groups, requirement
-/// files, pytest, and for a project with compiled extensions its build requirements), as shell
-/// words; and whether the project has compiled extensions.
-fn python_requirements(project: &Project<'_>) -> (Vec<String>, bool) {
-    let mut reqs: Vec<String> = Vec::new();
-    let installable = ["pyproject.toml", "setup.py", "setup.cfg"]
-        .iter()
-        .any(|f| project.has(f));
-    let extras = python_extras(project.root);
-    if installable {
-        match extras.as_slice() {
-            [] => reqs.push("-e .".to_string()),
-            _ => reqs.push(format!(
-                "-e {}",
-                shell_word(&format!(".[{}]", extras.join(",")))
-            )),
-        }
-    }
-    for group in python_groups(project.root) {
-        if !reqs.contains(&group) {
-            reqs.push(shell_word(&group));
-        }
-    }
-    for file in REQUIREMENT_FILES {
-        if project.has(file) {
-            reqs.push(format!("-r {file}"));
-        }
-    }
-    if !reqs.iter().any(|r| r == "pytest") {
-        reqs.push("pytest".to_string());
-    }
-    let compiled = installable && compiled_python(&|name| project.read(name)).is_some();
-    if compiled {
-        for req in python_build_requires(project.root) {
-            let word = shell_word(&req);
-            if !reqs.contains(&word) {
-                reqs.push(word);
-            }
-        }
-    }
-    (reqs, compiled)
-}
-
 /// What `npm test` is given so that its runner names every test for the census (SPEC §26.4),
 /// when `scripts.test` is that runner alone: the runners table's option (jest's `--verbose`,
 /// vitest's verbose reporter). A chain (`eslint . && jest`) gets nothing: npm would hand the
@@ -328,80 +190,6 @@ pub(super) fn census_flags(path: &Path) -> String {
         return String::new();
     }
     crate::runners::names_tests_option(test).map_or(String::new(), |o| format!(" -- {o}"))
-}
-
-/// Requirement files projects keep their test dependencies in.
-const REQUIREMENT_FILES: [&str; 4] = [
-    "requirements-test.txt",
-    "requirements-dev.txt",
-    "test-requirements.txt",
-    "requirements/test.txt",
-];
-
-/// Names under which projects keep their test dependencies.
-const TEST_NAMES: [&str; 4] = ["tests", "test", "testing", "dev"];
-
-/// `[project.optional-dependencies]` extras named like test dependencies.
-fn python_extras(root: &Path) -> Vec<String> {
-    let Some(table) = pyproject(root) else {
-        return Vec::new();
-    };
-    let extras = table
-        .get("project")
-        .and_then(|p| p.get("optional-dependencies"))
-        .and_then(|e| e.as_table());
-    TEST_NAMES
-        .iter()
-        .filter(|n| **n != "dev" && extras.is_some_and(|e| e.contains_key(**n)))
-        .map(|n| n.to_string())
-        .collect()
-}
-
-/// The requirement strings of `[dependency-groups]` (PEP 735) named like test dependencies,
-/// `{include-group = …}` followed; pip before 25.1 has no `--group`, so they are named.
-fn python_groups(root: &Path) -> Vec<String> {
-    let Some(table) = pyproject(root) else {
-        return Vec::new();
-    };
-    let Some(groups) = table.get("dependency-groups").and_then(|g| g.as_table()) else {
-        return Vec::new();
-    };
-    let mut out = Vec::new();
-    let mut todo: Vec<&str> = TEST_NAMES
-        .iter()
-        .copied()
-        .filter(|n| groups.contains_key(*n))
-        .take(1)
-        .collect();
-    let mut seen: Vec<&str> = Vec::new();
-    while let Some(name) = todo.pop() {
-        if seen.contains(&name) {
-            continue;
-        }
-        seen.push(name);
-        for item in groups
-            .get(name)
-            .and_then(|g| g.as_array())
-            .into_iter()
-            .flatten()
-        {
-            match item {
-                toml::Value::String(req) if !out.contains(req) => out.push(req.clone()),
-                toml::Value::Table(t) => {
-                    if let Some(inc) = t.get("include-group").and_then(|v| v.as_str()) {
-                        todo.push(inc);
-                    }
-                }
-                _ => {}
-            }
-        }
-    }
-    out
-}
-
-fn pyproject(root: &Path) -> Option<toml::Table> {
-    let bytes = crate::input_file::read(&root.join("pyproject.toml")).ok()?;
-    String::from_utf8(bytes).ok()?.parse().ok()
 }
 
 /// Whether `package.json` names `package` among its dependencies of any kind.

@@ -393,7 +393,9 @@ fn init_guesses_work_in_a_pristine_checkout() {
 
     // Python: a venv inside the checkout with the project and its test group installed there,
     // never an editable install outside it; the files are named by pattern so a dependency
-    // added to pyproject.toml is not graded input.
+    // added to pyproject.toml is not graded input. The dependencies are declared (a
+    // `[project]` table): `prepare` installs their wheels with the network (SPEC §27.2), as the
+    // files are at the commit; `run` installs the project itself offline.
     let fx = Fixture::new();
     let root = fx.root();
     let pyproject = "[project]\nname = \"demo\"\nversion = \"0.1\"\n\n[dependency-groups]\ntests = [\"pytest\", \"freezegun\"]\n";
@@ -401,27 +403,63 @@ fn init_guesses_work_in_a_pristine_checkout() {
     init(&root, &["--no-try"]);
     let text = std::fs::read_to_string(root.join(".closegate.toml")).unwrap();
     let check = &Config::parse(&text, "x").unwrap().checks[0];
-    assert!(check.run.contains("python3 -m venv .venv"), "{}", check.run);
+    let prepare = check.prepare.as_deref().unwrap();
+    assert!(!check.network, "{text}");
+    for step in [prepare, &check.run] {
+        assert!(
+            step.starts_with("export PIP_CACHE_DIR=\"$PWD\"/.closegate-cache/pip;"),
+            "{step}"
+        );
+        // No word of either names the manifest (closegate's reader in `prepare` opens it, inside
+        // its script's one word).
+        let named = step
+            .split_whitespace()
+            .any(|w| w.trim_matches(['\'', '"', ';']) == "pyproject.toml");
+        assert!(!named, "{step}");
+    }
+    assert!(!check.run.contains("pyproject.toml"), "{}", check.run);
     assert!(
-        check
-            .run
-            .starts_with("export PIP_CACHE_DIR=\"$PWD\"/.closegate-cache/pip;"),
-        "{}",
-        check.run
+        prepare.contains("python3 -m venv --clear .venv"),
+        "{prepare}"
     );
     assert!(check.writable.is_empty(), "{:?}", check.writable);
     // The fixture's base is dated T0 (2023-11-14), over a year ago: its dependencies are resolved
     // as of that date (init_layouts::a_dormant_python_project_resolves_as_of_its_base_tip).
     assert!(
-        check
-            .run
+        prepare
             .contains("install -q --disable-pip-version-check --uploaded-prior-to=2023-11-14T22:1")
-            && check.run.contains("Z -e . pytest freezegun && cp"),
+            && prepare.contains("Z --only-binary :all: -r \"$TMPDIR\"/closegate-reqs.txt && cp"),
+        "{prepare}"
+    );
+    assert!(
+        prepare.contains(" P G:tests 'setuptools>=40.8.0' wheel pytest > "),
+        "{prepare}"
+    );
+    assert!(
+        check.run.contains(
+            "--no-index --no-deps --no-build-isolation -e . && cp \"$TMPDIR\"/closegate-deps \
+             .venv/.closegate-project; } && .venv/bin/python -m pytest -v -rs"
+        ),
         "{}",
         check.run
     );
-    assert!(!check.run.contains("pyproject.toml"), "{}", check.run);
     assert_eq!(check.keep, [".venv", ".closegate-cache"]);
+
+    // A `setup.py` alone: only its own code knows the dependencies, so pip installs in `run`,
+    // with the network, as before.
+    let fx = Fixture::new();
+    let root = fx.root();
+    fx.write(
+        &root,
+        "setup.py",
+        "from setuptools import setup\nsetup(name='demo')\n",
+    );
+    init(&root, &["--no-try"]);
+    let text = std::fs::read_to_string(root.join(".closegate.toml")).unwrap();
+    let check = &Config::parse(&text, "x").unwrap().checks[0];
+    assert!(check.network && check.prepare.is_none(), "{text}");
+    assert!(check.run.contains("python3 -m venv .venv"), "{}", check.run);
+    assert!(check.run.contains(" -e . pytest && cp"), "{}", check.run);
 }
 
 /// `init` with the files `files` at the root of a fresh repository (committed): its one check.
@@ -531,6 +569,8 @@ fn init_rebuilds_what_a_kept_tree_cannot_vouch_for() {
             )],
         ),
     ];
+    let offline = ".venv/bin/python -m pip install -q --disable-pip-version-check --no-index \
+                   --no-deps --no-build-isolation -e . && ";
     for (what, files) in &compiled {
         let check = guessed(files);
         // The build requirements are installed beside the dependencies.
@@ -540,22 +580,39 @@ fn init_rebuilds_what_a_kept_tree_cannot_vouch_for() {
             "maturin" => "'maturin>=1,<2'",
             _ => "wheel",
         };
-        assert!(
-            check
-                .run
-                .contains(&format!(" {build} && cp \"$TMPDIR\"/closegate-deps .venv/")),
-            "{what}: {}",
-            check.run
-        );
-        assert!(check.run.contains(rebuild), "{what}: {}", check.run);
+        if *what == "setup.py alone" {
+            // Only its `setup.py` knows its dependencies: installed in `run`, with the network.
+            assert!(
+                check
+                    .run
+                    .contains(&format!(" {build} && cp \"$TMPDIR\"/closegate-deps .venv/")),
+                "{what}: {}",
+                check.run
+            );
+            assert!(check.run.contains(rebuild), "{what}: {}", check.run);
+        } else {
+            // Declared: fetched in `prepare`; built offline, with no stamp to skip it.
+            let prepare = check.prepare.as_deref().unwrap_or_default();
+            assert!(!check.network, "{what}");
+            assert!(
+                prepare.contains(&format!(" {build} pytest > ")),
+                "{what}: {prepare}"
+            );
+            assert!(check.run.contains(offline), "{what}: {}", check.run);
+            assert!(
+                !check.run.contains(".closegate-project"),
+                "{what}: {}",
+                check.run
+            );
+        }
         assert!(check.run.contains("pytest -v -rs"), "{what}: {}", check.run);
     }
     // Each extension named literally must import once built (an optional one falls back).
     let check = guessed(&compiled[0].1);
     assert!(
-        check
-            .run
-            .contains("fi && .venv/bin/python -c 'import demo._c' && .venv/bin/python -m pytest"),
+        check.run.contains(&format!(
+            "{offline}.venv/bin/python -c 'import demo._c' && .venv/bin/python -m pytest"
+        )),
         "{}",
         check.run
     );
@@ -563,7 +620,15 @@ fn init_rebuilds_what_a_kept_tree_cannot_vouch_for() {
         ("pyproject.toml", pyproject),
         ("setup.py", "from setuptools import setup\nsetup()\n"),
     ]);
-    assert!(!pure.run.contains("--no-deps"), "{}", pure.run);
+    // A pure-Python project is installed once per change of its manifests (a stamp).
+    assert!(
+        pure.run.contains(&format!(
+            "cmp -s \"$TMPDIR\"/closegate-deps .venv/.closegate-project || {{ {}",
+            offline.trim_end_matches(" && ")
+        )),
+        "{}",
+        pure.run
+    );
 
     let prepare = "{\"scripts\": {\"test\": \"node t.js\", \"prepare\": \"tsc\", \"postinstall\": \"node gen.js\"}}\n";
     let npm = guessed(&[("package.json", prepare)]);

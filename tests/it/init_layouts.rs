@@ -294,25 +294,164 @@ fn a_dormant_python_project_resolves_as_of_its_base_tip() {
     let (code, out, err) = parts(&closegate(&root, &["init", "--no-try"]));
     assert_eq!(code, 0, "{out}{err}");
     let text = std::fs::read_to_string(root.join(".closegate.toml")).unwrap();
-    let run = &Config::parse(&text, "x").unwrap().checks[0].run;
+    let check = &Config::parse(&text, "x").unwrap().checks[0];
+    // Declared dependencies: resolved and fetched in `prepare` (SPEC §27.2); the date is in the
+    // stamp both steps make.
+    let prepare = check.prepare.as_deref().unwrap_or_default();
+    for step in [prepare, &check.run] {
+        assert!(
+            step.contains(&format!(
+                "{{ echo {old}; cat pyproject.* setup.* requirements*.txt 2>/dev/null; }}"
+            )),
+            "{step}"
+        );
+    }
     assert!(
-        run.contains(&format!(
-            "{{ echo {old}; cat pyproject.* setup.* requirements*.txt 2>/dev/null; }}"
-        )),
-        "{run}"
-    );
-    assert!(
-        run.contains(&format!(
-            "{{ python3 -m venv --clear .venv && .venv/bin/python -m pip install -q \
+        prepare.contains(&format!(
+            "python3 -m venv --clear .venv && .venv/bin/python -m pip install -q \
              --disable-pip-version-check 'pip>=26' && .venv/bin/python -m pip install -q --disable-pip-version-check \
-             --uploaded-prior-to={old} -e '.[test]' pytest && cp"
-        )),
-        "{run}"
+             --uploaded-prior-to={old} --only-binary :all: -r \"$TMPDIR\"/closegate-reqs.txt && cp"
+        )) && prepare.contains(" P E:test "),
+        "{prepare}"
     );
     // Committed today: today's releases, as before.
     let (check, _) = guessed(&[("pyproject.toml", pyproject)]);
+    let prepare = check.prepare.as_deref().unwrap_or_default();
     assert!(
-        !check.run.contains("--uploaded-prior-to") && !check.run.contains("pip>=26"),
+        !prepare.contains("--uploaded-prior-to") && !prepare.contains("pip>=26"),
+        "{prepare}"
+    );
+    assert!(!check.run.contains("--uploaded-prior-to"), "{}", check.run);
+}
+
+/// The part of a Python check's `prepare` that reads the declared requirements (closegate's own
+/// Python, no network, none of the project's code), run as `init` wrote it in `root` as the files
+/// are now: its exit status, its stdout lines and its stderr.
+fn declared_requirements(root: &std::path::Path, prepare: &str) -> (i32, Vec<String>, String) {
+    let start = prepare.find("python3 -c ").expect("the reader");
+    let end = prepare
+        .find(" > \"$TMPDIR\"/closegate-reqs.txt")
+        .expect("its output");
+    let out = std::process::Command::new("sh")
+        .args(["-c", &prepare[start..end]])
+        .current_dir(root)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    (
+        out.status.code().unwrap_or(-1),
+        stdout.lines().map(str::to_string).collect(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// SPEC §27.2: a Python project that declares its dependencies is fetched in `prepare`, which
+/// reads them from the files as they are at the commit and runs none of the project's code.
+/// Attacks: a requirement file that names the checkout (`-e .`, a path, `file:`) or a URL pip
+/// would build from, or dependencies turned `dynamic`, would have `prepare` run the project's
+/// build with the network: it fails naming the file instead. A requirement naming the project
+/// itself is never fetched from the index (a release of that name there is anyone's): it brings
+/// its extras.
+#[test]
+fn declared_python_dependencies_are_read_without_running_the_project() {
+    let pyproject = "[project]\nname = \"Demo.Pkg\"\nversion = \"0.1\"\n\
+                     dependencies = [\"attrs>=22\", \"demo_pkg[extra]\"]\n\n\
+                     [project.optional-dependencies]\nextra = [\"six\"]\ntest = [\"mypy~=1.4\"]\n\n\
+                     [dependency-groups]\nbase = [\"freezegun\"]\n\
+                     tests = [{include-group = \"base\"}, \"hypothesis\"]\n";
+    let reqs = "# pinned\ncoverage==7.4 \\\n    --hash=sha256:00\n";
+    let (code, out, check, fx) = init_on(
+        &[
+            ("pyproject.toml", pyproject),
+            ("requirements-test.txt", reqs),
+        ],
+        &["--no-try"],
+    );
+    assert_eq!(code, 0, "{out}");
+    let check = check.unwrap();
+    assert!(!check.network, "{check:?}");
+    let prepare = check.prepare.clone().unwrap();
+    let root = fx.root();
+    let (status, lines, err) = declared_requirements(&root, &prepare);
+    assert_eq!(status, 0, "{err}");
+    assert_eq!(
+        lines,
+        [
+            "attrs>=22",
+            "six",
+            "mypy~=1.4",
+            "freezegun",
+            "hypothesis",
+            "coverage==7.4     --hash=sha256:00",
+            "setuptools>=40.8.0",
+            "wheel",
+            "pytest",
+        ],
+        "{prepare}"
+    );
+    // As the files are at the commit: a dependency added later is read then.
+    fx.write(
+        &root,
+        "pyproject.toml",
+        &pyproject.replace("attrs>=22", "attrs>=22\", \"idna"),
+    );
+    let (_, lines, _) = declared_requirements(&root, &prepare);
+    assert!(lines.iter().any(|l| l == "idna"), "{lines:?}");
+
+    let planted = [
+        "-e .\n",
+        "./vendor/pkg\n",
+        "pkg @ file:///tmp/pkg\n",
+        "git+https://example.com/pkg.git\n",
+        "-r other.txt\n",
+        "--index-url file:///tmp/index\n",
+    ];
+    for line in planted {
+        fx.write(&root, "pyproject.toml", pyproject);
+        fx.write(&root, "requirements-test.txt", line);
+        let (status, lines, err) = declared_requirements(&root, &prepare);
+        assert_ne!(status, 0, "{line}: {lines:?}");
+        assert!(err.contains("requirements-test.txt: "), "{line}: {err}");
+    }
+    fx.write(&root, "requirements-test.txt", reqs);
+    let dynamic = pyproject.replace("version = \"0.1\"", "dynamic = [\"dependencies\"]");
+    fx.write(&root, "pyproject.toml", &dynamic);
+    let (status, _, err) = declared_requirements(&root, &prepare);
+    assert_ne!(status, 0);
+    assert!(
+        err.contains("pyproject.toml: dependencies dynamic"),
+        "{err}"
+    );
+
+    // Already so when `init` runs: the install keeps the network, in `run`.
+    for files in [
+        vec![("pyproject.toml", dynamic.as_str())],
+        vec![
+            ("pyproject.toml", pyproject),
+            ("requirements-test.txt", "-e .\n"),
+        ],
+        vec![("setup.cfg", "[metadata]\nname = demo\n")],
+    ] {
+        let (check, _) = guessed(&files);
+        assert!(
+            check.network && check.prepare.is_none(),
+            "{files:?}: {check:?}"
+        );
+    }
+    // Nothing to install of its own: the requirement files and pytest.
+    let (check, _) = guessed(&[
+        ("pytest.ini", "[pytest]\n"),
+        ("requirements-dev.txt", "attrs\n"),
+    ]);
+    let prepare = check.prepare.as_deref().unwrap_or_default();
+    assert!(
+        prepare.contains(" R:requirements-dev.txt pytest > "),
+        "{prepare}"
+    );
+    assert!(
+        check
+            .run
+            .contains("closegate-cache/pip; .venv/bin/python -m pytest"),
         "{}",
         check.run
     );
