@@ -192,11 +192,17 @@ fn plugin_drift(target: Target, root: &Path, repo: &Repo) -> Option<drift::Drift
     if target != Target::Codex {
         return None;
     }
+    // No copy in Codex's cache (one directory read): no plugin, and Codex's configuration is
+    // not read again on every stop.
+    let home = super::codex::home().ok()?;
+    if super::codex_plugin::cached(&home).is_empty() {
+        return None;
+    }
     let enabled = super::switches::plugin_in_repo(target, root, Some(repo));
     if !matches!(enabled, Some(super::switches::Plugin::Enabled(_))) {
         return None;
     }
-    drift::plugin_drift(&super::codex::home().ok()?)
+    drift::plugin_drift(&home)
 }
 
 /// The worktree's status document, as the gate would read it: its bytes and parse.
