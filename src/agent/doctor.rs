@@ -11,7 +11,7 @@ use anyhow::Result;
 use super::clients::{Root, Trust};
 use super::install::{self, HARNESS_MARGIN, Scope};
 use super::settings::{self, Ours};
-use super::{Target, codex_app};
+use super::{Target, codex_app, codex_plugin};
 use crate::catalog::Code;
 use crate::finding::Finding;
 use crate::repo::Repo;
@@ -103,8 +103,16 @@ pub fn check(target: Target, cwd: &Path) -> Result<Vec<Finding>> {
         .flatten();
     let mut findings = super::switches::off(target, cwd, binary.is_none());
     let plugin = super::switches::plugin(target, cwd);
-    if found.is_empty() && matches!(plugin, Some(super::switches::Plugin::Enabled(_))) {
-        // Installed as the client's plugin: the plugin's own hooks file, versioned with closegate.
+    let plugin = matches!(plugin, Some(super::switches::Plugin::Enabled(_)));
+    if plugin && target == Target::Codex {
+        findings.extend(plugin_drift_problem());
+    }
+    if found.is_empty() && plugin {
+        // Installed as the client's plugin: the plugin's own hooks file, versioned with closegate;
+        // for Codex, whether Codex trusts its hooks (asked, or judged in `switches`).
+        if let Some(bin) = &binary {
+            findings.extend(codex_plugin_listed(bin, cwd));
+        }
         return Ok(findings);
     }
     if found.is_empty() {
@@ -201,6 +209,51 @@ fn codex_listed(bin: &Path, cwd: &Path, found: &[Installed]) -> Vec<Finding> {
         }
     }
     findings
+}
+
+/// Codex's own listing of closegate's plugin hooks for a session in `cwd`: none listed, or one it
+/// would not run (untrusted, or trusted as another version of the plugin).
+fn codex_plugin_listed(bin: &Path, cwd: &Path) -> Vec<Finding> {
+    let listed =
+        codex_app::Session::start(bin).and_then(|mut s| Ok((s.list(cwd)?, s.name.clone())));
+    let (listed, name) = match listed {
+        Ok(listed) => listed,
+        Err(e) => {
+            return vec![inactive(format!(
+                "cannot ask Codex whether it trusts closegate's plugin hooks: {e:#}"
+            ))];
+        }
+    };
+    let ours: Vec<&codex_app::Listed> = (listed.iter())
+        .filter(|h| codex_plugin::is_plugin_key(&h.key) && settings::is_ours(&h.command))
+        .collect();
+    if ours.is_empty() {
+        return vec![inactive(format!(
+            "{name} lists no hook of the plugin {} for this worktree: run `codex plugin add {}`",
+            codex_plugin::ID,
+            codex_plugin::ID
+        ))];
+    }
+    (ours.into_iter())
+        .filter(|h| h.trust_status != "trusted" && h.trust_status != "managed")
+        .map(|h| {
+            inactive(format!(
+                "Codex skips the plugin's hook {} without a word: {name} lists it as {}; {}",
+                h.key,
+                h.trust_status,
+                codex_plugin::TRUST_FIX
+            ))
+        })
+        .collect()
+}
+
+/// closegate's Codex plugin as Codex keeps it differs from the one this closegate ships.
+fn plugin_drift_problem() -> Option<Finding> {
+    let found = super::drift::plugin_drift(&super::codex::home().ok()?)?;
+    Some(inactive(format!(
+        "the stop hook as installed is not {}: {}; {}",
+        found.against, found.difference, found.fix
+    )))
 }
 
 /// The hook as installed differs from the committed one (SPEC §27.3): the base tip's for a file

@@ -3,6 +3,8 @@
 //! session's hook, outside every gate: the stop hook compares closegate's entries there with the
 //! base tip's. For Claude Code the worktree's own `.claude/settings.json` is compared with its
 //! HEAD's (a committed edit is the protected gate's business: `.claude/**` is on `instructions`).
+//! closegate installed as a Codex plugin is compared with the plugin this closegate ships: Codex
+//! keeps its copy in `$CODEX_HOME`, which the agent can write (`codex_plugin`).
 
 use std::path::{Path, PathBuf};
 
@@ -15,6 +17,8 @@ use crate::repo::Repo;
 
 /// What the stop hook found: the difference in words (naming the file).
 pub struct Drift {
+    /// What the installed hook is not, in words (`the committed one`, `the one closegate ships`).
+    pub against: &'static str,
     pub difference: String,
     /// How to put the committed hook back.
     pub fix: String,
@@ -52,16 +56,51 @@ pub fn drift(
         source.against,
         describe(&committed)
     );
-    let max_blocks = committed
+    Some(Drift {
+        against: "the committed one",
+        difference,
+        fix: source.fix,
+        max_blocks: max_blocks_of(&committed),
+    })
+}
+
+/// The drift of closegate's Codex plugin as Codex keeps it (every cached version) from the one
+/// this closegate ships; `None` when every copy holds the shipped hooks.
+pub fn plugin_drift(home: &Path) -> Option<Drift> {
+    let shipped = super::codex_plugin::SHIPPED;
+    let shape = &Target::Codex.row().shape;
+    let committed = entries(shipped, shape);
+    let file = super::codex_plugin::cached(home).into_iter().find(|f| {
+        let text = crate::input_file::read(f).map(|b| String::from_utf8_lossy(&b).into_owned());
+        text.map_or(true, |t| entries(&t, shape) != committed)
+    })?;
+    let text = crate::input_file::read(&file).map(|b| String::from_utf8_lossy(&b).into_owned());
+    let installed = text.map(|t| entries(&t, shape)).unwrap_or_default();
+    Some(Drift {
+        against: "the one closegate ships",
+        difference: format!(
+            "the Codex plugin {} as Codex keeps it ({}) holds {}; closegate {} ships {}",
+            super::codex_plugin::ID,
+            file.display(),
+            describe(&installed),
+            env!("CARGO_PKG_VERSION"),
+            describe(&committed)
+        ),
+        fix: format!(
+            "put it back: `codex plugin add {}` (it copies the plugin from its marketplace again)",
+            super::codex_plugin::ID
+        ),
+        max_blocks: max_blocks_of(&committed),
+    })
+}
+
+/// The committed hooks' `--max-blocks` (the smallest).
+fn max_blocks_of(committed: &[(&'static str, String, Option<u64>)]) -> u32 {
+    committed
         .iter()
         .map(|(_, command, _)| settings::max_blocks_of(command))
         .min()
-        .unwrap_or(settings::DEFAULT_MAX_BLOCKS);
-    Some(Drift {
-        difference,
-        fix: source.fix,
-        max_blocks,
-    })
+        .unwrap_or(settings::DEFAULT_MAX_BLOCKS)
 }
 
 /// The installed file, and what it is compared with.

@@ -9,6 +9,7 @@ pub mod bounded;
 pub mod clients;
 pub mod codex;
 pub mod codex_app;
+pub mod codex_plugin;
 pub mod decided;
 pub mod doctor;
 pub mod drift;

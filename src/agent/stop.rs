@@ -161,10 +161,12 @@ fn refused_as_installed(
     how: &How<'_>,
     judged: &mut Judged,
 ) -> bool {
-    if let Some(found) = drift::drift(repo, root, how.target, tip) {
+    let found =
+        drift::drift(repo, root, how.target, tip).or_else(|| plugin_drift(how.target, root, repo));
+    if let Some(found) = found {
         let msg = format!(
-            "the stop hook as installed is not the committed one: {}; {}",
-            found.difference, found.fix
+            "the stop hook as installed is not {}: {}; {}",
+            found.against, found.difference, found.fix
         );
         judged.refuse(Finding::new(Code::AgentHookInactive, msg));
         judged.max_blocks = Some(found.max_blocks);
@@ -182,6 +184,25 @@ fn refused_as_installed(
         judged.refuse(Finding::new(finding.code, msg));
     }
     !off.is_empty()
+}
+
+/// closegate's Codex plugin, when Codex has it enabled, as Codex keeps it: its drift from the
+/// plugin this closegate ships (an agent can edit Codex's copy and have Codex trust the edit).
+fn plugin_drift(target: Target, root: &Path, repo: &Repo) -> Option<drift::Drift> {
+    if target != Target::Codex {
+        return None;
+    }
+    // No copy in Codex's cache (one directory read): no plugin, and Codex's configuration is
+    // not read again on every stop.
+    let home = super::codex::home().ok()?;
+    if super::codex_plugin::cached(&home).is_empty() {
+        return None;
+    }
+    let enabled = super::switches::plugin_in_repo(target, root, Some(repo));
+    if !matches!(enabled, Some(super::switches::Plugin::Enabled(_))) {
+        return None;
+    }
+    drift::plugin_drift(&home)
 }
 
 /// The worktree's status document, as the gate would read it: its bytes and parse.

@@ -15,7 +15,7 @@ use serde_json::Value;
 
 use super::clients::{Enabled, Home, Off, Trust};
 use super::install::{self, Scope};
-use super::{Target, codex, settings};
+use super::{Target, codex, codex_plugin, settings};
 use crate::catalog::Code;
 use crate::finding::Finding;
 use crate::repo::Repo;
@@ -74,19 +74,80 @@ pub fn off_in(
     if target.row().trust == Trust::Codex {
         found.extend(codex_trust(cwd, repo, computed_trust));
     }
-    // Whether the plugin is disabled matters only for a hook installed as the plugin alone.
-    let plugin_only = target.row().plugin.is_some() && !in_settings(target, root, repo, &files);
-    let disabled = plugin_only
-        .then(|| plugin_in(target, root, repo, &files))
-        .flatten();
-    if let Some(Plugin::Disabled(file)) = disabled {
-        let id = target.row().plugin.as_ref().map_or("", |p| p.id);
-        found.push(inactive(format!(
-            "{} disables the plugin {id}, and closegate's hook is installed only as that plugin: \
+    found.extend(plugin_problems(target, root, repo, &files, computed_trust));
+    found
+}
+
+/// For a hook installed as the client's plugin alone (whether it is disabled matters only then):
+/// the plugin disabled; for Codex, judged by closegate's computed hash when `computed_trust`,
+/// its hooks untrusted (`codex_plugin`).
+fn plugin_problems(
+    target: Target,
+    root: &Path,
+    repo: Option<&Repo>,
+    files: &Files,
+    computed_trust: bool,
+) -> Vec<Finding> {
+    let Some(row) = target.row().plugin.as_ref() else {
+        return Vec::new();
+    };
+    if in_settings(target, root, repo, files) {
+        return Vec::new();
+    }
+    match plugin_in(target, root, repo, files) {
+        Some(Plugin::Disabled(file)) => vec![inactive(format!(
+            "{} disables the plugin {}, and closegate's hook is installed only as that plugin: \
              enable it again (or run `closegate agent install --target {}`)",
             file.display(),
+            row.id,
             target.as_str()
-        )));
+        ))],
+        Some(Plugin::Enabled(_)) if target.row().trust == Trust::Codex && computed_trust => {
+            codex_plugin_trust()
+        }
+        _ => Vec::new(),
+    }
+}
+
+/// closegate's Codex plugin, enabled, as Codex keeps it: a copy of it, and each of its hooks
+/// trusted by the hash closegate computes (the content part of Codex's trust only Codex checks).
+fn codex_plugin_trust() -> Vec<Finding> {
+    let Ok(home) = codex::home() else {
+        return Vec::new();
+    };
+    let config_path = home.join("config.toml");
+    let config = codex::read_config(&config_path)
+        .and_then(|text| codex::parse_config(&text, &config_path))
+        .unwrap_or_default();
+    let cached = codex_plugin::cached(&home);
+    if cached.is_empty() {
+        return vec![inactive(format!(
+            "Codex has the plugin {} enabled but keeps no copy of it under {}: run `codex plugin \
+             add {}`",
+            codex_plugin::ID,
+            home.join("plugins/cache").display(),
+            codex_plugin::ID
+        ))];
+    }
+    let mut found = Vec::new();
+    for file in cached {
+        let text = crate::input_file::read(&file).map(|b| String::from_utf8_lossy(&b).into_owned());
+        for entry in codex_plugin::entries(&text.unwrap_or_default()) {
+            let why = match codex::trust_of(&config, &entry) {
+                codex::Trust::Trusted => continue,
+                codex::Trust::Untrusted => "has no trust entry",
+                codex::Trust::Stale => "is trusted only as another version of itself",
+            };
+            found.push(inactive(format!(
+                "Codex skips the plugin's {} hook ({}) without a word: it {why} in {} \
+                 (`[hooks.state.\"{}\"]`); {}",
+                entry.event,
+                file.display(),
+                config_path.display(),
+                entry.key,
+                codex_plugin::TRUST_FIX
+            )));
+        }
     }
     found
 }
@@ -103,6 +164,11 @@ pub enum Plugin {
 pub fn plugin(target: Target, root: &Path) -> Option<Plugin> {
     let files = Files::default();
     plugin_in(target, root, Repo::discover(root).ok().as_ref(), &files)
+}
+
+/// [`plugin`] with the repository around `root` already opened (the stop hook's, opened once).
+pub fn plugin_in_repo(target: Target, root: &Path, repo: Option<&Repo>) -> Option<Plugin> {
+    plugin_in(target, root, repo, &Files::default())
 }
 
 fn plugin_in(target: Target, root: &Path, repo: Option<&Repo>, files: &Files) -> Option<Plugin> {

@@ -201,6 +201,16 @@ pub fn plugin_commands(target: Target, out: &mut dyn Write) -> Result<()> {
          run longer need `closegate agent install --target {}` instead",
         target.as_str()
     )?;
+    if target.row().trust == crate::agent::clients::Trust::Codex {
+        // Measured with Codex 0.169.0 and 0.171.0: `codex plugin add` leaves the plugin's hooks
+        // untrusted, and `codex exec` runs none of them until they are.
+        writeln!(
+            out,
+            "# Codex runs the plugin's hooks only once trusted: {}; `closegate agent doctor \
+             --target codex` says whether it runs them",
+            crate::agent::codex_plugin::TRUST_FIX
+        )?;
+    }
     Ok(())
 }
 

@@ -689,6 +689,156 @@ fn claude_code_a_plugin_installed_hook_runs_and_doctor_recognises_it() {
     }
 }
 
+/// The commands `agent install --target codex --plugin` prints, SOURCE this repository (the
+/// marketplace), each run with the client's own `codex`.
+fn codex_plugin_add(a: &Agent) {
+    let (code, printed, err) = a.closegate(
+        &a.s.wt,
+        &["agent", "install", "--target", "codex", "--plugin"],
+    );
+    assert_eq!(code, 0, "{printed}{err}");
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR")).display().to_string();
+    let commands: Vec<Vec<String>> = (printed.lines())
+        .filter(|l| l.starts_with("codex "))
+        .map(|l| {
+            l.split_whitespace()
+                .skip(1)
+                .map(|w| w.replace("SOURCE", &repo))
+                .collect()
+        })
+        .collect();
+    assert_eq!(commands.len(), 2, "{printed}");
+    for args in commands {
+        let (code, out, err) = a.codex(&a.s.wt, &args);
+        assert_eq!(code, 0, "codex {args:?}: {out}{err}");
+    }
+}
+
+/// Codex: closegate installed as a plugin with the commands `agent install --plugin` prints, no
+/// hooks file anywhere, and its hooks trusted as Codex's own hooks review trusts them (the
+/// app-server's `hooks/list` and `config/batchWrite` of the hashes listed: `codex exec` has no
+/// review, and `codex plugin add` leaves them untrusted). Before the trust doctor says Codex
+/// skips them, asked (its `codex` on the PATH) and judged by the computed hash.
+fn codex_plugin_scene(c: &Client, steps: Vec<Value>) -> Agent {
+    let a = Agent::new(c, &script(steps), PASSING_CONFIG, None);
+    codex_plugin_add(&a);
+    for file in [
+        a.codex_home.join("hooks.json"),
+        a.s.root().join(".codex/hooks.json"),
+    ] {
+        assert!(!file.exists(), "{}", file.display());
+    }
+    for (asked, words) in [
+        (true, "lists it as untrusted"),
+        (false, "has no trust entry"),
+    ] {
+        let (code, doctor) = codex_doctor(&a, asked);
+        assert_eq!(code, 1, "{doctor}");
+        assert!(
+            doctor.contains("Codex skips the plugin's") && doctor.contains(words),
+            "{doctor}"
+        );
+        assert!(doctor.contains("Trust all and continue"), "{doctor}");
+    }
+    let mut app = crate::clients::CodexApp::start(&a);
+    let trusted = app.trust(&a.s.wt, |h| h["pluginId"] == "closegate@closegate");
+    assert_eq!(trusted.len(), 2, "{trusted:#?}");
+    a
+}
+
+/// `agent doctor --target codex` in the worktree: with the client's `codex` on the PATH
+/// (`asked`: Codex lists its hooks) or without (the hash closegate computes).
+fn codex_doctor(a: &Agent, asked: bool) -> (i32, String) {
+    let args = ["agent", "doctor", "--target", "codex"];
+    let (code, out, _) = match asked {
+        true => with_codex(a, &a.s.wt, &args),
+        false => a.closegate(&a.s.wt, &args),
+    };
+    (code, out)
+}
+
+/// Codex: the plugin-installed hook blocks a false "done", and doctor recognises it, asked or
+/// not. Attack: the plugin disabled in the user's `config.toml`, the hook installed only as that
+/// plugin: doctor says inactive, naming the switch.
+fn a_plugin_installed_hook_runs_and_doctor_recognises_it_codex(c: &Client) {
+    let a = codex_plugin_scene(c, vec![say(FALSE_DONE), say(QUESTION)]);
+    for asked in [true, false] {
+        let (code, doctor) = codex_doctor(&a, asked);
+        assert_eq!(code, 0, "{doctor}");
+        assert!(
+            doctor.contains("installed as the plugin closegate@closegate"),
+            "{doctor}"
+        );
+    }
+    ran_steps(&a, &a.run(), &[0, 1]);
+    let fed = a.server.input("scene:main", 1);
+    assert!(
+        fed.contains("closegate refused this stop") && fed.contains("signal-done-contradicted"),
+        "{fed}"
+    );
+    let config_path = a.codex_home.join("config.toml");
+    let config = std::fs::read_to_string(&config_path).unwrap();
+    let entry = "[plugins.\"closegate@closegate\"]\nenabled = true";
+    assert!(config.contains(entry), "{config}");
+    let disabled = config.replace(entry, "[plugins.\"closegate@closegate\"]\nenabled = false");
+    std::fs::write(&config_path, disabled).unwrap();
+    for asked in [true, false] {
+        let (code, doctor) = codex_doctor(&a, asked);
+        assert_eq!(code, 1, "{doctor}");
+        assert!(
+            doctor.contains("disables the plugin closegate@closegate"),
+            "{doctor}"
+        );
+    }
+}
+
+/// Attack: the agent appends `--max-blocks 0` to the hook in Codex's copy of the plugin (in
+/// `$CODEX_HOME`, outside every gate) and has Codex trust the edit, so the next session runs it.
+/// Doctor names the difference from the plugin closegate ships; the edited hook compares itself
+/// with it before anything else and blocks the false "done" under the shipped loop guard;
+/// the plugin added again, the next stop passes.
+fn an_edited_plugin_hook_is_never_obeyed_first(c: &Client) {
+    // The fix the hook names, run by the agent with the client's own `codex`.
+    let add_again = format!("{} plugin add closegate@closegate", c.bin.display());
+    let steps = vec![say(FALSE_DONE), run(&add_again), say(QUESTION)];
+    let a = codex_plugin_scene(c, steps);
+    let cache = a.codex_home.join("plugins/cache/closegate/closegate");
+    let version = std::fs::read_dir(&cache).unwrap().next().unwrap().unwrap();
+    let file = version.path().join("hooks/codex-hooks.json");
+    let shipped = std::fs::read_to_string(&file).unwrap();
+    let edited = shipped.replace("--time-limit 600\"", "--time-limit 600 --max-blocks 0\"");
+    assert_ne!(edited, shipped);
+    std::fs::write(&file, &edited).unwrap();
+    let mut app = crate::clients::CodexApp::start(&a);
+    let trusted = app.trust(&a.s.wt, |h| h["pluginId"] == "closegate@closegate");
+    assert!(
+        trusted
+            .iter()
+            .all(|h| h["command"].as_str().unwrap().ends_with("--max-blocks 0")),
+        "{trusted:#?}"
+    );
+    drop(app);
+    for asked in [true, false] {
+        let (code, doctor) = codex_doctor(&a, asked);
+        assert_eq!(code, 1, "{doctor}");
+        assert!(
+            doctor.contains("not the one closegate ships") && doctor.contains("--max-blocks 0"),
+            "{doctor}"
+        );
+    }
+    ran_steps(&a, &a.run(), &[0, 1, 2]);
+    let fed = a.server.input("scene:main", 1);
+    assert!(
+        fed.contains("agent-hook-inactive") && fed.contains("--max-blocks 0"),
+        "{fed}"
+    );
+    assert!(
+        fed.contains("`codex plugin add closegate@closegate`"),
+        "{fed}"
+    );
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), shipped);
+}
+
 macro_rules! codex_scenes {
     ($module:ident, $version:expr) => {
         mod $module {
@@ -730,6 +880,20 @@ macro_rules! codex_scenes {
             fn trust_comes_from_codex_itself_when_its_binary_is_present() {
                 if let Some(c) = client() {
                     super::trust_comes_from_codex_itself_when_its_binary_is_present(&c);
+                }
+            }
+
+            #[test]
+            fn a_plugin_installed_hook_runs_and_doctor_recognises_it() {
+                if let Some(c) = client() {
+                    super::a_plugin_installed_hook_runs_and_doctor_recognises_it_codex(&c);
+                }
+            }
+
+            #[test]
+            fn an_edited_plugin_hook_is_never_obeyed_first() {
+                if let Some(c) = client() {
+                    super::an_edited_plugin_hook_is_never_obeyed_first(&c);
                 }
             }
         }

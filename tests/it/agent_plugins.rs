@@ -5,7 +5,9 @@
 //! and says when the plugin is disabled, and the stop hook blocks then.
 //!
 //! Attacks: the plugin disabled in the untracked local settings while the hook runs only as the
-//! plugin (named by doctor, blocked by the hook); a plugin version left behind by a release.
+//! plugin (named by doctor, blocked by the hook); a plugin version left behind by a release;
+//! Codex's copy of the plugin missing, untrusted, or edited to add `--max-blocks 0` with its
+//! trust recomputed (the real Codex's scenes are in agent_clients.rs).
 
 use std::path::Path;
 
@@ -66,7 +68,7 @@ fn the_plugins_hooks_are_closegates_stop_hook() {
 }
 
 /// `agent install --plugin` prints the commands that add the marketplace and install the
-/// plugin, writing nothing; a client without plugins is an exit-2 error naming it.
+/// plugin (for Codex, and how to trust its hooks), writing nothing; a client without plugins is an exit-2 error naming it.
 #[test]
 fn install_plugin_prints_the_commands() {
     let s = Scene::returned(Some(PASSING_CONFIG)).own_home();
@@ -92,6 +94,9 @@ fn install_plugin_prints_the_commands() {
         for needle in needles {
             assert!(out.contains(needle), "{out}");
         }
+        // Codex leaves a plugin's hooks untrusted (measured): the trust step is named.
+        let trust = "# Codex runs the plugin's hooks only once trusted";
+        assert_eq!(out.contains(trust), target == "codex", "{out}");
     }
     assert!(!s.wt.join(".claude").exists() && !s.root().join(".codex").exists());
     let args = ["agent", "install", "--target", "gemini", "--plugin"];
@@ -140,13 +145,70 @@ fn doctor_recognises_a_plugin_installed_hook_and_a_disabled_plugin() {
     let (_, stdout, _) = run(&s, &s.wt, &["agent", "stop-hook"], Some(input.as_bytes()));
     assert_eq!(stdout, "");
 
-    std::fs::create_dir_all(s.home.path().join(".codex")).unwrap();
-    let config = "[plugins.\"closegate@closegate\"]\nenabled = true\n";
-    std::fs::write(s.home.path().join(".codex/config.toml"), config).unwrap();
+    codex_plugin_enabled_copied_and_trusted(&s, &doctor);
+}
+
+/// Codex (as 0.169.0 and 0.171.0 keep a plugin, tests/it/agent_clients.rs): the plugin enabled
+/// with no copy in Codex's cache, then copied but its hooks untrusted, then trusted (the hook
+/// part of Codex's trust, as closegate computes it without a `codex` binary); then the copy
+/// edited to add `--max-blocks 0`, trust recomputed for the edit: named as not the one
+/// closegate ships.
+fn codex_plugin_enabled_copied_and_trusted(
+    s: &Scene,
+    doctor: &dyn Fn(&str) -> (i32, String, String),
+) {
+    let home = s.home.path().join(".codex");
+    std::fs::create_dir_all(&home).unwrap();
+    let mut config = "[plugins.\"closegate@closegate\"]\nenabled = true\n".to_string();
+    std::fs::write(home.join("config.toml"), &config).unwrap();
+    let (code, out, _) = doctor("codex");
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("keeps no copy of it"), "{out}");
+    let cached = home.join("plugins/cache/closegate/closegate/0.1.0/hooks/codex-hooks.json");
+    std::fs::create_dir_all(cached.parent().unwrap()).unwrap();
+    let shipped = repo_json("plugins/closegate/hooks/codex-hooks.json");
+    std::fs::write(&cached, shipped.to_string()).unwrap();
+    let (code, out, _) = doctor("codex");
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        out.contains("Codex skips the plugin's Stop hook") && out.contains("has no trust entry"),
+        "{out}"
+    );
+    let trust = |config: &mut String, hooks: &Value| {
+        for (event, label) in [("Stop", "stop"), ("SubagentStop", "subagent_stop")] {
+            let hook = &hooks["hooks"][event][0]["hooks"][0];
+            let (command, timeout) = (
+                hook["command"].as_str().unwrap(),
+                hook["timeout"].as_u64().unwrap(),
+            );
+            let hash = crate::agent_install::codex_hash(label, command, timeout);
+            let key = format!("closegate@closegate:hooks/codex-hooks.json:{label}:0:0");
+            config.push_str(&format!(
+                "\n[hooks.state.\"{key}\"]\ntrusted_hash = \"{hash}\"\n"
+            ));
+        }
+    };
+    trust(&mut config, &shipped);
+    std::fs::write(home.join("config.toml"), &config).unwrap();
     let (code, out, _) = doctor("codex");
     assert_eq!(code, 0, "{out}");
     assert!(
         out.contains("installed as the plugin closegate@closegate"),
         "{out}"
     );
+    let text = shipped
+        .to_string()
+        .replace("--time-limit 600\"", "--time-limit 600 --max-blocks 0\"");
+    let edited: Value = serde_json::from_str(&text).unwrap();
+    std::fs::write(&cached, &text).unwrap();
+    let mut config = "[plugins.\"closegate@closegate\"]\nenabled = true\n".to_string();
+    trust(&mut config, &edited);
+    std::fs::write(home.join("config.toml"), &config).unwrap();
+    let (code, out, _) = doctor("codex");
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        out.contains("not the one closegate ships") && out.contains("--max-blocks 0"),
+        "{out}"
+    );
+    assert!(!out.contains("Codex skips"), "the edit is trusted: {out}");
 }

@@ -358,6 +358,15 @@ impl Agent {
         out
     }
 
+    /// The client's own binary with `args` in `cwd` (`codex plugin add …`), in the scene's
+    /// environment.
+    pub fn codex(&self, cwd: &Path, args: &[String]) -> (i32, String, String) {
+        let mut cmd = Command::new(&self.client.bin);
+        cmd.args(args);
+        self.env(&mut cmd, cwd);
+        parts(&cmd.output().unwrap())
+    }
+
     /// Commit `paths` of the main checkout on `main`.
     pub fn commit_on_main(&self, paths: &[&str], msg: &str) {
         let root = self.s.root();
@@ -458,5 +467,99 @@ fn bounded(mut cmd: Command) -> Ran {
         stdout,
         stderr,
         elapsed: started.elapsed(),
+    }
+}
+
+/// A `codex app-server` the test speaks to as Codex's own hooks review does (JSON-RPC over
+/// stdio, one object a line): `hooks/list`, then `config/batchWrite` of `hooks.state`.
+pub struct CodexApp {
+    child: Child,
+    lines: std::sync::mpsc::Receiver<String>,
+    next: u64,
+}
+
+impl CodexApp {
+    /// Start the agent's Codex app-server and initialize it.
+    pub fn start(a: &Agent) -> CodexApp {
+        let mut cmd = Command::new(&a.client.bin);
+        a.env(&mut cmd, &a.s.wt);
+        cmd.arg("app-server")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null());
+        let mut child = cmd.spawn().unwrap();
+        let out = child.stdout.take().unwrap();
+        let (send, lines) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            for line in std::io::BufRead::lines(std::io::BufReader::new(out)).map_while(Result::ok)
+            {
+                if send.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        let mut app = CodexApp {
+            child,
+            lines,
+            next: 1,
+        };
+        app.request(
+            "initialize",
+            json!({"clientInfo": {"name": "t", "version": "0"}}),
+        );
+        app.send(&json!({"method": "initialized"}));
+        app
+    }
+
+    fn send(&mut self, message: &Value) {
+        let stdin = self.child.stdin.as_mut().unwrap();
+        std::io::Write::write_all(stdin, format!("{message}\n").as_bytes()).unwrap();
+    }
+
+    /// One request's result, awaited for at most 30 s.
+    pub fn request(&mut self, method: &str, params: Value) -> Value {
+        let id = self.next;
+        self.next += 1;
+        self.send(&json!({"id": id, "method": method, "params": params}));
+        loop {
+            let line = (self.lines.recv_timeout(Duration::from_secs(30)))
+                .unwrap_or_else(|e| panic!("codex app-server, {method}: {e}"));
+            let Ok(message) = serde_json::from_str::<Value>(&line) else {
+                continue;
+            };
+            if message["id"] == json!(id) {
+                assert!(message.get("error").is_none(), "{method}: {message}");
+                return message["result"].clone();
+            }
+        }
+    }
+
+    /// Every hook Codex would load for a session in `cwd`.
+    pub fn hooks(&mut self, cwd: &Path) -> Vec<Value> {
+        let listed = self.request("hooks/list", json!({"cwds": [cwd]}));
+        (listed["data"].as_array().unwrap().iter())
+            .flat_map(|e| e["hooks"].as_array().unwrap().clone())
+            .collect()
+    }
+
+    /// Trust every hook `keep` picks among those listed for `cwd`, as listed (its current hash).
+    pub fn trust(&mut self, cwd: &Path, keep: impl Fn(&Value) -> bool) -> Vec<Value> {
+        let picked: Vec<Value> = self.hooks(cwd).into_iter().filter(|h| keep(h)).collect();
+        let state: serde_json::Map<String, Value> = (picked.iter())
+            .map(|h| {
+                let key = h["key"].as_str().unwrap().to_string();
+                (key, json!({"trusted_hash": h["currentHash"]}))
+            })
+            .collect();
+        let edit = json!({"keyPath": "hooks.state", "mergeStrategy": "upsert", "value": state});
+        self.request("config/batchWrite", json!({"edits": [edit]}));
+        picked
+    }
+}
+
+impl Drop for CodexApp {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
     }
 }
