@@ -49,7 +49,7 @@ pub fn compiled_python(read: &dyn Fn(&str) -> Option<Vec<u8>>) -> Option<String>
 /// editable build with setuptools before 70 needs it) and `editables` beside hatchling (its
 /// editable build may ask for it): what an editable build needs with no isolated environment.
 pub(super) fn python_build_requires(root: &Path) -> Vec<String> {
-    let listed: Option<Vec<String>> = super::python::pyproject(root).and_then(|t| {
+    let listed: Option<Vec<String>> = pyproject(root).and_then(|t| {
         let requires = t.get("build-system")?.get("requires")?.as_array()?.clone();
         Some(
             requires
@@ -68,6 +68,12 @@ pub(super) fn python_build_requires(root: &Path) -> Vec<String> {
         requires.push("editables".to_string());
     }
     requires
+}
+
+/// The project's `pyproject.toml` as a table (`None`: absent, unreadable or not TOML).
+pub(super) fn pyproject(root: &Path) -> Option<toml::Table> {
+    let bytes = crate::input_file::read(&root.join("pyproject.toml")).ok()?;
+    String::from_utf8(bytes).ok()?.parse().ok()
 }
 
 /// Build backends that compile extensions: the distribution name and its backend modules.

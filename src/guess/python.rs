@@ -21,7 +21,7 @@
 use std::path::Path;
 
 use super::compiled::{
-    compiled_python, extension_modules, python_build_requires, requirement_name,
+    compiled_python, extension_modules, pyproject, python_build_requires, requirement_name,
 };
 use super::{Guess, Project, keep_with_private, private_cache};
 use crate::shell::shell_word;
@@ -399,9 +399,4 @@ fn python_groups(root: &Path) -> Vec<String> {
         }
     }
     out
-}
-
-pub(super) fn pyproject(root: &Path) -> Option<toml::Table> {
-    let bytes = crate::input_file::read(&root.join("pyproject.toml")).ok()?;
-    String::from_utf8(bytes).ok()?.parse().ok()
 }
