@@ -52,8 +52,15 @@ pub fn start_cwd(path: &Path) -> Option<PathBuf> {
     // that may be many megabytes long.
     let mut lines = std::io::BufReader::new(file.take(HEAD as u64));
     let mut line = Vec::new();
+    let key = memchr::memmem::Finder::new(b"\"cwd\"");
     while lines.read_until(b'\n', &mut line).ok()? > 0 {
-        if let Ok(value) = serde_json::from_slice::<Value>(&line) {
+        // Only a line naming the key is parsed (Gemini CLI's lines never do): a line could
+        // spell it escaped, but what it could say that way it could say plainly.
+        let named = key.find(&line).is_some();
+        if let Some(value) = named
+            .then(|| serde_json::from_slice::<Value>(&line).ok())
+            .flatten()
+        {
             let found = value["cwd"].as_str().or(value["payload"]["cwd"].as_str());
             if let Some(cwd) = found.filter(|c| !c.is_empty()) {
                 return Some(PathBuf::from(cwd));

@@ -44,6 +44,9 @@ pub struct Repo {
     trees: objects::Trees,
     /// [`Repo::workdir`], canonicalised once (a `readlink` per path component each time).
     workdir: std::cell::OnceCell<Option<PathBuf>>,
+    /// [`Repo::main_worktree_path`], found once (the configuration read and the path
+    /// canonicalised each time otherwise).
+    main_worktree: std::cell::OnceCell<Option<PathBuf>>,
     /// Where the objects of trees that are only checked go (SPEC §26.4), made on first use and
     /// removed when this handle is dropped.
     quarantine: std::cell::OnceCell<quarantine::Quarantine>,
@@ -87,6 +90,7 @@ impl Repo {
             git,
             trees,
             workdir: std::cell::OnceCell::new(),
+            main_worktree: std::cell::OnceCell::new(),
             quarantine: std::cell::OnceCell::new(),
         }
     }

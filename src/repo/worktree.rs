@@ -99,8 +99,12 @@ impl Repo {
     /// The main worktree's folder (canonical), without opening the linked ones: what
     /// [`Repo::worktrees`] lists first.
     pub fn main_worktree_path(&self) -> Option<PathBuf> {
-        self.main_worktree(&canonical(&self.common_dir()))
-            .map(|w| w.path)
+        self.main_worktree
+            .get_or_init(|| {
+                self.main_worktree(&canonical(&self.common_dir()))
+                    .map(|w| w.path)
+            })
+            .clone()
     }
 
     fn main_worktree(&self, common: &Path) -> Option<WorktreeInfo> {
