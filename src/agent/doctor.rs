@@ -182,18 +182,28 @@ fn name(target: Target) -> &'static str {
     target.row().display
 }
 
+/// Codex's hook listing for a session in `cwd` and the name Codex gives itself, or the finding
+/// that it cannot be asked (`what`: which of closegate's hooks were to be looked up).
+fn codex_listing(
+    bin: &Path,
+    cwd: &Path,
+    what: &str,
+) -> Result<(Vec<codex_app::Listed>, String), Finding> {
+    codex_app::Session::start(bin)
+        .and_then(|mut s| Ok((s.list(cwd)?, s.name.clone())))
+        .map_err(|e| {
+            inactive(format!(
+                "cannot ask Codex whether it trusts closegate's {what}: {e:#}"
+            ))
+        })
+}
+
 /// Codex's own listing of closegate's hooks for a session in `cwd`: each one it would not run
 /// (untrusted, or trusted as another version of itself), or a Codex that cannot be asked.
 fn codex_listed(bin: &Path, cwd: &Path, found: &[Installed]) -> Vec<Finding> {
-    let listed =
-        codex_app::Session::start(bin).and_then(|mut s| Ok((s.list(cwd)?, s.name.clone())));
-    let (listed, name) = match listed {
+    let (listed, name) = match codex_listing(bin, cwd, "hooks") {
         Ok(listed) => listed,
-        Err(e) => {
-            return vec![inactive(format!(
-                "cannot ask Codex whether it trusts closegate's hooks: {e:#}"
-            ))];
-        }
+        Err(finding) => return vec![finding],
     };
     let mut findings = Vec::new();
     for one in found {
@@ -214,15 +224,9 @@ fn codex_listed(bin: &Path, cwd: &Path, found: &[Installed]) -> Vec<Finding> {
 /// Codex's own listing of closegate's plugin hooks for a session in `cwd`: none listed, or one it
 /// would not run (untrusted, or trusted as another version of the plugin).
 fn codex_plugin_listed(bin: &Path, cwd: &Path) -> Vec<Finding> {
-    let listed =
-        codex_app::Session::start(bin).and_then(|mut s| Ok((s.list(cwd)?, s.name.clone())));
-    let (listed, name) = match listed {
+    let (listed, name) = match codex_listing(bin, cwd, "plugin hooks") {
         Ok(listed) => listed,
-        Err(e) => {
-            return vec![inactive(format!(
-                "cannot ask Codex whether it trusts closegate's plugin hooks: {e:#}"
-            ))];
-        }
+        Err(finding) => return vec![finding],
     };
     let ours: Vec<&codex_app::Listed> = (listed.iter())
         .filter(|h| codex_plugin::is_plugin_key(&h.key) && settings::is_ours(&h.command))
