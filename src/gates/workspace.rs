@@ -672,21 +672,28 @@ const LOCK_FILES: &[&str] = &[
 
 /// Whether a run of `commit` on a snapshot whose `prepare` fetched for `base` must fetch again
 /// (SPEC §27.2: the dependency cache is keyed by the lock files): a lock file or manifest (by
-/// name, in any folder; `requirements*.txt` too), or a file a word of the command names,
-/// differs between the two.
+/// name, in any folder; requirement files too: [`names_dependencies`]), or a file a word of the
+/// command names, differs between the two.
 pub fn fetch_needed(repo: &Repo, base: Oid, commit: Oid, prepare: &str) -> Result<bool> {
     let named: Vec<&str> = prepare
         .split_whitespace()
         .map(|w| w.trim_matches(['\'', '"']).trim_end_matches('/'))
         .collect();
-    let lock = |path: &str| {
-        let name = path.rsplit('/').next().unwrap_or(path);
-        LOCK_FILES.contains(&name)
-            || (name.starts_with("requirements") && name.ends_with(".txt"))
-            || named.contains(&path)
-    };
+    let lock = |path: &str| names_dependencies(path) || named.contains(&path);
     let changes = repo.changes(Some(base), commit)?;
     Ok(changes.iter().any(|c| c.paths().into_iter().any(lock)))
+}
+
+/// Whether the file at `path` names dependencies: a lock file or manifest by name, in any
+/// folder; a `.txt` whose name holds `requirements` (`requirements-dev.txt`,
+/// `test-requirements.txt`), or any `.txt` in a `requirements/` folder (pip-tools' layout:
+/// `requirements/tests.txt`).
+fn names_dependencies(path: &str) -> bool {
+    let mut parts = path.rsplit('/');
+    let name = parts.next().unwrap_or(path);
+    LOCK_FILES.contains(&name)
+        || (name.contains("requirements") && name.ends_with(".txt"))
+        || (parts.next() == Some("requirements") && name.ends_with(".txt"))
 }
 
 /// What `gc` did, or would do, with one directory of the warm state.
@@ -783,4 +790,29 @@ pub fn legacy(common_dir: &Path) -> Vec<PathBuf> {
 /// Remove a legacy workspace directory (see [`legacy`]).
 pub fn remove_legacy(path: &Path) -> Result<()> {
     remove_if_present(path).with_context(|| format!("removing {}", path.display()))
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn requirement_files_name_dependencies_in_any_folder_and_in_requirements() {
+        for path in [
+            "Cargo.lock",
+            "sub/package-lock.json",
+            "requirements-dev.txt",
+            "test-requirements.txt",
+            "requirements/tests.txt",
+            "py/requirements/docs.txt",
+        ] {
+            assert!(super::names_dependencies(path), "{path}");
+        }
+        for path in [
+            "README.md",
+            "notes/tests.txt",
+            "requirements/README.md",
+            "src/lock.rs",
+        ] {
+            assert!(!super::names_dependencies(path), "{path}");
+        }
+    }
 }

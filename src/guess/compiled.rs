@@ -86,7 +86,7 @@ const COMPILING_BACKENDS: [(&str, &[&str]); 4] = [
 
 /// The distribution name of a requirement string (`maturin>=1,<2` → `maturin`), normalized as
 /// the package index compares names: lower-case, `_` and `.` read as `-`.
-pub(super) fn requirement_name(req: &str) -> String {
+fn requirement_name(req: &str) -> String {
     let req = req.trim_start();
     let end = req
         .find(|c: char| !(c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.')))

@@ -20,9 +20,7 @@
 
 use std::path::Path;
 
-use super::compiled::{
-    compiled_python, extension_modules, pyproject, python_build_requires, requirement_name,
-};
+use super::compiled::{compiled_python, extension_modules, pyproject, python_build_requires};
 use super::{Guess, Project, keep_with_private, private_cache};
 use crate::shell::shell_word;
 
@@ -38,8 +36,11 @@ const SAME: &str = "cmp -s \"$TMPDIR\"/closegate-deps .venv/";
 /// Prints the requirements the files declare, one per line, as they are at the commit; exits
 /// non-zero, naming the file, when they do not say (`dynamic`, no `[project]`) or a requirement
 /// file names what the package index does not serve (see [`from_index`]). Arguments: `P` (the
-/// project's `dependencies`), `E:<extra>`, `G:<group>` (`include-group` followed), `R:<file>`,
-/// or a requirement. A requirement naming the project itself brings its extras instead.
+/// project's `dependencies`), `E:<extra>` (when the project has it), `G:<group>` (the first of
+/// these the project has, `include-group` followed), `R:<file>` (when it exists), or a
+/// requirement. A requirement naming the project itself brings its extras instead. The
+/// candidates are named, not what `init` found: a project that moves its test dependencies (from
+/// `requirements/tests.txt` to a dependency group, say) is read as it is at each commit.
 const DECLARED: &str = r#"import os,re,sys,tomllib
 a=sys.argv[1:];t={}
 if os.path.exists("pyproject.toml"):t=tomllib.load(open("pyproject.toml","rb"))
@@ -50,7 +51,7 @@ if d:sys.exit("pyproject.toml: "+" and ".join(d)+" dynamic: only the build backe
 k=lambda r:re.sub(r"[-_.]+","-",re.match(r"\s*([\w.-]*)",r).group(1)).lower()
 me=k(p.get("name","")) or None;x=p.get("optional-dependencies",{});g=t.get("dependency-groups",{});out=[];seen=set()
 def add(r):
-  if isinstance(r,dict):return walk("G:"+r.get("include-group",""))
+  if isinstance(r,dict):return walk("I:"+r.get("include-group",""))
   m=re.match(r"\s*[\w.-]*\s*\[(.*?)\]",r)
   if k(r)!=me:return out.append(r)
   for e in (m.group(1).split(",") if m else []):walk("E:"+e.strip())
@@ -64,8 +65,9 @@ def walk(s):
   seen.add(s);c,_,n=s.partition(":")
   if s=="P":[add(r) for r in p.get("dependencies",[])]
   elif c=="E":[add(r) for r in x.get(n,[])]
-  elif c=="G":[add(r) for r in g.get(n,[])]
-  elif c=="R":lines(n)
+  elif c in("G","I"):
+    if c=="I" or n in g and not any(v[:2]=="G:" and v[2:] in g for v in seen-{s}):[add(r) for r in g.get(n,[])]
+  elif c=="R":os.path.exists(n) and lines(n)
   else:add(s)
 for s in a:walk(s)
 print("\n".join(dict.fromkeys(out)))"#;
@@ -102,22 +104,13 @@ fn declared(project: &Project<'_>) -> Option<Vec<String>> {
             return None;
         }
         words.push("P".to_string());
-        words.extend(python_extras(project.root).iter().map(|e| format!("E:{e}")));
+        let extras = TEST_NAMES.iter().filter(|n| **n != "dev");
+        words.extend(extras.map(|e| format!("E:{e}")));
     }
-    let groups = table
-        .as_ref()
-        .and_then(|t| t.get("dependency-groups")?.as_table().cloned());
-    if let Some(name) = TEST_NAMES
-        .iter()
-        .find(|n| groups.as_ref().is_some_and(|g| g.contains_key(**n)))
-    {
-        words.push(format!("G:{name}"));
-    }
+    words.extend(TEST_NAMES.iter().map(|g| format!("G:{g}")));
     for file in REQUIREMENT_FILES {
-        let Some(bytes) = project.read(file) else {
-            continue;
-        };
-        if !String::from_utf8_lossy(&bytes).lines().all(from_index) {
+        let text = project.read(file).unwrap_or_default();
+        if !String::from_utf8_lossy(&text).lines().all(from_index) {
             return None;
         }
         words.push(format!("R:{file}"));
@@ -125,9 +118,7 @@ fn declared(project: &Project<'_>) -> Option<Vec<String>> {
     if installable(project) {
         words.extend(python_build_requires(project.root));
     }
-    if !words.iter().any(|w| requirement_name(w) == "pytest") {
-        words.push("pytest".to_string());
-    }
+    words.push("pytest".to_string());
     Some(words.iter().map(|w| shell_word(w)).collect())
 }
 
@@ -211,7 +202,7 @@ fn deps_stamp(as_of: &str) -> String {
     let date = as_of
         .strip_prefix(" --uploaded-prior-to=")
         .map_or(String::new(), |d| format!("echo {d}; "));
-    format!("{date}cat pyproject.* setup.* requirements*.txt 2>/dev/null")
+    format!("{date}cat pyproject.* setup.* *requirements*.txt requirements/*.txt 2>/dev/null")
 }
 
 /// The check when the files do not say what the tests need: the install keeps the network, in
@@ -333,11 +324,13 @@ fn python_requirements(project: &Project<'_>) -> (Vec<String>, bool) {
 }
 
 /// Requirement files projects keep their test dependencies in.
-const REQUIREMENT_FILES: [&str; 4] = [
+const REQUIREMENT_FILES: [&str; 6] = [
     "requirements-test.txt",
+    "requirements-tests.txt",
     "requirements-dev.txt",
     "test-requirements.txt",
     "requirements/test.txt",
+    "requirements/tests.txt",
 ];
 
 /// Names under which projects keep their test dependencies.

@@ -431,8 +431,11 @@ fn init_guesses_work_in_a_pristine_checkout() {
             && prepare.contains("Z --only-binary :all: -r \"$TMPDIR\"/closegate-reqs.txt && cp"),
         "{prepare}"
     );
+    // The candidates, read as the files are at each commit; the build requirements as `init`
+    // found them.
     assert!(
-        prepare.contains(" P G:tests 'setuptools>=40.8.0' wheel pytest > "),
+        prepare.contains(" P E:tests E:test E:testing G:tests G:test G:testing G:dev R:")
+            && prepare.contains(" R:requirements/tests.txt 'setuptools>=40.8.0' wheel pytest > "),
         "{prepare}"
     );
     assert!(

@@ -301,7 +301,7 @@ fn a_dormant_python_project_resolves_as_of_its_base_tip() {
     for step in [prepare, &check.run] {
         assert!(
             step.contains(&format!(
-                "{{ echo {old}; cat pyproject.* setup.* requirements*.txt 2>/dev/null; }}"
+                "{{ echo {old}; cat pyproject.* setup.* *requirements*.txt requirements/*.txt 2>/dev/null; }}"
             )),
             "{step}"
         );
@@ -311,7 +311,7 @@ fn a_dormant_python_project_resolves_as_of_its_base_tip() {
             "python3 -m venv --clear .venv && .venv/bin/python -m pip install -q \
              --disable-pip-version-check 'pip>=26' && .venv/bin/python -m pip install -q --disable-pip-version-check \
              --uploaded-prior-to={old} --only-binary :all: -r \"$TMPDIR\"/closegate-reqs.txt && cp"
-        )) && prepare.contains(" P E:test "),
+        )) && prepare.contains(" E:test "),
         "{prepare}"
     );
     // Committed today: today's releases, as before.
@@ -438,16 +438,55 @@ fn declared_python_dependencies_are_read_without_running_the_project() {
             "{files:?}: {check:?}"
         );
     }
+    // pip-tools' layout (itsdangerous before 2.2: `requirements/tests.txt`, compiled with
+    // comments): its pins are what the tests import.
+    let pinned = "#\n#    pip-compile tests.in\n#\nfreezegun==1.4.0\n    # via -r tests.in\n";
+    let (code, out, check, fx) = init_on(
+        &[
+            (
+                "pyproject.toml",
+                "[project]\nname = \"demo\"\nversion = \"0.1\"\n",
+            ),
+            ("requirements/tests.txt", pinned),
+        ],
+        &["--no-try"],
+    );
+    assert_eq!(code, 0, "{out}");
+    let prepare = check.unwrap().prepare.unwrap();
+    assert!(prepare.contains(" R:requirements/tests.txt "), "{prepare}");
+    let (status, lines, err) = declared_requirements(&fx.root(), &prepare);
+    assert_eq!(status, 0, "{err}");
+    assert!(lines.iter().any(|l| l == "freezegun==1.4.0"), "{lines:?}");
+    // The project later moves its test dependencies into a dependency group (itsdangerous did):
+    // the same `prepare` reads the group, with no new `init`.
+    let root = fx.root();
+    std::fs::remove_file(root.join("requirements/tests.txt")).unwrap();
+    fx.write(
+        &root,
+        "pyproject.toml",
+        "[project]\nname = \"demo\"\nversion = \"0.1\"\n\n[dependency-groups]\n\
+         dev = [\"ruff\"]\ntests = [\"freezegun\", \"pytest\"]\n",
+    );
+    let (status, lines, err) = declared_requirements(&root, &prepare);
+    assert_eq!(status, 0, "{err}");
+    assert_eq!(
+        lines,
+        ["freezegun", "pytest", "setuptools>=40.8.0", "wheel"],
+        "the first test group alone, not `dev`"
+    );
+
     // Nothing to install of its own: the requirement files and pytest.
-    let (check, _) = guessed(&[
+    let files = [
         ("pytest.ini", "[pytest]\n"),
         ("requirements-dev.txt", "attrs\n"),
-    ]);
+    ];
+    let (code, out, check, fx) = init_on(&files, &["--no-try"]);
+    assert_eq!(code, 0, "{out}");
+    let check = check.unwrap();
     let prepare = check.prepare.as_deref().unwrap_or_default();
-    assert!(
-        prepare.contains(" R:requirements-dev.txt pytest > "),
-        "{prepare}"
-    );
+    let (status, lines, err) = declared_requirements(&fx.root(), prepare);
+    assert_eq!(status, 0, "{err}");
+    assert_eq!(lines, ["attrs", "pytest"], "{prepare}");
     assert!(
         check
             .run
