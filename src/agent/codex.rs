@@ -144,6 +144,11 @@ pub fn parse_config(text: &str, path: &Path) -> Result<toml::Table> {
         .map_err(|e| anyhow::anyhow!("{} is not valid TOML: {e}", path.display()))
 }
 
+/// `config.toml` read and parsed ([`read_config`], [`parse_config`]): absent is empty.
+pub fn load_config(path: &Path) -> Result<toml::Table> {
+    parse_config(&read_config(path)?, path)
+}
+
 /// The edit `install` and `uninstall` make to `config.toml`.
 #[derive(Debug, Default)]
 pub struct Edit {

@@ -253,7 +253,8 @@ fn codex_plugin_listed(bin: &Path, cwd: &Path) -> Vec<Finding> {
 
 /// closegate's Codex plugin as Codex keeps it differs from the one this closegate ships.
 fn plugin_drift_problem() -> Option<Finding> {
-    let found = super::drift::plugin_drift(&super::codex::home().ok()?)?;
+    let home = super::codex::home().ok()?;
+    let found = super::drift::plugin_drift(&codex_plugin::cached(&home))?;
     Some(inactive(format!(
         "the stop hook as installed is not {}: {}; {}",
         found.against, found.difference, found.fix

@@ -64,18 +64,17 @@ pub fn drift(
     })
 }
 
-/// The drift of closegate's Codex plugin as Codex keeps it (every cached version) from the one
-/// this closegate ships; `None` when every copy holds the shipped hooks.
-pub fn plugin_drift(home: &Path) -> Option<Drift> {
-    let shipped = super::codex_plugin::SHIPPED;
+/// The drift of closegate's Codex plugin as Codex keeps it (`cached`: the hooks file of every
+/// version it keeps, [`super::codex_plugin::cached`]) from the one this closegate ships; `None`
+/// when every copy holds the shipped hooks. Each copy is read once; an unreadable one differs.
+pub fn plugin_drift(cached: &[PathBuf]) -> Option<Drift> {
     let shape = &Target::Codex.row().shape;
-    let committed = entries(shipped, shape);
-    let file = super::codex_plugin::cached(home).into_iter().find(|f| {
+    let committed = entries(super::codex_plugin::SHIPPED, shape);
+    let (file, installed) = cached.iter().find_map(|f| {
         let text = crate::input_file::read(f).map(|b| String::from_utf8_lossy(&b).into_owned());
-        text.map_or(true, |t| entries(&t, shape) != committed)
+        let installed = text.map(|t| entries(&t, shape)).unwrap_or_default();
+        (installed != committed).then_some((f, installed))
     })?;
-    let text = crate::input_file::read(&file).map(|b| String::from_utf8_lossy(&b).into_owned());
-    let installed = text.map(|t| entries(&t, shape)).unwrap_or_default();
     Some(Drift {
         against: "the one closegate ships",
         difference: format!(

@@ -43,8 +43,7 @@ fn files(root: &Path) -> Vec<(PathBuf, &'static str)> {
 }
 
 fn json(path: &Path) -> Option<Value> {
-    let bytes = crate::input_file::read_if_present(path).ok()??;
-    serde_json::from_slice(&bytes).ok()
+    super::settings::json_of(path).map(|(_, value)| value)
 }
 
 /// The file that decides a boolean key (`hooksConfig.enabled`), with its value: the last one
@@ -129,15 +128,13 @@ fn untrusted(root: &Path, all: &[(PathBuf, &str, Value)]) -> Option<Finding> {
     // Gemini CLI's own environment switches come first (the hook runs in the client's
     // environment; doctor in the user's).
     let env = |name| std::env::var(name).ok();
-    if env("GEMINI_RESTRICTED_MODE").as_deref() != Some("true")
-        && env("GEMINI_CLI_TRUST_WORKSPACE").as_deref() != Some("false")
-        && (!on || env("GEMINI_CLI_TRUST_WORKSPACE").as_deref() == Some("true"))
-    {
+    let workspace = env("GEMINI_CLI_TRUST_WORKSPACE");
+    let forced_off = env("GEMINI_RESTRICTED_MODE").as_deref() == Some("true")
+        || workspace.as_deref() == Some("false");
+    if !forced_off && (!on || workspace.as_deref() == Some("true")) {
         return None;
     }
     let rules = trusted_folders();
-    let forced_off = env("GEMINI_RESTRICTED_MODE").is_some_and(|v| v == "true")
-        || env("GEMINI_CLI_TRUST_WORKSPACE").is_some_and(|v| v == "false");
     let trusted = !forced_off && json(&rules).is_some_and(|v| trusts(&v, root));
     (!trusted).then(|| {
         inactive(format!(

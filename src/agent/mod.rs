@@ -146,32 +146,30 @@ pub fn last_assistant_text(jsonl: &[u8]) -> Option<String> {
 
 /// The text of one transcript record when it is an assistant message with text.
 fn assistant_text(value: &Value) -> Option<String> {
+    let content = if value["type"] == "assistant" {
+        &value["message"]["content"]
+    } else if value["payload"]["type"] == "message" && value["payload"]["role"] == "assistant" {
+        &value["payload"]["content"]
+    } else if (value["type"] == "message" && value["role"] == "assistant")
+        || value["type"] == "gemini"
     {
-        let content = if value["type"] == "assistant" {
-            &value["message"]["content"]
-        } else if value["payload"]["type"] == "message" && value["payload"]["role"] == "assistant" {
-            &value["payload"]["content"]
-        } else if (value["type"] == "message" && value["role"] == "assistant")
-            || value["type"] == "gemini"
-        {
-            &value["content"]
-        } else {
-            return None;
-        };
-        let text = match content {
-            Value::String(s) => s.clone(),
-            Value::Array(blocks) => {
-                let texts: Vec<&str> = blocks
-                    .iter()
-                    .filter(|b| matches!(b["type"].as_str(), Some("text" | "output_text")))
-                    .filter_map(|b| b["text"].as_str())
-                    .collect();
-                texts.join("\n")
-            }
-            _ => return None,
-        };
-        (!text.trim().is_empty()).then_some(text)
-    }
+        &value["content"]
+    } else {
+        return None;
+    };
+    let text = match content {
+        Value::String(s) => s.clone(),
+        Value::Array(blocks) => {
+            let texts: Vec<&str> = blocks
+                .iter()
+                .filter(|b| matches!(b["type"].as_str(), Some("text" | "output_text")))
+                .filter_map(|b| b["text"].as_str())
+                .collect();
+            texts.join("\n")
+        }
+        _ => return None,
+    };
+    (!text.trim().is_empty()).then_some(text)
 }
 
 #[cfg(test)]

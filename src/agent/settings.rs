@@ -557,6 +557,15 @@ fn member_range(object: &Node, key_at: usize) -> std::ops::Range<usize> {
     }
 }
 
+/// A JSON settings file's value; `None` when it is absent or not JSON (the client ignores it
+/// then, and so do we: `install` refuses to edit it).
+pub fn json_of(path: &std::path::Path) -> Option<(String, Value)> {
+    let bytes = crate::input_file::read_if_present(path).ok()??;
+    let text = String::from_utf8(bytes).ok()?;
+    let value = serde_json::from_str(&text).ok()?;
+    Some((text, value))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

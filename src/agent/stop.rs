@@ -195,14 +195,15 @@ fn plugin_drift(target: Target, root: &Path, repo: &Repo) -> Option<drift::Drift
     // No copy in Codex's cache (one directory read): no plugin, and Codex's configuration is
     // not read again on every stop.
     let home = super::codex::home().ok()?;
-    if super::codex_plugin::cached(&home).is_empty() {
+    let cached = super::codex_plugin::cached(&home);
+    if cached.is_empty() {
         return None;
     }
     let enabled = super::switches::plugin_in_repo(target, root, Some(repo));
     if !matches!(enabled, Some(super::switches::Plugin::Enabled(_))) {
         return None;
     }
-    drift::plugin_drift(&home)
+    drift::plugin_drift(&cached)
 }
 
 /// The worktree's status document, as the gate would read it: its bytes and parse.

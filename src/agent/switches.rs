@@ -116,9 +116,7 @@ fn codex_plugin_trust() -> Vec<Finding> {
         return Vec::new();
     };
     let config_path = home.join("config.toml");
-    let config = codex::read_config(&config_path)
-        .and_then(|text| codex::parse_config(&text, &config_path))
-        .unwrap_or_default();
+    let config = codex::load_config(&config_path).unwrap_or_default();
     let cached = codex_plugin::cached(&home);
     if cached.is_empty() {
         return vec![inactive(format!(
@@ -196,7 +194,7 @@ fn plugin_in(target: Target, root: &Path, repo: Option<&Repo>, files: &Files) ->
         }
         Enabled::ConfigTable(table) => {
             let file = codex::home().ok()?.join("config.toml");
-            let config = codex::parse_config(&codex::read_config(&file).ok()?, &file).ok()?;
+            let config = codex::load_config(&file).ok()?;
             let entry = config.get(table)?.get(plugin.id)?;
             decided = match entry.get("enabled").and_then(toml::Value::as_bool) {
                 Some(false) => Some(Plugin::Disabled(file)),
@@ -234,19 +232,10 @@ impl Files {
         if let Some((_, read)) = self.0.borrow().iter().find(|(p, _)| p == path) {
             return read.clone();
         }
-        let read = json_of(path);
+        let read = super::settings::json_of(path);
         self.0.borrow_mut().push((path.to_path_buf(), read.clone()));
         read
     }
-}
-
-/// A JSON settings file's value; `None` when it is absent or not JSON (the client ignores it
-/// then, and so do we: `install` refuses to edit it).
-fn json_of(path: &Path) -> Option<(String, Value)> {
-    let bytes = crate::input_file::read_if_present(path).ok()??;
-    let text = String::from_utf8(bytes).ok()?;
-    let value = serde_json::from_str(&text).ok()?;
-    Some((text, value))
 }
 
 /// Whether a switch's value turns hooks off: `true`, or a list naming `hooks`.
@@ -321,10 +310,7 @@ fn config_false(
     let files = [user_dir.map(|d| d.join(user)), Some(root.join(project))];
     let mut found = Vec::new();
     for path in files.into_iter().flatten() {
-        let Ok(text) = codex::read_config(&path) else {
-            continue;
-        };
-        let Ok(config) = codex::parse_config(&text, &path) else {
+        let Ok(config) = codex::load_config(&path) else {
             continue;
         };
         if config.get(table).and_then(|t| t.get(key)) == Some(&toml::Value::Boolean(false)) {
